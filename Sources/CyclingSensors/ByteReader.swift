@@ -76,7 +76,7 @@ struct ByteReader {
     @inlinable func expectEnd() throws(MalformedPayload) {
         guard isAtEnd else {
             throw MalformedPayload(
-                field: "\(field)", offset: offset, reason: .unexpectedTrailingBytes(count: remainingCount))
+                field: "trailingBytes", offset: offset, reason: .unexpectedTrailingBytes(count: remainingCount))
         }
     }
 }
