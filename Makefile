@@ -1,0 +1,58 @@
+# cyclelog — build, test, fuzz and benchmark. Every target installs what it is missing first.
+SWIFT ?= swift
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := .build-fuzz
+
+.PHONY: all build release demo test unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(SWIFT) build
+
+release: setup
+	$(SWIFT) build -c release
+
+# The main job for now: decode real power-meter notifications from Fixtures/ (see README).
+demo: build
+	cut -f6 Fixtures/captures/cycling-power-measurement.tsv | tail -n +2 | head -n 12 \
+		| $(SWIFT) run -q cyclelog decode cycling-power-measurement
+
+# All tests: unit and CLI tests, tshark conformance, and a short run of every fuzz target.
+test: setup
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
+	$(MAKE) --no-print-directory fuzz-smoke
+
+unit-test: setup
+	$(SWIFT) test
+
+conformance: build
+	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
+
+# libFuzzer over every decoder entry point; FUZZ_SECONDS each (default 60).
+fuzz: setup
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-smoke: setup
+	Fuzz/run.sh 5
+
+bench:
+	@scripts/setup.sh --bench
+	$(SWIFT) build -c release --product DecodeBenchmark
+	$(SWIFT) build -c release --product cyclelog
+	.build/release/DecodeBenchmark
+
+lint:
+	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Package.swift
+
+# Regenerates Fixtures/captures from ../shared/data/captures.
+fixtures:
+	scripts/import-shared-captures.py
+
+clean:
+	rm -rf .build $(FUZZ_BUILD)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the system packages cyclelog's build, tests and benchmarks need, and only those missing.
+# Debian/Ubuntu; runs apt-get as root or through sudo, and says what it installs.
+#   scripts/setup.sh            packages for building and testing
+#   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
+set -euo pipefail
+
+packages=(tshark python3)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+
+if ! command -v swift >/dev/null 2>&1; then
+    echo "setup: Swift is not on PATH; install the Swift 6 toolchain from swift.org first." >&2
+    exit 1
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing missing Debian packages: ${missing[*]}"
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null 2>&1 || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+        sudo="sudo"
+    fi
+    # tshark asks whether non-root users may capture; the answer does not matter for reading files.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | $sudo debconf-set-selections
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    echo "setup: installed ${missing[*]}"
+fi
+
+if [ "${1:-}" = "--bench" ]; then
+    if ! python3 -c "import pycycling" 2>/dev/null; then
+        # Only its offline parse functions are used, so its Bluetooth dependency (bleak) is not needed.
+        echo "setup: installing pycycling 0.4.1 from PyPI (without bleak)"
+        python3 -m pip install --quiet --no-deps pycycling==0.4.1
+    fi
+fi
