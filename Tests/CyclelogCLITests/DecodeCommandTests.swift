@@ -1,0 +1,92 @@
+import Foundation
+import XCTest
+
+/// Runs the built `cyclelog` binary, as a user or a script would.
+final class DecodeCommandTests: XCTestCase {
+    struct Run {
+        let status: Int32
+        let output: String
+        let errorOutput: String
+        var lines: [String] { output.split(separator: "\n").map(String.init) }
+    }
+
+    func cyclelog(_ arguments: [String], stdin: String? = nil) throws -> Run {
+        // The test runner sits in the same build folder as the executable.
+        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("cyclelog") }
+        let binary = try XCTUnwrap(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errorOutput: String(decoding: err, as: UTF8.self))
+    }
+
+    func testJSONHasTheRawKeysOfTheContract() throws {
+        // Spec §1.5 H: power 150 W, torque 800, crank 27 @ 62912, energy 57 kJ; flags 0x082C = 2092.
+        let run = try cyclelog(["decode", "2a63", "--json", "2C 08 96 00 20 03 1B 00 C0 F5 39 00"])
+        XCTAssertEqual(run.status, 0)
+        XCTAssertEqual(
+            run.lines,
+            [#"{"flags": 2092, "instantaneousPower": 150, "accumulatedTorque": 800, "cumulativeCrankRevolutions": 27, "lastCrankEventTime": 62912, "accumulatedEnergy": 57}"#])
+    }
+
+    func testEveryCharacteristicSpellingDecodesTheSameValue() throws {
+        for spelling in ["2a63", "0x2A63", "00002a63-0000-1000-8000-00805f9b34fb", "cycling-power-measurement"] {
+            let run = try cyclelog(["decode", spelling, "--json", "0000FBFF"])
+            XCTAssertEqual(run.lines, [#"{"flags": 0, "instantaneousPower": -5}"#], spelling)
+        }
+    }
+
+    func testABadPayloadGivesAnErrorLineTheOthersStillDecodeAndTheStatusIsOne() throws {
+        let run = try cyclelog(["decode", "csc-measurement", "--json", "02 2A 00 00 40", "03 2A 00", "zz", "02 2A 00 00 40"])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(
+            run.lines,
+            [
+                #"{"flags": 2, "cumulativeCrankRevolutions": 42, "lastCrankEventTime": 16384}"#,
+                #"{"error": {"field": "cumulativeWheelRevolutions", "offset": 1, "reason": "truncated: needs 4 bytes, 2 left"}}"#,
+                #"{"error": {"field": "input", "offset": 0, "reason": "invalid value: 'zz' is not hexadecimal"}}"#,
+                #"{"flags": 2, "cumulativeCrankRevolutions": 42, "lastCrankEventTime": 16384}"#,
+            ])
+    }
+
+    func testStandardInputOneValuePerLineSkippingBlanksAndComments() throws {
+        let run = try cyclelog(["decode", "heart-rate-measurement", "--json"], stdin: "# Polar H7\n16 73 10 02 0d 02\n\n0400\n")
+        XCTAssertEqual(run.status, 0)
+        XCTAssertEqual(
+            run.lines,
+            [#"{"flags": 22, "heartRate": 115, "rrIntervals": [528, 525]}"#, #"{"flags": 4, "heartRate": 0}"#])
+    }
+
+    func testLogStyleBytesWithoutLeadingZeros() throws {
+        // PowerTap P1 as SmartSpin2k printed it (%x): "20 0 b 0 a 6e d7 fc".
+        let run = try cyclelog(["decode", "2a63", "--json", "20 0 b 0 a 6e d7 fc"])
+        XCTAssertEqual(run.lines, [#"{"flags": 32, "instantaneousPower": 11, "cumulativeCrankRevolutions": 28170, "lastCrankEventTime": 64727}"#])
+    }
+
+    func testTableAppliesUnits() throws {
+        let run = try cyclelog(["decode", "2a63", "03 00 2C 01 62", "30 00 D2 04 FF FF FF FF 03 3F FF 07 E7 0F"])
+        XCTAssertEqual(run.status, 0)
+        XCTAssertTrue(run.output.contains("instantaneousPower  300 W"), run.output)
+        XCTAssertTrue(run.output.contains("49% [raw 98]  (left pedal)"), run.output)
+        // Wheel time 16131 at 1/2048 s = 7.876465 s; crank time 4071 at 1/1024 s = 3.975586 s.
+        XCTAssertTrue(run.output.contains("7.876465 s [raw 16131]"), run.output)
+        XCTAssertTrue(run.output.contains("3.975586 s [raw 4071]"), run.output)
+    }
+
+    func testUnknownCharacteristicIsAUsageError() throws {
+        let run = try cyclelog(["decode", "2a99", "00"])
+        XCTAssertEqual(run.status, 64)
+        XCTAssertTrue(run.errorOutput.contains("unknown characteristic '2a99'"), run.errorOutput)
+    }
+}
