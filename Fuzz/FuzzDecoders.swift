@@ -50,5 +50,6 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
 private func roundTrip<T: EncodableCharacteristicValue>(_ type: T.Type, _ bytes: [UInt8]) throws(MalformedPayload) {
     let encoded = try T(decoding: bytes).encoded()
     precondition(bytes.starts(with: encoded), "re-encoding changed the bytes")
-    precondition(try T(decoding: encoded).encoded() == encoded, "decode(encode(x)) != x")
+    let again = try T(decoding: encoded).encoded()
+    precondition(again == encoded, "decode(encode(x)) != x")
 }
