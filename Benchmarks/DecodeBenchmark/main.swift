@@ -13,7 +13,9 @@ func loadCorpus() throws -> [Characteristic: [[UInt8]]] {
         let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
         for line in text.split(separator: "\n").dropFirst() {
             let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard columns.count > 6, columns[6] == "conformant", let characteristic = Characteristic(identifier: String(columns[2])) else { continue }
+            guard columns.count > 6, columns[6] == "conformant",
+                let characteristic = Characteristic(identifier: String(columns[2]))
+            else { continue }
             var bytes: [UInt8] = []
             var index = columns[5].startIndex
             while index < columns[5].endIndex {
@@ -55,10 +57,13 @@ func measure(_ payloads: [[UInt8]], rounds: Int = 7, _ decode: ([UInt8]) -> Int)
 func measure(_ characteristic: Characteristic, _ payloads: [[UInt8]]) -> (rate: Double, checksum: Int) {
     switch characteristic {
     case .cyclingPowerMeasurement:
-        return measure(payloads) { (try? CyclingPowerMeasurement(decoding: $0)).map { Int($0.instantaneousPower) } ?? -1 }
+        return measure(payloads) {
+            (try? CyclingPowerMeasurement(decoding: $0)).map { Int($0.instantaneousPower) } ?? -1
+        }
     case .cscMeasurement:
         return measure(payloads) {
-            (try? CSCMeasurement(decoding: $0)).map { Int($0.crankRevolutionData?.cumulativeCrankRevolutions ?? 0) } ?? -1
+            (try? CSCMeasurement(decoding: $0)).map { Int($0.crankRevolutionData?.cumulativeCrankRevolutions ?? 0) }
+                ?? -1
         }
     case .heartRateMeasurement:
         return measure(payloads) { (try? HeartRateMeasurement(decoding: $0)).map { Int($0.heartRate) } ?? -1 }
@@ -94,8 +99,12 @@ let lines = corpus.sorted { $0.key.rawValue < $1.key.rawValue }.flatMap { charac
 }
 try lines.joined(separator: "\n").write(to: peerInput, atomically: true, encoding: .utf8)
 
-print("cyclelog decode benchmark — release build, one core, \(ProcessInfo.processInfo.processorCount) cores on this machine")
-let pycycling = runPeer(["python3", root.appendingPathComponent("Benchmarks/peers/pycycling_bench.py").path, peerInput.path])
+print(
+    "cyclelog decode benchmark — release build, one core, \(ProcessInfo.processInfo.processorCount) cores on this machine"
+)
+let pycycling = runPeer([
+    "python3", root.appendingPathComponent("Benchmarks/peers/pycycling_bench.py").path, peerInput.path,
+])
 if pycycling == nil { print("pycycling: not measured (scripts/setup.sh --bench installs pycycling 0.4.1)") }
 
 print("")
@@ -115,7 +124,10 @@ for (characteristic, payloads) in corpus.sorted(by: { $0.value.count > $1.value.
 }
 
 let notifications = 200_000
-if let tshark = runPeer(["python3", root.appendingPathComponent("Benchmarks/peers/tshark_bench.py").path, peerInput.path, String(notifications)]),
+if let tshark = runPeer([
+    "python3", root.appendingPathComponent("Benchmarks/peers/tshark_bench.py").path, peerInput.path,
+    String(notifications),
+]),
     let rate = tshark["payloadsPerSecond"]
 {
     print("")

@@ -27,7 +27,8 @@ public struct CSCMeasurement: EncodableCharacteristicValue {
     public var trailingByteCount: Int = 0
 
     public init(
-        flags: Flags = [], wheelRevolutionData: WheelRevolutionData? = nil, crankRevolutionData: CrankRevolutionData? = nil
+        flags: Flags = [], wheelRevolutionData: WheelRevolutionData? = nil,
+        crankRevolutionData: CrankRevolutionData? = nil
     ) {
         self.flags = flags
         self.wheelRevolutionData = wheelRevolutionData

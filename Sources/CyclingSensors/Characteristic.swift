@@ -58,7 +58,8 @@ public enum Characteristic: UInt16, CaseIterable, Sendable {
     /// The lowerCamelCase form of `name`, used as a JSON key for single-value characteristics.
     public var jsonKey: String {
         let words = name.split(separator: "-")
-        return words.first.map(String.init)! + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        return (words.first.map(String.init) ?? "")
+            + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     /// The 128-bit UUID in BlueZ's lower-case form.

@@ -21,14 +21,17 @@ public struct CyclingPowerControlPoint: CharacteristicValue {
     static let dialect = ControlPointDialect(
         responseOpCode: 0x20,
         layouts: [
-            OpCodeLayout(0x01, "Set Cumulative Value", [ParameterLayout("cumulativeWheelRevolutions", .uint32, unit: "rev")]),
+            OpCodeLayout(
+                0x01, "Set Cumulative Value", [ParameterLayout("cumulativeWheelRevolutions", .uint32, unit: "rev")]),
             OpCodeLayout(0x02, "Update Sensor Location", [ParameterLayout("sensorLocation", .uint8)]),
             OpCodeLayout(
                 0x03, "Request Supported Sensor Locations",
                 response: [ParameterLayout("supportedSensorLocations", .uint8List)]),
-            OpCodeLayout(0x04, "Set Crank Length", [ParameterLayout("crankLength", .uint16, resolution: 0.5, unit: "mm")]),
             OpCodeLayout(
-                0x05, "Request Crank Length", response: [ParameterLayout("crankLength", .uint16, resolution: 0.5, unit: "mm")]),
+                0x04, "Set Crank Length", [ParameterLayout("crankLength", .uint16, resolution: 0.5, unit: "mm")]),
+            OpCodeLayout(
+                0x05, "Request Crank Length",
+                response: [ParameterLayout("crankLength", .uint16, resolution: 0.5, unit: "mm")]),
             OpCodeLayout(0x06, "Set Chain Length", [ParameterLayout("chainLength", .uint16, unit: "mm")]),
             OpCodeLayout(0x07, "Request Chain Length", response: [ParameterLayout("chainLength", .uint16, unit: "mm")]),
             OpCodeLayout(0x08, "Set Chain Weight", [ParameterLayout("chainWeight", .uint16, unit: "g")]),
@@ -36,18 +39,24 @@ public struct CyclingPowerControlPoint: CharacteristicValue {
             OpCodeLayout(0x0A, "Set Span Length", [ParameterLayout("spanLength", .uint16, unit: "mm")]),
             OpCodeLayout(0x0B, "Request Span Length", response: [ParameterLayout("spanLength", .uint16, unit: "mm")]),
             OpCodeLayout(0x0C, "Start Offset Compensation", response: [ParameterLayout("offsetCompensation", .sint16)]),
-            OpCodeLayout(0x0D, "Mask Cycling Power Measurement Characteristic Content", [ParameterLayout("contentMask", .uint16)]),
-            OpCodeLayout(0x0E, "Request Sampling Rate", response: [ParameterLayout("samplingRate", .uint8, unit: "Hz")]),
+            OpCodeLayout(
+                0x0D, "Mask Cycling Power Measurement Characteristic Content", [ParameterLayout("contentMask", .uint16)]
+            ),
+            OpCodeLayout(
+                0x0E, "Request Sampling Rate", response: [ParameterLayout("samplingRate", .uint8, unit: "Hz")]),
             OpCodeLayout(
                 0x0F, "Request Factory Calibration Date",
                 response: [
                     ParameterLayout("year", .uint16), ParameterLayout("month", .uint8), ParameterLayout("day", .uint8),
-                    ParameterLayout("hours", .uint8), ParameterLayout("minutes", .uint8), ParameterLayout("seconds", .uint8),
+                    ParameterLayout("hours", .uint8), ParameterLayout("minutes", .uint8),
+                    ParameterLayout("seconds", .uint8),
                 ]),
             // The layout after the offset (manufacturer ID and data) is open (spec §10.2 item 3): kept as bytes.
             OpCodeLayout(
                 0x10, "Start Enhanced Offset Compensation",
-                response: [ParameterLayout("offsetCompensation", .sint16), ParameterLayout("manufacturerData", .uint8List)]),
+                response: [
+                    ParameterLayout("offsetCompensation", .sint16), ParameterLayout("manufacturerData", .uint8List),
+                ]),
         ])
 
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
@@ -80,7 +89,8 @@ public struct SCControlPoint: CharacteristicValue {
     static let dialect = ControlPointDialect(
         responseOpCode: 0x10,
         layouts: [
-            OpCodeLayout(0x01, "Set Cumulative Value", [ParameterLayout("cumulativeWheelRevolutions", .uint32, unit: "rev")]),
+            OpCodeLayout(
+                0x01, "Set Cumulative Value", [ParameterLayout("cumulativeWheelRevolutions", .uint32, unit: "rev")]),
             OpCodeLayout(0x02, "Start Sensor Calibration"),
             OpCodeLayout(0x03, "Update Sensor Location", [ParameterLayout("sensorLocation", .uint8)]),
             OpCodeLayout(
@@ -134,20 +144,26 @@ public struct FitnessMachineControlPoint: CharacteristicValue {
         layouts: [
             OpCodeLayout(0x00, "Request Control"),
             OpCodeLayout(0x01, "Reset"),
-            OpCodeLayout(0x02, "Set Target Speed", [ParameterLayout("targetSpeed", .uint16, resolution: 0.01, unit: "km/h")]),
             OpCodeLayout(
-                0x03, "Set Target Inclination", [ParameterLayout("targetInclination", .sint16, resolution: 0.1, unit: "%")]),
+                0x02, "Set Target Speed", [ParameterLayout("targetSpeed", .uint16, resolution: 0.01, unit: "km/h")]),
             OpCodeLayout(
-                0x04, "Set Target Resistance Level", [ParameterLayout("targetResistanceLevel", .uint8, resolution: 0.1)]),
+                0x03, "Set Target Inclination",
+                [ParameterLayout("targetInclination", .sint16, resolution: 0.1, unit: "%")]),
+            OpCodeLayout(
+                0x04, "Set Target Resistance Level", [ParameterLayout("targetResistanceLevel", .uint8, resolution: 0.1)]
+            ),
             OpCodeLayout(0x05, "Set Target Power", [ParameterLayout("targetPower", .sint16, unit: "W")]),
             OpCodeLayout(0x06, "Set Target Heart Rate", [ParameterLayout("targetHeartRate", .uint8, unit: "bpm")]),
             OpCodeLayout(0x07, "Start or Resume"),
             OpCodeLayout(0x08, "Stop or Pause", [ParameterLayout("stopOrPause", .uint8)]),
-            OpCodeLayout(0x09, "Set Targeted Expended Energy", [ParameterLayout("targetedExpendedEnergy", .uint16, unit: "kcal")]),
+            OpCodeLayout(
+                0x09, "Set Targeted Expended Energy", [ParameterLayout("targetedExpendedEnergy", .uint16, unit: "kcal")]
+            ),
             OpCodeLayout(0x0A, "Set Targeted Number of Steps", [ParameterLayout("targetedNumberOfSteps", .uint16)]),
             OpCodeLayout(0x0B, "Set Targeted Number of Strides", [ParameterLayout("targetedNumberOfStrides", .uint16)]),
             OpCodeLayout(0x0C, "Set Targeted Distance", [ParameterLayout("targetedDistance", .uint24, unit: "m")]),
-            OpCodeLayout(0x0D, "Set Targeted Training Time", [ParameterLayout("targetedTrainingTime", .uint16, unit: "s")]),
+            OpCodeLayout(
+                0x0D, "Set Targeted Training Time", [ParameterLayout("targetedTrainingTime", .uint16, unit: "s")]),
             OpCodeLayout(
                 0x0E, "Set Targeted Time in Two Heart Rate Zones",
                 [ParameterLayout("targetedTimeInZones", .uint16List, unit: "s")]),
@@ -159,7 +175,8 @@ public struct FitnessMachineControlPoint: CharacteristicValue {
                 [ParameterLayout("targetedTimeInZones", .uint16List, unit: "s")]),
             OpCodeLayout(0x11, "Set Indoor Bike Simulation Parameters", simulationParameters),
             OpCodeLayout(
-                0x12, "Set Wheel Circumference", [ParameterLayout("wheelCircumference", .uint16, resolution: 0.1, unit: "mm")]),
+                0x12, "Set Wheel Circumference",
+                [ParameterLayout("wheelCircumference", .uint16, resolution: 0.1, unit: "mm")]),
             OpCodeLayout(
                 0x13, "Spin Down Control", [ParameterLayout("spinDownControl", .uint8)],
                 response: [
@@ -167,7 +184,8 @@ public struct FitnessMachineControlPoint: CharacteristicValue {
                     ParameterLayout("targetSpeedHigh", .uint16, resolution: 0.01, unit: "km/h"),
                 ]),
             OpCodeLayout(
-                0x14, "Set Targeted Cadence", [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
+                0x14, "Set Targeted Cadence",
+                [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
         ])
 
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
@@ -200,19 +218,25 @@ public struct FitnessMachineStatus: CharacteristicValue {
             OpCodeLayout(0x02, "Stopped or Paused by the User", [ParameterLayout("stopOrPause", .uint8)]),
             OpCodeLayout(0x03, "Stopped by Safety Key"),
             OpCodeLayout(0x04, "Started or Resumed by the User"),
-            OpCodeLayout(0x05, "Target Speed Changed", [ParameterLayout("targetSpeed", .uint16, resolution: 0.01, unit: "km/h")]),
             OpCodeLayout(
-                0x06, "Target Incline Changed", [ParameterLayout("targetInclination", .sint16, resolution: 0.1, unit: "%")]),
+                0x05, "Target Speed Changed", [ParameterLayout("targetSpeed", .uint16, resolution: 0.01, unit: "km/h")]),
             OpCodeLayout(
-                0x07, "Target Resistance Level Changed", [ParameterLayout("targetResistanceLevel", .uint8, resolution: 0.1)]),
+                0x06, "Target Incline Changed",
+                [ParameterLayout("targetInclination", .sint16, resolution: 0.1, unit: "%")]),
+            OpCodeLayout(
+                0x07, "Target Resistance Level Changed",
+                [ParameterLayout("targetResistanceLevel", .uint8, resolution: 0.1)]),
             OpCodeLayout(0x08, "Target Power Changed", [ParameterLayout("targetPower", .sint16, unit: "W")]),
             OpCodeLayout(0x09, "Target Heart Rate Changed", [ParameterLayout("targetHeartRate", .uint8, unit: "bpm")]),
             OpCodeLayout(
-                0x0A, "Targeted Expended Energy Changed", [ParameterLayout("targetedExpendedEnergy", .uint16, unit: "kcal")]),
+                0x0A, "Targeted Expended Energy Changed",
+                [ParameterLayout("targetedExpendedEnergy", .uint16, unit: "kcal")]),
             OpCodeLayout(0x0B, "Targeted Number of Steps Changed", [ParameterLayout("targetedNumberOfSteps", .uint16)]),
-            OpCodeLayout(0x0C, "Targeted Number of Strides Changed", [ParameterLayout("targetedNumberOfStrides", .uint16)]),
+            OpCodeLayout(
+                0x0C, "Targeted Number of Strides Changed", [ParameterLayout("targetedNumberOfStrides", .uint16)]),
             OpCodeLayout(0x0D, "Targeted Distance Changed", [ParameterLayout("targetedDistance", .uint24, unit: "m")]),
-            OpCodeLayout(0x0E, "Targeted Training Time Changed", [ParameterLayout("targetedTrainingTime", .uint16, unit: "s")]),
+            OpCodeLayout(
+                0x0E, "Targeted Training Time Changed", [ParameterLayout("targetedTrainingTime", .uint16, unit: "s")]),
             OpCodeLayout(
                 0x0F, "Targeted Time in Two Heart Rate Zones Changed",
                 [ParameterLayout("targetedTimeInZones", .uint16List, unit: "s")]),
@@ -225,10 +249,12 @@ public struct FitnessMachineStatus: CharacteristicValue {
             OpCodeLayout(
                 0x12, "Indoor Bike Simulation Parameters Changed", FitnessMachineControlPoint.simulationParameters),
             OpCodeLayout(
-                0x13, "Wheel Circumference Changed", [ParameterLayout("wheelCircumference", .uint16, resolution: 0.1, unit: "mm")]),
+                0x13, "Wheel Circumference Changed",
+                [ParameterLayout("wheelCircumference", .uint16, resolution: 0.1, unit: "mm")]),
             OpCodeLayout(0x14, "Spin Down Status", [ParameterLayout("spinDownStatus", .uint8)]),
             OpCodeLayout(
-                0x15, "Targeted Cadence Changed", [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
+                0x15, "Targeted Cadence Changed",
+                [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
             OpCodeLayout(0xFF, "Control Permission Lost"),
         ])
 

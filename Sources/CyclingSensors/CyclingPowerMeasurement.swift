@@ -214,11 +214,13 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
         ]
         if let pedalPowerBalance {
             let reference = flags.contains(.pedalPowerBalanceReferenceLeft) ? "left pedal" : "reference unknown"
-            fields.append(.unsigned("pedalPowerBalance", pedalPowerBalance, resolution: 0.5, unit: "%", meaning: reference))
+            fields.append(
+                .unsigned("pedalPowerBalance", pedalPowerBalance, resolution: 0.5, unit: "%", meaning: reference))
         }
         if let accumulatedTorque {
             let source = flags.contains(.accumulatedTorqueSourceCrank) ? "crank-based" : "wheel-based"
-            fields.append(.unsigned("accumulatedTorque", accumulatedTorque, resolution: 1 / 32, unit: "N·m", meaning: source))
+            fields.append(
+                .unsigned("accumulatedTorque", accumulatedTorque, resolution: 1 / 32, unit: "N·m", meaning: source))
         }
         if let wheelRevolutionData { fields += wheelRevolutionData.fields(ticksPerSecond: Self.wheelTicksPerSecond) }
         if let crankRevolutionData { fields += crankRevolutionData.fields }
@@ -227,8 +229,10 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
             fields.append(.signed("minimumForceMagnitude", extremeForceMagnitudes.minimum, unit: "N"))
         }
         if let extremeTorqueMagnitudes {
-            fields.append(.signed("maximumTorqueMagnitude", extremeTorqueMagnitudes.maximum, resolution: 1 / 32, unit: "N·m"))
-            fields.append(.signed("minimumTorqueMagnitude", extremeTorqueMagnitudes.minimum, resolution: 1 / 32, unit: "N·m"))
+            fields.append(
+                .signed("maximumTorqueMagnitude", extremeTorqueMagnitudes.maximum, resolution: 1 / 32, unit: "N·m"))
+            fields.append(
+                .signed("minimumTorqueMagnitude", extremeTorqueMagnitudes.minimum, resolution: 1 / 32, unit: "N·m"))
         }
         if let extremeAngles {
             fields.append(.unsigned("maximumAngle", extremeAngles.maximumAngle, unit: "°"))

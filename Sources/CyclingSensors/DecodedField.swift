@@ -45,7 +45,8 @@ public struct DecodedField: Equatable, Sendable {
     }
 
     /// A bit field, with the names of the set bits (or "none") as its meaning.
-    static func flagsNamed<T: BinaryInteger>(_ key: String, _ raw: T, names: [(bit: Int, name: String)]) -> DecodedField {
+    static func flagsNamed<T: BinaryInteger>(_ key: String, _ raw: T, names: [(bit: Int, name: String)]) -> DecodedField
+    {
         let set = names.filter { raw >> $0.bit & 1 == 1 }.map(\.name)
         return .unsigned(key, raw, meaning: set.isEmpty ? "none" : set.joined(separator: ", "))
     }

@@ -108,7 +108,8 @@ public struct HeartRateMeasurement: EncodableCharacteristicValue {
         if let rrIntervals {
             fields.append(
                 DecodedField(
-                    "rrIntervals", .list(rrIntervals.map(Int64.init)), resolution: 1 / Self.rrTicksPerSecond, unit: "s"))
+                    "rrIntervals", .list(rrIntervals.map(Int64.init)), resolution: 1 / Self.rrTicksPerSecond, unit: "s")
+            )
         }
         if trailingByteCount > 0 { fields.append(.unsigned("trailingBytes", trailingByteCount)) }
         return fields

@@ -176,8 +176,10 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
         if let averagePower { fields.append(.signed("averagePower", averagePower, unit: "W")) }
         if let expendedEnergy {
             fields.append(energyField("totalEnergy", UInt64(expendedEnergy.totalEnergy), missing: 0xFFFF, unit: "kcal"))
-            fields.append(energyField("energyPerHour", UInt64(expendedEnergy.energyPerHour), missing: 0xFFFF, unit: "kcal/h"))
-            fields.append(energyField("energyPerMinute", UInt64(expendedEnergy.energyPerMinute), missing: 0xFF, unit: "kcal/min"))
+            fields.append(
+                energyField("energyPerHour", UInt64(expendedEnergy.energyPerHour), missing: 0xFFFF, unit: "kcal/h"))
+            fields.append(
+                energyField("energyPerMinute", UInt64(expendedEnergy.energyPerMinute), missing: 0xFF, unit: "kcal/min"))
         }
         if let heartRate { fields.append(.unsigned("heartRate", heartRate, unit: "bpm")) }
         if let metabolicEquivalent {

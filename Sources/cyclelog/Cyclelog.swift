@@ -5,7 +5,8 @@ import ArgumentParser
 struct Cyclelog: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cyclelog",
-        abstract: "Collects and decodes Bluetooth LE cycling sensor data (power, speed, cadence, heart rate, trainers).",
+        abstract:
+            "Collects and decodes Bluetooth LE cycling sensor data (power, speed, cadence, heart rate, trainers).",
         version: "0.1.0",
         subcommands: [Decode.self]
     )

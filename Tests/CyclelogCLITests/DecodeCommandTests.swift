@@ -14,7 +14,8 @@ final class DecodeCommandTests: XCTestCase {
         // The test runner sits in the same build folder as the executable.
         let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidates = [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("cyclelog") }
-        let binary = try XCTUnwrap(candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
+        let binary = try XCTUnwrap(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
@@ -28,7 +29,9 @@ final class DecodeCommandTests: XCTestCase {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errorOutput: String(decoding: err, as: UTF8.self))
+        return Run(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errorOutput: String(decoding: err, as: UTF8.self))
     }
 
     func testJSONHasTheRawKeysOfTheContract() throws {
@@ -37,7 +40,9 @@ final class DecodeCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 0)
         XCTAssertEqual(
             run.lines,
-            [#"{"flags": 2092, "instantaneousPower": 150, "accumulatedTorque": 800, "cumulativeCrankRevolutions": 27, "lastCrankEventTime": 62912, "accumulatedEnergy": 57}"#])
+            [
+                #"{"flags": 2092, "instantaneousPower": 150, "accumulatedTorque": 800, "cumulativeCrankRevolutions": 27, "lastCrankEventTime": 62912, "accumulatedEnergy": 57}"#
+            ])
     }
 
     func testEveryCharacteristicSpellingDecodesTheSameValue() throws {
@@ -48,7 +53,9 @@ final class DecodeCommandTests: XCTestCase {
     }
 
     func testABadPayloadGivesAnErrorLineTheOthersStillDecodeAndTheStatusIsOne() throws {
-        let run = try cyclelog(["decode", "csc-measurement", "--json", "02 2A 00 00 40", "03 2A 00", "zz", "02 2A 00 00 40"])
+        let run = try cyclelog([
+            "decode", "csc-measurement", "--json", "02 2A 00 00 40", "03 2A 00", "zz", "02 2A 00 00 40",
+        ])
         XCTAssertEqual(run.status, 1)
         XCTAssertEqual(
             run.lines,
@@ -61,7 +68,8 @@ final class DecodeCommandTests: XCTestCase {
     }
 
     func testStandardInputOneValuePerLineSkippingBlanksAndComments() throws {
-        let run = try cyclelog(["decode", "heart-rate-measurement", "--json"], stdin: "# Polar H7\n16 73 10 02 0d 02\n\n0400\n")
+        let run = try cyclelog(
+            ["decode", "heart-rate-measurement", "--json"], stdin: "# Polar H7\n16 73 10 02 0d 02\n\n0400\n")
         XCTAssertEqual(run.status, 0)
         XCTAssertEqual(
             run.lines,
@@ -71,7 +79,11 @@ final class DecodeCommandTests: XCTestCase {
     func testLogStyleBytesWithoutLeadingZeros() throws {
         // PowerTap P1 as SmartSpin2k printed it (%x): "20 0 b 0 a 6e d7 fc".
         let run = try cyclelog(["decode", "2a63", "--json", "20 0 b 0 a 6e d7 fc"])
-        XCTAssertEqual(run.lines, [#"{"flags": 32, "instantaneousPower": 11, "cumulativeCrankRevolutions": 28170, "lastCrankEventTime": 64727}"#])
+        XCTAssertEqual(
+            run.lines,
+            [
+                #"{"flags": 32, "instantaneousPower": 11, "cumulativeCrankRevolutions": 28170, "lastCrankEventTime": 64727}"#
+            ])
     }
 
     func testTableAppliesUnits() throws {

@@ -5,11 +5,13 @@ final class CSCMeasurementTests: XCTestCase {
     func testSpecExamples() throws {
         // §3.1, pycycling: wheel 0xFFFFFFFF @ 0x3F03, crank 0x07FF @ 0x0FE7.
         let both = try CSCMeasurement(decoding: bytes("03 FF FF FF FF 03 3F FF 07 E7 0F"))
-        XCTAssertEqual(both.wheelRevolutionData, .init(cumulativeWheelRevolutions: 4_294_967_295, lastWheelEventTime: 16131))
+        XCTAssertEqual(
+            both.wheelRevolutionData, .init(cumulativeWheelRevolutions: 4_294_967_295, lastWheelEventTime: 16131))
         XCTAssertEqual(both.crankRevolutionData, .init(cumulativeCrankRevolutions: 2047, lastCrankEventTime: 4071))
         // OpenTracks: 0x0100FFFF = 16 842 751 revolutions, 0x9945 = 39237.
         let wheel = try CSCMeasurement(decoding: bytes("01 FF FF 00 01 45 99"))
-        XCTAssertEqual(wheel.wheelRevolutionData, .init(cumulativeWheelRevolutions: 16_842_751, lastWheelEventTime: 39237))
+        XCTAssertEqual(
+            wheel.wheelRevolutionData, .init(cumulativeWheelRevolutions: 16_842_751, lastWheelEventTime: 39237))
         XCTAssertNil(wheel.crankRevolutionData)
         let crank = try CSCMeasurement(decoding: bytes("02 2A 00 00 40"))
         XCTAssertNil(crank.wheelRevolutionData, "bit 1 is crank, not wheel")
@@ -99,7 +101,8 @@ final class HeartRateMeasurementTests: XCTestCase {
     }
 
     func testOddRRByteIsATruncatedInterval() {
-        assertMalformed(HRM.self, bytes("10 50 00 04 01"), field: "rrIntervals", offset: 4, .truncated(needed: 2, available: 1))
+        assertMalformed(
+            HRM.self, bytes("10 50 00 04 01"), field: "rrIntervals", offset: 4, .truncated(needed: 2, available: 1))
     }
 
     func testEveryPrefixFails() {
@@ -118,11 +121,15 @@ final class HeartRateMeasurementTests: XCTestCase {
         var random = SplitMix64(seed: 0x2A37)
         for raw in UInt8(0)...0xFF {
             let flags = HRM.Flags(rawValue: raw)
-            let heartRate: UInt16 = flags.contains(.heartRateIsUInt16) ? .random(in: 0 ... .max, using: &random) : .random(in: 0...255, using: &random)
+            let heartRate: UInt16 =
+                flags.contains(.heartRateIsUInt16)
+                ? .random(in: 0 ... .max, using: &random) : .random(in: 0...255, using: &random)
             var value = HRM(flags: flags, heartRate: heartRate)
             if flags.contains(.energyExpendedPresent) { value.energyExpended = .random(in: 0 ... .max, using: &random) }
             if flags.contains(.rrIntervalsPresent) {
-                value.rrIntervals = (0..<Int.random(in: 0...9, using: &random)).map { _ in .random(in: 0 ... .max, using: &random) }
+                value.rrIntervals = (0..<Int.random(in: 0...9, using: &random)).map { _ in
+                    .random(in: 0 ... .max, using: &random)
+                }
             }
             value.flags = flags  // as a decoder would see them
             XCTAssertEqual(value.encoded().first, raw)

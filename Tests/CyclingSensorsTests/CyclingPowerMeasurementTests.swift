@@ -26,8 +26,11 @@ final class CyclingPowerMeasurementTests: XCTestCase {
         // §1.5 B: wheel revs 0xFFFFFFFF, wheel time 0x3F03 = 16131 (1/2048 s), crank 0x07FF, time 0x0FE7.
         let value = try CPM(decoding: bytes("30 00 D2 04 FF FF FF FF 03 3F FF 07 E7 0F"))
         XCTAssertEqual(value.flags, [.wheelRevolutionDataPresent, .crankRevolutionDataPresent])
-        XCTAssertEqual(value.wheelRevolutionData, WheelRevolutionData(cumulativeWheelRevolutions: 4_294_967_295, lastWheelEventTime: 16131))
-        XCTAssertEqual(value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 2047, lastCrankEventTime: 4071))
+        XCTAssertEqual(
+            value.wheelRevolutionData,
+            WheelRevolutionData(cumulativeWheelRevolutions: 4_294_967_295, lastWheelEventTime: 16131))
+        XCTAssertEqual(
+            value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 2047, lastCrankEventTime: 4071))
         let maxed = try CPM(decoding: bytes("30 00 00 00 FF FF FF FF FF FF FF FF FF FF"))
         XCTAssertEqual(maxed.wheelRevolutionData?.lastWheelEventTime, 0xFFFF)
         XCTAssertEqual(maxed.crankRevolutionData?.cumulativeCrankRevolutions, 0xFFFF)
@@ -37,9 +40,11 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     func testTorqueAndCrank() throws {
         // §1.5 C (OpenTracks): flags 0x2C; torque 0x009F = 159 (4.96875 N·m, crank-based); crank 12 @ 0x42E5.
         let value = try CPM(decoding: bytes("2C 00 00 00 9F 00 0C 00 E5 42"))
-        XCTAssertEqual(value.flags, [.accumulatedTorquePresent, .accumulatedTorqueSourceCrank, .crankRevolutionDataPresent])
+        XCTAssertEqual(
+            value.flags, [.accumulatedTorquePresent, .accumulatedTorqueSourceCrank, .crankRevolutionDataPresent])
         XCTAssertEqual(value.accumulatedTorque, 159)
-        XCTAssertEqual(value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 12, lastCrankEventTime: 17125))
+        XCTAssertEqual(
+            value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 12, lastCrankEventTime: 17125))
     }
 
     func testBalanceWithLeftReference() throws {
@@ -55,7 +60,8 @@ final class CyclingPowerMeasurementTests: XCTestCase {
         let value = try CPM(decoding: bytes("2C 08 96 00 20 03 1B 00 C0 F5 39 00"))
         XCTAssertEqual(value.instantaneousPower, 150)
         XCTAssertEqual(value.accumulatedTorque, 800)
-        XCTAssertEqual(value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 27, lastCrankEventTime: 62912))
+        XCTAssertEqual(
+            value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 27, lastCrankEventTime: 62912))
         XCTAssertEqual(value.accumulatedEnergy, 57)
     }
 
@@ -69,8 +75,10 @@ final class CyclingPowerMeasurementTests: XCTestCase {
         XCTAssertEqual(value.instantaneousPower, 200)
         XCTAssertEqual(value.pedalPowerBalance, 100)
         XCTAssertEqual(value.accumulatedTorque, 1600)
-        XCTAssertEqual(value.wheelRevolutionData, WheelRevolutionData(cumulativeWheelRevolutions: 4660, lastWheelEventTime: 2048))
-        XCTAssertEqual(value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 256, lastCrankEventTime: 1024))
+        XCTAssertEqual(
+            value.wheelRevolutionData, WheelRevolutionData(cumulativeWheelRevolutions: 4660, lastWheelEventTime: 2048))
+        XCTAssertEqual(
+            value.crankRevolutionData, CrankRevolutionData(cumulativeCrankRevolutions: 256, lastCrankEventTime: 1024))
         XCTAssertEqual(value.extremeForceMagnitudes, .init(maximum: 500, minimum: -100))
         XCTAssertEqual(value.extremeTorqueMagnitudes, .init(maximum: 800, minimum: -32))
         // B4 A0 05 → little-endian 0x05A0B4: low 12 bits 0x0B4 = 180 (max), high 12 bits 0x05A = 90 (min).
@@ -96,8 +104,14 @@ final class CyclingPowerMeasurementTests: XCTestCase {
             ("02 00", "", { $0.flags == [.pedalPowerBalanceReferenceLeft] && $0.pedalPowerBalance == nil }),
             ("04 00", "20 03", { $0.accumulatedTorque == 800 }),
             ("08 00", "", { $0.flags == [.accumulatedTorqueSourceCrank] && $0.accumulatedTorque == nil }),
-            ("10 00", "10 27 00 00 00 20", { $0.wheelRevolutionData == .init(cumulativeWheelRevolutions: 10000, lastWheelEventTime: 8192) }),
-            ("20 00", "2A 00 00 40", { $0.crankRevolutionData == .init(cumulativeCrankRevolutions: 42, lastCrankEventTime: 16384) }),
+            (
+                "10 00", "10 27 00 00 00 20",
+                { $0.wheelRevolutionData == .init(cumulativeWheelRevolutions: 10000, lastWheelEventTime: 8192) }
+            ),
+            (
+                "20 00", "2A 00 00 40",
+                { $0.crankRevolutionData == .init(cumulativeCrankRevolutions: 42, lastCrankEventTime: 16384) }
+            ),
             ("40 00", "F4 01 9C FF", { $0.extremeForceMagnitudes == .init(maximum: 500, minimum: -100) }),
             ("80 00", "20 03 E0 FF", { $0.extremeTorqueMagnitudes == .init(maximum: 800, minimum: -32) }),
             ("00 01", "B4 A0 05", { $0.extremeAngles == .init(maximumAngle: 180, minimumAngle: 90) }),
@@ -143,7 +157,9 @@ final class CyclingPowerMeasurementTests: XCTestCase {
 
     func testFlagsPromisingMoreThanSentNameTheMissingField() {
         // Crank data announced, only the revolutions sent: the event time at offset 6 is missing.
-        assertMalformed(CPM.self, bytes("20 00 FA 00 2A 00"), field: "lastCrankEventTime", offset: 6, .truncated(needed: 2, available: 0))
+        assertMalformed(
+            CPM.self, bytes("20 00 FA 00 2A 00"), field: "lastCrankEventTime", offset: 6,
+            .truncated(needed: 2, available: 0))
         assertMalformed(CPM.self, [], field: "flags", offset: 0, .truncated(needed: 2, available: 0))
     }
 
@@ -154,8 +170,12 @@ final class CyclingPowerMeasurementTests: XCTestCase {
             let flags = CPM.Flags(rawValue: rawFlags)
             var value = CPM(instantaneousPower: .random(in: .min ... .max, using: &random))
             value.flags = flags
-            if flags.contains(.pedalPowerBalancePresent) { value.pedalPowerBalance = .random(in: 0...255, using: &random) }
-            if flags.contains(.accumulatedTorquePresent) { value.accumulatedTorque = .random(in: 0 ... .max, using: &random) }
+            if flags.contains(.pedalPowerBalancePresent) {
+                value.pedalPowerBalance = .random(in: 0...255, using: &random)
+            }
+            if flags.contains(.accumulatedTorquePresent) {
+                value.accumulatedTorque = .random(in: 0 ... .max, using: &random)
+            }
             if flags.contains(.wheelRevolutionDataPresent) {
                 value.wheelRevolutionData = .init(
                     cumulativeWheelRevolutions: .random(in: 0 ... .max, using: &random),
@@ -167,17 +187,29 @@ final class CyclingPowerMeasurementTests: XCTestCase {
                     lastCrankEventTime: .random(in: 0 ... .max, using: &random))
             }
             if flags.contains(.extremeForceMagnitudesPresent) {
-                value.extremeForceMagnitudes = .init(maximum: .random(in: .min ... .max, using: &random), minimum: .random(in: .min ... .max, using: &random))
+                value.extremeForceMagnitudes = .init(
+                    maximum: .random(in: .min ... .max, using: &random),
+                    minimum: .random(in: .min ... .max, using: &random))
             }
             if flags.contains(.extremeTorqueMagnitudesPresent) {
-                value.extremeTorqueMagnitudes = .init(maximum: .random(in: .min ... .max, using: &random), minimum: .random(in: .min ... .max, using: &random))
+                value.extremeTorqueMagnitudes = .init(
+                    maximum: .random(in: .min ... .max, using: &random),
+                    minimum: .random(in: .min ... .max, using: &random))
             }
             if flags.contains(.extremeAnglesPresent) {
-                value.extremeAngles = .init(maximumAngle: .random(in: 0...0xFFF, using: &random), minimumAngle: .random(in: 0...0xFFF, using: &random))
+                value.extremeAngles = .init(
+                    maximumAngle: .random(in: 0...0xFFF, using: &random),
+                    minimumAngle: .random(in: 0...0xFFF, using: &random))
             }
-            if flags.contains(.topDeadSpotAnglePresent) { value.topDeadSpotAngle = .random(in: 0 ... .max, using: &random) }
-            if flags.contains(.bottomDeadSpotAnglePresent) { value.bottomDeadSpotAngle = .random(in: 0 ... .max, using: &random) }
-            if flags.contains(.accumulatedEnergyPresent) { value.accumulatedEnergy = .random(in: 0 ... .max, using: &random) }
+            if flags.contains(.topDeadSpotAnglePresent) {
+                value.topDeadSpotAngle = .random(in: 0 ... .max, using: &random)
+            }
+            if flags.contains(.bottomDeadSpotAnglePresent) {
+                value.bottomDeadSpotAngle = .random(in: 0 ... .max, using: &random)
+            }
+            if flags.contains(.accumulatedEnergyPresent) {
+                value.accumulatedEnergy = .random(in: 0 ... .max, using: &random)
+            }
             let encoded = value.encoded()
             XCTAssertEqual(Array(encoded.prefix(2)), [UInt8(rawFlags & 0xFF), UInt8(rawFlags >> 8)])
             XCTAssertEqual(try CPM(decoding: encoded), value, "flags 0x\(String(rawFlags, radix: 16))")

@@ -4,7 +4,8 @@ import XCTest
 final class IndoorBikeDataTests: XCTestCase {
     func testRealIConsoleRecord() throws {
         // §5.1, a real iConsole+ bike: flags 0x0B74.
-        let value = try IndoorBikeData(decoding: bytes("74 0B 3C 05 48 00 21 00 00 01 00 18 00 02 00 00 00 00 56 10 00"))
+        let value = try IndoorBikeData(
+            decoding: bytes("74 0B 3C 05 48 00 21 00 00 01 00 18 00 02 00 00 00 00 56 10 00"))
         XCTAssertEqual(value.instantaneousSpeed, 1340)  // 13.40 km/h
         XCTAssertEqual(value.instantaneousCadence, 72)  // 36.0 rpm
         XCTAssertEqual(value.totalDistance, 33)
@@ -42,7 +43,8 @@ final class IndoorBikeDataTests: XCTestCase {
         XCTAssertEqual(value.elapsedTime, 1800)
     }
 
-    static let allTableFields = bytes("FE 0B 28 0A C4 09 AA 00 A0 00 40 1F 00 14 00 B4 00 AA 00 C8 00 58 02 0A 82 08 07")
+    static let allTableFields = bytes(
+        "FE 0B 28 0A C4 09 AA 00 A0 00 40 1F 00 14 00 B4 00 AA 00 C8 00 58 02 0A 82 08 07")
 
     func testEveryPrefixFails() {
         assertEveryPrefixFails(
@@ -65,7 +67,10 @@ final class IndoorBikeDataTests: XCTestCase {
             ("21 00", "EC FF", { $0.resistanceLevel == -20 }),
             ("41 00", "9C FF", { $0.instantaneousPower == -100 }),
             ("81 00", "AA 00", { $0.averagePower == 170 }),
-            ("01 01", "FF FF FF FF FF", { $0.expendedEnergy == .init(totalEnergy: 0xFFFF, energyPerHour: 0xFFFF, energyPerMinute: 0xFF) }),
+            (
+                "01 01", "FF FF FF FF FF",
+                { $0.expendedEnergy == .init(totalEnergy: 0xFFFF, energyPerHour: 0xFFFF, energyPerMinute: 0xFF) }
+            ),
             ("01 02", "82", { $0.heartRate == 130 }),
             ("01 04", "2A", { $0.metabolicEquivalent == 42 }),
             ("01 08", "08 07", { $0.elapsedTime == 1800 }),
@@ -76,7 +81,8 @@ final class IndoorBikeDataTests: XCTestCase {
             XCTAssertNil(value.instantaneousSpeed, flags)
             XCTAssertTrue(check(value), "flags \(flags)")
         }
-        XCTAssertEqual(try IndoorBikeData(decoding: bytes("00 00 83 06")).instantaneousSpeed, 1667, "bit 0 clear: speed")
+        XCTAssertEqual(
+            try IndoorBikeData(decoding: bytes("00 00 83 06")).instantaneousSpeed, 1667, "bit 0 clear: speed")
     }
 
     func testReservedBitsKept() throws {
@@ -134,7 +140,9 @@ final class IndoorBikeDataTests: XCTestCase {
             if flags.contains(.averageSpeedPresent) { value.averageSpeed = u16() }
             if flags.contains(.instantaneousCadencePresent) { value.instantaneousCadence = u16() }
             if flags.contains(.averageCadencePresent) { value.averageCadence = u16() }
-            if flags.contains(.totalDistancePresent) { value.totalDistance = .random(in: 0...0xFF_FFFF, using: &random) }
+            if flags.contains(.totalDistancePresent) {
+                value.totalDistance = .random(in: 0...0xFF_FFFF, using: &random)
+            }
             if flags.contains(.resistanceLevelPresent) { value.resistanceLevel = s16() }
             if flags.contains(.instantaneousPowerPresent) { value.instantaneousPower = s16() }
             if flags.contains(.averagePowerPresent) { value.averagePower = s16() }
