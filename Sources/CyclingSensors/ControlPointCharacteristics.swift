@@ -1,11 +1,39 @@
+/// A control-point or status characteristic: a `ControlPointMessage` read and written by its op-code table.
+public protocol ControlPointCharacteristic: CharacteristicValue {
+    /// The op-code tables of this characteristic.
+    static var dialect: ControlPointDialect { get }
+    var message: ControlPointMessage { get }
+    init(message: ControlPointMessage)
+}
+
+extension ControlPointCharacteristic {
+    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
+        self.init(message: try ControlPointMessage(decoding: bytes, dialect: Self.dialect))
+    }
+
+    public var fields: [DecodedField] { message.fields(dialect: Self.dialect) }
+
+    /// The bytes of a request (or status message): `opCode` then its parameter values (wire integers) in
+    /// table order.
+    public static func request(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] {
+        dialect.encodeRequest(opCode, values)
+    }
+
+    /// The bytes of a response, as a sensor (or an emulated one) indicates it.
+    public static func response(to opCode: UInt8, result: ControlPointResult, _ values: [Int64] = []) -> [UInt8] {
+        dialect.encodeResponse(to: opCode, result: result, values)
+    }
+}
+
 /// Cycling Power Control Point, 0x2A66 (write + indicate). Spec §2.4.
 ///
 /// Decodes both what a client writes (requests) and what the sensor indicates (responses, first byte
 /// 0x20). Parameter units: crank length 1/2 mm, chain and span length mm, chain weight g, sampling rate
 /// Hz, offset in N or 1/32 N·m depending on Cycling Power Feature bit 16.
-public struct CyclingPowerControlPoint: CharacteristicValue {
+public struct CyclingPowerControlPoint: ControlPointCharacteristic {
     public static let characteristic = Characteristic.cyclingPowerControlPoint
     public var message: ControlPointMessage
+    public init(message: ControlPointMessage) { self.message = message }
 
     public enum OpCode {
         public static let setCumulativeValue: UInt8 = 0x01
@@ -18,7 +46,7 @@ public struct CyclingPowerControlPoint: CharacteristicValue {
         public static let startEnhancedOffsetCompensation: UInt8 = 0x10
     }
 
-    static let dialect = ControlPointDialect(
+    public static let dialect = ControlPointDialect(
         responseOpCode: 0x20,
         layouts: [
             OpCodeLayout(
@@ -59,22 +87,6 @@ public struct CyclingPowerControlPoint: CharacteristicValue {
                 ]),
         ])
 
-    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
-        message = try ControlPointMessage(decoding: bytes, dialect: Self.dialect)
-    }
-
-    public var fields: [DecodedField] { message.fields(dialect: Self.dialect) }
-
-    /// The bytes of a request: `opCode` then its parameter values (wire integers) in table order.
-    public static func request(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeRequest(opCode, values)
-    }
-
-    /// The bytes of a response, as a sensor (or an emulated one) indicates it.
-    public static func response(to opCode: UInt8, result: ControlPointResult, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeResponse(to: opCode, result: result, values)
-    }
-
     /// Set Crank Length; the wire unit is 1/2 mm, so 172.5 mm is 345.
     public static func setCrankLength(halfMillimetres: UInt16) -> [UInt8] {
         request(OpCode.setCrankLength, [Int64(halfMillimetres)])
@@ -82,11 +94,12 @@ public struct CyclingPowerControlPoint: CharacteristicValue {
 }
 
 /// SC Control Point, 0x2A55 (write + indicate), CSC's control point. Spec §3.3. Responses start 0x10.
-public struct SCControlPoint: CharacteristicValue {
+public struct SCControlPoint: ControlPointCharacteristic {
     public static let characteristic = Characteristic.scControlPoint
     public var message: ControlPointMessage
+    public init(message: ControlPointMessage) { self.message = message }
 
-    static let dialect = ControlPointDialect(
+    public static let dialect = ControlPointDialect(
         responseOpCode: 0x10,
         layouts: [
             OpCodeLayout(
@@ -98,19 +111,6 @@ public struct SCControlPoint: CharacteristicValue {
                 response: [ParameterLayout("supportedSensorLocations", .uint8List)]),
         ])
 
-    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
-        message = try ControlPointMessage(decoding: bytes, dialect: Self.dialect)
-    }
-
-    public var fields: [DecodedField] { message.fields(dialect: Self.dialect) }
-
-    public static func request(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeRequest(opCode, values)
-    }
-
-    public static func response(to opCode: UInt8, result: ControlPointResult, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeResponse(to: opCode, result: result, values)
-    }
 }
 
 /// Fitness Machine Control Point, 0x2AD9 (write + indicate). Spec §5.4. Responses start 0x80.
@@ -118,9 +118,10 @@ public struct SCControlPoint: CharacteristicValue {
 /// Set Target Resistance Level (0x04) is uint8 ×0.1 in some implementations and sint16 ×0.1 in others
 /// (spec §10.2 item 6): this table reads the one-byte form; a two-byte parameter is an error that
 /// names it, rather than a silent misreading.
-public struct FitnessMachineControlPoint: CharacteristicValue {
+public struct FitnessMachineControlPoint: ControlPointCharacteristic {
     public static let characteristic = Characteristic.fitnessMachineControlPoint
     public var message: ControlPointMessage
+    public init(message: ControlPointMessage) { self.message = message }
 
     public enum OpCode {
         public static let requestControl: UInt8 = 0x00
@@ -139,7 +140,7 @@ public struct FitnessMachineControlPoint: CharacteristicValue {
         ParameterLayout("windResistanceCoefficient", .uint8, resolution: 0.01, unit: "kg/m"),
     ]
 
-    static let dialect = ControlPointDialect(
+    public static let dialect = ControlPointDialect(
         responseOpCode: 0x80,
         layouts: [
             OpCodeLayout(0x00, "Request Control"),
@@ -188,30 +189,17 @@ public struct FitnessMachineControlPoint: CharacteristicValue {
                 [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
         ])
 
-    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
-        message = try ControlPointMessage(decoding: bytes, dialect: Self.dialect)
-    }
-
-    public var fields: [DecodedField] { message.fields(dialect: Self.dialect) }
-
-    public static func request(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeRequest(opCode, values)
-    }
-
-    public static func response(to opCode: UInt8, result: ControlPointResult, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeResponse(to: opCode, result: result, values)
-    }
-
     /// Set Target Power in watts (sint16).
     public static func setTargetPower(watts: Int16) -> [UInt8] { request(OpCode.setTargetPower, [Int64(watts)]) }
 }
 
 /// Fitness Machine Status, 0x2ADA (notify): an op code and its parameter. Spec §5.5.
-public struct FitnessMachineStatus: CharacteristicValue {
+public struct FitnessMachineStatus: ControlPointCharacteristic {
     public static let characteristic = Characteristic.fitnessMachineStatus
     public var message: ControlPointMessage
+    public init(message: ControlPointMessage) { self.message = message }
 
-    static let dialect = ControlPointDialect(
+    public static let dialect = ControlPointDialect(
         responseOpCode: nil,
         layouts: [
             OpCodeLayout(0x01, "Reset"),
@@ -258,14 +246,6 @@ public struct FitnessMachineStatus: CharacteristicValue {
             OpCodeLayout(0xFF, "Control Permission Lost"),
         ])
 
-    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
-        message = try ControlPointMessage(decoding: bytes, dialect: Self.dialect)
-    }
-
-    public var fields: [DecodedField] { message.fields(dialect: Self.dialect) }
-
     /// The bytes of a status message with `opCode` and its parameter values.
-    public static func encode(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] {
-        dialect.encodeRequest(opCode, values)
-    }
+    public static func encode(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] { request(opCode, values) }
 }
