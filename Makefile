@@ -3,7 +3,7 @@ SWIFT ?= swift
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
 
-.PHONY: all build release demo test unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
+.PHONY: setup all build release demo test unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
 
 all: build
 
@@ -48,7 +48,7 @@ bench:
 	.build/release/DecodeBenchmark
 
 lint:
-	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Package.swift
+	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift
 
 # Regenerates Fixtures/captures from ../shared/data/captures.
 fixtures:
