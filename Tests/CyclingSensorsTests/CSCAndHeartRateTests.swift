@@ -54,14 +54,10 @@ final class CSCMeasurementTests: XCTestCase {
             let flags = CSCMeasurement.Flags(rawValue: raw)
             var value = CSCMeasurement(flags: flags)
             if flags.contains(.wheelRevolutionDataPresent) {
-                value.wheelRevolutionData = .init(
-                    cumulativeWheelRevolutions: .random(in: 0 ... .max, using: &random),
-                    lastWheelEventTime: .random(in: 0 ... .max, using: &random))
+                value.wheelRevolutionData = .random(using: &random)
             }
             if flags.contains(.crankRevolutionDataPresent) {
-                value.crankRevolutionData = .init(
-                    cumulativeCrankRevolutions: .random(in: 0 ... .max, using: &random),
-                    lastCrankEventTime: .random(in: 0 ... .max, using: &random))
+                value.crankRevolutionData = .random(using: &random)
             }
             value.flags = flags  // as a decoder would see them
             XCTAssertEqual(value.encoded().first, raw)

@@ -177,14 +177,10 @@ final class CyclingPowerMeasurementTests: XCTestCase {
                 value.accumulatedTorque = .random(in: 0 ... .max, using: &random)
             }
             if flags.contains(.wheelRevolutionDataPresent) {
-                value.wheelRevolutionData = .init(
-                    cumulativeWheelRevolutions: .random(in: 0 ... .max, using: &random),
-                    lastWheelEventTime: .random(in: 0 ... .max, using: &random))
+                value.wheelRevolutionData = .random(using: &random)
             }
             if flags.contains(.crankRevolutionDataPresent) {
-                value.crankRevolutionData = .init(
-                    cumulativeCrankRevolutions: .random(in: 0 ... .max, using: &random),
-                    lastCrankEventTime: .random(in: 0 ... .max, using: &random))
+                value.crankRevolutionData = .random(using: &random)
             }
             if flags.contains(.extremeForceMagnitudesPresent) {
                 value.extremeForceMagnitudes = .init(

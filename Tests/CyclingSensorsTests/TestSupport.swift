@@ -60,3 +60,19 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+extension WheelRevolutionData {
+    static func random(using random: inout SplitMix64) -> WheelRevolutionData {
+        .init(
+            cumulativeWheelRevolutions: .random(in: 0 ... .max, using: &random),
+            lastWheelEventTime: .random(in: 0 ... .max, using: &random))
+    }
+}
+
+extension CrankRevolutionData {
+    static func random(using random: inout SplitMix64) -> CrankRevolutionData {
+        .init(
+            cumulativeCrankRevolutions: .random(in: 0 ... .max, using: &random),
+            lastCrankEventTime: .random(in: 0 ... .max, using: &random))
+    }
+}
