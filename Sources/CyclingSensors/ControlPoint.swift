@@ -10,8 +10,6 @@ public struct ParameterLayout: Sendable {
         case uint8List
         /// uint16 items filling the rest of the value.
         case uint16List
-        /// UTF-8 text filling the rest of the value.
-        case text
     }
 
     public let key: String
@@ -71,7 +69,6 @@ public struct ControlPointResult: RawRepresentable, Hashable, Sendable {
 public enum ParameterValue: Equatable, Sendable {
     case integer(Int64)
     case list([Int64])
-    case text(String)
 }
 
 /// The op-code tables of one control-point or status characteristic.
@@ -151,8 +148,6 @@ public struct ControlPointMessage: Equatable, Sendable {
                 fields.append(DecodedField(item.key, .signed(raw), resolution: item.resolution, unit: item.unit))
             case .list(let raw):
                 fields.append(DecodedField(item.key, .list(raw), resolution: item.resolution, unit: item.unit))
-            case .text(let text):
-                fields.append(DecodedField(item.key, .text(text)))
             }
         }
         if !unparsedParameter.isEmpty {
@@ -174,12 +169,6 @@ extension ByteReader {
             case .uint32: return .integer(Int64(try readUInt32("parameter")))
             case .uint8List: return .list(readRest().map(Int64.init))
             case .uint16List: return .list(try readUInt16Array("parameter").map(Int64.init))
-            case .text:
-                let start = offset
-                guard let text = String(validating: readRest(), as: UTF8.self) else {
-                    throw MalformedPayload(field: item.key, offset: start, reason: .invalidValue("not UTF-8"))
-                }
-                return .text(text)
             }
         } catch {
             throw MalformedPayload(field: item.key, offset: error.offset, reason: error.reason)
@@ -216,7 +205,6 @@ extension ControlPointDialect {
             case .uint32: writer.write(UInt32(truncatingIfNeeded: value))
             case .uint8List: values.dropFirst(index).forEach { writer.write(UInt8(truncatingIfNeeded: $0)) }
             case .uint16List: values.dropFirst(index).forEach { writer.write(UInt16(truncatingIfNeeded: $0)) }
-            case .text: break
             }
         }
         return writer.bytes
