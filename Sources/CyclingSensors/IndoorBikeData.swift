@@ -212,7 +212,6 @@ public struct IndoorBikeDataAssembler: Sendable {
         record.merge(fragment)
         if fragment.endsRecord {
             pending = nil
-            record.flags = record.encodedFlags
             return record
         }
         pending = record
@@ -224,6 +223,7 @@ public struct IndoorBikeDataAssembler: Sendable {
 }
 
 extension IndoorBikeData {
+    /// Takes every field `other` carries, then derives the flags from the fields now present.
     fileprivate mutating func merge(_ other: IndoorBikeData) {
         instantaneousSpeed = other.instantaneousSpeed ?? instantaneousSpeed
         averageSpeed = other.averageSpeed ?? averageSpeed
