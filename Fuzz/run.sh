@@ -23,19 +23,21 @@ targets=(cycling-power-measurement cycling-power-vector cycling-power-feature se
     supported-resistance-level-range supported-power-range fitness-machine-feature
     fitness-machine-control-point fitness-machine-status battery-level manufacturer-name-string)
 
+# Seeds shared by every target: each fixture payload (all characteristics: foreign shapes are good
+# mutations too). libFuzzer reads them as a second corpus and writes new inputs only to the first.
+seeds="$out/seeds"
+mkdir -p "$seeds"
+tail -q -n +2 Fixtures/captures/*.tsv | cut -f6 | sort -u | while read -r hex; do
+    [ -e "$seeds/$hex" ] || printf '%s' "$hex" | xxd -r -p > "$seeds/$hex"
+done
+
 passed=0
 failed=0
 for target in "${targets[@]}"; do
     corpus="$out/corpus/$target"
     mkdir -p "$corpus"
-    # Seed with every fixture payload (all characteristics: foreign shapes are good mutations too).
-    for file in Fixtures/captures/*.tsv; do
-        tail -n +2 "$file" | cut -f6 | while read -r hex; do
-            printf '%s' "$hex" | xxd -r -p > "$corpus/seed-$hex" 2>/dev/null || true
-        done
-    done
     if CYCLELOG_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -max_len=64 \
-        -artifact_prefix="$out/crash-$target-" "$corpus" > "$out/$target.log" 2>&1; then
+        -artifact_prefix="$out/crash-$target-" "$corpus" "$seeds" > "$out/$target.log" 2>&1; then
         runs=$(grep -Eo '^#[0-9]+' "$out/$target.log" | tail -1 | tr -d '#' || true)
         echo "fuzz: $target ok (${runs:-?} inputs in ${seconds}s)"
         passed=$((passed + 1))
