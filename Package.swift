@@ -9,15 +9,32 @@ let package = Package(
         .library(name: "CyclingSensors", targets: ["CyclingSensors"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
         .target(name: "CyclingSensors"),
+        // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
+        .target(name: "Workouts", dependencies: ["CyclingSensors"]),
+        // zlib for the compressed raw journal kept with every ride.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // btsnoop and cyclelog-journal readers and writers: files in, ride events out.
+        .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "CZlib"]),
+        // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
+        .target(
+            name: "WorkoutStore",
+            dependencies: ["Workouts", "Capture", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Wires sources to the builder and the store: replay and rebuild (and the live recorder).
+        .target(name: "Recording", dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors"]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
                 "CyclingSensors",
+                "Workouts",
+                "Capture",
+                "WorkoutStore",
+                "Recording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -28,6 +45,9 @@ let package = Package(
             path: "Benchmarks/DecodeBenchmark"
         ),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors"]),
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors"]),
+        .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
         .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,134 @@
+import CZlib
+import Workouts
+
+/// The journal as it is kept in the database: the same events as the text journal, packed and deflated, so that
+/// the raw data of every ride costs about as much as its FIT file. Each chunk stands alone (its own sensor table
+/// and baselines), so a ride cut short by a crash keeps every chunk that was written.
+///
+/// Packing, per event: kind (1 octet), time since the previous event (zig-zag varint, µs), then by kind. A
+/// notification's value is XORed with the previous value of the same sensor and characteristic: counters and
+/// flags repeat, and deflate turns the zeros into almost nothing.
+public enum CompactJournal {
+    public typealias DecodeError = PackedDataError
+
+    private enum Kind: UInt8 {
+        case sensor = 0, notification, read, connected, disconnected, wheel, control
+    }
+
+    public static func encode(_ events: some Collection<RideEvent>) -> [UInt8] {
+        var writer = PackedWriter()
+        var sensors: [String: Int] = [:]
+        var previousValues: [Int: [UInt8]] = [:]
+        var lastTime: Int64 = 0
+        func sensorIndex(_ address: String) -> Int {
+            if let index = sensors[address] { return index }
+            let index = sensors.count
+            sensors[address] = index
+            writer.byte(Kind.sensor.rawValue)
+            writer.text(address)
+            return index
+        }
+        for event in events {
+            let sensor = event.sensor.map(sensorIndex)
+            func header(_ kind: Kind) {
+                writer.byte(kind.rawValue)
+                writer.signed(event.timeMicroseconds - lastTime)
+                lastTime = event.timeMicroseconds
+                if let sensor { writer.unsigned(UInt64(sensor)) }
+            }
+            switch event.kind {
+            case .notification(_, let characteristic, let value), .read(_, let characteristic, let value):
+                let isNotification = if case .notification = event.kind { true } else { false }
+                header(isNotification ? .notification : .read)
+                writer.unsigned(UInt64(characteristic))
+                writer.unsigned(UInt64(value.count))
+                let key = (sensor ?? 0) << 17 | Int(characteristic) << 1 | (isNotification ? 1 : 0)
+                let previous = previousValues[key] ?? []
+                for (index, byte) in value.enumerated() {
+                    writer.byte(index < previous.count ? byte ^ previous[index] : byte)
+                }
+                previousValues[key] = value
+            case .connected(_, let name):
+                header(.connected)
+                writer.text(name ?? "")
+            case .disconnected:
+                header(.disconnected)
+            case .wheelCircumference(_, let millimetres):
+                header(.wheel)
+                writer.unsigned(UInt64(millimetres))
+            case .control:
+                // Controls are rare; their journal line is the simplest exact encoding.
+                header(.control)
+                writer.text(Journal.line(RideEvent(timeMicroseconds: 0, event.kind)))
+            }
+        }
+        return Zlib.deflate(writer.bytes)
+    }
+
+    public static func decode(_ compressed: [UInt8]) throws(DecodeError) -> [RideEvent] {
+        func inflate(_ bytes: [UInt8]) throws(DecodeError) -> [UInt8] {
+            do { return try Zlib.inflate(bytes) } catch { throw DecodeError(description: "stored journal: \(error)") }
+        }
+        var reader = PackedReader(try inflate(compressed))
+        var sensors: [String] = []
+        var previousValues: [Int: [UInt8]] = [:]
+        var time: Int64 = 0
+        var events: [RideEvent] = []
+        while !reader.atEnd {
+            guard let kind = Kind(rawValue: try reader.byte()) else {
+                throw DecodeError(description: "an unknown event kind in the stored journal")
+            }
+            if kind == .sensor {
+                sensors.append(try reader.text())
+                continue
+            }
+            time += try reader.signed()
+            var sensorIndex = 0
+            var sensor = ""
+            if kind != .control {
+                sensorIndex = Int(try reader.unsigned())
+                guard sensorIndex < sensors.count else {
+                    throw DecodeError(description: "a sensor number the stored journal never defined")
+                }
+                sensor = sensors[sensorIndex]
+            }
+            switch kind {
+            case .notification, .read:
+                let characteristic = UInt16(truncatingIfNeeded: try reader.unsigned())
+                let count = Int(try reader.unsigned())
+                let key = sensorIndex << 17 | Int(characteristic) << 1 | (kind == .notification ? 1 : 0)
+                let previous = previousValues[key] ?? []
+                var value = [UInt8](repeating: 0, count: count)
+                for index in 0..<count {
+                    let byte = try reader.byte()
+                    value[index] = index < previous.count ? byte ^ previous[index] : byte
+                }
+                previousValues[key] = value
+                events.append(
+                    RideEvent(
+                        timeMicroseconds: time,
+                        kind == .notification
+                            ? .notification(sensor: sensor, characteristic: characteristic, value: value)
+                            : .read(sensor: sensor, characteristic: characteristic, value: value)))
+            case .connected:
+                let name = try reader.text()
+                events.append(RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name)))
+            case .disconnected:
+                events.append(RideEvent(timeMicroseconds: time, .disconnected(sensor: sensor)))
+            case .wheel:
+                events.append(
+                    RideEvent(timeMicroseconds: time, .wheelCircumference(sensor: sensor, millimetres: Int(try reader.unsigned()))))
+            case .control:
+                let line = try reader.text()
+                guard var event = try? Journal.event(Substring(line)) else {
+                    throw DecodeError(description: "an unreadable control in the stored journal: \(line)")
+                }
+                event.timeMicroseconds = time
+                events.append(event)
+            case .sensor:
+                break
+            }
+        }
+        return events
+    }
+}

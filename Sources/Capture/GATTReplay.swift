@@ -1,0 +1,294 @@
+import CyclingSensors
+import Workouts
+
+/// Turns the HCI packets of a btsnoop capture into ride events (spec §9.4–9.7): ACL reassembly per connection,
+/// L2CAP channel 0x0004, ATT notifications (0x1B), indications (0x1D) and multiple notifications (0x23), reads,
+/// and the handle → characteristic map learnt from the discovery exchange, from an earlier connection to the
+/// same peer, or from the user.
+public struct GATTReplay {
+    /// A characteristic value handle seen in notifications that nothing mapped to a UUID.
+    public struct UnmappedHandle: Equatable, Sendable {
+        public var sensor: String
+        public var handle: UInt16
+        public var notifications: Int
+    }
+
+    private struct ConnectionKey: Hashable {
+        var controller: UInt16
+        var handle: UInt16
+    }
+
+    private struct Connection {
+        var address: String
+        /// Value handle → 16-bit characteristic UUID.
+        var characteristics: [UInt16: UInt16] = [:]
+        /// Partly received L2CAP PDU per direction (index 0 sent, 1 received) and the octets still expected.
+        var partial: [[UInt8]] = [[], []]
+        var expected: [Int] = [0, 0]
+        /// The last request per direction it was sent in, to match its response.
+        var pendingRequest: [[UInt8]?] = [nil, nil]
+    }
+
+    /// Handle maps given by the user (`--handle 0x0010=2a63`), applied to every connection.
+    public var explicitMap: [UInt16: UInt16]
+    public private(set) var events: [RideEvent] = []
+    /// The btsnoop record number each event came from, so that a later problem can name it.
+    public private(set) var eventRecords: [Int] = []
+    private var currentRecord = 0
+    public private(set) var problems: [CaptureProblem] = []
+    private var connections: [ConnectionKey: Connection] = [:]
+    /// Maps learnt on one connection, carried over to later connections to the same peer (BlueZ caches).
+    private var learntMaps: [String: [UInt16: UInt16]] = [:]
+    private var unmapped: [String: [UInt16: Int]] = [:]
+    private var unmappedOrder: [(String, UInt16)] = []
+    /// L2CAP PDUs on channels other than ATT (EATT, signalling, SMP); counted, not used.
+    public private(set) var otherChannelPDUs = 0
+
+    public init(explicitMap: [UInt16: UInt16] = [:]) {
+        self.explicitMap = explicitMap
+    }
+
+    /// Notification handles that could not be mapped, with how many notifications each carried.
+    public var unmappedHandles: [UnmappedHandle] {
+        unmappedOrder.map { UnmappedHandle(sensor: $0.0, handle: $0.1, notifications: unmapped[$0.0]?[$0.1] ?? 0) }
+    }
+
+    private mutating func emit(_ event: RideEvent) {
+        events.append(event)
+        eventRecords.append(currentRecord)
+    }
+
+    /// Reads a whole btsnoop file.
+    public static func read(
+        _ bytes: [UInt8], explicitMap: [UInt16: UInt16] = [:], progress: ((Double) -> Void)? = nil
+    ) throws(Btsnoop.FileError) -> GATTReplay {
+        var replay = GATTReplay(explicitMap: explicitMap)
+        let total = Double(bytes.count)
+        var nextReport = 0
+        let fileProblems = try Btsnoop.forEachPacket(in: bytes) { record, packet in
+            replay.add(packet, record: record)
+            if let progress, record >= nextReport {
+                progress(Double(packet.data.endIndex) / total)
+                nextReport = record + 5000
+            }
+        }
+        replay.problems += fileProblems
+        return replay
+    }
+
+    /// Feeds one HCI packet.
+    public mutating func add(_ packet: Btsnoop.Packet, record: Int) {
+        currentRecord = record
+        switch packet.type {
+        case .event: event(packet, record: record)
+        case .aclData: acl(packet, record: record)
+        case .command, .other: break
+        }
+    }
+
+    // MARK: - HCI events: who is on which handle
+
+    private mutating func event(_ packet: Btsnoop.Packet, record: Int) {
+        let data = Array(packet.data)
+        guard data.count >= 2 else { return }
+        switch data[0] {
+        case 0x3E where data.count >= 3 && (data[2] == 0x01 || data[2] == 0x0A):
+            // LE (Enhanced) Connection Complete: subevent, status, handle, role, peer type, peer address.
+            guard data.count >= 13 else {
+                problems.append(CaptureProblem(record: record, message: "a truncated LE Connection Complete event"))
+                return
+            }
+            guard data[3] == 0 else { return }
+            let handle = UInt16(data[4]) | UInt16(data[5] & 0x0F) << 8
+            let address = data[8..<14].reversed().map { byte in
+                let digits = String(byte, radix: 16, uppercase: true)
+                return digits.count == 1 ? "0" + digits : digits
+            }.joined(separator: ":")
+            let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
+            connections[key] = Connection(address: address, characteristics: learntMaps[address] ?? [:])
+            emit(RideEvent(timeMicroseconds: packet.timeMicroseconds, .connected(sensor: address, name: nil)))
+        case 0x05 where data.count >= 6:
+            // Disconnection Complete: status, handle, reason.
+            guard data[2] == 0 else { return }
+            let key = ConnectionKey(controller: packet.controllerIndex, handle: UInt16(data[3]) | UInt16(data[4] & 0x0F) << 8)
+            if let connection = connections.removeValue(forKey: key) {
+                emit(
+                    RideEvent(timeMicroseconds: packet.timeMicroseconds, .disconnected(sensor: connection.address)))
+            }
+        default:
+            break
+        }
+    }
+
+    // MARK: - ACL and L2CAP
+
+    private mutating func acl(_ packet: Btsnoop.Packet, record: Int) {
+        let data = packet.data
+        guard data.count >= 4 else {
+            problems.append(CaptureProblem(record: record, message: "an ACL packet shorter than its 4-octet header"))
+            return
+        }
+        let start = data.startIndex
+        let header = UInt16(data[start]) | UInt16(data[start + 1]) << 8
+        let handle = header & 0x0FFF
+        let boundary = header >> 12 & 0x3
+        let length = Int(data[start + 2]) | Int(data[start + 3]) << 8
+        let payload = data.dropFirst(4)
+        guard payload.count == length else {
+            problems.append(
+                CaptureProblem(
+                    record: record, message: "an ACL packet says \(length) octets but carries \(payload.count)"))
+            return
+        }
+        let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
+        if connections[key] == nil {
+            // A capture started mid-connection has no Connection Complete: an anonymous peer.
+            let address = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
+            connections[key] = Connection(address: address, characteristics: learntMaps[address] ?? [:])
+        }
+        let side = packet.received ? 1 : 0
+        if boundary == 0b01 {
+            guard connections[key]!.expected[side] > 0 else {
+                problems.append(CaptureProblem(record: record, message: "a continuing ACL fragment without a start"))
+                return
+            }
+            connections[key]!.partial[side] += payload
+        } else {
+            if connections[key]!.expected[side] > 0 {
+                problems.append(
+                    CaptureProblem(record: record, message: "an L2CAP PDU was cut short by the next one; dropped"))
+            }
+            guard payload.count >= 4 else {
+                problems.append(CaptureProblem(record: record, message: "an L2CAP header cut short"))
+                connections[key]!.expected[side] = 0
+                return
+            }
+            let l2capLength = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
+            connections[key]!.partial[side] = Array(payload)
+            connections[key]!.expected[side] = 4 + l2capLength
+        }
+        let collected = connections[key]!.partial[side].count
+        let expected = connections[key]!.expected[side]
+        guard collected >= expected else { return }
+        let pdu = connections[key]!.partial[side]
+        connections[key]!.partial[side] = []
+        connections[key]!.expected[side] = 0
+        guard collected == expected else {
+            problems.append(
+                CaptureProblem(record: record, message: "an L2CAP PDU longer than its header says; dropped"))
+            return
+        }
+        let channel = UInt16(pdu[2]) | UInt16(pdu[3]) << 8
+        guard channel == 0x0004 else {
+            otherChannelPDUs += 1
+            return
+        }
+        attribute(Array(pdu[4...]), key: key, received: packet.received, time: packet.timeMicroseconds, record: record)
+    }
+
+    // MARK: - ATT
+
+    private mutating func attribute(_ pdu: [UInt8], key: ConnectionKey, received: Bool, time: Int64, record: Int) {
+        guard let opcode = pdu.first, var connection = connections[key] else { return }
+        defer { connections[key] = connection }
+        let side = received ? 1 : 0
+        switch opcode {
+        case 0x1B, 0x1D:
+            guard pdu.count >= 3 else {
+                problems.append(CaptureProblem(record: record, message: "a notification without a handle"))
+                return
+            }
+            deliver(handle: UInt16(pdu[1]) | UInt16(pdu[2]) << 8, value: Array(pdu[3...]), connection, time)
+        case 0x23:
+            // Multiple Handle Value Notification: {handle, length, value} repeated.
+            var offset = 1
+            while offset < pdu.count {
+                guard pdu.count - offset >= 4 else {
+                    problems.append(CaptureProblem(record: record, message: "a multiple notification cut short"))
+                    break
+                }
+                let handle = UInt16(pdu[offset]) | UInt16(pdu[offset + 1]) << 8
+                let length = Int(pdu[offset + 2]) | Int(pdu[offset + 3]) << 8
+                guard pdu.count - offset - 4 >= length else {
+                    problems.append(
+                        CaptureProblem(record: record, message: "a multiple notification value longer than the PDU"))
+                    break
+                }
+                deliver(handle: handle, value: Array(pdu[(offset + 4)..<(offset + 4 + length)]), connection, time)
+                offset += 4 + length
+            }
+        case 0x08, 0x0A:
+            // Requests whose responses we read: Read By Type (characteristic declarations) and Read.
+            connection.pendingRequest[side] = pdu
+        case 0x09:
+            if let request = connection.pendingRequest[1 - side], request.first == 0x08 {
+                declarations(pdu, request: request, into: &connection, record: record)
+            }
+            connection.pendingRequest[1 - side] = nil
+        case 0x0B:
+            if let request = connection.pendingRequest[1 - side], request.first == 0x0A, request.count >= 3 {
+                let handle = UInt16(request[1]) | UInt16(request[2]) << 8
+                if let uuid = map(connection)[handle] {
+                    emit(
+                        RideEvent(
+                            timeMicroseconds: time,
+                            .read(sensor: connection.address, characteristic: uuid, value: Array(pdu[1...]))))
+                }
+            }
+            connection.pendingRequest[1 - side] = nil
+        case 0x01:
+            connection.pendingRequest[1 - side] = nil
+        default:
+            break
+        }
+    }
+
+    /// Read By Type Response to a 0x2803 request: {declaration handle, properties, value handle, UUID}.
+    private mutating func declarations(_ pdu: [UInt8], request: [UInt8], into connection: inout Connection, record: Int) {
+        guard request.count >= 7, request[5] == 0x03, request[6] == 0x28, pdu.count >= 2 else { return }
+        let entryLength = Int(pdu[1])
+        guard entryLength == 7 || entryLength == 21, (pdu.count - 2) % entryLength == 0 else {
+            problems.append(
+                CaptureProblem(record: record, message: "a characteristic discovery response with entries of \(entryLength) octets"))
+            return
+        }
+        var offset = 2
+        while offset + entryLength <= pdu.count {
+            let valueHandle = UInt16(pdu[offset + 3]) | UInt16(pdu[offset + 4]) << 8
+            let uuid: UInt16?
+            if entryLength == 7 {
+                uuid = UInt16(pdu[offset + 5]) | UInt16(pdu[offset + 6]) << 8
+            } else {
+                uuid = Self.shortUUID(Array(pdu[(offset + 5)..<(offset + 21)]))
+            }
+            if let uuid {
+                connection.characteristics[valueHandle] = uuid
+                learntMaps[connection.address, default: [:]][valueHandle] = uuid
+            }
+            offset += entryLength
+        }
+    }
+
+    /// A 128-bit UUID (little-endian in ATT) built on the Bluetooth base UUID, as its 16-bit alias.
+    static func shortUUID(_ bytes: [UInt8]) -> UInt16? {
+        let base: [UInt8] = [0xFB, 0x34, 0x9B, 0x5F, 0x80, 0x00, 0x00, 0x80, 0x00, 0x10, 0x00, 0x00]
+        guard bytes.count == 16, Array(bytes[0..<12]) == base, bytes[14] == 0, bytes[15] == 0 else { return nil }
+        return UInt16(bytes[12]) | UInt16(bytes[13]) << 8
+    }
+
+    private func map(_ connection: Connection) -> [UInt16: UInt16] {
+        connection.characteristics.merging(explicitMap) { _, explicit in explicit }
+    }
+
+    private mutating func deliver(handle: UInt16, value: [UInt8], _ connection: Connection, _ time: Int64) {
+        if let uuid = explicitMap[handle] ?? connection.characteristics[handle] {
+            emit(
+                RideEvent(
+                    timeMicroseconds: time,
+                    .notification(sensor: connection.address, characteristic: uuid, value: value)))
+        } else {
+            if unmapped[connection.address]?[handle] == nil { unmappedOrder.append((connection.address, handle)) }
+            unmapped[connection.address, default: [:]][handle, default: 0] += 1
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import Workouts
+
+/// The cyclelog journal: a text format of our own, one event per line, append-only and diffable. A live ride
+/// writes it as it happens; replaying it rebuilds that ride exactly. The README documents the grammar:
+///
+///     # cyclelog journal 1
+///     2024-05-01T08:00:00.000000Z connect C0:11:22:33:44:55 Stages Power L
+///     2024-05-01T08:00:00.100000Z read C0:11:22:33:44:55 2a19 5f
+///     2024-05-01T08:00:00.200000Z wheel C0:11:22:33:44:55 2105
+///     2024-05-01T08:00:01.000000Z start goal=45m indoor sync=6F1C… name=Tuesday intervals
+///     2024-05-01T08:00:01.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040
+///     2024-05-01T08:10:00.000000Z pause
+///     2024-05-01T08:10:00.000000Z marker text of the marker
+///     2024-05-01T08:30:00.000000Z disconnect C0:11:22:33:44:55
+///
+/// Free text (names, marker text) runs to the end of the line with `\\`, `\n` and `\r` escaped.
+public enum Journal {
+    public static let header = "# cyclelog journal 1"
+
+    /// One event as one line (without the newline).
+    public static func line(_ event: RideEvent) -> String {
+        let time = UTCTime.format(microseconds: event.timeMicroseconds)
+        switch event.kind {
+        case .notification(let sensor, let characteristic, let value):
+            return "\(time) notify \(sensor) \(uuid(characteristic)) \(hex(value))"
+        case .read(let sensor, let characteristic, let value):
+            return "\(time) read \(sensor) \(uuid(characteristic)) \(hex(value))"
+        case .connected(let sensor, let name):
+            return "\(time) connect \(sensor)" + (name.map { " " + escaped($0) } ?? "")
+        case .disconnected(let sensor):
+            return "\(time) disconnect \(sensor)"
+        case .wheelCircumference(let sensor, let millimetres):
+            return "\(time) wheel \(sensor) \(millimetres)"
+        case .control(let control):
+            switch control {
+            case .start(let plan):
+                var words = ["\(time) start"]
+                if let goal = plan.goal { words.append("goal=\(goal)") }
+                if let location = plan.location { words.append(location.rawValue) }
+                if let sync = plan.syncIdentifier { words.append("sync=\(sync)") }
+                if let name = plan.name { words.append("name=" + escaped(name)) }
+                return words.joined(separator: " ")
+            case .marker(let text):
+                return "\(time) marker \(escaped(text))"
+            default:
+                return "\(time) \(control.name)"
+            }
+        }
+    }
+
+    /// The whole journal of a list of events, header first, one line each.
+    public static func text(_ events: [RideEvent]) -> String {
+        var output = header + "\n"
+        for event in events { output += line(event) + "\n" }
+        return output
+    }
+
+    /// Reads a journal. Lines that cannot be read are reported with their line number and skipped; the others
+    /// are still used.
+    public static func read(_ text: String) -> (events: [RideEvent], lines: [Int], problems: [CaptureProblem]) {
+        var events: [RideEvent] = []
+        var lines: [Int] = []
+        var problems: [CaptureProblem] = []
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            do {
+                events.append(try event(line))
+                lines.append(lineNumber)
+            } catch {
+                problems.append(CaptureProblem(record: lineNumber, message: error.message))
+            }
+        }
+        return (events, lines, problems)
+    }
+
+    /// Why a journal line could not be read.
+    public struct LineError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Parses one non-comment line.
+    public static func event(_ line: Substring) throws(LineError) -> RideEvent {
+        var words = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+        guard words.count >= 2, let time = UTCTime.parse(words[0]) else {
+            throw LineError(message: "the line does not start with a UTC time such as 2024-05-01T08:00:00.000000Z")
+        }
+        let verb = words[1]
+        words.removeFirst(2)
+        func word(_ index: Int, _ what: String) throws(LineError) -> Substring {
+            guard index < words.count, !words[index].isEmpty else {
+                throw LineError(message: "\(verb): \(what) is missing")
+            }
+            return words[index]
+        }
+        func characteristic() throws(LineError) -> UInt16 {
+            let text = try word(1, "the characteristic")
+            guard let value = UInt16(text, radix: 16) else {
+                throw LineError(message: "\(verb): '\(text)' is not a 16-bit characteristic UUID in hex")
+            }
+            return value
+        }
+        func bytes() throws(LineError) -> [UInt8] {
+            let text = words.count > 2 ? words[2...].joined(separator: " ") : ""
+            guard let value = parseHex(text) else {
+                throw LineError(message: "\(verb): the value '\(text)' is not hex bytes")
+            }
+            return value
+        }
+        let rest = words.joined(separator: " ")
+        let kind: RideEvent.Kind
+        switch verb {
+        case "notify":
+            kind = .notification(sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
+        case "read":
+            kind = .read(sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
+        case "connect":
+            let sensor = String(try word(0, "the sensor"))
+            let name = words.count > 1 ? words[1...].joined(separator: " ") : ""
+            kind = .connected(sensor: sensor, name: name.isEmpty ? nil : unescaped(name))
+        case "disconnect":
+            kind = .disconnected(sensor: String(try word(0, "the sensor")))
+        case "wheel":
+            let sensor = String(try word(0, "the sensor"))
+            let text = try word(1, "the circumference")
+            guard let millimetres = Int(text), (500...4000).contains(millimetres) else {
+                throw LineError(message: "wheel: '\(text)' is not a circumference in millimetres (500–4000)")
+            }
+            kind = .wheelCircumference(sensor: sensor, millimetres: millimetres)
+        case "start":
+            kind = .control(.start(try plan(Substring(rest))))
+        case "marker":
+            kind = .control(.marker(unescaped(rest)))
+        case "pause": kind = .control(.pause)
+        case "resume": kind = .control(.resume)
+        case "lap": kind = .control(.lap)
+        case "end": kind = .control(.end)
+        case "cancel": kind = .control(.cancel)
+        default:
+            throw LineError(message: "unknown event '\(verb)'")
+        }
+        return RideEvent(timeMicroseconds: time, kind)
+    }
+
+    private static func plan(_ text: Substring) throws(LineError) -> WorkoutPlan {
+        var plan = WorkoutPlan()
+        var rest = text
+        while !rest.isEmpty {
+            if rest.hasPrefix("name=") {
+                plan.name = unescaped(rest.dropFirst(5))
+                break
+            }
+            let word = rest.prefix { $0 != " " }
+            rest = rest.dropFirst(word.count).drop { $0 == " " }
+            if word == "indoor" || word == "outdoor" {
+                plan.location = WorkoutLocation(rawValue: String(word))
+            } else if word.hasPrefix("goal=") {
+                guard let goal = WorkoutGoal(String(word.dropFirst(5))) else {
+                    throw LineError(message: "start: '\(word)' is not a goal such as goal=45m, goal=30km or goal=600kJ")
+                }
+                plan.goal = goal
+            } else if word.hasPrefix("sync=") {
+                plan.syncIdentifier = String(word.dropFirst(5))
+            } else {
+                throw LineError(message: "start: unknown word '\(word)'")
+            }
+        }
+        return plan
+    }
+
+    static func uuid(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output = [UInt8]()
+        output.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Hex digits, spaces between bytes allowed.
+    static func parseHex(_ text: some StringProtocol) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in text.utf8 {
+            if character == UInt8(ascii: " ") { continue }
+            let nibble: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return high == nil ? bytes : nil
+    }
+
+    static func escaped(_ text: String) -> String {
+        var output = ""
+        for character in text {
+            switch character {
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            default: output.append(character)
+            }
+        }
+        return output
+    }
+
+    static func unescaped(_ text: some StringProtocol) -> String {
+        var output = ""
+        var escaping = false
+        for character in text {
+            if escaping {
+                switch character {
+                case "n": output += "\n"
+                case "r": output += "\r"
+                default: output.append(character)
+                }
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else {
+                output.append(character)
+            }
+        }
+        return output
+    }
+}
+
+/// Something in a capture file that could not be used: the record (or line) number and what is wrong.
+public struct CaptureProblem: Equatable, Sendable, CustomStringConvertible {
+    /// 1-based record number in a btsnoop file, line number in a journal; 0 for the file as a whole.
+    public var record: Int
+    public var message: String
+
+    public init(record: Int, message: String) {
+        self.record = record
+        self.message = message
+    }
+
+    public var description: String { record > 0 ? "record \(record): \(message)" : message }
+}

@@ -1,0 +1,123 @@
+import CZlib
+
+/// Why packed data read back from the database could not be unpacked.
+public struct PackedDataError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
+}
+
+/// Varints (LEB128), zig-zag signed varints and length-prefixed text: the packing of stored journals and
+/// sample chunks.
+public struct PackedWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init() {}
+
+    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    public mutating func unsigned(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(rest & 0x7F) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    public mutating func signed(_ value: Int64) { unsigned(UInt64(bitPattern: (value << 1) ^ (value >> 63))) }
+
+    public mutating func text(_ value: String) {
+        unsigned(UInt64(value.utf8.count))
+        bytes += value.utf8
+    }
+}
+
+/// Reads what `PackedWriter` wrote; every read checks the bounds.
+public struct PackedReader: Sendable {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public var atEnd: Bool { offset >= bytes.count }
+
+    public mutating func byte() throws(PackedDataError) -> UInt8 {
+        guard offset < bytes.count else { throw PackedDataError(description: "the stored data is cut short") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func unsigned() throws(PackedDataError) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let next = try byte()
+            guard shift < 64 else { throw PackedDataError(description: "an overlong number in the stored data") }
+            value |= UInt64(next & 0x7F) << shift
+            if next < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    public mutating func signed() throws(PackedDataError) -> Int64 {
+        let raw = try unsigned()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    public mutating func text() throws(PackedDataError) -> String {
+        let count = Int(try unsigned())
+        guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }
+        defer { offset += count }
+        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+    }
+}
+
+/// zlib's one-shot `compress2` / `uncompress`, with the uncompressed size stored in front (uint32 LE) so that
+/// inflating needs one allocation and a wrong size is caught.
+public enum Zlib {
+    public static func deflate(_ input: [UInt8]) -> [UInt8] {
+        let size = UInt32(input.count)
+        var output: [UInt8] = [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)]
+        guard !input.isEmpty else { return output }
+        var length = compressBound(uLong(input.count))
+        var compressed = [UInt8](repeating: 0, count: Int(length))
+        // Level 9: stored data is written once and read rarely. compress2 cannot fail with a compressBound buffer;
+        // if it ever did, the data is kept uncompressed (marked by the high bit of the size).
+        let status = compressed.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer { source in
+                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), Z_BEST_COMPRESSION)
+            }
+        }
+        guard status == Z_OK else {
+            output[3] |= 0x80
+            return output + input
+        }
+        return output + compressed[0..<Int(length)]
+    }
+
+    public static func inflate(_ input: [UInt8]) throws(PackedDataError) -> [UInt8] {
+        guard input.count >= 4 else { throw PackedDataError(description: "the stored data is cut short") }
+        let stored = input[3] & 0x80 != 0
+        let size = Int(input[0]) | Int(input[1]) << 8 | Int(input[2]) << 16 | Int(input[3] & 0x7F) << 24
+        if stored || size == 0 {
+            guard input.count - 4 == size else { throw PackedDataError(description: "the stored data is cut short") }
+            return Array(input[4...])
+        }
+        var output = [UInt8](repeating: 0, count: size)
+        var length = uLong(size)
+        let status = output.withUnsafeMutableBufferPointer { out in
+            input.withUnsafeBufferPointer { source in
+                uncompress(out.baseAddress, &length, source.baseAddress.map { $0 + 4 }, uLong(input.count - 4))
+            }
+        }
+        guard status == Z_OK, Int(length) == size else {
+            throw PackedDataError(description: "the stored data is corrupt (zlib status \(status))")
+        }
+        return output
+    }
+}

@@ -1,0 +1,68 @@
+import Capture
+import Foundation
+import Workouts
+
+/// A capture file read into ride events: a btsnoop capture or a cyclelog journal, told apart by content.
+public struct CaptureFile: Sendable {
+    public enum Format: String, Sendable {
+        case btsnoop
+        case journal
+    }
+
+    public var path: String
+    public var format: Format
+    public var events: [RideEvent]
+    /// The record (btsnoop) or line (journal) number of each event.
+    public var origins: [Int]
+    /// What could not be used, each naming its record or line.
+    public var problems: [CaptureProblem]
+    /// Notification handles nothing mapped to a characteristic (btsnoop only).
+    public var unmappedHandles: [GATTReplay.UnmappedHandle]
+
+    /// What a capture is called in messages: a record in btsnoop, a line in a journal.
+    public var recordWord: String { format == .btsnoop ? "record" : "line" }
+
+    /// Reads and parses `path`. `handleMap` maps btsnoop handles to characteristics when the capture has no
+    /// discovery; `progress` gets the fraction read so far, for a progress bar.
+    public static func load(
+        _ path: String, handleMap: [UInt16: UInt16] = [:], progress: ((Double) -> Void)? = nil
+    ) throws(ReplayError) -> CaptureFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ReplayError(path: path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist")
+        }
+        let bytes = [UInt8](data)
+        if bytes.starts(with: Btsnoop.magic) {
+            do {
+                let replay = try GATTReplay.read(bytes, explicitMap: handleMap, progress: progress)
+                return CaptureFile(
+                    path: path, format: .btsnoop, events: replay.events, origins: replay.eventRecords,
+                    problems: replay.problems, unmappedHandles: replay.unmappedHandles)
+            } catch {
+                throw ReplayError(path: path, error.description)
+            }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " }) != nil else {
+            throw ReplayError(
+                path: path,
+                "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
+        }
+        let journal = Journal.read(text)
+        return CaptureFile(
+            path: path, format: .journal, events: journal.events, origins: journal.lines, problems: journal.problems,
+            unmappedHandles: [])
+    }
+}
+
+/// A replay that could not be done, naming the file.
+public struct ReplayError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(path: String, _ message: String) {
+        description = "\(path): \(message)"
+    }
+
+    public init(_ message: String) {
+        description = message
+    }
+}

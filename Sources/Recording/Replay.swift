@@ -1,0 +1,158 @@
+import Capture
+import CyclingSensors
+import Foundation
+import WorkoutStore
+import Workouts
+
+/// Runs a ride's events through the workout builder into the store, in small transactions as it goes: the one
+/// path for a replayed capture, a rebuilt workout and (later) a live ride.
+public struct Replayer {
+    public struct Options: Sendable {
+        /// Wheel circumference for sensors the capture does not set one for.
+        public var wheelCircumferenceMillimetres = 2105
+        public var autoPause: AutoPause?
+        /// Events per transaction.
+        public var eventsPerChunk = 4096
+        /// A pause after each transaction, for tests that interrupt a replay part-way.
+        public var pauseAfterEachChunkMicroseconds: UInt32 = 0
+
+        public init() {}
+    }
+
+    /// What a replay or rebuild did.
+    public struct Outcome: Sendable {
+        public var summary: WorkoutSummary
+        /// True when this capture was already stored, unchanged: nothing was written.
+        public var alreadyStored: Bool
+        /// Messages about data that could not be used, each naming where it was.
+        public var problems: [String]
+    }
+
+    public let store: WorkoutStore
+    public var options: Options
+
+    public init(store: WorkoutStore, options: Options = Options()) {
+        self.store = store
+        self.options = options
+    }
+
+    /// Replays one capture file into the store. The same capture twice gives one workout.
+    public func replay(_ capture: CaptureFile) throws(ReplayError) -> Outcome {
+        var problems = capture.problems.map { "\(capture.path): \($0.record > 0 ? "\(capture.recordWord) \($0.record): " : "")\($0.message)" }
+        for handle in capture.unmappedHandles {
+            problems.append(
+                "\(capture.path): handle 0x\(String(handle.handle, radix: 16, uppercase: true)) of \(handle.sensor) "
+                    + "carried \(handle.notifications) notifications but the capture has no discovery for it; "
+                    + "name it with --handle 0x\(String(handle.handle, radix: 16))=UUID (e.g. 2a63)")
+        }
+        let digest = RideDigest(capture.events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
+        let syncIdentifier = capture.events.lazy.compactMap { event -> String? in
+            if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
+            return nil
+        }.first ?? digest.uuid
+        do {
+            let existing = try store.workout(syncIdentifier: syncIdentifier)
+            if let existing, existing.complete, existing.journalDigest == digest.hex,
+                let summary = try store.summary(existing.id)
+            {
+                return Outcome(summary: summary, alreadyStored: true, problems: problems)
+            }
+            guard let first = capture.events.first else {
+                throw ReplayError(path: capture.path, "holds no events" + (problems.isEmpty ? "" : ": " + problems.joined(separator: "; ")))
+            }
+            let id = try store.beginWorkout(
+                syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
+                replacing: existing?.id)
+            let result = try build(id, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex)
+            problems += result.problems.map { "\(capture.path): \($0)" }
+            return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
+        } catch let error as StoreError {
+            throw ReplayError(error.description)
+        } catch let error as ReplayError {
+            throw error
+        } catch {
+            throw ReplayError(path: capture.path, "\(error)")
+        }
+    }
+
+    /// Rebuilds a stored workout from its own journal (after a fix, or to recover a ride cut short).
+    public func rebuild(_ id: Int64) throws(ReplayError) -> Outcome {
+        do {
+            let events = try store.journal(id)
+            guard !events.isEmpty else { throw ReplayError("workout \(id) has no stored journal to rebuild from") }
+            let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
+            try store.beginRebuild(id)
+            let result = try build(
+                id, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex)
+            return Outcome(
+                summary: result.summary, alreadyStored: false,
+                problems: result.problems.map { "workout \(id) journal: \($0)" })
+        } catch let error as StoreError {
+            throw ReplayError(error.description)
+        } catch let error as ReplayError {
+            throw error
+        } catch {
+            throw ReplayError("workout \(id): \(error)")
+        }
+    }
+
+    private func build(
+        _ id: Int64, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String
+    ) throws -> (summary: WorkoutSummary, problems: [String]) {
+        var configuration = WorkoutBuilder.Configuration(
+            defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
+        configuration.autoPause = options.autoPause
+        var builder = WorkoutBuilder(configuration: configuration)
+        var problems = ProblemList()
+        var chunkStart = 0
+        var sequence = 0
+        var pending: [SecondSample] = []
+        var seenProblems = 0
+        for (index, event) in events.enumerated() {
+            builder.add(event)
+            if builder.problems.count > seenProblems {
+                for problem in builder.problems[seenProblems...] {
+                    problems.add("\(index < origins.count ? "#\(origins[index])" : ""): \(problem.message)")
+                }
+                seenProblems = builder.problems.count
+            }
+            if index + 1 - chunkStart >= options.eventsPerChunk || index + 1 == events.count {
+                pending += builder.takeCompletedSamples()
+                let chunk = WorkoutStore.secondsPerSampleChunk
+                let whole = pending.count / chunk * chunk
+                try store.append(
+                    to: id, journalSequence: sequence, events: writeJournal ? events[chunkStart...index] : [],
+                    samples: pending[..<whole])
+                pending.removeFirst(whole)
+                sequence += 1
+                chunkStart = index + 1
+                if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
+            }
+        }
+        guard let workout = builder.finish() else {
+            _ = try store.delete(id)
+            throw ReplayError("no measurement to build a workout from (no power, speed, cadence or heart rate)")
+        }
+        let summary = try store.finish(id, workout: workout, journalDigest: digest)
+        return (summary, problems.messages)
+    }
+}
+
+/// Repeated problems are shown a few times, then counted: a sensor that sends 10 000 bad values should not
+/// bury the summary.
+struct ProblemList {
+    private var counts: [String: Int] = [:]
+    private(set) var messages: [String] = []
+    private var suppressed = 0
+
+    mutating func add(_ message: String) {
+        // The part after the location says what is wrong; group by it.
+        let key = message.split(separator: ":", maxSplits: 1).last.map(String.init) ?? message
+        counts[key, default: 0] += 1
+        if counts[key]! <= 3 {
+            messages.append(message)
+        } else if counts[key]! == 4 {
+            messages.append("… more like \"\(key.trimmingCharacters(in: .whitespaces))\" follow; they are counted, not shown")
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Capture
+import Workouts
+
+/// How the 1 Hz samples and the statistics are packed into BLOBs. Samples go in chunks of `chunkSeconds`:
+/// fixed-point varints (0.1 W, 0.1 rpm, mm/s, 0.1 bpm, mm, ‰ of the second running) deflated, which keeps a
+/// ride-hour of samples to a few tens of kilobytes. Statistics keep every Double's exact bits, so a stored
+/// summary prints byte for byte what was printed when it was built.
+enum StoredPacking {
+    static let chunkSeconds = 60
+
+    static func packSamples(_ samples: some Collection<SecondSample>) -> [UInt8] {
+        var writer = PackedWriter()
+        writer.unsigned(UInt64(samples.count))
+        for sample in samples {
+            var present: UInt8 = 0
+            for channel in Channel.allCases where sample[channel] != nil { present |= 1 << channel.rawValue }
+            writer.byte(present)
+            writer.signed(fixed(sample.powerWatts, 10))
+            writer.signed(fixed(sample.cadenceRPM, 10))
+            writer.signed(fixed(sample.speedMetersPerSecond, 1000))
+            writer.signed(fixed(sample.heartRateBPM, 10))
+            writer.signed(fixed(sample.distanceMeters, 1000))
+            writer.unsigned(UInt64(max(0, (sample.runningFraction * 1000).rounded())))
+            for source in sample.sources { writer.byte(UInt8(bitPattern: source)) }
+        }
+        return Zlib.deflate(writer.bytes)
+    }
+
+    static func unpackSamples(_ blob: [UInt8], firstSecond: Int) throws(PackedDataError) -> [SecondSample] {
+        var reader = PackedReader(try Zlib.inflate(blob))
+        let count = Int(try reader.unsigned())
+        guard count <= 1 << 20 else { throw PackedDataError(description: "a sample chunk claims \(count) samples") }
+        var samples: [SecondSample] = []
+        samples.reserveCapacity(count)
+        for offset in 0..<count {
+            let present = try reader.byte()
+            func value(_ channel: Channel, _ scale: Double) throws(PackedDataError) -> Double? {
+                let raw = try reader.signed()
+                return present & (1 << channel.rawValue) != 0 ? Double(raw) / scale : nil
+            }
+            var sample = SecondSample(second: firstSecond + offset)
+            sample.powerWatts = try value(.powerWatts, 10)
+            sample.cadenceRPM = try value(.cadenceRPM, 10)
+            sample.speedMetersPerSecond = try value(.speedMetersPerSecond, 1000)
+            sample.heartRateBPM = try value(.heartRateBPM, 10)
+            sample.distanceMeters = Double(try reader.signed()) / 1000
+            sample.runningFraction = Double(try reader.unsigned()) / 1000
+            sample.sources = try (0..<4).map { (_: Int) throws(PackedDataError) in Int8(bitPattern: try reader.byte()) }
+            samples.append(sample)
+        }
+        return samples
+    }
+
+    private static func fixed(_ value: Double?, _ scale: Double) -> Int64 {
+        guard let value, value.isFinite else { return 0 }
+        return Int64((value * scale).rounded())
+    }
+
+    static func packStatistics(_ statistics: WorkoutStatistics) -> [UInt8] {
+        var writer = PackedWriter()
+        func double(_ value: Double?) {
+            if let value {
+                writer.byte(1)
+                writer.unsigned(value.bitPattern)
+            } else {
+                writer.byte(0)
+            }
+        }
+        double(statistics.elapsedSeconds)
+        double(statistics.movingSeconds)
+        double(statistics.distanceMeters)
+        for value in optionalFields(statistics) { double(value) }
+        let durations = statistics.powerCurveWatts.keys.sorted()
+        writer.unsigned(UInt64(durations.count))
+        for duration in durations {
+            writer.unsigned(UInt64(duration))
+            double(statistics.powerCurveWatts[duration])
+        }
+        return writer.bytes
+    }
+
+    static func unpackStatistics(_ blob: [UInt8]) throws(PackedDataError) -> WorkoutStatistics {
+        var reader = PackedReader(blob)
+        func double() throws(PackedDataError) -> Double? {
+            try reader.byte() == 1 ? Double(bitPattern: try reader.unsigned()) : nil
+        }
+        var statistics = WorkoutStatistics([], elapsedSeconds: try double() ?? 0)
+        statistics.movingSeconds = try double() ?? 0
+        statistics.distanceMeters = try double() ?? 0
+        statistics.averagePowerWatts = try double()
+        statistics.maximumPowerWatts = try double()
+        statistics.normalizedPowerWatts = try double()
+        statistics.workJoules = try double()
+        statistics.averageCadenceRPM = try double()
+        statistics.maximumCadenceRPM = try double()
+        statistics.averageSpeedMetersPerSecond = try double()
+        statistics.maximumSpeedMetersPerSecond = try double()
+        statistics.averageHeartRateBPM = try double()
+        statistics.maximumHeartRateBPM = try double()
+        let count = Int(try reader.unsigned())
+        for _ in 0..<min(count, 1000) {
+            let duration = Int(try reader.unsigned())
+            statistics.powerCurveWatts[duration] = try double()
+        }
+        return statistics
+    }
+
+    /// The optional fields in the order `unpackStatistics` reads them back.
+    private static func optionalFields(_ s: WorkoutStatistics) -> [Double?] {
+        [
+            s.averagePowerWatts, s.maximumPowerWatts, s.normalizedPowerWatts, s.workJoules, s.averageCadenceRPM,
+            s.maximumCadenceRPM, s.averageSpeedMetersPerSecond, s.maximumSpeedMetersPerSecond,
+            s.averageHeartRateBPM, s.maximumHeartRateBPM,
+        ]
+    }
+}

@@ -1,0 +1,190 @@
+import Capture
+import Foundation
+import GRDB
+import Workouts
+
+/// The workout database: SQLite through GRDB in WAL mode, named migrations that are never edited once they
+/// have shipped, written in small transactions so that a crash loses at most the last one.
+public final class WorkoutStore: Sendable {
+    let queue: DatabaseQueue
+
+    /// Opens (creating if needed) the database at `path`, and brings its schema up to date.
+    public init(path: String) throws(StoreError) {
+        do {
+            var configuration = Configuration()
+            configuration.journalMode = .wal
+            // Another cyclelog (a live ride, a replay) may hold the write lock for a moment.
+            configuration.busyMode = .timeout(5)
+            configuration.foreignKeysEnabled = true
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.migrator.migrate(queue)
+        } catch {
+            throw StoreError(error, path: path)
+        }
+    }
+
+    /// A private in-memory database, for tests.
+    public init() throws(StoreError) {
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = true
+            queue = try DatabaseQueue(configuration: configuration)
+            try Self.migrator.migrate(queue)
+        } catch {
+            throw StoreError(error, path: ":memory:")
+        }
+    }
+
+    /// `$CYCLELOG_DB`, else `$XDG_DATA_HOME/cyclelog/cyclelog.sqlite`, else `~/.local/share/cyclelog/…`.
+    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["CYCLELOG_DB"], !path.isEmpty { return path }
+        let dataHome: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            dataHome = xdg
+        } else {
+            dataHome = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        }
+        return dataHome + "/cyclelog/cyclelog.sqlite"
+    }
+
+    /// The schema, one named migration per change. Never edit a migration that has shipped: add one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1 workouts, laps, events, dropouts, sensors, samples, journal") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE workout (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        syncIdentifier TEXT NOT NULL UNIQUE,
+                        version INTEGER NOT NULL DEFAULT 1,
+                        -- 'recording' until the last transaction of a ride or replay lands.
+                        status TEXT NOT NULL DEFAULT 'recording',
+                        source TEXT NOT NULL,
+                        journalDigest TEXT,
+                        name TEXT,
+                        location TEXT,
+                        goal TEXT,
+                        sessionState TEXT,
+                        startMicroseconds INTEGER NOT NULL,
+                        endMicroseconds INTEGER,
+                        elapsedSeconds REAL,
+                        movingSeconds REAL,
+                        distanceMeters REAL,
+                        averagePowerWatts REAL,
+                        statistics BLOB
+                    );
+                    CREATE INDEX workoutByStart ON workout(startMicroseconds);
+                    CREATE TABLE lap (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        number INTEGER NOT NULL,
+                        startMicroseconds INTEGER NOT NULL,
+                        endMicroseconds INTEGER NOT NULL,
+                        statistics BLOB NOT NULL,
+                        PRIMARY KEY (workoutId, number)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE workoutEvent (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        sequence INTEGER NOT NULL,
+                        timeMicroseconds INTEGER NOT NULL,
+                        -- The journal line of the control, which carries its name, goal or text exactly.
+                        journalLine TEXT NOT NULL,
+                        PRIMARY KEY (workoutId, sequence)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE dropout (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        sequence INTEGER NOT NULL,
+                        sensor TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        startMicroseconds INTEGER NOT NULL,
+                        endMicroseconds INTEGER NOT NULL,
+                        PRIMARY KEY (workoutId, sequence)
+                    ) WITHOUT ROWID;
+                    CREATE TABLE workoutSensor (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        position INTEGER NOT NULL,
+                        address TEXT NOT NULL,
+                        name TEXT,
+                        wheelCircumferenceMillimetres INTEGER NOT NULL,
+                        batteryPercent INTEGER,
+                        PRIMARY KEY (workoutId, position)
+                    ) WITHOUT ROWID;
+                    -- Sensors a rider has used, remembered across rides with their wheel circumference.
+                    CREATE TABLE sensor (
+                        address TEXT PRIMARY KEY NOT NULL,
+                        name TEXT,
+                        wheelCircumferenceMillimetres INTEGER,
+                        lastSeenMicroseconds INTEGER
+                    ) WITHOUT ROWID;
+                    -- The 1 Hz series, packed per minute (see StoredPacking).
+                    CREATE TABLE sampleChunk (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        firstSecond INTEGER NOT NULL,
+                        samples BLOB NOT NULL,
+                        PRIMARY KEY (workoutId, firstSecond)
+                    ) WITHOUT ROWID;
+                    -- The raw events of the ride, compact and deflated (see CompactJournal), for `cyclelog rebuild`.
+                    CREATE TABLE journalChunk (
+                        workoutId INTEGER NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        sequence INTEGER NOT NULL,
+                        events BLOB NOT NULL,
+                        PRIMARY KEY (workoutId, sequence)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try queue.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(error, path: queue.path)
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try queue.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(error, path: queue.path)
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok", or what SQLite found wrong.
+    public func integrityCheck() throws(StoreError) -> String {
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+}
+
+/// A database problem, in words a rider understands.
+public struct StoreError: Error, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+
+    init(_ error: any Error, path: String) {
+        guard let database = error as? DatabaseError else {
+            description = "the workout database \(path): \(error)"
+            return
+        }
+        switch database.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            description =
+                "the workout database \(path) is locked by another program (another cyclelog?); nothing was written"
+        case .SQLITE_FULL:
+            description = "the disk holding \(path) is full; the last change was not written, the rest is safe"
+        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
+            description = "cannot write the workout database \(path): check that the folder exists and is writable"
+        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
+            description = "\(path) is not a healthy cyclelog database (\(database.message ?? "corrupt"))"
+        default:
+            description = "the workout database \(path): \(database.message ?? "\(database.resultCode)")"
+        }
+    }
+}

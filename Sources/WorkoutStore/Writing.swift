@@ -1,0 +1,184 @@
+import Capture
+import Foundation
+import GRDB
+import Workouts
+
+extension WorkoutStore {
+    /// A workout already in the database under a sync identifier.
+    public struct ExistingWorkout: Equatable, Sendable {
+        public var id: Int64
+        public var version: Int
+        public var complete: Bool
+        public var journalDigest: String?
+    }
+
+    public func workout(syncIdentifier: String) throws(StoreError) -> ExistingWorkout? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, version, status, journalDigest FROM workout WHERE syncIdentifier = ?",
+                arguments: [syncIdentifier]
+            ).map {
+                ExistingWorkout(
+                    id: $0["id"], version: $0["version"], complete: ($0["status"] as String) == "complete",
+                    journalDigest: $0["journalDigest"])
+            }
+        }
+    }
+
+    /// Starts writing a workout: one row marked 'recording' that later transactions fill in. With `replacing`,
+    /// that workout keeps its id and sync identifier, loses its old content and gets the next version.
+    public func beginWorkout(
+        syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64? = nil
+    ) throws(StoreError) -> Int64 {
+        try write { db in
+            if let id = replacing {
+                try Self.deleteContent(of: id, db)
+                try db.execute(
+                    sql: """
+                        UPDATE workout SET version = version + 1, status = 'recording', source = ?, journalDigest = NULL,
+                        startMicroseconds = ?, endMicroseconds = NULL, statistics = NULL WHERE id = ?
+                        """, arguments: [source, startMicroseconds, id])
+                return id
+            }
+            try db.execute(
+                sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
+                arguments: [syncIdentifier, source, startMicroseconds])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// Starts rebuilding a workout from its stored journal: everything but the journal is dropped, in one
+    /// transaction, and the version goes up.
+    public func beginRebuild(_ id: Int64) throws(StoreError) {
+        try write { db in
+            for table in ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
+            }
+            try db.execute(
+                sql: "UPDATE workout SET version = version + 1, status = 'recording', statistics = NULL WHERE id = ?",
+                arguments: [id])
+        }
+    }
+
+    /// Samples go in whole chunks of this many seconds: pass `append` whole chunks only.
+    public static let secondsPerSampleChunk = StoredPacking.chunkSeconds
+
+    /// One small transaction: the next piece of the raw journal and the 1 Hz samples completed so far.
+    public func append(
+        to id: Int64, journalSequence: Int, events: some Collection<RideEvent>, samples: some Collection<SecondSample>
+    ) throws(StoreError) {
+        let journal = events.isEmpty ? nil : CompactJournal.encode(events)
+        let chunks = Self.chunks(samples)
+        try write { db in
+            if let journal {
+                try db.execute(
+                    sql: "INSERT INTO journalChunk (workoutId, sequence, events) VALUES (?, ?, ?)",
+                    arguments: [id, journalSequence, Data(journal)])
+            }
+            for (firstSecond, blob) in chunks {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
+                    arguments: [id, firstSecond, Data(blob)])
+            }
+        }
+    }
+
+    /// The last transaction of a workout: the final 1 Hz series (auto-pause applied), statistics, laps, events,
+    /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
+    @discardableResult
+    public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
+        let statistics = workout.statistics
+        let chunks = Self.chunks(workout.samples)
+        let laps = workout.laps
+        try write { db in
+            try db.execute(sql: "DELETE FROM sampleChunk WHERE workoutId = ?", arguments: [id])
+            for (firstSecond, blob) in chunks {
+                try db.execute(
+                    sql: "INSERT INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
+                    arguments: [id, firstSecond, Data(blob)])
+            }
+            for table in ["lap", "workoutEvent", "dropout", "workoutSensor"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
+            }
+            for lap in laps {
+                try db.execute(
+                    sql: "INSERT INTO lap VALUES (?, ?, ?, ?, ?)",
+                    arguments: [
+                        id, lap.number, lap.startMicroseconds, lap.endMicroseconds,
+                        Data(StoredPacking.packStatistics(lap.statistics)),
+                    ])
+            }
+            for (sequence, event) in workout.events.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO workoutEvent VALUES (?, ?, ?, ?)",
+                    arguments: [
+                        id, sequence, event.timeMicroseconds,
+                        Journal.line(RideEvent(timeMicroseconds: event.timeMicroseconds, .control(event.control))),
+                    ])
+            }
+            for (sequence, dropout) in workout.dropouts.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO dropout VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        id, sequence, workout.sensors[dropout.sensorIndex].address, dropout.reason.rawValue,
+                        dropout.start, dropout.end,
+                    ])
+            }
+            for (position, sensor) in workout.sensors.enumerated() {
+                try db.execute(
+                    sql: "INSERT INTO workoutSensor VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        id, position, sensor.address, sensor.name, sensor.wheelCircumferenceMillimetres,
+                        sensor.batteryPercent,
+                    ])
+                try db.execute(
+                    sql: """
+                        INSERT INTO sensor (address, name, wheelCircumferenceMillimetres, lastSeenMicroseconds)
+                        VALUES (?, ?, NULL, ?)
+                        ON CONFLICT(address) DO UPDATE SET name = coalesce(excluded.name, name),
+                        lastSeenMicroseconds = max(coalesce(lastSeenMicroseconds, 0), excluded.lastSeenMicroseconds)
+                        """, arguments: [sensor.address, sensor.name, workout.endMicroseconds])
+            }
+            try db.execute(
+                sql: """
+                    UPDATE workout SET status = 'complete', journalDigest = ?, name = ?, location = ?, goal = ?,
+                    sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
+                    movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ? WHERE id = ?
+                    """,
+                arguments: [
+                    journalDigest, workout.plan.name, workout.plan.location?.rawValue,
+                    workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
+                    workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
+                    statistics.distanceMeters, statistics.averagePowerWatts,
+                    Data(StoredPacking.packStatistics(statistics)), id,
+                ])
+        }
+        guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
+        return summary
+    }
+
+    /// Deletes a workout and everything stored with it.
+    public func delete(_ id: Int64) throws(StoreError) -> Bool {
+        try write { db in
+            try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id])
+            return db.changesCount > 0
+        }
+    }
+
+    static func deleteContent(of id: Int64, _ db: Database) throws {
+        for table in ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk", "journalChunk"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
+        }
+    }
+
+    /// Samples grouped by the minute they start in, packed.
+    static func chunks(_ samples: some Collection<SecondSample>) -> [(Int, [UInt8])] {
+        var groups: [Int: [SecondSample]] = [:]
+        for sample in samples {
+            groups[sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds, default: []].append(sample)
+        }
+        return groups.keys.sorted().map { key in
+            (key, StoredPacking.packSamples(groups[key]!.sorted { $0.second < $1.second }))
+        }
+    }
+}

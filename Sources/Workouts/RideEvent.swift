@@ -1,0 +1,178 @@
+/// The one stream every source becomes (DESIGN.md §1): a live ride, a btsnoop capture and a cyclelog journal all
+/// turn into `RideEvent`s in arrival order, and nothing downstream knows which source fed it.
+public struct RideEvent: Equatable, Sendable {
+    /// Arrival time in microseconds since the Unix epoch: the capture's clock on replay, the host clock live.
+    public var timeMicroseconds: Int64
+    public var kind: Kind
+
+    public enum Kind: Equatable, Sendable {
+        /// A Handle Value Notification or Indication: the characteristic's 16-bit UUID and the value bytes.
+        case notification(sensor: String, characteristic: UInt16, value: [UInt8])
+        /// A value read on request (features, sensor location, battery); never counted as a measurement.
+        case read(sensor: String, characteristic: UInt16, value: [UInt8])
+        case connected(sensor: String, name: String?)
+        case disconnected(sensor: String)
+        /// The wheel circumference in force for a sensor from this point on.
+        case wheelCircumference(sensor: String, millimetres: Int)
+        case control(WorkoutControl)
+    }
+
+    public init(timeMicroseconds: Int64, _ kind: Kind) {
+        self.timeMicroseconds = timeMicroseconds
+        self.kind = kind
+    }
+
+    /// The sensor this event concerns, if any.
+    public var sensor: String? {
+        switch kind {
+        case .notification(let sensor, _, _), .read(let sensor, _, _), .connected(let sensor, _),
+            .disconnected(let sensor), .wheelCircumference(let sensor, _):
+            sensor
+        case .control: nil
+        }
+    }
+}
+
+/// What a rider (or a script over D-Bus) asks of the workout; the same words as SiriKit's workout intents.
+public enum WorkoutControl: Equatable, Sendable {
+    case start(WorkoutPlan)
+    case pause
+    case resume
+    case lap
+    /// A labelled point in time that does not split the workout.
+    case marker(String)
+    case end
+    case cancel
+
+    public var name: String {
+        switch self {
+        case .start: "start"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .lap: "lap"
+        case .marker: "marker"
+        case .end: "end"
+        case .cancel: "cancel"
+        }
+    }
+}
+
+/// How a workout was started: its name, goal, place and identity.
+public struct WorkoutPlan: Equatable, Sendable {
+    public var name: String?
+    public var goal: WorkoutGoal?
+    public var location: WorkoutLocation?
+    /// Set by a live recorder so that replaying its journal gives the same workout identity.
+    public var syncIdentifier: String?
+
+    public init(
+        name: String? = nil, goal: WorkoutGoal? = nil, location: WorkoutLocation? = nil,
+        syncIdentifier: String? = nil
+    ) {
+        self.name = name
+        self.goal = goal
+        self.location = location
+        self.syncIdentifier = syncIdentifier
+    }
+}
+
+public enum WorkoutLocation: String, Equatable, Sendable {
+    case indoor
+    case outdoor
+}
+
+/// A goal of time, distance or energy; a workout without one is open-ended.
+public enum WorkoutGoal: Equatable, Sendable, CustomStringConvertible {
+    case timeSeconds(Double)
+    case distanceMeters(Double)
+    case energyJoules(Double)
+
+    /// Parses `45m`, `1h30m`, `90s` (time), `30km`, `20mi` (distance), `600kJ`, `800kcal` (energy). A bare `m`
+    /// means minutes, as on a bike computer's goal screen, so distances take `km` or `mi`.
+    public init?(_ text: String) {
+        let lower = text.lowercased()
+        func number(_ suffix: String) -> Double? {
+            guard lower.hasSuffix(suffix) else { return nil }
+            return Double(lower.dropLast(suffix.count))
+        }
+        if let value = number("km") {
+            self = .distanceMeters(value * 1000)
+        } else if let value = number("mi") {
+            self = .distanceMeters(value * 1609.344)
+        } else if let value = number("kj") {
+            self = .energyJoules(value * 1000)
+        } else if let value = number("kcal") {
+            // Mechanical work at the usual 4.184 kJ per kcal, as bike computers label kJ ≈ kcal otherwise.
+            self = .energyJoules(value * 4184)
+        } else if let seconds = Self.durationSeconds(lower) {
+            self = .timeSeconds(seconds)
+        } else {
+            return nil
+        }
+        if case .timeSeconds(let v) = self, !(v > 0) { return nil }
+        if case .distanceMeters(let v) = self, !(v > 0) { return nil }
+        if case .energyJoules(let v) = self, !(v > 0) { return nil }
+    }
+
+    /// `1h30m`, `45m`, `45min`, `90s`, `2h`.
+    private static func durationSeconds(_ text: String) -> Double? {
+        var total = 0.0
+        var digits = ""
+        var sawUnit = false
+        var rest = Substring(text)
+        while let character = rest.first {
+            if character.isNumber || character == "." {
+                digits.append(character)
+                rest = rest.dropFirst()
+                continue
+            }
+            guard let value = Double(digits) else { return nil }
+            if rest.hasPrefix("min") {
+                total += value * 60
+                rest = rest.dropFirst(3)
+            } else if character == "h" {
+                total += value * 3600
+                rest = rest.dropFirst()
+            } else if character == "m" {
+                total += value * 60
+                rest = rest.dropFirst()
+            } else if character == "s" {
+                total += value
+                rest = rest.dropFirst()
+            } else {
+                return nil
+            }
+            digits = ""
+            sawUnit = true
+        }
+        return sawUnit && digits.isEmpty ? total : nil
+    }
+
+    /// The canonical spelling, which `init?(_:)` reads back to the same value.
+    public var description: String {
+        switch self {
+        case .timeSeconds(let seconds): "\(compact(seconds))s"
+        case .distanceMeters(let meters): "\(compact(meters / 1000))km"
+        case .energyJoules(let joules): "\(compact(joules / 1000))kJ"
+        }
+    }
+
+    public var kind: String {
+        switch self {
+        case .timeSeconds: "time"
+        case .distanceMeters: "distance"
+        case .energyJoules: "energy"
+        }
+    }
+
+    public var target: Double {
+        switch self {
+        case .timeSeconds(let v), .distanceMeters(let v), .energyJoules(let v): v
+        }
+    }
+}
+
+/// `45.0` → `45`, `2.5` → `2.5`.
+func compact(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+}

@@ -1,0 +1,137 @@
+/// One second of the 1 Hz series: time-weighted values of what the sensors held during it (DESIGN.md §4).
+/// A nil value is a gap (no sensor had a value), never an invented one.
+public struct SecondSample: Equatable, Sendable {
+    /// Seconds since the workout's start; the sample covers [second, second + 1).
+    public var second: Int
+    public var powerWatts: Double?
+    public var cadenceRPM: Double?
+    public var speedMetersPerSecond: Double?
+    public var heartRateBPM: Double?
+    /// Metres ridden during this second (0 while paused).
+    public var distanceMeters: Double
+    /// The part of this second on the timer (1 running, 0 paused; fractions at pause edges and at the end).
+    public var runningFraction: Double
+    /// Index into the workout's sensor list of the source of each channel's value, -1 for none.
+    public var sources: [Int8]
+
+    public init(
+        second: Int, powerWatts: Double? = nil, cadenceRPM: Double? = nil, speedMetersPerSecond: Double? = nil,
+        heartRateBPM: Double? = nil, distanceMeters: Double = 0, runningFraction: Double = 1,
+        sources: [Int8] = [-1, -1, -1, -1]
+    ) {
+        self.second = second
+        self.powerWatts = powerWatts
+        self.cadenceRPM = cadenceRPM
+        self.speedMetersPerSecond = speedMetersPerSecond
+        self.heartRateBPM = heartRateBPM
+        self.distanceMeters = distanceMeters
+        self.runningFraction = runningFraction
+        self.sources = sources
+    }
+
+    /// A second counts as moving when most of it was on the timer.
+    public var isRunning: Bool { runningFraction >= 0.5 }
+
+    public subscript(channel: Channel) -> Double? {
+        get {
+            switch channel {
+            case .powerWatts: powerWatts
+            case .cadenceRPM: cadenceRPM
+            case .speedMetersPerSecond: speedMetersPerSecond
+            case .heartRateBPM: heartRateBPM
+            }
+        }
+        set {
+            switch channel {
+            case .powerWatts: powerWatts = newValue
+            case .cadenceRPM: cadenceRPM = newValue
+            case .speedMetersPerSecond: speedMetersPerSecond = newValue
+            case .heartRateBPM: heartRateBPM = newValue
+            }
+        }
+    }
+}
+
+/// Accumulates held values into 1-s bins: each source's value counts for the time it was held.
+struct SecondBins {
+    struct Contribution {
+        var sensorIndex: Int
+        var rank: Int
+        var weightedSum = 0.0
+        var coveredMicroseconds: Int64 = 0
+    }
+
+    struct Bin {
+        var contributions: [[Contribution]] = Array(repeating: [], count: Channel.allCases.count)
+        var distance: [(sensorIndex: Int, meters: Double)] = []
+    }
+
+    let originMicroseconds: Int64
+    private(set) var bins: [Bin] = []
+
+    init(originMicroseconds: Int64) {
+        self.originMicroseconds = originMicroseconds
+    }
+
+    private mutating func ensure(_ index: Int) {
+        while bins.count <= index { bins.append(Bin()) }
+    }
+
+    /// Adds `value` held over [from, to) from one source; time before the origin is ignored.
+    mutating func add(
+        _ value: Double, channel: Channel, sensorIndex: Int, rank: Int, from: Int64, to: Int64
+    ) {
+        var start = max(from, originMicroseconds)
+        guard to > start else { return }
+        while start < to {
+            let index = Int((start - originMicroseconds) / 1_000_000)
+            let binEnd = originMicroseconds + Int64(index + 1) * 1_000_000
+            let end = min(to, binEnd)
+            ensure(index)
+            let duration = end - start
+            if let slot = bins[index].contributions[channel.rawValue].firstIndex(where: {
+                $0.sensorIndex == sensorIndex
+            }) {
+                bins[index].contributions[channel.rawValue][slot].weightedSum += value * Double(duration)
+                bins[index].contributions[channel.rawValue][slot].coveredMicroseconds += duration
+            } else {
+                bins[index].contributions[channel.rawValue].append(
+                    Contribution(
+                        sensorIndex: sensorIndex, rank: rank, weightedSum: value * Double(duration),
+                        coveredMicroseconds: duration))
+            }
+            start = end
+        }
+    }
+
+    mutating func addDistance(_ meters: Double, sensorIndex: Int, at time: Int64) {
+        guard time >= originMicroseconds else { return }
+        let index = Int((time - originMicroseconds) / 1_000_000)
+        ensure(index)
+        bins[index].distance.append((sensorIndex, meters))
+    }
+
+    /// The sample for bin `index`: per channel the preferred source that covered at least a quarter of the
+    /// second (else the one that covered most), its time-weighted mean; distance from the speed source.
+    func sample(_ index: Int, runningFraction: Double) -> SecondSample {
+        var sample = SecondSample(second: index, runningFraction: runningFraction)
+        guard index < bins.count else { return sample }
+        let bin = bins[index]
+        for channel in Channel.allCases {
+            let candidates = bin.contributions[channel.rawValue]
+            let preferred = candidates.filter { $0.coveredMicroseconds >= 250_000 }.min {
+                ($0.rank, $0.sensorIndex) < ($1.rank, $1.sensorIndex)
+            }
+            guard let chosen = preferred ?? candidates.max(by: { $0.coveredMicroseconds < $1.coveredMicroseconds })
+            else { continue }
+            sample[channel] = chosen.weightedSum / Double(chosen.coveredMicroseconds)
+            sample.sources[channel.rawValue] = Int8(clamping: chosen.sensorIndex)
+        }
+        if runningFraction > 0 {
+            let speedSource = sample.sources[Channel.speedMetersPerSecond.rawValue]
+            let distanceSource = speedSource >= 0 ? Int(speedSource) : bin.distance.first?.sensorIndex
+            sample.distanceMeters = bin.distance.filter { $0.sensorIndex == distanceSource }.reduce(0) { $0 + $1.meters }
+        }
+        return sample
+    }
+}

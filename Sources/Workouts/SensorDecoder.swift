@@ -1,0 +1,153 @@
+import CyclingSensors
+
+/// Everything one sensor's notifications mean for the ride: decodes each value, runs its revolution math and
+/// reports readings per channel plus the distance covered. Units are applied here and nowhere else.
+struct SensorDecoder {
+    let address: String
+    var wheelCircumferenceMeters: Double
+    private var crank = RevolutionRate.crank()
+    private var cyclingPowerWheel: RevolutionRate
+    private var cscWheel: RevolutionRate
+    private var bikeDataAssembler = IndoorBikeDataAssembler()
+    /// The trainer's own total distance, which some machines reset mid-session (§7.3): accumulate increases.
+    private var lastTotalDistanceMeters: UInt32?
+    /// Repeated identical power while the cranks stand still is a meter holding its last value, not riding.
+    private var lastPower: Int16?
+    private var lastCrankRateZero = false
+
+    /// Readings and distance from one notification.
+    struct Output {
+        var readings: [ChannelReading] = []
+        /// Metres ridden since the previous notification, and the speed rank of the source that measured them.
+        var distance: (meters: Double, rank: Int)?
+    }
+
+    init(address: String, wheelCircumferenceMeters: Double) {
+        self.address = address
+        self.wheelCircumferenceMeters = wheelCircumferenceMeters
+        cyclingPowerWheel = .wheel(
+            ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
+        cscWheel = .wheel(ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
+    }
+
+    mutating func setWheelCircumference(meters: Double) {
+        wheelCircumferenceMeters = meters
+        cyclingPowerWheel = .wheel(
+            ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: meters)
+        cscWheel = .wheel(ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: meters)
+    }
+
+    /// A new connection: every counter baseline from before it is meaningless (§7.3).
+    mutating func connectionChanged() {
+        crank.reset()
+        cyclingPowerWheel.reset()
+        cscWheel.reset()
+        bikeDataAssembler = IndoorBikeDataAssembler()
+        lastTotalDistanceMeters = nil
+    }
+
+    /// Decodes one notification. Throws the decoder's error for a malformed value; unknown characteristics
+    /// (battery, vector, control points) give no readings.
+    mutating func decode(characteristic: UInt16, value: [UInt8], at time: Int64) throws(MalformedPayload) -> Output {
+        var output = Output()
+        switch Characteristic(rawValue: characteristic) {
+        case .cyclingPowerMeasurement:
+            let measurement = try CyclingPowerMeasurement(decoding: value)
+            var crankStill = false
+            if let data = measurement.crankRevolutionData {
+                if let (revolutionsPerSecond, _) = crank.update(
+                    revolutions: UInt32(data.cumulativeCrankRevolutions), eventTime: data.lastCrankEventTime,
+                    atMicroseconds: time)
+                {
+                    output.readings.append(
+                        ChannelReading(
+                            channel: .cadenceRPM, value: revolutionsPerSecond * 60, rank: SourceRank.cyclingPowerCadence))
+                    crankStill = revolutionsPerSecond == 0
+                }
+            }
+            // Negative power (back-pedalling, §1.4) is 0 W of work; the raw value stays in the journal. A meter that
+            // repeats its last power while the cranks stand still is holding a stale value: show 0.
+            var watts = Double(max(0, measurement.instantaneousPower))
+            if crankStill && lastCrankRateZero && lastPower == measurement.instantaneousPower { watts = 0 }
+            lastCrankRateZero = crankStill
+            lastPower = measurement.instantaneousPower
+            output.readings.append(ChannelReading(channel: .powerWatts, value: watts, rank: SourceRank.cyclingPowerPower))
+            if let wheel = measurement.wheelRevolutionData,
+                let (revolutionsPerSecond, counted) = cyclingPowerWheel.update(
+                    revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
+                    atMicroseconds: time)
+            {
+                output.readings.append(
+                    ChannelReading(
+                        channel: .speedMetersPerSecond, value: revolutionsPerSecond * wheelCircumferenceMeters,
+                        rank: SourceRank.cyclingPowerSpeed))
+                output.distance = (Double(counted) * wheelCircumferenceMeters, SourceRank.cyclingPowerSpeed)
+            }
+        case .cscMeasurement:
+            let measurement = try CSCMeasurement(decoding: value)
+            if let wheel = measurement.wheelRevolutionData,
+                let (revolutionsPerSecond, counted) = cscWheel.update(
+                    revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
+                    atMicroseconds: time)
+            {
+                output.readings.append(
+                    ChannelReading(
+                        channel: .speedMetersPerSecond, value: revolutionsPerSecond * wheelCircumferenceMeters,
+                        rank: SourceRank.cscSpeed))
+                output.distance = (Double(counted) * wheelCircumferenceMeters, SourceRank.cscSpeed)
+            }
+            if let data = measurement.crankRevolutionData,
+                let (revolutionsPerSecond, _) = crank.update(
+                    revolutions: UInt32(data.cumulativeCrankRevolutions), eventTime: data.lastCrankEventTime,
+                    atMicroseconds: time)
+            {
+                output.readings.append(
+                    ChannelReading(channel: .cadenceRPM, value: revolutionsPerSecond * 60, rank: SourceRank.cscCadence))
+            }
+        case .heartRateMeasurement:
+            let measurement = try HeartRateMeasurement(decoding: value)
+            // A strap that reports no skin contact sends a meaningless number: leave a gap rather than invent one.
+            if measurement.sensorContact != .notDetected {
+                output.readings.append(
+                    ChannelReading(
+                        channel: .heartRateBPM, value: Double(measurement.heartRate), rank: SourceRank.heartRateStrap))
+            }
+        case .indoorBikeData:
+            let fragment = try IndoorBikeData(decoding: value)
+            if let record = bikeDataAssembler.add(fragment) { output = bikeDataOutput(record) }
+        default:
+            break
+        }
+        return output
+    }
+
+    /// FTMS reports rates directly (0.01 km/h, 0.5 rpm) and a total distance in metres.
+    private mutating func bikeDataOutput(_ record: IndoorBikeData) -> Output {
+        var output = Output()
+        if let power = record.instantaneousPower {
+            output.readings.append(
+                ChannelReading(channel: .powerWatts, value: Double(max(0, power)), rank: SourceRank.fitnessMachinePower))
+        }
+        if let cadence = record.instantaneousCadence {
+            output.readings.append(
+                ChannelReading(channel: .cadenceRPM, value: Double(cadence) / 2, rank: SourceRank.fitnessMachineCadence))
+        }
+        if let speed = record.instantaneousSpeed {
+            output.readings.append(
+                ChannelReading(
+                    channel: .speedMetersPerSecond, value: Double(speed) / 100 / 3.6, rank: SourceRank.fitnessMachineSpeed))
+        }
+        if let heartRate = record.heartRate, heartRate > 0 {
+            output.readings.append(
+                ChannelReading(
+                    channel: .heartRateBPM, value: Double(heartRate), rank: SourceRank.fitnessMachineHeartRate))
+        }
+        if let total = record.totalDistance {
+            if let last = lastTotalDistanceMeters, total > last {
+                output.distance = (Double(total - last), SourceRank.fitnessMachineSpeed)
+            }
+            lastTotalDistanceMeters = total
+        }
+        return output
+    }
+}

@@ -1,0 +1,90 @@
+/// ISO 8601 UTC timestamps for microsecond times, without Foundation: the journal and the JSON contract both
+/// print them, and they must read back to the same microsecond.
+public enum UTCTime {
+    /// `2024-05-01T08:00:00.510000Z` (always six fraction digits, so journal lines align and round-trip).
+    public static func format(microseconds: Int64) -> String {
+        let (seconds, micros) = floorDivide(microseconds, 1_000_000)
+        return format(seconds: seconds) + "." + padded(micros, 6) + "Z"
+    }
+
+    /// `2024-05-01T08:00:00Z` for the JSON contract (whole seconds, rounded down).
+    public static func formatSeconds(microseconds: Int64) -> String {
+        format(seconds: floorDivide(microseconds, 1_000_000).quotient) + "Z"
+    }
+
+    private static func format(seconds: Int64) -> String {
+        let (days, secondOfDay) = floorDivide(seconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T"
+            + padded(secondOfDay / 3600, 2) + ":" + padded(secondOfDay / 60 % 60, 2) + ":"
+            + padded(secondOfDay % 60, 2)
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`; nil when it is anything else.
+    public static func parse(_ text: some StringProtocol) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ start: Int, _ count: Int) -> Int64? {
+            var value: Int64 = 0
+            for index in start..<(start + count) {
+                let digit = Int64(bytes[index]) - 48
+                guard digit >= 0, digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
+        for (index, character) in separators where bytes[index] != character.asciiValue { return nil }
+        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var micros: Int64 = 0
+        let fractionEnd = bytes.count - 1
+        if fractionEnd > 19 {
+            let digits = fractionEnd - 20
+            guard bytes[19] == UInt8(ascii: "."), (1...6).contains(digits), let fraction = number(20, digits) else {
+                return nil
+            }
+            micros = fraction
+            for _ in digits..<6 { micros *= 10 }
+        } else if fractionEnd != 19 {
+            return nil
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return ((days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros
+    }
+
+    /// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The inverse of `daysFromCivil`.
+    static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func floorDivide(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let quotient = value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+        return (quotient, value - quotient * divisor)
+    }
+
+    private static func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+}

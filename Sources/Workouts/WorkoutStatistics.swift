@@ -1,0 +1,113 @@
+/// The statistics of a workout or a lap, following DESIGN.md §4: moving time excludes pauses; averages and work
+/// use moving time; power averages include zeros (coasting) while cadence averages exclude them; NP over full
+/// 30-s windows; the power curve never spans a pause. Values that do not apply are nil.
+public struct WorkoutStatistics: Equatable, Sendable, Codable {
+    public var elapsedSeconds: Double
+    /// Elapsed minus manual and automatic pauses.
+    public var movingSeconds: Double
+    public var distanceMeters: Double
+    /// Mean power over the moving seconds that had a power value (a dropout is not 0 W of riding).
+    public var averagePowerWatts: Double?
+    public var maximumPowerWatts: Double?
+    /// Fourth root of the mean fourth power of the 30-s rolling mean, full windows only (null under 30 s).
+    public var normalizedPowerWatts: Double?
+    /// Joules: power integrated over moving time.
+    public var workJoules: Double?
+    /// Mean of the non-zero cadence seconds, as bike computers show it.
+    public var averageCadenceRPM: Double?
+    public var maximumCadenceRPM: Double?
+    /// Distance over moving time.
+    public var averageSpeedMetersPerSecond: Double?
+    public var maximumSpeedMetersPerSecond: Double?
+    public var averageHeartRateBPM: Double?
+    public var maximumHeartRateBPM: Double?
+    /// Best mean power for each standard duration the moving time allows (duration in seconds).
+    public var powerCurveWatts: [Int: Double]
+
+    /// The durations reported in `powerCurveWatts` (DESIGN.md §3 asks for at least 1, 5, 60, 300, 1200, 3600).
+    public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]
+
+    public init(_ samples: ArraySlice<SecondSample>, elapsedSeconds: Double) {
+        self.elapsedSeconds = elapsedSeconds
+        movingSeconds = samples.reduce(0) { $0 + $1.runningFraction }
+        distanceMeters = samples.reduce(0) { $0 + $1.distanceMeters }
+        let running = samples.filter(\.isRunning)
+        let hasPower = running.contains { $0.powerWatts != nil }
+
+        if hasPower {
+            var work = 0.0, poweredSeconds = 0.0
+            for sample in samples {
+                guard let watts = sample.powerWatts else { continue }
+                work += watts * sample.runningFraction
+                poweredSeconds += sample.runningFraction
+            }
+            workJoules = work
+            averagePowerWatts = poweredSeconds > 0 ? work / poweredSeconds : nil
+            maximumPowerWatts = running.compactMap(\.powerWatts).max()
+            // A dropout inside the moving time counts as 0 W for NP and the curve (DESIGN.md §4).
+            normalizedPowerWatts = Self.normalizedPower(running.map { $0.powerWatts ?? 0 })
+        }
+        powerCurveWatts = hasPower ? Self.powerCurve(samples) : [:]
+
+        let cadences = running.compactMap(\.cadenceRPM)
+        let pedalling = cadences.filter { $0 > 0 }
+        averageCadenceRPM = pedalling.isEmpty ? nil : pedalling.reduce(0, +) / Double(pedalling.count)
+        maximumCadenceRPM = cadences.max()
+
+        let speeds = running.compactMap(\.speedMetersPerSecond)
+        maximumSpeedMetersPerSecond = speeds.max()
+        if (!speeds.isEmpty || distanceMeters > 0) && movingSeconds > 0 {
+            averageSpeedMetersPerSecond = distanceMeters / movingSeconds
+        }
+
+        let heartRates = running.compactMap(\.heartRateBPM)
+        averageHeartRateBPM = heartRates.isEmpty ? nil : heartRates.reduce(0, +) / Double(heartRates.count)
+        maximumHeartRateBPM = heartRates.max()
+    }
+
+    /// NP per Coggan: 30-s rolling mean over full windows, fourth power, mean, fourth root; nil under 30 s.
+    public static func normalizedPower(_ watts: [Double]) -> Double? {
+        let window = 30
+        guard watts.count >= window else { return nil }
+        var sum = watts[0..<window].reduce(0, +)
+        var fourthPowers = pow4(sum / Double(window))
+        for index in window..<watts.count {
+            sum += watts[index] - watts[index - window]
+            fourthPowers += pow4(sum / Double(window))
+        }
+        return root4(fourthPowers / Double(watts.count - window + 1))
+    }
+
+    /// Best mean power per duration within each running segment; a window never spans a pause.
+    static func powerCurve(_ samples: ArraySlice<SecondSample>) -> [Int: Double] {
+        var segments: [[Double]] = []
+        var current: [Double] = []
+        for sample in samples {
+            if sample.isRunning {
+                current.append(sample.powerWatts ?? 0)
+            } else if !current.isEmpty {
+                segments.append(current)
+                current = []
+            }
+        }
+        if !current.isEmpty { segments.append(current) }
+        var curve: [Int: Double] = [:]
+        for segment in segments {
+            // Prefix sums make every window mean O(1).
+            var prefix = [0.0]
+            prefix.reserveCapacity(segment.count + 1)
+            for watts in segment { prefix.append(prefix[prefix.count - 1] + watts) }
+            for duration in powerCurveDurations where duration <= segment.count {
+                var best = 0.0
+                for start in 0...(segment.count - duration) {
+                    best = max(best, prefix[start + duration] - prefix[start])
+                }
+                curve[duration] = max(curve[duration] ?? 0, best / Double(duration))
+            }
+        }
+        return curve
+    }
+
+    private static func pow4(_ x: Double) -> Double { (x * x) * (x * x) }
+    private static func root4(_ x: Double) -> Double { x.squareRoot().squareRoot() }
+}

@@ -1,0 +1,178 @@
+/// Everything `cyclelog replay` and `cyclelog show` print about one workout; the JSON keys are the contract of
+/// DESIGN.md §3 (units in the names, null where a value does not apply).
+public struct WorkoutSummary: Sendable {
+    public var id: Int64
+    public var syncIdentifier: String
+    public var version: Int
+    public var plan: WorkoutPlan
+    public var state: Session.State
+    public var startMicroseconds: Int64
+    public var endMicroseconds: Int64
+    public var statistics: WorkoutStatistics
+    public var laps: [LapSummary]
+    public var events: [WorkoutEvent]
+    public var dropouts: [DropoutSummary]
+    public var sensors: [WorkoutSensor]
+    /// The FTP in force on the workout's date, when one is known: it gives IF and TSS.
+    public var ftpWatts: Double?
+
+    public init(
+        id: Int64, syncIdentifier: String, version: Int, plan: WorkoutPlan, state: Session.State,
+        startMicroseconds: Int64, endMicroseconds: Int64, statistics: WorkoutStatistics, laps: [LapSummary],
+        events: [WorkoutEvent], dropouts: [DropoutSummary], sensors: [WorkoutSensor], ftpWatts: Double? = nil
+    ) {
+        self.id = id
+        self.syncIdentifier = syncIdentifier
+        self.version = version
+        self.plan = plan
+        self.state = state
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
+        self.statistics = statistics
+        self.laps = laps
+        self.events = events
+        self.dropouts = dropouts
+        self.sensors = sensors
+        self.ftpWatts = ftpWatts
+    }
+
+    /// The summary of a freshly built workout.
+    public init(_ workout: Workout, id: Int64, syncIdentifier: String, version: Int) {
+        self.init(
+            id: id, syncIdentifier: syncIdentifier, version: version, plan: workout.plan, state: workout.state,
+            startMicroseconds: workout.startMicroseconds, endMicroseconds: workout.endMicroseconds,
+            statistics: workout.statistics, laps: workout.laps, events: workout.events,
+            dropouts: workout.dropouts.map {
+                DropoutSummary(
+                    sensor: workout.sensors[$0.sensorIndex].address, reason: $0.reason.rawValue,
+                    startMicroseconds: $0.start, endMicroseconds: $0.end)
+            }, sensors: workout.sensors)
+    }
+
+    /// IF = NP / FTP.
+    public var intensityFactor: Double? {
+        guard let ftpWatts, ftpWatts > 0, let np = statistics.normalizedPowerWatts else { return nil }
+        return np / ftpWatts
+    }
+
+    /// TSS = moving seconds × NP × IF / (FTP × 3600) × 100.
+    public var trainingStressScore: Double? {
+        guard let ftpWatts, let np = statistics.normalizedPowerWatts, let factor = intensityFactor else { return nil }
+        return statistics.movingSeconds * np * factor / (ftpWatts * 3600) * 100
+    }
+
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .integer(id)),
+            ("syncIdentifier", .string(syncIdentifier)),
+            ("version", .integer(Int64(version))),
+            ("name", .optionalString(plan.name)),
+            ("state", .string(state.rawValue)),
+            ("location", .optionalString(plan.location?.rawValue)),
+            ("start", .string(UTCTime.formatSeconds(microseconds: startMicroseconds))),
+            ("end", .string(UTCTime.formatSeconds(microseconds: endMicroseconds))),
+        ]
+        members += Self.statisticsMembers(statistics)
+        members += [
+            ("intensityFactor", .rounded(intensityFactor, 3)),
+            ("trainingStressScore", .rounded(trainingStressScore, 1)),
+            ("goal", goalJSON),
+            ("laps", .array(laps.map(lapJSON))),
+            ("events", .array(events.map(eventJSON))),
+            ("dropouts", .array(dropouts.map(dropoutJSON))),
+            ("sensors", .array(sensors.map(sensorJSON))),
+        ]
+        return .object(members)
+    }
+
+    static func statisticsMembers(_ statistics: WorkoutStatistics) -> [(String, JSONValue)] {
+        let curve = statistics.powerCurveWatts.keys.sorted().map { (String($0), JSONValue.rounded(statistics.powerCurveWatts[$0], 1)) }
+        return [
+            ("elapsedSeconds", .rounded(statistics.elapsedSeconds, 3)),
+            ("movingSeconds", .rounded(statistics.movingSeconds, 3)),
+            ("distanceMeters", .rounded(statistics.distanceMeters, 2)),
+            ("averagePowerWatts", .rounded(statistics.averagePowerWatts, 1)),
+            ("maximumPowerWatts", .rounded(statistics.maximumPowerWatts, 1)),
+            ("normalizedPowerWatts", .rounded(statistics.normalizedPowerWatts, 1)),
+            ("workJoules", .rounded(statistics.workJoules, 0)),
+            ("averageCadenceRPM", .rounded(statistics.averageCadenceRPM, 1)),
+            ("maximumCadenceRPM", .rounded(statistics.maximumCadenceRPM, 1)),
+            ("averageSpeedMetersPerSecond", .rounded(statistics.averageSpeedMetersPerSecond, 3)),
+            ("maximumSpeedMetersPerSecond", .rounded(statistics.maximumSpeedMetersPerSecond, 3)),
+            ("averageHeartRateBPM", .rounded(statistics.averageHeartRateBPM, 1)),
+            ("maximumHeartRateBPM", .rounded(statistics.maximumHeartRateBPM, 1)),
+            ("powerCurveWatts", .object(curve)),
+        ]
+    }
+
+    private func offset(_ time: Int64) -> JSONValue {
+        .rounded(Double(time - startMicroseconds) / 1_000_000, 3)
+    }
+
+    private var goalJSON: JSONValue {
+        guard let goal = plan.goal else { return .null }
+        let achieved: Double
+        switch goal {
+        case .timeSeconds: achieved = statistics.movingSeconds
+        case .distanceMeters: achieved = statistics.distanceMeters
+        case .energyJoules: achieved = statistics.workJoules ?? 0
+        }
+        return .object([
+            ("kind", .string(goal.kind)), ("target", .rounded(goal.target, 1)), ("achieved", .rounded(achieved, 1)),
+            ("completed", .bool(achieved >= goal.target)),
+        ])
+    }
+
+    private func lapJSON(_ lap: LapSummary) -> JSONValue {
+        .object(
+            [
+                ("number", .integer(Int64(lap.number))),
+                ("start", .string(UTCTime.formatSeconds(microseconds: lap.startMicroseconds))),
+                ("startOffsetSeconds", offset(lap.startMicroseconds)),
+            ] + Self.statisticsMembers(lap.statistics))
+    }
+
+    private func eventJSON(_ event: WorkoutEvent) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("type", .string(event.control.name)),
+            ("time", .string(UTCTime.format(microseconds: event.timeMicroseconds))),
+            ("offsetSeconds", offset(event.timeMicroseconds)),
+        ]
+        if case .marker(let text) = event.control { members.append(("text", .string(text))) }
+        return .object(members)
+    }
+
+    private func dropoutJSON(_ dropout: DropoutSummary) -> JSONValue {
+        .object([
+            ("sensor", .string(dropout.sensor)),
+            ("reason", .string(dropout.reason)),
+            ("start", .string(UTCTime.format(microseconds: dropout.startMicroseconds))),
+            ("startOffsetSeconds", offset(dropout.startMicroseconds)),
+            ("seconds", .rounded(Double(dropout.endMicroseconds - dropout.startMicroseconds) / 1_000_000, 3)),
+        ])
+    }
+
+    private func sensorJSON(_ sensor: WorkoutSensor) -> JSONValue {
+        .object([
+            ("address", .string(sensor.address)),
+            ("name", .optionalString(sensor.name)),
+            ("wheelCircumferenceMillimetres", .integer(Int64(sensor.wheelCircumferenceMillimetres))),
+            ("batteryPercent", sensor.batteryPercent.map { .integer(Int64($0)) } ?? .null),
+        ])
+    }
+}
+
+/// A dropout named by its sensor's address, as stored.
+public struct DropoutSummary: Equatable, Sendable {
+    public var sensor: String
+    public var reason: String
+    public var startMicroseconds: Int64
+    public var endMicroseconds: Int64
+
+    public init(sensor: String, reason: String, startMicroseconds: Int64, endMicroseconds: Int64) {
+        self.sensor = sensor
+        self.reason = reason
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import WorkoutStore
+import Workouts
+
+/// The readable summary a rider sees after a replay and in `cyclelog show`.
+enum SummaryText {
+    static func render(_ summary: WorkoutSummary) -> String {
+        let s = summary.statistics
+        var lines: [String] = []
+        let name = summary.plan.name.map { " \"\($0)\"" } ?? ""
+        lines.append("Workout \(summary.id)\(name) — \(summary.state.rawValue), version \(summary.version)")
+        lines.append("  start        \(dateTime(summary.startMicroseconds))  (\(summary.syncIdentifier))")
+        lines.append("  elapsed      \(duration(s.elapsedSeconds))   moving \(duration(s.movingSeconds))")
+        if s.distanceMeters > 0 || s.averageSpeedMetersPerSecond != nil {
+            lines.append(
+                "  distance     \(fixed(s.distanceMeters / 1000, 2)) km   speed avg \(kmh(s.averageSpeedMetersPerSecond)) "
+                    + "max \(kmh(s.maximumSpeedMetersPerSecond)) km/h")
+        }
+        if s.averagePowerWatts != nil {
+            lines.append(
+                "  power        avg \(whole(s.averagePowerWatts)) W   max \(whole(s.maximumPowerWatts)) W   "
+                    + "NP \(whole(s.normalizedPowerWatts)) W   work \(whole(s.workJoules.map { $0 / 1000 })) kJ")
+        }
+        if s.maximumCadenceRPM != nil {
+            lines.append("  cadence      avg \(whole(s.averageCadenceRPM)) rpm   max \(whole(s.maximumCadenceRPM)) rpm")
+        }
+        if s.averageHeartRateBPM != nil {
+            lines.append("  heart rate   avg \(whole(s.averageHeartRateBPM)) bpm   max \(whole(s.maximumHeartRateBPM)) bpm")
+        }
+        if let factor = summary.intensityFactor, let stress = summary.trainingStressScore {
+            lines.append("  IF \(fixed(factor, 2))   TSS \(whole(stress))")
+        }
+        if !s.powerCurveWatts.isEmpty {
+            let shown = [1, 5, 60, 300, 1200, 3600].compactMap { d in
+                s.powerCurveWatts[d].map { "\(label(d)) \(Int($0.rounded())) W" }
+            }
+            lines.append("  best power   " + shown.joined(separator: " · "))
+        }
+        if let goal = summary.plan.goal {
+            lines.append("  goal         \(goal)")
+        }
+        if summary.laps.count > 1 {
+            for lap in summary.laps {
+                let l = lap.statistics
+                lines.append(
+                    "  lap \(lap.number)        \(duration(l.movingSeconds))   \(fixed(l.distanceMeters / 1000, 2)) km   "
+                        + "avg \(whole(l.averagePowerWatts)) W   NP \(whole(l.normalizedPowerWatts)) W")
+            }
+        }
+        for dropout in summary.dropouts {
+            let seconds = Double(dropout.endMicroseconds - dropout.startMicroseconds) / 1_000_000
+            let offset = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000
+            lines.append(
+                "  gap          \(dropout.sensor) \(dropout.reason) for \(fixed(seconds, 1)) s at \(duration(offset))")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static let listHeader = "   id  start (UTC)          duration   distance   avg power  name"
+
+    static func listLine(_ entry: WorkoutStore.ListEntry) -> String {
+        let id = String(entry.id)
+        let status = entry.status == "complete" ? "" : "  [unfinished]"
+        return String(repeating: " ", count: max(0, 5 - id.count)) + id + "  " + dateTime(entry.startMicroseconds)
+            + "  " + pad(entry.elapsedSeconds.map(duration) ?? "-", 9) + "  "
+            + pad(entry.distanceMeters.map { fixed($0 / 1000, 2) + " km" } ?? "-", 9) + "  "
+            + pad(entry.averagePowerWatts.map { "\(Int($0.rounded())) W" } ?? "-", 9) + "  "
+            + (entry.name ?? (entry.source as NSString).lastPathComponent) + status
+    }
+
+    static func dateTime(_ microseconds: Int64) -> String {
+        let iso = UTCTime.formatSeconds(microseconds: microseconds)
+        return iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "")
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let text = String(format: "%d:%02d", total / 60 % 60, total % 60)
+        return total >= 3600 ? "\(total / 3600):" + String(format: "%02d:%02d", total / 60 % 60, total % 60) : text
+    }
+
+    static func label(_ seconds: Int) -> String {
+        seconds < 60 ? "\(seconds) s" : seconds < 3600 ? "\(seconds / 60) min" : "\(seconds / 3600) h"
+    }
+
+    static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+    static func whole(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }
+    static func kmh(_ value: Double?) -> String { value.map { fixed($0 * 3.6, 1) } ?? "-" }
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+    }
+}

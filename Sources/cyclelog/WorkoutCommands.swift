@@ -1,0 +1,271 @@
+import ArgumentParser
+import Capture
+import Foundation
+import Recording
+import WorkoutStore
+import Workouts
+
+/// `--db`, shared by every command that opens the workout database.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite).")
+    var db: String?
+
+    /// Opens the database, creating its folder on first use.
+    func open() throws -> WorkoutStore {
+        let path = db ?? WorkoutStore.defaultPath()
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ValidationError("cannot create the folder \(folder) for the workout database: \(error.localizedDescription)")
+            }
+        }
+        do {
+            return try WorkoutStore(path: path)
+        } catch {
+            throw ExitMessage.make(error.description, status: 2)
+        }
+    }
+}
+
+/// Exit with a message on standard error and a status, without ArgumentParser's usage text.
+enum ExitMessage {
+    static func make(_ text: String, status: Int32) -> ExitCode {
+        FileHandle.standardError.write(Data("cyclelog: \(text)\n".utf8))
+        return ExitCode(status)
+    }
+}
+
+/// A workout reference: a number from `cyclelog list`, or `last`.
+struct WorkoutReference: ParsableArguments {
+    @Argument(help: "The workout: its id from `cyclelog list`, or `last` for the newest.")
+    var workout: String
+
+    func resolve(in store: WorkoutStore) throws -> Int64 {
+        guard let id = try store.resolve(workout) else {
+            throw ExitMessage.make("there is no workout '\(workout)'; `cyclelog list` shows them", status: 1)
+        }
+        return id
+    }
+}
+
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replays captured rides (btsnoop or cyclelog journal) into the workout database.",
+        discussion: """
+            Each file becomes one workout, built by the same pipeline as a live ride. The format is detected from
+            the content: btsnoop (btmon -w, Android btsnoop_hci.log) or a cyclelog journal. Replaying the same
+            capture again finds the workout already stored instead of adding a second one.
+            """)
+
+    @Argument(help: "Capture files.")
+    var files: [String]
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
+    var json = false
+
+    @Option(
+        name: .customLong("handle"),
+        help: "Map a btsnoop attribute handle to a characteristic when the capture has no discovery: 0x0010=2a63.")
+    var handles: [String] = []
+
+    @Option(help: "Wheel circumference in millimetres for sensors the capture does not set one for.")
+    var wheelCircumference: Int = 2105
+
+    @Flag(help: "Pause the timer automatically when standing still (below 1 m/s, no power, no cadence, for 5 s).")
+    var autoPause = false
+
+    func validate() throws {
+        guard (500...4000).contains(wheelCircumference) else {
+            throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
+        }
+        _ = try handleMap()
+    }
+
+    func handleMap() throws -> [UInt16: UInt16] {
+        var map: [UInt16: UInt16] = [:]
+        for entry in handles {
+            let parts = entry.split(separator: "=")
+            func number(_ text: Substring) -> UInt16? {
+                UInt16(text.lowercased().hasPrefix("0x") ? text.dropFirst(2) : text, radix: 16)
+            }
+            guard parts.count == 2, let handle = number(parts[0]), let uuid = number(parts[1]) else {
+                throw ValidationError("--handle takes HANDLE=UUID in hex, such as 0x0010=2a63 (got '\(entry)')")
+            }
+            map[handle] = uuid
+        }
+        return map
+    }
+
+    func run() throws {
+        let store = try database.open()
+        var options = Replayer.Options()
+        options.wheelCircumferenceMillimetres = wheelCircumference
+        options.autoPause = autoPause ? AutoPause() : nil
+        if let delay = ProcessInfo.processInfo.environment["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS"], let ms = UInt32(delay) {
+            options.pauseAfterEachChunkMicroseconds = ms * 1000
+        }
+        let replayer = Replayer(store: store, options: options)
+        let map = try handleMap()
+        var failed = false
+        for file in files {
+            let progress = ProgressBar(label: (file as NSString).lastPathComponent)
+            do {
+                let capture = try CaptureFile.load(file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
+                progress?.finish()
+                let outcome = try replayer.replay(capture)
+                for problem in outcome.problems { printError("warning: \(problem)") }
+                if outcome.alreadyStored && !json {
+                    printError("\(file): already stored as workout \(outcome.summary.id); shown as stored")
+                }
+                print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+            } catch {
+                progress?.finish()
+                printError("error: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lists the stored workouts, newest first.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print a JSON array.")
+    var json = false
+
+    func run() throws {
+        let entries = try database.open().list()
+        if json {
+            let array = JSONValue.array(
+                entries.map { entry in
+                    .object([
+                        ("id", .integer(entry.id)),
+                        ("syncIdentifier", .string(entry.syncIdentifier)),
+                        ("name", .optionalString(entry.name)),
+                        ("status", .string(entry.status)),
+                        ("start", .string(UTCTime.formatSeconds(microseconds: entry.startMicroseconds))),
+                        ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
+                        ("distanceMeters", .rounded(entry.distanceMeters, 2)),
+                        ("averagePowerWatts", .rounded(entry.averagePowerWatts, 1)),
+                        ("source", .string(entry.source)),
+                    ])
+                })
+            print(array.rendered(pretty: true))
+            return
+        }
+        guard !entries.isEmpty else {
+            print("No workouts yet. `cyclelog replay FILE` stores a captured ride.")
+            return
+        }
+        print(SummaryText.listHeader)
+        for entry in entries { print(SummaryText.listLine(entry)) }
+        if entries.contains(where: { $0.status != "complete" }) {
+            print(
+                "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
+                    + " it from its stored journal, `cyclelog delete ID` discards it.")
+        }
+    }
+}
+
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Shows one workout's summary, laps, events and dropouts.")
+
+    @OptionGroup var reference: WorkoutReference
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print the summary as JSON (keys in DESIGN.md §3).")
+    var json = false
+
+    @Flag(help: "Print the raw journal stored with the workout instead (the cyclelog journal format).")
+    var journal = false
+
+    func run() throws {
+        let store = try database.open()
+        let id = try reference.resolve(in: store)
+        if journal {
+            print(Journal.text(try store.journal(id)), terminator: "")
+            return
+        }
+        guard let summary = try store.summary(id) else {
+            throw ExitMessage.make(
+                "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
+                    + "`cyclelog delete \(id)` discards it", status: 1)
+        }
+        print(json ? summary.json.rendered() : SummaryText.render(summary))
+    }
+}
+
+struct Rebuild: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Rebuilds a workout from its stored raw journal (after an update, or to recover an unfinished one).")
+
+    @OptionGroup var reference: WorkoutReference
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    func run() throws {
+        let store = try database.open()
+        let id = try reference.resolve(in: store)
+        do {
+            let outcome = try Replayer(store: store).rebuild(id)
+            for problem in outcome.problems { printError("warning: \(problem)") }
+            print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+        } catch {
+            throw ExitMessage.make(error.description, status: 1)
+        }
+    }
+}
+
+struct Delete: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Deletes a workout and everything stored with it.")
+
+    @OptionGroup var reference: WorkoutReference
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let store = try database.open()
+        let id = try reference.resolve(in: store)
+        _ = try store.delete(id)
+        print("Deleted workout \(id).")
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// A one-line progress bar on standard error, only when it is a terminal.
+final class ProgressBar {
+    let label: String
+    private var lastPercent = -1
+
+    init?(label: String) {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        self.label = label
+    }
+
+    func show(_ fraction: Double) {
+        let percent = Int(fraction * 100)
+        guard percent != lastPercent else { return }
+        lastPercent = percent
+        let filled = percent * 30 / 100
+        printErrorInline("\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled) + "] \(percent)%")
+    }
+
+    func finish() {
+        if lastPercent >= 0 { printErrorInline("\r" + String(repeating: " ", count: label.count + 40) + "\r") }
+    }
+
+    private func printErrorInline(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
