@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
-        .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog"]),
+        .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -256,6 +256,7 @@ def main():
         ("sweatpy_6449921903_ACTIVITY", None, "Wattbike, two pauses"),
     ]
     out = os.path.join(ROOT, "Fixtures", "rides")
+    references = {}
     for index, (name, datalink, title) in enumerate(rides):
         records, distances, start_s, timer = load_ride(name)
         pause_fill(records, timer)
@@ -266,6 +267,27 @@ def main():
         if datalink:
             write_btsnoop(os.path.join(out, name + ".btsnoop"), datalink, start_us, notes, duration)
         print("%s: %d notifications over %d s" % (name, len(notes), duration))
+        references[name] = reference_values(name)
+    with open(os.path.join(out, "references.json"), "w") as f:
+        json.dump(references, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
+def reference_values(name):
+    """The expected values, copied from the independent oracle and the device's own FIT session (not from cyclelog):
+    timer-time basis (pauses removed) where the ride was paused, as the devices compute it."""
+    gapdrop = os.path.join(RIDES, name + ".oracle.gapdrop.json")
+    oracle = json.load(open(gapdrop if os.path.exists(gapdrop) else os.path.join(RIDES, name + ".oracle.json")))
+    session = json.load(open(os.path.join(RIDES, name + ".device.json")))["fit_session_summary_from_device"][0]
+    return {
+        "source": os.path.basename(gapdrop if os.path.exists(gapdrop) else name + ".oracle.json") + " + " + name + ".device.json",
+        "normalizedPowerWatts": oracle["normalized_power_watts"]["numpy_reference_trainingpeaks"],
+        "workJoules": oracle["extras"]["work_kj"] * 1000,
+        "powerCurveWatts": {d: v["numpy_reference"] for d, v in oracle["mmp_watts"].items()},
+        "distanceMeters": session["total_distance"],
+        "elapsedSeconds": session["total_elapsed_time"],
+        "timerSeconds": session["total_timer_time"],
+    }
 
 
 if __name__ == "__main__":

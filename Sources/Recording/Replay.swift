@@ -40,10 +40,11 @@ public struct Replayer {
     public func replay(_ capture: CaptureFile) throws(ReplayError) -> Outcome {
         var problems = capture.problems.map { "\(capture.path): \($0.record > 0 ? "\(capture.recordWord) \($0.record): " : "")\($0.message)" }
         for handle in capture.unmappedHandles {
+            let hex = String(handle.handle, radix: 16, uppercase: true)
+            let name = "0x" + String(repeating: "0", count: 4 - hex.count) + hex
             problems.append(
-                "\(capture.path): handle 0x\(String(handle.handle, radix: 16, uppercase: true)) of \(handle.sensor) "
-                    + "carried \(handle.notifications) notifications but the capture has no discovery for it; "
-                    + "name it with --handle 0x\(String(handle.handle, radix: 16))=UUID (e.g. 2a63)")
+                "\(capture.path): handle \(name) of \(handle.sensor) carried \(handle.notifications) notifications but "
+                    + "the capture has no discovery for it; name it with --handle \(name)=UUID (e.g. 2a63)")
         }
         let digest = RideDigest(capture.events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
         let syncIdentifier = capture.events.lazy.compactMap { event -> String? in
@@ -58,7 +59,9 @@ public struct Replayer {
                 return Outcome(summary: summary, alreadyStored: true, problems: problems)
             }
             guard let first = capture.events.first else {
-                throw ReplayError(path: capture.path, "holds no events" + (problems.isEmpty ? "" : ": " + problems.joined(separator: "; ")))
+                throw ReplayError(
+                    path: capture.path,
+                    "holds no usable events" + (problems.isEmpty ? "" : "\n  " + problems.joined(separator: "\n  ")))
             }
             let id = try store.beginWorkout(
                 syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,

@@ -3,37 +3,6 @@ import XCTest
 
 /// Runs the built `cyclelog` binary, as a user or a script would.
 final class DecodeCommandTests: XCTestCase {
-    struct Run {
-        let status: Int32
-        let output: String
-        let errorOutput: String
-        var lines: [String] { output.split(separator: "\n").map(String.init) }
-    }
-
-    func cyclelog(_ arguments: [String], stdin: String? = nil) throws -> Run {
-        // The test runner sits in the same build folder as the executable.
-        let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("cyclelog") }
-        let binary = try XCTUnwrap(
-            candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-            errorOutput: String(decoding: err, as: UTF8.self))
-    }
-
     func testJSONHasTheRawKeysOfTheContract() throws {
         // Spec §1.5 H: power 150 W, torque 800, crank 27 @ 62912, energy 57 kJ; flags 0x082C = 2092.
         let run = try cyclelog(["decode", "2a63", "--json", "2C 08 96 00 20 03 1B 00 C0 F5 39 00"])

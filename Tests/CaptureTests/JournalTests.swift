@@ -1,0 +1,91 @@
+import Workouts
+import XCTest
+
+@testable import Capture
+
+final class JournalTests: XCTestCase {
+    let events: [RideEvent] = [
+        RideEvent(timeMicroseconds: 1_714_550_398_000_000, .connected(sensor: "C0:11:22:33:44:55", name: "Stages  Power\\L")),
+        RideEvent(timeMicroseconds: 1_714_550_398_100_000, .read(sensor: "C0:11:22:33:44:55", characteristic: 0x2A19, value: [0x5F])),
+        RideEvent(timeMicroseconds: 1_714_550_398_200_000, .wheelCircumference(sensor: "C0:11:22:33:44:55", millimetres: 2096)),
+        RideEvent(
+            timeMicroseconds: 1_714_550_400_000_000,
+            .control(
+                .start(
+                    WorkoutPlan(
+                        name: "Tuesday\nintervals", goal: .timeSeconds(2700), location: .indoor,
+                        syncIdentifier: "6f1c2d3e-0000-4000-8000-000000000001")))),
+        RideEvent(
+            timeMicroseconds: 1_714_550_400_510_000,
+            .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0x20, 0, 0xFA, 0, 0x2A, 0, 0, 0x40])),
+        RideEvent(timeMicroseconds: 1_714_550_401_000_000, .control(.pause)),
+        RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
+        RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
+        RideEvent(timeMicroseconds: 1_714_550_403_500_000, .control(.marker("top of the climb"))),
+        RideEvent(timeMicroseconds: 1_714_550_404_000_000, .disconnected(sensor: "C0:11:22:33:44:55")),
+        RideEvent(timeMicroseconds: 1_714_550_405_000_000, .control(.end)),
+        RideEvent(timeMicroseconds: 1_714_550_406_000_000, .control(.cancel)),
+        RideEvent(timeMicroseconds: 1_714_550_407_000_000, .notification(sensor: "E8:33:44:55:66:77", characteristic: 0x2A37, value: [])),
+    ]
+
+    func testEveryEventKindRoundTripsThroughText() {
+        let text = Journal.text(events)
+        let read = Journal.read(text)
+        XCTAssertEqual(read.problems, [])
+        XCTAssertEqual(read.events, events)
+        XCTAssertEqual(Journal.text(read.events), text)
+    }
+
+    func testTheLinesAreTheDocumentedGrammar() {
+        let lines = Journal.text(Array(events[3...4])).split(separator: "\n")
+        XCTAssertEqual(
+            lines,
+            [
+                "# cyclelog journal 1",
+                "2024-05-01T08:00:00.000000Z start goal=2700s indoor sync=6f1c2d3e-0000-4000-8000-000000000001 name=Tuesday\\nintervals",
+                "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
+            ])
+    }
+
+    func testBadLinesAreReportedByNumberAndTheRestIsRead() {
+        let text = """
+            # cyclelog journal 1
+            2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040
+            yesterday notify C0:11:22:33:44:55 2a63 2000
+            2024-05-01T08:00:01.000000Z notify C0:11:22:33:44:55 2a63 2000fa0
+            2024-05-01T08:00:01.000000Z jump
+            2024-05-01T08:00:01.000000Z start goal=forever
+
+            2024-05-01T08:00:02.000000Z end
+            """
+        let read = Journal.read(text)
+        XCTAssertEqual(read.events.count, 2)
+        XCTAssertEqual(read.lines, [2, 8])
+        XCTAssertEqual(read.problems.map(\.record), [3, 4, 5, 6])
+        XCTAssertTrue(read.problems[1].message.contains("not hex bytes"), read.problems[1].message)
+        XCTAssertTrue(read.problems[2].message.contains("unknown event 'jump'"), read.problems[2].message)
+    }
+
+    func testTheCompactFormKeepsEveryEventExactly() throws {
+        var many = events
+        for index in 0..<500 {
+            let value = CyclingPowerValue.bytes(watts: index, crank: index / 2)
+            many.append(
+                RideEvent(
+                    timeMicroseconds: 1_714_550_410_000_000 + Int64(index) * 250_123,
+                    .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: value)))
+        }
+        let packed = CompactJournal.encode(many)
+        XCTAssertEqual(try CompactJournal.decode(packed), many)
+        // Eight-octet values arriving four times a second pack to a few octets each.
+        XCTAssertLessThan(packed.count, 500 * 4)
+        XCTAssertThrowsError(try CompactJournal.decode(Array(packed.dropLast(5))))
+    }
+}
+
+/// A CPM value with power and crank data (flags 0x0020), for volume tests.
+enum CyclingPowerValue {
+    static func bytes(watts: Int, crank: Int) -> [UInt8] {
+        [0x20, 0x00, UInt8(watts & 0xFF), UInt8(watts >> 8 & 0xFF), UInt8(crank & 0xFF), UInt8(crank >> 8 & 0xFF), 0x00, 0x04]
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+
+/// What one run of the `cyclelog` binary printed and returned.
+struct Run {
+    let status: Int32
+    let output: String
+    let errorOutput: String
+    var lines: [String] { output.split(separator: "\n").map(String.init) }
+}
+
+/// The built `cyclelog` binary: the test runner sits in the same build folder.
+func cyclelogBinary() throws -> URL {
+    let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("cyclelog") }
+    return try XCTUnwrap(
+        candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
+}
+
+/// Starts `cyclelog` with `arguments`, as a user or a script would.
+func startCyclelog(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = try cyclelogBinary()
+    process.arguments = arguments
+    var merged = ProcessInfo.processInfo.environment
+    // Tests never touch the rider's own database.
+    merged["CYCLELOG_DB"] = merged["CYCLELOG_TEST_DB"] ?? NSTemporaryDirectory() + "cyclelog-tests-default.sqlite"
+    for (key, value) in environment { merged[key] = value }
+    process.environment = merged
+    let input = Pipe(), output = Pipe(), errors = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    return (process, input, output, errors)
+}
+
+/// Runs `cyclelog` to the end.
+func cyclelog(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
+    let (process, input, output, errors) = try startCyclelog(arguments, environment: environment)
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try input.fileHandleForWriting.close()
+    // Read both pipes before waiting, so a large output cannot block the child.
+    let errorData = Collected()
+    let errorReader = Thread { errorData.data = errors.fileHandleForReading.readDataToEndOfFile() }
+    errorReader.start()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorReader.isFinished { usleep(1000) }
+    return Run(
+        status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+        errorOutput: String(decoding: errorData.data, as: UTF8.self))
+}
+
+/// Standard error, filled by a reader thread and read only after that thread finished.
+private final class Collected: @unchecked Sendable {
+    var data = Data()
+}
+
+/// The repository's Fixtures folder.
+let fixturesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+/// A fresh database path in a fresh temporary folder.
+func temporaryDatabase() throws -> String {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    return folder.appendingPathComponent("rides.sqlite").path
+}

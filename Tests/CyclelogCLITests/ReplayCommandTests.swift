@@ -1,0 +1,220 @@
+import Foundation
+import WorkoutStore
+import XCTest
+
+/// `cyclelog replay`, `list`, `show`, `rebuild` and `delete` on the real-ride fixtures, checked against values
+/// from the independent oracle and the devices' own FIT sessions (Fixtures/rides/references.json).
+final class ReplayCommandTests: XCTestCase {
+    let rides = fixturesFolder.appendingPathComponent("rides")
+
+    struct Reference: Decodable {
+        var normalizedPowerWatts: Double
+        var workJoules: Double
+        var powerCurveWatts: [String: Double?]
+        var distanceMeters: Double
+        var timerSeconds: Double
+    }
+
+    func references() throws -> [String: Reference] {
+        try JSONDecoder().decode(
+            [String: Reference].self, from: Data(contentsOf: rides.appendingPathComponent("references.json")))
+    }
+
+    func replayJSON(_ file: String, db: String, extra: [String] = []) throws -> [String: Any] {
+        let run = try cyclelog(["replay", "--json", "--db", db, rides.appendingPathComponent(file).path] + extra)
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8))
+        return try XCTUnwrap(object as? [String: Any], run.output)
+    }
+
+    /// NP within 1 W, work within 0.5 %, the curve within 1 W at 60, 300 and 1200 s, distance within 0.5 %.
+    func testLongRidesReplayToTheReferenceValuesFromBothFormats() throws {
+        let references = try references()
+        for ride in ["sweatpy_4078723797", "fitparse_Edge810-Vector-2013-08-16-15-35-10"] {
+            let reference = try XCTUnwrap(references[ride])
+            for format in ["btsnoop", "journal"] {
+                let summary = try replayJSON("\(ride).\(format)", db: try temporaryDatabase())
+                let label = "\(ride).\(format)"
+                XCTAssertEqual(summary["normalizedPowerWatts"] as? Double ?? 0, reference.normalizedPowerWatts, accuracy: 1, label)
+                let work = try XCTUnwrap(summary["workJoules"] as? Double, label)
+                XCTAssertEqual(work, reference.workJoules, accuracy: reference.workJoules * 0.005, label)
+                let curve = try XCTUnwrap(summary["powerCurveWatts"] as? [String: Double], label)
+                for duration in ["60", "300", "1200"] {
+                    let expected = try XCTUnwrap(reference.powerCurveWatts[duration] ?? nil)
+                    XCTAssertEqual(curve[duration] ?? 0, expected, accuracy: 1, "\(label) \(duration) s")
+                }
+                let distance = try XCTUnwrap(summary["distanceMeters"] as? Double, label)
+                XCTAssertEqual(distance, reference.distanceMeters, accuracy: reference.distanceMeters * 0.005, label)
+                XCTAssertEqual((summary["dropouts"] as? [Any])?.count, 0, label)
+            }
+        }
+    }
+
+    func testPausedRidesKeepTheTimerTimeOfTheDevice() throws {
+        let references = try references()
+        for ride in ["sweatpy_2020-06-01-16-52-40", "sweatpy_6449921903_ACTIVITY"] {
+            let summary = try replayJSON("\(ride).journal", db: try temporaryDatabase())
+            let moving = try XCTUnwrap(summary["movingSeconds"] as? Double)
+            // Whole seconds of pause in the journal against the device's fractional timer.
+            XCTAssertEqual(moving, try XCTUnwrap(references[ride]).timerSeconds, accuracy: 1, ride)
+            let events = try XCTUnwrap(summary["events"] as? [[String: Any]]).compactMap { $0["type"] as? String }
+            XCTAssertEqual(events.filter { $0 == "pause" }.count, events.filter { $0 == "resume" }.count, ride)
+            XCTAssertGreaterThan(events.filter { $0 == "pause" }.count, 0, ride)
+        }
+    }
+
+    func testReplayingTwiceGivesOneWorkoutAndTheSameBytes() throws {
+        let db = try temporaryDatabase()
+        let file = rides.appendingPathComponent("sweatpy_6449921903_ACTIVITY.journal").path
+        let first = try cyclelog(["replay", "--json", "--db", db, file])
+        let second = try cyclelog(["replay", "--json", "--db", db, file])
+        XCTAssertEqual(first.status, 0, first.errorOutput)
+        XCTAssertEqual(first.output, second.output)
+        let list = try cyclelog(["list", "--json", "--db", db])
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.count, 1)
+        // A fresh database gives the same summary too, byte for byte.
+        let fresh = try cyclelog(["replay", "--json", "--db", try temporaryDatabase(), file])
+        XCTAssertEqual(fresh.output, first.output)
+        // `show` prints what `replay` printed.
+        XCTAssertEqual(try cyclelog(["show", "last", "--json", "--db", db]).output, first.output)
+    }
+
+    func testJournalReplayJournalIsTheIdentity() throws {
+        let db = try temporaryDatabase()
+        let file = rides.appendingPathComponent("sweatpy_2020-06-01-16-52-40.journal")
+        XCTAssertEqual(try cyclelog(["replay", "--db", db, file.path]).status, 0)
+        let stored = try cyclelog(["show", "last", "--journal", "--db", db])
+        let original = try String(contentsOf: file, encoding: .utf8)
+        let events = { (text: String) in text.split(separator: "\n").filter { !$0.hasPrefix("#") } }
+        XCTAssertEqual(events(stored.output), events(original))
+        XCTAssertGreaterThan(events(original).count, 800)
+    }
+
+    func testTheBtsnoopAndTheJournalOfARideGiveTheSameWorkout() throws {
+        let ride = "fitparse_Edge810-Vector-2013-08-16-15-35-10"
+        let fromCapture = try replayJSON("\(ride).btsnoop", db: try temporaryDatabase())
+        let fromJournal = try replayJSON("\(ride).journal", db: try temporaryDatabase())
+                // The capture has no start button, so its seconds are counted from the first notification: the 1-s bins
+        // fall differently and only whole-ride figures agree.
+        for key in ["normalizedPowerWatts", "workJoules", "distanceMeters", "averageHeartRateBPM"] {
+            XCTAssertEqual(fromCapture[key] as? Double ?? -1, fromJournal[key] as? Double ?? -2, accuracy: 0.5, key)
+        }
+    }
+
+    func testBadFilesAreNamedWithTheRecordAndGoodRecordsAreStillUsed() throws {
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let db = folder.appendingPathComponent("rides.sqlite").path
+        // A capture cut in the middle of a record: the records before the cut still make a workout.
+        let full = try Data(contentsOf: rides.appendingPathComponent("sweatpy_4078723797.btsnoop"))
+        let cut = folder.appendingPathComponent("cut.btsnoop")
+        try full.prefix(200_000).write(to: cut)
+        let run = try cyclelog(["replay", "--json", "--db", db, cut.path])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("cut.btsnoop: record "), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("the file ends inside"), run.errorOutput)
+        // Not a capture at all, and an unknown datalink: refused, named, exit status 1, nothing stored.
+        let text = folder.appendingPathComponent("notes.txt")
+        try Data("hello".utf8).write(to: text)
+        let refused = try cyclelog(["replay", "--db", db, text.path])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.errorOutput.contains("notes.txt: is neither a btsnoop capture"), refused.errorOutput)
+        let simulator = folder.appendingPathComponent("simulator.btsnoop")
+        try Data([0x62, 0x74, 0x73, 0x6E, 0x6F, 0x6F, 0x70, 0, 0, 0, 0, 1, 0, 0, 0x07, 0xD2]).write(to: simulator)
+        let unknown = try cyclelog(["replay", "--db", db, simulator.path])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertTrue(unknown.errorOutput.contains("datalink 2002 is not supported"), unknown.errorOutput)
+        let list = try cyclelog(["list", "--json", "--db", db])
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(list.output.utf8)) as? [Any])?.count, 1)
+    }
+
+    func testAMalformedNotificationInAJournalIsNamedAndSkipped() throws {
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let journal = folder.appendingPathComponent("ride.journal")
+        try """
+        # cyclelog journal 1
+        2024-05-01T08:00:00.000000Z notify C0:11:22:33:44:55 2a63 2000c8000000000
+        2024-05-01T08:00:00.500000Z notify C0:11:22:33:44:55 2a63 0000c800
+        2024-05-01T08:00:01.000000Z notify C0:11:22:33:44:55 2a63 0000
+        2024-05-01T08:00:02.000000Z notify C0:11:22:33:44:55 2a63 0000c800
+        """.write(to: journal, atomically: true, encoding: .utf8)
+        let run = try cyclelog(["replay", "--json", "--db", folder.appendingPathComponent("r.sqlite").path, journal.path])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("ride.journal: line 2: notify: the value"), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("ride.journal: #4: "), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("instantaneousPower"), run.errorOutput)
+        XCTAssertTrue(run.output.contains(#""averagePowerWatts": 200"#), run.output)
+    }
+
+    func testAKilledReplayLeavesAHealthyDatabaseAndARecoverableWorkout() throws {
+        let db = try temporaryDatabase()
+        let file = rides.appendingPathComponent("sweatpy_4078723797.journal").path
+        // Each transaction is followed by a 300-ms pause, so the kill lands between or inside transactions.
+        let (process, _, _, _) = try startCyclelog(
+            ["replay", "--db", db, file], environment: ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "300"])
+        let deadline = Date().addingTimeInterval(60)
+        var unfinished: [String: Any]?
+        while Date() < deadline, unfinished == nil {
+            usleep(200_000)
+            let list = try cyclelog(["list", "--json", "--db", db])
+            let entries = (try? JSONSerialization.jsonObject(with: Data(list.output.utf8))) as? [[String: Any]] ?? []
+            if let entry = entries.first, entry["status"] as? String == "recording", entry["elapsedSeconds"] is NSNull {
+                // Wait for a few transactions to land before killing.
+                usleep(1_000_000)
+                unfinished = entry
+            }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        let entry = try XCTUnwrap(unfinished, "the replay never showed up as unfinished")
+        let id = try XCTUnwrap(entry["id"] as? Int)
+
+        XCTAssertEqual(try WorkoutStore(path: db).integrityCheck(), "ok")
+        let listed = try cyclelog(["list", "--db", db])
+        XCTAssertTrue(listed.output.contains("[unfinished]"), listed.output)
+        let show = try cyclelog(["show", String(id), "--db", db])
+        XCTAssertEqual(show.status, 1)
+        XCTAssertTrue(show.errorOutput.contains("rebuild \(id)"), show.errorOutput)
+
+        // Recover: the stored part of the journal becomes a complete, shorter workout.
+        let rebuilt = try cyclelog(["rebuild", String(id), "--json", "--db", db])
+        XCTAssertEqual(rebuilt.status, 0, rebuilt.errorOutput)
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rebuilt.output.utf8)) as? [String: Any])
+        let elapsed = try XCTUnwrap(summary["elapsedSeconds"] as? Double)
+        XCTAssertGreaterThan(elapsed, 60)
+        XCTAssertLessThan(elapsed, 8356)
+        XCTAssertEqual(summary["version"] as? Int, 2)
+        XCTAssertEqual(try WorkoutStore(path: db).integrityCheck(), "ok")
+
+        // Or discard it.
+        XCTAssertEqual(try cyclelog(["delete", String(id), "--db", db]).status, 0)
+        XCTAssertEqual(try cyclelog(["list", "--json", "--db", db]).output.trimmingCharacters(in: .whitespacesAndNewlines), "[]")
+    }
+
+    func testUnmappedHandlesAreNamedAndAMapFixesThem() throws {
+        // Spec §9.8's notification without discovery: handle 0x000E is unknown until --handle names it.
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let capture = folder.appendingPathComponent("no-discovery.btsnoop")
+        let hex =
+            "6274736e6f6f700000000001000003ea" + "00000014000000140000000100000000" + "00e2f512eec1e830"
+            + "02" + "40200f00" + "0b000400" + "1b0e0020" + "00fa002a000040"
+        var bytes = [UInt8]()
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        try Data(bytes).write(to: capture)
+        let db = folder.appendingPathComponent("r.sqlite").path
+        let unmapped = try cyclelog(["replay", "--db", db, capture.path])
+        XCTAssertEqual(unmapped.status, 1)
+        XCTAssertTrue(unmapped.errorOutput.contains("handle 0x000E of hci0-handle-0x40 carried 1 notifications"), unmapped.errorOutput)
+        XCTAssertTrue(unmapped.errorOutput.contains("--handle 0x000E=UUID"), unmapped.errorOutput)
+        let mapped = try cyclelog(["replay", "--json", "--db", db, "--handle", "0x000E=2a63", capture.path])
+        XCTAssertEqual(mapped.status, 0, mapped.errorOutput)
+        // One notification of 250 W makes a workout of no length: it is stored, with its sensor.
+        XCTAssertTrue(mapped.output.contains(#""address": "hci0-handle-0x40""#), mapped.output)
+    }
+}

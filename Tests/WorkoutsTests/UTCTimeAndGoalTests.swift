@@ -1,0 +1,36 @@
+import XCTest
+
+@testable import Workouts
+
+final class UTCTimeAndGoalTests: XCTestCase {
+    func testTheSpecTimestampFormatsAndReadsBack() {
+        // Spec §9.8: 1 714 550 400 510 000 µs = 2024-05-01 08:00:00.510 UTC.
+        XCTAssertEqual(UTCTime.format(microseconds: 1_714_550_400_510_000), "2024-05-01T08:00:00.510000Z")
+        XCTAssertEqual(UTCTime.parse("2024-05-01T08:00:00.510000Z"), 1_714_550_400_510_000)
+        XCTAssertEqual(UTCTime.parse("2024-05-01T08:00:00.51Z"), 1_714_550_400_510_000)
+        XCTAssertEqual(UTCTime.parse("2024-05-01T08:00:00Z"), 1_714_550_400_000_000)
+        XCTAssertEqual(UTCTime.formatSeconds(microseconds: 1_714_550_400_510_000), "2024-05-01T08:00:00Z")
+    }
+
+    func testCalendarEdges() {
+        // 2024-02-29 (leap day) and 1969-12-31T23:59:59.5 (before the epoch).
+        XCTAssertEqual(UTCTime.parse("2024-02-29T00:00:00Z"), 1_709_164_800_000_000)
+        XCTAssertEqual(UTCTime.format(microseconds: -500_000), "1969-12-31T23:59:59.500000Z")
+        XCTAssertEqual(UTCTime.parse("1969-12-31T23:59:59.500000Z"), -500_000)
+        for text in ["2024-13-01T00:00:00Z", "2024-05-01 08:00:00Z", "2024-05-01T08:00:00", "x"] {
+            XCTAssertNil(UTCTime.parse(text), text)
+        }
+    }
+
+    func testGoalsReadAsBikeComputersWriteThem() {
+        XCTAssertEqual(WorkoutGoal("45m"), .timeSeconds(2700))
+        XCTAssertEqual(WorkoutGoal("1h30m"), .timeSeconds(5400))
+        XCTAssertEqual(WorkoutGoal("90s"), .timeSeconds(90))
+        XCTAssertEqual(WorkoutGoal("30km"), .distanceMeters(30_000))
+        XCTAssertEqual(WorkoutGoal("600kJ"), .energyJoules(600_000))
+        for bad in ["", "abc", "45", "-5km", "0m", "1h30"] { XCTAssertNil(WorkoutGoal(bad), bad) }
+        for goal in [WorkoutGoal.timeSeconds(2700), .distanceMeters(42_195), .energyJoules(600_000)] {
+            XCTAssertEqual(WorkoutGoal(goal.description), goal)
+        }
+    }
+}
