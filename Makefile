@@ -16,10 +16,9 @@ build: setup
 release: setup
 	$(SWIFT) build -c release
 
-# The main job for now: decode real power-meter notifications from Fixtures/ (see README).
+# The main job: replay a real ride (btsnoop capture) into the default database and print the workout.
 demo: build
-	cut -f6 Fixtures/captures/cycling-power-measurement.tsv | tail -n +2 | head -n 12 \
-		| $(SWIFT) run -q cyclelog decode cycling-power-measurement
+	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
 
 # All tests: unit and CLI tests, tshark conformance, and a short run of every fuzz target.
 test: setup
@@ -46,13 +45,15 @@ bench:
 	$(SWIFT) build -c release --product DecodeBenchmark
 	$(SWIFT) build -c release --product cyclelog
 	.build/release/DecodeBenchmark
+	python3 Benchmarks/replay_bench.py
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift
 
-# Regenerates Fixtures/captures from ../shared/data/captures.
+# Regenerates Fixtures/captures and Fixtures/rides from ../shared/data.
 fixtures:
 	scripts/import-shared-captures.py
+	scripts/make-ride-fixtures.py
 
 clean:
 	rm -rf .build $(FUZZ_BUILD)

@@ -36,4 +36,9 @@ if [ "${1:-}" = "--bench" ]; then
         echo "setup: installing pycycling 0.4.1 from PyPI (without bleak)"
         python3 -m pip install --quiet --no-deps pycycling==0.4.1
     fi
+    if ! python3 -c "import fitdecode" 2>/dev/null; then
+        # Reads the FIT ride the replay benchmark's capture is made from.
+        echo "setup: installing fitdecode from PyPI"
+        python3 -m pip install --quiet fitdecode==0.11.0
+    fi
 fi

@@ -209,7 +209,9 @@ public struct BtsnoopWriter: Sendable {
 
     /// A Disconnection Complete event (reason 0x08, supervision timeout).
     public mutating func appendDisconnection(handle: UInt16, timeMicroseconds: Int64) {
-        append(.event, received: true, timeMicroseconds: timeMicroseconds, [0x05, 4, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x08])
+        append(
+            .event, received: true, timeMicroseconds: timeMicroseconds,
+            [0x05, 4, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x08])
     }
 
     /// One ATT PDU on `handle`, split into ACL fragments of at most `aclPayloadLimit` octets (27 without Data

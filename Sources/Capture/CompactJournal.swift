@@ -112,12 +112,15 @@ public enum CompactJournal {
                             : .read(sensor: sensor, characteristic: characteristic, value: value)))
             case .connected:
                 let name = try reader.text()
-                events.append(RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name)))
+                events.append(
+                    RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name)))
             case .disconnected:
                 events.append(RideEvent(timeMicroseconds: time, .disconnected(sensor: sensor)))
             case .wheel:
                 events.append(
-                    RideEvent(timeMicroseconds: time, .wheelCircumference(sensor: sensor, millimetres: Int(try reader.unsigned()))))
+                    RideEvent(
+                        timeMicroseconds: time,
+                        .wheelCircumference(sensor: sensor, millimetres: Int(try reader.unsigned()))))
             case .control:
                 let line = try reader.text()
                 guard var event = try? Journal.event(Substring(line)) else {

@@ -110,7 +110,8 @@ public struct GATTReplay {
         case 0x05 where data.count >= 6:
             // Disconnection Complete: status, handle, reason.
             guard data[2] == 0 else { return }
-            let key = ConnectionKey(controller: packet.controllerIndex, handle: UInt16(data[3]) | UInt16(data[4] & 0x0F) << 8)
+            let key = ConnectionKey(
+                controller: packet.controllerIndex, handle: UInt16(data[3]) | UInt16(data[4] & 0x0F) << 8)
             if let connection = connections.removeValue(forKey: key) {
                 emit(
                     RideEvent(timeMicroseconds: packet.timeMicroseconds, .disconnected(sensor: connection.address)))
@@ -244,12 +245,15 @@ public struct GATTReplay {
     }
 
     /// Read By Type Response to a 0x2803 request: {declaration handle, properties, value handle, UUID}.
-    private mutating func declarations(_ pdu: [UInt8], request: [UInt8], into connection: inout Connection, record: Int) {
+    private mutating func declarations(_ pdu: [UInt8], request: [UInt8], into connection: inout Connection, record: Int)
+    {
         guard request.count >= 7, request[5] == 0x03, request[6] == 0x28, pdu.count >= 2 else { return }
         let entryLength = Int(pdu[1])
         guard entryLength == 7 || entryLength == 21, (pdu.count - 2) % entryLength == 0 else {
             problems.append(
-                CaptureProblem(record: record, message: "a characteristic discovery response with entries of \(entryLength) octets"))
+                CaptureProblem(
+                    record: record, message: "a characteristic discovery response with entries of \(entryLength) octets"
+                ))
             return
         }
         var offset = 2

@@ -114,9 +114,11 @@ public enum Journal {
         let kind: RideEvent.Kind
         switch verb {
         case "notify":
-            kind = .notification(sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
+            kind = .notification(
+                sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
         case "read":
-            kind = .read(sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
+            kind = .read(
+                sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
         case "connect":
             let sensor = String(try word(0, "the sensor"))
             let name = words.count > 1 ? words[1...].joined(separator: " ") : ""

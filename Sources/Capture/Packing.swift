@@ -82,7 +82,9 @@ public struct PackedReader: Sendable {
 public enum Zlib {
     public static func deflate(_ input: [UInt8]) -> [UInt8] {
         let size = UInt32(input.count)
-        var output: [UInt8] = [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)]
+        var output: [UInt8] = [
+            UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24),
+        ]
         guard !input.isEmpty else { return output }
         var length = compressBound(uLong(input.count))
         var compressed = [UInt8](repeating: 0, count: Int(length))

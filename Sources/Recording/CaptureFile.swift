@@ -28,7 +28,8 @@ public struct CaptureFile: Sendable {
         _ path: String, handleMap: [UInt16: UInt16] = [:], progress: ((Double) -> Void)? = nil
     ) throws(ReplayError) -> CaptureFile {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw ReplayError(path: path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist")
+            throw ReplayError(
+                path: path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist")
         }
         let bytes = [UInt8](data)
         if bytes.starts(with: Btsnoop.magic) {

@@ -38,7 +38,9 @@ public struct Replayer {
 
     /// Replays one capture file into the store. The same capture twice gives one workout.
     public func replay(_ capture: CaptureFile) throws(ReplayError) -> Outcome {
-        var problems = capture.problems.map { "\(capture.path): \($0.record > 0 ? "\(capture.recordWord) \($0.record): " : "")\($0.message)" }
+        var problems = capture.problems.map {
+            "\(capture.path): \($0.record > 0 ? "\(capture.recordWord) \($0.record): " : "")\($0.message)"
+        }
         for handle in capture.unmappedHandles {
             let hex = String(handle.handle, radix: 16, uppercase: true)
             let name = "0x" + String(repeating: "0", count: 4 - hex.count) + hex
@@ -47,10 +49,11 @@ public struct Replayer {
                     + "the capture has no discovery for it; name it with --handle \(name)=UUID (e.g. 2a63)")
         }
         let digest = RideDigest(capture.events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
-        let syncIdentifier = capture.events.lazy.compactMap { event -> String? in
-            if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
-            return nil
-        }.first ?? digest.uuid
+        let syncIdentifier =
+            capture.events.lazy.compactMap { event -> String? in
+                if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
+                return nil
+            }.first ?? digest.uuid
         do {
             let existing = try store.workout(syncIdentifier: syncIdentifier)
             if let existing, existing.complete, existing.journalDigest == digest.hex,
@@ -155,7 +158,8 @@ struct ProblemList {
         if counts[key]! <= 3 {
             messages.append(message)
         } else if counts[key]! == 4 {
-            messages.append("… more like \"\(key.trimmingCharacters(in: .whitespaces))\" follow; they are counted, not shown")
+            messages.append(
+                "… more like \"\(key.trimmingCharacters(in: .whitespaces))\" follow; they are counted, not shown")
         }
     }
 }

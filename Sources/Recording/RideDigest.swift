@@ -49,7 +49,11 @@ public struct RideDigest: Sendable {
         digits[16] = ["8", "9", "a", "b"][Int(second >> 62)]
         let text = String(digits)
         let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(text[text.index(text.startIndex, offsetBy: range.lowerBound)..<text.index(text.startIndex, offsetBy: range.upperBound)])
+            String(
+                text[
+                    text.index(
+                        text.startIndex, offsetBy: range.lowerBound)..<text.index(
+                            text.startIndex, offsetBy: range.upperBound)])
         }
         return parts.joined(separator: "-")
     }

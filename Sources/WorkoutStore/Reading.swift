@@ -41,7 +41,8 @@ extension WorkoutStore {
     public func resolve(_ reference: String) throws(StoreError) -> Int64? {
         try read { db in
             if reference == "last" {
-                return try Int64.fetchOne(db, sql: "SELECT id FROM workout ORDER BY startMicroseconds DESC, id DESC LIMIT 1")
+                return try Int64.fetchOne(
+                    db, sql: "SELECT id FROM workout ORDER BY startMicroseconds DESC, id DESC LIMIT 1")
             }
             guard let id = Int64(reference) else { return nil }
             return try Int64.fetchOne(db, sql: "SELECT id FROM workout WHERE id = ?", arguments: [id])
@@ -61,13 +62,15 @@ extension WorkoutStore {
                 name: row["name"], goal: (row["goal"] as String?).flatMap(WorkoutGoal.init),
                 location: (row["location"] as String?).flatMap(WorkoutLocation.init(rawValue:)),
                 syncIdentifier: row["syncIdentifier"])
-            let laps = try Row.fetchAll(db, sql: "SELECT * FROM lap WHERE workoutId = ? ORDER BY number", arguments: [id])
-                .map { lap in
-                    LapSummary(
-                        number: lap["number"], startMicroseconds: lap["startMicroseconds"],
-                        endMicroseconds: lap["endMicroseconds"],
-                        statistics: try StoredPacking.unpackStatistics([UInt8](lap["statistics"] as Data)))
-                }
+            let laps = try Row.fetchAll(
+                db, sql: "SELECT * FROM lap WHERE workoutId = ? ORDER BY number", arguments: [id]
+            )
+            .map { lap in
+                LapSummary(
+                    number: lap["number"], startMicroseconds: lap["startMicroseconds"],
+                    endMicroseconds: lap["endMicroseconds"],
+                    statistics: try StoredPacking.unpackStatistics([UInt8](lap["statistics"] as Data)))
+            }
             let events = try Row.fetchAll(
                 db, sql: "SELECT journalLine FROM workoutEvent WHERE workoutId = ? ORDER BY sequence", arguments: [id]
             ).compactMap { row -> WorkoutEvent? in
@@ -103,7 +106,8 @@ extension WorkoutStore {
     /// The raw journal kept with a workout, every chunk that was written (also for a workout cut short).
     public func journal(_ id: Int64) throws(StoreError) -> [RideEvent] {
         let blobs = try read { db in
-            try Data.fetchAll(db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
+            try Data.fetchAll(
+                db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
         }
         var events: [RideEvent] = []
         for blob in blobs {

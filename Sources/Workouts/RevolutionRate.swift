@@ -66,7 +66,8 @@ public struct RevolutionRate: Sendable {
         let ticks = eventTime &- previous.eventTime
         let counted: UInt32
         if countWraps {
-            counted = UInt32(UInt16(truncatingIfNeeded: revolutions) &- UInt16(truncatingIfNeeded: previous.revolutions))
+            counted = UInt32(
+                UInt16(truncatingIfNeeded: revolutions) &- UInt16(truncatingIfNeeded: previous.revolutions))
         } else if revolutions >= previous.revolutions {
             counted = revolutions - previous.revolutions
         } else {

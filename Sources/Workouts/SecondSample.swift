@@ -130,7 +130,9 @@ struct SecondBins {
         if runningFraction > 0 {
             let speedSource = sample.sources[Channel.speedMetersPerSecond.rawValue]
             let distanceSource = speedSource >= 0 ? Int(speedSource) : bin.distance.first?.sensorIndex
-            sample.distanceMeters = bin.distance.filter { $0.sensorIndex == distanceSource }.reduce(0) { $0 + $1.meters }
+            sample.distanceMeters = bin.distance.filter { $0.sensorIndex == distanceSource }.reduce(0) {
+                $0 + $1.meters
+            }
         }
         return sample
     }

@@ -27,7 +27,8 @@ struct SensorDecoder {
         self.wheelCircumferenceMeters = wheelCircumferenceMeters
         cyclingPowerWheel = .wheel(
             ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
-        cscWheel = .wheel(ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
+        cscWheel = .wheel(
+            ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
     }
 
     mutating func setWheelCircumference(meters: Double) {
@@ -61,7 +62,8 @@ struct SensorDecoder {
                 {
                     output.readings.append(
                         ChannelReading(
-                            channel: .cadenceRPM, value: revolutionsPerSecond * 60, rank: SourceRank.cyclingPowerCadence))
+                            channel: .cadenceRPM, value: revolutionsPerSecond * 60, rank: SourceRank.cyclingPowerCadence
+                        ))
                     crankStill = revolutionsPerSecond == 0
                 }
             }
@@ -71,7 +73,8 @@ struct SensorDecoder {
             if crankStill && lastCrankRateZero && lastPower == measurement.instantaneousPower { watts = 0 }
             lastCrankRateZero = crankStill
             lastPower = measurement.instantaneousPower
-            output.readings.append(ChannelReading(channel: .powerWatts, value: watts, rank: SourceRank.cyclingPowerPower))
+            output.readings.append(
+                ChannelReading(channel: .powerWatts, value: watts, rank: SourceRank.cyclingPowerPower))
             if let wheel = measurement.wheelRevolutionData,
                 let (revolutionsPerSecond, counted) = cyclingPowerWheel.update(
                     revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
@@ -126,16 +129,19 @@ struct SensorDecoder {
         var output = Output()
         if let power = record.instantaneousPower {
             output.readings.append(
-                ChannelReading(channel: .powerWatts, value: Double(max(0, power)), rank: SourceRank.fitnessMachinePower))
+                ChannelReading(channel: .powerWatts, value: Double(max(0, power)), rank: SourceRank.fitnessMachinePower)
+            )
         }
         if let cadence = record.instantaneousCadence {
             output.readings.append(
-                ChannelReading(channel: .cadenceRPM, value: Double(cadence) / 2, rank: SourceRank.fitnessMachineCadence))
+                ChannelReading(channel: .cadenceRPM, value: Double(cadence) / 2, rank: SourceRank.fitnessMachineCadence)
+            )
         }
         if let speed = record.instantaneousSpeed {
             output.readings.append(
                 ChannelReading(
-                    channel: .speedMetersPerSecond, value: Double(speed) / 100 / 3.6, rank: SourceRank.fitnessMachineSpeed))
+                    channel: .speedMetersPerSecond, value: Double(speed) / 100 / 3.6,
+                    rank: SourceRank.fitnessMachineSpeed))
         }
         if let heartRate = record.heartRate, heartRate > 0 {
             output.readings.append(

@@ -24,7 +24,8 @@ public struct Workout: Sendable {
         let boundaries = [startMicroseconds] + lapStarts.filter { $0 > startMicroseconds && $0 < endMicroseconds }
         return boundaries.enumerated().map { number, lapStart in
             let lapEnd = number + 1 < boundaries.count ? boundaries[number + 1] : endMicroseconds
-            let first = secondIndex(lapStart), last = number + 1 < boundaries.count ? secondIndex(lapEnd) : samples.count
+            let first = secondIndex(lapStart),
+                last = number + 1 < boundaries.count ? secondIndex(lapEnd) : samples.count
             let range = min(first, samples.count)..<min(max(first, last), samples.count)
             return LapSummary(
                 number: number + 1, startMicroseconds: lapStart, endMicroseconds: lapEnd,

@@ -174,7 +174,9 @@ public struct WorkoutBuilder: Sendable {
         do {
             output = try sensors[index].decoder.decode(characteristic: characteristic, value: value, at: time)
         } catch {
-            let name = Characteristic(rawValue: characteristic)?.name ?? "characteristic 0x\(String(characteristic, radix: 16))"
+            let name =
+                Characteristic(rawValue: characteristic)?.name
+                ?? "characteristic 0x\(String(characteristic, radix: 16))"
             problems.append(
                 BuildProblem(
                     timeMicroseconds: time, message: "\(sensors[index].info.address) \(name): \(error)"))

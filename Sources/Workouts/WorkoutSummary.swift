@@ -86,7 +86,9 @@ public struct WorkoutSummary: Sendable {
     }
 
     static func statisticsMembers(_ statistics: WorkoutStatistics) -> [(String, JSONValue)] {
-        let curve = statistics.powerCurveWatts.keys.sorted().map { (String($0), JSONValue.rounded(statistics.powerCurveWatts[$0], 1)) }
+        let curve = statistics.powerCurveWatts.keys.sorted().map {
+            (String($0), JSONValue.rounded(statistics.powerCurveWatts[$0], 1))
+        }
         return [
             ("elapsedSeconds", .rounded(statistics.elapsedSeconds, 3)),
             ("movingSeconds", .rounded(statistics.movingSeconds, 3)),

@@ -25,7 +25,8 @@ enum SummaryText {
             lines.append("  cadence      avg \(whole(s.averageCadenceRPM)) rpm   max \(whole(s.maximumCadenceRPM)) rpm")
         }
         if s.averageHeartRateBPM != nil {
-            lines.append("  heart rate   avg \(whole(s.averageHeartRateBPM)) bpm   max \(whole(s.maximumHeartRateBPM)) bpm")
+            lines.append(
+                "  heart rate   avg \(whole(s.averageHeartRateBPM)) bpm   max \(whole(s.maximumHeartRateBPM)) bpm")
         }
         if let factor = summary.intensityFactor, let stress = summary.trainingStressScore {
             lines.append("  IF \(fixed(factor, 2))   TSS \(whole(stress))")

@@ -7,7 +7,9 @@ import Workouts
 
 /// `--db`, shared by every command that opens the workout database.
 struct DatabaseOptions: ParsableArguments {
-    @Option(name: .long, help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite).")
+    @Option(
+        name: .long, help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite)."
+    )
     var db: String?
 
     /// Opens the database, creating its folder on first use.
@@ -18,7 +20,8 @@ struct DatabaseOptions: ParsableArguments {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw ValidationError("cannot create the folder \(folder) for the workout database: \(error.localizedDescription)")
+                throw ValidationError(
+                    "cannot create the folder \(folder) for the workout database: \(error.localizedDescription)")
             }
         }
         do {
@@ -114,7 +117,8 @@ struct Replay: ParsableCommand {
         for file in files {
             let progress = ProgressBar(label: (file as NSString).lastPathComponent)
             do {
-                let capture = try CaptureFile.load(file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
+                let capture = try CaptureFile.load(
+                    file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
                 progress?.finish()
                 let outcome = try replayer.replay(capture)
                 for problem in outcome.problems { printError("warning: \(problem)") }
@@ -258,7 +262,9 @@ final class ProgressBar {
         guard percent != lastPercent else { return }
         lastPercent = percent
         let filled = percent * 30 / 100
-        printErrorInline("\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled) + "] \(percent)%")
+        printErrorInline(
+            "\r\(label) [" + String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled)
+                + "] \(percent)%")
     }
 
     func finish() {

@@ -65,7 +65,8 @@ final class BtsnoopTests: XCTestCase {
                 [
                     .connected(sensor: "C0:11:22:33:44:55", name: nil),
                     .read(sensor: "C0:11:22:33:44:55", characteristic: 0x2A65, value: bytes("0c000000")),
-                    .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: bytes("2000fa002a000040")),
+                    .notification(
+                        sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: bytes("2000fa002a000040")),
                     .disconnected(sensor: "C0:11:22:33:44:55"),
                 ], "\(datalink)")
         }
@@ -73,7 +74,8 @@ final class BtsnoopTests: XCTestCase {
 
     func testAFragmentedNotificationIsReassembled() throws {
         // Spec §1.5 I: a 37-octet CPM notification does not fit a 27-octet ACL payload (§9.4).
-        let value = bytes("FF 1F C8 00 64 40 06 34 12 00 00 00 08 00 01 00 04 F4 01 9C FF 20 03 E0 FF B4 A0 05 0A 00 BE 00 64 00")
+        let value = bytes(
+            "FF 1F C8 00 64 40 06 34 12 00 00 00 08 00 01 00 04 F4 01 9C FF 20 03 E0 FF B4 A0 05 0A 00 BE 00 64 00")
         var writer = BtsnoopWriter(datalink: .hciUART)
         writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 0, [0x1B, 0x0E, 0x00] + value)
         // The first fragment starts as the spec shows: 40 20 1B 00 | 25 00 04 00 | 1B 0E 00 FF 1F …
@@ -81,7 +83,8 @@ final class BtsnoopTests: XCTestCase {
         XCTAssertEqual(firstRecordData, bytes("02 40 20 1b 00 25 00 04 00 1b 0e 00"))
         let replay = try GATTReplay.read(writer.bytes, explicitMap: [0x000E: 0x2A63])
         XCTAssertEqual(
-            replay.events.map(\.kind), [.notification(sensor: "hci0-handle-0x40", characteristic: 0x2A63, value: value)])
+            replay.events.map(\.kind), [.notification(sensor: "hci0-handle-0x40", characteristic: 0x2A63, value: value)]
+        )
     }
 
     func testMultipleHandleValueNotificationsAreSplit() throws {

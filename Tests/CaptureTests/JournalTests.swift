@@ -5,9 +5,14 @@ import XCTest
 
 final class JournalTests: XCTestCase {
     let events: [RideEvent] = [
-        RideEvent(timeMicroseconds: 1_714_550_398_000_000, .connected(sensor: "C0:11:22:33:44:55", name: "Stages  Power\\L")),
-        RideEvent(timeMicroseconds: 1_714_550_398_100_000, .read(sensor: "C0:11:22:33:44:55", characteristic: 0x2A19, value: [0x5F])),
-        RideEvent(timeMicroseconds: 1_714_550_398_200_000, .wheelCircumference(sensor: "C0:11:22:33:44:55", millimetres: 2096)),
+        RideEvent(
+            timeMicroseconds: 1_714_550_398_000_000, .connected(sensor: "C0:11:22:33:44:55", name: "Stages  Power\\L")),
+        RideEvent(
+            timeMicroseconds: 1_714_550_398_100_000,
+            .read(sensor: "C0:11:22:33:44:55", characteristic: 0x2A19, value: [0x5F])),
+        RideEvent(
+            timeMicroseconds: 1_714_550_398_200_000, .wheelCircumference(sensor: "C0:11:22:33:44:55", millimetres: 2096)
+        ),
         RideEvent(
             timeMicroseconds: 1_714_550_400_000_000,
             .control(
@@ -17,7 +22,8 @@ final class JournalTests: XCTestCase {
                         syncIdentifier: "6f1c2d3e-0000-4000-8000-000000000001")))),
         RideEvent(
             timeMicroseconds: 1_714_550_400_510_000,
-            .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0x20, 0, 0xFA, 0, 0x2A, 0, 0, 0x40])),
+            .notification(
+                sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0x20, 0, 0xFA, 0, 0x2A, 0, 0, 0x40])),
         RideEvent(timeMicroseconds: 1_714_550_401_000_000, .control(.pause)),
         RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
         RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
@@ -25,7 +31,9 @@ final class JournalTests: XCTestCase {
         RideEvent(timeMicroseconds: 1_714_550_404_000_000, .disconnected(sensor: "C0:11:22:33:44:55")),
         RideEvent(timeMicroseconds: 1_714_550_405_000_000, .control(.end)),
         RideEvent(timeMicroseconds: 1_714_550_406_000_000, .control(.cancel)),
-        RideEvent(timeMicroseconds: 1_714_550_407_000_000, .notification(sensor: "E8:33:44:55:66:77", characteristic: 0x2A37, value: [])),
+        RideEvent(
+            timeMicroseconds: 1_714_550_407_000_000,
+            .notification(sensor: "E8:33:44:55:66:77", characteristic: 0x2A37, value: [])),
     ]
 
     func testEveryEventKindRoundTripsThroughText() {
@@ -86,6 +94,9 @@ final class JournalTests: XCTestCase {
 /// A CPM value with power and crank data (flags 0x0020), for volume tests.
 enum CyclingPowerValue {
     static func bytes(watts: Int, crank: Int) -> [UInt8] {
-        [0x20, 0x00, UInt8(watts & 0xFF), UInt8(watts >> 8 & 0xFF), UInt8(crank & 0xFF), UInt8(crank >> 8 & 0xFF), 0x00, 0x04]
+        [
+            0x20, 0x00, UInt8(watts & 0xFF), UInt8(watts >> 8 & 0xFF), UInt8(crank & 0xFF), UInt8(crank >> 8 & 0xFF),
+            0x00, 0x04,
+        ]
     }
 }

@@ -35,7 +35,8 @@ final class ReplayCommandTests: XCTestCase {
             for format in ["btsnoop", "journal"] {
                 let summary = try replayJSON("\(ride).\(format)", db: try temporaryDatabase())
                 let label = "\(ride).\(format)"
-                XCTAssertEqual(summary["normalizedPowerWatts"] as? Double ?? 0, reference.normalizedPowerWatts, accuracy: 1, label)
+                XCTAssertEqual(
+                    summary["normalizedPowerWatts"] as? Double ?? 0, reference.normalizedPowerWatts, accuracy: 1, label)
                 let work = try XCTUnwrap(summary["workJoules"] as? Double, label)
                 XCTAssertEqual(work, reference.workJoules, accuracy: reference.workJoules * 0.005, label)
                 let curve = try XCTUnwrap(summary["powerCurveWatts"] as? [String: Double], label)
@@ -95,7 +96,7 @@ final class ReplayCommandTests: XCTestCase {
         let ride = "fitparse_Edge810-Vector-2013-08-16-15-35-10"
         let fromCapture = try replayJSON("\(ride).btsnoop", db: try temporaryDatabase())
         let fromJournal = try replayJSON("\(ride).journal", db: try temporaryDatabase())
-                // The capture has no start button, so its seconds are counted from the first notification: the 1-s bins
+        // The capture has no start button, so its seconds are counted from the first notification: the 1-s bins
         // fall differently and only whole-ride figures agree.
         for key in ["normalizedPowerWatts", "workJoules", "distanceMeters", "averageHeartRateBPM"] {
             XCTAssertEqual(fromCapture[key] as? Double ?? -1, fromJournal[key] as? Double ?? -2, accuracy: 0.5, key)
@@ -138,7 +139,9 @@ final class ReplayCommandTests: XCTestCase {
         2024-05-01T08:00:01.000000Z notify C0:11:22:33:44:55 2a63 0000
         2024-05-01T08:00:02.000000Z notify C0:11:22:33:44:55 2a63 0000c800
         """.write(to: journal, atomically: true, encoding: .utf8)
-        let run = try cyclelog(["replay", "--json", "--db", folder.appendingPathComponent("r.sqlite").path, journal.path])
+        let run = try cyclelog([
+            "replay", "--json", "--db", folder.appendingPathComponent("r.sqlite").path, journal.path,
+        ])
         XCTAssertEqual(run.status, 0, run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("ride.journal: line 2: notify: the value"), run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("ride.journal: #4: "), run.errorOutput)
@@ -189,7 +192,8 @@ final class ReplayCommandTests: XCTestCase {
 
         // Or discard it.
         XCTAssertEqual(try cyclelog(["delete", String(id), "--db", db]).status, 0)
-        XCTAssertEqual(try cyclelog(["list", "--json", "--db", db]).output.trimmingCharacters(in: .whitespacesAndNewlines), "[]")
+        XCTAssertEqual(
+            try cyclelog(["list", "--json", "--db", db]).output.trimmingCharacters(in: .whitespacesAndNewlines), "[]")
     }
 
     func testUnmappedHandlesAreNamedAndAMapFixesThem() throws {
@@ -210,7 +214,9 @@ final class ReplayCommandTests: XCTestCase {
         let db = folder.appendingPathComponent("r.sqlite").path
         let unmapped = try cyclelog(["replay", "--db", db, capture.path])
         XCTAssertEqual(unmapped.status, 1)
-        XCTAssertTrue(unmapped.errorOutput.contains("handle 0x000E of hci0-handle-0x40 carried 1 notifications"), unmapped.errorOutput)
+        XCTAssertTrue(
+            unmapped.errorOutput.contains("handle 0x000E of hci0-handle-0x40 carried 1 notifications"),
+            unmapped.errorOutput)
         XCTAssertTrue(unmapped.errorOutput.contains("--handle 0x000E=UUID"), unmapped.errorOutput)
         let mapped = try cyclelog(["replay", "--json", "--db", db, "--handle", "0x000E=2a63", capture.path])
         XCTAssertEqual(mapped.status, 0, mapped.errorOutput)

@@ -28,7 +28,9 @@ final class WorkoutBuilderTests: XCTestCase {
 
     func build(_ events: [RideEvent], configuration: WorkoutBuilder.Configuration = .init()) throws -> Workout {
         // Arrival order, as a capture gives them (a stable sort keeps same-time events in writing order).
-        let ordered = events.enumerated().sorted { ($0.element.timeMicroseconds, $0.offset) < ($1.element.timeMicroseconds, $1.offset) }
+        let ordered = events.enumerated().sorted {
+            ($0.element.timeMicroseconds, $0.offset) < ($1.element.timeMicroseconds, $1.offset)
+        }
         var builder = WorkoutBuilder(configuration: configuration)
         for (_, event) in ordered { builder.add(event) }
         return try XCTUnwrap(builder.finish())
@@ -105,7 +107,9 @@ final class WorkoutBuilderTests: XCTestCase {
 
     func testAReconnectNeverComputesARateAcrossTheGap() throws {
         var events = [control(.start(WorkoutPlan()), at: 0)]
-        for second in 0...3 { events.append(power(200, crank: (UInt16(second), UInt16(second * 1024)), at: Double(second))) }
+        for second in 0...3 {
+            events.append(power(200, crank: (UInt16(second), UInt16(second * 1024)), at: Double(second)))
+        }
         events.append(RideEvent(timeMicroseconds: us(3.5), .disconnected(sensor: meter)))
         events.append(RideEvent(timeMicroseconds: us(8), .connected(sensor: meter, name: nil)))
         // After reconnecting, the counters have moved on by 40 000 revolutions (a reset or another session).
@@ -146,7 +150,9 @@ final class WorkoutBuilderTests: XCTestCase {
     func testMalformedValuesAreReportedAndTheRestIsUsed() throws {
         let events = [
             control(.start(WorkoutPlan()), at: 0), power(150, at: 0),
-            RideEvent(timeMicroseconds: us(0.5), .notification(sensor: meter, characteristic: 0x2A63, value: [0x20, 0x00, 0x96])),
+            RideEvent(
+                timeMicroseconds: us(0.5),
+                .notification(sensor: meter, characteristic: 0x2A63, value: [0x20, 0x00, 0x96])),
             power(150, at: 1), control(.end, at: 2),
         ]
         var builder = WorkoutBuilder()

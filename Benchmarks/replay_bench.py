@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Replay benchmark (`make bench`): a 4-hour ride with three sensors (power 4 Hz, CSC 2 Hz, heart rate 1 Hz) as a
+Linux-monitor btsnoop capture, replayed by the release `cyclelog` into a fresh database, whole process, best of N;
+beside it tshark reading the same file in the same run. Then database bytes per ride-hour against the FIT file of
+the ride the capture was made from."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
+BENCH = os.path.join(ROOT, ".build", "bench")
+CAPTURE = os.path.join(BENCH, "four-hours.btsnoop")
+FIT = os.path.join(ROOT, "..", "shared", "data", "rides", "sweatpy_4078723797.fit")
+FIT_SECONDS = 8355.6  # the FIT session's total_elapsed_time
+RUNS = 5
+
+
+def best(command, runs=RUNS, prepare=None):
+    times = []
+    for _ in range(runs):
+        if prepare:
+            prepare()
+        start = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return min(times), sorted(times)[len(times) // 2]
+
+
+def main():
+    if not os.path.exists(CAPTURE):
+        count = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "scripts", "make-ride-fixtures.py"), "--bench", BENCH],
+            check=True, capture_output=True, text=True).stdout.strip()
+        print("generated %s (%s notifications)" % (CAPTURE, count))
+    folder = tempfile.mkdtemp(prefix="cyclelog-bench-")
+    database = os.path.join(folder, "bench.sqlite")
+
+    def fresh():
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(database + suffix):
+                os.remove(database + suffix)
+
+    ours = best([CYCLELOG, "replay", "--db", database, CAPTURE], prepare=fresh)
+    size = sum(os.path.getsize(database + s) for s in ("", "-wal") if os.path.exists(database + s))
+    rows = [("cyclelog replay → fresh database", ours)]
+    if shutil.which("tshark"):
+        rows.append(("tshark -r (ATT handle + value fields)",
+                     best(["tshark", "-r", CAPTURE, "-T", "fields", "-e", "btatt.handle", "-e", "btatt.value"], runs=3)))
+    print("\nReplay of a 4-hour, three-sensor ride (%.1f MB btsnoop, whole process; best / median)" % (os.path.getsize(CAPTURE) / 1e6))
+    for label, (fastest, median) in rows:
+        print("  %-42s %6.3f s / %6.3f s" % (label, fastest, median))
+    if len(rows) == 2:
+        print("  cyclelog is %.1f× faster than tshark" % (rows[1][1][0] / rows[0][1][0]))
+    per_hour = size / 4
+    print("\nStorage per ride-hour (raw journal, 1 Hz samples, summary, laps, events)")
+    print("  cyclelog database   %8.1f kB/h" % (per_hour / 1000))
+    if os.path.exists(FIT):
+        fit_per_hour = os.path.getsize(FIT) / FIT_SECONDS * 3600
+        print("  FIT of the same ride%8.1f kB/h (Garmin Edge 1000, GPS, 1 Hz records)" % (fit_per_hour / 1000))
+        print("  ratio               %8.2f×" % (per_hour / fit_per_hour))
+    shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()
