@@ -107,7 +107,6 @@ public struct Replayer {
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
         var configuration = WorkoutBuilder.Configuration(
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
-        configuration.autoPause = options.autoPause
         var builder = WorkoutBuilder(configuration: configuration)
         var problems = ProblemList()
         var chunkStart = 0

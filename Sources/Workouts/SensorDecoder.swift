@@ -75,29 +75,14 @@ struct SensorDecoder {
             lastPower = measurement.instantaneousPower
             output.readings.append(
                 ChannelReading(channel: .powerWatts, value: watts, rank: SourceRank.cyclingPowerPower))
-            if let wheel = measurement.wheelRevolutionData,
-                let (revolutionsPerSecond, counted) = cyclingPowerWheel.update(
-                    revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
-                    atMicroseconds: time)
-            {
-                output.readings.append(
-                    ChannelReading(
-                        channel: .speedMetersPerSecond, value: revolutionsPerSecond * wheelCircumferenceMeters,
-                        rank: SourceRank.cyclingPowerSpeed))
-                output.distance = (Double(counted) * wheelCircumferenceMeters, SourceRank.cyclingPowerSpeed)
+            if let wheel = measurement.wheelRevolutionData {
+                Self.addWheel(
+                    wheel, &cyclingPowerWheel, wheelCircumferenceMeters, SourceRank.cyclingPowerSpeed, time, &output)
             }
         case .cscMeasurement:
             let measurement = try CSCMeasurement(decoding: value)
-            if let wheel = measurement.wheelRevolutionData,
-                let (revolutionsPerSecond, counted) = cscWheel.update(
-                    revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
-                    atMicroseconds: time)
-            {
-                output.readings.append(
-                    ChannelReading(
-                        channel: .speedMetersPerSecond, value: revolutionsPerSecond * wheelCircumferenceMeters,
-                        rank: SourceRank.cscSpeed))
-                output.distance = (Double(counted) * wheelCircumferenceMeters, SourceRank.cscSpeed)
+            if let wheel = measurement.wheelRevolutionData {
+                Self.addWheel(wheel, &cscWheel, wheelCircumferenceMeters, SourceRank.cscSpeed, time, &output)
             }
             if let data = measurement.crankRevolutionData,
                 let (revolutionsPerSecond, _) = crank.update(
@@ -122,6 +107,22 @@ struct SensorDecoder {
             break
         }
         return output
+    }
+
+    /// Speed and distance from a wheel measurement, on that service's wheel clock.
+    private static func addWheel(
+        _ wheel: WheelRevolutionData, _ rate: inout RevolutionRate, _ circumferenceMeters: Double, _ rank: Int,
+        _ time: Int64, _ output: inout Output
+    ) {
+        guard
+            let (revolutionsPerSecond, counted) = rate.update(
+                revolutions: wheel.cumulativeWheelRevolutions, eventTime: wheel.lastWheelEventTime,
+                atMicroseconds: time)
+        else { return }
+        output.readings.append(
+            ChannelReading(
+                channel: .speedMetersPerSecond, value: revolutionsPerSecond * circumferenceMeters, rank: rank))
+        output.distance = (Double(counted) * circumferenceMeters, rank)
     }
 
     /// FTMS reports rates directly (0.01 km/h, 0.5 rpm) and a total distance in metres.

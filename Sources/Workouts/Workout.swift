@@ -39,7 +39,7 @@ public struct Workout: Sendable {
     }
 }
 
-public struct LapSummary: Equatable, Sendable, Codable {
+public struct LapSummary: Equatable, Sendable {
     public var number: Int
     public var startMicroseconds: Int64
     public var endMicroseconds: Int64

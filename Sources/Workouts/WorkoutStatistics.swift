@@ -1,7 +1,7 @@
 /// The statistics of a workout or a lap, following DESIGN.md §4: moving time excludes pauses; averages and work
 /// use moving time; power averages include zeros (coasting) while cadence averages exclude them; NP over full
 /// 30-s windows; the power curve never spans a pause. Values that do not apply are nil.
-public struct WorkoutStatistics: Equatable, Sendable, Codable {
+public struct WorkoutStatistics: Equatable, Sendable {
     public var elapsedSeconds: Double
     /// Elapsed minus manual and automatic pauses.
     public var movingSeconds: Double

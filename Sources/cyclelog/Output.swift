@@ -1,4 +1,5 @@
 import CyclingSensors
+import Workouts
 
 /// `--json`: one object per value, raw wire integers, keys as in DESIGN.md §3; or an error object.
 enum JSONLine {
@@ -23,21 +24,7 @@ enum JSONLine {
     }
 
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
-                let digits = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
+        JSONValue.string(text).rendered()
     }
 }
 
