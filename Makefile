@@ -53,6 +53,7 @@ lint:
 # Regenerates Fixtures/captures and Fixtures/rides from ../shared/data.
 fixtures:
 	scripts/import-shared-captures.py
+	scripts/make-capture-journals.py
 	scripts/make-ride-fixtures.py
 
 clean:

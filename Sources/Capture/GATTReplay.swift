@@ -221,6 +221,10 @@ public struct GATTReplay {
         case 0x08, 0x0A:
             // Requests whose responses we read: Read By Type (characteristic declarations) and Read.
             connection.pendingRequest[side] = pdu
+        case 0x05:
+            // Find Information Response: the type of every attribute in a range. A value attribute's type is its
+            // characteristic's UUID, so this maps handles too when a client discovers that way.
+            informationEntries(pdu, into: &connection)
         case 0x09:
             if let request = connection.pendingRequest[1 - side], request.first == 0x08 {
                 declarations(pdu, request: request, into: &connection, record: record)
@@ -270,6 +274,21 @@ public struct GATTReplay {
                 learntMaps[connection.address, default: [:]][valueHandle] = uuid
             }
             offset += entryLength
+        }
+    }
+
+    /// {handle, 16-bit UUID} entries (format 0x01); declarations (0x28xx) and descriptors (0x29xx) are not values.
+    private mutating func informationEntries(_ pdu: [UInt8], into connection: inout Connection) {
+        guard pdu.count >= 2, pdu[1] == 0x01 else { return }
+        var offset = 2
+        while offset + 4 <= pdu.count {
+            let handle = UInt16(pdu[offset]) | UInt16(pdu[offset + 1]) << 8
+            let uuid = UInt16(pdu[offset + 2]) | UInt16(pdu[offset + 3]) << 8
+            if uuid >> 8 != 0x28 && uuid >> 8 != 0x29 && connection.characteristics[handle] == nil {
+                connection.characteristics[handle] = uuid
+                learntMaps[connection.address, default: [:]][handle] = uuid
+            }
+            offset += 4
         }
     }
 

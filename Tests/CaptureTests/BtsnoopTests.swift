@@ -72,6 +72,23 @@ final class BtsnoopTests: XCTestCase {
         }
     }
 
+    func testFindInformationAlsoMapsValueHandles() throws {
+        // Spec §9.6 0x05 format 0x01: 0x000D is a declaration (0x2803), 0x000E the CPM value, 0x000F its CCCD.
+        var writer = BtsnoopWriter(datalink: .hciUART)
+        writer.appendConnection(handle: 0x0040, address: "C0:11:22:33:44:55", timeMicroseconds: 0)
+        writer.appendATT(handle: 0x0040, received: false, timeMicroseconds: 1, bytes("04 0d00 0f00"))
+        writer.appendATT(
+            handle: 0x0040, received: true, timeMicroseconds: 2, bytes("05 01 0d00 0328 0e00 632a 0f00 0229"))
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 3, bytes("1b0e002000fa002a000040"))
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 4, bytes("1b0f000100"))
+        let replay = try GATTReplay.read(writer.bytes)
+        XCTAssertEqual(replay.events.count, 2)
+        XCTAssertEqual(
+            replay.events.last?.kind,
+            .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: bytes("2000fa002a000040")))
+        XCTAssertEqual(replay.unmappedHandles.map(\.handle), [0x000F])
+    }
+
     func testAFragmentedNotificationIsReassembled() throws {
         // Spec §1.5 I: a 37-octet CPM notification does not fit a 27-octet ACL payload (§9.4).
         let value = bytes(

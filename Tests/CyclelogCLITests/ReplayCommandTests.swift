@@ -224,3 +224,27 @@ final class ReplayCommandTests: XCTestCase {
         XCTAssertTrue(mapped.output.contains(#""address": "hci0-handle-0x40""#), mapped.output)
     }
 }
+
+/// The real devices' notification sequences (Fixtures/journals, made from Fixtures/captures): each replays; the
+/// non-conformant devices are reported with their exact error and the rest of their data is used.
+final class DeviceJournalTests: XCTestCase {
+    func testEveryDeviceJournalReplaysAndOnlyTheNonConformantOnesWarn() throws {
+        let folder = fixturesFolder.appendingPathComponent("journals")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".journal") }
+        XCTAssertGreaterThanOrEqual(files.count, 15)
+        let db = try temporaryDatabase()
+        let nonConformant = [
+            "life-fitness-indoor-bike.journal": "indoor-bike-data: trailingBytes at byte 24: 2 unexpected bytes",
+            "matrix-indoor-bike.journal": "indoor-bike-data: totalEnergy at byte 19: truncated: needs 2 bytes, 1 left",
+        ]
+        for file in files.sorted() {
+            let run = try cyclelog(["replay", "--json", "--db", db, folder.appendingPathComponent(file).path])
+            XCTAssertEqual(run.status, 0, "\(file): \(run.errorOutput)")
+            if let expected = nonConformant[file] {
+                XCTAssertTrue(run.errorOutput.contains(expected), "\(file): \(run.errorOutput)")
+            } else {
+                XCTAssertEqual(run.errorOutput, "", file)
+            }
+        }
+    }
+}
