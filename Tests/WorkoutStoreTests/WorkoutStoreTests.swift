@@ -1,0 +1,77 @@
+import Capture
+import Workouts
+import XCTest
+
+@testable import WorkoutStore
+
+/// The store on an in-memory database: what is written reads back exactly.
+final class WorkoutStoreTests: XCTestCase {
+    /// A 90-s ride: 200 W with a 10-s pause, a lap and a marker, written the way a replay writes it.
+    func ride() throws -> (Workout, [RideEvent]) {
+        var events = [
+            RideEvent(
+                timeMicroseconds: 0,
+                .control(.start(WorkoutPlan(name: "Test \"ride\"", goal: .timeSeconds(60), location: .indoor))))
+        ]
+        for second in 0..<90 {
+            let value: [UInt8] = [0x00, 0x00, UInt8(150 + second % 100), 0x00]
+            events.append(
+                RideEvent(
+                    timeMicroseconds: Int64(second) * 1_000_000 + 250_000,
+                    .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: value)))
+        }
+        events += [
+            RideEvent(timeMicroseconds: 40_000_000, .control(.pause)),
+            RideEvent(timeMicroseconds: 50_000_000, .control(.resume)),
+            RideEvent(timeMicroseconds: 60_000_000, .control(.lap)),
+            RideEvent(timeMicroseconds: 61_000_000, .control(.marker("sprint"))),
+            RideEvent(timeMicroseconds: 90_000_000, .control(.end)),
+        ]
+        events.sort { $0.timeMicroseconds < $1.timeMicroseconds }
+        var builder = WorkoutBuilder()
+        for event in events { builder.add(event) }
+        return (try XCTUnwrap(builder.finish()), events)
+    }
+
+    func testAFinishedWorkoutReadsBackAsItWasBuilt() throws {
+        let store = try WorkoutStore()
+        let (workout, events) = try ride()
+        let id = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
+        try store.append(to: id, journalSequence: 0, events: events, samples: workout.samples[0..<60])
+        let stored = try store.finish(id, workout: workout, journalDigest: "digest")
+        let built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
+        XCTAssertEqual(stored.json.rendered(), built.json.rendered())
+        XCTAssertEqual(try store.journal(id), events)
+        XCTAssertEqual(try store.workout(syncIdentifier: "sync-1")?.complete, true)
+        XCTAssertEqual(try store.integrityCheck(), "ok")
+        // Samples are stored to 0.1 W, 0.1 rpm, 1 mm/s and 1 ‰ of a second.
+        let samples = try store.samples(id)
+        XCTAssertEqual(samples.count, workout.samples.count)
+        for (read, written) in zip(samples, workout.samples) {
+            XCTAssertEqual(read.powerWatts ?? -1, written.powerWatts ?? -1, accuracy: 0.05 + 1e-9)  // half a step
+            XCTAssertEqual(read.runningFraction, written.runningFraction, accuracy: 0.0005 + 1e-12)
+            XCTAssertEqual(read.sources, written.sources)
+        }
+    }
+
+    func testAnUnfinishedWorkoutIsListedButHasNoSummaryAndCanBeDeleted() throws {
+        let store = try WorkoutStore()
+        let id = try store.beginWorkout(syncIdentifier: "sync-2", source: "live", startMicroseconds: 5)
+        XCTAssertEqual(try store.list().map(\.status), ["recording"])
+        XCTAssertNil(try store.summary(id))
+        XCTAssertEqual(try store.resolve("last"), id)
+        XCTAssertEqual(try store.delete(id), true)
+        XCTAssertEqual(try store.list(), [])
+        XCTAssertNil(try store.resolve("last"))
+    }
+
+    func testTheDefaultPathFollowsTheEnvironment() {
+        XCTAssertEqual(WorkoutStore.defaultPath(environment: ["CYCLELOG_DB": "/tmp/x.sqlite"]), "/tmp/x.sqlite")
+        XCTAssertEqual(
+            WorkoutStore.defaultPath(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/r"]),
+            "/data/cyclelog/cyclelog.sqlite")
+        XCTAssertEqual(
+            WorkoutStore.defaultPath(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/r"]),
+            "/home/r/.local/share/cyclelog/cyclelog.sqlite")
+    }
+}
