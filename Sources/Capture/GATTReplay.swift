@@ -27,6 +27,37 @@ public struct GATTReplay {
         var expected: [Int] = [0, 0]
         /// The last request per direction it was sent in, to match its response.
         var pendingRequest: [[UInt8]?] = [nil, nil]
+
+        /// HCI ACL reassembly (spec §9.4): a fragment with PB ≠ 0b01 starts an L2CAP PDU whose first two octets
+        /// give its length; continuing fragments append until it is whole. Returns the whole PDU (L2CAP header
+        /// included) once complete, and what was wrong on the way.
+        mutating func reassemble(_ payload: ArraySlice<UInt8>, continuing: Bool, side: Int) -> (
+            pdu: [UInt8]?, problems: [String]
+        ) {
+            var problems: [String] = []
+            if continuing {
+                guard expected[side] > 0 else { return (nil, ["a continuing ACL fragment without a start"]) }
+                partial[side] += payload
+            } else {
+                if expected[side] > 0 { problems.append("an L2CAP PDU was cut short by the next one; dropped") }
+                guard payload.count >= 4 else {
+                    expected[side] = 0
+                    return (nil, problems + ["an L2CAP header cut short"])
+                }
+                let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
+                partial[side] = Array(payload)
+                expected[side] = 4 + length
+            }
+            guard partial[side].count >= expected[side] else { return (nil, problems) }
+            let pdu = partial[side]
+            let wanted = expected[side]
+            partial[side] = []
+            expected[side] = 0
+            guard pdu.count == wanted else {
+                return (nil, problems + ["an L2CAP PDU longer than its header says; dropped"])
+            }
+            return (pdu, problems)
+        }
     }
 
     /// Handle maps given by the user (`--handle 0x0010=2a63`), applied to every connection.
@@ -142,43 +173,15 @@ public struct GATTReplay {
             return
         }
         let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
-        if connections[key] == nil {
-            // A capture started mid-connection has no Connection Complete: an anonymous peer.
-            let address = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
-            connections[key] = Connection(address: address, characteristics: learntMaps[address] ?? [:])
-        }
-        let side = packet.received ? 1 : 0
-        if boundary == 0b01 {
-            guard connections[key]!.expected[side] > 0 else {
-                problems.append(CaptureProblem(record: record, message: "a continuing ACL fragment without a start"))
-                return
-            }
-            connections[key]!.partial[side] += payload
-        } else {
-            if connections[key]!.expected[side] > 0 {
-                problems.append(
-                    CaptureProblem(record: record, message: "an L2CAP PDU was cut short by the next one; dropped"))
-            }
-            guard payload.count >= 4 else {
-                problems.append(CaptureProblem(record: record, message: "an L2CAP header cut short"))
-                connections[key]!.expected[side] = 0
-                return
-            }
-            let l2capLength = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
-            connections[key]!.partial[side] = Array(payload)
-            connections[key]!.expected[side] = 4 + l2capLength
-        }
-        let collected = connections[key]!.partial[side].count
-        let expected = connections[key]!.expected[side]
-        guard collected >= expected else { return }
-        let pdu = connections[key]!.partial[side]
-        connections[key]!.partial[side] = []
-        connections[key]!.expected[side] = 0
-        guard collected == expected else {
-            problems.append(
-                CaptureProblem(record: record, message: "an L2CAP PDU longer than its header says; dropped"))
-            return
-        }
+        // A capture started mid-connection has no Connection Complete: an anonymous peer.
+        let anonymous = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
+        var connection =
+            connections[key] ?? Connection(address: anonymous, characteristics: learntMaps[anonymous] ?? [:])
+        let (completed, messages) = connection.reassemble(
+            payload, continuing: boundary == 0b01, side: packet.received ? 1 : 0)
+        connections[key] = connection
+        problems += messages.map { CaptureProblem(record: record, message: $0) }
+        guard let pdu = completed else { return }
         let channel = UInt16(pdu[2]) | UInt16(pdu[3]) << 8
         guard channel == 0x0004 else {
             otherChannelPDUs += 1

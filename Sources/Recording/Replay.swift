@@ -105,7 +105,7 @@ public struct Replayer {
     private func build(
         _ id: Int64, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
-        var configuration = WorkoutBuilder.Configuration(
+        let configuration = WorkoutBuilder.Configuration(
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
         var builder = WorkoutBuilder(configuration: configuration)
         var problems = ProblemList()
@@ -148,7 +148,6 @@ public struct Replayer {
 struct ProblemList {
     private var counts: [String: Int] = [:]
     private(set) var messages: [String] = []
-    private var suppressed = 0
 
     mutating func add(_ message: String) {
         // The part after the location says what is wrong; group by it.

@@ -47,14 +47,7 @@ public struct RideDigest: Sendable {
         var digits = Array(hex)
         digits[12] = "8"
         digits[16] = ["8", "9", "a", "b"][Int(second >> 62)]
-        let text = String(digits)
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { range in
-            String(
-                text[
-                    text.index(
-                        text.startIndex, offsetBy: range.lowerBound)..<text.index(
-                            text.startIndex, offsetBy: range.upperBound)])
-        }
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }
         return parts.joined(separator: "-")
     }
 

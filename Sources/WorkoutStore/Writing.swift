@@ -51,9 +51,7 @@ extension WorkoutStore {
     /// transaction, and the version goes up.
     public func beginRebuild(_ id: Int64) throws(StoreError) {
         try write { db in
-            for table in ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
-            }
+            try Self.deleteContent(of: id, db, keepingJournal: true)
             try db.execute(
                 sql: "UPDATE workout SET version = version + 1, status = 'recording', statistics = NULL WHERE id = ?",
                 arguments: [id])
@@ -91,14 +89,11 @@ extension WorkoutStore {
         let chunks = Self.chunks(workout.samples)
         let laps = workout.laps
         try write { db in
-            try db.execute(sql: "DELETE FROM sampleChunk WHERE workoutId = ?", arguments: [id])
+            try Self.deleteContent(of: id, db, keepingJournal: true)
             for (firstSecond, blob) in chunks {
                 try db.execute(
                     sql: "INSERT INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
                     arguments: [id, firstSecond, Data(blob)])
-            }
-            for table in ["lap", "workoutEvent", "dropout", "workoutSensor"] {
-                try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
             }
             for lap in laps {
                 try db.execute(
@@ -165,8 +160,12 @@ extension WorkoutStore {
         }
     }
 
-    static func deleteContent(of id: Int64, _ db: Database) throws {
-        for table in ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk", "journalChunk"] {
+    /// Everything built from a workout's journal; the journal itself is `journalChunk`.
+    static let builtTables = ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk"]
+
+    /// Deletes a workout's rows in every table but `workout`, or all but its journal when it is to be rebuilt.
+    static func deleteContent(of id: Int64, _ db: Database, keepingJournal: Bool = false) throws {
+        for table in builtTables + (keepingJournal ? [] : ["journalChunk"]) {
             try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
         }
     }

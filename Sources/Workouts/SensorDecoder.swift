@@ -3,8 +3,10 @@ import CyclingSensors
 /// Everything one sensor's notifications mean for the ride: decodes each value, runs its revolution math and
 /// reports readings per channel plus the distance covered. Units are applied here and nowhere else.
 struct SensorDecoder {
-    let address: String
-    var wheelCircumferenceMeters: Double
+    /// Setting it restarts the wheel math with the new size.
+    var wheelCircumferenceMeters: Double {
+        didSet { (cyclingPowerWheel, cscWheel) = Self.wheelRates(circumferenceMeters: wheelCircumferenceMeters) }
+    }
     private var crank = RevolutionRate.crank()
     private var cyclingPowerWheel: RevolutionRate
     private var cscWheel: RevolutionRate
@@ -22,20 +24,18 @@ struct SensorDecoder {
         var distance: (meters: Double, rank: Int)?
     }
 
-    init(address: String, wheelCircumferenceMeters: Double) {
-        self.address = address
+    init(wheelCircumferenceMeters: Double) {
         self.wheelCircumferenceMeters = wheelCircumferenceMeters
-        cyclingPowerWheel = .wheel(
-            ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
-        cscWheel = .wheel(
-            ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: wheelCircumferenceMeters)
+        (cyclingPowerWheel, cscWheel) = Self.wheelRates(circumferenceMeters: wheelCircumferenceMeters)
     }
 
-    mutating func setWheelCircumference(meters: Double) {
-        wheelCircumferenceMeters = meters
-        cyclingPowerWheel = .wheel(
-            ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: meters)
-        cscWheel = .wheel(ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: meters)
+    /// The wheel math of both services for one circumference (its speed limit in revolutions depends on it).
+    private static func wheelRates(circumferenceMeters: Double) -> (cyclingPower: RevolutionRate, csc: RevolutionRate) {
+        (
+            .wheel(
+                ticksPerSecond: CyclingPowerMeasurement.wheelTicksPerSecond, circumferenceMeters: circumferenceMeters),
+            .wheel(ticksPerSecond: CSCMeasurement.wheelTicksPerSecond, circumferenceMeters: circumferenceMeters)
+        )
     }
 
     /// A new connection: every counter baseline from before it is meaningless (§7.3).

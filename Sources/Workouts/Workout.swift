@@ -10,8 +10,6 @@ public struct Workout: Sendable {
     public var events: [WorkoutEvent]
     public var dropouts: [Dropout]
     public var sensors: [WorkoutSensor]
-    /// Time on manual pause, exactly.
-    public var pausedMicroseconds: Int64
 
     /// The whole workout's statistics.
     public var statistics: WorkoutStatistics {

@@ -86,7 +86,7 @@ public struct WorkoutBuilder: Sendable {
         case .wheelCircumference(let address, let millimetres):
             let index = sensorIndex(address, at: time)
             sensors[index].info.wheelCircumferenceMillimetres = millimetres
-            sensors[index].decoder.setWheelCircumference(meters: Double(millimetres) / 1000)
+            sensors[index].decoder.wheelCircumferenceMeters = Double(millimetres) / 1000
         case .control(let control):
             if case .start(let plan) = control, session.state == .notStarted {
                 start(plan, at: time)
@@ -134,7 +134,7 @@ public struct WorkoutBuilder: Sendable {
         return Workout(
             plan: session.plan, state: session.state, startMicroseconds: origin, endMicroseconds: end,
             samples: samples, lapStarts: session.lapStarts, events: events, dropouts: clipped,
-            sensors: sensors.map(\.info), pausedMicroseconds: session.pausedMicroseconds(from: origin, to: end))
+            sensors: sensors.map(\.info))
     }
 
     // MARK: - Internals
@@ -151,7 +151,7 @@ public struct WorkoutBuilder: Sendable {
         sensors.append(
             SensorState(
                 info: WorkoutSensor(address: address, wheelCircumferenceMillimetres: millimetres),
-                decoder: SensorDecoder(address: address, wheelCircumferenceMeters: Double(millimetres) / 1000)))
+                decoder: SensorDecoder(wheelCircumferenceMeters: Double(millimetres) / 1000)))
         sensorIndexByAddress[address] = index
         return index
     }
