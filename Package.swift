@@ -25,6 +25,8 @@ let package = Package(
         .target(
             name: "WorkoutStore",
             dependencies: ["Workouts", "Capture", .product(name: "GRDB", package: "GRDB.swift")]),
+        // SVG pictures of a ride and of a power curve.
+        .target(name: "Charts", dependencies: ["Workouts"]),
         // Wires sources to the builder and the store: replay and rebuild (and the live recorder).
         .target(name: "Recording", dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors"]),
         .executableTarget(
@@ -35,6 +37,7 @@ let package = Package(
                 "Capture",
                 "WorkoutStore",
                 "Recording",
+                "Charts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -38,6 +38,7 @@ public enum Journal {
                 if let goal = plan.goal { words.append("goal=\(goal)") }
                 if let location = plan.location { words.append(location.rawValue) }
                 if let sync = plan.syncIdentifier { words.append("sync=\(sync)") }
+                if let test = plan.fitnessTest { words.append("test=\(test.rawValue)") }
                 if let name = plan.name { words.append("name=" + escaped(name)) }
                 return words.joined(separator: " ")
             case .marker(let text):
@@ -166,6 +167,11 @@ public enum Journal {
                 plan.goal = goal
             } else if word.hasPrefix("sync=") {
                 plan.syncIdentifier = String(word.dropFirst(5))
+            } else if word.hasPrefix("test=") {
+                guard let test = FitnessTest(rawValue: String(word.dropFirst(5))) else {
+                    throw LineError(message: "start: '\(word)' is not a test: test=20min or test=ramp")
+                }
+                plan.fitnessTest = test
             } else {
                 throw LineError(message: "start: unknown word '\(word)'")
             }

@@ -1,4 +1,5 @@
 import Capture
+import Foundation
 import Workouts
 
 /// How the 1 Hz samples and the statistics are packed into BLOBs. Samples go in chunks of `chunkSeconds`:
@@ -112,5 +113,29 @@ enum StoredPacking {
             s.maximumCadenceRPM, s.averageSpeedMetersPerSecond, s.maximumSpeedMetersPerSecond,
             s.averageHeartRateBPM, s.maximumHeartRateBPM,
         ]
+    }
+
+    /// A power curve as little-endian Float32 watts, one per second of duration (a tenth of a milliwatt of
+    /// rounding at 300 W, far below what a power meter resolves).
+    static func packCurve(_ curve: PowerCurve) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(curve.watts.count * 4)
+        for watts in curve.watts {
+            let bits = Float(watts).bitPattern
+            bytes += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
+                UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+        }
+        return bytes
+    }
+
+    static func unpackCurve(_ blob: Data) -> PowerCurve {
+        var watts: [Double] = []
+        watts.reserveCapacity(blob.count / 4)
+        blob.withUnsafeBytes { raw in
+            for offset in stride(from: 0, to: raw.count - 3, by: 4) {
+                watts.append(Double(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))))
+            }
+        }
+        return PowerCurve(watts: watts)
     }
 }

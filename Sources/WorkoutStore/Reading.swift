@@ -51,6 +51,16 @@ extension WorkoutStore {
 
     /// The stored summary of a complete workout; nil for an unknown id or a workout still 'recording'.
     public func summary(_ id: Int64) throws(StoreError) -> WorkoutSummary? {
+        guard var summary = try storedSummary(id) else { return nil }
+        let history = try ftpHistory()
+        summary.analysis = RideAnalysis(
+            samples: try samples(id), statistics: summary.statistics,
+            ftp: history.inForce(at: summary.startMicroseconds),
+            criticalPower: history.criticalPower(at: summary.startMicroseconds))
+        return summary
+    }
+
+    private func storedSummary(_ id: Int64) throws(StoreError) -> WorkoutSummary? {
         try read { db -> WorkoutSummary? in
             guard
                 let row = try Row.fetchOne(
@@ -61,7 +71,8 @@ extension WorkoutStore {
             let plan = WorkoutPlan(
                 name: row["name"], goal: (row["goal"] as String?).flatMap(WorkoutGoal.init),
                 location: (row["location"] as String?).flatMap(WorkoutLocation.init(rawValue:)),
-                syncIdentifier: row["syncIdentifier"])
+                syncIdentifier: row["syncIdentifier"],
+                fitnessTest: (row["fitnessTest"] as String?).flatMap(FitnessTest.init(rawValue:)))
             let laps = try Row.fetchAll(
                 db, sql: "SELECT * FROM lap WHERE workoutId = ? ORDER BY number", arguments: [id]
             )

@@ -131,6 +131,48 @@ public final class WorkoutStore: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v2 power curves, FTP history, fitness tests") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE workout ADD COLUMN fitnessTest TEXT;
+                    -- Each ride's best power for every duration, one little-endian Float32 per second of duration
+                    -- (4 bytes per second of the longest running segment): history queries never recompute it.
+                    CREATE TABLE powerCurve (
+                        workoutId INTEGER PRIMARY KEY NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        watts BLOB NOT NULL
+                    );
+                    -- The automatic FTP after every ride, rebuilt from the power curves whenever a ride is saved or
+                    -- deleted (derived data: no foreign keys).
+                    CREATE TABLE ftpEstimate (
+                        sequence INTEGER PRIMARY KEY NOT NULL,
+                        workoutId INTEGER NOT NULL,
+                        effectiveMicroseconds INTEGER NOT NULL,
+                        method TEXT NOT NULL,
+                        watts REAL NOT NULL,
+                        criticalPowerWatts REAL,
+                        wPrimeJoules REAL,
+                        best20MinuteWatts REAL,
+                        windowDays INTEGER
+                    );
+                    CREATE TABLE ftpEffort (
+                        estimateSequence INTEGER NOT NULL,
+                        position INTEGER NOT NULL,
+                        workoutId INTEGER NOT NULL,
+                        rideStartMicroseconds INTEGER NOT NULL,
+                        durationSeconds INTEGER NOT NULL,
+                        watts REAL NOT NULL,
+                        PRIMARY KEY (estimateSequence, position)
+                    ) WITHOUT ROWID;
+                    -- The rider's own decisions: 'manual' values and 'accept'ing automatic values again.
+                    CREATE TABLE ftpSetting (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        kind TEXT NOT NULL CHECK (kind IN ('manual', 'accept')),
+                        watts REAL,
+                        effectiveMicroseconds INTEGER NOT NULL,
+                        createdMicroseconds INTEGER NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

@@ -86,6 +86,7 @@ extension WorkoutStore {
     @discardableResult
     public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
         let statistics = workout.statistics
+        let curve = WorkoutStatistics.powerCurve(workout.samples)
         let chunks = Self.chunks(workout.samples)
         let laps = workout.laps
         try write { db in
@@ -95,6 +96,9 @@ extension WorkoutStore {
                     sql: "INSERT INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
                     arguments: [id, firstSecond, Data(blob)])
             }
+            try db.execute(
+                sql: "INSERT INTO powerCurve (workoutId, watts) VALUES (?, ?)",
+                arguments: [id, Data(StoredPacking.packCurve(curve))])
             for lap in laps {
                 try db.execute(
                     sql: "INSERT INTO lap VALUES (?, ?, ?, ?, ?)",
@@ -138,30 +142,35 @@ extension WorkoutStore {
                 sql: """
                     UPDATE workout SET status = 'complete', journalDigest = ?, name = ?, location = ?, goal = ?,
                     sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
-                    movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ? WHERE id = ?
+                    movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
+                    fitnessTest = coalesce(?, fitnessTest)
+                    WHERE id = ?
                     """,
                 arguments: [
                     journalDigest, workout.plan.name, workout.plan.location?.rawValue,
                     workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
                     workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
                     statistics.distanceMeters, statistics.averagePowerWatts,
-                    Data(StoredPacking.packStatistics(statistics)), id,
+                    Data(StoredPacking.packStatistics(statistics)), workout.plan.fitnessTest?.rawValue, id,
                 ])
         }
+        try refreshFTPEstimates()
         guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
         return summary
     }
 
     /// Deletes a workout and everything stored with it.
     public func delete(_ id: Int64) throws(StoreError) -> Bool {
-        try write { db in
+        let deleted = try write { db in
             try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }
+        try refreshFTPEstimates()
+        return deleted
     }
 
     /// Everything built from a workout's journal; the journal itself is `journalChunk`.
-    static let builtTables = ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk"]
+    static let builtTables = ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk", "powerCurve"]
 
     /// Deletes a workout's rows in every table but `workout`, or all but its journal when it is to be rebuilt.
     static func deleteContent(of id: Int64, _ db: Database, keepingJournal: Bool = false) throws {

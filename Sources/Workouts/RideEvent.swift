@@ -57,18 +57,21 @@ public enum WorkoutControl: Equatable, Sendable {
     }
 }
 
-/// How a workout was started: its name, goal, place and identity.
+/// How a workout was started: its name, goal, place, identity and whether it is a fitness test.
 public struct WorkoutPlan: Equatable, Sendable {
     public var name: String?
     public var goal: WorkoutGoal?
     public var location: WorkoutLocation?
+    /// A declared FTP test: its result sets the FTP by the test's protocol.
+    public var fitnessTest: FitnessTest?
     /// Set by a live recorder so that replaying its journal gives the same workout identity.
     public var syncIdentifier: String?
 
     public init(
         name: String? = nil, goal: WorkoutGoal? = nil, location: WorkoutLocation? = nil,
-        syncIdentifier: String? = nil
+        syncIdentifier: String? = nil, fitnessTest: FitnessTest? = nil
     ) {
+        self.fitnessTest = fitnessTest
         self.name = name
         self.goal = goal
         self.location = location

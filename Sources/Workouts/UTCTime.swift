@@ -55,6 +55,11 @@ public enum UTCTime {
         return ((days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros
     }
 
+    /// Reads a date `YYYY-MM-DD` (midnight UTC) or a full time as `parse` does.
+    public static func parseDate(_ text: some StringProtocol) -> Int64? {
+        text.utf8.count == 10 ? parse(text + "T00:00:00Z") : parse(text)
+    }
+
     /// Days since 1970-01-01 for a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year

@@ -1,6 +1,6 @@
 /// The statistics of a workout or a lap, following DESIGN.md §4: moving time excludes pauses; averages and work
 /// use moving time; power averages include zeros (coasting) while cadence averages exclude them; NP over full
-/// 30-s windows; the power curve never spans a pause. Values that do not apply are nil.
+/// 30-s windows; the power curve never spans a pause and has spikes removed. Values that do not apply are nil.
 public struct WorkoutStatistics: Equatable, Sendable {
     public var elapsedSeconds: Double
     /// Elapsed minus manual and automatic pauses.
@@ -45,9 +45,17 @@ public struct WorkoutStatistics: Equatable, Sendable {
             averagePowerWatts = poweredSeconds > 0 ? work / poweredSeconds : nil
             maximumPowerWatts = running.compactMap(\.powerWatts).max()
             // A dropout inside the moving time counts as 0 W for NP and the curve (DESIGN.md §4).
-            normalizedPowerWatts = Self.normalizedPower(running.map { $0.powerWatts ?? 0 })
+            normalizedPowerWatts = PowerMetrics.normalizedPower(running.map { $0.powerWatts ?? 0 })
         }
-        powerCurveWatts = hasPower ? Self.powerCurve(samples) : [:]
+        if hasPower {
+            let curve = Self.powerCurve(samples)
+            powerCurveWatts = [:]
+            for duration in Self.powerCurveDurations {
+                if let watts = curve.watts(seconds: duration) { powerCurveWatts[duration] = watts }
+            }
+        } else {
+            powerCurveWatts = [:]
+        }
 
         let cadences = running.compactMap(\.cadenceRPM)
         let pedalling = cadences.filter { $0 > 0 }
@@ -65,21 +73,14 @@ public struct WorkoutStatistics: Equatable, Sendable {
         maximumHeartRateBPM = heartRates.max()
     }
 
-    /// NP per Coggan: 30-s rolling mean over full windows, fourth power, mean, fourth root; nil under 30 s.
-    public static func normalizedPower(_ watts: [Double]) -> Double? {
-        let window = 30
-        guard watts.count >= window else { return nil }
-        var sum = watts[0..<window].reduce(0, +)
-        var fourthPowers = pow4(sum / Double(window))
-        for index in window..<watts.count {
-            sum += watts[index] - watts[index - window]
-            fourthPowers += pow4(sum / Double(window))
-        }
-        return root4(fourthPowers / Double(watts.count - window + 1))
+    /// The ride's power curve for every duration: the pointwise maximum over its running segments, each with
+    /// spikes removed (a window never spans a pause; a dropout inside a segment counts as 0 W).
+    public static func powerCurve(_ samples: some Collection<SecondSample>) -> PowerCurve {
+        PowerCurve(segments: runningPowerSegments(samples).map { SpikeFilter.filtered($0).watts })
     }
 
-    /// Best mean power per duration within each running segment; a window never spans a pause.
-    static func powerCurve(_ samples: ArraySlice<SecondSample>) -> [Int: Double] {
+    /// The power of each stretch of running seconds, a dropout as 0 W.
+    static func runningPowerSegments(_ samples: some Collection<SecondSample>) -> [[Double]] {
         var segments: [[Double]] = []
         var current: [Double] = []
         for sample in samples {
@@ -91,23 +92,6 @@ public struct WorkoutStatistics: Equatable, Sendable {
             }
         }
         if !current.isEmpty { segments.append(current) }
-        var curve: [Int: Double] = [:]
-        for segment in segments {
-            // Prefix sums make every window mean O(1).
-            var prefix = [0.0]
-            prefix.reserveCapacity(segment.count + 1)
-            for watts in segment { prefix.append(prefix[prefix.count - 1] + watts) }
-            for duration in powerCurveDurations where duration <= segment.count {
-                var best = 0.0
-                for start in 0...(segment.count - duration) {
-                    best = max(best, prefix[start + duration] - prefix[start])
-                }
-                curve[duration] = max(curve[duration] ?? 0, best / Double(duration))
-            }
-        }
-        return curve
+        return segments
     }
-
-    private static func pow4(_ x: Double) -> Double { (x * x) * (x * x) }
-    private static func root4(_ x: Double) -> Double { x.squareRoot().squareRoot() }
 }

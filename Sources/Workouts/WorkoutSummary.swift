@@ -13,13 +13,13 @@ public struct WorkoutSummary: Sendable {
     public var events: [WorkoutEvent]
     public var dropouts: [DropoutSummary]
     public var sensors: [WorkoutSensor]
-    /// The FTP in force on the workout's date, when one is known: it gives IF and TSS.
-    public var ftpWatts: Double?
+    /// The ride measured against the FTP and critical power on its date (nil until computed).
+    public var analysis: RideAnalysis?
 
     public init(
         id: Int64, syncIdentifier: String, version: Int, plan: WorkoutPlan, state: Session.State,
         startMicroseconds: Int64, endMicroseconds: Int64, statistics: WorkoutStatistics, laps: [LapSummary],
-        events: [WorkoutEvent], dropouts: [DropoutSummary], sensors: [WorkoutSensor], ftpWatts: Double? = nil
+        events: [WorkoutEvent], dropouts: [DropoutSummary], sensors: [WorkoutSensor], analysis: RideAnalysis? = nil
     ) {
         self.id = id
         self.syncIdentifier = syncIdentifier
@@ -33,7 +33,7 @@ public struct WorkoutSummary: Sendable {
         self.events = events
         self.dropouts = dropouts
         self.sensors = sensors
-        self.ftpWatts = ftpWatts
+        self.analysis = analysis
     }
 
     /// The summary of a freshly built workout.
@@ -49,16 +49,18 @@ public struct WorkoutSummary: Sendable {
             }, sensors: workout.sensors)
     }
 
-    /// IF = NP / FTP.
+    /// The FTP in force on the workout's date, when one is known: it gives IF, TSS and zones.
+    public var ftpWatts: Double? { analysis?.ftp?.watts }
+
     public var intensityFactor: Double? {
-        guard let ftpWatts, ftpWatts > 0, let np = statistics.normalizedPowerWatts else { return nil }
-        return np / ftpWatts
+        guard let ftpWatts, let np = statistics.normalizedPowerWatts else { return nil }
+        return PowerMetrics.intensityFactor(normalizedPowerWatts: np, ftpWatts: ftpWatts)
     }
 
-    /// TSS = moving seconds × NP × IF / (FTP × 3600) × 100.
     public var trainingStressScore: Double? {
-        guard let ftpWatts, let np = statistics.normalizedPowerWatts, let factor = intensityFactor else { return nil }
-        return statistics.movingSeconds * np * factor / (ftpWatts * 3600) * 100
+        guard let ftpWatts, let np = statistics.normalizedPowerWatts else { return nil }
+        return PowerMetrics.trainingStressScore(
+            normalizedPowerWatts: np, movingSeconds: statistics.movingSeconds, ftpWatts: ftpWatts)
     }
 
     public var json: JSONValue {
@@ -76,6 +78,9 @@ public struct WorkoutSummary: Sendable {
         members += [
             ("intensityFactor", .rounded(intensityFactor, 3)),
             ("trainingStressScore", .rounded(trainingStressScore, 1)),
+        ]
+        members += analysisMembers
+        members += [
             ("goal", goalJSON),
             ("laps", .array(laps.map(lapJSON))),
             ("events", .array(events.map(eventJSON))),
@@ -106,6 +111,45 @@ public struct WorkoutSummary: Sendable {
             ("powerCurveWatts", .object(curve)),
         ]
     }
+
+    /// The metrics that depend on the FTP and CP of the ride's date, and the ones computed beside them.
+    private var analysisMembers: [(String, JSONValue)] {
+        let analysis = analysis
+        let ftp = analysis?.ftp
+        let zones: JSONValue =
+            analysis?.zoneSeconds.map { seconds in
+                .array(
+                    seconds.indices.map { zone in
+                        let bounds = PowerMetrics.zoneLowerBounds
+                        let high = zone + 1 < bounds.count ? JSONValue.rounded(bounds[zone + 1] * (ftp?.watts ?? 0), 1) : .null
+                        return .object([
+                            ("zone", .integer(Int64(zone + 1))), ("name", .string(Self.zoneNames[zone])),
+                            ("lowWatts", .rounded(bounds[zone] * (ftp?.watts ?? 0), 1)), ("highWatts", high),
+                            ("seconds", .rounded(seconds[zone], 0)),
+                        ])
+                    })
+            } ?? .null
+        return [
+            ("ftpWatts", .rounded(ftp?.watts, 1)),
+            ("ftpMethod", .optionalString(ftp?.method.rawValue)),
+            ("variabilityIndex", .rounded(analysis?.variabilityIndex, 3)),
+            ("efficiencyFactor", .rounded(analysis?.efficiencyFactor, 3)),
+            ("aerobicDecouplingPercent", .rounded(analysis?.aerobicDecouplingPercent, 2)),
+            ("xPowerWatts", .rounded(analysis?.xPowerWatts, 1)),
+            ("energyKilocalories", .rounded(analysis?.energyKilocalories, 0)),
+            ("powerZones", zones),
+            ("criticalPowerWatts", .rounded(analysis?.criticalPower?.criticalPowerWatts, 1)),
+            ("wPrimeJoules", .rounded(analysis?.criticalPower?.wPrimeJoules, 0)),
+            ("wPrimeBalanceMinimumJoules", .rounded(analysis?.wPrimeBalanceMinimumIntegralJoules, 0)),
+            ("wPrimeBalanceMinimumDifferentialJoules", .rounded(analysis?.wPrimeBalanceMinimumDifferentialJoules, 0)),
+            ("spikeSeconds", analysis.map { .integer(Int64($0.spikeSeconds)) } ?? .null),
+        ]
+    }
+
+    /// Coggan's names for the seven power zones.
+    public static let zoneNames = [
+        "active recovery", "endurance", "tempo", "threshold", "VO2max", "anaerobic capacity", "neuromuscular",
+    ]
 
     private func offset(_ time: Int64) -> JSONValue {
         .rounded(Double(time - startMicroseconds) / 1_000_000, 3)

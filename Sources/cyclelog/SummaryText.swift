@@ -28,9 +28,7 @@ enum SummaryText {
             lines.append(
                 "  heart rate   avg \(whole(s.averageHeartRateBPM)) bpm   max \(whole(s.maximumHeartRateBPM)) bpm")
         }
-        if let factor = summary.intensityFactor, let stress = summary.trainingStressScore {
-            lines.append("  IF \(fixed(factor, 2))   TSS \(whole(stress))")
-        }
+        lines += analysisLines(summary)
         if !s.powerCurveWatts.isEmpty {
             let shown = [1, 5, 60, 300, 1200, 3600].compactMap { d in
                 s.powerCurveWatts[d].map { "\(label(d)) \(Int($0.rounded())) W" }
@@ -55,6 +53,43 @@ enum SummaryText {
                 "  gap          \(dropout.sensor) \(dropout.reason) for \(fixed(seconds, 1)) s at \(duration(offset))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// FTP-based metrics, the other power metrics and the zones.
+    static func analysisLines(_ summary: WorkoutSummary) -> [String] {
+        guard let analysis = summary.analysis, summary.statistics.averagePowerWatts != nil else { return [] }
+        var lines: [String] = []
+        if let ftp = analysis.ftp, let factor = summary.intensityFactor, let stress = summary.trainingStressScore {
+            lines.append(
+                "  FTP \(whole(ftp.watts)) W (\(ftp.method.rawValue))   IF \(fixed(factor, 2))   TSS \(whole(stress))")
+        } else {
+            lines.append("  FTP          none known on this date, so no IF, TSS or zones")
+        }
+        var more: [String] = []
+        if let value = analysis.variabilityIndex { more.append("VI \(fixed(value, 2))") }
+        if let value = analysis.xPowerWatts { more.append("xPower \(whole(value)) W") }
+        if let value = analysis.efficiencyFactor { more.append("EF \(fixed(value, 2))") }
+        if let value = analysis.aerobicDecouplingPercent { more.append("Pw:Hr \(fixed(value, 1)) %") }
+        if let value = analysis.energyKilocalories { more.append("\(whole(value)) kcal") }
+        if !more.isEmpty { lines.append("  metrics      " + more.joined(separator: "   ")) }
+        if let zones = analysis.zoneSeconds {
+            lines.append(
+                "  zones        "
+                    + zones.enumerated().map { "Z\($0.offset + 1) \(duration($0.element))" }.joined(separator: "  "))
+        }
+        if let model = analysis.criticalPower, let integral = analysis.wPrimeBalanceMinimumIntegralJoules,
+            let differential = analysis.wPrimeBalanceMinimumDifferentialJoules
+        {
+            let warning = min(integral, differential) < 0 ? "  (below 0: CP/W′ do not fit this ride)" : ""
+            lines.append(
+                "  W′ balance   lowest \(fixed(integral / 1000, 1)) kJ (integral), \(fixed(differential / 1000, 1)) kJ "
+                    + "(differential) of \(fixed(model.wPrimeJoules / 1000, 1)) kJ at CP \(whole(model.criticalPowerWatts)) W"
+                    + warning)
+        }
+        if analysis.spikeSeconds > 0 {
+            lines.append("  spikes       \(analysis.spikeSeconds) s of power spikes left out of the power curve")
+        }
+        return lines
     }
 
     static let listHeader = "   id  start (UTC)          duration   distance   avg power  name"

@@ -78,6 +78,9 @@ struct Replay: ParsableCommand {
     @Option(help: "Wheel circumference in millimetres for sensors the capture does not set one for.")
     var wheelCircumference: Int = 2105
 
+    @Option(help: "Declare the ride an FTP test: 20min (0.95 × 20-min power) or ramp (0.75 × best minute).")
+    var test: String?
+
     @Flag(help: "Pause the timer automatically when standing still (below 1 m/s, no power, no cadence, for 5 s).")
     var autoPause = false
 
@@ -86,6 +89,9 @@ struct Replay: ParsableCommand {
             throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
         }
         _ = try handleMap()
+        if let test, FitnessTest(rawValue: test) == nil {
+            throw ValidationError("--test is 20min or ramp (got '\(test)')")
+        }
     }
 
     func handleMap() throws -> [UInt16: UInt16] {
@@ -120,7 +126,11 @@ struct Replay: ParsableCommand {
                 let capture = try CaptureFile.load(
                     file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
                 progress?.finish()
-                let outcome = try replayer.replay(capture)
+                var outcome = try replayer.replay(capture)
+                if let test = test.flatMap(FitnessTest.init(rawValue:)) {
+                    try store.setFitnessTest(outcome.summary.id, test)
+                    outcome.summary = try store.summary(outcome.summary.id) ?? outcome.summary
+                }
                 for problem in outcome.problems { printError("warning: \(problem)") }
                 if outcome.alreadyStored && !json {
                     printError("\(file): already stored as workout \(outcome.summary.id); shown as stored")

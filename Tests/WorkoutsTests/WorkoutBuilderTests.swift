@@ -82,9 +82,9 @@ final class WorkoutBuilderTests: XCTestCase {
         let watts = Array(repeating: 0.0, count: 30) + Array(repeating: 240.0, count: 30)
         let sumOfFourthPowers: Double = 30.0 * 31.0 * 61.0 * 2789.0 / 30.0
         let expected: Double = 8.0 * pow(sumOfFourthPowers / 31.0, 0.25)
-        XCTAssertEqual(try XCTUnwrap(WorkoutStatistics.normalizedPower(watts)), expected, accuracy: 1e-9)
-        XCTAssertEqual(WorkoutStatistics.normalizedPower(Array(repeating: 200, count: 60)), 200)
-        XCTAssertNil(WorkoutStatistics.normalizedPower(Array(repeating: 200, count: 29)))
+        XCTAssertEqual(try XCTUnwrap(PowerMetrics.normalizedPower(watts)), expected, accuracy: 1e-9)
+        XCTAssertEqual(PowerMetrics.normalizedPower(Array(repeating: 200, count: 60)), 200)
+        XCTAssertNil(PowerMetrics.normalizedPower(Array(repeating: 200, count: 29)))
     }
 
     func testCadenceAveragesLeaveOutZerosButPowerAveragesKeepThem() throws {

@@ -1,0 +1,125 @@
+import Workouts
+
+/// `cyclelog chart <id>`: power, cadence, speed and heart rate over the ride's elapsed time, one panel each, with
+/// pauses shaded, dropouts marked and laps drawn as lines.
+public enum RideChart {
+    struct Panel: Sendable {
+        var title: String
+        var unit: String
+        var colour: String
+        var channel: Channel
+        /// From the stored unit to the shown one.
+        var scale: Double
+
+        func value(_ sample: SecondSample) -> Double? { sample[channel].map { $0 * scale } }
+    }
+
+    static let panels = [
+        Panel(title: "Power", unit: "W", colour: "#d62728", channel: .powerWatts, scale: 1),
+        Panel(title: "Cadence", unit: "rpm", colour: "#9467bd", channel: .cadenceRPM, scale: 1),
+        Panel(title: "Speed", unit: "km/h", colour: "#1f77b4", channel: .speedMetersPerSecond, scale: 3.6),
+        Panel(title: "Heart rate", unit: "bpm", colour: "#2ca02c", channel: .heartRateBPM, scale: 1),
+    ]
+
+    public static func svg(_ summary: WorkoutSummary, samples: [SecondSample]) -> String {
+        let width = 1100.0, left = 70.0, right = 20.0, top = 50.0, panelHeight = 150.0, gap = 30.0
+        let plotWidth = width - left - right
+        let shown = panels.filter { panel in samples.contains { panel.value($0) != nil } }
+        let height = top + Double(max(shown.count, 1)) * (panelHeight + gap) + 20
+        var svg = SVG(width: width, height: height)
+        let elapsed = max(1, summary.statistics.elapsedSeconds)
+        func x(_ seconds: Double) -> Double { left + seconds / elapsed * plotWidth }
+
+        let name = summary.plan.name.map { " “\($0)”" } ?? ""
+        svg.text(
+            "Workout \(summary.id)\(name) — \(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))",
+            x: left, y: 22, size: 15, bold: true)
+        let s = summary.statistics
+        var facts = ["elapsed \(clockLabel(seconds: Int(s.elapsedSeconds)))"]
+        facts.append("moving \(clockLabel(seconds: Int(s.movingSeconds)))")
+        if let np = s.normalizedPowerWatts { facts.append("NP \(Int(np.rounded())) W") }
+        if let ftp = summary.ftpWatts { facts.append("FTP \(Int(ftp.rounded())) W") }
+        facts.append("grey: paused · orange: sensor gap · dashed: lap")
+        svg.text(facts.joined(separator: "   "), x: left, y: 40, size: 11, fill: "#555")
+        if shown.isEmpty { svg.text("no sensor data", x: left, y: top + 40) }
+
+        for (index, panel) in shown.enumerated() {
+            let panelTop = top + Double(index) * (panelHeight + gap) + 12
+            let values = samples.compactMap(panel.value)
+            let highest = max(values.max() ?? 1, 1)
+            let step = niceStep(range: highest, count: 4)
+            let ceiling = (highest / step).rounded(.up) * step
+            func y(_ value: Double) -> Double { panelTop + panelHeight - value / ceiling * panelHeight }
+
+            svg.text("\(panel.title) (\(panel.unit))", x: left, y: panelTop - 4, size: 12, fill: panel.colour, bold: true)
+            shadeStops(&svg, summary: summary, samples: samples, x: x, top: panelTop, height: panelHeight)
+            for tick in stride(from: 0, through: ceiling, by: step) {
+                svg.line(left, y(tick), left + plotWidth, y(tick), stroke: "#e5e5e5")
+                svg.text(String(Int(tick)), x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
+            }
+            svg.polyline(
+                columns(samples, pixels: Int(plotWidth), elapsed: elapsed, value: panel.value)
+                    .map { column in column.value.map { (x(column.second), y($0)) } },
+                stroke: panel.colour)
+            for lap in summary.laps.dropFirst() {
+                let offset = Double(lap.startMicroseconds - summary.startMicroseconds) / 1_000_000
+                svg.line(x(offset), panelTop, x(offset), panelTop + panelHeight, stroke: "#444", dashed: true)
+                if index == 0 { svg.text("lap \(lap.number)", x: x(offset) + 3, y: panelTop + 11, size: 10) }
+            }
+            svg.line(left, panelTop + panelHeight, left + plotWidth, panelTop + panelHeight, stroke: "#888")
+            svg.line(left, panelTop, left, panelTop + panelHeight, stroke: "#888")
+            let timeStep = timeTickStep(elapsed)
+            for tick in stride(from: 0, through: elapsed, by: timeStep) {
+                svg.line(x(tick), panelTop + panelHeight, x(tick), panelTop + panelHeight + 4, stroke: "#888")
+                svg.text(
+                    clockLabel(seconds: Int(tick)), x: x(tick), y: panelTop + panelHeight + 15, anchor: "middle",
+                    size: 10, fill: "#666")
+            }
+        }
+        return svg.document
+    }
+
+    /// Paused seconds in grey and dropouts in orange, behind the lines.
+    private static func shadeStops(
+        _ svg: inout SVG, summary: WorkoutSummary, samples: [SecondSample], x: (Double) -> Double, top: Double,
+        height: Double
+    ) {
+        var pauseStart: Int?
+        for sample in samples + [SecondSample(second: samples.count, runningFraction: 1)] {
+            if !sample.isRunning, pauseStart == nil { pauseStart = sample.second }
+            if sample.isRunning, let start = pauseStart {
+                svg.rect(
+                    x: x(Double(start)), y: top, width: max(1, x(Double(sample.second)) - x(Double(start))),
+                    height: height, fill: "#bbbbbb", opacity: 0.45)
+                pauseStart = nil
+            }
+        }
+        for dropout in summary.dropouts {
+            let start = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000
+            let end = Double(dropout.endMicroseconds - summary.startMicroseconds) / 1_000_000
+            svg.rect(x: x(start), y: top, width: max(1, x(end) - x(start)), height: height, fill: "#ff9f1c", opacity: 0.3)
+        }
+    }
+
+    /// The mean of each pixel column's seconds (nil where none has a value), so a 12-hour ride draws as fast as
+    /// a short one and a gap stays a gap.
+    static func columns(
+        _ samples: [SecondSample], pixels: Int, elapsed: Double, value: (SecondSample) -> Double?
+    ) -> [(second: Double, value: Double?)] {
+        var sums = [Double](repeating: 0, count: pixels), counts = [Int](repeating: 0, count: pixels)
+        for sample in samples {
+            guard let measured = value(sample) else { continue }
+            let column = min(pixels - 1, Int(Double(sample.second) / elapsed * Double(pixels)))
+            sums[column] += measured
+            counts[column] += 1
+        }
+        return (0..<pixels).map { column in
+            let second = (Double(column) + 0.5) / Double(pixels) * elapsed
+            return (second, counts[column] > 0 ? sums[column] / Double(counts[column]) : nil)
+        }
+    }
+
+    static func timeTickStep(_ elapsed: Double) -> Double {
+        [60.0, 300, 600, 900, 1800, 3600, 7200].first { elapsed / $0 <= 12 } ?? 14_400
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// A small SVG writer: elements appended as text, numbers with one decimal, text escaped.
+struct SVG {
+    private(set) var body: [String] = []
+    let width: Double
+    let height: Double
+
+    init(width: Double, height: Double) {
+        self.width = width
+        self.height = height
+    }
+
+    var document: String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
+        viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
+        <rect width="100%" height="100%" fill="white"/>
+
+        """ + body.joined(separator: "\n") + "\n</svg>\n"
+    }
+
+    mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1) {
+        body.append(
+            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(fill)\""
+                + (opacity < 1 ? " fill-opacity=\"\(n(opacity))\"" : "") + "/>")
+    }
+
+    mutating func line(
+        _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, width: Double = 1, dashed: Bool = false
+    ) {
+        body.append(
+            "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(stroke)\" "
+                + "stroke-width=\"\(n(width))\"" + (dashed ? " stroke-dasharray=\"5 4\"" : "") + "/>")
+    }
+
+    /// A line through the points; nil points break it into separate runs.
+    mutating func polyline(_ points: [(Double, Double)?], stroke: String, width: Double = 1.2, dashed: Bool = false) {
+        var run: [(Double, Double)] = []
+        func flush() {
+            if run.count > 1 {
+                body.append(
+                    "<polyline fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
+                        + (dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\""
+                        + run.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>")
+            }
+            run = []
+        }
+        for point in points {
+            if let point { run.append(point) } else { flush() }
+        }
+        flush()
+    }
+
+    mutating func circle(x: Double, y: Double, radius: Double, fill: String) {
+        body.append("<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(fill)\"/>")
+    }
+
+    mutating func text(
+        _ content: String, x: Double, y: Double, anchor: String = "start", size: Double = 12, fill: String = "#333",
+        bold: Bool = false
+    ) {
+        body.append(
+            "<text x=\"\(n(x))\" y=\"\(n(y))\" text-anchor=\"\(anchor)\" font-size=\"\(n(size))\" fill=\"\(fill)\""
+                + (bold ? " font-weight=\"bold\"" : "") + ">\(escaped(content))</text>")
+    }
+
+    /// One decimal is finer than a pixel.
+    private func n(_ value: Double) -> String {
+        let text = String(format: "%.1f", value)
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+
+    private func escaped(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+}
+
+/// Round axis steps: the smallest of 1, 2, 5 × 10ⁿ that gives at most `count` ticks.
+func niceStep(range: Double, count: Int) -> Double {
+    guard range > 0 else { return 1 }
+    var step = 1.0
+    while range / step > Double(count) { step *= 10 }
+    while range / (step / 10) <= Double(count) { step /= 10 }
+    for factor in [1.0, 2, 5, 10] where range / (step * factor / 10) <= Double(count) { return step * factor / 10 }
+    return step
+}
+
+/// 1:05:00, 12:30 or 45 s: how riders read times.
+func clockLabel(seconds: Int) -> String {
+    let hours = seconds / 3600, minutes = seconds / 60 % 60, rest = seconds % 60
+    func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    if hours > 0 { return "\(hours):\(two(minutes))" + (rest > 0 ? ":\(two(rest))" : "") }
+    return rest == 0 ? "\(minutes) min" : "\(minutes):\(two(rest))"
+}

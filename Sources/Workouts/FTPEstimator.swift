@@ -1,0 +1,285 @@
+/// A fitness test a workout can declare itself to be (the journal's `test=` word, `--test` on the command line).
+public enum FitnessTest: String, Sendable, CaseIterable {
+    /// A 20-minute all-out time trial: FTP = 0.95 × its 20-minute power.
+    case twentyMinute = "20min"
+    /// A ramp to failure in 1-minute steps: FTP = 0.75 × its best 1-minute power.
+    case ramp
+}
+
+/// How an FTP value came about (DESIGN.md §3 names).
+public enum FTPMethod: String, Sendable {
+    case criticalPower, best20Minutes, rampTest, manual
+}
+
+/// One point of a power curve that determined an estimate: which ride, when, how long and how hard.
+public struct FTPEffort: Equatable, Sendable {
+    public var workoutId: Int64
+    public var rideStartMicroseconds: Int64
+    public var durationSeconds: Int
+    public var watts: Double
+
+    public init(workoutId: Int64, rideStartMicroseconds: Int64, durationSeconds: Int, watts: Double) {
+        self.workoutId = workoutId
+        self.rideStartMicroseconds = rideStartMicroseconds
+        self.durationSeconds = durationSeconds
+        self.watts = watts
+    }
+}
+
+/// An FTP value with its provenance. Automatic values take effect at the end of the ride that produced them;
+/// manual ones at the date the rider gave.
+public struct FTPEstimate: Equatable, Sendable {
+    public var method: FTPMethod
+    public var watts: Double
+    public var effectiveMicroseconds: Int64
+    /// The ride after which it was estimated (nil for a manual value).
+    public var workoutId: Int64?
+    public var criticalPower: CriticalPowerModel?
+    /// The best 20-minute power of the window (or of the test): 0.95 × it is shown beside the model's value.
+    public var best20MinuteWatts: Double?
+    public var windowDays: Int?
+    public var efforts: [FTPEffort]
+
+    public init(
+        method: FTPMethod, watts: Double, effectiveMicroseconds: Int64, workoutId: Int64? = nil,
+        criticalPower: CriticalPowerModel? = nil, best20MinuteWatts: Double? = nil, windowDays: Int? = nil,
+        efforts: [FTPEffort] = []
+    ) {
+        self.method = method
+        self.watts = watts
+        self.effectiveMicroseconds = effectiveMicroseconds
+        self.workoutId = workoutId
+        self.criticalPower = criticalPower
+        self.best20MinuteWatts = best20MinuteWatts
+        self.windowDays = windowDays
+        self.efforts = efforts
+    }
+}
+
+/// A stored ride as the estimator sees it: when it was, what it declared, and its power curve.
+public struct RideCurve: Sendable {
+    public var workoutId: Int64
+    public var startMicroseconds: Int64
+    public var endMicroseconds: Int64
+    public var fitnessTest: FitnessTest?
+    public var curve: PowerCurve
+
+    public init(
+        workoutId: Int64, startMicroseconds: Int64, endMicroseconds: Int64, fitnessTest: FitnessTest?,
+        curve: PowerCurve
+    ) {
+        self.workoutId = workoutId
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
+        self.fitnessTest = fitnessTest
+        self.curve = curve
+    }
+}
+
+/// The automatic FTP, replayed over every stored ride in date order so that the history does not depend on the
+/// order rides were recorded or imported in (metrics spec §1.7).
+///
+/// After each ride the rolling best curve of the rides started in the window before its end is fitted
+/// (`CriticalPowerFit.envelope`) and FTP = CP when the fit passes the guards: at least two rides with power,
+/// 100 W < CP < 1000 W, 1 kJ < W′ < 50 kJ, and a long-window point of the curve within 2 % of the model. The value
+/// in force changes only on evidence: a ride with a near-maximal effort (its own curve within 2 % of the new model
+/// somewhere from 3 to 20 minutes), or — downwards only — once every effort behind the current value has left
+/// the window. A ride that declares a test sets FTP from the test's protocol.
+public struct FTPEstimator: Sendable {
+    public var windowDays: Int
+    public static let defaultWindowDays = 42
+    /// How close to the model an effort must come to count as near-maximal, and the guard's long-window point.
+    static let nearMaximalFraction = 0.98
+
+    public init(windowDays: Int = FTPEstimator.defaultWindowDays) {
+        self.windowDays = windowDays
+    }
+
+    var windowMicroseconds: Int64 { Int64(windowDays) * 86_400 * 1_000_000 }
+
+    /// Every change of the automatic FTP, oldest first.
+    public func history(_ rides: [RideCurve]) -> [FTPEstimate] {
+        let rides = rides.sorted { ($0.startMicroseconds, $0.workoutId) < ($1.startMicroseconds, $1.workoutId) }
+        var history: [FTPEstimate] = []
+        var firstInWindow = 0
+        for (index, ride) in rides.enumerated() {
+            while rides[firstInWindow].startMicroseconds <= ride.endMicroseconds - windowMicroseconds {
+                firstInWindow += 1
+            }
+            let current = history.last
+            let candidate: FTPEstimate?
+            if let test = ride.fitnessTest {
+                candidate = testResult(ride, test)
+            } else if let fit = estimate(Array(rides[firstInWindow...index]), at: ride.endMicroseconds) {
+                candidate = decide(current: current, fit: fit, ride: ride)
+            } else {
+                candidate = nil
+            }
+            guard var accepted = candidate else { continue }
+            accepted.workoutId = ride.workoutId
+            if let current, current.method == accepted.method, abs(current.watts - accepted.watts) < 0.5 { continue }
+            history.append(accepted)
+        }
+        return history
+    }
+
+    /// The guarded critical-power estimate of the rides given (all within one window), effective at `time`.
+    public func estimate(_ window: [RideCurve], at time: Int64) -> FTPEstimate? {
+        let withPower = window.filter { ($0.curve.watts.first ?? 0) > 0 }
+        let (curve, sources) = PowerCurve.pointwiseMaximum(withPower.map(\.curve))
+        func effort(_ seconds: Int) -> FTPEffort? {
+            guard let watts = curve.watts(seconds: seconds) else { return nil }
+            let ride = withPower[sources[seconds - 1]]
+            return FTPEffort(
+                workoutId: ride.workoutId, rideStartMicroseconds: ride.startMicroseconds, durationSeconds: seconds,
+                watts: watts)
+        }
+        guard withPower.count >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
+        let model = fit.model
+        guard model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000, model.wPrimeJoules > 1000,
+            model.wPrimeJoules < 50_000,
+            CriticalPowerFit.aerobicSeconds.contains(where: { seconds in
+                curve.watts(seconds: seconds).map {
+                    $0 >= Self.nearMaximalFraction * model.watts(seconds: Double(seconds))
+                } ?? false
+            })
+        else { return nil }
+        let best20 = effort(1200)
+        return FTPEstimate(
+            method: .criticalPower, watts: model.criticalPowerWatts, effectiveMicroseconds: time,
+            criticalPower: model, best20MinuteWatts: best20?.watts, windowDays: windowDays,
+            efforts: [effort(fit.anaerobicPinSeconds), effort(fit.aerobicPinSeconds), best20].compactMap { $0 })
+    }
+
+    /// Whether the new fit replaces the value in force (see the type's comment).
+    private func decide(current: FTPEstimate?, fit: FTPEstimate, ride: RideCurve) -> FTPEstimate? {
+        guard let current else { return fit }
+        guard let model = fit.criticalPower else { return nil }
+        let nearMaximal = CriticalPowerFit.anaerobicSeconds.lowerBound...CriticalPowerFit.aerobicSeconds.upperBound
+        if nearMaximal.contains(where: { seconds in
+            ride.curve.watts(seconds: seconds).map {
+                $0 >= Self.nearMaximalFraction * model.watts(seconds: Double(seconds))
+            } ?? false
+        }) {
+            return fit
+        }
+        let newestEffort = current.efforts.map(\.rideStartMicroseconds).max() ?? current.effectiveMicroseconds
+        if newestEffort <= ride.endMicroseconds - windowMicroseconds, fit.watts < current.watts { return fit }
+        return nil
+    }
+
+    /// FTP from a ride that declared a test, or nil when it is too short for its protocol.
+    private func testResult(_ ride: RideCurve, _ test: FitnessTest) -> FTPEstimate? {
+        let (method, seconds, factor): (FTPMethod, Int, Double) =
+            switch test {
+            case .twentyMinute: (.best20Minutes, 1200, 0.95)
+            case .ramp: (.rampTest, 60, 0.75)
+            }
+        guard let watts = ride.curve.watts(seconds: seconds), watts > 0 else { return nil }
+        return FTPEstimate(
+            method: method, watts: factor * watts, effectiveMicroseconds: ride.endMicroseconds,
+            best20MinuteWatts: ride.curve.watts(seconds: 1200),
+            efforts: [
+                FTPEffort(
+                    workoutId: ride.workoutId, rideStartMicroseconds: ride.startMicroseconds,
+                    durationSeconds: seconds, watts: watts)
+            ])
+    }
+}
+
+/// A rider's own FTP decision: a manual value from a date on, or accepting the automatic value again.
+public enum FTPSetting: Equatable, Sendable {
+    /// `cyclelog ftp set`: this value from this date on, until a newer automatic value is accepted.
+    case manual(watts: Double, fromMicroseconds: Int64)
+    /// `cyclelog ftp accept`: the automatic value effective at this time, and every later one, are in force again.
+    case accept(estimateMicroseconds: Int64)
+}
+
+/// The automatic history and the rider's settings together: which FTP is in force at a given time.
+public struct FTPHistory: Sendable {
+    public var estimates: [FTPEstimate]
+    public var settings: [FTPSetting]
+
+    public init(estimates: [FTPEstimate], settings: [FTPSetting]) {
+        self.estimates = estimates.sorted { $0.effectiveMicroseconds < $1.effectiveMicroseconds }
+        self.settings = settings
+    }
+
+    /// The FTP in force at `time`: the newest automatic value, unless a newer manual value holds because no
+    /// automatic value after it has been accepted.
+    public func inForce(at time: Int64) -> FTPEstimate? {
+        let automatic = estimates.last { $0.effectiveMicroseconds <= time }
+        guard let manual = manualValue(at: time) else { return automatic }
+        guard let automatic, automatic.effectiveMicroseconds > manual.effectiveMicroseconds else { return manual }
+        let accepted = settings.contains {
+            if case .accept(let when) = $0 { return when > manual.effectiveMicroseconds && when <= time }
+            return false
+        }
+        return accepted ? automatic : manual
+    }
+
+    /// A newer automatic value waiting for the rider to accept it while a manual value holds.
+    public func pending(at time: Int64) -> FTPEstimate? {
+        guard let inForce = inForce(at: time), inForce.method == .manual,
+            let newest = estimates.last(where: { $0.effectiveMicroseconds <= time }),
+            newest.effectiveMicroseconds > inForce.effectiveMicroseconds
+        else { return nil }
+        return newest
+    }
+
+    /// The critical-power model of the newest automatic value that has one, at `time` (for W′ balance; a manual
+    /// FTP says nothing about W′).
+    public func criticalPower(at time: Int64) -> CriticalPowerModel? {
+        estimates.last { $0.effectiveMicroseconds <= time && $0.criticalPower != nil }?.criticalPower
+    }
+
+    /// Every value, automatic and manual, oldest first.
+    public var entries: [FTPEstimate] {
+        let manual = settings.compactMap { setting -> FTPEstimate? in
+            guard case .manual(let watts, let from) = setting else { return nil }
+            return FTPEstimate(method: .manual, watts: watts, effectiveMicroseconds: from)
+        }
+        return (estimates + manual).sorted { $0.effectiveMicroseconds < $1.effectiveMicroseconds }
+    }
+
+    private func manualValue(at time: Int64) -> FTPEstimate? {
+        entries.last { $0.method == .manual && $0.effectiveMicroseconds <= time }
+    }
+}
+
+/// The rides of a window of days ending at a time, their best curve and what it says: what `cyclelog ftp` and the
+/// power-curve chart show.
+public struct FTPWindow: Sendable {
+    public var days: Int
+    public var startMicroseconds: Int64
+    public var endMicroseconds: Int64
+    public var rides: [RideCurve]
+    public var curve: PowerCurve
+    /// For each duration, the index in `rides` of the ride that holds it.
+    public var sources: [Int]
+
+    /// The rides started within `days` before `endMicroseconds`.
+    public init(_ allRides: [RideCurve], days: Int, endingAt endMicroseconds: Int64) {
+        self.days = days
+        self.endMicroseconds = endMicroseconds
+        let start = endMicroseconds - Int64(days) * 86_400 * 1_000_000
+        let selected = allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds }
+        startMicroseconds = start
+        rides = selected
+        (curve, sources) = PowerCurve.pointwiseMaximum(selected.map(\.curve))
+    }
+
+    /// The ride, date and power of the best effort of `seconds`.
+    public func effort(seconds: Int) -> FTPEffort? {
+        guard let watts = curve.watts(seconds: seconds), sources[seconds - 1] >= 0 else { return nil }
+        let ride = rides[sources[seconds - 1]]
+        return FTPEffort(
+            workoutId: ride.workoutId, rideStartMicroseconds: ride.startMicroseconds, durationSeconds: seconds,
+            watts: watts)
+    }
+
+    /// The guarded critical-power estimate of this window.
+    public var estimate: FTPEstimate? {
+        FTPEstimator(windowDays: days).estimate(rides, at: endMicroseconds)
+    }
+}

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Charts
+import Foundation
+import WorkoutStore
+import Workouts
+
+struct Chart: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Draws a ride (power, cadence, speed, heart rate) or the power curve of a window of rides as SVG.",
+        discussion: """
+            cyclelog chart last -o ride.svg
+            cyclelog chart --power-curve --window 90d -o curve.svg
+            The power-curve window ends with the newest stored ride.
+            """)
+
+    @Argument(help: "The workout to draw: its id from `cyclelog list`, or `last`.")
+    var workout: String?
+
+    @Flag(help: "Draw the best power curve of a window of rides, with the critical-power model.")
+    var powerCurve = false
+
+    @Option(help: "The power-curve window, in days (90d) or weeks (12w).")
+    var window = Days(argument: "90d")!
+
+    @Option(name: .shortAndLong, help: "The SVG file to write (default: ride-ID.svg or power-curve.svg).")
+    var output: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if powerCurve == (workout != nil) {
+            throw ValidationError("name a workout to draw, or --power-curve (not both)")
+        }
+    }
+
+    func run() throws {
+        let store = try database.open()
+        let svg: String
+        let path: String
+        if powerCurve {
+            let rides = try store.rideCurves()
+            guard let end = rides.map(\.endMicroseconds).max() else {
+                throw ExitMessage.make("no rides are stored yet; `cyclelog replay` adds some", status: 1)
+            }
+            let window = FTPWindow(rides, days: window.days, endingAt: end)
+            svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)
+            path = output ?? "power-curve.svg"
+        } else {
+            guard let id = try store.resolve(workout ?? "last") else {
+                throw ExitMessage.make("there is no workout '\(workout ?? "")'; `cyclelog list` shows them", status: 1)
+            }
+            guard let summary = try store.summary(id) else {
+                throw ExitMessage.make("workout \(id) is unfinished: `cyclelog rebuild \(id)` recovers it", status: 1)
+            }
+            svg = RideChart.svg(summary, samples: try store.samples(id))
+            path = output ?? "ride-\(id).svg"
+        }
+        do {
+            try svg.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw ExitMessage.make("cannot write \(path): \(error.localizedDescription)", status: 1)
+        }
+        print("Wrote \(path).")
+    }
+}

@@ -1,0 +1,255 @@
+import ArgumentParser
+import Foundation
+import WorkoutStore
+import Workouts
+
+/// `cyclelog ftp`: the FTP in force and how it was found; `set`, `accept` and `test` change it.
+struct FTP: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ftp",
+        abstract: "Shows the FTP in force with the efforts behind it, and sets, accepts or tests it.",
+        subcommands: [FTPShow.self, FTPSet.self, FTPAccept.self, FTPTest.self],
+        defaultSubcommand: FTPShow.self)
+}
+
+/// A number of days, written `42d`, `6w` or `42`.
+struct Days: ExpressibleByArgument {
+    var days: Int
+
+    init?(argument: String) {
+        let factor = argument.hasSuffix("w") ? 7 : 1
+        let digits = argument.hasSuffix("w") || argument.hasSuffix("d") ? argument.dropLast() : Substring(argument)
+        guard let count = Int(digits), count > 0, count <= 36_500 else { return nil }
+        days = count * factor
+    }
+}
+
+struct FTPShow: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "The FTP in force, the critical-power fit and best 20 minutes of the window, and the history.",
+        discussion: """
+            The window ends with the newest stored ride. The automatic FTP is the critical power of an envelope fit
+            of the window's best power curve (efforts of 3 to 20 minutes); 95 % of the best 20 minutes is shown
+            beside it.
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "The window of rides, in days (42d) or weeks (6w).")
+    var window = Days(argument: "42d")!
+
+    @Flag(help: "List every FTP value with its method, rides and dates.")
+    var history = false
+
+    @Flag(help: "Print JSON (keys in DESIGN.md §3).")
+    var json = false
+
+    func run() throws {
+        let store = try database.open()
+        let ftpHistory = try store.ftpHistory()
+        let rides = try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound)
+        let end = rides.map(\.endMicroseconds).max() ?? 0
+        let report = FTPReport(
+            history: ftpHistory, window: FTPWindow(rides, days: window.days, endingAt: end), rideCount: rides.count)
+        print(json ? report.json.rendered() : report.text(withHistory: history))
+    }
+}
+
+struct FTPSet: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Sets the FTP by hand; it holds until you accept a newer automatic value (`cyclelog ftp accept`).")
+
+    @Argument(help: "FTP in watts.")
+    var watts: Double
+
+    @Option(help: "The date it holds from, such as 2024-05-01 (default: now).")
+    var from: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard watts > 0, watts < 2000 else { throw ValidationError("an FTP is between 1 and 2000 W (got \(watts))") }
+        if let from, UTCTime.parseDate(from) == nil {
+            throw ValidationError("--from takes a date such as 2024-05-01 or 2024-05-01T08:00:00Z (got '\(from)')")
+        }
+    }
+
+    func run() throws {
+        let store = try database.open()
+        let now = wallClockMicroseconds()
+        let start = from.flatMap(UTCTime.parseDate) ?? now
+        try store.setManualFTP(watts: watts, fromMicroseconds: start, nowMicroseconds: now)
+        print("FTP set to \(Int(watts.rounded())) W from \(SummaryText.dateTime(start)) UTC.")
+    }
+}
+
+struct FTPAccept: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accept", abstract: "Puts the automatic FTP back in force over a manual value.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let store = try database.open()
+        guard let accepted = try store.acceptPendingFTP(nowMicroseconds: wallClockMicroseconds()) else {
+            throw ExitMessage.make("no automatic FTP newer than your manual value is waiting", status: 1)
+        }
+        print("FTP \(Int(accepted.watts.rounded())) W (\(accepted.method.rawValue)) is in force again.")
+    }
+}
+
+struct FTPTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Marks a stored workout as an FTP test (20min: 0.95 × 20-min power; ramp: 0.75 × best minute).")
+
+    @OptionGroup var reference: WorkoutReference
+
+    @Argument(help: "20min, ramp, or none to unmark.")
+    var protocolName: String
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard protocolName == "none" || FitnessTest(rawValue: protocolName) != nil else {
+            throw ValidationError("the test is 20min, ramp or none (got '\(protocolName)')")
+        }
+    }
+
+    func run() throws {
+        let store = try database.open()
+        let id = try reference.resolve(in: store)
+        try store.setFitnessTest(id, FitnessTest(rawValue: protocolName))
+        let inForce = try store.ftpHistory().inForce(at: .max)
+        print(
+            "Workout \(id) is \(protocolName == "none" ? "no longer a test" : "a \(protocolName) test"); FTP in force: "
+                + (inForce.map { "\(Int($0.watts.rounded())) W (\($0.method.rawValue))" } ?? "none"))
+    }
+}
+
+/// What `cyclelog ftp` prints.
+struct FTPReport {
+    var history: FTPHistory
+    var window: FTPWindow
+    var rideCount: Int
+
+    var inForce: FTPEstimate? { history.inForce(at: .max) }
+    var estimate: FTPEstimate? { window.estimate }
+    var best20: FTPEffort? { window.effort(seconds: 1200) }
+
+    var json: JSONValue {
+        let efforts = estimate?.efforts ?? (best20.map { [$0] } ?? [])
+        return .object([
+            ("ftpWatts", .rounded(inForce?.watts, 1)),
+            ("method", .optionalString(inForce?.method.rawValue)),
+            ("effective", inForce.map { .string(UTCTime.formatSeconds(microseconds: $0.effectiveMicroseconds)) } ?? .null),
+            ("criticalPowerWatts", .rounded(estimate?.criticalPower?.criticalPowerWatts, 1)),
+            ("wPrimeJoules", .rounded(estimate?.criticalPower?.wPrimeJoules, 0)),
+            ("best20MinuteWatts", .rounded(best20?.watts, 1)),
+            ("ftpFrom20MinuteWatts", .rounded(best20.map { 0.95 * $0.watts }, 1)),
+            ("windowDays", .integer(Int64(window.days))),
+            ("windowStart", .string(UTCTime.formatSeconds(microseconds: window.startMicroseconds))),
+            ("windowEnd", .string(UTCTime.formatSeconds(microseconds: window.endMicroseconds))),
+            ("windowRides", .integer(Int64(window.rides.count))),
+            ("efforts", .array(efforts.map(Self.effortJSON))),
+            ("pending", history.pending(at: .max).map(Self.entryJSON) ?? .null),
+            ("history", .array(history.entries.map(Self.entryJSON))),
+        ])
+    }
+
+    static func effortJSON(_ effort: FTPEffort) -> JSONValue {
+        .object([
+            ("workoutId", .integer(effort.workoutId)),
+            ("date", .string(UTCTime.formatSeconds(microseconds: effort.rideStartMicroseconds))),
+            ("durationSeconds", .integer(Int64(effort.durationSeconds))),
+            ("watts", .rounded(effort.watts, 1)),
+        ])
+    }
+
+    static func entryJSON(_ entry: FTPEstimate) -> JSONValue {
+        .object([
+            ("date", .string(UTCTime.formatSeconds(microseconds: entry.effectiveMicroseconds))),
+            ("method", .string(entry.method.rawValue)),
+            ("ftpWatts", .rounded(entry.watts, 1)),
+            ("workoutId", entry.workoutId.map { .integer($0) } ?? .null),
+            ("criticalPowerWatts", .rounded(entry.criticalPower?.criticalPowerWatts, 1)),
+            ("wPrimeJoules", .rounded(entry.criticalPower?.wPrimeJoules, 0)),
+            ("best20MinuteWatts", .rounded(entry.best20MinuteWatts, 1)),
+            ("efforts", .array(entry.efforts.map(effortJSON))),
+        ])
+    }
+
+    func text(withHistory: Bool) -> String {
+        var lines: [String] = []
+        if let inForce {
+            lines.append(
+                "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method)), since "
+                    + SummaryText.dateTime(inForce.effectiveMicroseconds))
+        } else {
+            lines.append(
+                rideCount == 0
+                    ? "No FTP yet: no rides stored." : "No FTP yet: it needs hard efforts of 3–5 and 12–20 minutes "
+                        + "on at least two rides within \(window.days) days, a declared test (`cyclelog ftp test`), "
+                        + "or `cyclelog ftp set WATTS`.")
+        }
+        if let pending = history.pending(at: .max) {
+            lines.append(
+                "  a newer automatic value is waiting: \(SummaryText.whole(pending.watts)) W "
+                    + "(`cyclelog ftp accept` puts it in force)")
+        }
+        lines.append(
+            "Window: \(window.days) days, \(SummaryText.dateTime(window.startMicroseconds)) – "
+                + "\(SummaryText.dateTime(window.endMicroseconds)), \(window.rides.count) rides")
+        if let model = estimate?.criticalPower {
+            lines.append(
+                "  critical power \(SummaryText.fixed(model.criticalPowerWatts, 1)) W, "
+                    + "W′ \(SummaryText.fixed(model.wPrimeJoules / 1000, 1)) kJ (envelope fit, 3–20 min)")
+        } else {
+            lines.append("  no critical-power fit passes the checks in this window")
+        }
+        if let best20 {
+            lines.append(
+                "  best 20 min \(SummaryText.fixed(best20.watts, 1)) W → 95 % = "
+                    + "\(SummaryText.fixed(0.95 * best20.watts, 1)) W (workout \(best20.workoutId), "
+                    + "\(SummaryText.dateTime(best20.rideStartMicroseconds)))")
+        }
+        for effort in estimate?.efforts ?? [] {
+            lines.append(
+                "  effort \(SummaryText.label(effort.durationSeconds)) (\(effort.durationSeconds) s) "
+                    + "\(SummaryText.fixed(effort.watts, 1)) W — workout \(effort.workoutId), "
+                    + SummaryText.dateTime(effort.rideStartMicroseconds))
+        }
+        if withHistory {
+            lines.append("History:")
+            lines.append("  date (UTC)           FTP W  method                 workout  efforts")
+            for entry in history.entries {
+                let efforts = entry.efforts.map {
+                    "\($0.durationSeconds) s \(SummaryText.whole($0.watts)) W (#\($0.workoutId))"
+                }
+                lines.append(
+                    "  \(SummaryText.dateTime(entry.effectiveMicroseconds))  "
+                        + SummaryText.pad(SummaryText.whole(entry.watts), 5) + "  "
+                        + entry.method.rawValue.padding(toLength: 21, withPad: " ", startingAt: 0) + "  "
+                        + SummaryText.pad(entry.workoutId.map(String.init) ?? "-", 7) + "  "
+                        + efforts.joined(separator: ", "))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func methodWords(_ method: FTPMethod) -> String {
+        switch method {
+        case .criticalPower: "critical power from your rides"
+        case .best20Minutes: "95 % of a 20-minute test"
+        case .rampTest: "75 % of a ramp test's best minute"
+        case .manual: "set by hand"
+        }
+    }
+}
+
+/// Now, in microseconds since 1970 (UTC).
+func wallClockMicroseconds() -> Int64 {
+    Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
+}

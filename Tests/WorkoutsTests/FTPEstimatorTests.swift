@@ -1,0 +1,116 @@
+import XCTest
+
+@testable import Workouts
+
+/// The automatic FTP and its guards on rides with known answers; the rider's manual values and acceptance.
+final class FTPEstimatorTests: XCTestCase {
+    let day: Int64 = 86_400 * 1_000_000
+    let start: Int64 = 1_700_000_000 * 1_000_000
+
+    /// A stored ride as the store builds it: 1 Hz samples through the same curve code (spike filter included).
+    func ride(_ id: Int64, onDay number: Int64, _ watts: [Double], test: FitnessTest? = nil) -> RideCurve {
+        let samples = watts.enumerated().map { SecondSample(second: $0.offset, powerWatts: $0.element) }
+        let begin = start + number * day
+        return RideCurve(
+            workoutId: id, startMicroseconds: begin, endMicroseconds: begin + Int64(watts.count) * 1_000_000,
+            fitnessTest: test, curve: WorkoutStatistics.powerCurve(samples))
+    }
+
+    func easy(_ watts: Double = 150, seconds: Int = 3600) -> [Double] { Array(repeating: watts, count: seconds) }
+
+    func testTheSyntheticRideGivesItsCriticalPowerAsFTP() throws {
+        let synthetic = try RideRecords.watts("synthetic_cp250_w20000")
+        let history = FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)])
+        let ftp = try XCTUnwrap(history.last)
+        XCTAssertEqual(ftp.method, .criticalPower)
+        XCTAssertEqual(ftp.watts, 250, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(ftp.criticalPower).wPrimeJoules, 20_000, accuracy: 10)
+        XCTAssertEqual(ftp.efforts.map(\.durationSeconds), [180, 720, 1200])
+        XCTAssertEqual(Set(ftp.efforts.map(\.workoutId)), [2])
+        // The CSV holds watts to 0.001 W.
+        XCTAssertEqual(try XCTUnwrap(ftp.best20MinuteWatts), 250 + 20_000.0 / 1200, accuracy: 0.0005)
+        XCTAssertEqual(ftp.effectiveMicroseconds, start + day + Int64(synthetic.count) * 1_000_000)
+    }
+
+    func testOneSpikeOfTwoThousandWattsChangesNothing() throws {
+        let synthetic = try RideRecords.watts("synthetic_cp250_w20000")
+        // One second of 2000 W in the middle of each all-out effort and in the endurance block.
+        var spiked = synthetic
+        for second in [900 + 10 + 60 + 900 + 90, 6000, 10_000] { spiked[second] = 2000 }
+        let clean = try XCTUnwrap(FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)]).last)
+        let withSpikes = try XCTUnwrap(
+            FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, spiked)]).last)
+        XCTAssertEqual(withSpikes.watts, clean.watts)
+        XCTAssertEqual(withSpikes.criticalPower, clean.criticalPower)
+    }
+
+    func testTheGuardsRefuseTooLittleEvidence() {
+        let synthetic = (try? RideRecords.watts("synthetic_cp250_w20000")) ?? []
+        // One ride is not enough, however good.
+        XCTAssertEqual(FTPEstimator().history([ride(1, onDay: 0, synthetic)]), [])
+        // Two rides 43 days apart never share a window.
+        XCTAssertEqual(FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 43, synthetic)]), [])
+        // Rides shorter than 12 minutes cannot pin CP.
+        XCTAssertEqual(
+            FTPEstimator().history([ride(1, onDay: 0, easy(seconds: 600)), ride(2, onDay: 1, easy(300, seconds: 700))]),
+            [])
+        // CP under 100 W is not a cyclist's CP.
+        XCTAssertEqual(FTPEstimator().history([ride(1, onDay: 0, easy(60)), ride(2, onDay: 1, easy(70))]), [])
+    }
+
+    func testATestSetsFTPAndOnlyANearMaximalEffortMovesItAgain() throws {
+        let synthetic = try RideRecords.watts("synthetic_cp250_w20000")
+        let twentyMinuteTest = easy(120, seconds: 600) + easy(240, seconds: 1200) + easy(100, seconds: 600)
+        let history = FTPEstimator().history([
+            ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic),
+            ride(3, onDay: 2, twentyMinuteTest, test: .twentyMinute),
+            // The window's fit still says 250 W, but this easy ride holds no effort near it: 228 W stays.
+            ride(4, onDay: 3, easy()),
+            ride(5, onDay: 4, synthetic),
+        ])
+        XCTAssertEqual(history.map(\.method), [.criticalPower, .best20Minutes, .criticalPower])
+        XCTAssertEqual(history.map(\.workoutId), [2, 3, 5])
+        XCTAssertEqual(history[1].watts, 0.95 * 240, accuracy: 1e-9)
+        XCTAssertEqual(history[2].watts, 250, accuracy: 0.1)
+    }
+
+    func testARampTestGivesThreeQuartersOfItsBestMinute() throws {
+        // 1-minute steps of 20 W from 100 W to 400 W, then failure.
+        let ramp = (0..<16).flatMap { easy(100 + 20 * Double($0), seconds: 60) } + easy(0, seconds: 120)
+        let ftp = try XCTUnwrap(FTPEstimator().history([ride(1, onDay: 0, ramp, test: .ramp)]).last)
+        XCTAssertEqual(ftp.method, .rampTest)
+        XCTAssertEqual(ftp.watts, 0.75 * 400, accuracy: 1e-9)
+    }
+
+    func testAValueFallsOnlyOnceItsEffortsLeaveTheWindow() throws {
+        let synthetic = try RideRecords.watts("synthetic_cp250_w20000")
+        var rides = [ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)]
+        rides += (3...6).map { ride(Int64($0), onDay: Int64($0) * 10, easy(200)) }
+        let history = FTPEstimator().history(rides)
+        // Days 30 and 40 still see the synthetic ride; day 50 does not (its efforts are 49 days old) and falls.
+        XCTAssertEqual(history.map(\.workoutId), [2, 5])
+        XCTAssertLessThan(history[1].watts, history[0].watts)
+        XCTAssertEqual(history[1].watts, 200 / (1 + 0.5 / 20), accuracy: 0.01)
+    }
+
+    func testAManualValueHoldsUntilANewerEstimateIsAccepted() {
+        let estimate = FTPEstimate(method: .criticalPower, watts: 260, effectiveMicroseconds: 2 * day, workoutId: 7)
+        let older = FTPEstimate(method: .criticalPower, watts: 240, effectiveMicroseconds: day / 2, workoutId: 3)
+        var history = FTPHistory(
+            estimates: [estimate, older], settings: [.manual(watts: 250, fromMicroseconds: day)])
+        XCTAssertEqual(history.inForce(at: day / 2)?.watts, 240)
+        XCTAssertEqual(history.inForce(at: day)?.watts, 250)
+        XCTAssertEqual(history.inForce(at: 3 * day)?.method, .manual)
+        XCTAssertEqual(history.pending(at: 3 * day), estimate)
+        history.settings.append(.accept(estimateMicroseconds: 2 * day))
+        XCTAssertEqual(history.inForce(at: 3 * day), estimate)
+        XCTAssertNil(history.pending(at: 3 * day))
+        // Between the manual value and the accepted estimate, the manual value held.
+        XCTAssertEqual(history.inForce(at: day + 1)?.watts, 250)
+        // A later manual value wins again.
+        history.settings.append(.manual(watts: 270, fromMicroseconds: 4 * day))
+        XCTAssertEqual(history.inForce(at: 5 * day)?.watts, 270)
+        XCTAssertEqual(history.entries.map(\.watts), [240, 250, 260, 270])
+        XCTAssertEqual(history.criticalPower(at: 5 * day), nil)
+    }
+}
