@@ -24,11 +24,17 @@ public enum CriticalPowerFit {
     /// Efforts of 12 to 20 minutes pin CP.
     public static let aerobicSeconds = 720...1200
 
+    /// GoldenCheetah's lower limit of τ = W′/CP, in minutes.
+    static let tauFloorMinutes = 0.5
+
     /// A fitted model with the two points of the curve that pinned it.
     public struct Result: Equatable, Sendable {
         public var model: CriticalPowerModel
         public var anaerobicPinSeconds: Int
         public var aerobicPinSeconds: Int
+        /// False when no short effort rose above the model and W′ is only GoldenCheetah's floor (τ = 0.5 min):
+        /// steady riding says nothing about W′, and its "CP" is just the steady power.
+        public var shortEffortPinsWPrime: Bool
     }
 
     /// The envelope fit, or nil when the curve does not reach into both windows. The iteration works in minutes
@@ -40,6 +46,7 @@ public enum CriticalPowerFit {
         let anaerobic = anaerobicSeconds
         var tauMinutes = 1.0, criticalPower = 0.0
         var aerobicPin = aerobic.lowerBound, anaerobicPin = anaerobic.lowerBound
+        var pinned = false
         for _ in 0..<100 {
             criticalPower = 0
             for seconds in aerobic {
@@ -47,10 +54,11 @@ public enum CriticalPowerFit {
                 if candidate > criticalPower { (criticalPower, aerobicPin) = (candidate, seconds) }
             }
             guard criticalPower > 0 else { return nil }
-            var nextTau = 0.5
+            var nextTau = tauFloorMinutes
+            pinned = false
             for seconds in anaerobic {
                 let candidate = (curve.watts[seconds - 1] / criticalPower - 1) * (Double(seconds) / 60)
-                if candidate > nextTau { (nextTau, anaerobicPin) = (candidate, seconds) }
+                if candidate > nextTau { (nextTau, anaerobicPin, pinned) = (candidate, seconds, true) }
             }
             let change = abs(nextTau - tauMinutes)
             tauMinutes = nextTau
@@ -60,6 +68,6 @@ public enum CriticalPowerFit {
         criticalPower = aerobic.map { curve.watts[$0 - 1] / (1 + tauMinutes / (Double($0) / 60)) }.max() ?? 0
         return Result(
             model: CriticalPowerModel(criticalPowerWatts: criticalPower, wPrimeJoules: criticalPower * tauMinutes * 60),
-            anaerobicPinSeconds: anaerobicPin, aerobicPinSeconds: aerobicPin)
+            anaerobicPinSeconds: anaerobicPin, aerobicPinSeconds: aerobicPin, shortEffortPinsWPrime: pinned)
     }
 }

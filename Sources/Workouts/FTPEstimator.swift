@@ -81,7 +81,8 @@ public struct RideCurve: Sendable {
 ///
 /// After each ride the rolling best curve of the rides started in the window before its end is fitted
 /// (`CriticalPowerFit.envelope`) and FTP = CP when the fit passes the guards: at least two rides with power,
-/// 100 W < CP < 1000 W, 1 kJ < W′ < 50 kJ, and a long-window point of the curve within 2 % of the model. The value
+/// 100 W < CP < 1000 W, 1 kJ < W′ < 50 kJ, a long-window point of the curve within 2 % of the model, and a short
+/// effort above the model (otherwise W′ is only the fit's floor and "CP" just the steady power ridden). The value
 /// in force changes only on evidence: a ride with a near-maximal effort (its own curve within 2 % of the new model
 /// somewhere from 3 to 20 minutes), or — downwards only — once every effort behind the current value has left
 /// the window. A ride that declares a test sets FTP from the test's protocol.
@@ -136,7 +137,7 @@ public struct FTPEstimator: Sendable {
         }
         guard withPower.count >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
         let model = fit.model
-        guard model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000, model.wPrimeJoules > 1000,
+        guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000, model.wPrimeJoules > 1000,
             model.wPrimeJoules < 50_000,
             CriticalPowerFit.aerobicSeconds.contains(where: { seconds in
                 curve.watts(seconds: seconds).map {

@@ -39,7 +39,10 @@ final class WorkoutStoreTests: XCTestCase {
         let id = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
         try store.append(to: id, journalSequence: 0, events: events, samples: workout.samples[0..<60])
         let stored = try store.finish(id, workout: workout, journalDigest: "digest")
-        let built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
+        var built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
+        // The analysis is made when a ride is shown, from the stored samples (no FTP is known here).
+        built.analysis = RideAnalysis(
+            samples: try store.samples(id), statistics: built.statistics, ftp: nil, criticalPower: nil)
         XCTAssertEqual(stored.json.rendered(), built.json.rendered())
         XCTAssertEqual(try store.journal(id), events)
         XCTAssertEqual(try store.workout(syncIdentifier: "sync-1")?.complete, true)

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+import Workouts
+import XCTest
+
+@testable import WorkoutStore
+
+/// Power curves and the FTP history in the database follow every save and delete.
+final class FTPStorageTests: XCTestCase {
+    let day: Int64 = 86_400 * 1_000_000
+
+    /// Saves a ride of 1 Hz power notifications starting on `dayNumber`, as a replay would.
+    @discardableResult
+    func save(_ watts: [Double], onDay dayNumber: Int64, in store: WorkoutStore, name: String) throws -> (Int64, Workout)
+    {
+        let start = 1_700_000_000_000_000 + dayNumber * day
+        var builder = WorkoutBuilder()
+        for (second, value) in watts.enumerated() {
+            let raw = UInt16(value.rounded())
+            builder.add(
+                RideEvent(
+                    timeMicroseconds: start + Int64(second) * 1_000_000,
+                    .notification(
+                        sensor: "C0:11:22:33:44:55", characteristic: 0x2A63,
+                        value: [0, 0, UInt8(raw & 0xFF), UInt8(raw >> 8)])))
+        }
+        let workout = try XCTUnwrap(builder.finish())
+        let id = try store.beginWorkout(syncIdentifier: name, source: name, startMicroseconds: start)
+        try store.finish(id, workout: workout, journalDigest: name)
+        return (id, workout)
+    }
+
+    /// The synthetic ride with CP 250 W and W′ 20 kJ, to whole watts (the notifications carry whole watts).
+    func synthetic() throws -> [Double] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/rides/records/synthetic_cp250_w20000.csv")
+        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n").dropFirst().map {
+            try XCTUnwrap(Double($0.split(separator: ",")[1]))
+        }
+    }
+
+    func testCurvesAreKeptAndTheFTPFollowsSavesAndDeletes() throws {
+        let store = try WorkoutStore()
+        try save(Array(repeating: 150, count: 3600), onDay: 0, in: store, name: "easy")
+        let (hardId, hard) = try save(try synthetic(), onDay: 1, in: store, name: "hard")
+        let (laterId, _) = try save(Array(repeating: 200, count: 1800), onDay: 2, in: store, name: "later")
+
+        // The stored curve is the ride's curve to Float32 precision.
+        let stored = try XCTUnwrap(try store.rideCurves().first { $0.workoutId == hardId }).curve
+        let computed = WorkoutStatistics.powerCurve(hard.samples)
+        XCTAssertEqual(stored.watts.count, computed.watts.count)
+        for (read, written) in zip(stored.watts, computed.watts) { XCTAssertEqual(read, written, accuracy: written * 1e-7) }
+
+        // The whole-watt efforts sit within 0.5 W of P = 250 + 20000/t, so CP lands within 0.5 W of 250.
+        let ftp = try XCTUnwrap(try store.ftpHistory().inForce(at: .max))
+        XCTAssertEqual(ftp.method, .criticalPower)
+        XCTAssertEqual(ftp.watts, 250, accuracy: 0.5)
+        XCTAssertEqual(ftp.workoutId, hardId)
+        XCTAssertEqual(ftp.efforts.map(\.workoutId), [hardId, hardId, hardId])
+
+        // The next ride is measured against it: IF = NP / FTP, 30 min at 200 W.
+        let later = try XCTUnwrap(try store.summary(laterId))
+        XCTAssertEqual(try XCTUnwrap(later.intensityFactor), 200 / ftp.watts, accuracy: 1e-9)
+        XCTAssertEqual(
+            try XCTUnwrap(later.trainingStressScore),
+            100 * later.statistics.movingSeconds / 3600 * (200 / ftp.watts) * (200 / ftp.watts), accuracy: 1e-9)
+        // 200 W of about 250 W is 80 %: every second in zone 3 (tempo, 75–90 %).
+        let zones = try XCTUnwrap(later.analysis?.zoneSeconds)
+        XCTAssertEqual(zones[2], zones.reduce(0, +))
+        XCTAssertGreaterThan(zones[2], 1790)
+        // The hard ride itself started before its own estimate took effect.
+        XCTAssertNil(try store.summary(hardId)?.analysis?.ftp)
+
+        try store.delete(hardId)
+        XCTAssertNil(try store.ftpHistory().inForce(at: .max))
+    }
+
+    func testARideSavedBeforeCurvesWereKeptGetsItsCurveOnce() throws {
+        let store = try WorkoutStore()
+        let (id, workout) = try save(Array(repeating: 180, count: 900), onDay: 0, in: store, name: "old")
+        try store.queue.write { db in try db.execute(sql: "DELETE FROM powerCurve") }
+        XCTAssertEqual(try store.rideCurves().first?.curve, WorkoutStatistics.powerCurve(workout.samples))
+        let rows = try store.queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM powerCurve") }
+        XCTAssertEqual(rows, 1)
+        XCTAssertEqual(try store.rideCurves(maximumSeconds: 60).first?.curve.watts.count, 60)
+        _ = id
+    }
+
+    func testManualValuesAndAcceptanceAreKept() throws {
+        let store = try WorkoutStore()
+        try store.setManualFTP(watts: 240, fromMicroseconds: 0, nowMicroseconds: 1)
+        XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.watts, 240)
+        XCTAssertNil(try store.acceptPendingFTP(nowMicroseconds: 2))
+        try save(Array(repeating: 150, count: 3600), onDay: 0, in: store, name: "easy")
+        try save(try synthetic(), onDay: 1, in: store, name: "hard")
+        XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .manual)
+        XCTAssertEqual(try store.ftpHistory().pending(at: .max)?.method, .criticalPower)
+        XCTAssertEqual(try store.acceptPendingFTP(nowMicroseconds: 3)?.method, .criticalPower)
+        XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .criticalPower)
+    }
+}
