@@ -1,3 +1,4 @@
+import Foundation
 import Workouts
 
 /// `cyclelog chart <id>`: power, cadence, speed and heart rate over the ride's elapsed time, one panel each, with
@@ -45,8 +46,9 @@ public enum RideChart {
 
         for (index, panel) in shown.enumerated() {
             let panelTop = top + Double(index) * (panelHeight + gap) + 12
-            let values = samples.compactMap(panel.value)
-            let highest = max(values.max() ?? 1, 1)
+            let drawn = columns(samples, pixels: Int(plotWidth), elapsed: elapsed, value: panel.value)
+            // Scale to what is drawn (pixel means), so one sprint second does not flatten the rest.
+            let highest = max(drawn.compactMap(\.value).max() ?? 1, 1)
             let step = niceStep(range: highest, count: 4)
             let ceiling = (highest / step).rounded(.up) * step
             func y(_ value: Double) -> Double { panelTop + panelHeight - value / ceiling * panelHeight }
@@ -55,11 +57,11 @@ public enum RideChart {
             shadeStops(&svg, summary: summary, samples: samples, x: x, top: panelTop, height: panelHeight)
             for tick in stride(from: 0, through: ceiling, by: step) {
                 svg.line(left, y(tick), left + plotWidth, y(tick), stroke: "#e5e5e5")
-                svg.text(String(Int(tick)), x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
+                let label = step < 1 ? String(format: "%.1f", tick) : String(Int(tick))
+                svg.text(label, x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
             }
             svg.polyline(
-                columns(samples, pixels: Int(plotWidth), elapsed: elapsed, value: panel.value)
-                    .map { column in column.value.map { (x(column.second), y($0)) } },
+                drawn.map { column in column.value.map { (x(column.second), y($0)) } },
                 stroke: panel.colour)
             for lap in summary.laps.dropFirst() {
                 let offset = Double(lap.startMicroseconds - summary.startMicroseconds) / 1_000_000
@@ -106,6 +108,8 @@ public enum RideChart {
     static func columns(
         _ samples: [SecondSample], pixels: Int, elapsed: Double, value: (SecondSample) -> Double?
     ) -> [(second: Double, value: Double?)] {
+        // Never more columns than seconds, or a short ride would draw as isolated dots.
+        let pixels = max(1, min(pixels, samples.count))
         var sums = [Double](repeating: 0, count: pixels), counts = [Int](repeating: 0, count: pixels)
         for sample in samples {
             guard let measured = value(sample) else { continue }

@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+import XCTest
+
+/// `cyclelog ftp` and `cyclelog chart` on the real-ride fixtures.
+final class FTPAndChartCommandTests: XCTestCase {
+    let rides = fixturesFolder.appendingPathComponent("rides")
+    let road = "sweatpy_4078723797.journal"
+    let vector = "fitparse_Edge810-Vector-2013-08-16-15-35-10.journal"
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let run = try cyclelog(arguments)
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], run.output)
+    }
+
+    /// A database holding the two long rides (workout 1: the road ride of 2019, workout 2: the 2013 ride).
+    func database() throws -> String {
+        let db = try temporaryDatabase()
+        for file in [road, vector] {
+            let run = try cyclelog(["replay", "--db", db, rides.appendingPathComponent(file).path])
+            XCTAssertEqual(run.status, 0, run.errorOutput)
+        }
+        return db
+    }
+
+    func testFTPComesFromADeclaredTestOrByHandAndShowsInTheRidesOfItsDates() throws {
+        let db = try database()
+        // Six years apart, the rides never share a window: no automatic FTP.
+        var ftp = try json(["ftp", "--json", "--db", db])
+        for key in [
+            "ftpWatts", "method", "criticalPowerWatts", "wPrimeJoules", "best20MinuteWatts", "windowDays", "efforts",
+            "history",
+        ] {
+            XCTAssertTrue(ftp.keys.contains(key), key)
+        }
+        XCTAssertTrue(ftp["ftpWatts"] is NSNull)
+        XCTAssertEqual(ftp["windowDays"] as? Int, 42)
+
+        // The road ride declared a 20-minute test: 0.95 × its best 20 minutes (oracle: 291.474 W from the 1 Hz
+        // records; the replay's 3–4 Hz notifications land within a few tenths).
+        XCTAssertEqual(try cyclelog(["ftp", "test", "1", "20min", "--db", db]).status, 0)
+        ftp = try json(["ftp", "--json", "--db", db])
+        XCTAssertEqual(ftp["method"] as? String, "best20Minutes")
+        XCTAssertEqual(try XCTUnwrap(ftp["ftpWatts"] as? Double), 291.474, accuracy: 0.3)
+        let history = try XCTUnwrap(ftp["history"] as? [[String: Any]])
+        XCTAssertEqual(history.count, 1)
+        XCTAssertEqual((history[0]["efforts"] as? [[String: Any]])?.first?["durationSeconds"] as? Int, 1200)
+
+        // A manual value from 2013 on holds for the 2013 ride; the 2019 test is newer and waits to be accepted.
+        XCTAssertEqual(try cyclelog(["ftp", "set", "250", "--from", "2013-01-01", "--db", db]).status, 0)
+        let shown = try json(["show", "2", "--json", "--db", db])
+        XCTAssertEqual(shown["ftpWatts"] as? Double, 250)
+        XCTAssertEqual(shown["ftpMethod"] as? String, "manual")
+        let np = try XCTUnwrap(shown["normalizedPowerWatts"] as? Double)
+        XCTAssertEqual(try XCTUnwrap(shown["intensityFactor"] as? Double), np / 250, accuracy: 0.001)
+        let zones = try XCTUnwrap(shown["powerZones"] as? [[String: Any]])
+        XCTAssertEqual(zones.count, 7)
+        XCTAssertEqual(zones[1]["lowWatts"] as? Double, 137.5)
+        let zoneSeconds = zones.compactMap { $0["seconds"] as? Double }.reduce(0, +)
+        XCTAssertEqual(zoneSeconds, try XCTUnwrap(shown["movingSeconds"] as? Double), accuracy: 1)
+        ftp = try json(["ftp", "--json", "--db", db])
+        XCTAssertEqual(ftp["method"] as? String, "manual")
+        XCTAssertEqual((ftp["pending"] as? [String: Any])?["method"] as? String, "best20Minutes")
+
+        let accept = try cyclelog(["ftp", "accept", "--db", db])
+        XCTAssertEqual(accept.status, 0, accept.errorOutput)
+        XCTAssertEqual(try json(["ftp", "--json", "--db", db])["method"] as? String, "best20Minutes")
+        let again = try cyclelog(["ftp", "accept", "--db", db])
+        XCTAssertEqual(again.status, 1)
+        XCTAssertTrue(again.errorOutput.contains("no automatic FTP newer than your manual value"), again.errorOutput)
+        XCTAssertEqual(try cyclelog(["ftp", "set", "-5", "--db", db]).status, 64)
+    }
+
+    func testChartsAreSVGThatRenders() throws {
+        let db = try database()
+        let folder = (db as NSString).deletingLastPathComponent
+        let ride = folder + "/ride.svg", curve = folder + "/curve.svg"
+        XCTAssertEqual(try cyclelog(["chart", "1", "-o", ride, "--db", db]).status, 0)
+        let curveRun = try cyclelog(["chart", "--power-curve", "--window", "5000d", "-o", curve, "--db", db])
+        XCTAssertEqual(curveRun.status, 0, curveRun.errorOutput)
+
+        let rideText = try String(contentsOfFile: ride, encoding: .utf8)
+        for title in ["Power (W)", "Cadence (rpm)", "Speed (km/h)", "Heart rate (bpm)"] {
+            XCTAssertTrue(rideText.contains(">\(title)</text>"), title)
+        }
+        // Both rides together do carry hard 3–5 and 12–20 minute efforts: the model is drawn with its points.
+        let curveText = try String(contentsOfFile: curve, encoding: .utf8)
+        XCTAssertTrue(curveText.contains("dashed: CP "), "no model in the power-curve chart")
+        XCTAssertEqual(curveText.components(separatedBy: "<circle").count - 1, 3)
+
+        for file in [ride, curve] {
+            XCTAssertTrue(XMLParser(contentsOf: URL(fileURLWithPath: file))?.parse() ?? false, "\(file) is not XML")
+            // librsvg (installed by scripts/setup.sh) must be able to draw it.
+            let render = Process()
+            render.executableURL = URL(fileURLWithPath: "/usr/bin/rsvg-convert")
+            render.arguments = [file, "-o", file + ".png"]
+            try render.run()
+            render.waitUntilExit()
+            XCTAssertEqual(render.terminationStatus, 0, file)
+            let png = try Data(contentsOf: URL(fileURLWithPath: file + ".png"))
+            XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+        }
+
+        let none = try cyclelog(["chart", "--db", db])
+        XCTAssertEqual(none.status, 64)
+    }
+}
