@@ -19,6 +19,7 @@ release: setup
 # The main job: replay a real ride (btsnoop capture) into the default database and print the workout.
 demo: build
 	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
+	.build/debug/cyclelog ftp
 
 # All tests: unit and CLI tests, tshark conformance, and a short run of every fuzz target.
 test: setup
@@ -43,8 +44,10 @@ fuzz-smoke: setup
 bench:
 	@scripts/setup.sh --bench
 	$(SWIFT) build -c release --product DecodeBenchmark
+	$(SWIFT) build -c release --product MetricsBenchmark
 	$(SWIFT) build -c release --product cyclelog
 	.build/release/DecodeBenchmark
+	.build/release/MetricsBenchmark
 	python3 Benchmarks/replay_bench.py
 
 lint:

@@ -47,6 +47,12 @@ let package = Package(
             dependencies: ["CyclingSensors"],
             path: "Benchmarks/DecodeBenchmark"
         ),
+        // Power-curve and FTP benchmark (`make bench`), release build only.
+        .executableTarget(
+            name: "MetricsBenchmark",
+            dependencies: ["Workouts", "WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/MetricsBenchmark"
+        ),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors"]),
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors"]),
