@@ -43,8 +43,10 @@ func naiveCurve(_ watts: [Double]) -> [Double] {
             }
             var result = best.max()
             while start < starts {
-                result = max(result, raw.load(fromByteOffset: (start + duration) * stride, as: Double.self)
-                    - raw.load(fromByteOffset: start * stride, as: Double.self))
+                result = max(
+                    result,
+                    raw.load(fromByteOffset: (start + duration) * stride, as: Double.self)
+                        - raw.load(fromByteOffset: start * stride, as: Double.self))
                 start += 1
             }
             curve[duration - 1] = result / Double(duration)

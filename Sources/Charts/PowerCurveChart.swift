@@ -63,7 +63,9 @@ public enum PowerCurveChart {
                 return Optional((x(seconds), y(min(ceiling, model.watts(seconds: seconds)))))
             }
             svg.polyline(modelPoints, stroke: "#1f3b73", width: 1.5, dashed: true)
-            svg.line(left, y(model.criticalPowerWatts), left + plotWidth, y(model.criticalPowerWatts), stroke: "#1f3b73", width: 0.8)
+            svg.line(
+                left, y(model.criticalPowerWatts), left + plotWidth, y(model.criticalPowerWatts), stroke: "#1f3b73",
+                width: 0.8)
             svg.text(
                 "CP \(Int(model.criticalPowerWatts.rounded())) W", x: left + plotWidth - 4,
                 y: y(model.criticalPowerWatts) - 5, anchor: "end", size: 11, fill: "#1f3b73")

@@ -53,7 +53,8 @@ public enum RideChart {
             let ceiling = (highest / step).rounded(.up) * step
             func y(_ value: Double) -> Double { panelTop + panelHeight - value / ceiling * panelHeight }
 
-            svg.text("\(panel.title) (\(panel.unit))", x: left, y: panelTop - 4, size: 12, fill: panel.colour, bold: true)
+            svg.text(
+                "\(panel.title) (\(panel.unit))", x: left, y: panelTop - 4, size: 12, fill: panel.colour, bold: true)
             shadeStops(&svg, summary: summary, samples: samples, x: x, top: panelTop, height: panelHeight)
             for tick in stride(from: 0, through: ceiling, by: step) {
                 svg.line(left, y(tick), left + plotWidth, y(tick), stroke: "#e5e5e5")
@@ -99,7 +100,8 @@ public enum RideChart {
         for dropout in summary.dropouts {
             let start = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000
             let end = Double(dropout.endMicroseconds - summary.startMicroseconds) / 1_000_000
-            svg.rect(x: x(start), y: top, width: max(1, x(end) - x(start)), height: height, fill: "#ff9f1c", opacity: 0.3)
+            svg.rect(
+                x: x(start), y: top, width: max(1, x(end) - x(start)), height: height, fill: "#ff9f1c", opacity: 0.3)
         }
     }
 

@@ -101,6 +101,8 @@ func niceStep(range: Double, count: Int) -> Double {
 func clockLabel(seconds: Int) -> String {
     let hours = seconds / 3600, minutes = seconds / 60 % 60, rest = seconds % 60
     func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-    if hours > 0 { return minutes == 0 && rest == 0 ? "\(hours) h" : "\(hours):\(two(minutes))" + (rest > 0 ? ":\(two(rest))" : "") }
+    if hours > 0 {
+        return minutes == 0 && rest == 0 ? "\(hours) h" : "\(hours):\(two(minutes))" + (rest > 0 ? ":\(two(rest))" : "")
+    }
     return rest == 0 ? "\(minutes) min" : "\(minutes):\(two(rest))"
 }

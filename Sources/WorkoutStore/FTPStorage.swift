@@ -28,7 +28,8 @@ extension WorkoutStore {
                 let packed = Data(StoredPacking.packCurve(curve))
                 try write { db in
                     try db.execute(
-                        sql: "INSERT OR REPLACE INTO powerCurve (workoutId, watts) VALUES (?, ?)", arguments: [id, packed])
+                        sql: "INSERT OR REPLACE INTO powerCurve (workoutId, watts) VALUES (?, ?)",
+                        arguments: [id, packed])
                 }
                 if let maximumSeconds, curve.watts.count > maximumSeconds {
                     curve.watts.removeLast(curve.watts.count - maximumSeconds)
@@ -109,7 +110,8 @@ extension WorkoutStore {
     public func setManualFTP(watts: Double, fromMicroseconds: Int64, nowMicroseconds: Int64) throws(StoreError) {
         try write { db in
             try db.execute(
-                sql: "INSERT INTO ftpSetting (kind, watts, effectiveMicroseconds, createdMicroseconds) VALUES (?, ?, ?, ?)",
+                sql:
+                    "INSERT INTO ftpSetting (kind, watts, effectiveMicroseconds, createdMicroseconds) VALUES (?, ?, ?, ?)",
                 arguments: ["manual", watts, fromMicroseconds, nowMicroseconds])
         }
     }
@@ -120,7 +122,8 @@ extension WorkoutStore {
         guard let pending = try ftpHistory().pending(at: .max) else { return nil }
         try write { db in
             try db.execute(
-                sql: "INSERT INTO ftpSetting (kind, watts, effectiveMicroseconds, createdMicroseconds) VALUES (?, NULL, ?, ?)",
+                sql:
+                    "INSERT INTO ftpSetting (kind, watts, effectiveMicroseconds, createdMicroseconds) VALUES (?, NULL, ?, ?)",
                 arguments: ["accept", pending.effectiveMicroseconds, nowMicroseconds])
         }
         return pending

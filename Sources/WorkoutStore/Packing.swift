@@ -122,8 +122,10 @@ enum StoredPacking {
         bytes.reserveCapacity(curve.watts.count * 4)
         for watts in curve.watts {
             let bits = Float(watts).bitPattern
-            bytes += [UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
-                UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24)]
+            bytes += [
+                UInt8(truncatingIfNeeded: bits), UInt8(truncatingIfNeeded: bits >> 8),
+                UInt8(truncatingIfNeeded: bits >> 16), UInt8(truncatingIfNeeded: bits >> 24),
+            ]
         }
         return bytes
     }
@@ -133,7 +135,11 @@ enum StoredPacking {
         watts.reserveCapacity(blob.count / 4)
         blob.withUnsafeBytes { raw in
             for offset in stride(from: 0, to: raw.count - 3, by: 4) {
-                watts.append(Double(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))))
+                watts.append(
+                    Double(
+                        Float(
+                            bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                        )))
             }
         }
         return PowerCurve(watts: watts)

@@ -137,7 +137,8 @@ public struct FTPEstimator: Sendable {
         }
         guard withPower.count >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
         let model = fit.model
-        guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000, model.wPrimeJoules > 1000,
+        guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000,
+            model.wPrimeJoules > 1000,
             model.wPrimeJoules < 50_000,
             CriticalPowerFit.aerobicSeconds.contains(where: { seconds in
                 curve.watts(seconds: seconds).map {

@@ -121,7 +121,8 @@ public struct WorkoutSummary: Sendable {
                 .array(
                     seconds.indices.map { zone in
                         let bounds = PowerMetrics.zoneLowerBounds
-                        let high = zone + 1 < bounds.count ? JSONValue.rounded(bounds[zone + 1] * (ftp?.watts ?? 0), 1) : .null
+                        let high =
+                            zone + 1 < bounds.count ? JSONValue.rounded(bounds[zone + 1] * (ftp?.watts ?? 0), 1) : .null
                         return .object([
                             ("zone", .integer(Int64(zone + 1))), ("name", .string(Self.zoneNames[zone])),
                             ("lowWatts", .rounded(bounds[zone] * (ftp?.watts ?? 0), 1)), ("highWatts", high),

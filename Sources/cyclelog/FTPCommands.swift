@@ -144,7 +144,10 @@ struct FTPReport {
         return .object([
             ("ftpWatts", .rounded(inForce?.watts, 1)),
             ("method", .optionalString(inForce?.method.rawValue)),
-            ("effective", inForce.map { .string(UTCTime.formatSeconds(microseconds: $0.effectiveMicroseconds)) } ?? .null),
+            (
+                "effective",
+                inForce.map { .string(UTCTime.formatSeconds(microseconds: $0.effectiveMicroseconds)) } ?? .null
+            ),
             ("criticalPowerWatts", .rounded(estimate?.criticalPower?.criticalPowerWatts, 1)),
             ("wPrimeJoules", .rounded(estimate?.criticalPower?.wPrimeJoules, 0)),
             ("best20MinuteWatts", .rounded(best20?.watts, 1)),
@@ -190,7 +193,8 @@ struct FTPReport {
         } else {
             lines.append(
                 rideCount == 0
-                    ? "No FTP yet: no rides stored." : "No FTP yet: it needs hard efforts of 3–5 and 12–20 minutes "
+                    ? "No FTP yet: no rides stored."
+                    : "No FTP yet: it needs hard efforts of 3–5 and 12–20 minutes "
                         + "on at least two rides within \(window.days) days, a declared test (`cyclelog ftp test`), "
                         + "or `cyclelog ftp set WATTS`.")
         }

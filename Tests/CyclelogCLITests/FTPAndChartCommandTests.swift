@@ -1,8 +1,9 @@
 import Foundation
+import XCTest
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import XCTest
 
 /// `cyclelog ftp` and `cyclelog chart` on the real-ride fixtures.
 final class FTPAndChartCommandTests: XCTestCase {
@@ -13,7 +14,8 @@ final class FTPAndChartCommandTests: XCTestCase {
     func json(_ arguments: [String]) throws -> [String: Any] {
         let run = try cyclelog(arguments)
         XCTAssertEqual(run.status, 0, run.errorOutput)
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], run.output)
+        return try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], run.output)
     }
 
     /// A database holding the two long rides (workout 1: the road ride of 2019, workout 2: the 2013 ride).

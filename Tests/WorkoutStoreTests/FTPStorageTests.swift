@@ -11,8 +11,9 @@ final class FTPStorageTests: XCTestCase {
 
     /// Saves a ride of 1 Hz power notifications starting on `dayNumber`, as a replay would.
     @discardableResult
-    func save(_ watts: [Double], onDay dayNumber: Int64, in store: WorkoutStore, name: String) throws -> (Int64, Workout)
-    {
+    func save(_ watts: [Double], onDay dayNumber: Int64, in store: WorkoutStore, name: String) throws -> (
+        Int64, Workout
+    ) {
         let start = 1_700_000_000_000_000 + dayNumber * day
         var builder = WorkoutBuilder()
         for (second, value) in watts.enumerated() {
@@ -49,7 +50,9 @@ final class FTPStorageTests: XCTestCase {
         let stored = try XCTUnwrap(try store.rideCurves().first { $0.workoutId == hardId }).curve
         let computed = WorkoutStatistics.powerCurve(hard.samples)
         XCTAssertEqual(stored.watts.count, computed.watts.count)
-        for (read, written) in zip(stored.watts, computed.watts) { XCTAssertEqual(read, written, accuracy: written * 1e-7) }
+        for (read, written) in zip(stored.watts, computed.watts) {
+            XCTAssertEqual(read, written, accuracy: written * 1e-7)
+        }
 
         // The whole-watt efforts sit within 0.5 W of P = 250 + 20000/t, so CP lands within 0.5 W of 250.
         let ftp = try XCTUnwrap(try store.ftpHistory().inForce(at: .max))

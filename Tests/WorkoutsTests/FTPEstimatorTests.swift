@@ -37,7 +37,8 @@ final class FTPEstimatorTests: XCTestCase {
         // One second of 2000 W in the middle of each all-out effort and in the endurance block.
         var spiked = synthetic
         for second in [900 + 10 + 60 + 900 + 90, 6000, 10_000] { spiked[second] = 2000 }
-        let clean = try XCTUnwrap(FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)]).last)
+        let clean = try XCTUnwrap(
+            FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)]).last)
         let withSpikes = try XCTUnwrap(
             FTPEstimator().history([ride(1, onDay: 0, easy()), ride(2, onDay: 1, spiked)]).last)
         XCTAssertEqual(withSpikes.watts, clean.watts)

@@ -56,10 +56,12 @@ final class PowerMetricsTests: XCTestCase {
                 let duration = Double(index + 1)
                 // d·MMP(d) never falls: a longer window can contain the best shorter one.
                 XCTAssertGreaterThanOrEqual(
-                    curve[index] * duration, curve[index - 1] * (duration - 1) * (1 - tolerance), "\(name) at \(index + 1) s")
+                    curve[index] * duration, curve[index - 1] * (duration - 1) * (1 - tolerance),
+                    "\(name) at \(index + 1) s")
                 // MMP(2d) ≤ MMP(d): one half of the best 2d window averages at least as much as the whole.
                 if index % 2 == 1 {
-                    XCTAssertLessThanOrEqual(curve[index], curve[index / 2] * (1 + tolerance), "\(name) at \(index + 1) s")
+                    XCTAssertLessThanOrEqual(
+                        curve[index], curve[index / 2] * (1 + tolerance), "\(name) at \(index + 1) s")
                 }
             }
         }
@@ -162,7 +164,8 @@ final class PowerMetricsTests: XCTestCase {
 
     func testZonesUseLowInclusiveBoundaries() {
         // FTP 200 W: 55 % is 110 W, 150 % is 300 W.
-        let seconds = PowerMetrics.zoneSeconds([0, 109.99, 110, 149.99, 150, 209.99, 210, 299.99, 300, 1000], ftpWatts: 200)
+        let seconds = PowerMetrics.zoneSeconds(
+            [0, 109.99, 110, 149.99, 150, 209.99, 210, 299.99, 300, 1000], ftpWatts: 200)
         XCTAssertEqual(seconds, [2, 2, 1, 1, 1, 1, 2])
     }
 
@@ -173,7 +176,8 @@ final class PowerMetricsTests: XCTestCase {
         XCTAssertEqual(
             try XCTUnwrap(PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: heartRate)),
             (1 - 140.0 / 150) * 100, accuracy: 1e-9)
-        XCTAssertNil(PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: Array(repeating: nil, count: 600)))
+        XCTAssertNil(
+            PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: Array(repeating: nil, count: 600)))
     }
 
     func testTheEnvelopeFitRecoversTheSyntheticRidesCriticalPower() throws {
