@@ -127,30 +127,24 @@ public struct FTPEstimator: Sendable {
     /// The guarded critical-power estimate of the rides given (all within one window), effective at `time`.
     public func estimate(_ window: [RideCurve], at time: Int64) -> FTPEstimate? {
         let withPower = window.filter { ($0.curve.watts.first ?? 0) > 0 }
-        let (curve, sources) = PowerCurve.pointwiseMaximum(withPower.map(\.curve))
-        func effort(_ seconds: Int) -> FTPEffort? {
-            guard let watts = curve.watts(seconds: seconds) else { return nil }
-            let ride = withPower[sources[seconds - 1]]
-            return FTPEffort(
-                workoutId: ride.workoutId, rideStartMicroseconds: ride.startMicroseconds, durationSeconds: seconds,
-                watts: watts)
-        }
+        let best = FTPWindow(
+            selected: withPower, days: windowDays, startMicroseconds: time - windowMicroseconds, endMicroseconds: time)
+        let curve = best.curve
         guard withPower.count >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
         let model = fit.model
         guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000,
             model.wPrimeJoules > 1000,
             model.wPrimeJoules < 50_000,
-            CriticalPowerFit.aerobicSeconds.contains(where: { seconds in
-                curve.watts(seconds: seconds).map {
-                    $0 >= Self.nearMaximalFraction * model.watts(seconds: Double(seconds))
-                } ?? false
-            })
+            Self.comesNear(curve, model, within: CriticalPowerFit.aerobicSeconds)
         else { return nil }
-        let best20 = effort(1200)
+        let best20 = best.effort(seconds: 1200)
         return FTPEstimate(
             method: .criticalPower, watts: model.criticalPowerWatts, effectiveMicroseconds: time,
             criticalPower: model, best20MinuteWatts: best20?.watts, windowDays: windowDays,
-            efforts: [effort(fit.anaerobicPinSeconds), effort(fit.aerobicPinSeconds), best20].compactMap { $0 })
+            efforts: [
+                best.effort(seconds: fit.anaerobicPinSeconds), best.effort(seconds: fit.aerobicPinSeconds), best20,
+            ]
+            .compactMap { $0 })
     }
 
     /// Whether the new fit replaces the value in force (see the type's comment).
@@ -158,16 +152,20 @@ public struct FTPEstimator: Sendable {
         guard let current else { return fit }
         guard let model = fit.criticalPower else { return nil }
         let nearMaximal = CriticalPowerFit.anaerobicSeconds.lowerBound...CriticalPowerFit.aerobicSeconds.upperBound
-        if nearMaximal.contains(where: { seconds in
-            ride.curve.watts(seconds: seconds).map {
-                $0 >= Self.nearMaximalFraction * model.watts(seconds: Double(seconds))
-            } ?? false
-        }) {
+        if Self.comesNear(ride.curve, model, within: nearMaximal) {
             return fit
         }
         let newestEffort = current.efforts.map(\.rideStartMicroseconds).max() ?? current.effectiveMicroseconds
         if newestEffort <= ride.endMicroseconds - windowMicroseconds, fit.watts < current.watts { return fit }
         return nil
+    }
+
+    /// Whether a curve comes within 2 % of the model at some duration in `seconds`.
+    static func comesNear(_ curve: PowerCurve, _ model: CriticalPowerModel, within seconds: ClosedRange<Int>) -> Bool {
+        seconds.contains { duration in
+            curve.watts(seconds: duration).map { $0 >= nearMaximalFraction * model.watts(seconds: Double(duration)) }
+                ?? false
+        }
     }
 
     /// FTP from a ride that declared a test, or nil when it is too short for its protocol.
@@ -262,11 +260,16 @@ public struct FTPWindow: Sendable {
 
     /// The rides started within `days` before `endMicroseconds`.
     public init(_ allRides: [RideCurve], days: Int, endingAt endMicroseconds: Int64) {
-        self.days = days
-        self.endMicroseconds = endMicroseconds
         let start = endMicroseconds - Int64(days) * 86_400 * 1_000_000
-        let selected = allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds }
-        startMicroseconds = start
+        self.init(
+            selected: allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds },
+            days: days, startMicroseconds: start, endMicroseconds: endMicroseconds)
+    }
+
+    init(selected: [RideCurve], days: Int, startMicroseconds: Int64, endMicroseconds: Int64) {
+        self.days = days
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
         rides = selected
         (curve, sources) = PowerCurve.pointwiseMaximum(selected.map(\.curve))
     }
