@@ -85,8 +85,8 @@ extension WorkoutStore {
     /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
     @discardableResult
     public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
-        let statistics = workout.statistics
-        let curve = WorkoutStatistics.powerCurve(workout.samples)
+        let curve = workout.powerCurve
+        let statistics = workout.statistics(powerCurve: curve)
         let chunks = Self.chunks(workout.samples)
         let laps = workout.laps
         try write { db in

@@ -11,13 +11,7 @@ public struct PowerCurve: Equatable, Sendable {
 
     /// The curve of a ride made of running segments of 1 Hz power (each already free of spikes).
     public init(segments: [[Double]]) {
-        var best: [Double] = []
-        for segment in segments {
-            let curve = Self.meanMaximal(segment)
-            if curve.count > best.count { best += repeatElement(0, count: curve.count - best.count) }
-            for index in curve.indices { best[index] = max(best[index], curve[index]) }
-        }
-        watts = best
+        self = Self.pointwiseMaximum(segments.map { PowerCurve(watts: Self.meanMaximal($0)) }).curve
     }
 
     /// Best mean power over `seconds`, nil when no segment lasted that long.

@@ -12,10 +12,17 @@ public struct Workout: Sendable {
     public var sensors: [WorkoutSensor]
 
     /// The whole workout's statistics.
-    public var statistics: WorkoutStatistics {
+    public var statistics: WorkoutStatistics { statistics(powerCurve: powerCurve) }
+
+    /// The whole workout's statistics, given its power curve (computing a 4-hour curve takes milliseconds).
+    public func statistics(powerCurve: PowerCurve) -> WorkoutStatistics {
         WorkoutStatistics(
-            samples[...], elapsedSeconds: Double(endMicroseconds - startMicroseconds) / 1_000_000)
+            samples[...], elapsedSeconds: Double(endMicroseconds - startMicroseconds) / 1_000_000,
+            powerCurve: powerCurve)
     }
+
+    /// The power curve for every duration (see `WorkoutStatistics.powerCurve`).
+    public var powerCurve: PowerCurve { WorkoutStatistics.powerCurve(samples) }
 
     /// One entry per lap (a workout without lap presses has one lap), with the same statistics.
     public var laps: [LapSummary] {

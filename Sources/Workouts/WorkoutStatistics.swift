@@ -22,12 +22,13 @@ public struct WorkoutStatistics: Equatable, Sendable {
     public var averageHeartRateBPM: Double?
     public var maximumHeartRateBPM: Double?
     /// Best mean power for each standard duration the moving time allows (duration in seconds).
-    public var powerCurveWatts: [Int: Double]
+    public var powerCurveWatts: [Int: Double] = [:]
 
     /// The durations reported in `powerCurveWatts` (DESIGN.md §3 asks for at least 1, 5, 60, 300, 1200, 3600).
     public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]
 
-    public init(_ samples: ArraySlice<SecondSample>, elapsedSeconds: Double) {
+    /// The statistics of these seconds; `powerCurve` is their curve when the caller already has it.
+    public init(_ samples: ArraySlice<SecondSample>, elapsedSeconds: Double, powerCurve: PowerCurve? = nil) {
         self.elapsedSeconds = elapsedSeconds
         movingSeconds = samples.reduce(0) { $0 + $1.runningFraction }
         distanceMeters = samples.reduce(0) { $0 + $1.distanceMeters }
@@ -46,15 +47,10 @@ public struct WorkoutStatistics: Equatable, Sendable {
             maximumPowerWatts = running.compactMap(\.powerWatts).max()
             // A dropout inside the moving time counts as 0 W for NP and the curve (DESIGN.md §4).
             normalizedPowerWatts = PowerMetrics.normalizedPower(running.map { $0.powerWatts ?? 0 })
-        }
-        if hasPower {
-            let curve = Self.powerCurve(samples)
-            powerCurveWatts = [:]
+            let curve = powerCurve ?? Self.powerCurve(samples)
             for duration in Self.powerCurveDurations {
                 if let watts = curve.watts(seconds: duration) { powerCurveWatts[duration] = watts }
             }
-        } else {
-            powerCurveWatts = [:]
         }
 
         let cadences = running.compactMap(\.cadenceRPM)
