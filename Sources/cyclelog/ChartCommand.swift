@@ -46,12 +46,8 @@ struct Chart: ParsableCommand {
             svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)
             path = output ?? "power-curve.svg"
         } else {
-            guard let id = try store.resolve(workout ?? "last") else {
-                throw ExitMessage.make("there is no workout '\(workout ?? "")'; `cyclelog list` shows them", status: 1)
-            }
-            guard let summary = try store.summary(id) else {
-                throw ExitMessage.make("workout \(id) is unfinished: `cyclelog rebuild \(id)` recovers it", status: 1)
-            }
+            let id = try WorkoutReference.resolve(workout ?? "last", in: store)
+            let summary = try WorkoutReference.summary(id, in: store)
             svg = RideChart.svg(summary, samples: try store.samples(id))
             path = output ?? "ride-\(id).svg"
         }

@@ -46,10 +46,25 @@ struct WorkoutReference: ParsableArguments {
     var workout: String
 
     func resolve(in store: WorkoutStore) throws -> Int64 {
-        guard let id = try store.resolve(workout) else {
-            throw ExitMessage.make("there is no workout '\(workout)'; `cyclelog list` shows them", status: 1)
+        try Self.resolve(workout, in: store)
+    }
+
+    /// The id a reference names, or an exit with a message saying how to find one.
+    static func resolve(_ reference: String, in store: WorkoutStore) throws -> Int64 {
+        guard let id = try store.resolve(reference) else {
+            throw ExitMessage.make("there is no workout '\(reference)'; `cyclelog list` shows them", status: 1)
         }
         return id
+    }
+
+    /// A complete workout's summary, or an exit saying how to recover or discard an unfinished one.
+    static func summary(_ id: Int64, in store: WorkoutStore) throws -> WorkoutSummary {
+        guard let summary = try store.summary(id) else {
+            throw ExitMessage.make(
+                "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
+                    + "`cyclelog delete \(id)` discards it", status: 1)
+        }
+        return summary
     }
 }
 
@@ -207,11 +222,7 @@ struct Show: ParsableCommand {
             print(Journal.text(try store.journal(id)), terminator: "")
             return
         }
-        guard let summary = try store.summary(id) else {
-            throw ExitMessage.make(
-                "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
-                    + "`cyclelog delete \(id)` discards it", status: 1)
-        }
+        let summary = try WorkoutReference.summary(id, in: store)
         print(json ? summary.json.rendered() : SummaryText.render(summary))
     }
 }
