@@ -53,9 +53,11 @@ let package = Package(
             dependencies: ["Workouts", "WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/MetricsBenchmark"
         ),
-        .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors"]),
-        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors"]),
+        // What several test targets share (a seeded generator).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors", "TestSupport"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
         .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore"]),
     ],

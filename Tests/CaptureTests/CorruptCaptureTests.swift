@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Workouts
 import XCTest
 
@@ -10,25 +11,13 @@ final class CorruptCaptureTests: XCTestCase {
     let rides = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/rides")
 
-    /// SplitMix64: a small deterministic generator.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     func testDamagedBtsnoopCapturesAreReadAroundTheDamage() throws {
         let capture = try [UInt8](
             Data(contentsOf: rides.appendingPathComponent("fitparse_Edge810-Vector-2013-08-16-15-35-10.btsnoop"))
         )
         .prefix(60_000)
         let clean = try GATTReplay.read(Array(capture))
-        var random = Seeded(state: 42)
+        var random = SplitMix64(seed: 42)
         for _ in 0..<200 {
             var damaged = Array(capture)
             for _ in 0..<Int.random(in: 1...20, using: &random) {
@@ -46,7 +35,7 @@ final class CorruptCaptureTests: XCTestCase {
         let text = try String(
             contentsOf: rides.appendingPathComponent("sweatpy_2020-06-01-16-52-40.journal"), encoding: .utf8)
         let clean = Journal.read(text)
-        var random = Seeded(state: 7)
+        var random = SplitMix64(seed: 7)
         var bytes = Array(text.utf8)
         for _ in 0..<300 {
             let index = Int.random(in: 0..<bytes.count, using: &random)
@@ -66,7 +55,7 @@ final class CorruptCaptureTests: XCTestCase {
             try String(contentsOf: rides.appendingPathComponent("sweatpy_2020-06-01-16-52-40.journal"), encoding: .utf8)
         ).events
         let packed = CompactJournal.encode(events)
-        var random = Seeded(state: 9)
+        var random = SplitMix64(seed: 9)
         for _ in 0..<300 {
             var damaged = packed
             let index = Int.random(in: 0..<damaged.count, using: &random)

@@ -1,4 +1,5 @@
 import CyclingSensors
+import TestSupport
 import XCTest
 
 final class CSCMeasurementTests: XCTestCase {

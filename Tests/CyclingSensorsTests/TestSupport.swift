@@ -1,4 +1,5 @@
 import CyclingSensors
+import TestSupport
 import XCTest
 
 /// Bytes from "2C 00 8B 00" or "2c008b00".
@@ -45,19 +46,6 @@ func assertEveryPrefixFails<T: CharacteristicValue>(
                 .truncated(needed: item.size, available: cut - start), file: file, line: line)
         }
         start += item.size
-    }
-}
-
-/// A small deterministic generator so property tests are repeatable.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

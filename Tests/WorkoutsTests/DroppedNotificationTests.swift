@@ -1,4 +1,5 @@
 import CyclingSensors
+import TestSupport
 import XCTest
 
 @testable import Workouts
@@ -23,8 +24,9 @@ final class DroppedNotificationTests: XCTestCase {
             let watts = try RideRecords.watts(name)
             let full = try workout(watts) { _ in false }.statistics
             var lost = 0
+            var random = SplitMix64(seed: 5)
             let dropped = try workout(watts) { second in
-                let drop = second > 0 && scrambled(second) % 100 < 5
+                let drop = second > 0 && random.next() % 100 < 5
                 if drop { lost += 1 }
                 return drop
             }.statistics

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 @testable import Workouts
@@ -44,7 +45,8 @@ final class PowerMetricsTests: XCTestCase {
 
     func testTheCurveIsExactOnNoiseWithoutStructure() {
         // No structure for the pruning to exploit: it must still be exact.
-        let watts = (0..<3000).map { Double(scrambled($0) % 1200) }
+        var random = SplitMix64(seed: 7)
+        let watts = (0..<3000).map { _ in Double(random.next() % 1200) }
         XCTAssertEqual(PowerCurve.meanMaximal(watts), referenceCurve(watts))
     }
 
@@ -189,9 +191,4 @@ final class PowerMetricsTests: XCTestCase {
         XCTAssertEqual(fit.anaerobicPinSeconds, 180)
         XCTAssertEqual(fit.aerobicPinSeconds, 720)
     }
-}
-
-/// A fixed scramble of an index (Knuth's multiplicative hash): noise that is the same on every run.
-func scrambled(_ index: Int) -> Int {
-    Int((UInt64(index + 1) &* 2_654_435_761) >> 7 % 1_000_003)
 }
