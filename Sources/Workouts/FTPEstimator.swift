@@ -260,10 +260,16 @@ public struct FTPWindow: Sendable {
 
     /// The rides started within `days` before `endMicroseconds`.
     public init(_ allRides: [RideCurve], days: Int, endingAt endMicroseconds: Int64) {
-        let start = endMicroseconds - Int64(days) * 86_400 * 1_000_000
+        let start = endMicroseconds - FTPEstimator(windowDays: days).windowMicroseconds
         self.init(
             selected: allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds },
             days: days, startMicroseconds: start, endMicroseconds: endMicroseconds)
+    }
+
+    /// The window ending with the newest ride's end: what `cyclelog ftp` and the power-curve chart show, so that
+    /// old rides replayed today still make a window.
+    public init(endingWithNewestOf allRides: [RideCurve], days: Int) {
+        self.init(allRides, days: days, endingAt: allRides.map(\.endMicroseconds).max() ?? 0)
     }
 
     init(selected: [RideCurve], days: Int, startMicroseconds: Int64, endMicroseconds: Int64) {

@@ -39,10 +39,10 @@ struct Chart: ParsableCommand {
         let path: String
         if powerCurve {
             let rides = try store.rideCurves()
-            guard let end = rides.map(\.endMicroseconds).max() else {
+            guard !rides.isEmpty else {
                 throw ExitMessage.make("no rides are stored yet; `cyclelog replay` adds some", status: 1)
             }
-            let window = FTPWindow(rides, days: window.days, endingAt: end)
+            let window = FTPWindow(endingWithNewestOf: rides, days: window.days)
             svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)
             path = output ?? "power-curve.svg"
         } else {

@@ -49,9 +49,9 @@ struct FTPShow: ParsableCommand {
         let store = try database.open()
         let ftpHistory = try store.ftpHistory()
         let rides = try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound)
-        let end = rides.map(\.endMicroseconds).max() ?? 0
         let report = FTPReport(
-            history: ftpHistory, window: FTPWindow(rides, days: window.days, endingAt: end), rideCount: rides.count)
+            history: ftpHistory, window: FTPWindow(endingWithNewestOf: rides, days: window.days),
+            rideCount: rides.count)
         print(json ? report.json.rendered() : report.text(withHistory: history))
     }
 }
