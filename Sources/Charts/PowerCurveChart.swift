@@ -10,10 +10,9 @@ public enum PowerCurveChart {
         var svg = SVG(width: width, height: height)
         let longest = Double(max(fullCurve.watts.count, 2))
         let highest = max(fullCurve.watts.first ?? 100, 100)
-        let step = niceStep(range: highest, count: 8)
-        let ceiling = (highest / step).rounded(.up) * step
+        let axis = ValueAxis(highest: highest, ticks: 8)
         func x(_ seconds: Double) -> Double { left + log(seconds) / log(longest) * plotWidth }
-        func y(_ watts: Double) -> Double { top + plotHeight - watts / ceiling * plotHeight }
+        func y(_ watts: Double) -> Double { top + plotHeight - watts / axis.ceiling * plotHeight }
 
         svg.text(
             "Best power, \(window.days) days to \(UTCTime.formatSeconds(microseconds: window.endMicroseconds)) "
@@ -28,10 +27,7 @@ public enum PowerCurveChart {
         }
         svg.text(legend, x: left, y: 44, size: 11, fill: "#555")
 
-        for tick in stride(from: 0, through: ceiling, by: step) {
-            svg.line(left, y(tick), left + plotWidth, y(tick), stroke: "#e5e5e5")
-            svg.text(String(Int(tick)), x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
-        }
+        axis.draw(on: &svg, left: left, right: left + plotWidth, y: y)
         let durations = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14_400, 28_800, 43_200]
         for seconds in durations where Double(seconds) <= longest {
             svg.line(x(Double(seconds)), top, x(Double(seconds)), top + plotHeight, stroke: "#eeeeee")
@@ -60,7 +56,7 @@ public enum PowerCurveChart {
             let first = 60.0, last = min(longest, 7200)
             let modelPoints = stride(from: log(first), through: log(last), by: (log(last) - log(first)) / 200).map {
                 let seconds = exp($0)
-                return Optional((x(seconds), y(min(ceiling, model.watts(seconds: seconds)))))
+                return Optional((x(seconds), y(min(axis.ceiling, model.watts(seconds: seconds)))))
             }
             svg.polyline(modelPoints, stroke: "#1f3b73", width: 1.5, dashed: true)
             svg.line(

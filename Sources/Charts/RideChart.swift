@@ -1,4 +1,3 @@
-import Foundation
 import Workouts
 
 /// `cyclelog chart <id>`: power, cadence, speed and heart rate over the ride's elapsed time, one panel each, with
@@ -49,18 +48,13 @@ public enum RideChart {
             let drawn = columns(samples, pixels: Int(plotWidth), elapsed: elapsed, value: panel.value)
             // Scale to what is drawn (pixel means), so one sprint second does not flatten the rest.
             let highest = max(drawn.compactMap(\.value).max() ?? 1, 1)
-            let step = niceStep(range: highest, count: 4)
-            let ceiling = (highest / step).rounded(.up) * step
-            func y(_ value: Double) -> Double { panelTop + panelHeight - value / ceiling * panelHeight }
+            let axis = ValueAxis(highest: highest, ticks: 4)
+            func y(_ value: Double) -> Double { panelTop + panelHeight - value / axis.ceiling * panelHeight }
 
             svg.text(
                 "\(panel.title) (\(panel.unit))", x: left, y: panelTop - 4, size: 12, fill: panel.colour, bold: true)
             shadeStops(&svg, summary: summary, samples: samples, x: x, top: panelTop, height: panelHeight)
-            for tick in stride(from: 0, through: ceiling, by: step) {
-                svg.line(left, y(tick), left + plotWidth, y(tick), stroke: "#e5e5e5")
-                let label = step < 1 ? String(format: "%.1f", tick) : String(Int(tick))
-                svg.text(label, x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
-            }
+            axis.draw(on: &svg, left: left, right: left + plotWidth, y: y)
             svg.polyline(
                 drawn.map { column in column.value.map { (x(column.second), y($0)) } },
                 stroke: panel.colour)

@@ -87,14 +87,34 @@ struct SVG {
     }
 }
 
-/// Round axis steps: the smallest of 1, 2, 5 × 10ⁿ that gives at most `count` ticks.
-func niceStep(range: Double, count: Int) -> Double {
-    guard range > 0 else { return 1 }
-    var step = 1.0
-    while range / step > Double(count) { step *= 10 }
-    while range / (step / 10) <= Double(count) { step /= 10 }
-    for factor in [1.0, 2, 5, 10] where range / (step * factor / 10) <= Double(count) { return step * factor / 10 }
-    return step
+/// A value axis from 0 to a round ceiling at or above the highest value, with gridlines at round steps.
+struct ValueAxis {
+    let step: Double
+    let ceiling: Double
+
+    init(highest: Double, ticks: Int) {
+        step = Self.roundStep(range: highest, count: ticks)
+        ceiling = (highest / step).rounded(.up) * step
+    }
+
+    /// Gridlines from `left` to `right` with their labels left of the plot; `y` places a value.
+    func draw(on svg: inout SVG, left: Double, right: Double, y: (Double) -> Double) {
+        for tick in stride(from: 0, through: ceiling, by: step) {
+            svg.line(left, y(tick), right, y(tick), stroke: "#e5e5e5")
+            let label = step < 1 ? String(format: "%.1f", tick) : String(Int(tick))
+            svg.text(label, x: left - 6, y: y(tick) + 4, anchor: "end", size: 10, fill: "#666")
+        }
+    }
+
+    /// The smallest of 1, 2, 5 × 10ⁿ that gives at most `count` steps.
+    private static func roundStep(range: Double, count: Int) -> Double {
+        guard range > 0 else { return 1 }
+        var step = 1.0
+        while range / step > Double(count) { step *= 10 }
+        while range / (step / 10) <= Double(count) { step /= 10 }
+        for factor in [1.0, 2, 5, 10] where range / (step * factor / 10) <= Double(count) { return step * factor / 10 }
+        return step
+    }
 }
 
 /// 1:05:00, 12:30 or 45 s: how riders read times.
