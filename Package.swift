@@ -19,6 +19,12 @@ let package = Package(
         .target(name: "Workouts", dependencies: ["CyclingSensors"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // libdbus-1, the reference D-Bus library, for talking to BlueZ and for the recorder's control object.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
+        .target(name: "DBus", dependencies: ["CDBus"]),
+        // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
+        .target(name: "BlueZ", dependencies: ["DBus"]),
         // btsnoop and cyclelog-journal readers and writers: files in, ride events out.
         .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "CZlib"]),
         // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
@@ -59,6 +65,7 @@ let package = Package(
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -5,7 +5,7 @@
 #   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
 set -euo pipefail
 
-packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin)
+packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

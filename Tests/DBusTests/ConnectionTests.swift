@@ -1,0 +1,122 @@
+import Foundation
+import TestSupport
+import XCTest
+
+@testable import DBus
+
+/// Two connections on a private dbus-daemon: calls, errors, timeouts, signals and exported objects.
+final class ConnectionTests: XCTestCase {
+    func testCallsSignalsAndExportedObjects() async throws {
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        XCTAssertNotEqual(server.uniqueName, client.uniqueName)
+        try await server.requestName("org.example.Test")
+
+        let echo = ExportedInterface.Method(
+            "Echo", in: [.init("value", "v")], out: [.init("value", "v"), .init("sender", "s")]
+        ) { call in [call.body[0], .string(call.sender)] }
+        let fail = ExportedInterface.Method("Fail") { (_) throws(DBusError) in
+            throw DBusError(name: "org.example.Error.Nope", message: "not today")
+        }
+        let slow = ExportedInterface.Method("Slow") { _ in
+            try? await Task.sleep(for: .seconds(5))
+            return []
+        }
+        try await server.export(
+            [ExportedInterface(name: "org.example.Echo", methods: [echo, fail, slow], properties: [.init("Count", "u")])],
+            at: "/org/example/Object", properties: ["org.example.Echo": ["Count": .uint32(1)]])
+
+        let reply = try await client.call(
+            destination: "org.example.Test", path: "/org/example/Object", interface: "org.example.Echo",
+            member: "Echo", [.variant(.bytes([1, 2]))])
+        XCTAssertEqual(reply, [.variant(.bytes([1, 2])), .string(client.uniqueName)])
+
+        do {
+            _ = try await client.call(
+                destination: "org.example.Test", path: "/org/example/Object", interface: "org.example.Echo",
+                member: "Fail")
+            XCTFail("Fail returned")
+        } catch {
+            XCTAssertEqual(error, DBusError(name: "org.example.Error.Nope", message: "not today"))
+        }
+        do {
+            _ = try await client.call(
+                destination: "org.example.Test", path: "/org/example/Object", interface: "org.example.Echo",
+                member: "Echo", [.string("wrong type")])
+            XCTFail("a wrong signature was accepted")
+        } catch {
+            XCTAssertEqual(error.name, DBusError.invalidArgumentsName)
+        }
+        let started = ContinuousClock.now
+        do {
+            _ = try await client.call(
+                destination: "org.example.Test", path: "/org/example/Object", interface: "org.example.Echo",
+                member: "Slow", timeout: .milliseconds(300))
+            XCTFail("Slow returned before its timeout")
+        } catch {
+            XCTAssertEqual(error.name, DBusError.noReplyName)
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(3))
+        }
+        do {
+            _ = try await client.call(
+                destination: "org.example.Missing", path: "/", interface: "org.example.Echo", member: "Echo")
+            XCTFail("a call to nobody returned")
+        } catch {
+            XCTAssertEqual(error.name, DBusError.serviceUnknownName)
+        }
+
+        // Properties and PropertiesChanged, as another program mirroring the object would see them.
+        let changes = try await client.signals(
+            matching: MatchRule(
+                sender: "org.example.Test", interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged", path: "/org/example/Object"))
+        let all = try await client.call(
+            destination: "org.example.Test", path: "/org/example/Object",
+            interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string("org.example.Echo")])
+        XCTAssertEqual(all.first?.dictionary?["Count"], .variant(.uint32(1)))
+        try await server.setProperties(["Count": .uint32(1)], interface: "org.example.Echo", path: "/org/example/Object")
+        try await server.setProperties(["Count": .uint32(2)], interface: "org.example.Echo", path: "/org/example/Object")
+        var iterator = changes.makeAsyncIterator()
+        let changed = await iterator.next()
+        // An unchanged value emits nothing, so the first signal carries 2.
+        XCTAssertEqual(changed?.body.first, .string("org.example.Echo"))
+        XCTAssertEqual(changed?.body.dropFirst().first?.dictionary?["Count"], .variant(.uint32(2)))
+
+        let xml = try await client.call(
+            destination: "org.example.Test", path: "/org/example/Object",
+            interface: "org.freedesktop.DBus.Introspectable", member: "Introspect")
+        XCTAssertTrue(xml.first?.string?.contains("<method name=\"Echo\">") == true)
+        let root = try await client.call(
+            destination: "org.example.Test", path: "/", interface: "org.freedesktop.DBus.Introspectable",
+            member: "Introspect")
+        XCTAssertTrue(root.first?.string?.contains("<node name=\"org\"/>") == true)
+
+        let uid = try await client.unixUser(of: server.uniqueName)
+        XCTAssertEqual(uid, getuid())
+    }
+
+    /// The bus daemon dying ends every stream and fails calls instead of hanging them.
+    func testLosingTheBusEndsStreamsAndFailsCalls() async throws {
+        var bus: PrivateBus? = try PrivateBus()
+        let client = try await DBusConnection.connect(to: .address(bus!.address))
+        let signals = try await client.signals(matching: MatchRule(interface: "org.example.Nothing"))
+        bus = nil
+        for await _ in signals {}
+        do {
+            _ = try await client.call(destination: "org.freedesktop.DBus", path: "/", interface: "a.B", member: "C")
+            XCTFail("a call on a lost connection returned")
+        } catch {
+            XCTAssertEqual(error.name, DBusError.disconnectedName)
+        }
+    }
+
+    func testConnectingToNoBusIsAnError() async {
+        do {
+            _ = try await DBusConnection.connect(to: .address("unix:path=/nonexistent/cyclelog-test-bus"))
+            XCTFail("connected to nothing")
+        } catch {
+            XCTAssertFalse(error.description.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+
+/// A private `dbus-daemon` for one test: its own socket in a temporary folder, its own policy, stopped when
+/// the value is released. Nothing in a test touches the machine's system or session bus.
+public final class PrivateBus: @unchecked Sendable {
+    /// `unix:path=…`, for `--bus` and `CYCLELOG_DBUS_ADDRESS`.
+    public let address: String
+    public let folder: URL
+    private let daemon: ChildProcess
+
+    /// `denySendingTo` names bus names that nobody may call (as a strict system policy would), for AccessDenied.
+    public init(denySendingTo denied: [String] = []) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-bus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let socket = folder.appendingPathComponent("bus").path
+        address = "unix:path=\(socket)"
+        let denials = denied.map { "    <deny send_destination=\"\($0)\"/>\n" }.joined()
+        let config = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>\(address)</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+            \(denials)  </policy>
+            </busconfig>
+            """
+        let configPath = folder.appendingPathComponent("bus.conf")
+        try config.write(to: configPath, atomically: true, encoding: .utf8)
+        daemon = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile"])
+        // The daemon is ready when its socket exists.
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) {
+            guard Date() < deadline, daemon.isRunning else {
+                throw NSError(
+                    domain: "PrivateBus", code: 1,
+                    userInfo: [NSLocalizedDescriptionKey: "dbus-daemon did not start (is the dbus-daemon package installed?)"])
+            }
+            usleep(10_000)
+        }
+    }
+
+    deinit {
+        daemon.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// A child process started with posix_spawn and stopped with a signal. Foundation's `Process.waitUntilExit`
+/// spins on a thread without a run loop, which test threads are.
+public final class ChildProcess: @unchecked Sendable {
+    public let pid: pid_t
+    private var status: Int32?
+
+    /// Starts `arguments[0]` (an absolute path) with the rest as arguments and extra environment variables.
+    public init(_ arguments: [String], environment: [String: String] = [:], outputPath: String? = nil) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let outputPath {
+            posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+        var merged = ProcessInfo.processInfo.environment
+        for (key, value) in environment { merged[key] = value }
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        // The child must not inherit the signal mask of a test thread (dispatch blocks signals on its threads),
+        // or SIGTERM and SIGINT would stay pending in it forever.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var child: pid_t = 0
+        let result = posix_spawn(&child, arguments[0], &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw NSError(
+                domain: "ChildProcess", code: Int(result),
+                userInfo: [NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(String(cString: strerror(result)))"])
+        }
+        pid = child
+    }
+
+    public var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        if waitpid(pid, &raw, WNOHANG) == pid {
+            status = raw
+            return false
+        }
+        return true
+    }
+
+    /// Sends a signal (SIGINT, SIGTERM, SIGKILL…).
+    public func signal(_ number: Int32) {
+        if isRunning { kill(pid, number) }
+    }
+
+    /// Waits for the process to end, up to a limit; returns its exit code (128 + signal when killed), or nil.
+    @discardableResult
+    public func wait(seconds: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while isRunning {
+            if Date() > deadline { return nil }
+            usleep(20_000)
+        }
+        guard let status else { return nil }
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    public func stop() {
+        signal(SIGTERM)
+        if wait(seconds: 5) == nil {
+            signal(SIGKILL)
+            wait(seconds: 5)
+        }
+    }
+
+    deinit {
+        stop()
+    }
+}
