@@ -35,6 +35,11 @@ let package = Package(
         .target(name: "Charts", dependencies: ["Workouts"]),
         // Wires sources to the builder and the store: replay and rebuild (and the live recorder).
         .target(name: "Recording", dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors"]),
+        // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
+        // control object.
+        .target(
+            name: "LiveRecording",
+            dependencies: ["BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors"]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
@@ -44,6 +49,9 @@ let package = Package(
                 "WorkoutStore",
                 "Recording",
                 "Charts",
+                "BlueZ",
+                "DBus",
+                "LiveRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -294,7 +294,7 @@ public actor DBusConnection {
     public func setProperties(_ values: [String: DBusValue], interface: String, path: String) throws(DBusError) {
         var current = propertyValues[path]?[interface] ?? [:]
         var changed: [(String, DBusValue)] = []
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) where current[name] != value {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !Self.same(current[name], value) {
             current[name] = value
             changed.append((name, value))
         }
@@ -304,6 +304,12 @@ public actor DBusConnection {
             .signal(
                 path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
                 body: [.string(interface), .properties(changed), .strings([])]))
+    }
+
+    /// Equality for change detection: a NaN (an unknown measurement) is the same as the NaN before it.
+    private static func same(_ old: DBusValue?, _ new: DBusValue) -> Bool {
+        if case .double(let a)? = old, case .double(let b) = new { return a.bitPattern == b.bitPattern }
+        return old == new
     }
 
     private func answer(_ message: DBusMessage) {

@@ -173,6 +173,18 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
+        migrator.registerMigration("v3 remembered sensors") { db in
+            try db.execute(
+                sql: """
+                    -- The sensors `cyclelog record` uses when none are named, with what the rider set for each.
+                    CREATE TABLE knownSensor (
+                        address TEXT PRIMARY KEY NOT NULL,
+                        name TEXT,
+                        wheelCircumferenceMillimetres INTEGER,
+                        lastUsedMicroseconds INTEGER NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

@@ -1,0 +1,537 @@
+import BlueZ
+import CyclingSensors
+import Foundation
+import Recording
+import WorkoutStore
+import Workouts
+
+/// A live ride: finds and connects the sensors through BlueZ, subscribes to their measurements, feeds every
+/// event to the same `WorkoutBuilder` a replay uses, writes the journal and the 1 Hz samples as they arrive
+/// (a small transaction every half second), and keeps the sensors connected for as long as the ride lasts.
+///
+/// The reconnect watchdog: a sensor whose link drops is connected again with backoff; a connected sensor that
+/// goes silent is re-subscribed, and if that does not help, disconnected and connected again; bluetoothd
+/// leaving the bus is survived by waiting for it and starting over. Link changes go into the journal, so a
+/// replay of the journal has the same gaps (silence shows from the timing of the notifications themselves).
+public actor LiveRecorder {
+    public struct Options: Sendable {
+        /// Addresses or names; empty uses every cycling sensor found while scanning.
+        public var sensors: [String] = []
+        public var plan = WorkoutPlan()
+        public var autoPause: AutoPause?
+        public var wheelCircumferenceMillimetres = 2105
+        /// Per-address wheel circumferences the rider set (remembered sensors).
+        public var wheelCircumferences: [String: Int] = [:]
+        /// How long to scan for sensors when none are named.
+        public var discoverySeconds = 8.0
+        public var flushIntervalSeconds = 0.5
+        public var policy = ReconnectPolicy()
+
+        public init() {}
+    }
+
+    /// The services cyclelog records from, and the characteristics it subscribes to and reads.
+    public static let services: [UInt16] = [0x1818, 0x1816, 0x180D, 0x1826]
+    static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
+    static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
+
+    private struct Tracked {
+        var wanted: String
+        var devicePath: String?
+        var address: String?
+        var name: String?
+        var state = LiveStatus.SensorState.searching
+        /// A `connect` event is in the journal and no `disconnect` after it.
+        var linkUpInJournal = false
+        var connecting = false
+        var failures = 0
+        var nextAttempt = ContinuousClock.now
+        var lastNotification: ContinuousClock.Instant?
+        var meanIntervalSeconds: Double?
+        var resubscribedAt: ContinuousClock.Instant?
+        var batteryPercent: Int?
+        var measurementCharacteristics: [GattCharacteristic] = []
+    }
+
+    public let bluez: BlueZClient
+    public let store: WorkoutStore
+    public let options: Options
+    public private(set) var workoutId: Int64 = 0
+    private var builder: WorkoutBuilder
+    private var tracked: [Tracked] = []
+    private var allEvents: [RideEvent] = []
+    private var pendingEvents: [RideEvent] = []
+    private var pendingSamples: [SecondSample] = []
+    private var recentSamples: [SecondSample] = []
+    private var distanceMeters = 0.0
+    private var workJoules = 0.0
+    private var journalSequence = 0
+    private var lastEventTime: Int64 = 0
+    private var discovering = false
+    private var adapterPath: String?
+    private var message: String?
+    private var finished: CheckedContinuation<WorkoutSummary?, Never>?
+    private var outcome: WorkoutSummary??
+    private var tasks: [Task<Void, Never>] = []
+    private var statusObservers: [@Sendable (LiveStatus) async -> Void] = []
+    /// Arrival-to-stored delays of notifications, for the benchmark.
+    public private(set) var storeLatenciesSeconds: [Double] = []
+    private var arrivals: [ContinuousClock.Instant] = []
+
+    public init(bluez: BlueZClient, store: WorkoutStore, options: Options) {
+        self.bluez = bluez
+        self.store = store
+        self.options = options
+        builder = WorkoutBuilder(
+            configuration: WorkoutBuilder.Configuration(
+                defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres,
+                autoPause: options.autoPause))
+        tracked = options.sensors.map { Tracked(wanted: $0) }
+    }
+
+    /// Called after every flush with the current status (dashboard, D-Bus properties).
+    public func observeStatus(_ observer: @escaping @Sendable (LiveStatus) async -> Void) {
+        statusObservers.append(observer)
+    }
+
+    /// Records until the ride is ended or cancelled; returns the stored summary (nil when cancelled).
+    public func run() async throws(LiveRecordingError) -> WorkoutSummary? {
+        guard let adapter = await bluez.adapters.first else {
+            throw LiveRecordingError("no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
+        }
+        adapterPath = adapter.path
+        if !adapter.powered {
+            do { try await bluez.powerOn(adapter.path) } catch { throw LiveRecordingError(error.description) }
+        }
+        if tracked.isEmpty { try await findSensors() }
+        var plan = options.plan
+        let syncIdentifier = UUID().uuidString
+        plan.syncIdentifier = syncIdentifier
+        let start = now()
+        do {
+            workoutId = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
+        } catch {
+            throw LiveRecordingError(error.description)
+        }
+        record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
+        let events = bluez.events
+        tasks.append(
+            Task { [weak self] in
+                for await event in events { await self?.handle(event) }
+                await self?.bluezConnectionLost()
+            })
+        tasks.append(
+            Task { [weak self, options] in
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(options.flushIntervalSeconds))
+                    await self?.tick()
+                }
+            })
+        await tick()
+        let summary = await withCheckedContinuation { continuation in
+            if let outcome {
+                continuation.resume(returning: outcome)
+            } else {
+                finished = continuation
+            }
+        }
+        for task in tasks { task.cancel() }
+        await releaseSensors()
+        if let problem = finishProblem { throw problem }
+        return summary
+    }
+
+    private var finishProblem: LiveRecordingError?
+
+    /// Pause, resume, lap, marker, end or cancel, from the keyboard, a signal or D-Bus. Returns why it was
+    /// refused, or nil when it was applied.
+    @discardableResult
+    public func control(_ control: WorkoutControl) async -> String? {
+        if let refusal = refusal(of: control) { return refusal }
+        let time = now()
+        record(RideEvent(timeMicroseconds: time, .control(control)))
+        switch control {
+        case .end: await finish(cancelled: false)
+        case .cancel: await finish(cancelled: true)
+        default: await publishStatus()
+        }
+        return nil
+    }
+
+    /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
+    public func refusal(of control: WorkoutControl) -> String? {
+        guard outcome == nil, workoutId != 0 else { return "no workout is being recorded" }
+        var session = builder.session
+        return session.apply(control, at: max(lastEventTime, 1))
+    }
+
+    // MARK: Finding and connecting sensors
+
+    private func findSensors() async throws(LiveRecordingError) {
+        await setDiscovery(true)
+        try? await Task.sleep(for: .seconds(options.discoverySeconds))
+        let found = await bluez.devices.filter { device in
+            !Set(device.shortServiceUUIDs).isDisjoint(with: Self.services)
+        }
+        guard !found.isEmpty else {
+            throw LiveRecordingError(
+                "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
+                    + "(turn the cranks, wet the heart-rate strap) and try again, or name them with --sensor")
+        }
+        tracked = found.map { Tracked(wanted: $0.address) }
+    }
+
+    private func setDiscovery(_ on: Bool) async {
+        guard on != discovering, let adapterPath else { return }
+        do {
+            if on {
+                try await bluez.startDiscovery(adapterPath, services: Self.services)
+            } else {
+                try await bluez.stopDiscovery(adapterPath)
+            }
+            discovering = on
+        } catch {
+            message = error.description
+        }
+    }
+
+    private func matches(_ device: BluetoothDevice, _ wanted: String) -> Bool {
+        device.address.caseInsensitiveCompare(wanted) == .orderedSame
+            || device.displayName.caseInsensitiveCompare(wanted) == .orderedSame
+    }
+
+    /// Once per flush: find missing sensors, start due connection attempts, check for silence, write.
+    private func tick() async {
+        guard outcome == nil else { return }
+        let clock = ContinuousClock.now
+        let devices = await bluez.devices
+        var missing = false
+        for index in tracked.indices {
+            if tracked[index].devicePath == nil || !devices.contains(where: { $0.path == tracked[index].devicePath }) {
+                if let device = devices.first(where: { matches($0, tracked[index].wanted) }) {
+                    tracked[index].devicePath = device.path
+                    tracked[index].address = device.address
+                    tracked[index].name = device.displayName
+                } else {
+                    tracked[index].devicePath = nil
+                    missing = true
+                    continue
+                }
+            }
+            guard let path = tracked[index].devicePath, let device = devices.first(where: { $0.path == path })
+            else { continue }
+            tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
+            if !device.connected || tracked[index].measurementCharacteristics.isEmpty {
+                if !tracked[index].connecting && clock >= tracked[index].nextAttempt {
+                    tracked[index].connecting = true
+                    tracked[index].state = tracked[index].failures == 0 ? .connecting : .reconnecting
+                    tasks.append(Task { [weak self] in await self?.connect(index) })
+                }
+                continue
+            }
+            checkSilence(index, clock)
+        }
+        await setDiscovery(missing && tracked.allSatisfy { !$0.connecting })
+        flush()
+        await publishStatus()
+    }
+
+    private func checkSilence(_ index: Int, _ clock: ContinuousClock.Instant) {
+        let sensor = tracked[index]
+        guard let last = sensor.lastNotification else { return }
+        let limit = options.policy.staleAfterSeconds(meanIntervalSeconds: sensor.meanIntervalSeconds)
+        let silent = clock - last
+        guard silent > .seconds(limit) else { return }
+        tracked[index].state = .stale
+        if let resubscribed = sensor.resubscribedAt, resubscribed > last {
+            // Re-subscribing did not help: drop the link and connect again.
+            guard clock - resubscribed > .seconds(limit), let path = sensor.devicePath else { return }
+            tracked[index].resubscribedAt = nil
+            tracked[index].measurementCharacteristics = []
+            message = "\(sensor.name ?? sensor.wanted) stayed silent: reconnecting"
+            linkDown(index)
+            tasks.append(Task { [bluez] in try? await bluez.disconnect(path) })
+        } else {
+            tracked[index].resubscribedAt = clock
+            message = "\(sensor.name ?? sensor.wanted) went silent: subscribing again"
+            let characteristics = sensor.measurementCharacteristics
+            tasks.append(
+                Task { [bluez] in
+                    for characteristic in characteristics {
+                        try? await bluez.stopNotify(characteristic)
+                        try? await bluez.startNotify(characteristic)
+                    }
+                })
+        }
+    }
+
+    /// Connects one sensor, reads what describes it, and subscribes to its measurements.
+    private func connect(_ index: Int) async {
+        defer { tracked[index].connecting = false }
+        guard let path = tracked[index].devicePath else { return }
+        await setDiscovery(false)
+        do throws(BlueZError) {
+            try await bluez.connect(path)
+            // LE: the GATT objects are there once ServicesResolved is true.
+            var resolved = false
+            for _ in 0..<100 {
+                if let device = await bluez.device(path), device.connected && device.servicesResolved {
+                    resolved = true
+                    break
+                }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            guard resolved else {
+                throw BlueZError(
+                    .init(name: "org.bluez.Error.Failed", message: "its services were not resolved within 10 s"),
+                    while: "connecting to \(tracked[index].name ?? tracked[index].wanted)")
+            }
+            let characteristics = await bluez.characteristics(ofDevice: path)
+            linkUp(index)
+            let address = tracked[index].address ?? tracked[index].wanted
+            if let battery = await bluez.device(path)?.batteryPercent {
+                // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
+                record(RideEvent(timeMicroseconds: now(), .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
+            }
+            for characteristic in characteristics {
+                guard let uuid = characteristic.shortUUID, Self.readOnConnect.contains(uuid), characteristic.canRead
+                else { continue }
+                if let value = try? await bluez.read(characteristic) {
+                    record(RideEvent(timeMicroseconds: now(), .read(sensor: address, characteristic: uuid, value: value)))
+                }
+            }
+            let measurements = characteristics.filter {
+                $0.canNotify && $0.shortUUID.map(Self.measurements.contains) == true
+            }
+            guard !measurements.isEmpty else {
+                throw BlueZError(
+                    .init(name: "org.bluez.Error.NotSupported", message: "it offers no power, speed, cadence or heart-rate measurement"),
+                    while: "using \(tracked[index].name ?? tracked[index].wanted)")
+            }
+            for characteristic in measurements { try await bluez.startNotify(characteristic) }
+            tracked[index].measurementCharacteristics = measurements
+            tracked[index].failures = 0
+            tracked[index].state = .streaming
+            tracked[index].lastNotification = ContinuousClock.now
+            tracked[index].resubscribedAt = nil
+        } catch {
+            tracked[index].failures += 1
+            tracked[index].state = .reconnecting
+            tracked[index].measurementCharacteristics = []
+            tracked[index].nextAttempt =
+                ContinuousClock.now + .seconds(options.policy.backoffSeconds(afterFailures: tracked[index].failures))
+            message = error.description
+        }
+    }
+
+    private func linkUp(_ index: Int) {
+        guard !tracked[index].linkUpInJournal else { return }
+        tracked[index].linkUpInJournal = true
+        let address = tracked[index].address ?? tracked[index].wanted
+        record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: tracked[index].name)))
+        let wheel = options.wheelCircumferences[address] ?? options.wheelCircumferenceMillimetres
+        record(RideEvent(timeMicroseconds: now(), .wheelCircumference(sensor: address, millimetres: wheel)))
+    }
+
+    private func linkDown(_ index: Int) {
+        tracked[index].measurementCharacteristics = []
+        tracked[index].state = .reconnecting
+        tracked[index].lastNotification = nil
+        tracked[index].nextAttempt = ContinuousClock.now + .seconds(options.policy.initialBackoffSeconds)
+        guard tracked[index].linkUpInJournal else { return }
+        tracked[index].linkUpInJournal = false
+        record(RideEvent(timeMicroseconds: now(), .disconnected(sensor: tracked[index].address ?? tracked[index].wanted)))
+    }
+
+    // MARK: BlueZ events
+
+    private func handle(_ event: BlueZEvent) async {
+        guard outcome == nil else { return }
+        switch event {
+        case .notification(let characteristic, let value):
+            guard let index = tracked.firstIndex(where: { $0.devicePath == characteristic.devicePath }),
+                let uuid = characteristic.shortUUID
+            else { return }
+            // BlueZ re-enables notifications by itself after a reconnect, so they can come before our setup.
+            linkUp(index)
+            let clock = ContinuousClock.now
+            if let last = tracked[index].lastNotification, tracked[index].state == .streaming {
+                let interval = (clock - last).seconds
+                tracked[index].meanIntervalSeconds = tracked[index].meanIntervalSeconds.map { 0.9 * $0 + 0.1 * interval } ?? interval
+            }
+            tracked[index].lastNotification = clock
+            tracked[index].state = .streaming
+            arrivals.append(clock)
+            let address = tracked[index].address ?? tracked[index].wanted
+            record(RideEvent(timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
+        case .deviceChanged(let device):
+            guard let index = tracked.firstIndex(where: { $0.devicePath == device.path }) else { return }
+            tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
+            if !device.connected && tracked[index].linkUpInJournal {
+                message = "\(device.displayName) disconnected: reconnecting"
+                linkDown(index)
+            }
+        case .deviceRemoved(let path):
+            for index in tracked.indices where tracked[index].devicePath == path {
+                linkDown(index)
+                tracked[index].devicePath = nil
+                tracked[index].state = .searching
+            }
+        case .bluetoothdLeft:
+            message = "bluetoothd left the bus: waiting for it to come back"
+            discovering = false
+            for index in tracked.indices {
+                linkDown(index)
+                tracked[index].devicePath = nil
+                tracked[index].state = .searching
+                tracked[index].connecting = false
+            }
+        case .bluetoothdReturned:
+            message = "bluetoothd is back: connecting the sensors again"
+            await tick()
+        case .servicesChanged, .adapterChanged:
+            break
+        }
+    }
+
+    private func bluezConnectionLost() async {
+        guard outcome == nil else { return }
+        message = "the connection to the system bus was lost: saving the ride"
+        finishProblem = LiveRecordingError("the connection to the system bus was lost; the ride was saved")
+        record(RideEvent(timeMicroseconds: now(), .control(.end)))
+        await finish(cancelled: false)
+    }
+
+    // MARK: Journal and store
+
+    private func now() -> Int64 {
+        let wall = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
+        // The journal's times never go backwards, even if the wall clock is set back during the ride.
+        lastEventTime = max(wall, lastEventTime)
+        return lastEventTime
+    }
+
+    private func record(_ event: RideEvent) {
+        builder.add(event)
+        allEvents.append(event)
+        pendingEvents.append(event)
+    }
+
+    /// One small transaction: the new journal events and every whole minute of samples completed.
+    private func flush() {
+        let completed = builder.takeCompletedSamples()
+        for sample in completed {
+            distanceMeters += sample.distanceMeters
+            if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
+        }
+        recentSamples = Array((recentSamples + completed).suffix(3))
+        pendingSamples += completed
+        let chunk = WorkoutStore.secondsPerSampleChunk
+        let whole = pendingSamples.count / chunk * chunk
+        guard !pendingEvents.isEmpty || whole > 0 else { return }
+        do {
+            try store.append(
+                to: workoutId, journalSequence: journalSequence, events: pendingEvents,
+                samples: pendingSamples[..<whole])
+            journalSequence += 1
+            pendingEvents.removeAll(keepingCapacity: true)
+            pendingSamples.removeFirst(whole)
+            let stored = ContinuousClock.now
+            storeLatenciesSeconds += arrivals.map { (stored - $0).seconds }
+            arrivals.removeAll(keepingCapacity: true)
+        } catch {
+            // Kept in memory and written with the next flush (a locked or briefly full database).
+            message = "cannot write to the database (\(error.description)); keeping the ride in memory and retrying"
+        }
+    }
+
+    private func finish(cancelled: Bool) async {
+        guard outcome == nil else { return }
+        var summary: WorkoutSummary?
+        if cancelled {
+            _ = try? store.delete(workoutId)
+        } else {
+            flush()
+            if let workout = builder.finish() {
+                let digest = RideDigest(allEvents, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
+                do {
+                    summary = try store.finish(workoutId, workout: workout, journalDigest: digest.hex)
+                    let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }
+                    try store.rememberSensors(used, at: now())
+                } catch {
+                    finishProblem = LiveRecordingError(
+                        "the ride could not be saved (\(error.description)); its journal is stored: "
+                            + "`cyclelog recover` saves it once the database is writable")
+                }
+            } else {
+                _ = try? store.delete(workoutId)
+                finishProblem = LiveRecordingError("no measurement arrived: nothing to save")
+            }
+        }
+        outcome = .some(summary)
+        await publishStatus()
+        finished?.resume(returning: summary)
+        finished = nil
+    }
+
+    private func releaseSensors() async {
+        for sensor in tracked {
+            for characteristic in sensor.measurementCharacteristics { try? await bluez.stopNotify(characteristic) }
+            if let path = sensor.devicePath { try? await bluez.disconnect(path) }
+        }
+        if discovering, let adapterPath { try? await bluez.stopDiscovery(adapterPath) }
+    }
+
+    // MARK: Status
+
+    public func status() -> LiveStatus {
+        let session = builder.session
+        let time = max(lastEventTime, Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+        let start = session.startMicroseconds ?? time
+        let end = session.endMicroseconds ?? time
+        let elapsed = Double(max(0, end - start)) / 1e6
+        let moving = elapsed - Double(session.pausedMicroseconds(from: start, to: end)) / 1e6
+        func mean(_ values: [Double?]) -> Double? {
+            let present = values.compactMap { $0 }
+            return present.isEmpty ? nil : present.reduce(0, +) / Double(present.count)
+        }
+        var progress: Double?
+        switch session.plan.goal {
+        case .timeSeconds(let seconds): progress = moving / seconds
+        case .distanceMeters(let meters): progress = distanceMeters / meters
+        case .energyJoules(let joules): progress = workJoules / joules
+        case nil: progress = nil
+        }
+        return LiveStatus(
+            workoutId: workoutId, state: session.state.rawValue, elapsedSeconds: elapsed, movingSeconds: moving,
+            powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
+            speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
+            heartRateBPM: recentSamples.last?.heartRateBPM, distanceMeters: distanceMeters, workJoules: workJoules,
+            lap: session.lapStarts.count + 1, goalProgress: progress.map { min(1, $0) },
+            sensors: tracked.map {
+                LiveStatus.Sensor(
+                    name: $0.name ?? $0.wanted, address: $0.address,
+                    state: $0.state == .streaming && isZero($0) ? .zero : $0.state, batteryPercent: $0.batteryPercent)
+            }, message: message)
+    }
+
+    private func isZero(_ sensor: Tracked) -> Bool {
+        guard let last = recentSamples.last else { return false }
+        return last.powerWatts == 0 || last.cadenceRPM == 0
+    }
+
+    private func publishStatus() async {
+        let current = status()
+        for observer in statusObservers { await observer(current) }
+    }
+}
+
+/// Why a live recording could not start or could not save, in a rider's words.
+public struct LiveRecordingError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,45 @@
+import Workouts
+
+/// What a live ride looks like right now: for the dashboard, the plain status line and the D-Bus properties.
+public struct LiveStatus: Sendable, Equatable {
+    public enum SensorState: String, Sendable {
+        /// Not seen yet (scanning for it).
+        case searching
+        case connecting
+        /// Notifications arriving.
+        case streaming
+        /// Connected, notifications arriving, but no revolutions (coasting or stopped).
+        case zero
+        /// Connected but silent for several expected intervals.
+        case stale
+        /// The link was lost; connecting again with backoff.
+        case reconnecting
+    }
+
+    public struct Sensor: Sendable, Equatable {
+        public var name: String
+        public var address: String?
+        public var state: SensorState
+        public var batteryPercent: Int?
+    }
+
+    public var workoutId: Int64
+    /// `running`, `paused`, `ended`, `cancelled` (Session.State).
+    public var state: String
+    public var elapsedSeconds: Double
+    public var movingSeconds: Double
+    /// Mean of the last 3 completed seconds.
+    public var powerWatts: Double?
+    public var cadenceRPM: Double?
+    public var speedMetersPerSecond: Double?
+    public var heartRateBPM: Double?
+    public var distanceMeters: Double
+    public var workJoules: Double
+    /// 1 for the first lap.
+    public var lap: Int
+    /// 0…1 of the goal, nil for an open workout.
+    public var goalProgress: Double?
+    public var sensors: [Sensor]
+    /// The latest problem worth showing (a refused connection, a lost bluetoothd).
+    public var message: String?
+}

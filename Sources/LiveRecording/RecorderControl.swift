@@ -1,0 +1,82 @@
+import DBus
+import Foundation
+import Workouts
+
+/// The recorder's D-Bus interface: the Linux counterpart of the Siri / App Intents workout controls. Other
+/// processes (the shell, a desktop shortcut, a script) pause, resume, lap, end or cancel the ride, and mirror
+/// it from the properties, which announce every change with `PropertiesChanged`.
+///
+///     bus name   org.cyclelog.Recorder   (session bus; the system bus for the service)
+///     object     /org/cyclelog/Recorder
+///     interface  org.cyclelog.Recorder1
+///
+/// Only the Unix user who runs the recorder may call the methods; anyone allowed on the bus may read.
+public enum RecorderControl {
+    public static let busName = "org.cyclelog.Recorder"
+    public static let path = "/org/cyclelog/Recorder"
+    public static let interface = "org.cyclelog.Recorder1"
+    public static let refusedError = "org.cyclelog.Error.Refused"
+
+    /// The methods, in the order the README lists them, with the control each one applies.
+    public static let methods: [(name: String, control: WorkoutControl)] = [
+        ("Pause", .pause), ("Resume", .resume), ("Lap", .lap), ("End", .end), ("Cancel", .cancel),
+    ]
+
+    /// Property names and D-Bus types. Measurements not known (no sensor for them, or a gap) are NaN.
+    public static let properties: [ExportedInterface.Property] = [
+        .init("State", "s"), .init("WorkoutId", "x"), .init("ElapsedSeconds", "d"), .init("MovingSeconds", "d"),
+        .init("PowerWatts", "d"), .init("CadenceRPM", "d"), .init("SpeedMetersPerSecond", "d"),
+        .init("HeartRateBPM", "d"), .init("DistanceMeters", "d"), .init("Lap", "u"),
+    ]
+
+    /// The property values of a status.
+    public static func values(_ status: LiveStatus) -> [String: DBusValue] {
+        [
+            "State": .string(status.state), "WorkoutId": .int64(status.workoutId),
+            "ElapsedSeconds": .double(status.elapsedSeconds.rounded()),
+            "MovingSeconds": .double(status.movingSeconds.rounded()),
+            "PowerWatts": .double(status.powerWatts ?? .nan), "CadenceRPM": .double(status.cadenceRPM ?? .nan),
+            "SpeedMetersPerSecond": .double(status.speedMetersPerSecond ?? .nan),
+            "HeartRateBPM": .double(status.heartRateBPM ?? .nan), "DistanceMeters": .double(status.distanceMeters),
+            "Lap": .uint32(UInt32(clamping: status.lap)),
+        ]
+    }
+
+    /// Owns the bus name, exports the object and keeps its properties current. Fails when another recorder
+    /// already owns the name.
+    public static func export(on connection: DBusConnection, recorder: LiveRecorder) async throws(DBusError) {
+        let owner = getuid()
+        let handlers = methods.map { entry in
+            ExportedInterface.Method(entry.name) { (call) throws(DBusError) -> [DBusValue] in
+                let caller = try await connection.unixUser(of: call.sender)
+                guard caller == owner else {
+                    throw DBusError(
+                        name: DBusError.accessDeniedName,
+                        message: "only the user who runs the recorder (uid \(owner)) may control it")
+                }
+                if let refusal = await recorder.refusal(of: entry.control) {
+                    throw DBusError(name: refusedError, message: refusal)
+                }
+                // Applied after the reply is on its way: End and Cancel finish the recorder, and the caller
+                // should hear "done" rather than see the recorder leave the bus without an answer.
+                Task { await recorder.control(entry.control) }
+                return []
+            }
+        }
+        let initial = values(await recorder.status())
+        try await connection.export(
+            [ExportedInterface(name: interface, methods: handlers, properties: properties)], at: path,
+            properties: [interface: initial])
+        await recorder.observeStatus { status in
+            try? await connection.setProperties(values(status), interface: interface, path: path)
+        }
+        do {
+            try await connection.requestName(busName)
+        } catch {
+            await connection.unexport(path)
+            throw DBusError(
+                name: error.name,
+                message: "another cyclelog recorder is running (it owns \(busName)); end it first with `cyclelog end`")
+        }
+    }
+}

@@ -1,0 +1,335 @@
+import Synchronization
+import ArgumentParser
+import BlueZ
+import DBus
+import Dispatch
+import Foundation
+import LiveRecording
+import Recording
+import WorkoutStore
+import Workouts
+
+/// `--bus` and `--control-bus`: which D-Bus buses to use. BlueZ is on the system bus; the recorder's control
+/// object is on the session bus unless told otherwise (DESIGN.md §3: never confused).
+struct BusOptions: ParsableArguments {
+    @Option(help: "The bus BlueZ is on: system, session or a D-Bus address (default: $CYCLELOG_DBUS_ADDRESS, else system).")
+    var bus: String?
+
+    var bluezBus: BusAddress {
+        BusAddress(bus ?? ProcessInfo.processInfo.environment["CYCLELOG_DBUS_ADDRESS"] ?? "system")
+    }
+
+    func connectBlueZ() async throws -> BlueZClient {
+        do {
+            return try await BlueZClient.connect(to: bluezBus)
+        } catch {
+            throw ExitMessage.make(error.description, status: 2)
+        }
+    }
+}
+
+/// The bus of the recorder's control object.
+struct ControlBusOptions: ParsableArguments {
+    @Option(
+        help: "The bus of the recorder's control object: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session)."
+    )
+    var controlBus: String?
+
+    var address: BusAddress {
+        BusAddress(controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"] ?? "session")
+    }
+}
+
+struct Scan: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Lists nearby cycling sensors (power, speed/cadence, heart rate, trainers) through BlueZ.")
+
+    @Option(help: "Seconds to scan.")
+    var timeout: Double = 8
+
+    @Flag(help: "One JSON object per sensor: name, address, addressType, rssiDBm, services, batteryPercent.")
+    var json = false
+
+    @OptionGroup var buses: BusOptions
+
+    func run() async throws {
+        let bluez = try await buses.connectBlueZ()
+        guard let adapter = await bluez.adapters.first else {
+            throw ExitMessage.make("no Bluetooth adapter (check `bluetoothctl list` and `rfkill list`)", status: 2)
+        }
+        do {
+            if !adapter.powered { try await bluez.powerOn(adapter.path) }
+            try await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
+            try await Task.sleep(for: .seconds(timeout))
+            try? await bluez.stopDiscovery(adapter.path)
+        } catch let error as BlueZError {
+            throw ExitMessage.make(error.description, status: 2)
+        }
+        // Filters from several clients are merged by BlueZ, so the services are checked again here.
+        let sensors = await bluez.devices.filter { !Set($0.shortServiceUUIDs).isDisjoint(with: LiveRecorder.services) }
+        for device in sensors {
+            let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
+            if json {
+                var object: [(String, JSONValue)] = [
+                    ("name", .string(device.displayName)), ("address", .string(device.address)),
+                    ("addressType", .string(device.addressType)),
+                    ("rssiDBm", device.rssiDBm.map { .number(Double($0)) } ?? .null),
+                    ("services", .array(services.map(JSONValue.string))),
+                    ("batteryPercent", device.batteryPercent.map { .number(Double($0)) } ?? .null),
+                ]
+                object.append(("connected", .bool(device.connected)))
+                print(JSONValue.object(object).rendered())
+            } else {
+                let kinds = device.shortServiceUUIDs.compactMap(Self.serviceName).joined(separator: ", ")
+                print(
+                    "\(device.address)  \(device.displayName)  \(device.rssiDBm.map { "\($0) dBm" } ?? "-")  \(kinds)"
+                        + (device.batteryPercent.map { "  battery \($0) %" } ?? ""))
+            }
+        }
+        if sensors.isEmpty && !json {
+            print("no cycling sensors found in \(Int(timeout)) s: wake them (turn the cranks, wet the strap) and try again")
+        }
+    }
+
+    static func serviceName(_ uuid: UInt16) -> String? {
+        switch uuid {
+        case 0x1818: "power"
+        case 0x1816: "speed/cadence"
+        case 0x180D: "heart rate"
+        case 0x1826: "fitness machine"
+        default: nil
+        }
+    }
+}
+
+struct Record: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Records a ride from live sensors through BlueZ until it is ended (e, Ctrl-C, `cyclelog end`).",
+        discussion: """
+            Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor
+            found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end,
+            c cancel. SIGINT and SIGTERM end and save the ride. Other programs control it over D-Bus
+            (org.cyclelog.Recorder on the session bus; see the README).
+            """)
+
+    @Option(name: .customLong("sensor"), help: "A sensor's address or name; repeat for several.")
+    var sensors: [String] = []
+
+    @Option(help: "The workout's name.")
+    var name: String?
+
+    @Option(help: "A goal: time (45m, 1h30m), distance (30km, 20mi) or energy (600kJ).")
+    var goal: String?
+
+    @Flag(exclusivity: .exclusive, help: "Where the ride is.")
+    var location: WorkoutLocationFlag?
+
+    @Flag(help: "Pause the timer automatically when standing still.")
+    var autoPause = false
+
+    @Option(help: "Wheel circumference in millimetres for sensors without their own.")
+    var wheelCircumference: Int = 2105
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var buses: BusOptions
+    @OptionGroup var control: ControlBusOptions
+
+    @Flag(help: "Print a plain status line every few seconds even on a terminal.")
+    var plain = false
+
+    func validate() throws {
+        if let goal, WorkoutGoal(goal) == nil {
+            throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
+        }
+        guard (500...4000).contains(wheelCircumference) else {
+            throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
+        }
+    }
+
+    func run() async throws {
+        let store = try database.open()
+        for entry in try store.list() where entry.status != "complete" {
+            FileHandle.standardError.write(
+                Data(
+                    "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it\n"
+                        .utf8))
+        }
+        let bluez = try await buses.connectBlueZ()
+        var options = LiveRecorder.Options()
+        options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
+        options.autoPause = autoPause ? AutoPause() : nil
+        options.wheelCircumferenceMillimetres = wheelCircumference
+        let known = try store.knownSensors()
+        options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
+        for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
+        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
+
+        await exportControl(recorder)
+        let signals = Self.endOnSignals(recorder)
+        let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
+        let display = LiveDisplay(interactive: interactive, recorder: recorder)
+        await recorder.observeStatus { status in await display.show(status) }
+        let keys = interactive ? display.startKeys() : nil
+        defer {
+            display.stopKeys(keys)
+            signals.forEach { $0.cancel() }
+        }
+        do {
+            guard let summary = try await recorder.run() else {
+                print("The ride was cancelled; nothing was saved.")
+                return
+            }
+            print(SummaryText.render(summary))
+        } catch {
+            throw ExitMessage.make(error.description, status: 1)
+        }
+    }
+
+    private func exportControl(_ recorder: LiveRecorder) async {
+        do {
+            let connection = try await DBusConnection.connect(to: control.address)
+            try await RecorderControl.export(on: connection, recorder: recorder)
+            Self.controlConnection.withLock { $0 = connection }
+        } catch {
+            FileHandle.standardError.write(
+                Data(
+                    ("cyclelog: recording without remote control: \(error.description). Other programs control the "
+                        + "ride through \(control.address); run inside a desktop session, or use --control-bus.\n")
+                        .utf8))
+        }
+    }
+
+    /// Keeps the control connection open for the whole ride.
+    private static let controlConnection = Mutex<DBusConnection?>(nil)
+
+    /// SIGINT and SIGTERM end the ride and save it (they are ignored as signals and watched instead).
+    private static func endOnSignals(_ recorder: LiveRecorder) -> [DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { Task { await recorder.control(.end) } }
+            source.resume()
+            return source
+        }
+    }
+}
+
+enum WorkoutLocationFlag: String, EnumerableFlag {
+    case indoor
+    case outdoor
+
+    var value: WorkoutLocation { self == .indoor ? .indoor : .outdoor }
+}
+
+/// `cyclelog pause|resume|lap|end|cancel`: one method call on the running recorder.
+struct ControlCommand {
+    static func call(_ method: String, _ bus: BusAddress) async throws {
+        do {
+            let connection = try await DBusConnection.connect(to: bus)
+            _ = try await connection.call(
+                destination: RecorderControl.busName, path: RecorderControl.path,
+                interface: RecorderControl.interface, member: method)
+        } catch {
+            throw ExitMessage.make(Self.explain(error, bus), status: 1)
+        }
+    }
+
+    static func explain(_ error: DBusError, _ bus: BusAddress) -> String {
+        switch error.name {
+        case DBusError.serviceUnknownName, "org.freedesktop.DBus.Error.NameHasNoOwner":
+            "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))"
+        case RecorderControl.refusedError: error.message
+        default: error.description
+        }
+    }
+}
+
+struct Pause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pauses the ride being recorded.")
+    @OptionGroup var control: ControlBusOptions
+    func run() async throws { try await ControlCommand.call("Pause", control.address) }
+}
+
+struct Resume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Resumes the paused ride.")
+    @OptionGroup var control: ControlBusOptions
+    func run() async throws { try await ControlCommand.call("Resume", control.address) }
+}
+
+struct Lap: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Starts a new lap in the ride being recorded.")
+    @OptionGroup var control: ControlBusOptions
+    func run() async throws { try await ControlCommand.call("Lap", control.address) }
+}
+
+struct End: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Ends the ride being recorded and saves it.")
+    @OptionGroup var control: ControlBusOptions
+    func run() async throws { try await ControlCommand.call("End", control.address) }
+}
+
+struct Cancel: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancels the ride being recorded; nothing is saved.")
+    @OptionGroup var control: ControlBusOptions
+    func run() async throws { try await ControlCommand.call("Cancel", control.address) }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Shows the ride being recorded (its D-Bus properties).")
+    @OptionGroup var control: ControlBusOptions
+    @Flag(help: "As one JSON object with the property names as keys.")
+    var json = false
+
+    func run() async throws {
+        let values: [String: DBusValue]
+        do {
+            let connection = try await DBusConnection.connect(to: control.address)
+            let reply = try await connection.call(
+                destination: RecorderControl.busName, path: RecorderControl.path,
+                interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)])
+            values = reply.first?.dictionary ?? [:]
+        } catch {
+            throw ExitMessage.make(ControlCommand.explain(error, control.address), status: 1)
+        }
+        let fields: [(String, JSONValue)] = RecorderControl.properties.map { property in
+            let value = values[property.name]?.unwrapped
+            switch value {
+            case .double(let number)?: return (property.name, number.isNaN ? .null : .number(number))
+            case .string(let text)?: return (property.name, .string(text))
+            default: return (property.name, value?.integer.map(JSONValue.integer) ?? .null)
+            }
+        }
+        if json {
+            print(JSONValue.object(fields).rendered())
+        } else {
+            for (name, value) in fields { print("\(name): \(value.rendered())") }
+        }
+    }
+}
+
+struct Recover: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Saves rides that were cut short (crash, kill, power cut) from their stored journals.")
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let store = try database.open()
+        let unfinished = try store.list().filter { $0.status != "complete" }
+        guard !unfinished.isEmpty else {
+            print("Nothing to recover: every stored ride is complete.")
+            return
+        }
+        var failed = false
+        for entry in unfinished {
+            do {
+                let outcome = try Replayer(store: store).rebuild(entry.id)
+                print("Recovered workout \(entry.id):")
+                print(SummaryText.render(outcome.summary))
+            } catch {
+                failed = true
+                FileHandle.standardError.write(Data("cyclelog: workout \(entry.id): \(error.description)\n".utf8))
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,443 @@
+#!/usr/bin/env python3
+"""A BlueZ stand-in for cyclelog's tests: owns org.bluez on a private bus and plays sensors from ride journals.
+
+It exposes what a GATT client of BlueZ 5.66 sees (doc/org.bluez.*; ../shared/spec/gatt-ble-btsnoop.md §8):
+ObjectManager on /, Adapter1 on /org/bluez/hci0 (discovery with a filter), Device1 + Battery1 per sensor (shown
+once discovery starts), GattService1 / GattCharacteristic1 exported on connect, ReadValue (which also changes
+Value, as BlueZ does), StartNotify / StopNotify, and Value PropertiesChanged once per notification.
+
+A scenario (JSON) names the sensors and what goes wrong, in seconds after the first notification:
+  {"sensors": [{"address": "C0:11:22:33:44:01", "name": "Stages Power L", "service": "1818",
+                "measurement": "2a63", "journal": "ride.journal", "rateHz": 4, "battery": 80,
+                "reads": {"2a65": "08000000", "2a5d": "05"}}],
+   "events": [{"at": 6, "sensor": "C0:11:22:33:44:01", "do": "drop", "seconds": 4},
+              {"at": 12, "sensor": "…", "do": "silence", "seconds": 5},
+              {"at": 18, "do": "restart", "seconds": 2}],
+   "sentLog": "sent.log"}
+"drop" loses the link (Connect fails until it is back in range); "silence" keeps the link but sends nothing;
+"restart" is bluetoothd leaving the bus and coming back (connections and notify sessions lost). Every
+notification sent is logged as "<unix time> <address> <uuid> <hex>" so tests can compare with what was stored.
+"""
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+
+from dbus_fast import BusType, DBusError, Message, MessageType, PropertyAccess, Variant
+from dbus_fast.aio import MessageBus
+from dbus_fast.service import ServiceInterface, dbus_property, method
+
+BASE = "-0000-1000-8000-00805f9b34fb"
+# dbus-fast does not tell a method who called; the stand-in keeps notify sessions per sender as BlueZ does, so
+# it records the sender of each incoming call here.
+LAST_SENDER = [None]
+ADAPTER = "/org/bluez/hci0"
+
+
+def full_uuid(short):
+    return "0000" + short.lower().rjust(4, "0") + BASE
+
+
+def device_path(address):
+    return ADAPTER + "/dev_" + address.replace(":", "_").upper()
+
+
+def journal_payloads(path, characteristic):
+    """The notification payloads of one characteristic in a cyclelog journal, in order."""
+    payloads = []
+    with open(path) as journal:
+        for line in journal:
+            words = line.split()
+            if len(words) >= 5 and words[1] == "notify" and words[3].lower() == characteristic.lower():
+                payloads.append(bytes.fromhex(words[4]))
+    if not payloads:
+        raise SystemExit(f"{path} has no {characteristic} notifications")
+    return payloads
+
+
+# dbus-fast answers Properties.Get/GetAll and ObjectManager.GetManagedObjects from the @dbus_property
+# declarations, and emits InterfacesAdded for every export.
+class Adapter(ServiceInterface):
+    def __init__(self, standin):
+        super().__init__("org.bluez.Adapter1")
+        self.standin = standin
+        self.powered = True
+        self.discovering = False
+        self.filter = {}
+
+    @method()
+    def SetDiscoveryFilter(self, properties: "a{sv}"):
+        if not self.powered:
+            raise DBusError("org.bluez.Error.NotReady", "Resource Not Ready")
+        self.filter = {key: value.value for key, value in properties.items()}
+
+    @method()
+    def StartDiscovery(self):
+        if not self.powered:
+            raise DBusError("org.bluez.Error.NotReady", "Resource Not Ready")
+        self.discovering = True
+        self.emit_properties_changed({"Discovering": True})
+        wanted = {uuid.lower() for uuid in self.filter.get("UUIDs", [])}
+        for sensor in self.standin.sensors:
+            if not wanted or full_uuid(sensor.service) in wanted:
+                sensor.appear()
+
+    @method()
+    def StopDiscovery(self):
+        self.discovering = False
+        self.emit_properties_changed({"Discovering": False})
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Address(self) -> "s":
+        return "00:AA:01:00:00:00"
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Alias(self) -> "s":
+        return "standin"
+
+    @dbus_property(access=PropertyAccess.READWRITE)
+    def Powered(self) -> "b":
+        return self.powered
+
+    @Powered.setter
+    def Powered(self, value: "b"):
+        self.powered = value
+        self.emit_properties_changed({"Powered": value})
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Discovering(self) -> "b":
+        return self.discovering
+
+
+class Device(ServiceInterface):
+    def __init__(self, sensor):
+        super().__init__("org.bluez.Device1")
+        self.sensor = sensor
+
+    @method()
+    async def Connect(self):
+        await self.sensor.connect()
+
+    @method()
+    async def Disconnect(self):
+        self.sensor.set_link(False)
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Address(self) -> "s":
+        return self.sensor.address
+
+    @dbus_property(access=PropertyAccess.READ)
+    def AddressType(self) -> "s":
+        return "random"
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Name(self) -> "s":
+        return self.sensor.name
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Alias(self) -> "s":
+        return self.sensor.name
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Adapter(self) -> "o":
+        return ADAPTER
+
+    @dbus_property(access=PropertyAccess.READ)
+    def UUIDs(self) -> "as":
+        return [full_uuid(self.sensor.service), full_uuid("180f")]
+
+    @dbus_property(access=PropertyAccess.READ)
+    def RSSI(self) -> "n":
+        return self.sensor.rssi
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Connected(self) -> "b":
+        return self.sensor.connected
+
+    @dbus_property(access=PropertyAccess.READ)
+    def ServicesResolved(self) -> "b":
+        return self.sensor.resolved
+
+
+class Battery(ServiceInterface):
+    def __init__(self, sensor):
+        super().__init__("org.bluez.Battery1")
+        self.sensor = sensor
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Percentage(self) -> "y":
+        return self.sensor.battery
+
+
+class GattService(ServiceInterface):
+    def __init__(self, sensor, uuid):
+        super().__init__("org.bluez.GattService1")
+        self.sensor, self.uuid = sensor, uuid
+
+    @dbus_property(access=PropertyAccess.READ)
+    def UUID(self) -> "s":
+        return full_uuid(self.uuid)
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Primary(self) -> "b":
+        return True
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Device(self) -> "o":
+        return device_path(self.sensor.address)
+
+
+class GattCharacteristic(ServiceInterface):
+    def __init__(self, sensor, path, service_path, uuid, flags, value=b""):
+        super().__init__("org.bluez.GattCharacteristic1")
+        self.sensor, self.path, self.service_path, self.uuid, self.flags = sensor, path, service_path, uuid, flags
+        self.value = value
+        self.sessions = set()
+
+    @dbus_property(access=PropertyAccess.READ)
+    def UUID(self) -> "s":
+        return full_uuid(self.uuid)
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Service(self) -> "o":
+        return self.service_path
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Value(self) -> "ay":
+        return self.value
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Notifying(self) -> "b":
+        return bool(self.sessions)
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Flags(self) -> "as":
+        return self.flags
+
+    @method()
+    def ReadValue(self, options: "a{sv}") -> "ay":
+        if not self.sensor.connected:
+            raise DBusError("org.bluez.Error.Failed", "Not connected")
+        # BlueZ stores what it read as the new Value and announces it like a notification.
+        self.emit_properties_changed({"Value": self.value})
+        return self.value
+
+    @method()
+    def StartNotify(self):
+        if "notify" not in self.flags and "indicate" not in self.flags:
+            raise DBusError("org.bluez.Error.NotSupported", "Operation is not supported")
+        self.sessions.add(LAST_SENDER[0])
+        self.emit_properties_changed({"Notifying": True})
+
+    @method()
+    def StopNotify(self):
+        self.sessions.discard(LAST_SENDER[0])
+        if not self.sessions:
+            self.emit_properties_changed({"Notifying": False})
+
+    def notify(self, payload):
+        self.value = payload
+        self.emit_properties_changed({"Value": payload})
+
+
+class Sensor:
+    def __init__(self, standin, spec, base_folder):
+        self.standin = standin
+        self.address = spec["address"].upper()
+        self.name = spec["name"]
+        self.service = spec["service"]
+        self.measurement = spec["measurement"]
+        journal = spec["journal"] if os.path.isabs(spec["journal"]) else os.path.join(base_folder, spec["journal"])
+        self.payloads = journal_payloads(journal, self.measurement)
+        self.rate = float(spec.get("rateHz", 1))
+        self.battery = int(spec.get("battery", 90))
+        self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
+        self.rssi = int(spec.get("rssi", -60))
+        self.connected = False
+        self.resolved = False
+        self.visible = False
+        self.in_range = True
+        self.silent = False
+        self.sent = 0
+        self.path = device_path(self.address)
+        self.device = Device(self)
+        self.battery_interface = Battery(self)
+        self.gatt = None
+
+    def appear(self):
+        if self.visible:
+            return
+        self.visible = True
+        self.standin.export(self.path, [self.device, self.battery_interface])
+
+    def build_gatt(self):
+        if self.gatt is not None:
+            return
+        service_path = self.path + "/service000c"
+        service = GattService(self, self.service)
+        characteristics = [GattCharacteristic(self, service_path + "/char000d", service_path, self.measurement,
+                                              ["notify"])]
+        handle = 0x10
+        for uuid, value in self.reads.items():
+            characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
+                                                      uuid, ["read"], value))
+            handle += 3
+        self.gatt = (service_path, service, characteristics)
+        self.standin.export(service_path, [service])
+        for characteristic in characteristics:
+            self.standin.export(characteristic.path, [characteristic])
+
+    @property
+    def measurement_characteristic(self):
+        return self.gatt[2][0] if self.gatt else None
+
+    async def connect(self):
+        if self.connected:
+            raise DBusError("org.bluez.Error.AlreadyConnected", "Already Connected")
+        await asyncio.sleep(0.3)
+        if not self.in_range:
+            raise DBusError("org.bluez.Error.Failed", "le-connection-abort-by-local")
+        self.set_link(True)
+
+    def set_link(self, up):
+        if up == self.connected:
+            return
+        if up:
+            self.connected = True
+            self.device.emit_properties_changed({"Connected": True})
+            self.build_gatt()
+            self.resolved = True
+            self.device.emit_properties_changed({"ServicesResolved": True})
+        else:
+            self.resolved = False
+            self.device.emit_properties_changed({"ServicesResolved": False})
+            self.connected = False
+            self.device.emit_properties_changed({"Connected": False})
+
+    def forget_sessions(self):
+        self.connected = self.resolved = False
+        if self.gatt:
+            for characteristic in self.gatt[2]:
+                characteristic.sessions.clear()
+
+    async def run(self):
+        period = 1.0 / self.rate
+        next_time = time.monotonic()
+        while True:
+            next_time += period
+            await asyncio.sleep(max(0.0, next_time - time.monotonic()))
+            characteristic = self.measurement_characteristic
+            if not (self.standin.on_bus and self.connected and characteristic and characteristic.sessions):
+                continue
+            if self.silent:
+                continue
+            payload = self.payloads[self.sent % len(self.payloads)]
+            self.sent += 1
+            characteristic.notify(payload)
+            self.standin.log_sent(self, payload)
+
+
+class StandIn:
+    def __init__(self, address, scenario, base_folder):
+        self.address = address
+        self.scenario = scenario
+        self.exported = {}
+        self.bus = None
+        self.on_bus = False
+        self.adapter = Adapter(self)
+        self.sensors = [Sensor(self, spec, base_folder) for spec in scenario["sensors"]]
+        self.first_notification = None
+        self.started = asyncio.Event()
+        log_path = scenario.get("sentLog")
+        self.sent_log = open(log_path, "w", buffering=1) if log_path else None
+
+    def export(self, path, interfaces):
+        self.exported[path] = interfaces
+        if self.on_bus:
+            for interface in interfaces:
+                self.bus.export(path, interface)
+
+    def log_sent(self, sensor, payload):
+        now = time.time()
+        if self.first_notification is None:
+            self.first_notification = time.monotonic()
+            self.started.set()
+        if self.sent_log:
+            self.sent_log.write(f"{now:.6f} {sensor.address} {sensor.measurement} {payload.hex()}\n")
+
+    async def join_bus(self):
+        self.bus = await MessageBus(bus_address=self.address).connect()
+        self.bus.export(ADAPTER, self.adapter)
+        for path, interfaces in self.exported.items():
+            for interface in interfaces:
+                self.bus.export(path, interface)
+        self.on_bus = True
+        await self.bus.request_name("org.bluez")
+        print("standin: on the bus as org.bluez", flush=True)
+
+    async def leave_bus(self):
+        self.on_bus = False
+        self.adapter.discovering = False
+        for sensor in self.sensors:
+            sensor.forget_sessions()
+        self.bus.disconnect()
+        await self.bus.wait_for_disconnect()
+        print("standin: left the bus", flush=True)
+
+    async def play_events(self):
+        await self.started.wait()
+        for event in sorted(self.scenario.get("events", []), key=lambda e: e["at"]):
+            await asyncio.sleep(max(0.0, self.first_notification + event["at"] - time.monotonic()))
+            seconds = event.get("seconds", 0)
+            sensor = next((s for s in self.sensors if s.address == event.get("sensor", "").upper()), None)
+            print(f"standin: {event['do']} {event.get('sensor', '')} for {seconds} s", flush=True)
+            if event["do"] == "drop":
+                sensor.in_range = False
+                sensor.set_link(False)
+                asyncio.get_running_loop().call_later(seconds, setattr, sensor, "in_range", True)
+            elif event["do"] == "silence":
+                sensor.silent = True
+                asyncio.get_running_loop().call_later(seconds, setattr, sensor, "silent", False)
+            elif event["do"] == "restart":
+                await self.leave_bus()
+                await asyncio.sleep(seconds)
+                await self.join_bus()
+
+
+
+
+def remember_sender(bus):
+    def handler(message: Message):
+        if message.message_type == MessageType.METHOD_CALL:
+            LAST_SENDER[0] = message.sender
+        return None
+    bus.add_message_handler(handler)
+
+
+async def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--address", required=True, help="the private bus, unix:path=…")
+    parser.add_argument("--scenario", required=True)
+    args = parser.parse_args()
+    with open(args.scenario) as file:
+        scenario = json.load(file)
+    standin = StandIn(args.address, scenario, os.path.dirname(os.path.abspath(args.scenario)))
+    original_join = standin.join_bus
+
+    async def join_and_watch():
+        await original_join()
+        remember_sender(standin.bus)
+    standin.join_bus = join_and_watch
+    await standin.join_bus()
+    tasks = [asyncio.create_task(sensor.run()) for sensor in standin.sensors]
+    tasks.append(asyncio.create_task(standin.play_events()))
+    await asyncio.gather(*tasks)
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        sys.exit(0)
