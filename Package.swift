@@ -74,6 +74,12 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(
+            name: "LiveRecordingTests",
+            dependencies: [
+                "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "TestSupport",
+            ],
+            exclude: []),
         .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -30,6 +30,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installed ${missing[*]}"
 fi
 
+if ! python3 -c "import dbus_fast" 2>/dev/null; then
+    # The BlueZ stand-in the live-recording tests run on a private bus is written with it.
+    echo "setup: installing dbus-fast 2.44.1 from PyPI"
+    python3 -m pip install --quiet dbus-fast==2.44.1
+fi
+
 if [ "${1:-}" = "--bench" ]; then
     if ! python3 -c "import pycycling" 2>/dev/null; then
         # Only its offline parse functions are used, so its Bluetooth dependency (bleak) is not needed.

@@ -116,7 +116,7 @@ public actor BlueZClient {
         do throws(BlueZError) {
             _ = try await call(
                 device, ObjectTree.deviceInterface, "Connect", timeout: .seconds(40), while: "connecting to \(name)")
-        } catch where error.kind == .alreadyConnected {
+        } catch  where error.kind == .alreadyConnected {
         }
     }
 
@@ -152,7 +152,7 @@ public actor BlueZClient {
             _ = try await call(
                 characteristic.path, ObjectTree.characteristicInterface, "StopNotify",
                 while: "unsubscribing from \(characteristic.uuid)")
-        } catch where error.kind == .failed || error.kind == .notConnected {
+        } catch  where error.kind == .failed || error.kind == .notConnected {
             // "No notify session started" or a link already gone: nothing left to stop.
         }
     }

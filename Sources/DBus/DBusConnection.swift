@@ -245,7 +245,9 @@ public actor DBusConnection {
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "RequestName", [.string(name), .uint32(UInt32(cdbus_name_flag_do_not_queue))])
         let code = reply.first?.integer ?? 0
-        guard code == Int64(cdbus_request_name_reply_primary_owner) || code == Int64(cdbus_request_name_reply_already_owner)
+        guard
+            code == Int64(cdbus_request_name_reply_primary_owner)
+                || code == Int64(cdbus_request_name_reply_already_owner)
         else {
             throw DBusError(name: "org.freedesktop.DBus.Error.AddressInUse", message: "\(name) is already owned")
         }
@@ -258,7 +260,7 @@ public actor DBusConnection {
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
                 interface: "org.freedesktop.DBus", member: "GetNameOwner", [.string(name)])
             return reply.first?.string
-        } catch where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+        } catch  where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
             return nil
         }
     }
@@ -340,7 +342,8 @@ public actor DBusConnection {
         case ("org.freedesktop.DBus.Properties", "Set"):
             reply(
                 to: message,
-                error: DBusError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "properties are read-only"))
+                error: DBusError(
+                    name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "properties are read-only"))
         default:
             guard let interfaces else { return replyUnknownObject(message) }
             let candidates = message.interface.map { interfaces[$0].map { [$0] } ?? [] } ?? Array(interfaces.values)

@@ -176,7 +176,8 @@ enum MessageReader {
             return .variant(try value(&sub))
         default:
             // Unix file descriptors: cyclelog never asks for one (no AcquireNotify), so one is a peer's mistake.
-            throw DBusError.invalid("a value of D-Bus type '\(Character(UnicodeScalar(UInt8(truncatingIfNeeded: type))))' cannot be read")
+            throw DBusError.invalid(
+                "a value of D-Bus type '\(Character(UnicodeScalar(UInt8(truncatingIfNeeded: type))))' cannot be read")
         }
     }
 

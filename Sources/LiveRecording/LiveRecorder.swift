@@ -97,7 +97,8 @@ public actor LiveRecorder {
     /// Records until the ride is ended or cancelled; returns the stored summary (nil when cancelled).
     public func run() async throws(LiveRecordingError) -> WorkoutSummary? {
         guard let adapter = await bluez.adapters.first else {
-            throw LiveRecordingError("no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
+            throw LiveRecordingError(
+                "no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
         }
         adapterPath = adapter.path
         if !adapter.powered {
@@ -291,13 +292,17 @@ public actor LiveRecorder {
             let address = tracked[index].address ?? tracked[index].wanted
             if let battery = await bluez.device(path)?.batteryPercent {
                 // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
-                record(RideEvent(timeMicroseconds: now(), .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
+                record(
+                    RideEvent(
+                        timeMicroseconds: now(),
+                        .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
             }
             for characteristic in characteristics {
                 guard let uuid = characteristic.shortUUID, Self.readOnConnect.contains(uuid), characteristic.canRead
                 else { continue }
                 if let value = try? await bluez.read(characteristic) {
-                    record(RideEvent(timeMicroseconds: now(), .read(sensor: address, characteristic: uuid, value: value)))
+                    record(
+                        RideEvent(timeMicroseconds: now(), .read(sensor: address, characteristic: uuid, value: value)))
                 }
             }
             let measurements = characteristics.filter {
@@ -305,7 +310,9 @@ public actor LiveRecorder {
             }
             guard !measurements.isEmpty else {
                 throw BlueZError(
-                    .init(name: "org.bluez.Error.NotSupported", message: "it offers no power, speed, cadence or heart-rate measurement"),
+                    .init(
+                        name: "org.bluez.Error.NotSupported",
+                        message: "it offers no power, speed, cadence or heart-rate measurement"),
                     while: "using \(tracked[index].name ?? tracked[index].wanted)")
             }
             for characteristic in measurements { try await bluez.startNotify(characteristic) }
@@ -340,7 +347,8 @@ public actor LiveRecorder {
         tracked[index].nextAttempt = ContinuousClock.now + .seconds(options.policy.initialBackoffSeconds)
         guard tracked[index].linkUpInJournal else { return }
         tracked[index].linkUpInJournal = false
-        record(RideEvent(timeMicroseconds: now(), .disconnected(sensor: tracked[index].address ?? tracked[index].wanted)))
+        record(
+            RideEvent(timeMicroseconds: now(), .disconnected(sensor: tracked[index].address ?? tracked[index].wanted)))
     }
 
     // MARK: BlueZ events
@@ -357,13 +365,15 @@ public actor LiveRecorder {
             let clock = ContinuousClock.now
             if let last = tracked[index].lastNotification, tracked[index].state == .streaming {
                 let interval = (clock - last).seconds
-                tracked[index].meanIntervalSeconds = tracked[index].meanIntervalSeconds.map { 0.9 * $0 + 0.1 * interval } ?? interval
+                tracked[index].meanIntervalSeconds =
+                    tracked[index].meanIntervalSeconds.map { 0.9 * $0 + 0.1 * interval } ?? interval
             }
             tracked[index].lastNotification = clock
             tracked[index].state = .streaming
             arrivals.append(clock)
             let address = tracked[index].address ?? tracked[index].wanted
-            record(RideEvent(timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
+            record(
+                RideEvent(timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
         case .deviceChanged(let device):
             guard let index = tracked.firstIndex(where: { $0.devicePath == device.path }) else { return }
             tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent

@@ -8,7 +8,8 @@ public struct KnownSensor: Equatable, Sendable {
     public var wheelCircumferenceMillimetres: Int?
     public var lastUsedMicroseconds: Int64
 
-    public init(address: String, name: String?, wheelCircumferenceMillimetres: Int? = nil, lastUsedMicroseconds: Int64) {
+    public init(address: String, name: String?, wheelCircumferenceMillimetres: Int? = nil, lastUsedMicroseconds: Int64)
+    {
         self.address = address
         self.name = name
         self.wheelCircumferenceMillimetres = wheelCircumferenceMillimetres
@@ -30,7 +31,9 @@ extension WorkoutStore {
     }
 
     /// Remembers sensors used for a ride; a wheel circumference set earlier is kept.
-    public func rememberSensors(_ sensors: [(address: String, name: String?)], at microseconds: Int64) throws(StoreError) {
+    public func rememberSensors(_ sensors: [(address: String, name: String?)], at microseconds: Int64)
+        throws(StoreError)
+    {
         try write { db in
             for sensor in sensors {
                 try db.execute(

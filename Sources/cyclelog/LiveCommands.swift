@@ -1,4 +1,3 @@
-import Synchronization
 import ArgumentParser
 import BlueZ
 import DBus
@@ -6,13 +5,15 @@ import Dispatch
 import Foundation
 import LiveRecording
 import Recording
+import Synchronization
 import WorkoutStore
 import Workouts
 
 /// `--bus` and `--control-bus`: which D-Bus buses to use. BlueZ is on the system bus; the recorder's control
 /// object is on the session bus unless told otherwise (DESIGN.md §3: never confused).
 struct BusOptions: ParsableArguments {
-    @Option(help: "The bus BlueZ is on: system, session or a D-Bus address (default: $CYCLELOG_DBUS_ADDRESS, else system).")
+    @Option(
+        help: "The bus BlueZ is on: system, session or a D-Bus address (default: $CYCLELOG_DBUS_ADDRESS, else system).")
     var bus: String?
 
     var bluezBus: BusAddress {
@@ -31,7 +32,8 @@ struct BusOptions: ParsableArguments {
 /// The bus of the recorder's control object.
 struct ControlBusOptions: ParsableArguments {
     @Option(
-        help: "The bus of the recorder's control object: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session)."
+        help:
+            "The bus of the recorder's control object: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session)."
     )
     var controlBus: String?
 
@@ -87,7 +89,9 @@ struct Scan: AsyncParsableCommand {
             }
         }
         if sensors.isEmpty && !json {
-            print("no cycling sensors found in \(Int(timeout)) s: wake them (turn the cranks, wet the strap) and try again")
+            print(
+                "no cycling sensors found in \(Int(timeout)) s: wake them (turn the cranks, wet the strap) and try again"
+            )
         }
     }
 

@@ -1,8 +1,7 @@
-import Synchronization
 import Dispatch
 import Foundation
 import LiveRecording
-
+import Synchronization
 
 /// The live dashboard on a terminal (redrawn in place, keys read raw), or a plain status line every few
 /// seconds when the output is not a terminal (a service's journal, a pipe).
@@ -32,7 +31,9 @@ final class LiveDisplay: Sendable {
                 state.linesDrawn = lines.count
                 return up + lines.joined(separator: "\r\n") + "\r\n"
             }
-            guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == "ended" else { return nil }
+            guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == "ended" else {
+                return nil
+            }
             state.lastPlainLine = ContinuousClock.now
             return Self.plainLine(status) + "\n"
         }
@@ -63,7 +64,8 @@ final class LiveDisplay: Sendable {
 
     static func plainLine(_ s: LiveStatus) -> String {
         let sensors = s.sensors.map { "\($0.name)=\($0.state.rawValue)" }.joined(separator: ",")
-        return "\(s.state) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
+        return
+            "\(s.state) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
             + " power=\(SummaryText.whole(s.powerWatts))W cadence=\(SummaryText.whole(s.cadenceRPM))rpm"
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"

@@ -255,6 +255,7 @@ class Sensor:
         self.battery = int(spec.get("battery", 90))
         self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
         self.rssi = int(spec.get("rssi", -60))
+        self.measurement_flags = spec.get("measurementFlags", ["notify"])
         self.connected = False
         self.resolved = False
         self.visible = False
@@ -278,7 +279,7 @@ class Sensor:
         service_path = self.path + "/service000c"
         service = GattService(self, self.service)
         characteristics = [GattCharacteristic(self, service_path + "/char000d", service_path, self.measurement,
-                                              ["notify"])]
+                                              self.measurement_flags, self.payloads[0])]
         handle = 0x10
         for uuid, value in self.reads.items():
             characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,

@@ -24,7 +24,10 @@ final class ConnectionTests: XCTestCase {
             return []
         }
         try await server.export(
-            [ExportedInterface(name: "org.example.Echo", methods: [echo, fail, slow], properties: [.init("Count", "u")])],
+            [
+                ExportedInterface(
+                    name: "org.example.Echo", methods: [echo, fail, slow], properties: [.init("Count", "u")])
+            ],
             at: "/org/example/Object", properties: ["org.example.Echo": ["Count": .uint32(1)]])
 
         let reply = try await client.call(
@@ -75,8 +78,10 @@ final class ConnectionTests: XCTestCase {
             destination: "org.example.Test", path: "/org/example/Object",
             interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string("org.example.Echo")])
         XCTAssertEqual(all.first?.dictionary?["Count"], .variant(.uint32(1)))
-        try await server.setProperties(["Count": .uint32(1)], interface: "org.example.Echo", path: "/org/example/Object")
-        try await server.setProperties(["Count": .uint32(2)], interface: "org.example.Echo", path: "/org/example/Object")
+        try await server.setProperties(
+            ["Count": .uint32(1)], interface: "org.example.Echo", path: "/org/example/Object")
+        try await server.setProperties(
+            ["Count": .uint32(2)], interface: "org.example.Echo", path: "/org/example/Object")
         var iterator = changes.makeAsyncIterator()
         let changed = await iterator.next()
         // An unchanged value emits nothing, so the first signal carries 2.

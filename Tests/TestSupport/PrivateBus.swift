@@ -31,14 +31,18 @@ public final class PrivateBus: @unchecked Sendable {
             """
         let configPath = folder.appendingPathComponent("bus.conf")
         try config.write(to: configPath, atomically: true, encoding: .utf8)
-        daemon = try ChildProcess(["/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile"])
+        daemon = try ChildProcess([
+            "/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile",
+        ])
         // The daemon is ready when its socket exists.
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socket) {
             guard Date() < deadline, daemon.isRunning else {
                 throw NSError(
                     domain: "PrivateBus", code: 1,
-                    userInfo: [NSLocalizedDescriptionKey: "dbus-daemon did not start (is the dbus-daemon package installed?)"])
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "dbus-daemon did not start (is the dbus-daemon package installed?)"
+                    ])
             }
             usleep(10_000)
         }
@@ -90,7 +94,9 @@ public final class ChildProcess: @unchecked Sendable {
         guard result == 0 else {
             throw NSError(
                 domain: "ChildProcess", code: Int(result),
-                userInfo: [NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(String(cString: strerror(result)))"])
+                userInfo: [
+                    NSLocalizedDescriptionKey: "cannot start \(arguments[0]): \(String(cString: strerror(result)))"
+                ])
         }
         pid = child
     }

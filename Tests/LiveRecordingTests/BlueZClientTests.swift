@@ -1,0 +1,90 @@
+import BlueZ
+import DBus
+import TestSupport
+import XCTest
+
+/// The BlueZ client against the stand-in: discovery with a filter, connect, GATT found by UUID, reads that are
+/// not notifications, notifications, and the error a rider sees when the D-Bus policy refuses.
+final class BlueZClientTests: XCTestCase {
+    func testDiscoveryConnectReadAndNotify() async throws {
+        var power = StandIn.power
+        power["measurementFlags"] = ["read", "notify"]
+        let standIn = try StandIn(sensors: [power, StandIn.heartRate])
+        try await standIn.waitUntilReady()
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        let adapters = await bluez.adapters
+        XCTAssertEqual(adapters.map(\.path), ["/org/bluez/hci0"])
+        let initialDevices = await bluez.devices
+        XCTAssertTrue(initialDevices.isEmpty, "devices appear only once discovery runs")
+
+        var events = bluez.events.makeAsyncIterator()
+        try await bluez.startDiscovery("/org/bluez/hci0", services: [0x1818])
+        var device: BluetoothDevice?
+        // Battery1 is added to the device object after Device1 (as BlueZ's battery plugin does).
+        while device?.batteryPercent == nil, let event = await events.next() {
+            if case .deviceChanged(let changed) = event { device = changed }
+        }
+        XCTAssertEqual(device?.address, "C0:11:22:33:44:01")
+        XCTAssertEqual(device?.displayName, "Stages Power L")
+        XCTAssertEqual(device?.shortServiceUUIDs, [0x1818, 0x180F])
+        XCTAssertEqual(device?.batteryPercent, 80)
+        let allDevices = await bluez.devices
+        XCTAssertEqual(allDevices.map(\.address), ["C0:11:22:33:44:01"], "the filter keeps the strap out")
+
+        let path = try XCTUnwrap(device?.path)
+        try await bluez.connect(path)
+        let connected = await bluez.device(path)
+        XCTAssertEqual(connected?.connected, true)
+        XCTAssertEqual(connected?.servicesResolved, true)
+        let characteristics = await bluez.characteristics(ofDevice: path)
+        let measurement = try XCTUnwrap(characteristics.first { $0.shortUUID == 0x2A63 })
+        let feature = try XCTUnwrap(characteristics.first { $0.shortUUID == 0x2A65 })
+        XCTAssertEqual(measurement.serviceUUID, "00001818-0000-1000-8000-00805f9b34fb")
+        let featureValue = try await bluez.read(feature)
+        XCTAssertEqual(featureValue, [0x08, 0, 0, 0])
+
+        try await bluez.startNotify(measurement)
+        var notifications: [[UInt8]] = []
+        var reads = 0
+        while notifications.count < 8, let event = await events.next() {
+            if case .notification(let characteristic, let value) = event {
+                XCTAssertEqual(characteristic.shortUUID, 0x2A63)
+                notifications.append(value)
+                if notifications.count == 4 {
+                    // A read of a subscribed characteristic changes Value too; it must not count.
+                    _ = try await bluez.read(measurement)
+                    reads += 1
+                }
+            }
+        }
+        try await bluez.stopNotify(measurement)
+        let sent = try standIn.sent().map(\.value)
+        XCTAssertEqual(reads, 1)
+        XCTAssertEqual(Array(sent.prefix(notifications.count)), notifications, "exactly what was sent, in order")
+    }
+
+    func testAccessDeniedNamesThePolicyAndTheGroup() async throws {
+        let bus = try PrivateBus(denySendingTo: ["org.bluez"])
+        let standIn = try StandIn(sensors: [StandIn.power], bus: bus)
+        try await standIn.waitUntilReady()
+        do {
+            _ = try await BlueZClient.connect(to: .address(bus.address))
+            XCTFail("the policy was ignored")
+        } catch {
+            XCTAssertEqual(error.kind, .accessDenied)
+            XCTAssertTrue(error.description.contains("bluetooth"), error.description)
+            XCTAssertTrue(error.description.contains("usermod -aG bluetooth"), error.description)
+        }
+    }
+
+    func testNoBluetoothdIsExplained() async throws {
+        let bus = try PrivateBus()
+        do {
+            _ = try await BlueZClient.connect(to: .address(bus.address))
+            XCTFail("connected to a BlueZ that is not there")
+        } catch {
+            XCTAssertEqual(error.kind, .bluetoothdNotRunning)
+            XCTAssertTrue(error.description.contains("systemctl start bluetooth"), error.description)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import BlueZ
+import Capture
+import DBus
+import Foundation
+import LiveRecording
+import Recording
+import TestSupport
+import WorkoutStore
+import Workouts
+import XCTest
+
+/// A whole live ride against the stand-in: three sensors, the power meter losing its link, the cadence sensor
+/// going silent while connected, bluetoothd restarting, and pause / resume / lap / end arriving over D-Bus from
+/// another connection. The stored ride must hold every power notification the stand-in sent, and equal a replay
+/// of the journal the live run wrote.
+final class LiveRecorderTests: XCTestCase {
+    func testRideWithDropoutSilenceRestartAndRemoteControl() async throws {
+        let standIn = try StandIn(
+            sensors: [StandIn.power, StandIn.cadence, StandIn.heartRate],
+            events: [
+                ["at": 3, "sensor": "C0:11:22:33:44:01", "do": "drop", "seconds": 3],
+                ["at": 8, "sensor": "C0:11:22:33:44:02", "do": "silence", "seconds": 8],
+                ["at": 18, "do": "restart", "seconds": 1],
+            ])
+        try await standIn.waitUntilReady()
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("live.sqlite").path)
+        var options = LiveRecorder.Options()
+        options.sensors = ["Stages Power L", "c0:11:22:33:44:02", "Polar H10"]
+        options.plan = WorkoutPlan(name: "Stand-in ride", location: .indoor)
+        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
+        let control = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        try await RecorderControl.export(on: control, recorder: recorder)
+
+        // Another program: calls the methods and mirrors the properties.
+        let remote = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        let changes = try await remote.signals(
+            matching: MatchRule(
+                sender: RecorderControl.busName, interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged", path: RecorderControl.path))
+        let mirrored = Task {
+            var states: [String] = []
+            for await signal in changes {
+                if let state = signal.body.dropFirst().first?.dictionary?["State"]?.string { states.append(state) }
+            }
+            return states
+        }
+        func call(_ method: String) async throws {
+            _ = try await remote.call(
+                destination: RecorderControl.busName, path: RecorderControl.path,
+                interface: RecorderControl.interface, member: method)
+        }
+        let script = Task {
+            try await Task.sleep(for: .seconds(22))
+            try await call("Pause")
+            do {
+                try await call("Pause")
+                XCTFail("pausing a paused ride was accepted")
+            } catch {
+                XCTAssertEqual((error as? DBusError)?.name, RecorderControl.refusedError)
+            }
+            try await Task.sleep(for: .seconds(1))
+            try await call("Resume")
+            try await Task.sleep(for: .seconds(1))
+            try await call("Lap")
+            try await Task.sleep(for: .seconds(2))
+            try await call("End")
+        }
+        let summary = try await recorder.run()
+        try await script.value
+        let stored = try XCTUnwrap(summary)
+        mirrored.cancel()
+
+        // The events are the commands, in order.
+        XCTAssertEqual(stored.events.map(\.control.name), ["start", "pause", "resume", "lap", "end"])
+        XCTAssertEqual(stored.laps.count, 2)
+
+        // Every power notification the stand-in sent is in the journal, in order, with nothing added.
+        let journal = try store.journal(stored.id)
+        let storedPower = journal.compactMap { event -> [UInt8]? in
+            if case .notification(_, 0x2A63, let value) = event.kind { return value }
+            return nil
+        }
+        let sent = try standIn.sent()
+        XCTAssertEqual(storedPower, sent.filter { $0.characteristic == "2a63" }.map(\.value))
+        XCTAssertEqual(
+            journal.filter { if case .notification = $0.kind { true } else { false } }.count, sent.count)
+
+        // The link loss is in the journal and in the stored gaps; the power meter came back within 10 s of
+        // returning in range (drop at 3 s for 3 s), and again after bluetoothd returned.
+        let powerLinks = journal.compactMap { event -> (Int64, Bool)? in
+            switch event.kind {
+            case .connected("C0:11:22:33:44:01", _): (event.timeMicroseconds, true)
+            case .disconnected("C0:11:22:33:44:01"): (event.timeMicroseconds, false)
+            default: nil
+            }
+        }
+        XCTAssertEqual(powerLinks.map(\.1), [true, false, true, false, true])
+        let firstNotification = try XCTUnwrap(sent.first?.time)
+        let back = Double(powerLinks[2].0) / 1e6 - (firstNotification + 6)
+        XCTAssertLessThan(back, 10, "reconnected \(back) s after the sensor returned")
+        XCTAssertTrue(
+            stored.dropouts.contains {
+                $0.sensor == "C0:11:22:33:44:01" && $0.reason == "disconnected"
+                    && $0.endMicroseconds - $0.startMicroseconds >= 2_500_000
+            })
+        // The cadence sensor, silent from 8 s to 16 s, was re-subscribed after about 3 s of silence and, still
+        // silent, disconnected and connected again by the watchdog before bluetoothd restarted at 18 s.
+        let restart = firstNotification + 18
+        let cadenceDrops = journal.filter {
+            $0.kind == .disconnected(sensor: "C0:11:22:33:44:02") && Double($0.timeMicroseconds) / 1e6 < restart - 0.2
+        }
+        XCTAssertGreaterThanOrEqual(cadenceDrops.count, 1, "the watchdog cycled the silent sensor's link")
+        let silentCadence = sent.filter {
+            $0.characteristic == "2a5b" && $0.time > firstNotification + 8.3 && $0.time < firstNotification + 15.7
+        }
+        XCTAssertTrue(silentCadence.isEmpty)
+
+        // The journal written live replays to the same workout.
+        let journalPath = standIn.bus.folder.appendingPathComponent("live.journal").path
+        try Journal.text(journal).write(toFile: journalPath, atomically: true, encoding: .utf8)
+        let replayed = try Replayer(store: try WorkoutStore()).replay(try CaptureFile.load(journalPath))
+        XCTAssertEqual(replayed.summary.json.rendered(pretty: true), stored.json.rendered(pretty: true))
+
+        let states = await mirrored.value
+        XCTAssertTrue(states.contains("paused"), "PropertiesChanged mirrored the pause: \(states)")
+        let remembered = try store.knownSensors().map(\.address).sorted()
+        XCTAssertEqual(remembered, ["C0:11:22:33:44:01", "C0:11:22:33:44:02", "C0:11:22:33:44:03"])
+    }
+}

@@ -1,0 +1,74 @@
+import BlueZ
+import DBus
+import Foundation
+import TestSupport
+import XCTest
+
+/// The BlueZ stand-in (Tests/BlueZStandIn/bluez_standin.py) on a private bus, playing sensors from a real ride.
+final class StandIn {
+    static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    static let script = testsFolder.appendingPathComponent("BlueZStandIn/bluez_standin.py").path
+    static let ride = testsFolder.deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/rides/sweatpy_2020-06-01-16-52-40.journal").path
+
+    let bus: PrivateBus
+    let process: ChildProcess
+    var sentLogPath: String { bus.folder.appendingPathComponent("sent.log").path }
+    var logPath: String { bus.folder.appendingPathComponent("standin.log").path }
+
+    static var power: [String: Any] {
+        [
+            "address": "C0:11:22:33:44:01", "name": "Stages Power L", "service": "1818", "measurement": "2a63",
+            "journal": ride, "rateHz": 4, "battery": 80, "reads": ["2a65": "08000000", "2a5d": "05"],
+        ]
+    }
+    static var cadence: [String: Any] {
+        [
+            "address": "C0:11:22:33:44:02", "name": "Wahoo CADENCE", "service": "1816", "measurement": "2a5b",
+            "journal": ride, "rateHz": 2, "battery": 12, "reads": ["2a5c": "0300"],
+        ]
+    }
+    static var heartRate: [String: Any] {
+        [
+            "address": "C0:11:22:33:44:03", "name": "Polar H10", "service": "180d", "measurement": "2a37",
+            "journal": ride, "rateHz": 1, "battery": 95,
+        ]
+    }
+
+    init(sensors: [[String: Any]], events: [[String: Any]] = [], bus: PrivateBus? = nil) throws {
+        self.bus = try bus ?? PrivateBus()
+        let scenario: [String: Any] = [
+            "sensors": sensors, "events": events, "sentLog": self.bus.folder.appendingPathComponent("sent.log").path,
+        ]
+        let scenarioPath = self.bus.folder.appendingPathComponent("scenario.json")
+        try JSONSerialization.data(withJSONObject: scenario).write(to: scenarioPath)
+        process = try ChildProcess(
+            ["/usr/bin/env", "python3", Self.script, "--address", self.bus.address, "--scenario", scenarioPath.path],
+            outputPath: self.bus.folder.appendingPathComponent("standin.log").path)
+    }
+
+    /// Waits until the stand-in owns org.bluez; fails with its log (a missing dbus-fast says how to install it).
+    func waitUntilReady() async throws {
+        let probe = try await DBusConnection.connect(to: .address(bus.address))
+        for _ in 0..<200 {
+            if try await probe.nameOwner("org.bluez") != nil { return }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        XCTFail("the BlueZ stand-in did not start (scripts/setup.sh installs dbus-fast):\n\(log)")
+        throw CancellationError()
+    }
+
+    /// What the stand-in sent: (unix seconds, address, characteristic, bytes), in order.
+    func sent() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
+        try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n").map { line in
+            let words = line.split(separator: " ")
+            let hex = Array(words[3].utf8)
+            let bytes = stride(from: 0, to: hex.count, by: 2).map {
+                UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+            }
+            return (Double(words[0])!, String(words[1]), String(words[2]), bytes)
+        }
+    }
+}
