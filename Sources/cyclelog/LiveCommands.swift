@@ -248,34 +248,44 @@ struct ControlCommand {
     }
 }
 
-struct Pause: AsyncParsableCommand {
+/// A command that is one method of the recorder's control interface.
+protocol RecorderMethodCommand: AsyncParsableCommand {
+    static var method: String { get }
+    var control: ControlBusOptions { get }
+}
+
+extension RecorderMethodCommand {
+    func run() async throws { try await ControlCommand.call(Self.method, control.address) }
+}
+
+struct Pause: RecorderMethodCommand {
     static let configuration = CommandConfiguration(abstract: "Pauses the ride being recorded.")
+    static let method = "Pause"
     @OptionGroup var control: ControlBusOptions
-    func run() async throws { try await ControlCommand.call("Pause", control.address) }
 }
 
-struct Resume: AsyncParsableCommand {
+struct Resume: RecorderMethodCommand {
     static let configuration = CommandConfiguration(abstract: "Resumes the paused ride.")
+    static let method = "Resume"
     @OptionGroup var control: ControlBusOptions
-    func run() async throws { try await ControlCommand.call("Resume", control.address) }
 }
 
-struct Lap: AsyncParsableCommand {
+struct Lap: RecorderMethodCommand {
     static let configuration = CommandConfiguration(abstract: "Starts a new lap in the ride being recorded.")
+    static let method = "Lap"
     @OptionGroup var control: ControlBusOptions
-    func run() async throws { try await ControlCommand.call("Lap", control.address) }
 }
 
-struct End: AsyncParsableCommand {
+struct End: RecorderMethodCommand {
     static let configuration = CommandConfiguration(abstract: "Ends the ride being recorded and saves it.")
+    static let method = "End"
     @OptionGroup var control: ControlBusOptions
-    func run() async throws { try await ControlCommand.call("End", control.address) }
 }
 
-struct Cancel: AsyncParsableCommand {
+struct Cancel: RecorderMethodCommand {
     static let configuration = CommandConfiguration(abstract: "Cancels the ride being recorded; nothing is saved.")
+    static let method = "Cancel"
     @OptionGroup var control: ControlBusOptions
-    func run() async throws { try await ControlCommand.call("Cancel", control.address) }
 }
 
 struct Status: AsyncParsableCommand {
