@@ -186,7 +186,7 @@ public actor BlueZClient {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             guard message.body.count == 2, let added = message.body[0].string else { return }
             tree.add(added, interfaces: message.body[1])
-            announce(added, interfaces: Array(message.body[1].dictionary?.keys ?? [:].keys))
+            announce(added, interfaces: message.body[1].dictionary.map { Array($0.keys) } ?? [])
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard message.body.count == 2, let removed = message.body[0].string else { return }
             let interfaces = message.body[1].stringArray ?? []

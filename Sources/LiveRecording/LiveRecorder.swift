@@ -32,6 +32,12 @@ public actor LiveRecorder {
 
     /// The services cyclelog records from, and the characteristics it subscribes to and reads.
     public static let services: [UInt16] = [0x1818, 0x1816, 0x180D, 0x1826]
+    /// Whether a device offers one of `services`. BlueZ merges the discovery filters of all its clients, so a
+    /// scan can show other devices too.
+    public static func isCyclingSensor(_ device: BluetoothDevice) -> Bool {
+        device.shortServiceUUIDs.contains(where: services.contains)
+    }
+
     static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
     static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
 
@@ -61,17 +67,20 @@ public actor LiveRecorder {
     private var tracked: [Tracked] = []
     private var allEvents: [RideEvent] = []
     private var pendingEvents: [RideEvent] = []
-    private var pendingSamples: [SecondSample] = []
+    private var writer: WorkoutWriter?
     private var recentSamples: [SecondSample] = []
     private var distanceMeters = 0.0
     private var workJoules = 0.0
-    private var journalSequence = 0
     private var lastEventTime: Int64 = 0
     private var discovering = false
     private var adapterPath: String?
     private var message: String?
     private var finished: CheckedContinuation<WorkoutSummary?, Never>?
     private var outcome: WorkoutSummary??
+    /// Why a ride that ended could not be saved as it should, thrown by `run` after the sensors are released.
+    private var finishProblem: LiveRecordingError?
+    /// The event loop and the flush timer, cancelled when the ride is over. Connection attempts and
+    /// re-subscriptions are not kept: each is one short chain of BlueZ calls that ends on its own.
     private var tasks: [Task<Void, Never>] = []
     private var statusObservers: [@Sendable (LiveStatus) async -> Void] = []
     /// Arrival-to-stored delays of notifications, for the benchmark.
@@ -111,6 +120,7 @@ public actor LiveRecorder {
         let start = now()
         do {
             workoutId = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
+            writer = WorkoutWriter(store: store, workoutId: workoutId)
         } catch {
             throw LiveRecordingError(error.description)
         }
@@ -142,8 +152,6 @@ public actor LiveRecorder {
         return summary
     }
 
-    private var finishProblem: LiveRecordingError?
-
     /// Pause, resume, lap, marker, end or cancel, from the keyboard, a signal or D-Bus. Returns why it was
     /// refused, or nil when it was applied.
     @discardableResult
@@ -171,9 +179,7 @@ public actor LiveRecorder {
     private func findSensors() async throws(LiveRecordingError) {
         await setDiscovery(true)
         try? await Task.sleep(for: .seconds(options.discoverySeconds))
-        let found = await bluez.devices.filter { device in
-            !Set(device.shortServiceUUIDs).isDisjoint(with: Self.services)
-        }
+        let found = await bluez.devices.filter(Self.isCyclingSensor)
         guard !found.isEmpty else {
             throw LiveRecordingError(
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
@@ -226,7 +232,7 @@ public actor LiveRecorder {
                 if !tracked[index].connecting && clock >= tracked[index].nextAttempt {
                     tracked[index].connecting = true
                     tracked[index].state = tracked[index].failures == 0 ? .connecting : .reconnecting
-                    tasks.append(Task { [weak self] in await self?.connect(index) })
+                    Task { [weak self] in await self?.connect(index) }
                 }
                 continue
             }
@@ -251,18 +257,17 @@ public actor LiveRecorder {
             tracked[index].measurementCharacteristics = []
             message = "\(sensor.name ?? sensor.wanted) stayed silent: reconnecting"
             linkDown(index)
-            tasks.append(Task { [bluez] in try? await bluez.disconnect(path) })
+            Task { [bluez] in try? await bluez.disconnect(path) }
         } else {
             tracked[index].resubscribedAt = clock
             message = "\(sensor.name ?? sensor.wanted) went silent: subscribing again"
             let characteristics = sensor.measurementCharacteristics
-            tasks.append(
-                Task { [bluez] in
-                    for characteristic in characteristics {
-                        try? await bluez.stopNotify(characteristic)
-                        try? await bluez.startNotify(characteristic)
-                    }
-                })
+            Task { [bluez] in
+                for characteristic in characteristics {
+                    try? await bluez.stopNotify(characteristic)
+                    try? await bluez.startNotify(characteristic)
+                }
+            }
         }
     }
 
@@ -415,9 +420,8 @@ public actor LiveRecorder {
     // MARK: Journal and store
 
     private func now() -> Int64 {
-        let wall = Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
         // The journal's times never go backwards, even if the wall clock is set back during the ride.
-        lastEventTime = max(wall, lastEventTime)
+        lastEventTime = max(wallClockMicroseconds(), lastEventTime)
         return lastEventTime
     }
 
@@ -435,17 +439,9 @@ public actor LiveRecorder {
             if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
         }
         recentSamples = Array((recentSamples + completed).suffix(3))
-        pendingSamples += completed
-        let chunk = WorkoutStore.secondsPerSampleChunk
-        let whole = pendingSamples.count / chunk * chunk
-        guard !pendingEvents.isEmpty || whole > 0 else { return }
         do {
-            try store.append(
-                to: workoutId, journalSequence: journalSequence, events: pendingEvents,
-                samples: pendingSamples[..<whole])
-            journalSequence += 1
+            guard try writer?.write(events: pendingEvents, completedSamples: completed) == true else { return }
             pendingEvents.removeAll(keepingCapacity: true)
-            pendingSamples.removeFirst(whole)
             let stored = ContinuousClock.now
             storeLatenciesSeconds += arrivals.map { (stored - $0).seconds }
             arrivals.removeAll(keepingCapacity: true)
@@ -496,7 +492,7 @@ public actor LiveRecorder {
 
     public func status() -> LiveStatus {
         let session = builder.session
-        let time = max(lastEventTime, Int64((Date().timeIntervalSince1970 * 1_000_000).rounded()))
+        let time = max(lastEventTime, wallClockMicroseconds())
         let start = session.startMicroseconds ?? time
         let end = session.endMicroseconds ?? time
         let elapsed = Double(max(0, end - start)) / 1e6

@@ -109,9 +109,8 @@ public struct Replayer {
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
         var builder = WorkoutBuilder(configuration: configuration)
         var problems = ProblemList()
+        var writer = WorkoutWriter(store: store, workoutId: id)
         var chunkStart = 0
-        var sequence = 0
-        var pending: [SecondSample] = []
         var seenProblems = 0
         for (index, event) in events.enumerated() {
             builder.add(event)
@@ -122,14 +121,9 @@ public struct Replayer {
                 seenProblems = builder.problems.count
             }
             if index + 1 - chunkStart >= options.eventsPerChunk || index + 1 == events.count {
-                pending += builder.takeCompletedSamples()
-                let chunk = WorkoutStore.secondsPerSampleChunk
-                let whole = pending.count / chunk * chunk
-                try store.append(
-                    to: id, journalSequence: sequence, events: writeJournal ? events[chunkStart...index] : [],
-                    samples: pending[..<whole])
-                pending.removeFirst(whole)
-                sequence += 1
+                try writer.write(
+                    events: writeJournal ? events[chunkStart...index] : [],
+                    completedSamples: builder.takeCompletedSamples())
                 chunkStart = index + 1
                 if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Recording
 import WorkoutStore
 import Workouts
 
@@ -251,9 +252,4 @@ struct FTPReport {
         case .manual: "set by hand"
         }
     }
-}
-
-/// Now, in microseconds since 1970 (UTC).
-func wallClockMicroseconds() -> Int64 {
-    Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
 }

@@ -67,8 +67,7 @@ struct Scan: AsyncParsableCommand {
         } catch let error as BlueZError {
             throw ExitMessage.make(error.description, status: 2)
         }
-        // Filters from several clients are merged by BlueZ, so the services are checked again here.
-        let sensors = await bluez.devices.filter { !Set($0.shortServiceUUIDs).isDisjoint(with: LiveRecorder.services) }
+        let sensors = await bluez.devices.filter(LiveRecorder.isCyclingSensor)
         for device in sensors {
             let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
             if json {
@@ -153,10 +152,8 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         let store = try database.open()
         for entry in try store.list() where entry.status != "complete" {
-            FileHandle.standardError.write(
-                Data(
-                    "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it\n"
-                        .utf8))
+            printError(
+                "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
         let bluez = try await buses.connectBlueZ()
         var options = LiveRecorder.Options()
@@ -195,11 +192,9 @@ struct Record: AsyncParsableCommand {
             try await RecorderControl.export(on: connection, recorder: recorder)
             Self.controlConnection.withLock { $0 = connection }
         } catch {
-            FileHandle.standardError.write(
-                Data(
-                    ("cyclelog: recording without remote control: \(error.description). Other programs control the "
-                        + "ride through \(control.address); run inside a desktop session, or use --control-bus.\n")
-                        .utf8))
+            printError(
+                "cyclelog: recording without remote control: \(error.description). Other programs control the "
+                    + "ride through \(control.address); run inside a desktop session, or use --control-bus.")
         }
     }
 
@@ -341,7 +336,7 @@ struct Recover: ParsableCommand {
                 print(SummaryText.render(outcome.summary))
             } catch {
                 failed = true
-                FileHandle.standardError.write(Data("cyclelog: workout \(entry.id): \(error.description)\n".utf8))
+                printError("cyclelog: workout \(entry.id): \(error.description)")
             }
         }
         if failed { throw ExitCode(1) }
