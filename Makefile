@@ -24,7 +24,7 @@ demo: build
 # All tests: unit and CLI tests, tshark conformance, and a short run of every fuzz target.
 test: setup
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	$(MAKE) --no-print-directory fuzz-smoke
 

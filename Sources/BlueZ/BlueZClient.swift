@@ -16,7 +16,7 @@ public actor BlueZClient {
     private let continuation: AsyncStream<BlueZEvent>.Continuation
     /// Everything that happens, in order; one consumer.
     public nonisolated let events: AsyncStream<BlueZEvent>
-    private var listeners: [Task<Void, Never>] = []
+    private var listener: Task<Void, Never>?
 
     /// Connects to the bus BlueZ is on, subscribes to its signals and reads its objects. Fails with a rider's
     /// explanation when the bus or bluetoothd is missing or this user may not talk to it.
@@ -42,27 +42,29 @@ public actor BlueZClient {
     }
 
     isolated deinit {
-        for listener in listeners { listener.cancel() }
+        listener?.cancel()
         continuation.finish()
     }
 
     private func start() async throws(BlueZError) {
         do {
-            // Subscribe before reading the tree so that no change falls between the two.
-            let fromBlueZ = try await connection.signals(matching: MatchRule(sender: Self.busName))
-            let owners = try await connection.signals(
-                matching: MatchRule(
-                    sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-                    arg0: Self.busName))
-            listeners.append(
-                Task { [weak self] in
-                    for await message in fromBlueZ { await self?.handleBlueZSignal(message) }
-                    await self?.busLost()
-                })
-            listeners.append(
-                Task { [weak self] in
-                    for await message in owners { await self?.handleOwnerChange(message) }
-                })
+            // Subscribe before reading the tree so that no change falls between the two. One stream for both
+            // rules keeps bluetoothd's last notifications ahead of the NameOwnerChanged that says it left.
+            let ownerRule = MatchRule(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                arg0: Self.busName)
+            let signals = try await connection.signals(matchingAny: [MatchRule(sender: Self.busName), ownerRule])
+            listener = Task { [weak self] in
+                for await message in signals {
+                    guard let self else { return }
+                    if ownerRule.matches(message) {
+                        await self.handleOwnerChange(message)
+                    } else {
+                        await self.handleBlueZSignal(message)
+                    }
+                }
+                await self?.busLost()
+            }
         } catch {
             throw BlueZError(error, while: "listening to BlueZ")
         }
@@ -117,6 +119,14 @@ public actor BlueZClient {
             _ = try await call(
                 device, ObjectTree.deviceInterface, "Connect", timeout: .seconds(40), while: "connecting to \(name)")
         } catch  where error.kind == .alreadyConnected {
+        }
+        // The reply can overtake the PropertiesChanged signals still queued for this client; read the device
+        // afresh so that what this client knows agrees with the reply.
+        let properties = try await call(
+            device, "org.freedesktop.DBus.Properties", "GetAll", [.string(ObjectTree.deviceInterface)],
+            while: "reading \(name)")
+        if let changed = properties.first?.dictionary {
+            tree.change(device, interface: ObjectTree.deviceInterface, changed: changed, invalidated: [])
         }
     }
 

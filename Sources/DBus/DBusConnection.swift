@@ -48,7 +48,7 @@ public actor DBusConnection {
 
     private var pendingCalls: [UInt32: CheckedContinuation<Result<DBusMessage, DBusError>, Never>] = [:]
     private struct Subscriber {
-        var rule: MatchRule
+        var rules: [MatchRule]
         var continuation: AsyncStream<DBusMessage>.Continuation
     }
     private var subscribers: [Int: Subscriber] = [:]
@@ -141,7 +141,7 @@ public actor DBusConnection {
                 lose()
                 return
             }
-            for subscriber in subscribers.values where subscriber.rule.matches(message) {
+            for subscriber in subscribers.values where subscriber.rules.contains(where: { $0.matches(message) }) {
                 subscriber.continuation.yield(message)
             }
         case .methodCall:
@@ -217,24 +217,34 @@ public actor DBusConnection {
     /// Signals matching a rule, from the moment this returns (the rule is on the bus before it does). Ending the
     /// iteration removes the rule.
     public func signals(matching rule: MatchRule) async throws(DBusError) -> AsyncStream<DBusMessage> {
-        _ = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "AddMatch", [.string(rule.text)])
+        try await signals(matchingAny: [rule])
+    }
+
+    /// Signals matching any of the rules, in the order the bus delivered them: one stream keeps, for example, a
+    /// service's last signals ahead of the NameOwnerChanged that says it left.
+    public func signals(matchingAny rules: [MatchRule]) async throws(DBusError) -> AsyncStream<DBusMessage> {
+        for rule in rules {
+            _ = try await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "AddMatch", [.string(rule.text)])
+        }
         let id = nextSubscriberID
         nextSubscriberID += 1
         let (stream, continuation) = AsyncStream<DBusMessage>.makeStream(bufferingPolicy: .bufferingNewest(65_536))
         continuation.onTermination = { [weak self] _ in
             Task { await self?.unsubscribe(id) }
         }
-        subscribers[id] = Subscriber(rule: rule, continuation: continuation)
+        subscribers[id] = Subscriber(rules: rules, continuation: continuation)
         return stream
     }
 
     private func unsubscribe(_ id: Int) async {
         guard let subscriber = subscribers.removeValue(forKey: id), isConnected else { return }
-        _ = try? await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "RemoveMatch", [.string(subscriber.rule.text)])
+        for rule in subscriber.rules {
+            _ = try? await call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "RemoveMatch", [.string(rule.text)])
+        }
     }
 
     // MARK: Names
