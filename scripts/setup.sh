@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages cyclelog's build, tests and benchmarks need, and only those missing.
 # Debian/Ubuntu; runs apt-get as root or through sudo, and says what it installs.
-#   scripts/setup.sh            packages for building and testing
+#   scripts/setup.sh            packages for building and testing (Debian's, and dbus-fast, garmin-fit-sdk,
+#                               fitdecode and tcxreader from PyPI)
 #   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
 set -euo pipefail
 
-packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon)
+# tmux gives the dashboard test a terminal.
+packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon tmux)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -36,15 +38,19 @@ if ! python3 -c "import dbus_fast" 2>/dev/null; then
     python3 -m pip install --quiet dbus-fast==2.44.1
 fi
 
+# The export tests read our FIT and TCX files back with independent decoders: Garmin's own FIT SDK, fitdecode
+# (which also checks both CRCs) and tcxreader.
+for requirement in garmin-fit-sdk==21.218.0:garmin_fit_sdk fitdecode==0.11.0:fitdecode tcxreader==0.4.11:tcxreader; do
+    if ! python3 -c "import ${requirement#*:}" 2>/dev/null; then
+        echo "setup: installing ${requirement%:*} from PyPI"
+        python3 -m pip install --quiet "${requirement%:*}"
+    fi
+done
+
 if [ "${1:-}" = "--bench" ]; then
     if ! python3 -c "import pycycling" 2>/dev/null; then
         # Only its offline parse functions are used, so its Bluetooth dependency (bleak) is not needed.
         echo "setup: installing pycycling 0.4.1 from PyPI (without bleak)"
         python3 -m pip install --quiet --no-deps pycycling==0.4.1
-    fi
-    if ! python3 -c "import fitdecode" 2>/dev/null; then
-        # Reads the FIT ride the replay benchmark's capture is made from.
-        echo "setup: installing fitdecode from PyPI"
-        python3 -m pip install --quiet fitdecode==0.11.0
     fi
 fi

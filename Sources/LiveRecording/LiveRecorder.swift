@@ -65,7 +65,8 @@ public actor LiveRecorder {
     public private(set) var workoutId: Int64 = 0
     private var builder: WorkoutBuilder
     private var tracked: [Tracked] = []
-    private var allEvents: [RideEvent] = []
+    /// The journal's fingerprint, kept as the ride goes (the events themselves are in the database).
+    private var digest: RideDigest
     private var pendingEvents: [RideEvent] = []
     private var writer: WorkoutWriter?
     private var recentSamples: [SecondSample] = []
@@ -83,14 +84,15 @@ public actor LiveRecorder {
     /// re-subscriptions are not kept: each is one short chain of BlueZ calls that ends on its own.
     private var tasks: [Task<Void, Never>] = []
     private var statusObservers: [@Sendable (LiveStatus) async -> Void] = []
-    /// Arrival-to-stored delays of notifications, for the benchmark.
-    public private(set) var storeLatenciesSeconds: [Double] = []
+    /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
+    public private(set) var storeLatency = LatencyHistogram()
     private var arrivals: [ContinuousClock.Instant] = []
 
     public init(bluez: BlueZClient, store: WorkoutStore, options: Options) {
         self.bluez = bluez
         self.store = store
         self.options = options
+        digest = RideDigest(wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
         builder = WorkoutBuilder(
             configuration: WorkoutBuilder.Configuration(
                 defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres,
@@ -427,7 +429,7 @@ public actor LiveRecorder {
 
     private func record(_ event: RideEvent) {
         builder.add(event)
-        allEvents.append(event)
+        digest.add(event)
         pendingEvents.append(event)
     }
 
@@ -443,7 +445,7 @@ public actor LiveRecorder {
             guard try writer?.write(events: pendingEvents, completedSamples: completed) == true else { return }
             pendingEvents.removeAll(keepingCapacity: true)
             let stored = ContinuousClock.now
-            storeLatenciesSeconds += arrivals.map { (stored - $0).seconds }
+            for arrival in arrivals { storeLatency.add(seconds: (stored - arrival).seconds) }
             arrivals.removeAll(keepingCapacity: true)
         } catch {
             // Kept in memory and written with the next flush (a locked or briefly full database).
@@ -459,7 +461,6 @@ public actor LiveRecorder {
         } else {
             flush()
             if let workout = builder.finish() {
-                let digest = RideDigest(allEvents, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
                 do {
                     summary = try store.finish(workoutId, workout: workout, journalDigest: digest.hex)
                     let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }

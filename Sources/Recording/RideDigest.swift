@@ -8,18 +8,25 @@ public struct RideDigest: Sendable {
     private var second: UInt64 = 0x6C62_272E_07BB_0142
 
     public init(_ events: [RideEvent], wheelCircumferenceMillimetres: Int) {
+        self.init(wheelCircumferenceMillimetres: wheelCircumferenceMillimetres)
+        for event in events { add(event) }
+    }
+
+    /// An empty digest to feed event by event (a live ride keeps the digest, not its events).
+    public init(wheelCircumferenceMillimetres: Int) {
         add(UInt64(wheelCircumferenceMillimetres))
-        for event in events {
-            add(UInt64(bitPattern: event.timeMicroseconds))
-            switch event.kind {
-            case .notification(let sensor, let characteristic, let value):
-                add(1, sensor, UInt64(characteristic), value)
-            case .read(let sensor, let characteristic, let value):
-                add(2, sensor, UInt64(characteristic), value)
-            default:
-                // Rare events: their journal form is exact.
-                add(3, "\(event.kind)", 0, [])
-            }
+    }
+
+    public mutating func add(_ event: RideEvent) {
+        add(UInt64(bitPattern: event.timeMicroseconds))
+        switch event.kind {
+        case .notification(let sensor, let characteristic, let value):
+            add(1, sensor, UInt64(characteristic), value)
+        case .read(let sensor, let characteristic, let value):
+            add(2, sensor, UInt64(characteristic), value)
+        default:
+            // Rare events: their journal form is exact.
+            add(3, "\(event.kind)", 0, [])
         }
     }
 

@@ -140,6 +140,9 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Print a plain status line every few seconds even on a terminal.")
     var plain = false
 
+    @Flag(help: "At the end, print how long notifications took from arrival to the database (p50, p99, max).")
+    var latency = false
+
     func validate() throws {
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
@@ -176,7 +179,9 @@ struct Record: AsyncParsableCommand {
             signals.forEach { $0.cancel() }
         }
         do {
-            guard let summary = try await recorder.run() else {
+            let summary = try await recorder.run()
+            if latency { Self.printLatency(await recorder.storeLatency) }
+            guard let summary else {
                 print("The ride was cancelled; nothing was saved.")
                 return
             }
@@ -184,6 +189,14 @@ struct Record: AsyncParsableCommand {
         } catch {
             throw ExitMessage.make(error.description, status: 1)
         }
+    }
+
+    private static func printLatency(_ histogram: LatencyHistogram) {
+        func milliseconds(_ seconds: Double?) -> String { seconds.map { String(Int(($0 * 1000).rounded())) } ?? "-" }
+        printError(
+            "store latency: \(histogram.count) notifications, p50 \(milliseconds(histogram.quantileSeconds(0.5))) ms, "
+                + "p99 \(milliseconds(histogram.quantileSeconds(0.99))) ms, "
+                + "max \(milliseconds(histogram.count > 0 ? histogram.maximumSeconds : nil)) ms")
     }
 
     private func exportControl(_ recorder: LiveRecorder) async {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// What one run of the `cyclelog` binary printed and returned.
@@ -7,14 +8,6 @@ struct Run {
     let output: String
     let errorOutput: String
     var lines: [String] { output.split(separator: "\n").map(String.init) }
-}
-
-/// The built `cyclelog` binary: the test runner sits in the same build folder.
-func cyclelogBinary() throws -> URL {
-    let folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let candidates = [folder, folder.deletingLastPathComponent()].map { $0.appendingPathComponent("cyclelog") }
-    return try XCTUnwrap(
-        candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }, "cyclelog not built")
 }
 
 /// Starts `cyclelog` with `arguments`, as a user or a script would.

@@ -47,6 +47,12 @@ final class StandIn {
             outputPath: self.bus.folder.appendingPathComponent("standin.log").path)
     }
 
+    /// Who owns a name on the stand-in's bus now (nil: nobody).
+    func busNameOwner(_ name: String) async throws -> String? {
+        let probe = try await DBusConnection.connect(to: .address(bus.address))
+        return try await probe.nameOwner(name)
+    }
+
     /// Waits until the stand-in owns org.bluez; fails with its log (a missing dbus-fast says how to install it).
     func waitUntilReady() async throws {
         let probe = try await DBusConnection.connect(to: .address(bus.address))

@@ -26,6 +26,7 @@ public final class PrivateBus: @unchecked Sendable {
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
+                <allow user="*"/>
             \(denials)  </policy>
             </busconfig>
             """

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Live-recording benchmark (`make bench`): the release `cyclelog record` against the BlueZ stand-in on a private
+dbus-daemon, three sensors (power 4 Hz, CSC 2 Hz, heart rate 1 Hz) played from a real ride, in real time for
+LIVE_BENCH_SECONDS (default 600: ten minutes of riding). Ended with SIGTERM like a service stop; then the
+process's CPU time and peak RSS from wait4() and cyclelog's own arrival-to-stored latency (`record --latency`).
+Targets: under 1 % of one core, under 25 MB RSS, p99 stored within 1.5 s."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
+STANDIN = os.path.join(ROOT, "Tests", "BlueZStandIn", "bluez_standin.py")
+RIDE = os.path.join(ROOT, "Fixtures", "rides", "sweatpy_2020-06-01-16-52-40.journal")
+SECONDS = float(os.environ.get("LIVE_BENCH_SECONDS", "600"))
+SENSORS = [
+    {"address": "C0:11:22:33:44:01", "name": "Stages Power L", "service": "1818", "measurement": "2a63",
+     "journal": RIDE, "rateHz": 4, "battery": 80, "reads": {"2a65": "08000000", "2a5d": "05"}},
+    {"address": "C0:11:22:33:44:02", "name": "Wahoo CADENCE", "service": "1816", "measurement": "2a5b",
+     "journal": RIDE, "rateHz": 2, "battery": 60, "reads": {"2a5c": "0300"}},
+    {"address": "C0:11:22:33:44:03", "name": "Polar H10", "service": "180d", "measurement": "2a37",
+     "journal": RIDE, "rateHz": 1, "battery": 95},
+]
+
+
+def wait_for_line(path, text, seconds, process):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.path.exists(path) and text in open(path).read():
+            return
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    sys.exit("live bench: %s never printed %r:\n%s" % (path, text, open(path).read() if os.path.exists(path) else ""))
+
+
+def resident_mb(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main():
+    folder = tempfile.mkdtemp(prefix="cyclelog-live-bench-")
+    address = "unix:path=" + os.path.join(folder, "bus")
+    config = os.path.join(folder, "bus.conf")
+    with open(config, "w") as file:
+        file.write("""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>%s</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
+</policy></busconfig>
+""" % address)
+    scenario = os.path.join(folder, "scenario.json")
+    sent_log = os.path.join(folder, "sent.log")
+    with open(scenario, "w") as file:
+        json.dump({"sensors": SENSORS, "sentLog": sent_log}, file)
+    children = []
+    try:
+        daemon = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork", "--nopidfile"],
+                                  stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "bus.log"), "w"))
+        children.append(daemon)
+        while not os.path.exists(os.path.join(folder, "bus")):
+            time.sleep(0.01)
+        standin_log = os.path.join(folder, "standin.log")
+        standin = subprocess.Popen([sys.executable, STANDIN, "--address", address, "--scenario", scenario],
+                                   stdout=open(standin_log, "w"), stderr=subprocess.STDOUT)
+        children.append(standin)
+        wait_for_line(standin_log, "on the bus as org.bluez", 20, standin)
+
+        environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=address, CYCLELOG_CONTROL_BUS=address)
+        record_log = os.path.join(folder, "record.log")
+        command = [CYCLELOG, "record", "--plain", "--latency", "--db", os.path.join(folder, "live.sqlite")]
+        for sensor in SENSORS:
+            command += ["--sensor", sensor["address"]]
+        print("live bench: recording three sensors for %.0f s in real time (LIVE_BENCH_SECONDS)" % SECONDS,
+              flush=True)
+        record = subprocess.Popen(command, env=environment, stdout=open(record_log, "w"), stderr=subprocess.STDOUT)
+        children.append(record)
+        wait_for_line(sent_log, "2a37", 30, record)
+        time.sleep(SECONDS)
+        riding_rss_mb = resident_mb(record.pid)
+        stop_time = time.time()
+        record.send_signal(signal.SIGTERM)
+        _, status, usage = os.wait4(record.pid, 0)
+        record.returncode = os.waitstatus_to_exitcode(status)
+        output = open(record_log).read()
+        if record.returncode != 0:
+            sys.exit("live bench: cyclelog record ended with status %d:\n%s" % (record.returncode, output))
+        match = re.search(r"store latency: (\d+) notifications, p50 (\d+) ms, p99 (\d+) ms, max (\d+) ms", output)
+        if not match:
+            sys.exit("live bench: no latency line in the output:\n" + output)
+        sent = sum(1 for line in open(sent_log) if float(line.split()[0]) < stop_time)
+        stored, p50, p99, worst = (int(value) for value in match.groups())
+        cpu = usage.ru_utime + usage.ru_stime
+        minutes = SECONDS / 60
+        rss_mb = usage.ru_maxrss / 1024
+        core_percent = 100 * cpu / SECONDS
+
+        def verdict(ok):
+            return "ok" if ok else "MISSED"
+
+        print("| live recording, %.0f s, 3 sensors | value | target |" % SECONDS)
+        print("|---|---|---|")
+        print("| notifications sent before SIGTERM / stored | %d / %d | all |" % (sent, stored))
+        print("| CPU time (whole process, incl. start) | %.2f s | |" % cpu)
+        print("| CPU time per minute of riding | %.3f s (%.2f %% of one core) | < 1 %% (%s) |"
+              % (cpu / minutes, core_percent, verdict(core_percent < 1)))
+        print("| RSS while riding, just before SIGTERM | %.1f MB | |" % riding_rss_mb)
+        print("| peak RSS (whole process, incl. saving at the end) | %.1f MB | < 25 MB (%s) |"
+              % (rss_mb, verdict(rss_mb < 25)))
+        print("| arrival → stored p50 / p99 / max | %d / %d / %d ms | p99 ≤ 1500 ms (%s) |"
+              % (p50, p99, worst, verdict(p99 <= 1500)))
+    finally:
+        for child in reversed(children):
+            if child.poll() is None:
+                child.terminate()
+                try:
+                    child.wait(5)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+import Workouts
+
+/// A ride as Garmin Training Center XML (TCX v2): one Lap element per lap, with a trackpoint per second the timer
+/// ran, power and speed in the ActivityExtension v2 (TPX and LX) elements, in the order the schema requires.
+public enum TCXDocument {
+    public static func encode(_ summary: WorkoutSummary, samples: [SecondSample]) -> String {
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" \
+            xmlns:ns3="http://www.garmin.com/xmlschemas/ActivityExtension/v2">
+              <Activities>
+                <Activity Sport="Biking">
+                  <Id>\(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))</Id>
+
+            """
+        var cumulative: [Double] = []
+        var distanceMeters = 0.0
+        for sample in samples {
+            distanceMeters += sample.distanceMeters
+            cumulative.append(distanceMeters)
+        }
+        for lap in summary.laps {
+            let s = lap.statistics
+            xml += "      <Lap StartTime=\"\(UTCTime.formatSeconds(microseconds: lap.startMicroseconds))\">\n"
+            xml += element("TotalTimeSeconds", s.movingSeconds, 3, indent: 8)
+            xml += element("DistanceMeters", s.distanceMeters, 2, indent: 8)
+            xml += element("MaximumSpeed", s.maximumSpeedMetersPerSecond, 3, indent: 8)
+            // TCX requires calories; with a power meter, kcal burned ≈ kJ of work (about 24 % efficiency).
+            xml += element("Calories", (s.workJoules ?? 0) / 1000, 0, indent: 8)
+            xml += heartRate("AverageHeartRateBpm", s.averageHeartRateBPM, indent: 8)
+            xml += heartRate("MaximumHeartRateBpm", s.maximumHeartRateBPM, indent: 8)
+            xml += "        <Intensity>Active</Intensity>\n"
+            xml += element("Cadence", s.averageCadenceRPM.map { min($0, 254) }, 0, indent: 8)
+            xml += "        <TriggerMethod>Manual</TriggerMethod>\n"
+            xml += "        <Track>\n"
+            for sample in samples where sample.isRunning {
+                let time = summary.startMicroseconds + Int64(sample.second) * 1_000_000
+                guard time >= lap.startMicroseconds && time < lap.endMicroseconds else { continue }
+                xml += "          <Trackpoint>\n"
+                xml += "            <Time>\(UTCTime.formatSeconds(microseconds: time))</Time>\n"
+                xml += element("DistanceMeters", cumulative[sample.second], 2, indent: 12)
+                xml += heartRate("HeartRateBpm", sample.heartRateBPM, indent: 12)
+                xml += element("Cadence", sample.cadenceRPM.map { min($0, 254) }, 0, indent: 12)
+                if sample.speedMetersPerSecond != nil || sample.powerWatts != nil {
+                    xml += "            <Extensions><ns3:TPX>"
+                    if let speed = sample.speedMetersPerSecond { xml += "<ns3:Speed>\(number(speed, 3))</ns3:Speed>" }
+                    if let watts = sample.powerWatts { xml += "<ns3:Watts>\(number(watts, 0))</ns3:Watts>" }
+                    xml += "</ns3:TPX></Extensions>\n"
+                }
+                xml += "          </Trackpoint>\n"
+            }
+            xml += "        </Track>\n"
+            xml += "        <Extensions><ns3:LX>"
+            if let speed = s.averageSpeedMetersPerSecond { xml += "<ns3:AvgSpeed>\(number(speed, 3))</ns3:AvgSpeed>" }
+            if let watts = s.averagePowerWatts { xml += "<ns3:AvgWatts>\(number(watts, 0))</ns3:AvgWatts>" }
+            if let watts = s.maximumPowerWatts { xml += "<ns3:MaxWatts>\(number(watts, 0))</ns3:MaxWatts>" }
+            xml += "</ns3:LX></Extensions>\n"
+            xml += "      </Lap>\n"
+        }
+        xml += "      <Creator xsi:type=\"Device_t\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">"
+        xml += "<Name>cyclelog</Name><UnitId>0</UnitId><ProductID>0</ProductID>"
+        xml += "<Version><VersionMajor>1</VersionMajor><VersionMinor>0</VersionMinor></Version></Creator>\n"
+        xml += "    </Activity>\n  </Activities>\n</TrainingCenterDatabase>\n"
+        return xml
+    }
+
+    private static func number(_ value: Double, _ decimals: Int) -> String {
+        JSONValue.rounded(value, decimals).rendered()
+    }
+
+    private static func element(_ name: String, _ value: Double?, _ decimals: Int, indent: Int) -> String {
+        guard let value, value.isFinite else { return "" }
+        return String(repeating: " ", count: indent) + "<\(name)>\(number(value, decimals))</\(name)>\n"
+    }
+
+    /// Heart rate is a positive byte in TCX: a value that rounds to 0 is left out.
+    private static func heartRate(_ name: String, _ value: Double?, indent: Int) -> String {
+        guard let value, value.isFinite, value.rounded() >= 1 else { return "" }
+        return String(repeating: " ", count: indent)
+            + "<\(name)><Value>\(number(min(value, 255), 0))</Value></\(name)>\n"
+    }
+}

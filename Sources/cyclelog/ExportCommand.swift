@@ -1,0 +1,90 @@
+import ArgumentParser
+import Export
+import Foundation
+import WorkoutStore
+import Workouts
+
+struct ExportRides: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Writes stored rides as FIT (default), TCX or CSV files for Strava, intervals.icu and the like.",
+        discussion: """
+            One workout with -o FILE writes that file; otherwise each ride goes into a folder (-o DIR, default
+            the current one) as cyclelog-<id>-<date>.<format>. --since DATE exports every complete ride that
+            started on or after DATE (YYYY-MM-DD or a full UTC time).
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case fit, tcx, csv
+    }
+
+    @Argument(help: "Workouts: ids from `cyclelog list`, or `last`.")
+    var workouts: [String] = []
+
+    @Option(help: "fit, tcx or csv.")
+    var format: Format = .fit
+
+    @Option(name: .shortAndLong, help: "A file (one workout) or a folder.")
+    var output: String?
+
+    @Option(help: "Export every complete ride that started on or after this date.")
+    var since: String?
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if workouts.isEmpty && since == nil { throw ValidationError("name the workouts to export, or use --since") }
+        if let since, UTCTime.parseDate(since) == nil {
+            throw ValidationError("--since takes a date (2024-05-01) or a UTC time (2024-05-01T06:30:00Z)")
+        }
+    }
+
+    func run() throws {
+        let store = try database.open()
+        var ids = try workouts.map { try WorkoutReference.resolve($0, in: store) }
+        if let since, let from = UTCTime.parseDate(since) {
+            ids += try store.list().filter { $0.status == "complete" && $0.startMicroseconds >= from }.map(\.id)
+                .reversed()
+        }
+        var seen = Set<Int64>()
+        ids = ids.filter { seen.insert($0).inserted }
+        guard !ids.isEmpty else {
+            print("No complete rides since \(since ?? "then"); nothing exported.")
+            return
+        }
+        var isFolder: ObjCBool = false
+        let outputExists = output.map { FileManager.default.fileExists(atPath: $0, isDirectory: &isFolder) } ?? false
+        let singleFile = ids.count == 1 && output != nil && !(outputExists && isFolder.boolValue)
+        if !singleFile, let output, !outputExists {
+            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        }
+        for id in ids {
+            let summary = try WorkoutReference.summary(id, in: store)
+            let samples = try store.samples(id)
+            let bytes: [UInt8]
+            switch format {
+            case .fit:
+                let balance = FITActivity.pedalBalanceBytes(
+                    try store.journal(id), startMicroseconds: summary.startMicroseconds)
+                bytes = FITActivity.encode(summary, samples: samples, pedalBalance: balance)
+            case .tcx: bytes = Array(TCXDocument.encode(summary, samples: samples).utf8)
+            case .csv: bytes = Array(CSVTable.encode(summary, samples: samples).utf8)
+            }
+            let path =
+                singleFile
+                ? output!
+                : URL(fileURLWithPath: output ?? ".").appendingPathComponent(fileName(summary)).path
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw ExitMessage.make("cannot write \(path): \(error.localizedDescription)", status: 1)
+            }
+            print("workout \(id) → \(path)")
+        }
+    }
+
+    private func fileName(_ summary: WorkoutSummary) -> String {
+        let date = UTCTime.formatSeconds(microseconds: summary.startMicroseconds).prefix(10)
+        return "cyclelog-\(summary.id)-\(date).\(format.rawValue)"
+    }
+}

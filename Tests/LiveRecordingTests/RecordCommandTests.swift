@@ -1,0 +1,270 @@
+import Capture
+import DBus
+import Foundation
+import LiveRecording
+import TestSupport
+import WorkoutStore
+import Workouts
+import XCTest
+
+/// The `cyclelog` binary itself against the stand-in, as a rider or a script runs it: `scan --json`, `record`
+/// ended by SIGINT and SIGTERM, killed and recovered, controlled from another user, and its dashboard's keys.
+final class RecordCommandTests: XCTestCase {
+    func testScanListsEveryCyclingSensorAsJSON() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power, StandIn.cadence, StandIn.heartRate])
+        try await standIn.waitUntilReady()
+        let scan = try Cyclelog(["scan", "--timeout", "1.5", "--json"], standIn: standIn)
+        XCTAssertEqual(scan.wait(seconds: 30), 0, scan.output)
+        let objects = try scan.output.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        .sorted { ($0["address"] as? String ?? "") < ($1["address"] as? String ?? "") }
+        // The values the stand-in advertises (StandIn.swift): names, services plus battery, battery levels.
+        XCTAssertEqual(objects.compactMap { $0["name"] as? String }, ["Stages Power L", "Wahoo CADENCE", "Polar H10"])
+        XCTAssertEqual(
+            objects.compactMap { $0["address"] as? String },
+            ["C0:11:22:33:44:01", "C0:11:22:33:44:02", "C0:11:22:33:44:03"])
+        XCTAssertEqual(
+            objects.compactMap { $0["services"] as? [String] },
+            [["1818", "180f"], ["1816", "180f"], ["180d", "180f"]])
+        XCTAssertEqual(objects.compactMap { $0["batteryPercent"] as? Int }, [80, 12, 95])
+        XCTAssertEqual(objects.compactMap { $0["rssiDBm"] as? Int }, [-60, -60, -60])
+        XCTAssertEqual(objects.compactMap { $0["addressType"] as? String }, ["random", "random", "random"])
+    }
+
+    func testSigintAndSigtermEndAndSaveTheRide() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        for signal in [SIGINT, SIGTERM] {
+            let database = standIn.bus.folder.appendingPathComponent("signal-\(signal).sqlite").path
+            let startTime = Date().timeIntervalSince1970
+            let record = try Cyclelog(
+                ["record", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+            try await waitFor("eight power notifications", record) {
+                try standIn.sent().filter { $0.time > startTime }.count >= 8
+            }
+            record.signal(signal)
+            XCTAssertEqual(record.wait(seconds: 20), 0, "signal \(signal):\n\(record.output)")
+            XCTAssertTrue(record.output.contains("Workout 1"), record.output)
+
+            let store = try WorkoutStore(path: database)
+            XCTAssertEqual(try store.list().map(\.status), ["complete"])
+            let journal = try store.journal(1)
+            XCTAssertEqual(controls(journal), ["start", "end"], "signal \(signal)")
+            let sent = try standIn.sent().filter { $0.time > startTime }.map(\.value)
+            let stored = powerValues(journal)
+            XCTAssertGreaterThanOrEqual(stored.count, 8)
+            XCTAssertEqual(stored, Array(sent.prefix(stored.count)), "what was sent, in order, from the start")
+        }
+    }
+
+    func testAKilledRecordingIsFoundAndRecovered() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("killed.sqlite").path
+        let startTime = Date().timeIntervalSince1970
+        let record = try Cyclelog(
+            ["record", "--plain", "--sensor", "C0:11:22:33:44:01", "--db", database], standIn: standIn)
+        try await waitFor("three seconds of power", record) {
+            try standIn.sent().filter { $0.time > startTime }.count >= 12
+        }
+        record.signal(SIGKILL)
+        let killTime = Date().timeIntervalSince1970
+        XCTAssertEqual(record.wait(seconds: 10), 128 + SIGKILL)
+
+        // The next start says so; here it then stops with status 2, as no bus is at that address.
+        let next = try Cyclelog(
+            ["record", "--plain", "--db", database], standIn: standIn,
+            environment: ["CYCLELOG_DBUS_ADDRESS": "unix:path=\(standIn.bus.folder.path)/nothing-here"])
+        XCTAssertEqual(next.wait(seconds: 20), 2, next.output)
+        XCTAssertTrue(next.output.contains("cannot reach"), next.output)
+        XCTAssertTrue(next.output.contains("workout 1 was cut short"), next.output)
+        XCTAssertTrue(next.output.contains("cyclelog recover"), next.output)
+
+        let recover = try Cyclelog(["recover", "--db", database], standIn: standIn)
+        XCTAssertEqual(recover.wait(seconds: 30), 0, recover.output)
+        XCTAssertTrue(recover.output.contains("Recovered workout 1"), recover.output)
+        let store = try WorkoutStore(path: database)
+        XCTAssertEqual(try store.list().map(\.status), ["complete"])
+        // Samples are stored within about a second: everything sent up to 1.2 s before the kill survived it.
+        let sentBeforeKill = try standIn.sent().filter { $0.time > startTime && $0.time < killTime - 1.2 }
+        let stored = powerValues(try store.journal(1))
+        XCTAssertGreaterThanOrEqual(stored.count, sentBeforeKill.count)
+        XCTAssertEqual(Array(stored.prefix(sentBeforeKill.count)), sentBeforeKill.map(\.value))
+        let summary = try XCTUnwrap(try store.summary(1))
+        XCTAssertNotNil(summary.statistics.averagePowerWatts)
+    }
+
+    func testOnlyTheRecordersOwnUserMayControlIt() async throws {
+        guard getuid() == 0 else {
+            throw XCTSkip(
+                "calling the recorder as another user needs root (runuser); run the tests as root to check it")
+        }
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("owner.sqlite").path
+        let record = try Cyclelog(
+            ["record", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+        try await waitFor("the recorder on the bus", record) {
+            try await standIn.busNameOwner(RecorderControl.busName) != nil
+        }
+        // The build folder may sit where another user cannot read it; a copy in the bus folder can be run.
+        let copy = standIn.bus.folder.appendingPathComponent("cyclelog").path
+        try FileManager.default.copyItem(atPath: try cyclelogBinary().path, toPath: copy)
+        let stranger = try ChildProcess(
+            [
+                "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/env",
+                "CYCLELOG_CONTROL_BUS=\(standIn.bus.address)", copy, "pause",
+            ],
+            outputPath: standIn.bus.folder.appendingPathComponent("stranger.log").path)
+        XCTAssertEqual(stranger.wait(seconds: 20), 1)
+        let refusal = try String(
+            contentsOf: standIn.bus.folder.appendingPathComponent("stranger.log"), encoding: .utf8)
+        XCTAssertTrue(refusal.contains("only the user who runs the recorder (uid 0) may control it"), refusal)
+
+        let pause = try Cyclelog(["pause"], standIn: standIn)
+        XCTAssertEqual(pause.wait(seconds: 20), 0, pause.output)
+        let end = try Cyclelog(["end"], standIn: standIn)
+        XCTAssertEqual(end.wait(seconds: 20), 0, end.output)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+        XCTAssertEqual(controls(try WorkoutStore(path: database).journal(1)), ["start", "pause", "end"])
+    }
+
+    func testDashboardKeysPauseResumeLapAskBeforeCancellingAndEnd() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power, StandIn.heartRate])
+        try await standIn.waitUntilReady()
+        let folder = standIn.bus.folder
+        let database = folder.appendingPathComponent("keys.sqlite").path
+        let terminal = try Terminal(folder: folder)
+        let binary = try cyclelogBinary().path
+        try terminal.start(
+            "env CYCLELOG_DBUS_ADDRESS=\(standIn.bus.address) CYCLELOG_CONTROL_BUS=\(standIn.bus.address) "
+                + "\(binary) record --sensor C0:11:22:33:44:01 --sensor 'Polar H10' --db \(database); "
+                + "echo cyclelog-exited-$?; sleep 120")
+        try await terminal.waitFor("both sensors streaming, with their battery") {
+            $0.contains("Stages Power L") && $0.contains("battery 80 %") && $0.contains("battery 95 %")
+                && $0.components(separatedBy: "streaming").count == 3 && $0.contains("running  lap 1")
+        }
+        let screen = try terminal.screen()
+        XCTAssertTrue(screen.contains("power (3 s)"), screen)
+        XCTAssertTrue(screen.contains("space pause/resume   l lap   e end and save   c cancel"), screen)
+
+        try terminal.press("Space")
+        try await terminal.waitFor("paused") { $0.contains("paused  lap 1") }
+        try terminal.press("Space")
+        try await terminal.waitFor("running again") { $0.contains("running  lap 1") }
+        try terminal.press("l")
+        try await terminal.waitFor("lap 2") { $0.contains("running  lap 2") }
+        try terminal.press("c")
+        try await terminal.waitFor("the question") { $0.contains("Cancel this ride and discard it? y = yes") }
+        try terminal.press("n")
+        try await terminal.waitFor("the question gone") { $0.contains("c cancel") && $0.contains("running  lap 2") }
+        try terminal.press("e")
+        try await terminal.waitFor("the summary") { $0.contains("cyclelog-exited-0") }
+        XCTAssertTrue(try terminal.screen().contains("Workout 1"))
+
+        let store = try WorkoutStore(path: database)
+        XCTAssertEqual(try store.list().map(\.status), ["complete"])
+        XCTAssertEqual(controls(try store.journal(1)), ["start", "pause", "resume", "lap", "end"])
+    }
+
+    // MARK: Helpers
+
+    private func controls(_ journal: [RideEvent]) -> [String] {
+        journal.compactMap { if case .control(let control) = $0.kind { control.name } else { nil } }
+    }
+
+    private func powerValues(_ journal: [RideEvent]) -> [[UInt8]] {
+        journal.compactMap { if case .notification(_, 0x2A63, let value) = $0.kind { value } else { nil } }
+    }
+
+    /// Polls a condition for up to 20 s; fails with the command's output when it never holds.
+    private func waitFor(
+        _ what: String, _ command: Cyclelog, _ condition: () async throws -> Bool
+    ) async throws {
+        for _ in 0..<200 {
+            if try await condition() { return }
+            guard command.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("waited in vain for \(what):\n\(command.output)")
+        throw CancellationError()
+    }
+}
+
+/// One run of the built `cyclelog`, on the stand-in's bus for both BlueZ and control, output in a file.
+private final class Cyclelog {
+    let process: ChildProcess
+    let outputPath: String
+
+    init(_ arguments: [String], standIn: StandIn, environment: [String: String] = [:]) throws {
+        outputPath = standIn.bus.folder.appendingPathComponent("cyclelog-\(UUID().uuidString).log").path
+        var variables = [
+            "CYCLELOG_DBUS_ADDRESS": standIn.bus.address, "CYCLELOG_CONTROL_BUS": standIn.bus.address,
+            "CYCLELOG_DB": standIn.bus.folder.appendingPathComponent("default.sqlite").path,
+        ]
+        variables.merge(environment) { $1 }
+        process = try ChildProcess(
+            [try cyclelogBinary().path] + arguments, environment: variables, outputPath: outputPath)
+    }
+
+    var isRunning: Bool { process.isRunning }
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    func signal(_ number: Int32) { process.signal(number) }
+    func wait(seconds: Double) -> Int32? { process.wait(seconds: seconds) }
+}
+
+/// A terminal for the dashboard: a detached tmux session on its own server socket, read with capture-pane and
+/// typed into with send-keys.
+private final class Terminal {
+    let socket: String
+    let folder: URL
+
+    init(folder: URL) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tmux") else {
+            XCTFail("tmux is missing (scripts/setup.sh installs it)")
+            throw CancellationError()
+        }
+        self.folder = folder
+        socket = folder.appendingPathComponent("tmux.socket").path
+    }
+
+    deinit {
+        _ = try? tmux(["kill-server"])
+    }
+
+    func start(_ command: String) throws {
+        _ = try tmux(["new-session", "-d", "-x", "110", "-y", "30", command])
+    }
+
+    func screen() throws -> String { try tmux(["capture-pane", "-p"]) }
+
+    func press(_ key: String) throws { _ = try tmux(["send-keys", key]) }
+
+    func waitFor(_ what: String, _ condition: (String) -> Bool) async throws {
+        var last = ""
+        for _ in 0..<150 {
+            last = try screen()
+            if condition(last) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        XCTFail("the dashboard never showed \(what); the screen:\n\(last)")
+        throw CancellationError()
+    }
+
+    @discardableResult
+    private func tmux(_ arguments: [String]) throws -> String {
+        let log = folder.appendingPathComponent("tmux-\(UUID().uuidString).out").path
+        let process = try ChildProcess(["/usr/bin/tmux", "-S", socket] + arguments, outputPath: log)
+        guard process.wait(seconds: 10) == 0 else {
+            throw NSError(
+                domain: "tmux", code: 1,
+                userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "tmux \(arguments.first ?? "") failed: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+                ])
+        }
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        return try String(contentsOfFile: log, encoding: .utf8)
+    }
+}
