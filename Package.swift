@@ -77,6 +77,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "ExportTests", dependencies: ["Export", "Workouts"]),
         .testTarget(
             name: "LiveRecordingTests",
             dependencies: [

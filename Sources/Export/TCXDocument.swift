@@ -41,20 +41,17 @@ public enum TCXDocument {
                 xml += element("DistanceMeters", cumulative[sample.second], 2, indent: 12)
                 xml += heartRate("HeartRateBpm", sample.heartRateBPM, indent: 12)
                 xml += element("Cadence", sample.cadenceRPM.map { min($0, 254) }, 0, indent: 12)
-                if sample.speedMetersPerSecond != nil || sample.powerWatts != nil {
-                    xml += "            <Extensions><ns3:TPX>"
-                    if let speed = sample.speedMetersPerSecond { xml += "<ns3:Speed>\(number(speed, 3))</ns3:Speed>" }
-                    if let watts = sample.powerWatts { xml += "<ns3:Watts>\(number(watts, 0))</ns3:Watts>" }
-                    xml += "</ns3:TPX></Extensions>\n"
-                }
+                xml += extensions(
+                    "TPX", [("Speed", sample.speedMetersPerSecond, 3), ("Watts", sample.powerWatts, 0)], indent: 12)
                 xml += "          </Trackpoint>\n"
             }
             xml += "        </Track>\n"
-            xml += "        <Extensions><ns3:LX>"
-            if let speed = s.averageSpeedMetersPerSecond { xml += "<ns3:AvgSpeed>\(number(speed, 3))</ns3:AvgSpeed>" }
-            if let watts = s.averagePowerWatts { xml += "<ns3:AvgWatts>\(number(watts, 0))</ns3:AvgWatts>" }
-            if let watts = s.maximumPowerWatts { xml += "<ns3:MaxWatts>\(number(watts, 0))</ns3:MaxWatts>" }
-            xml += "</ns3:LX></Extensions>\n"
+            xml += extensions(
+                "LX",
+                [
+                    ("AvgSpeed", s.averageSpeedMetersPerSecond, 3), ("AvgWatts", s.averagePowerWatts, 0),
+                    ("MaxWatts", s.maximumPowerWatts, 0),
+                ], indent: 8)
             xml += "      </Lap>\n"
         }
         xml += "      <Creator xsi:type=\"Device_t\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">"
@@ -71,6 +68,16 @@ public enum TCXDocument {
     private static func element(_ name: String, _ value: Double?, _ decimals: Int, indent: Int) -> String {
         guard let value, value.isFinite else { return "" }
         return String(repeating: " ", count: indent) + "<\(name)>\(number(value, decimals))</\(name)>\n"
+    }
+
+    /// An ActivityExtension v2 element (TPX, LX) with the values that are known; nothing when none is.
+    private static func extensions(_ kind: String, _ values: [(String, Double?, Int)], indent: Int) -> String {
+        let known = values.compactMap { name, value, decimals in
+            value.map { "<ns3:\(name)>\(number($0, decimals))</ns3:\(name)>" }
+        }
+        guard !known.isEmpty else { return "" }
+        return String(repeating: " ", count: indent) + "<Extensions><ns3:\(kind)>" + known.joined()
+            + "</ns3:\(kind)></Extensions>\n"
     }
 
     /// Heart rate is a positive byte in TCX: a value that rounds to 0 is left out.

@@ -9,8 +9,8 @@ struct ExportRides: ParsableCommand {
         commandName: "export",
         abstract: "Writes stored rides as FIT (default), TCX or CSV files for Strava, intervals.icu and the like.",
         discussion: """
-            One workout with -o FILE writes that file; otherwise each ride goes into a folder (-o DIR, default
-            the current one) as cyclelog-<id>-<date>.<format>. --since DATE exports every complete ride that
+            With -o FILE ending in .fit, .tcx or .csv one workout goes into that file; otherwise each ride goes
+            into a folder (-o DIR, made when missing; default the current one) as cyclelog-<id>-<date>.<format>. --since DATE exports every complete ride that
             started on or after DATE (YYYY-MM-DD or a full UTC time).
             """)
 
@@ -52,11 +52,18 @@ struct ExportRides: ParsableCommand {
             print("No complete rides since \(since ?? "then"); nothing exported.")
             return
         }
-        var isFolder: ObjCBool = false
-        let outputExists = output.map { FileManager.default.fileExists(atPath: $0, isDirectory: &isFolder) } ?? false
-        let singleFile = ids.count == 1 && output != nil && !(outputExists && isFolder.boolValue)
-        if !singleFile, let output, !outputExists {
-            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+        // A path ending in the format's extension is a file (one workout only); anything else is a folder.
+        let singleFile = output?.lowercased().hasSuffix(".\(format.rawValue)") ?? false
+        if singleFile && ids.count > 1 {
+            throw ExitMessage.make(
+                "\(ids.count) workouts do not fit in one file: give a folder with -o", status: 1)
+        }
+        if !singleFile, let output {
+            do {
+                try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            } catch {
+                throw ExitMessage.make("cannot make the folder \(output): \(error.localizedDescription)", status: 1)
+            }
         }
         for id in ids {
             let summary = try WorkoutReference.summary(id, in: store)

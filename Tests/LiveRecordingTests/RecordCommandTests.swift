@@ -37,12 +37,7 @@ final class RecordCommandTests: XCTestCase {
         try await standIn.waitUntilReady()
         for signal in [SIGINT, SIGTERM] {
             let database = standIn.bus.folder.appendingPathComponent("signal-\(signal).sqlite").path
-            let startTime = Date().timeIntervalSince1970
-            let record = try Cyclelog(
-                ["record", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
-            try await waitFor("eight power notifications", record) {
-                try standIn.sent().filter { $0.time > startTime }.count >= 8
-            }
+            let (record, startTime) = try await recordPower(standIn, database, "Stages Power L", notifications: 8)
             record.signal(signal)
             XCTAssertEqual(record.wait(seconds: 20), 0, "signal \(signal):\n\(record.output)")
             XCTAssertTrue(record.output.contains("Workout 1"), record.output)
@@ -62,12 +57,7 @@ final class RecordCommandTests: XCTestCase {
         let standIn = try StandIn(sensors: [StandIn.power])
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("killed.sqlite").path
-        let startTime = Date().timeIntervalSince1970
-        let record = try Cyclelog(
-            ["record", "--plain", "--sensor", "C0:11:22:33:44:01", "--db", database], standIn: standIn)
-        try await waitFor("three seconds of power", record) {
-            try standIn.sent().filter { $0.time > startTime }.count >= 12
-        }
+        let (record, startTime) = try await recordPower(standIn, database, "C0:11:22:33:44:01", notifications: 12)
         record.signal(SIGKILL)
         let killTime = Date().timeIntervalSince1970
         XCTAssertEqual(record.wait(seconds: 10), 128 + SIGKILL)
@@ -176,6 +166,19 @@ final class RecordCommandTests: XCTestCase {
 
     private func powerValues(_ journal: [RideEvent]) -> [[UInt8]] {
         journal.compactMap { if case .notification(_, 0x2A63, let value) = $0.kind { value } else { nil } }
+    }
+
+    /// Starts `record --plain` with the power meter (by name or address) and waits until the stand-in has sent it
+    /// `notifications` measurements; returns the run and the Unix time just before it started.
+    private func recordPower(
+        _ standIn: StandIn, _ database: String, _ sensor: String, notifications: Int
+    ) async throws -> (Cyclelog, Double) {
+        let startTime = Date().timeIntervalSince1970
+        let record = try Cyclelog(["record", "--plain", "--sensor", sensor, "--db", database], standIn: standIn)
+        try await waitFor("\(notifications) power notifications", record) {
+            try standIn.sent().filter { $0.time > startTime }.count >= notifications
+        }
+        return (record, startTime)
     }
 
     /// Polls a condition for up to 20 s; fails with the command's output when it never holds.
