@@ -8,14 +8,12 @@ public enum CSVTable {
     public static func encode(_ summary: WorkoutSummary, samples: [SecondSample]) -> String {
         var lines = [header]
         lines.reserveCapacity(samples.count + 1)
-        var distanceMeters = 0.0
-        for sample in samples {
-            distanceMeters += sample.distanceMeters
-            let time = summary.startMicroseconds + Int64(sample.second) * 1_000_000
+        for second in RideSecond.list(samples, startMicroseconds: summary.startMicroseconds) {
+            let sample = second.sample
             let cells = [
-                UTCTime.formatSeconds(microseconds: time), String(sample.second), sample.isRunning ? "1" : "0",
-                cell(sample.powerWatts, 0), cell(sample.cadenceRPM, 0), cell(sample.speedMetersPerSecond, 3),
-                cell(sample.heartRateBPM, 0), cell(distanceMeters, 2),
+                UTCTime.formatSeconds(microseconds: second.timeMicroseconds), String(sample.second),
+                sample.isRunning ? "1" : "0", cell(sample.powerWatts, 0), cell(sample.cadenceRPM, 0),
+                cell(sample.speedMetersPerSecond, 3), cell(sample.heartRateBPM, 0), cell(second.distanceMeters, 2),
             ]
             lines.append(cells.joined(separator: ","))
         }

@@ -116,19 +116,17 @@ public enum FITActivity {
                 nextEvent += 1
             }
         }
-        var distanceMeters = 0.0
         var accumulatedWatts: UInt64 = 0
-        for sample in samples {
-            distanceMeters += sample.distanceMeters
-            guard sample.isRunning else { continue }
-            let microseconds = start + Int64(sample.second) * 1_000_000
-            writeEvents(upTo: microseconds)
+        for second in RideSecond.list(samples, startMicroseconds: start) where second.sample.isRunning {
+            let sample = second.sample
+            writeEvents(upTo: second.timeMicroseconds)
             if let watts = sample.powerWatts { accumulatedWatts += UInt64(watts.rounded()) }
             fit.write(
                 local: Local.record,
                 [
-                    time(microseconds), whole(sample.powerWatts), whole(sample.cadenceRPM),
-                    scaled(sample.speedMetersPerSecond, 1000), scaled(distanceMeters, 100), whole(sample.heartRateBPM),
+                    time(second.timeMicroseconds), whole(sample.powerWatts), whole(sample.cadenceRPM),
+                    scaled(sample.speedMetersPerSecond, 1000), scaled(second.distanceMeters, 100),
+                    whole(sample.heartRateBPM),
                     .number(sample.powerWatts == nil ? nil : accumulatedWatts),
                     .number(pedalBalance[sample.second].map(UInt64.init)),
                 ])

@@ -13,12 +13,7 @@ public enum TCXDocument {
                   <Id>\(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))</Id>
 
             """
-        var cumulative: [Double] = []
-        var distanceMeters = 0.0
-        for sample in samples {
-            distanceMeters += sample.distanceMeters
-            cumulative.append(distanceMeters)
-        }
+        let seconds = RideSecond.list(samples, startMicroseconds: summary.startMicroseconds).filter(\.sample.isRunning)
         for lap in summary.laps {
             let s = lap.statistics
             xml += "      <Lap StartTime=\"\(UTCTime.formatSeconds(microseconds: lap.startMicroseconds))\">\n"
@@ -33,12 +28,12 @@ public enum TCXDocument {
             xml += element("Cadence", s.averageCadenceRPM.map { min($0, 254) }, 0, indent: 8)
             xml += "        <TriggerMethod>Manual</TriggerMethod>\n"
             xml += "        <Track>\n"
-            for sample in samples where sample.isRunning {
-                let time = summary.startMicroseconds + Int64(sample.second) * 1_000_000
-                guard time >= lap.startMicroseconds && time < lap.endMicroseconds else { continue }
+            for second in seconds
+            where second.timeMicroseconds >= lap.startMicroseconds && second.timeMicroseconds < lap.endMicroseconds {
+                let sample = second.sample
                 xml += "          <Trackpoint>\n"
-                xml += "            <Time>\(UTCTime.formatSeconds(microseconds: time))</Time>\n"
-                xml += element("DistanceMeters", cumulative[sample.second], 2, indent: 12)
+                xml += "            <Time>\(UTCTime.formatSeconds(microseconds: second.timeMicroseconds))</Time>\n"
+                xml += element("DistanceMeters", second.distanceMeters, 2, indent: 12)
                 xml += heartRate("HeartRateBpm", sample.heartRateBPM, indent: 12)
                 xml += element("Cadence", sample.cadenceRPM.map { min($0, 254) }, 0, indent: 12)
                 xml += extensions(

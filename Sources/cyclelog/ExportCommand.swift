@@ -53,12 +53,12 @@ struct ExportRides: ParsableCommand {
             return
         }
         // A path ending in the format's extension is a file (one workout only); anything else is a folder.
-        let singleFile = output?.lowercased().hasSuffix(".\(format.rawValue)") ?? false
-        if singleFile && ids.count > 1 {
+        let file = output.flatMap { $0.lowercased().hasSuffix(".\(format.rawValue)") ? $0 : nil }
+        if file != nil && ids.count > 1 {
             throw ExitMessage.make(
                 "\(ids.count) workouts do not fit in one file: give a folder with -o", status: 1)
         }
-        if !singleFile, let output {
+        if file == nil, let output {
             do {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             } catch {
@@ -77,10 +77,7 @@ struct ExportRides: ParsableCommand {
             case .tcx: bytes = Array(TCXDocument.encode(summary, samples: samples).utf8)
             case .csv: bytes = Array(CSVTable.encode(summary, samples: samples).utf8)
             }
-            let path =
-                singleFile
-                ? output!
-                : URL(fileURLWithPath: output ?? ".").appendingPathComponent(fileName(summary)).path
+            let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(fileName(summary)).path
             do {
                 try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
             } catch {

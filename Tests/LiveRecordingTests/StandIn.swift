@@ -47,17 +47,19 @@ final class StandIn {
             outputPath: self.bus.folder.appendingPathComponent("standin.log").path)
     }
 
+    /// One connection of the test's own for asking the bus who owns a name.
+    private var probe: DBusConnection?
+
     /// Who owns a name on the stand-in's bus now (nil: nobody).
     func busNameOwner(_ name: String) async throws -> String? {
-        let probe = try await DBusConnection.connect(to: .address(bus.address))
-        return try await probe.nameOwner(name)
+        if probe == nil { probe = try await DBusConnection.connect(to: .address(bus.address)) }
+        return try await probe?.nameOwner(name)
     }
 
     /// Waits until the stand-in owns org.bluez; fails with its log (a missing dbus-fast says how to install it).
     func waitUntilReady() async throws {
-        let probe = try await DBusConnection.connect(to: .address(bus.address))
         for _ in 0..<200 {
-            if try await probe.nameOwner("org.bluez") != nil { return }
+            if try await busNameOwner("org.bluez") != nil { return }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
