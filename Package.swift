@@ -33,10 +33,16 @@ let package = Package(
             dependencies: ["Workouts", "Capture", .product(name: "GRDB", package: "GRDB.swift")]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Workouts"]),
-        // Stored rides as FIT (written byte by byte), TCX and CSV files; pure.
-        .target(name: "Export", dependencies: ["Workouts", "CyclingSensors"]),
-        // Wires sources to the builder and the store: replay and rebuild (and the live recorder).
-        .target(name: "Recording", dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors"]),
+        // The FIT container read and written byte by byte: headers, definitions, messages, CRCs; no activities.
+        .target(name: "FIT"),
+        // Stored rides as FIT activities, TCX and CSV files; pure.
+        .target(name: "Export", dependencies: ["FIT", "Workouts", "CyclingSensors"]),
+        // Bike computers' FIT activity files as workouts (records, timer, laps, the device's totals); pure.
+        .target(name: "FITImport", dependencies: ["FIT", "Workouts"]),
+        // Wires sources to the builder and the store: replay, import, rebuild and the live recorder's writes.
+        .target(
+            name: "Recording",
+            dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors", "FIT", "FITImport"]),
         // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
         // control object.
         .target(
@@ -77,7 +83,7 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
-        .testTarget(name: "ExportTests", dependencies: ["Export", "Workouts"]),
+        .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",
             dependencies: [

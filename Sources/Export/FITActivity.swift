@@ -1,4 +1,5 @@
 import CyclingSensors
+import FIT
 import Workouts
 
 /// A stored ride as a FIT activity file, in the message order bike computers write: file_id, device_info per
@@ -94,7 +95,7 @@ public enum FITActivity {
             local: Local.record, global: Message.record,
             fields: [
                 .init(253, .uint32), .init(7, .uint16), .init(4, .uint8), .init(6, .uint16), .init(5, .uint32),
-                .init(3, .uint8), .init(29, .uint32), .init(30, .uint8),
+                .init(3, .uint8), .init(29, .uint32), .init(30, .uint8), .init(53, .uint8),
             ])
         // Timer events (start, pause = stop_all, resume = start, end = stop_all) in time order with the records
         // of the seconds the timer ran.
@@ -121,14 +122,15 @@ public enum FITActivity {
             let sample = second.sample
             writeEvents(upTo: second.timeMicroseconds)
             if let watts = sample.powerWatts { accumulatedWatts += UInt64(watts.rounded()) }
+            let cadence = cadenceValues(sample.cadenceRPM)
             fit.write(
                 local: Local.record,
                 [
-                    time(second.timeMicroseconds), whole(sample.powerWatts), whole(sample.cadenceRPM),
+                    time(second.timeMicroseconds), whole(sample.powerWatts), cadence.whole,
                     scaled(sample.speedMetersPerSecond, 1000), scaled(second.distanceMeters, 100),
                     whole(sample.heartRateBPM),
                     .number(sample.powerWatts == nil ? nil : accumulatedWatts),
-                    .number(pedalBalance[sample.second].map(UInt64.init)),
+                    .number(pedalBalance[sample.second].map(UInt64.init)), cadence.fraction,
                 ])
         }
         writeEvents(upTo: .max)
@@ -249,6 +251,13 @@ public enum FITActivity {
     }
 
     private static func whole(_ value: Double?) -> FITEncoder.Value { scaled(value, 1) }
+
+    /// Cadence as FIT splits it: whole rpm in `cadence`, 1/128 rpm in `fractional_cadence`.
+    private static func cadenceValues(_ rpm: Double?) -> (whole: FITEncoder.Value, fraction: FITEncoder.Value) {
+        guard let rpm, rpm.isFinite, rpm >= 0 else { return (.number(nil), .number(nil)) }
+        let units = UInt64((rpm * 128).rounded())
+        return (.number(units / 128), .number(units % 128))
+    }
 
     private static func scaled(_ value: Double?, _ scale: Double) -> FITEncoder.Value {
         guard let value, value.isFinite, value >= 0 else { return .number(nil) }

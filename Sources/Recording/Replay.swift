@@ -85,7 +85,10 @@ public struct Replayer {
     public func rebuild(_ id: Int64) throws(ReplayError) -> Outcome {
         do {
             let events = try store.journal(id)
-            guard !events.isEmpty else { throw ReplayError("workout \(id) has no stored journal to rebuild from") }
+            guard !events.isEmpty else {
+                if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
+                throw ReplayError("workout \(id) has no stored journal or file to rebuild from")
+            }
             let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
             try store.beginRebuild(id)
             let result = try build(

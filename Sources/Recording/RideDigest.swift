@@ -17,6 +17,12 @@ public struct RideDigest: Sendable {
         add(UInt64(wheelCircumferenceMillimetres))
     }
 
+    /// The digest of a file's bytes, or of a text such as a FIT file's identity.
+    public init(bytes: some Sequence<UInt8>) {
+        add(UInt64(4))
+        for byte in bytes { add(byte) }
+    }
+
     public mutating func add(_ event: RideEvent) {
         add(UInt64(bitPattern: event.timeMicroseconds))
         switch event.kind {

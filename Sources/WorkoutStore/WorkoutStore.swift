@@ -185,6 +185,18 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
+        migrator.registerMigration("v4 imported files") { db in
+            try db.execute(
+                sql: """
+                    -- The file an imported ride came from, byte for byte: what `cyclelog rebuild` reads it from again
+                    -- (the counterpart of journalChunk for a recorded ride).
+                    CREATE TABLE importedFile (
+                        workoutId INTEGER PRIMARY KEY NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        fileName TEXT NOT NULL,
+                        bytes BLOB NOT NULL
+                    );
+                    """)
+        }
         return migrator
     }
 

@@ -85,78 +85,140 @@ extension WorkoutStore {
     /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
     @discardableResult
     public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
-        let curve = workout.powerCurve
-        let statistics = workout.statistics(powerCurve: curve)
-        let chunks = Self.chunks(workout.samples)
-        let laps = workout.laps
-        try write { db in
-            try Self.deleteContent(of: id, db, keepingJournal: true)
-            for (firstSecond, blob) in chunks {
-                try db.execute(
-                    sql: "INSERT INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
-                    arguments: [id, firstSecond, Data(blob)])
-            }
-            try db.execute(
-                sql: "INSERT INTO powerCurve (workoutId, watts) VALUES (?, ?)",
-                arguments: [id, Data(StoredPacking.packCurve(curve))])
-            for lap in laps {
-                try db.execute(
-                    sql: "INSERT INTO lap VALUES (?, ?, ?, ?, ?)",
-                    arguments: [
-                        id, lap.number, lap.startMicroseconds, lap.endMicroseconds,
-                        Data(StoredPacking.packStatistics(lap.statistics)),
-                    ])
-            }
-            for (sequence, event) in workout.events.enumerated() {
-                try db.execute(
-                    sql: "INSERT INTO workoutEvent VALUES (?, ?, ?, ?)",
-                    arguments: [
-                        id, sequence, event.timeMicroseconds,
-                        Journal.line(RideEvent(timeMicroseconds: event.timeMicroseconds, .control(event.control))),
-                    ])
-            }
-            for (sequence, dropout) in workout.dropouts.enumerated() {
-                try db.execute(
-                    sql: "INSERT INTO dropout VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        id, sequence, workout.sensors[dropout.sensorIndex].address, dropout.reason.rawValue,
-                        dropout.start, dropout.end,
-                    ])
-            }
-            for (position, sensor) in workout.sensors.enumerated() {
-                try db.execute(
-                    sql: "INSERT INTO workoutSensor VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        id, position, sensor.address, sensor.name, sensor.wheelCircumferenceMillimetres,
-                        sensor.batteryPercent,
-                    ])
-                try db.execute(
-                    sql: """
-                        INSERT INTO sensor (address, name, wheelCircumferenceMillimetres, lastSeenMicroseconds)
-                        VALUES (?, ?, NULL, ?)
-                        ON CONFLICT(address) DO UPDATE SET name = coalesce(excluded.name, name),
-                        lastSeenMicroseconds = max(coalesce(lastSeenMicroseconds, 0), excluded.lastSeenMicroseconds)
-                        """, arguments: [sensor.address, sensor.name, workout.endMicroseconds])
-            }
-            try db.execute(
-                sql: """
-                    UPDATE workout SET status = 'complete', journalDigest = ?, name = ?, location = ?, goal = ?,
-                    sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
-                    movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
-                    fitnessTest = coalesce(?, fitnessTest)
-                    WHERE id = ?
-                    """,
-                arguments: [
-                    journalDigest, workout.plan.name, workout.plan.location?.rawValue,
-                    workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
-                    workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
-                    statistics.distanceMeters, statistics.averagePowerWatts,
-                    Data(StoredPacking.packStatistics(statistics)), workout.plan.fitnessTest?.rawValue, id,
-                ])
-        }
+        let built = Built(workout)
+        try write { db in try Self.insert(built, id, journalDigest: journalDigest, db) }
         try refreshFTPEstimates()
         guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
         return summary
+    }
+
+    /// Stores a ride imported from a file in one transaction, with the file's bytes for `rebuild`: a new workout,
+    /// or (with `replacing`) a new version of an existing one. Nothing is stored if any part fails. Importing many
+    /// files, pass `refreshingFTP: false` and call `refreshFTPEstimates` once at the end.
+    @discardableResult
+    public func saveImported(
+        _ workout: Workout, syncIdentifier: String, fileName: String, bytes: [UInt8], digest: String,
+        replacing: Int64?, refreshingFTP: Bool = true
+    ) throws(StoreError) -> WorkoutSummary {
+        let built = Built(workout)
+        let id = try write { db in
+            let id: Int64
+            if let replacing {
+                try Self.deleteContent(of: replacing, db)
+                try db.execute(
+                    sql: "UPDATE workout SET version = version + 1, source = ? WHERE id = ?",
+                    arguments: [fileName, replacing])
+                id = replacing
+            } else {
+                try db.execute(
+                    sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
+                    arguments: [syncIdentifier, fileName, workout.startMicroseconds])
+                id = db.lastInsertedRowID
+            }
+            try db.execute(
+                sql: "INSERT INTO importedFile (workoutId, fileName, bytes) VALUES (?, ?, ?)",
+                arguments: [id, fileName, Data(bytes)])
+            try Self.insert(built, id, journalDigest: digest, db)
+            return id
+        }
+        if refreshingFTP { try refreshFTPEstimates() }
+        guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
+        return summary
+    }
+
+    /// A workout's imported file, if it was imported: its name and bytes.
+    public func importedFile(_ id: Int64) throws(StoreError) -> (fileName: String, bytes: [UInt8])? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT fileName, bytes FROM importedFile WHERE workoutId = ?", arguments: [id])
+                .map { ($0["fileName"], [UInt8]($0["bytes"] as Data)) }
+        }
+    }
+
+    /// What `insert` writes, computed before the transaction so that it holds the lock briefly.
+    struct Built {
+        var workout: Workout
+        var curve: PowerCurve
+        var statistics: WorkoutStatistics
+        var chunks: [(Int, [UInt8])]
+        var laps: [LapSummary]
+
+        init(_ workout: Workout) {
+            self.workout = workout
+            curve = workout.powerCurve
+            statistics = workout.statistics(powerCurve: curve)
+            chunks = WorkoutStore.chunks(workout.samples)
+            laps = workout.laps
+        }
+    }
+
+    /// Replaces a workout's built rows with these and marks it complete.
+    static func insert(_ built: Built, _ id: Int64, journalDigest: String, _ db: Database) throws {
+        let (workout, curve, statistics, chunks, laps) = (
+            built.workout, built.curve, built.statistics, built.chunks, built.laps
+        )
+        try Self.deleteContent(of: id, db, keepingJournal: true)
+        for (firstSecond, blob) in chunks {
+            try db.execute(
+                sql: "INSERT INTO sampleChunk (workoutId, firstSecond, samples) VALUES (?, ?, ?)",
+                arguments: [id, firstSecond, Data(blob)])
+        }
+        try db.execute(
+            sql: "INSERT INTO powerCurve (workoutId, watts) VALUES (?, ?)",
+            arguments: [id, Data(StoredPacking.packCurve(curve))])
+        for lap in laps {
+            try db.execute(
+                sql: "INSERT INTO lap VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    id, lap.number, lap.startMicroseconds, lap.endMicroseconds,
+                    Data(StoredPacking.packStatistics(lap.statistics)),
+                ])
+        }
+        for (sequence, event) in workout.events.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO workoutEvent VALUES (?, ?, ?, ?)",
+                arguments: [
+                    id, sequence, event.timeMicroseconds,
+                    Journal.line(RideEvent(timeMicroseconds: event.timeMicroseconds, .control(event.control))),
+                ])
+        }
+        for (sequence, dropout) in workout.dropouts.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO dropout VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    id, sequence, workout.sensors[dropout.sensorIndex].address, dropout.reason.rawValue,
+                    dropout.start, dropout.end,
+                ])
+        }
+        for (position, sensor) in workout.sensors.enumerated() {
+            try db.execute(
+                sql: "INSERT INTO workoutSensor VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    id, position, sensor.address, sensor.name, sensor.wheelCircumferenceMillimetres,
+                    sensor.batteryPercent,
+                ])
+            try db.execute(
+                sql: """
+                    INSERT INTO sensor (address, name, wheelCircumferenceMillimetres, lastSeenMicroseconds)
+                    VALUES (?, ?, NULL, ?)
+                    ON CONFLICT(address) DO UPDATE SET name = coalesce(excluded.name, name),
+                    lastSeenMicroseconds = max(coalesce(lastSeenMicroseconds, 0), excluded.lastSeenMicroseconds)
+                    """, arguments: [sensor.address, sensor.name, workout.endMicroseconds])
+        }
+        try db.execute(
+            sql: """
+                UPDATE workout SET status = 'complete', journalDigest = ?, name = ?, location = ?, goal = ?,
+                sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
+                movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
+                fitnessTest = coalesce(?, fitnessTest)
+                WHERE id = ?
+                """,
+            arguments: [
+                journalDigest, workout.plan.name, workout.plan.location?.rawValue,
+                workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
+                workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
+                statistics.distanceMeters, statistics.averagePowerWatts,
+                Data(StoredPacking.packStatistics(statistics)), workout.plan.fitnessTest?.rawValue, id,
+            ])
     }
 
     /// Deletes a workout and everything stored with it.
@@ -172,9 +234,12 @@ extension WorkoutStore {
     /// Everything built from a workout's journal; the journal itself is `journalChunk`.
     static let builtTables = ["lap", "workoutEvent", "dropout", "workoutSensor", "sampleChunk", "powerCurve"]
 
-    /// Deletes a workout's rows in every table but `workout`, or all but its journal when it is to be rebuilt.
+    /// What a workout is built from: the journal of a recorded ride, the file of an imported one.
+    static let sourceTables = ["journalChunk", "importedFile"]
+
+    /// Deletes a workout's rows in every table but `workout`, or all but its source when it is to be rebuilt.
     static func deleteContent(of id: Int64, _ db: Database, keepingJournal: Bool = false) throws {
-        for table in builtTables + (keepingJournal ? [] : ["journalChunk"]) {
+        for table in builtTables + (keepingJournal ? [] : sourceTables) {
             try db.execute(sql: "DELETE FROM \(table) WHERE workoutId = ?", arguments: [id])
         }
     }

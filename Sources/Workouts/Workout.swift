@@ -10,15 +10,39 @@ public struct Workout: Sendable {
     public var events: [WorkoutEvent]
     public var dropouts: [Dropout]
     public var sensors: [WorkoutSensor]
+    /// The totals of the device that recorded the ride, for a ride imported from a bike computer's file.
+    public var recordedTotals: RecordedTotals?
+    /// The same per lap, in lap order, where the file has them.
+    public var recordedLapTotals: [RecordedTotals] = []
+
+    public init(
+        plan: WorkoutPlan, state: Session.State, startMicroseconds: Int64, endMicroseconds: Int64,
+        samples: [SecondSample], lapStarts: [Int64], events: [WorkoutEvent], dropouts: [Dropout],
+        sensors: [WorkoutSensor], recordedTotals: RecordedTotals? = nil, recordedLapTotals: [RecordedTotals] = []
+    ) {
+        self.plan = plan
+        self.state = state
+        self.startMicroseconds = startMicroseconds
+        self.endMicroseconds = endMicroseconds
+        self.samples = samples
+        self.lapStarts = lapStarts
+        self.events = events
+        self.dropouts = dropouts
+        self.sensors = sensors
+        self.recordedTotals = recordedTotals
+        self.recordedLapTotals = recordedLapTotals
+    }
 
     /// The whole workout's statistics.
     public var statistics: WorkoutStatistics { statistics(powerCurve: powerCurve) }
 
     /// The whole workout's statistics, given its power curve (computing a 4-hour curve takes milliseconds).
     public func statistics(powerCurve: PowerCurve) -> WorkoutStatistics {
-        WorkoutStatistics(
+        var statistics = WorkoutStatistics(
             samples[...], elapsedSeconds: Double(endMicroseconds - startMicroseconds) / 1_000_000,
             powerCurve: powerCurve)
+        recordedTotals?.apply(to: &statistics)
+        return statistics
     }
 
     /// The power curve for every duration (see `WorkoutStatistics.powerCurve`).
@@ -32,9 +56,10 @@ public struct Workout: Sendable {
             let first = secondIndex(lapStart),
                 last = number + 1 < boundaries.count ? secondIndex(lapEnd) : samples.count
             let range = min(first, samples.count)..<min(max(first, last), samples.count)
+            var statistics = WorkoutStatistics(samples[range], elapsedSeconds: Double(lapEnd - lapStart) / 1_000_000)
+            if number < recordedLapTotals.count { recordedLapTotals[number].apply(to: &statistics) }
             return LapSummary(
-                number: number + 1, startMicroseconds: lapStart, endMicroseconds: lapEnd,
-                statistics: WorkoutStatistics(samples[range], elapsedSeconds: Double(lapEnd - lapStart) / 1_000_000))
+                number: number + 1, startMicroseconds: lapStart, endMicroseconds: lapEnd, statistics: statistics)
         }
     }
 
@@ -55,5 +80,38 @@ public struct LapSummary: Equatable, Sendable {
         self.startMicroseconds = startMicroseconds
         self.endMicroseconds = endMicroseconds
         self.statistics = statistics
+    }
+}
+
+/// The totals a bike computer wrote for a ride or lap it recorded. An imported ride keeps them rather than
+/// recomputing them from the file's 1 Hz records: the device summed what its sensors sent between the seconds
+/// and timed its pauses to the millisecond, so its totals are the better ones (and the ones the rider has seen).
+public struct RecordedTotals: Equatable, Sendable {
+    public var elapsedSeconds: Double?
+    public var timerSeconds: Double?
+    public var distanceMeters: Double?
+    public var workJoules: Double?
+
+    public init(
+        elapsedSeconds: Double? = nil, timerSeconds: Double? = nil, distanceMeters: Double? = nil,
+        workJoules: Double? = nil
+    ) {
+        self.elapsedSeconds = elapsedSeconds
+        self.timerSeconds = timerSeconds
+        self.distanceMeters = distanceMeters
+        self.workJoules = workJoules
+    }
+
+    /// Replaces the computed totals with the recorded ones it has; average speed follows distance and time.
+    func apply(to statistics: inout WorkoutStatistics) {
+        if let elapsedSeconds { statistics.elapsedSeconds = elapsedSeconds }
+        if let timerSeconds { statistics.movingSeconds = timerSeconds }
+        if let distanceMeters { statistics.distanceMeters = distanceMeters }
+        if let workJoules, statistics.workJoules != nil || workJoules > 0 { statistics.workJoules = workJoules }
+        if statistics.movingSeconds > 0,
+            statistics.averageSpeedMetersPerSecond != nil || statistics.distanceMeters > 0
+        {
+            statistics.averageSpeedMetersPerSecond = statistics.distanceMeters / statistics.movingSeconds
+        }
     }
 }

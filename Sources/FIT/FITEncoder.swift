@@ -1,9 +1,9 @@
 /// The FIT container (Garmin's Flexible and Interoperable Data Transfer protocol 1.0): a 14-byte header with its
 /// CRC, definition and data messages in little-endian order, and the file CRC. It knows nothing of activities;
-/// `FITActivity` decides which messages to write.
-struct FITEncoder {
-    /// FIT base types (the base type byte of a field definition) with their sizes and invalid values.
-    enum BaseType: UInt8 {
+/// the caller decides which messages to write.
+public struct FITEncoder {
+    /// The unsigned base types this writer uses.
+    public enum BaseType: UInt8 {
         case enumeration = 0x00
         case uint8 = 0x02
         case uint16 = 0x84
@@ -11,32 +11,19 @@ struct FITEncoder {
         case string = 0x07
         case uint32z = 0x8C
 
-        var size: Int {
-            switch self {
-            case .enumeration, .uint8, .string: 1
-            case .uint16: 2
-            case .uint32, .uint32z: 4
-            }
-        }
+        var size: Int { FITBaseType(rawValue: rawValue)!.size }
 
         /// What a reader takes as "no value".
-        var invalid: UInt64 {
-            switch self {
-            case .enumeration, .uint8, .string: 0xFF
-            case .uint16: 0xFFFF
-            case .uint32: 0xFFFF_FFFF
-            case .uint32z: 0
-            }
-        }
+        var invalid: UInt64 { FITBaseType(rawValue: rawValue)!.invalidPattern }
     }
 
-    struct Field {
-        var number: UInt8
-        var type: BaseType
+    public struct Field {
+        public var number: UInt8
+        public var type: BaseType
         /// Bytes; for strings the fixed length including the terminating NUL.
-        var size: Int
+        public var size: Int
 
-        init(_ number: UInt8, _ type: BaseType, size: Int? = nil) {
+        public init(_ number: UInt8, _ type: BaseType, size: Int? = nil) {
             self.number = number
             self.type = type
             self.size = size ?? type.size
@@ -44,21 +31,21 @@ struct FITEncoder {
     }
 
     /// A field's value: a number (nil = the type's invalid value) or a string.
-    enum Value {
+    public enum Value {
         case number(UInt64?)
         case text(String)
     }
 
     /// The profile version this writer follows (21.32), as the header carries it.
     static let profileVersion: UInt16 = 2132
-    /// Seconds from the Unix epoch to the FIT epoch, 1989-12-31T00:00:00Z.
-    static let epochOffsetSeconds: Int64 = 631_065_600
 
     private var records: [UInt8] = []
     private var definitions: [UInt8: [Field]] = [:]
 
+    public init() {}
+
     /// Defines local message `local` (0…15) as global message `global` with these fields, in this order.
-    mutating func define(local: UInt8, global: UInt16, fields: [Field]) {
+    public mutating func define(local: UInt8, global: UInt16, fields: [Field]) {
         precondition(local < 16, "FIT has 16 local message types")
         definitions[local] = fields
         records.append(0x40 | local)
@@ -73,7 +60,7 @@ struct FITEncoder {
     }
 
     /// A data message of local type `local`, values in the order of its definition.
-    mutating func write(local: UInt8, _ values: [Value]) {
+    public mutating func write(local: UInt8, _ values: [Value]) {
         guard let fields = definitions[local], fields.count == values.count else {
             preconditionFailure("FIT message \(local) written without a matching definition")
         }
@@ -99,31 +86,21 @@ struct FITEncoder {
     }
 
     /// Header, messages and file CRC.
-    func file() -> [UInt8] {
+    public func file() -> [UInt8] {
         var header: [UInt8] = [14, 0x10, UInt8(Self.profileVersion & 0xFF), UInt8(Self.profileVersion >> 8)]
         let size = UInt32(records.count)
         header += (0..<4).map { UInt8(truncatingIfNeeded: size >> (8 * $0)) }
         header += Array(".FIT".utf8)
-        let headerCRC = Self.crc(header)
+        let headerCRC = FITCRC.compute(header)
         header += [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)]
         var file = header + records
-        let fileCRC = Self.crc(file)
+        let fileCRC = FITCRC.compute(file)
         file += [UInt8(fileCRC & 0xFF), UInt8(fileCRC >> 8)]
         return file
     }
 
-    /// FIT's CRC-16: polynomial 0x8005 reflected (0xA001), initial value 0 (CRC-16/ARC).
-    static func crc(_ bytes: some Sequence<UInt8>, start: UInt16 = 0) -> UInt16 {
-        var crc = start
-        for byte in bytes {
-            crc ^= UInt16(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xA001 : crc >> 1 }
-        }
-        return crc
-    }
-
     /// A Unix time in microseconds as a FIT date_time (seconds since the FIT epoch).
-    static func timestamp(microseconds: Int64) -> UInt64 {
-        UInt64(max(0, microseconds / 1_000_000 - epochOffsetSeconds))
+    public static func timestamp(microseconds: Int64) -> UInt64 {
+        UInt64(max(0, microseconds / 1_000_000 - FITTime.epochOffsetSeconds))
     }
 }

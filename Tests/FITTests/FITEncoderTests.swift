@@ -1,11 +1,11 @@
 import XCTest
 
-@testable import Export
+@testable import FIT
 
 final class FITEncoderTests: XCTestCase {
     func testCRCIsCRC16ARC() {
         // The catalogue check value of CRC-16/ARC (poly 0x8005 reflected, init 0) for "123456789".
-        XCTAssertEqual(FITEncoder.crc(Array("123456789".utf8)), 0xBB3D)
+        XCTAssertEqual(FITCRC.compute(Array("123456789".utf8)), 0xBB3D)
     }
 
     func testHeaderAndEmptyFileFollowTheProtocol() {
@@ -14,10 +14,10 @@ final class FITEncoderTests: XCTestCase {
         XCTAssertEqual(Array(file[0..<2]), [14, 0x10], "header size 14, protocol 1.0")
         XCTAssertEqual(Array(file[4..<8]), [0, 0, 0, 0], "no data records")
         XCTAssertEqual(Array(file[8..<12]), Array(".FIT".utf8))
-        let headerCRC = FITEncoder.crc(file[0..<12])
+        let headerCRC = FITCRC.compute(file[0..<12])
         XCTAssertEqual(Array(file[12..<14]), [UInt8(headerCRC & 0xFF), UInt8(headerCRC >> 8)])
         // A file's CRC over everything including its own CRC is 0.
-        XCTAssertEqual(FITEncoder.crc(file), 0)
+        XCTAssertEqual(FITCRC.compute(file), 0)
     }
 
     func testDefinitionAndDataBytes() {

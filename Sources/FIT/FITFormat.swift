@@ -1,0 +1,85 @@
+/// Facts of the FIT protocol shared by the writer and the reader.
+
+/// The base types of FIT field definitions: the byte in a definition message, with the element size and the
+/// bit pattern that means "no value".
+public enum FITBaseType: UInt8, Sendable {
+    case enumeration = 0x00
+    case sint8 = 0x01
+    case uint8 = 0x02
+    case sint16 = 0x83
+    case uint16 = 0x84
+    case sint32 = 0x85
+    case uint32 = 0x86
+    case string = 0x07
+    case float32 = 0x88
+    case float64 = 0x89
+    case uint8z = 0x0A
+    case uint16z = 0x8B
+    case uint32z = 0x8C
+    case byte = 0x0D
+    case sint64 = 0x8E
+    case uint64 = 0x8F
+    case uint64z = 0x90
+
+    /// Bytes per element.
+    public var size: Int {
+        switch self {
+        case .enumeration, .sint8, .uint8, .string, .uint8z, .byte: 1
+        case .sint16, .uint16, .uint16z: 2
+        case .sint32, .uint32, .float32, .uint32z: 4
+        case .float64, .sint64, .uint64, .uint64z: 8
+        }
+    }
+
+    /// The raw element (zero-extended) that a reader takes as "no value".
+    public var invalidPattern: UInt64 {
+        switch self {
+        case .enumeration, .uint8, .string, .byte: 0xFF
+        case .sint8: 0x7F
+        case .sint16: 0x7FFF
+        case .uint16: 0xFFFF
+        case .sint32: 0x7FFF_FFFF
+        case .uint32, .float32: 0xFFFF_FFFF
+        case .float64, .uint64: 0xFFFF_FFFF_FFFF_FFFF
+        case .sint64: 0x7FFF_FFFF_FFFF_FFFF
+        case .uint8z, .uint16z, .uint32z, .uint64z: 0
+        }
+    }
+
+    public var isSigned: Bool { self == .sint8 || self == .sint16 || self == .sint32 || self == .sint64 }
+    public var isFloat: Bool { self == .float32 || self == .float64 }
+}
+
+/// FIT's CRC-16: polynomial 0x8005 reflected (0xA001), initial value 0 (CRC-16/ARC), four bits at a time
+/// with the protocol's nibble table.
+public enum FITCRC {
+    private static let table: [UInt16] = [
+        0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401,
+        0xA001, 0x6C00, 0x7800, 0xB401, 0x5000, 0x9C01, 0x8801, 0x4400,
+    ]
+
+    public static func compute(_ bytes: some Sequence<UInt8>, start: UInt16 = 0) -> UInt16 {
+        var crc = start
+        for byte in bytes {
+            var step = table[Int(crc & 0xF)]
+            crc = (crc >> 4) & 0x0FFF
+            crc = crc ^ step ^ table[Int(byte & 0xF)]
+            step = table[Int(crc & 0xF)]
+            crc = (crc >> 4) & 0x0FFF
+            crc = crc ^ step ^ table[Int((byte >> 4) & 0xF)]
+        }
+        return crc
+    }
+}
+
+public enum FITTime {
+    /// Seconds from the Unix epoch to the FIT epoch, 1989-12-31T00:00:00Z.
+    public static let epochOffsetSeconds: Int64 = 631_065_600
+    /// date_time values below this are seconds since the device powered on, not since the FIT epoch.
+    public static let minimumAbsolute: Int64 = 0x1000_0000
+
+    /// A FIT date_time as microseconds since the Unix epoch.
+    public static func unixMicroseconds(_ fitSeconds: Int64) -> Int64 {
+        (fitSeconds + epochOffsetSeconds) * 1_000_000
+    }
+}

@@ -1,0 +1,238 @@
+import FIT
+import Workouts
+
+/// A ride read from a bike computer's FIT activity file, ready to be stored like a recorded one.
+public struct ImportedActivity: Sendable {
+    /// The 1 Hz series from the file's records, pauses from its timer events, laps, and the device's totals.
+    public var workout: Workout
+    /// What identifies the recording in every copy of the file: file_id's manufacturer, product, serial number
+    /// and creation time (nil when the file has no file_id to go by).
+    public var fileIdentity: String?
+    /// What the file holds that could not be used, in words (the ride is imported without it).
+    public var notes: [String]
+}
+
+/// Turns the messages of a FIT activity into a workout. Records become 1 Hz samples at their own second (a record
+/// holds for up to `holdSeconds`, as a notification does; later seconds without one are gaps); the timer's start
+/// and stop events become start, pause, resume and end; lap messages become laps; the session's elapsed and
+/// timer time, distance and work are kept as the device wrote them.
+public enum FITActivityReader {
+    /// Global message numbers and enum values of the FIT profile (21.x) read here.
+    enum Message {
+        static let fileID: UInt16 = 0
+        static let session: UInt16 = 18
+        static let lap: UInt16 = 19
+        static let record: UInt16 = 20
+        static let event: UInt16 = 21
+    }
+    enum Field {
+        static let fileType: UInt8 = 0
+        static let manufacturer: UInt8 = 1
+        static let product: UInt8 = 2
+        static let serialNumber: UInt8 = 3
+        static let timeCreated: UInt8 = 4
+        // record
+        static let heartRate: UInt8 = 3
+        static let cadence: UInt8 = 4
+        static let distance: UInt8 = 5
+        static let speed: UInt8 = 6
+        static let power: UInt8 = 7
+        static let fractionalCadence: UInt8 = 53
+        static let enhancedSpeed: UInt8 = 73
+        // event
+        static let event: UInt8 = 0
+        static let eventType: UInt8 = 1
+        // session and lap
+        static let startTime: UInt8 = 2
+        static let sport: UInt8 = 5
+        static let subSport: UInt8 = 6
+        static let totalElapsedTime: UInt8 = 7
+        static let totalTimerTime: UInt8 = 8
+        static let totalDistance: UInt8 = 9
+        static let sessionTotalWork: UInt8 = 48
+        static let lapTotalWork: UInt8 = 41
+    }
+    static let activityFileType: Int64 = 4
+    static let timerEvent: Int64 = 0
+    /// event_type start; stop, stop_all, stop_disable and stop_disable_all all stop the timer.
+    static let startEventType: Int64 = 0
+    static let stopEventTypes: Set<Int64> = [1, 4, 8, 9]
+    static let cyclingSport: Int64 = 2
+    static let indoorCyclingSubSport: Int64 = 6
+    /// sport values that are not rides, named for the refusal.
+    static let otherSports: [Int64: String] = [
+        1: "running", 5: "swimming", 11: "walking", 12: "cross-country skiing", 13: "alpine skiing",
+        15: "rowing", 16: "mountaineering", 17: "hiking", 18: "multisport", 19: "paddling",
+    ]
+    /// A record's values hold this long when the next record is late (smart recording writes on change only).
+    public static let holdSeconds: Int64 = 3
+
+    public static func read(_ bytes: [UInt8]) throws(FITError) -> ImportedActivity {
+        let messages = try FITDecoder.messages(bytes)
+        var fileID: FITMessage?
+        var sessions: [FITMessage] = []
+        var laps: [FITMessage] = []
+        var records: [FITMessage] = []
+        var timer: [(second: Int64, running: Bool)] = []
+        var notes: [String] = []
+        for message in messages {
+            switch message.global {
+            case Message.fileID where fileID == nil: fileID = message
+            case Message.session: sessions.append(message)
+            case Message.lap: laps.append(message)
+            case Message.record:
+                guard let time = message.timestamp else {
+                    notes.append("a record without a time (byte \(message.offset)) was left out")
+                    continue
+                }
+                guard time >= FITTime.minimumAbsolute else {
+                    throw FITError(
+                        offset: message.offset,
+                        "has records timed from the device's power-on rather than by the clock, so the ride's date "
+                            + "is unknown")
+                }
+                records.append(message)
+            case Message.event where message.integers[Field.event] == timerEvent:
+                guard let time = message.timestamp, let type = message.integers[Field.eventType] else { continue }
+                if type == startEventType {
+                    timer.append((time, true))
+                } else if stopEventTypes.contains(type) {
+                    timer.append((time, false))
+                }
+            default: continue
+            }
+        }
+        if let fileID, let type = fileID.integers[Field.fileType], type != activityFileType {
+            throw FITError(offset: fileID.offset, "is a FIT file of type \(type), not an activity (type 4)")
+        }
+        for session in sessions {
+            if let sport = session.integers[Field.sport], let name = otherSports[sport] {
+                throw FITError(offset: session.offset, "is a \(name) activity, not a ride")
+            }
+        }
+        guard !records.isEmpty else {
+            throw FITError(offset: bytes.count, "holds no records: there is no ride in it to import")
+        }
+        records.sort { $0.timestamp! < $1.timestamp! }
+        timer.sort { $0.second < $1.second }
+
+        // The ride runs from the first of its start times to the timer's last stop (records after it are off the
+        // timer), or to the end of the last record's second when the timer never stopped.
+        let starts =
+            sessions.compactMap { $0.integers[Field.startTime] } + [records[0].timestamp!]
+            + timer.prefix(1).map(\.second)
+        let startSecond = starts.filter { $0 >= FITTime.minimumAbsolute }.min()!
+        var endSecond = records.last!.timestamp! + 1
+        if let last = timer.last, !last.running { endSecond = last.second }
+        endSecond = max(endSecond, startSecond + 1)
+        let samples = secondSamples(records, timer: timer, startSecond: startSecond, endSecond: endSecond)
+        let events = workoutEvents(
+            timer: timer, startSecond: startSecond, endSecond: endSecond, location: location(sessions))
+
+        let lapList = laps.compactMap { lap in lap.integers[Field.startTime].map { (start: $0, message: lap) } }
+            .sorted { $0.start < $1.start }
+        let lapStarts = lapList.dropFirst().map { FITTime.unixMicroseconds($0.start) }
+        var workout = Workout(
+            plan: events.first.flatMap { if case .start(let plan) = $0.control { plan } else { nil } }
+                ?? WorkoutPlan(),
+            state: .ended, startMicroseconds: FITTime.unixMicroseconds(startSecond),
+            endMicroseconds: FITTime.unixMicroseconds(endSecond), samples: samples, lapStarts: lapStarts,
+            events: (events + lapStarts.map { WorkoutEvent(timeMicroseconds: $0, control: .lap) }).sorted {
+                $0.timeMicroseconds < $1.timeMicroseconds
+            }, dropouts: [], sensors: [])
+        if !sessions.isEmpty {
+            workout.recordedTotals = totals(sessions, work: Field.sessionTotalWork)
+        }
+        workout.recordedLapTotals = lapList.map { totals([$0.message], work: Field.lapTotalWork) }
+        if sessions.count > 1 { notes.append("its \(sessions.count) sessions are imported as one ride") }
+        return ImportedActivity(workout: workout, fileIdentity: identity(fileID), notes: notes)
+    }
+
+    /// One sample per second from `startSecond` to `endSecond`, on the timer where the timer ran.
+    static func secondSamples(
+        _ records: [FITMessage], timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64
+    ) -> [SecondSample] {
+        var samples = (0..<Int(endSecond - startSecond)).map { SecondSample(second: $0, runningFraction: 0) }
+        // Before its first event the timer is in the opposite state; a file without timer events ran throughout.
+        var running = timer.first.map { !$0.running } ?? true
+        var nextEvent = 0
+        for index in samples.indices {
+            let second = startSecond + Int64(index)
+            while nextEvent < timer.count && timer[nextEvent].second <= second {
+                running = timer[nextEvent].running
+                nextEvent += 1
+            }
+            samples[index].runningFraction = running ? 1 : 0
+        }
+        // Distance is cumulative from the start of the activity.
+        var previousDistance = 0.0
+        for (position, record) in records.enumerated() {
+            let index = Int(record.timestamp! - startSecond)
+            guard index < samples.count else { break }
+            let nextTime = position + 1 < records.count ? records[position + 1].timestamp! : endSecond
+            let heldUntil = Int(min(nextTime, record.timestamp! + holdSeconds) - startSecond)
+            for held in index..<min(max(index + 1, heldUntil), samples.count) {
+                samples[held].powerWatts = record.scaled(Field.power, 1)
+                samples[held].cadenceRPM = record.scaled(Field.cadence, 1).map {
+                    $0 + (record.scaled(Field.fractionalCadence, 128) ?? 0)
+                }
+                samples[held].speedMetersPerSecond =
+                    record.scaled(Field.enhancedSpeed, 1000) ?? record.scaled(Field.speed, 1000)
+                samples[held].heartRateBPM = record.scaled(Field.heartRate, 1)
+            }
+            // A second on the timer gets the distance added since the record before it.
+            if let distance = record.scaled(Field.distance, 100) {
+                if samples[index].isRunning { samples[index].distanceMeters += max(0, distance - previousDistance) }
+                previousDistance = distance
+            }
+        }
+        return samples
+    }
+
+    /// start, pause and resume at the timer's transitions; the last stop is the end.
+    static func workoutEvents(
+        timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64, location: WorkoutLocation?
+    ) -> [WorkoutEvent] {
+        var events = [
+            WorkoutEvent(
+                timeMicroseconds: FITTime.unixMicroseconds(startSecond),
+                control: .start(WorkoutPlan(location: location)))
+        ]
+        var running = true
+        for transition in timer where transition.second > startSecond && transition.running != running {
+            running = transition.running
+            events.append(
+                WorkoutEvent(
+                    timeMicroseconds: FITTime.unixMicroseconds(transition.second),
+                    control: running ? .resume : .pause))
+        }
+        // The timer's last stop is the end of the ride, not a pause.
+        if let last = events.last, last.control == .pause { events.removeLast() }
+        events.append(WorkoutEvent(timeMicroseconds: FITTime.unixMicroseconds(endSecond), control: .end))
+        return events
+    }
+
+    static func location(_ sessions: [FITMessage]) -> WorkoutLocation? {
+        guard let subSport = sessions.first?.integers[Field.subSport] else { return nil }
+        return subSport == indoorCyclingSubSport ? .indoor : nil
+    }
+
+    /// The device's totals summed over the given session or lap messages.
+    static func totals(_ messages: [FITMessage], work field: UInt8) -> RecordedTotals {
+        func sum(_ field: UInt8, _ scale: Double) -> Double? {
+            let values = messages.compactMap { $0.scaled(field, scale) }
+            return values.isEmpty ? nil : values.reduce(0, +)
+        }
+        return RecordedTotals(
+            elapsedSeconds: sum(Field.totalElapsedTime, 1000), timerSeconds: sum(Field.totalTimerTime, 1000),
+            distanceMeters: sum(Field.totalDistance, 100), workJoules: sum(field, 1))
+    }
+
+    static func identity(_ fileID: FITMessage?) -> String? {
+        guard let fileID, let created = fileID.integers[Field.timeCreated] else { return nil }
+        let parts = [Field.manufacturer, Field.product, Field.serialNumber].map {
+            fileID.integers[$0].map(String.init) ?? "-"
+        }
+        return "fit:" + (parts + [String(created)]).joined(separator: "/")
+    }
+}

@@ -1,0 +1,83 @@
+import FIT
+import FITImport
+import Foundation
+import WorkoutStore
+import Workouts
+
+/// Stores rides from bike computers' FIT activity files. A file is identified by its file_id (maker, product,
+/// serial number, creation time), so importing it again, or a copy of it, finds the ride already stored; a
+/// changed file with the same identity (edited, re-saved) replaces the stored ride as a new version. A file that
+/// cannot be read is refused whole, naming the byte where it went wrong.
+public struct FITImporter {
+    public let store: WorkoutStore
+    /// False when importing many files: the caller refreshes the FTP history once at the end.
+    public var refreshesFTP = true
+
+    public init(store: WorkoutStore) {
+        self.store = store
+    }
+
+    public func importFile(_ path: String) throws(ReplayError) -> Replayer.Outcome {
+        let bytes: [UInt8]
+        do {
+            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        } catch {
+            throw ReplayError(path: path, "cannot be read (\((error as NSError).localizedDescription))")
+        }
+        return try importBytes(bytes, name: path)
+    }
+
+    public func importBytes(_ bytes: [UInt8], name: String) throws(ReplayError) -> Replayer.Outcome {
+        let activity: ImportedActivity
+        do {
+            activity = try FITActivityReader.read(bytes)
+        } catch {
+            throw ReplayError("\(name) \(error); nothing was imported")
+        }
+        let digest = RideDigest(bytes: bytes).hex
+        let syncIdentifier = RideDigest(bytes: Array((activity.fileIdentity ?? "fit-bytes:" + digest).utf8)).uuid
+        do {
+            let existing = try store.workout(syncIdentifier: syncIdentifier)
+            if let existing, existing.complete, existing.journalDigest == digest,
+                let summary = try store.summary(existing.id)
+            {
+                return Replayer.Outcome(summary: summary, alreadyStored: true, problems: notes(activity, name))
+            }
+            let summary = try store.saveImported(
+                activity.workout, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
+                replacing: existing?.id, refreshingFTP: refreshesFTP)
+            return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name))
+        } catch {
+            throw ReplayError("\(name): \(error); nothing was imported")
+        }
+    }
+
+    /// Builds an imported workout again from the file stored with it.
+    public func rebuild(_ id: Int64) throws(ReplayError) -> Replayer.Outcome? {
+        let file: (fileName: String, bytes: [UInt8])?
+        do {
+            file = try store.importedFile(id)
+        } catch {
+            throw ReplayError("workout \(id): \(error)")
+        }
+        guard let file else { return nil }
+        let activity: ImportedActivity
+        do {
+            activity = try FITActivityReader.read(file.bytes)
+        } catch {
+            throw ReplayError("workout \(id)'s stored file \(file.fileName) \(error)")
+        }
+        do {
+            let summary = try store.saveImported(
+                activity.workout, syncIdentifier: "", fileName: file.fileName, bytes: file.bytes,
+                digest: RideDigest(bytes: file.bytes).hex, replacing: id)
+            return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
+        } catch {
+            throw ReplayError("workout \(id): \(error)")
+        }
+    }
+
+    private func notes(_ activity: ImportedActivity, _ name: String) -> [String] {
+        activity.notes.map { "\(name): \($0)" }
+    }
+}

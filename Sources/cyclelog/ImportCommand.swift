@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import Recording
+import WorkoutStore
+import Workouts
+
+struct ImportRides: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Imports rides recorded by bike computers from FIT activity files.",
+        discussion: """
+            Power, cadence, speed, heart rate and distance come from the file's records, pauses from its timer
+            events, laps from its lap messages; elapsed and timer time, distance and work are kept as the device
+            wrote them. A folder imports every .fit file in it. Importing a file again finds the ride already
+            stored. A damaged or cut-short file is refused whole, with the byte where it goes wrong.
+            """)
+
+    @Argument(help: "FIT activity files, or folders of them.")
+    var paths: [String]
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
+    var json = false
+
+    func run() throws {
+        let store = try database.open()
+        var importer = FITImporter(store: store)
+        importer.refreshesFTP = false
+        var failed = false, imported = false
+        for file in try files() {
+            do {
+                let outcome = try importer.importFile(file)
+                imported = imported || !outcome.alreadyStored
+                for problem in outcome.problems { printError("warning: \(problem)") }
+                if json {
+                    print(outcome.summary.json.rendered())
+                } else {
+                    print(
+                        "\(file): \(outcome.alreadyStored ? "already stored as" : "imported as") \(line(outcome.summary))"
+                    )
+                }
+            } catch {
+                printError("error: \(error)")
+                failed = true
+            }
+        }
+        if imported { try store.refreshFTPEstimates() }
+        if failed { throw ExitCode(1) }
+    }
+
+    /// The files named, with each folder replaced by the .fit files in it, in name order.
+    private func files() throws -> [String] {
+        try paths.flatMap { path -> [String] in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+                return [path]
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: path)
+            return names.filter { $0.lowercased().hasSuffix(".fit") }.sorted().map {
+                (path as NSString).appendingPathComponent($0)
+            }
+        }
+    }
+
+    private func line(_ summary: WorkoutSummary) -> String {
+        let statistics = summary.statistics
+        var parts = [
+            "workout \(summary.id)", SummaryText.dateTime(summary.startMicroseconds),
+            SummaryText.duration(statistics.elapsedSeconds),
+            SummaryText.fixed(statistics.distanceMeters / 1000, 2) + " km",
+        ]
+        if let watts = statistics.averagePowerWatts { parts.append("\(Int(watts.rounded())) W") }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,142 @@
+import FIT
+import FITImport
+import TestSupport
+import Workouts
+import XCTest
+
+/// The four real rides' FIT files read as workouts, checked against what their devices wrote (`*.device.json`),
+/// their record streams (`*.records.csv`) and the independent oracle (`*.oracle.json`), all made without cyclelog.
+final class FITActivityReaderTests: XCTestCase {
+    /// Record messages per file, as `../shared/data/rides/README.md` counts them.
+    let recordCounts = [
+        "sweatpy_4078723797": 8357, "fitparse_Edge810-Vector-2013-08-16-15-35-10": 4700,
+        "sweatpy_6449921903_ACTIVITY": 199, "sweatpy_2020-06-01-16-52-40": 96,
+    ]
+
+    func activity(_ ride: String) throws -> (ImportedActivity, [UInt8]) {
+        let bytes = try [UInt8](Data(contentsOf: RideRecords.fitFile(ride)))
+        return (try FITActivityReader.read(bytes), bytes)
+    }
+
+    func session(_ ride: String) throws -> [String: Any] {
+        let sessions = try XCTUnwrap(try RideRecords.device(ride)["fit_session_summary_from_device"] as? [Any])
+        return try XCTUnwrap(sessions.first as? [String: Any])
+    }
+
+    /// Seconds since the first record at which the device's timer started and stopped.
+    func timerEvents(_ ride: String) throws -> [(seconds: Int, start: Bool)] {
+        let events = try XCTUnwrap(
+            try RideRecords.device(ride)["timer_events_seconds_since_first_record"] as? [[String: Any]])
+        return try events.map {
+            (try XCTUnwrap($0["seconds"] as? Int), try XCTUnwrap($0["event_type"] as? String) == "start")
+        }
+    }
+
+    func testEveryRecordIsReadAndTheDevicesTotalsAreKept() throws {
+        for ride in RideRecords.realRides {
+            let (activity, bytes) = try activity(ride)
+            XCTAssertEqual(try FITDecoder.messages(bytes).filter { $0.global == 20 }.count, recordCounts[ride], ride)
+            let device = try session(ride)
+            let statistics = activity.workout.statistics
+            XCTAssertEqual(statistics.elapsedSeconds, try RideRecords.number(device, "total_elapsed_time"), ride)
+            XCTAssertEqual(statistics.movingSeconds, try RideRecords.number(device, "total_timer_time"), ride)
+            XCTAssertEqual(
+                statistics.distanceMeters, try RideRecords.number(device, "total_distance"), accuracy: 1e-9, ride)
+            XCTAssertEqual(statistics.workJoules, try RideRecords.number(device, "total_work"), ride)
+            let startTime = (device["start_time"] as? String ?? "").replacingOccurrences(of: " ", with: "T") + "Z"
+            let start = try XCTUnwrap(UTCTime.parse(startTime), ride)
+            XCTAssertEqual(activity.workout.startMicroseconds, start, ride)
+            XCTAssertNotNil(activity.fileIdentity, ride)
+        }
+    }
+
+    func testEachSecondHoldsItsRecordAndTheTimerMakesThePauses() throws {
+        for ride in RideRecords.realRides {
+            let (activity, _) = try activity(ride)
+            let samples = activity.workout.samples
+            let records = try RideRecords.columns(ride)
+            // The records start with the ride: each second holds the record of that second.
+            for (second, record) in records.enumerated() where second < samples.count {
+                guard let watts = record.watts else { continue }
+                XCTAssertEqual(samples[second].powerWatts, watts, "\(ride) second \(second)")
+                XCTAssertEqual(samples[second].heartRateBPM, record.heartRate, "\(ride) second \(second)")
+            }
+            // On the timer from each start up to its stop; the last stop ends the ride.
+            let timer = try timerEvents(ride)
+            var running = [Bool](repeating: false, count: samples.count)
+            for (start, stop) in zip(timer, timer.dropFirst()) where start.start && !stop.start {
+                for second in start.seconds..<stop.seconds { running[second] = true }
+            }
+            XCTAssertEqual(samples.map(\.isRunning), running, ride)
+            XCTAssertEqual(samples.count, timer.last?.seconds, ride)
+            let pauses = activity.workout.events.filter { $0.control == .pause || $0.control == .resume }
+            let expected = timer.dropFirst().dropLast().map { $0.start ? WorkoutControl.resume : .pause }
+            XCTAssertEqual(pauses.map(\.control), expected, ride)
+            XCTAssertEqual(
+                pauses.map { Int(($0.timeMicroseconds - activity.workout.startMicroseconds) / 1_000_000) },
+                timer.dropFirst().dropLast().map(\.seconds), ride)
+        }
+    }
+
+    func testContinuousRidesReproduceTheOraclesNormalizedPowerAndPowerCurve() throws {
+        for ride in RideRecords.continuousRides {
+            let statistics = try activity(ride).0.workout.statistics
+            let oracle = try RideRecords.oracle(ride)
+            XCTAssertEqual(
+                try XCTUnwrap(statistics.normalizedPowerWatts),
+                try RideRecords.number(oracle, "normalized_power_watts", "numpy_reference_trainingpeaks"),
+                accuracy: 0.01, ride)
+            for duration in [1, 5, 60, 300, 1200, 3600] {
+                XCTAssertEqual(
+                    try XCTUnwrap(statistics.powerCurveWatts[duration], "\(ride) \(duration) s"),
+                    try RideRecords.number(oracle, "mmp_watts", "\(duration)", "numpy_reference"), accuracy: 0.01,
+                    "\(ride) \(duration) s")
+            }
+        }
+    }
+
+    /// Averages and NP are taken over the timer's seconds: the records from each start up to its stop. (The
+    /// oracle takes every record, including one written at the instant the timer stopped, and on paused rides
+    /// joins the stretches or fills the pauses with zeros.)
+    func testAveragesAndNormalizedPowerAreTakenOverTheTimersSeconds() throws {
+        for ride in RideRecords.realRides {
+            let records = try RideRecords.columns(ride)
+            let timer = try timerEvents(ride)
+            var onTimer: [Double?] = []
+            for (start, stop) in zip(timer, timer.dropFirst()) where start.start && !stop.start {
+                onTimer += records[start.seconds..<min(stop.seconds, records.count)].map(\.watts)
+            }
+            // NP by its definition (30-s rolling means over full windows, fourth power, mean, fourth root), a
+            // record without power as 0 W; the average over the records with power (DESIGN.md §4).
+            let watts = onTimer.map { $0 ?? 0 }, measured = onTimer.compactMap { $0 }
+            let windows = (0...(watts.count - 30)).map { watts[$0..<($0 + 30)].reduce(0, +) / 30 }
+            let expected = pow(windows.map { pow($0, 4) }.reduce(0, +) / Double(windows.count), 0.25)
+            let statistics = try activity(ride).0.workout.statistics
+            XCTAssertEqual(try XCTUnwrap(statistics.normalizedPowerWatts), expected, accuracy: 1e-9, ride)
+            XCTAssertEqual(
+                try XCTUnwrap(statistics.averagePowerWatts), measured.reduce(0, +) / Double(measured.count),
+                accuracy: 1e-9, ride)
+        }
+    }
+
+    func testFilesThatAreNotRidesAreRefused() {
+        func file(type: UInt64, sport: UInt64) -> [UInt8] {
+            var fit = FITEncoder()
+            fit.define(local: 0, global: 0, fields: [.init(0, .enumeration)])
+            fit.write(local: 0, [.number(type)])
+            fit.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
+            fit.write(local: 1, [.number(1_000_000_000), .number(200)])
+            fit.define(local: 2, global: 18, fields: [.init(5, .enumeration)])
+            fit.write(local: 2, [.number(sport)])
+            return fit.file()
+        }
+        XCTAssertNoThrow(try FITActivityReader.read(file(type: 4, sport: 2)))
+        // FIT file type 6 is a course, sport 1 is running (FIT profile, types file and sport).
+        XCTAssertThrowsError(try FITActivityReader.read(file(type: 6, sport: 2))) {
+            XCTAssertTrue("\($0)".contains("not an activity"), "\($0)")
+        }
+        XCTAssertThrowsError(try FITActivityReader.read(file(type: 4, sport: 1))) {
+            XCTAssertTrue("\($0)".contains("running activity, not a ride"), "\($0)")
+        }
+    }
+}
