@@ -52,6 +52,7 @@ bench:
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/replay_bench.py
+	python3 Benchmarks/fit_bench.py
 	python3 Benchmarks/live_bench.py
 
 lint:

@@ -66,6 +66,20 @@ public enum CompactJournal {
     }
 
     public static func decode(_ compressed: [UInt8]) throws(DecodeError) -> [RideEvent] {
+        try decode(compressed, only: nil) { _ in true }
+    }
+
+    /// Only the notifications of one characteristic whose value `keep` accepts; the bytes of every other value
+    /// are skipped, not decoded (each value is XORed with its own sensor's and characteristic's previous one).
+    public static func notifications(
+        _ compressed: [UInt8], of characteristic: UInt16, where keep: ([UInt8]) -> Bool
+    ) throws(DecodeError) -> [RideEvent] {
+        try decode(compressed, only: characteristic, where: keep)
+    }
+
+    private static func decode(
+        _ compressed: [UInt8], only wanted: UInt16?, where keep: ([UInt8]) -> Bool
+    ) throws(DecodeError) -> [RideEvent] {
         func inflate(_ bytes: [UInt8]) throws(DecodeError) -> [UInt8] {
             do { return try Zlib.inflate(bytes) } catch { throw DecodeError(description: "stored journal: \(error)") }
         }
@@ -92,10 +106,20 @@ public enum CompactJournal {
                 }
                 sensor = sensors[sensorIndex]
             }
+            if wanted != nil && kind != .notification && kind != .read {
+                // Read past it only to keep the reader in step.
+                if kind == .connected || kind == .control { _ = try reader.text() }
+                if kind == .wheel { _ = try reader.unsigned() }
+                continue
+            }
             switch kind {
             case .notification, .read:
                 let characteristic = UInt16(truncatingIfNeeded: try reader.unsigned())
                 let count = Int(try reader.unsigned())
+                if let wanted, kind != .notification || characteristic != wanted {
+                    try reader.skip(count)
+                    continue
+                }
                 let key = sensorIndex << 17 | Int(characteristic) << 1 | (kind == .notification ? 1 : 0)
                 let previous = previousValues[key] ?? []
                 var value = [UInt8](repeating: 0, count: count)
@@ -104,6 +128,7 @@ public enum CompactJournal {
                     value[index] = index < previous.count ? byte ^ previous[index] : byte
                 }
                 previousValues[key] = value
+                if !keep(value) { continue }
                 events.append(
                     RideEvent(
                         timeMicroseconds: time,

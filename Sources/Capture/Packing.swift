@@ -69,6 +69,11 @@ public struct PackedReader: Sendable {
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
+    public mutating func skip(_ count: Int) throws(PackedDataError) {
+        guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }
+        offset += count
+    }
+
     public mutating func text() throws(PackedDataError) -> String {
         let count = Int(try unsigned())
         guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }

@@ -196,6 +196,11 @@ public enum FITActivity {
         return fit.file()
     }
 
+    /// The notifications `pedalBalanceBytes` needs: Cycling Power Measurements whose flags say they carry pedal
+    /// power balance (bit 0), so a caller can leave every other journal event undecoded.
+    public static let pedalBalanceCharacteristic: UInt16 = 0x2A63
+    public static func carriesPedalBalance(_ value: [UInt8]) -> Bool { value.first.map { $0 & 0x01 != 0 } ?? false }
+
     /// Per second of the ride, the FIT left_right_balance byte from the Cycling Power Measurements in the
     /// journal: CPS gives the share of the left pedal (reference bit set) or of an unknown one, in 1/2 %; FIT
     /// marks a right-pedal share with bit 7, so a left share L is written as the right share 100 − L with bit 7.

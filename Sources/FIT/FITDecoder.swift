@@ -169,6 +169,7 @@ public enum FITDecoder {
                 throw FITError(offset: recordStart, "has a data message of local type \(local) that was never defined")
             }
             var message = FITMessage(global: definition.global, offset: recordStart)
+            message.integers.reserveCapacity(definition.fields.count)
             for field in definition.fields {
                 let at = try take(field.size, for: "a data message", at: recordStart)
                 guard let type = field.type, field.size >= type.size else { continue }

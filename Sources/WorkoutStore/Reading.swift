@@ -116,6 +116,21 @@ extension WorkoutStore {
 
     /// The raw journal kept with a workout, every chunk that was written (also for a workout cut short).
     public func journal(_ id: Int64) throws(StoreError) -> [RideEvent] {
+        try journalEvents(id) { blob throws(CompactJournal.DecodeError) in try CompactJournal.decode(blob) }
+    }
+
+    /// The journal's notifications of one characteristic whose value `keep` accepts, without decoding the rest.
+    public func journalNotifications(
+        _ id: Int64, of characteristic: UInt16, where keep: ([UInt8]) -> Bool
+    ) throws(StoreError) -> [RideEvent] {
+        try journalEvents(id) { blob throws(CompactJournal.DecodeError) in
+            try CompactJournal.notifications(blob, of: characteristic, where: keep)
+        }
+    }
+
+    private func journalEvents(
+        _ id: Int64, _ decode: ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
+    ) throws(StoreError) -> [RideEvent] {
         let blobs = try read { db in
             try Data.fetchAll(
                 db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
@@ -123,7 +138,7 @@ extension WorkoutStore {
         var events: [RideEvent] = []
         for blob in blobs {
             do {
-                events += try CompactJournal.decode([UInt8](blob))
+                events += try decode([UInt8](blob))
             } catch {
                 throw StoreError("workout \(id): \(error)")
             }

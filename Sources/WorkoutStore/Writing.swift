@@ -147,7 +147,7 @@ extension WorkoutStore {
             curve = workout.powerCurve
             statistics = workout.statistics(powerCurve: curve)
             chunks = WorkoutStore.chunks(workout.samples)
-            laps = workout.laps
+            laps = workout.laps(wholeRidePowerCurve: curve)
         }
     }
 

@@ -49,14 +49,19 @@ public struct Workout: Sendable {
     public var powerCurve: PowerCurve { WorkoutStatistics.powerCurve(samples) }
 
     /// One entry per lap (a workout without lap presses has one lap), with the same statistics.
-    public var laps: [LapSummary] {
+    public var laps: [LapSummary] { laps(wholeRidePowerCurve: nil) }
+
+    /// The laps, given the whole ride's power curve for a lap that spans the whole ride.
+    public func laps(wholeRidePowerCurve: PowerCurve?) -> [LapSummary] {
         let boundaries = [startMicroseconds] + lapStarts.filter { $0 > startMicroseconds && $0 < endMicroseconds }
         return boundaries.enumerated().map { number, lapStart in
             let lapEnd = number + 1 < boundaries.count ? boundaries[number + 1] : endMicroseconds
             let first = secondIndex(lapStart),
                 last = number + 1 < boundaries.count ? secondIndex(lapEnd) : samples.count
             let range = min(first, samples.count)..<min(max(first, last), samples.count)
-            var statistics = WorkoutStatistics(samples[range], elapsedSeconds: Double(lapEnd - lapStart) / 1_000_000)
+            let wholeRide = range.count == samples.count ? wholeRidePowerCurve : nil
+            var statistics = WorkoutStatistics(
+                samples[range], elapsedSeconds: Double(lapEnd - lapStart) / 1_000_000, powerCurve: wholeRide)
             if number < recordedLapTotals.count { recordedLapTotals[number].apply(to: &statistics) }
             return LapSummary(
                 number: number + 1, startMicroseconds: lapStart, endMicroseconds: lapEnd, statistics: statistics)

@@ -71,8 +71,9 @@ struct ExportRides: ParsableCommand {
             let bytes: [UInt8]
             switch format {
             case .fit:
-                let balance = FITActivity.pedalBalanceBytes(
-                    try store.journal(id), startMicroseconds: summary.startMicroseconds)
+                let measurements = try store.journalNotifications(
+                    id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
+                let balance = FITActivity.pedalBalanceBytes(measurements, startMicroseconds: summary.startMicroseconds)
                 bytes = FITActivity.encode(summary, samples: samples, pedalBalance: balance)
             case .tcx: bytes = Array(TCXDocument.encode(summary, samples: samples).utf8)
             case .csv: bytes = Array(CSVTable.encode(summary, samples: samples).utf8)

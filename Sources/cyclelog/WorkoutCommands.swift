@@ -219,7 +219,13 @@ struct Show: ParsableCommand {
         let store = try database.open()
         let id = try reference.resolve(in: store)
         if journal {
-            print(Journal.text(try store.journal(id)), terminator: "")
+            let events = try store.journal(id)
+            if events.isEmpty, let file = try store.importedFile(id) {
+                throw ExitMessage.make(
+                    "workout \(id) was imported from \(file.fileName): it has no journal, its FIT file is kept instead",
+                    status: 1)
+            }
+            print(Journal.text(events), terminator: "")
             return
         }
         let summary = try WorkoutReference.summary(id, in: store)

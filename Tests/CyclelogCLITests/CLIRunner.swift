@@ -60,3 +60,17 @@ func temporaryDatabase() throws -> String {
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     return folder.appendingPathComponent("rides.sqlite").path
 }
+
+/// What independent decoders read in an exported file (Tests/ExportCheck/read_exports.py): `kind` is fit (Garmin's
+/// FIT SDK and fitdecode) or tcx (tcxreader).
+func readExport(_ kind: String, _ path: String) throws -> [String: Any] {
+    let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ExportCheck/read_exports.py").path
+    let output = URL(fileURLWithPath: path + ".json").path
+    let process = try ChildProcess(["/usr/bin/env", "python3", reader, kind, path], outputPath: output)
+    let status = process.wait(seconds: 120)
+    let text = try String(contentsOfFile: output, encoding: .utf8)
+    XCTAssertEqual(
+        status, 0, "the decoder failed (scripts/setup.sh installs garmin-fit-sdk, fitdecode, tcxreader):\n\(text)")
+    return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+}

@@ -7,8 +7,6 @@ import XCTest
 /// `cyclelog export`: every FIT file is read back by Garmin's FIT SDK for Python and by fitdecode (which checks
 /// both CRCs), TCX by tcxreader, CSV by the test; the values must be the stored workout's.
 final class ExportCommandTests: XCTestCase {
-    static let reader = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("ExportCheck/read_exports.py").path
     /// Seconds from the Unix epoch to FIT's, 1989-12-31T00:00:00Z (FIT protocol, date_time).
     static let fitEpochSeconds: Int64 = 631_065_600
 
@@ -26,7 +24,7 @@ final class ExportCommandTests: XCTestCase {
                 .path
             let export = try cyclelog(["export", "\(id)", "--db", database, "-o", path])
             XCTAssertEqual(export.status, 0, export.errorOutput)
-            let fit = try read("fit", path)
+            let fit = try readExport("fit", path)
             let summary = try XCTUnwrap(try store.summary(id))
             let samples = try store.samples(id)
             try checkFIT(fit, summary: summary, samples: samples)
@@ -55,7 +53,7 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try cyclelog(["replay", "--db", database, journal.path]).status, 0)
         let path = folder.appendingPathComponent("balance.fit").path
         XCTAssertEqual(try cyclelog(["export", "last", "--db", database, "-o", path]).status, 0)
-        let fit = try read("fit", path)
+        let fit = try readExport("fit", path)
         XCTAssertEqual(fit["sdkErrors"] as? [String], [])
         let balance = try XCTUnwrap(fit["fitdecodeBalance"] as? [Int?])
         XCTAssertEqual(balance, [176, 176, 176, 55, 55, 55])
@@ -76,7 +74,7 @@ final class ExportCommandTests: XCTestCase {
         let running = samples.filter(\.isRunning)
         let date = "2021-03-18"
 
-        let tcx = try read("tcx", "\(folder)/cyclelog-1-\(date).tcx")
+        let tcx = try readExport("tcx", "\(folder)/cyclelog-1-\(date).tcx")
         XCTAssertEqual(tcx["sport"] as? String, "Biking")
         let points = try XCTUnwrap(tcx["trackpoints"] as? [[String: Any]])
         XCTAssertEqual(points.count, running.count, "a trackpoint per second on the timer")
@@ -167,13 +165,4 @@ final class ExportCommandTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(activity["total_timer_time"] as? Double), statistics.movingSeconds, accuracy: 5e-4)
     }
 
-    private func read(_ kind: String, _ path: String) throws -> [String: Any] {
-        let output = URL(fileURLWithPath: path + ".json").path
-        let process = try ChildProcess(["/usr/bin/env", "python3", Self.reader, kind, path], outputPath: output)
-        let status = process.wait(seconds: 120)
-        let text = try String(contentsOfFile: output, encoding: .utf8)
-        XCTAssertEqual(
-            status, 0, "the decoder failed (scripts/setup.sh installs garmin-fit-sdk, fitdecode, tcxreader):\n\(text)")
-        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
-    }
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""FIT export and import benchmark (`make bench`): the 4-hour, three-sensor ride of the replay benchmark, stored
+once, then `cyclelog export` of it to FIT and `cyclelog import` of that file into a fresh database, each as a whole
+release process, best and median of N; beside them fitdecode and Garmin's FIT SDK for Python reading the same file
+in the same run. Targets: export and import each under 100 ms."""
+import os
+import subprocess
+import sys
+import tempfile
+
+from replay_bench import BENCH, CAPTURE, CYCLELOG, ROOT, best
+
+REAL_RIDE = os.path.join(ROOT, "Fixtures", "rides", "fit", "sweatpy_4078723797.fit")
+TARGET_SECONDS = 0.100
+
+
+def main():
+    if not os.path.exists(CAPTURE):
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make-ride-fixtures.py"), "--bench", BENCH],
+                       check=True, capture_output=True)
+    folder = tempfile.mkdtemp(prefix="cyclelog-fit-bench-")
+    stored = os.path.join(folder, "stored.sqlite")
+    subprocess.run([CYCLELOG, "replay", "--db", stored, CAPTURE], check=True, stdout=subprocess.DEVNULL)
+    exported = os.path.join(folder, "four-hours.fit")
+    fresh = os.path.join(folder, "fresh.sqlite")
+
+    def remove_fresh():
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(fresh + suffix):
+                os.remove(fresh + suffix)
+
+    rows = [
+        ("cyclelog export → FIT", best([CYCLELOG, "export", "1", "--db", stored, "-o", exported])),
+        ("cyclelog import → fresh database", best([CYCLELOG, "import", "--db", fresh, exported], prepare=remove_fresh)),
+    ]
+    records = subprocess.run(
+        [sys.executable, "-c", "import fitdecode,sys\n"
+         "n=0\n"
+         "with fitdecode.FitReader(sys.argv[1]) as r:\n"
+         "    n=sum(1 for f in r if f.frame_type==fitdecode.FIT_FRAME_DATA and f.name=='record')\n"
+         "print(n)", exported], check=True, capture_output=True, text=True).stdout.strip()
+    peers = [
+        ("fitdecode (Python) reading the file", best(
+            [sys.executable, "-c", "import fitdecode,sys\nfor f in fitdecode.FitReader(sys.argv[1]): pass", exported],
+            runs=3)),
+        ("garmin-fit-sdk (Python) reading the file", best(
+            [sys.executable, "-c", "from garmin_fit_sdk import Decoder, Stream\nimport sys\n"
+             "Decoder(Stream.from_file(sys.argv[1])).read()", exported], runs=3)),
+    ]
+    print("\nFIT export and import of a 4-hour ride (%s records, %.0f kB; whole process; best / median)"
+          % (records, os.path.getsize(exported) / 1000))
+    for label, (fastest, median) in rows + peers:
+        print("  %-42s %6.3f s / %6.3f s" % (label, fastest, median))
+    for label, (fastest, _) in rows:
+        print("  %-42s %s (target < %d ms)" % (label, "met" if fastest < TARGET_SECONDS else "MISSED",
+                                                 TARGET_SECONDS * 1000))
+    if os.path.exists(REAL_RIDE):
+        remove_fresh()
+        real = best([CYCLELOG, "import", "--db", fresh, REAL_RIDE], prepare=remove_fresh)
+        print("  %-42s %6.3f s / %6.3f s" % ("cyclelog import of a real 2 h 19 min Edge file", *real))
+    subprocess.run(["rm", "-rf", folder], check=True)
+
+
+if __name__ == "__main__":
+    main()
