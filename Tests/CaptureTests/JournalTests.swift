@@ -88,6 +88,14 @@ final class JournalTests: XCTestCase {
         // Eight-octet values arriving four times a second pack to a few octets each.
         XCTAssertLessThan(packed.count, 500 * 4)
         XCTAssertThrowsError(try CompactJournal.decode(Array(packed.dropLast(5))))
+        // One characteristic's notifications, filtered by value, without decoding the rest: the same events.
+        let evenWatts: ([UInt8]) -> Bool = { $0.count > 2 && $0[2] % 2 == 0 }
+        let expected = many.filter {
+            if case .notification(_, 0x2A63, let value) = $0.kind { return evenWatts(value) }
+            return false
+        }
+        XCTAssertGreaterThanOrEqual(expected.count, 250, "the 250 even-watt values among those added")
+        XCTAssertEqual(try CompactJournal.notifications(packed, of: 0x2A63, where: evenWatts), expected)
     }
 }
 
