@@ -64,6 +64,8 @@ public enum FITActivityReader {
         1: "running", 5: "swimming", 11: "walking", 12: "cross-country skiing", 13: "alpine skiing",
         15: "rowing", 16: "mountaineering", 17: "hiking", 18: "multisport", 19: "paddling",
     ]
+    /// The longest ride accepted (a week): longer spans come from a broken clock.
+    public static let longestRideSeconds: Int64 = 7 * 86_400
     /// A record's values hold this long when the next record is late (smart recording writes on change only).
     public static let holdSeconds: Int64 = 3
 
@@ -125,6 +127,13 @@ public enum FITActivityReader {
         var endSecond = records.last!.timestamp! + 1
         if let last = timer.last, !last.running { endSecond = last.second }
         endSecond = max(endSecond, startSecond + 1)
+        // One sample per second is allocated: a stray clock must not ask for years of them.
+        guard endSecond - startSecond <= longestRideSeconds else {
+            throw FITError(
+                offset: records.last!.offset,
+                "spans \((endSecond - startSecond) / 86_400) days from its first time to its last: its times "
+                    + "cannot all be right")
+        }
         let samples = secondSamples(records, timer: timer, startSecond: startSecond, endSecond: endSecond)
         let events = workoutEvents(
             timer: timer, startSecond: startSecond, endSecond: endSecond, location: location(sessions))

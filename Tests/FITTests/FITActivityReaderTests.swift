@@ -139,4 +139,14 @@ final class FITActivityReaderTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("running activity, not a ride"), "\($0)")
         }
     }
+
+    func testARecordFromABrokenClockIsRefusedRatherThanFilledIn() {
+        var fit = FITEncoder()
+        fit.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
+        fit.write(local: 1, [.number(1_000_000_000), .number(200)])
+        fit.write(local: 1, [.number(1_000_000_000 + 30 * 86_400), .number(210)])
+        XCTAssertThrowsError(try FITActivityReader.read(fit.file())) {
+            XCTAssertTrue("\($0)".contains("spans 30 days"), "\($0)")
+        }
+    }
 }
