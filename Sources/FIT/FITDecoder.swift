@@ -150,7 +150,7 @@ public enum FITDecoder {
                     throw FITError(offset: base, "defines field \(bytes[base]) with a size of 0 bytes")
                 }
                 // The low 5 bits number the type; bit 7 only says "multi-byte". An unknown type stays raw bytes.
-                let type = FITBaseType.allTypes.first { $0.rawValue & 0x1F == bytes[base + 2] & 0x1F }
+                let type = FITBaseType.allCases.first { $0.rawValue & 0x1F == bytes[base + 2] & 0x1F }
                 fields.append(Definition.Field(number: bytes[base], size: size, type: type))
             }
             var developerBytes = 0
@@ -202,13 +202,6 @@ public enum FITDecoder {
             return message
         }
     }
-}
-
-extension FITBaseType {
-    static let allTypes: [FITBaseType] = [
-        .enumeration, .sint8, .uint8, .sint16, .uint16, .sint32, .uint32, .string, .float32, .float64, .uint8z,
-        .uint16z, .uint32z, .byte, .sint64, .uint64, .uint64z,
-    ]
 }
 
 /// One data message: its global number, where its record starts in the file, and its valid fields by number

@@ -2,7 +2,7 @@
 
 /// The base types of FIT field definitions: the byte in a definition message, with the element size and the
 /// bit pattern that means "no value".
-public enum FITBaseType: UInt8, Sendable {
+public enum FITBaseType: UInt8, Sendable, CaseIterable {
     case enumeration = 0x00
     case sint8 = 0x01
     case uint8 = 0x02

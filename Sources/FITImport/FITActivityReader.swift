@@ -74,7 +74,7 @@ public enum FITActivityReader {
         var fileID: FITMessage?
         var sessions: [FITMessage] = []
         var laps: [FITMessage] = []
-        var records: [FITMessage] = []
+        var records: [(second: Int64, message: FITMessage)] = []
         var timer: [(second: Int64, running: Bool)] = []
         var notes: [String] = []
         for message in messages {
@@ -93,7 +93,7 @@ public enum FITActivityReader {
                         "has records timed from the device's power-on rather than by the clock, so the ride's date "
                             + "is unknown")
                 }
-                records.append(message)
+                records.append((time, message))
             case Message.event where message.integers[Field.event] == timerEvent:
                 guard let time = message.timestamp, let type = message.integers[Field.eventType] else { continue }
                 if type == startEventType {
@@ -115,36 +115,34 @@ public enum FITActivityReader {
         guard !records.isEmpty else {
             throw FITError(offset: bytes.count, "holds no records: there is no ride in it to import")
         }
-        records.sort { $0.timestamp! < $1.timestamp! }
+        records.sort { $0.second < $1.second }
         timer.sort { $0.second < $1.second }
 
         // The ride runs from the first of its start times to the timer's last stop (records after it are off the
         // timer), or to the end of the last record's second when the timer never stopped.
         let starts =
-            sessions.compactMap { $0.integers[Field.startTime] } + [records[0].timestamp!]
+            sessions.compactMap { $0.integers[Field.startTime] } + [records[0].second]
             + timer.prefix(1).map(\.second)
         let startSecond = starts.filter { $0 >= FITTime.minimumAbsolute }.min()!
-        var endSecond = records.last!.timestamp! + 1
+        var endSecond = records.last!.second + 1
         if let last = timer.last, !last.running { endSecond = last.second }
         endSecond = max(endSecond, startSecond + 1)
         // One sample per second is allocated: a stray clock must not ask for years of them.
         guard endSecond - startSecond <= longestRideSeconds else {
             throw FITError(
-                offset: records.last!.offset,
+                offset: records.last!.message.offset,
                 "spans \((endSecond - startSecond) / 86_400) days from its first time to its last: its times "
                     + "cannot all be right")
         }
         let samples = secondSamples(records, timer: timer, startSecond: startSecond, endSecond: endSecond)
-        let events = workoutEvents(
-            timer: timer, startSecond: startSecond, endSecond: endSecond, location: location(sessions))
+        let plan = WorkoutPlan(location: location(sessions))
+        let events = workoutEvents(timer: timer, startSecond: startSecond, endSecond: endSecond, plan: plan)
 
         let lapList = laps.compactMap { lap in lap.integers[Field.startTime].map { (start: $0, message: lap) } }
             .sorted { $0.start < $1.start }
         let lapStarts = lapList.dropFirst().map { FITTime.unixMicroseconds($0.start) }
         var workout = Workout(
-            plan: events.first.flatMap { if case .start(let plan) = $0.control { plan } else { nil } }
-                ?? WorkoutPlan(),
-            state: .ended, startMicroseconds: FITTime.unixMicroseconds(startSecond),
+            plan: plan, state: .ended, startMicroseconds: FITTime.unixMicroseconds(startSecond),
             endMicroseconds: FITTime.unixMicroseconds(endSecond), samples: samples, lapStarts: lapStarts,
             events: (events + lapStarts.map { WorkoutEvent(timeMicroseconds: $0, control: .lap) }).sorted {
                 $0.timeMicroseconds < $1.timeMicroseconds
@@ -159,7 +157,8 @@ public enum FITActivityReader {
 
     /// One sample per second from `startSecond` to `endSecond`, on the timer where the timer ran.
     static func secondSamples(
-        _ records: [FITMessage], timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64
+        _ records: [(second: Int64, message: FITMessage)], timer: [(second: Int64, running: Bool)], startSecond: Int64,
+        endSecond: Int64
     ) -> [SecondSample] {
         var samples = (0..<Int(endSecond - startSecond)).map { SecondSample(second: $0, runningFraction: 0) }
         // Before its first event the timer is in the opposite state; a file without timer events ran throughout.
@@ -175,11 +174,11 @@ public enum FITActivityReader {
         }
         // Distance is cumulative from the start of the activity.
         var previousDistance = 0.0
-        for (position, record) in records.enumerated() {
-            let index = Int(record.timestamp! - startSecond)
+        for (position, (time, record)) in records.enumerated() {
+            let index = Int(time - startSecond)
             guard index < samples.count else { break }
-            let nextTime = position + 1 < records.count ? records[position + 1].timestamp! : endSecond
-            let heldUntil = Int(min(nextTime, record.timestamp! + holdSeconds) - startSecond)
+            let nextTime = position + 1 < records.count ? records[position + 1].second : endSecond
+            let heldUntil = Int(min(nextTime, time + holdSeconds) - startSecond)
             for held in index..<min(max(index + 1, heldUntil), samples.count) {
                 samples[held].powerWatts = record.scaled(Field.power, 1)
                 samples[held].cadenceRPM = record.scaled(Field.cadence, 1).map {
@@ -200,12 +199,12 @@ public enum FITActivityReader {
 
     /// start, pause and resume at the timer's transitions; the last stop is the end.
     static func workoutEvents(
-        timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64, location: WorkoutLocation?
+        timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64, plan: WorkoutPlan
     ) -> [WorkoutEvent] {
         var events = [
             WorkoutEvent(
                 timeMicroseconds: FITTime.unixMicroseconds(startSecond),
-                control: .start(WorkoutPlan(location: location)))
+                control: .start(plan))
         ]
         var running = true
         for transition in timer where transition.second > startSecond && transition.running != running {

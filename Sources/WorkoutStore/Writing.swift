@@ -31,20 +31,30 @@ extension WorkoutStore {
         syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64? = nil
     ) throws(StoreError) -> Int64 {
         try write { db in
-            if let id = replacing {
-                try Self.deleteContent(of: id, db)
-                try db.execute(
-                    sql: """
-                        UPDATE workout SET version = version + 1, status = 'recording', source = ?, journalDigest = NULL,
-                        startMicroseconds = ?, endMicroseconds = NULL, statistics = NULL WHERE id = ?
-                        """, arguments: [source, startMicroseconds, id])
-                return id
-            }
-            try db.execute(
-                sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
-                arguments: [syncIdentifier, source, startMicroseconds])
-            return db.lastInsertedRowID
+            try Self.claimRow(
+                syncIdentifier: syncIdentifier, source: source, startMicroseconds: startMicroseconds,
+                replacing: replacing, db)
         }
+    }
+
+    /// The workout row a new build goes into, marked 'recording': a new row, or the emptied row of the workout
+    /// it replaces with its version raised.
+    static func claimRow(
+        syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64?, _ db: Database
+    ) throws -> Int64 {
+        if let id = replacing {
+            try deleteContent(of: id, db)
+            try db.execute(
+                sql: """
+                    UPDATE workout SET version = version + 1, status = 'recording', source = ?, journalDigest = NULL,
+                    startMicroseconds = ?, endMicroseconds = NULL, statistics = NULL WHERE id = ?
+                    """, arguments: [source, startMicroseconds, id])
+            return id
+        }
+        try db.execute(
+            sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
+            arguments: [syncIdentifier, source, startMicroseconds])
+        return db.lastInsertedRowID
     }
 
     /// Starts rebuilding a workout from its stored journal: everything but the journal is dropped, in one
@@ -87,7 +97,12 @@ extension WorkoutStore {
     public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
         try write { db in try Self.insert(built, id, journalDigest: journalDigest, db) }
-        try refreshFTPEstimates()
+        return try saved(id, refreshingFTP: true)
+    }
+
+    /// After a workout's last transaction: the FTP history brought up to date, and the summary as stored.
+    private func saved(_ id: Int64, refreshingFTP: Bool) throws(StoreError) -> WorkoutSummary {
+        if refreshingFTP { try refreshFTPEstimates() }
         guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
         return summary
     }
@@ -102,28 +117,16 @@ extension WorkoutStore {
     ) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
         let id = try write { db in
-            let id: Int64
-            if let replacing {
-                try Self.deleteContent(of: replacing, db)
-                try db.execute(
-                    sql: "UPDATE workout SET version = version + 1, source = ? WHERE id = ?",
-                    arguments: [fileName, replacing])
-                id = replacing
-            } else {
-                try db.execute(
-                    sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
-                    arguments: [syncIdentifier, fileName, workout.startMicroseconds])
-                id = db.lastInsertedRowID
-            }
+            let id = try Self.claimRow(
+                syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
+                replacing: replacing, db)
             try db.execute(
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes) VALUES (?, ?, ?)",
                 arguments: [id, fileName, Data(bytes)])
             try Self.insert(built, id, journalDigest: digest, db)
             return id
         }
-        if refreshingFTP { try refreshFTPEstimates() }
-        guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
-        return summary
+        return try saved(id, refreshingFTP: refreshingFTP)
     }
 
     /// A workout's imported file, if it was imported: its name and bytes.

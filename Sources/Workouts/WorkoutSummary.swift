@@ -38,10 +38,12 @@ public struct WorkoutSummary: Sendable {
 
     /// The summary of a freshly built workout.
     public init(_ workout: Workout, id: Int64, syncIdentifier: String, version: Int) {
+        let curve = workout.powerCurve
         self.init(
             id: id, syncIdentifier: syncIdentifier, version: version, plan: workout.plan, state: workout.state,
             startMicroseconds: workout.startMicroseconds, endMicroseconds: workout.endMicroseconds,
-            statistics: workout.statistics, laps: workout.laps, events: workout.events,
+            statistics: workout.statistics(powerCurve: curve), laps: workout.laps(wholeRidePowerCurve: curve),
+            events: workout.events,
             dropouts: workout.dropouts.map {
                 DropoutSummary(
                     sensor: workout.sensors[$0.sensorIndex].address, reason: $0.reason.rawValue,

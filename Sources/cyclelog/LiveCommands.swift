@@ -130,8 +130,7 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "Pause the timer automatically when standing still.")
     var autoPause = false
 
-    @Option(help: "Wheel circumference in millimetres for sensors without their own.")
-    var wheelCircumference: Int = 2105
+    @OptionGroup var wheel: WheelOptions
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var buses: BusOptions
@@ -147,9 +146,6 @@ struct Record: AsyncParsableCommand {
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
         }
-        guard (500...4000).contains(wheelCircumference) else {
-            throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
-        }
     }
 
     func run() async throws {
@@ -162,7 +158,7 @@ struct Record: AsyncParsableCommand {
         var options = LiveRecorder.Options()
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
         options.autoPause = autoPause ? AutoPause() : nil
-        options.wheelCircumferenceMillimetres = wheelCircumference
+        options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         let known = try store.knownSensors()
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }

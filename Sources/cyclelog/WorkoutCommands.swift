@@ -6,6 +6,18 @@ import WorkoutStore
 import Workouts
 
 /// `--db`, shared by every command that opens the workout database.
+/// The wheel size for speed and distance from sensors that do not carry their own.
+struct WheelOptions: ParsableArguments {
+    @Option(help: "Wheel circumference in millimetres for sensors without their own (capture, journal or remembered).")
+    var wheelCircumference: Int = 2105
+
+    func validate() throws {
+        guard (500...4000).contains(wheelCircumference) else {
+            throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
+        }
+    }
+}
+
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .long, help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite)."
@@ -90,8 +102,7 @@ struct Replay: ParsableCommand {
         help: "Map a btsnoop attribute handle to a characteristic when the capture has no discovery: 0x0010=2a63.")
     var handles: [String] = []
 
-    @Option(help: "Wheel circumference in millimetres for sensors the capture does not set one for.")
-    var wheelCircumference: Int = 2105
+    @OptionGroup var wheel: WheelOptions
 
     @Option(help: "Declare the ride an FTP test: 20min (0.95 × 20-min power) or ramp (0.75 × best minute).")
     var test: String?
@@ -100,9 +111,6 @@ struct Replay: ParsableCommand {
     var autoPause = false
 
     func validate() throws {
-        guard (500...4000).contains(wheelCircumference) else {
-            throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
-        }
         _ = try handleMap()
         if let test, FitnessTest(rawValue: test) == nil {
             throw ValidationError("--test is 20min or ramp (got '\(test)')")
@@ -127,7 +135,7 @@ struct Replay: ParsableCommand {
     func run() throws {
         let store = try database.open()
         var options = Replayer.Options()
-        options.wheelCircumferenceMillimetres = wheelCircumference
+        options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         options.autoPause = autoPause ? AutoPause() : nil
         if let delay = ProcessInfo.processInfo.environment["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS"], let ms = UInt32(delay) {
             options.pauseAfterEachChunkMicroseconds = ms * 1000
