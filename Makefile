@@ -6,7 +6,7 @@ FUZZ_BUILD := .build-fuzz
 # about 5 MB less memory than with the shared libraries (measured by the live-recording benchmark).
 RELEASE := -c release --static-swift-stdlib
 
-.PHONY: setup all build release demo test unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
+.PHONY: setup all build release demo test test-vm unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
 
 all: build
 
@@ -30,6 +30,10 @@ test: setup
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# cyclelog on the real Linux Bluetooth stack: bluetoothd and virtual controllers in a qemu VM (Tests/RealStack).
+test-vm:
+	Tests/RealStack/run.sh
 
 unit-test: setup
 	$(SWIFT) test

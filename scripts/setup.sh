@@ -4,10 +4,17 @@
 #   scripts/setup.sh            packages for building and testing (Debian's, and dbus-fast, garmin-fit-sdk,
 #                               fitdecode and tcxreader from PyPI)
 #   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
+#   scripts/setup.sh --vm       also the real Linux Bluetooth stack for `make test-vm`: qemu, the distribution
+#                               kernel, BlueZ and its emulator tools (Debian's), virtme-ng (PyPI)
 set -euo pipefail
 
 # tmux gives the dashboard test a terminal.
 packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon tmux)
+if [ "${1:-}" = "--vm" ]; then
+    # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
+    # bluez-test-tools.
+    packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools)
+fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -46,6 +53,11 @@ for requirement in garmin-fit-sdk==21.218.0:garmin_fit_sdk fitdecode==0.11.0:fit
         python3 -m pip install --quiet "${requirement%:*}"
     fi
 done
+
+if [ "${1:-}" = "--vm" ] && ! command -v vng >/dev/null 2>&1; then
+    echo "setup: installing virtme-ng 1.42 from PyPI"
+    python3 -m pip install --quiet virtme-ng==1.42
+fi
 
 if [ "${1:-}" = "--bench" ]; then
     if ! python3 -c "import pycycling" 2>/dev/null; then

@@ -7,6 +7,14 @@ public struct BluetoothAdapter: Sendable, Equatable {
     public var name: String
     public var powered: Bool
     public var discovering: Bool
+
+    public init(path: String, address: String, name: String, powered: Bool, discovering: Bool) {
+        self.path = path
+        self.address = address
+        self.name = name
+        self.powered = powered
+        self.discovering = discovering
+    }
 }
 
 /// `org.bluez.Device1` (and `org.bluez.Battery1` where BlueZ's battery plugin exports it) as last seen.

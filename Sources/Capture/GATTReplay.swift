@@ -20,6 +20,9 @@ public struct GATTReplay {
 
     private struct Connection {
         var address: String
+        /// The capturing controller was the peripheral of this link (its peer connected to it): it is the sensor
+        /// side, as when a capture holds both ends of an emulated link, and nothing on it is a sensor's value.
+        var localIsPeripheral = false
         /// Value handle → 16-bit characteristic UUID.
         var characteristics: [UInt16: UInt16] = [:]
         /// Partly received L2CAP PDU per direction (index 0 sent, 1 received) and the octets still expected.
@@ -131,11 +134,16 @@ public struct GATTReplay {
             }
             guard data[3] == 0 else { return }
             let handle = UInt16(data[4]) | UInt16(data[5] & 0x0F) << 8
+            let localIsPeripheral = data[6] == 0x01
             let address = data[8..<14].reversed().map { byte in
                 let digits = String(byte, radix: 16, uppercase: true)
                 return digits.count == 1 ? "0" + digits : digits
             }.joined(separator: ":")
             let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
+            guard !localIsPeripheral else {
+                connections[key] = Connection(address: address, localIsPeripheral: true)
+                return
+            }
             connections[key] = Connection(address: address, characteristics: learntMaps[address] ?? [:])
             emit(RideEvent(timeMicroseconds: packet.timeMicroseconds, .connected(sensor: address, name: nil)))
         case 0x05 where data.count >= 6:
@@ -143,7 +151,7 @@ public struct GATTReplay {
             guard data[2] == 0 else { return }
             let key = ConnectionKey(
                 controller: packet.controllerIndex, handle: UInt16(data[3]) | UInt16(data[4] & 0x0F) << 8)
-            if let connection = connections.removeValue(forKey: key) {
+            if let connection = connections.removeValue(forKey: key), !connection.localIsPeripheral {
                 emit(
                     RideEvent(timeMicroseconds: packet.timeMicroseconds, .disconnected(sensor: connection.address)))
             }
@@ -173,6 +181,7 @@ public struct GATTReplay {
             return
         }
         let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
+        guard connections[key]?.localIsPeripheral != true else { return }
         // A capture started mid-connection has no Connection Complete: an anonymous peer.
         let anonymous = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
         var connection =
@@ -196,6 +205,9 @@ public struct GATTReplay {
         guard let opcode = pdu.first, var connection = connections[key] else { return }
         defer { connections[key] = connection }
         let side = received ? 1 : 0
+        // Values and responses count only when they arrive: the same PDUs going out are this host serving its own
+        // attributes to the peer.
+        if !received && [0x1B, 0x1D, 0x23, 0x05].contains(opcode) { return }
         switch opcode {
         case 0x1B, 0x1D:
             guard pdu.count >= 3 else {
@@ -229,12 +241,12 @@ public struct GATTReplay {
             // characteristic's UUID, so this maps handles too when a client discovers that way.
             informationEntries(pdu, into: &connection)
         case 0x09:
-            if let request = connection.pendingRequest[1 - side], request.first == 0x08 {
+            if received, let request = connection.pendingRequest[1 - side], request.first == 0x08 {
                 declarations(pdu, request: request, into: &connection, record: record)
             }
             connection.pendingRequest[1 - side] = nil
         case 0x0B:
-            if let request = connection.pendingRequest[1 - side], request.first == 0x0A, request.count >= 3 {
+            if received, let request = connection.pendingRequest[1 - side], request.first == 0x0A, request.count >= 3 {
                 let handle = UInt16(request[1]) | UInt16(request[2]) << 8
                 if let uuid = map(connection)[handle] {
                     emit(

@@ -17,6 +17,8 @@ public actor LiveRecorder {
     public struct Options: Sendable {
         /// Addresses or names; empty uses every cycling sensor found while scanning.
         public var sensors: [String] = []
+        /// The adapter's name (`hci1`) or address; nil for the first one BlueZ lists.
+        public var adapter: String?
         public var plan = WorkoutPlan()
         public var autoPause: AutoPause?
         public var wheelCircumferenceMillimetres = 2105
@@ -107,10 +109,7 @@ public actor LiveRecorder {
 
     /// Records until the ride is ended or cancelled; returns the stored summary (nil when cancelled).
     public func run() async throws(LiveRecordingError) -> WorkoutSummary? {
-        guard let adapter = await bluez.adapters.first else {
-            throw LiveRecordingError(
-                "no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
-        }
+        let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
         adapterPath = adapter.path
         if !adapter.powered {
             do { try await bluez.powerOn(adapter.path) } catch { throw LiveRecordingError(error.description) }
@@ -181,13 +180,34 @@ public actor LiveRecorder {
     private func findSensors() async throws(LiveRecordingError) {
         await setDiscovery(true)
         try? await Task.sleep(for: .seconds(options.discoverySeconds))
-        let found = await bluez.devices.filter(Self.isCyclingSensor)
+        let found = await bluez.devices.filter { $0.adapterPath == adapterPath && Self.isCyclingSensor($0) }
         guard !found.isEmpty else {
             throw LiveRecordingError(
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
                     + "(turn the cranks, wet the heart-rate strap) and try again, or name them with --sensor")
         }
         tracked = found.map { Tracked(wanted: $0.address) }
+    }
+
+    /// The adapter named by its last path component (`hci1`) or its address; without a name the first one.
+    public static func chooseAdapter(_ adapters: [BluetoothAdapter], named name: String?) throws(LiveRecordingError)
+        -> BluetoothAdapter
+    {
+        guard let first = adapters.first else {
+            throw LiveRecordingError(
+                "no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
+        }
+        guard let name else { return first }
+        let wanted = adapters.first {
+            $0.path.split(separator: "/").last.map(String.init) == name
+                || $0.address.caseInsensitiveCompare(name) == .orderedSame
+        }
+        guard let wanted else {
+            let known = adapters.map { String($0.path.split(separator: "/").last ?? "") + " (\($0.address))" }
+            throw LiveRecordingError(
+                "no Bluetooth adapter \(name): BlueZ has \(known.joined(separator: ", "))")
+        }
+        return wanted
     }
 
     private func setDiscovery(_ on: Bool) async {
@@ -213,7 +233,9 @@ public actor LiveRecorder {
     private func tick() async {
         guard outcome == nil else { return }
         let clock = ContinuousClock.now
-        let devices = await bluez.devices
+        // A sensor is reached through the chosen adapter only: another adapter of the same machine may see the
+        // same sensor, or the recorder's own adapter as a device.
+        let devices = await bluez.devices.filter { $0.adapterPath == adapterPath }
         var missing = false
         for index in tracked.indices {
             if tracked[index].devicePath == nil || !devices.contains(where: { $0.path == tracked[index].devicePath }) {

@@ -63,7 +63,9 @@ struct SecondBins {
 
     struct Bin {
         var contributions: [[Contribution]] = Array(repeating: [], count: Channel.allCases.count)
-        var distance: [(sensorIndex: Int, meters: Double)] = []
+        /// Distance per source: one sensor may count wheel revolutions twice (a power meter with wheel data that
+        /// also offers the Cycling Speed and Cadence service), so a source is its sensor and its rank.
+        var distance: [(sensorIndex: Int, rank: Int, meters: Double)] = []
     }
 
     let originMicroseconds: Int64
@@ -104,11 +106,11 @@ struct SecondBins {
         }
     }
 
-    mutating func addDistance(_ meters: Double, sensorIndex: Int, at time: Int64) {
+    mutating func addDistance(_ meters: Double, sensorIndex: Int, rank: Int, at time: Int64) {
         guard time >= originMicroseconds else { return }
         let index = Int((time - originMicroseconds) / 1_000_000)
         ensure(index)
-        bins[index].distance.append((sensorIndex, meters))
+        bins[index].distance.append((sensorIndex, rank, meters))
     }
 
     /// The sample for bin `index`: per channel the preferred source that covered at least a quarter of the
@@ -117,6 +119,7 @@ struct SecondBins {
         var sample = SecondSample(second: index, runningFraction: runningFraction)
         guard index < bins.count else { return sample }
         let bin = bins[index]
+        var speedSource: (sensorIndex: Int, rank: Int)?
         for channel in Channel.allCases {
             let candidates = bin.contributions[channel.rawValue]
             let preferred = candidates.filter { $0.coveredMicroseconds >= 250_000 }.min {
@@ -126,13 +129,13 @@ struct SecondBins {
             else { continue }
             sample[channel] = chosen.weightedSum / Double(chosen.coveredMicroseconds)
             sample.sources[channel.rawValue] = Int8(clamping: chosen.sensorIndex)
+            if channel == .speedMetersPerSecond { speedSource = (chosen.sensorIndex, chosen.rank) }
         }
-        if runningFraction > 0 {
-            let speedSource = sample.sources[Channel.speedMetersPerSecond.rawValue]
-            let distanceSource = speedSource >= 0 ? Int(speedSource) : bin.distance.first?.sensorIndex
-            sample.distanceMeters = bin.distance.filter { $0.sensorIndex == distanceSource }.reduce(0) {
-                $0 + $1.meters
+        if runningFraction > 0, let source = speedSource ?? bin.distance.first.map({ ($0.sensorIndex, $0.rank) }) {
+            sample.distanceMeters = bin.distance.filter {
+                $0.sensorIndex == source.sensorIndex && $0.rank == source.rank
             }
+            .reduce(0) { $0 + $1.meters }
         }
         return sample
     }

@@ -190,7 +190,7 @@ public struct WorkoutBuilder: Sendable {
                 value: reading.value, rank: reading.rank, since: time, integratedUntil: time)
         }
         if let distance = output.distance, distance.meters > 0 {
-            bins?.addDistance(distance.meters, sensorIndex: index, at: time)
+            bins?.addDistance(distance.meters, sensorIndex: index, rank: distance.rank, at: time)
         }
     }
 

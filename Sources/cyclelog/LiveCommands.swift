@@ -16,6 +16,9 @@ struct BusOptions: ParsableArguments {
         help: "The bus BlueZ is on: system, session or a D-Bus address (default: $CYCLELOG_DBUS_ADDRESS, else system).")
     var bus: String?
 
+    @Option(help: "The Bluetooth adapter to use, by name (hci1) or address (default: the first one BlueZ lists).")
+    var adapter: String?
+
     var bluezBus: BusAddress {
         BusAddress(bus ?? ProcessInfo.processInfo.environment["CYCLELOG_DBUS_ADDRESS"] ?? "system")
     }
@@ -56,8 +59,11 @@ struct Scan: AsyncParsableCommand {
 
     func run() async throws {
         let bluez = try await buses.connectBlueZ()
-        guard let adapter = await bluez.adapters.first else {
-            throw ExitMessage.make("no Bluetooth adapter (check `bluetoothctl list` and `rfkill list`)", status: 2)
+        let adapter: BluetoothAdapter
+        do {
+            adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
+        } catch {
+            throw ExitMessage.make(error.description, status: 2)
         }
         do {
             if !adapter.powered { try await bluez.powerOn(adapter.path) }
@@ -67,7 +73,7 @@ struct Scan: AsyncParsableCommand {
         } catch let error as BlueZError {
             throw ExitMessage.make(error.description, status: 2)
         }
-        let sensors = await bluez.devices.filter(LiveRecorder.isCyclingSensor)
+        let sensors = await bluez.devices.filter { $0.adapterPath == adapter.path && LiveRecorder.isCyclingSensor($0) }
         for device in sensors {
             let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
             if json {
@@ -156,6 +162,7 @@ struct Record: AsyncParsableCommand {
         }
         let bluez = try await buses.connectBlueZ()
         var options = LiveRecorder.Options()
+        options.adapter = buses.adapter
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
         options.autoPause = autoPause ? AutoPause() : nil
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference

@@ -147,6 +147,33 @@ final class WorkoutBuilderTests: XCTestCase {
         XCTAssertEqual(workout.samples[1].sources[Channel.speedMetersPerSecond.rawValue], 0)
     }
 
+    func testASensorWithTwoWheelSourcesCountsTheDistanceOnce() throws {
+        // One device that offers Cycling Power with wheel data (1/2048-s clock) and Cycling Speed and Cadence
+        // (1/1024 s), both counting the same wheel: 2 revolutions per second of a 2105-mm wheel = 4.21 m/s.
+        var events = [control(.start(WorkoutPlan()), at: 0)]
+        for second in 0...10 {
+            var measurement = CyclingPowerMeasurement(instantaneousPower: 200)
+            measurement.wheelRevolutionData = WheelRevolutionData(
+                cumulativeWheelRevolutions: UInt32(2 * second), lastWheelEventTime: UInt16(second * 2048))
+            events.append(
+                RideEvent(
+                    timeMicroseconds: us(Double(second)),
+                    .notification(sensor: meter, characteristic: 0x2A63, value: measurement.encoded())))
+            let csc = CSCMeasurement(
+                wheelRevolutionData: WheelRevolutionData(
+                    cumulativeWheelRevolutions: UInt32(2 * second), lastWheelEventTime: UInt16(second * 1024)))
+            events.append(
+                RideEvent(
+                    timeMicroseconds: us(Double(second) + 0.2),
+                    .notification(sensor: meter, characteristic: 0x2A5B, value: csc.encoded())))
+        }
+        events.append(control(.end, at: 11))
+        let workout = try build(events)
+        XCTAssertEqual(workout.samples[5].speedMetersPerSecond ?? 0, 4.21, accuracy: 1e-9)
+        // 20 revolutions were counted from the first notification to the last: 42.1 m, not twice that.
+        XCTAssertEqual(workout.statistics.distanceMeters, 20 * 2.105, accuracy: 1e-9)
+    }
+
     func testMalformedValuesAreReportedAndTheRestIsUsed() throws {
         let events = [
             control(.start(WorkoutPlan()), at: 0), power(150, at: 0),

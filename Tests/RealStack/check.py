@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Judges a real-stack run from its output folder, outside the VM, and prints one line per check.
+
+  check.py --out DIR --cyclelog BIN --ride NAME
+
+Expected values come from what the emulator logged as sent (sent.log), from the ride itself (its 1 Hz records
+and its FIT distance, ../shared/data/rides via Fixtures/rides) and from the steps the driver took (timeline.json),
+never from cyclelog. Exit status 1 when any check fails.
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HOLD_SECONDS = 3  # a value holds 3 s after its notification (DESIGN.md §4)
+
+
+class Checks:
+    def __init__(self):
+        self.failed = 0
+
+    def check(self, name, ok, detail=""):
+        print("  %s  %s%s" % ("ok  " if ok else "FAIL", name, (": " + detail) if detail else ""))
+        self.failed += 0 if ok else 1
+
+
+def unix(text):
+    text = text.rstrip("Z")
+    layout = "%Y-%m-%dT%H:%M:%S.%f" if "." in text else "%Y-%m-%dT%H:%M:%S"
+    return datetime.datetime.strptime(text, layout).replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def run(*command):
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
+
+
+def journal_lines(text):
+    return [line.split() for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def notifications(lines, address, uuid):
+    return [words[4] for words in lines if words[1] == "notify" and words[2] == address and words[3] == uuid]
+
+
+def ride_expectations(ride):
+    """Per ride second: cadence (rpm) from the records, speed (m/s) from the FIT's own distance."""
+    cadence = {}
+    with open(os.path.join(ROOT, "Fixtures", "rides", "records", ride + ".records.csv")) as f:
+        for row in csv.DictReader(f):
+            if row["cadence"] != "":
+                cadence[int(row["seconds"])] = float(row["cadence"])
+    import fitdecode  # PyPI: an independent FIT reader
+
+    distance, first = {}, None
+    with fitdecode.FitReader(os.path.join(ROOT, "Fixtures", "rides", "fit", ride + ".fit")) as fit:
+        for frame in fit:
+            if isinstance(frame, fitdecode.FitDataMessage) and frame.name == "record":
+                stamp = frame.get_value("timestamp")
+                first = first or stamp
+                if frame.has_field("distance") and frame.get_value("distance") is not None:
+                    distance[int((stamp - first).total_seconds())] = frame.get_value("distance")
+    speed = {s: distance[s + 1] - distance[s] for s in distance if s + 1 in distance}
+    return cadence, speed
+
+
+def ride_range(series, second, spread):
+    """The lowest and highest of the ride's values over the seconds a live second can reflect — the ride second it
+    overlaps, the next one, and the two before (a crank or wheel rate spans the time back to the previous
+    revolution) — when they differ by at most `spread`: away from transitions. None elsewhere."""
+    values = [series.get(s) for s in range(second - 2, second + 2)]
+    if None in values or max(values) - min(values) > spread:
+        return None
+    return min(values), max(values)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--cyclelog", required=True)
+    parser.add_argument("--ride", required=True)
+    args = parser.parse_args()
+    out, cyclelog = args.out, args.cyclelog
+    checks = Checks()
+    timeline = json.load(open(os.path.join(out, "timeline.json")))
+    steps, sensor = timeline["steps"], timeline["sensor"]
+    address = sensor["address"]
+    sent = [line.split() for line in open(os.path.join(out, "sent.log"))]
+
+    print("scan")
+    before = [json.loads(line) for line in open(os.path.join(out, "scan-before.json")) if line.strip()]
+    during = [json.loads(line) for line in open(os.path.join(out, "scan-during.json")) if line.strip()]
+    found = [entry for entry in before if entry["address"] == address]
+    checks.check("the advertising sensor is listed with its name and services",
+                 len(found) == 1 and found[0]["name"] == sensor["name"]
+                 and {"1818", "1816", "180d"} <= set(found[0]["services"]), json.dumps(found))
+    found = [entry for entry in during if entry["address"] == address]
+    checks.check("while connected it shows its battery level", len(found) == 1 and found[0]["connected"]
+                 and found[0]["batteryPercent"] == sensor["battery"], json.dumps(found))
+
+    print("live recording")
+    database = os.path.join(out, "ride.sqlite")
+    live_journal = run(cyclelog, "show", "last", "--journal", "--db", database)
+    open(os.path.join(out, "live.journal"), "w").write(live_journal)
+    lines = journal_lines(live_journal)
+    end_time = steps["end"]
+    for uuid, label in (("2a63", "power"), ("2a5b", "speed"), ("2a37", "heart-rate")):
+        sent_values = [words[3] for words in sent if words[1] == address and words[2] == uuid]
+        sent_in_time = [words[3] for words in sent
+                        if words[1] == address and words[2] == uuid and float(words[0]) < end_time - 1]
+        stored = notifications(lines, address, uuid)
+        checks.check("every %s notification sent before the end is stored, in order" % label,
+                     len(stored) >= len(sent_in_time) and stored == sent_values[:len(stored)],
+                     "%d sent, %d stored" % (len(sent_values), len(stored)))
+    controls = [(unix(words[0]), words[1]) for words in lines if words[1] in ("start", "pause", "resume", "lap", "end")]
+    checks.check("the controls are start, pause, resume, lap, end",
+                 [name for _, name in controls] == ["start", "pause", "resume", "lap", "end"], str(controls))
+    for when, name in controls[1:]:
+        checks.check("`cyclelog %s` over D-Bus is stored when it was sent" % name,
+                     steps[name] - 5 <= when <= steps[name] + 0.5, "stored %.1f s before the command returned"
+                     % (steps[name] - when))
+    drop, back = steps["link drop"], steps["back in range"]
+    disconnects = [unix(w[0]) for w in lines if w[1] == "disconnect" and w[2] == address and drop <= unix(w[0]) <= back]
+    reconnects = [unix(w[0]) for w in lines if w[1] == "connect" and w[2] == address and unix(w[0]) >= back]
+    checks.check("the dropped link is stored as a disconnection", len(disconnects) == 1, str(disconnects))
+    checks.check("the sensor is reconnected within 10 s of coming back",
+                 bool(reconnects) and reconnects[0] - back <= 10,
+                 "%.1f s" % (reconnects[0] - back) if reconnects else "never")
+
+    csv_path = os.path.join(out, "live.csv")
+    run(cyclelog, "export", "last", "--format", "csv", "--db", database, "-o", csv_path)
+    # Each row is one second of the ride from its start (the `start` control, to the microsecond); time_utc is
+    # that rounded down to the whole second.
+    started = controls[0][0]
+    rows = [(started + int(row["elapsed_s"]), row) for row in csv.DictReader(open(csv_path))]
+    dropped = [row for t, row in rows if drop + HOLD_SECONDS + 1 <= t and t + 1 <= back]
+    checks.check("the link drop is a gap in power", len(dropped) >= 4 and all(r["power_w"] == "" for r in dropped),
+                 "%d seconds, %d with power" % (len(dropped), sum(r["power_w"] != "" for r in dropped)))
+    silence, talks = steps["silence"], steps["talks again"]
+    silent = [row for t, row in rows if silence + HOLD_SECONDS + 1 <= t and t + 1 <= talks]
+    checks.check("the silence while connected is a gap in power, cadence, speed and heart rate",
+                 len(silent) >= 4 and all(r["power_w"] == r["cadence_rpm"] == r["speed_m_per_s"]
+                                          == r["heart_rate_bpm"] == "" for r in silent), "%d seconds" % len(silent))
+    after = [unix(w[0]) for w in lines if w[1] == "notify" and w[2] == address and unix(w[0]) >= talks]
+    checks.check("values are stored again within 10 s of the sensor talking again",
+                 bool(after) and after[0] - talks <= 10, "%.1f s" % (after[0] - talks) if after else "never")
+
+    # Live clock → ride second, from the emulator's own log of when it sent which second of the ride.
+    offset = statistics.median(float(w[0]) - float(w[4]) for w in sent if len(w) == 5)
+    cadence, speed = ride_expectations(args.ride)
+    for column, series, tolerance, unit in (("cadence_rpm", cadence, 1, "rpm"), ("speed_m_per_s", speed, 0.1, "m/s")):
+        compared, worst = 0, 0.0
+        for index, (t, row) in enumerate(rows):
+            expected = ride_range(series, int(t - offset), 2 * tolerance)
+            # Away from transitions: the two seconds after a gap, and the three before one (a value held after
+            # the sensor's last notification), are left out.
+            settling = index < 2 or any(near[column] == "" for _, near in rows[index - 2:index + 4])
+            if row[column] == "" or expected is None or settling:
+                continue
+            compared += 1
+            value = float(row[column])
+            worst = max(worst, expected[0] - value, value - expected[1])
+        checks.check("%s agrees with the ride within %g %s away from transitions" % (column, tolerance, unit),
+                     compared >= 10 and worst <= tolerance,
+                     "%d seconds compared, worst %.3f %s outside the ride's range" % (compared, max(worst, 0), unit))
+
+    print("replays")
+    capture_db = os.path.join(out, "capture.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(capture_db + suffix):
+            os.remove(capture_db + suffix)
+    run(cyclelog, "replay", os.path.join(out, "capture.btsnoop"), "--db", capture_db)
+    capture_lines = journal_lines(run(cyclelog, "show", "last", "--journal", "--db", capture_db))
+    # The capture goes on after `end` (the link is still up); the live ride stops there.
+    ended = max(when for when, name in controls if name == "end")
+    in_capture = [(unix(w[0]), w[4]) for w in capture_lines
+                  if w[1] == "notify" and w[2] == address and w[3] == "2a63" and unix(w[0]) <= ended]
+    in_live = [(unix(w[0]), w[4]) for w in lines if w[1] == "notify" and w[2] == address and w[3] == "2a63"]
+    checks.check("the btmon capture replays to the power values recorded live, the same ones in the same order",
+                 [v for _, v in in_capture] == [v for _, v in in_live],
+                 "%d from the capture, %d live" % (len(in_capture), len(in_live)))
+    if len(in_capture) == len(in_live):
+        delays = sorted(live - air for (air, _), (live, _) in zip(in_capture, in_live))
+        checks.check("each reached cyclelog within 0.5 s of crossing the HCI (bluetoothd and D-Bus in between)",
+                     delays[0] >= 0 and delays[-1] <= 0.5, "median %.0f ms, worst %.0f ms"
+                     % (1000 * delays[len(delays) // 2], 1000 * delays[-1]))
+
+    journal_path = os.path.join(out, "live.journal")
+    replayed_db = os.path.join(out, "journal.sqlite")
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(replayed_db + suffix):
+            os.remove(replayed_db + suffix)
+    replayed = run(cyclelog, "replay", journal_path, "--db", replayed_db, "--json")
+    live = run(cyclelog, "show", "last", "--json", "--db", database)
+    checks.check("the journal written live replays to a byte-identical summary", replayed == live,
+                 "" if replayed == live else "live %s\n        replay %s" % (live.strip(), replayed.strip()))
+
+    print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
+    sys.exit(1 if checks.failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Inside the VM (virtme-ng: the host's filesystem read-only, OUT writable): the real Linux Bluetooth stack.
+#   guest.sh OUT CYCLELOG PYTHON
+# Kernel Bluetooth + hci_vhci, a system bus, btmon writing the capture, btvirt's two LE controllers on one
+# emulated air (hci0 for cyclelog, hci1 for the emulated sensor), bluetoothd, then drive.py.
+set -u
+OUT=$1 CYCLELOG=$2 PYTHON=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+exec > >(tee "$OUT/guest.log") 2>&1
+echo 1 > "$OUT/guest.status"
+step() { echo "[guest] $(cut -d' ' -f1 /proc/uptime) s  $*"; }
+fail() { step "FAILED: $*"; exit 1; }
+
+step "kernel $(uname -r)"
+modprobe bluetooth && modprobe hci_vhci || fail "the kernel's Bluetooth modules do not load"
+mkdir -p /run/dbus
+dbus-daemon --system --fork --nopidfile || fail "no system bus"
+DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --print-address=1) || fail "no session bus"
+export DBUS_SESSION_BUS_ADDRESS
+
+controllers() { btmgmt info 2>/dev/null | grep -c 'Primary controller'; }
+# Under software emulation a controller's first HCI Reset sometimes times out and the kernel gives that
+# controller up for good; starting btvirt anew gives fresh ones.
+for attempt in 1 2 3; do
+    btvirt -L -l2 > "$OUT/btvirt.log" 2>&1 &
+    for wait in $(seq 20); do
+        [ "$(controllers)" = 2 ] && break
+        sleep 0.5
+    done
+    [ "$(controllers)" = 2 ] && break
+    step "btvirt attempt $attempt gave $(controllers) working controllers of 2; starting it again"
+    pkill btvirt
+    for wait in $(seq 20); do
+        [ -z "$(ls /sys/class/bluetooth)" ] && break
+        sleep 0.5
+    done
+done
+btmgmt info | grep -E '^hci|addr'
+[ "$(controllers)" = 2 ] || fail "btvirt did not give two controllers"
+btmon -w "$OUT/capture.btsnoop" > /dev/null 2>&1 &
+step "two virtual controllers"
+
+# One ATT bearer: with EATT (BlueZ's default of three channels) the notifications move to credit-based L2CAP
+# channels that a capture reader does not see as ATT.
+printf '[GATT]\nChannels = 1\n' > "$OUT/main.conf"
+/usr/libexec/bluetooth/bluetoothd -n -d -f "$OUT/main.conf" > "$OUT/bluetoothd.log" 2>&1 &
+for attempt in $(seq 100); do
+    busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 && break
+    sleep 0.2
+done
+busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 || fail "bluetoothd did not show the adapters"
+step "bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) on the bus"
+
+"$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --streams "$OUT/streams.json" --out "$OUT" \
+    || fail "the ride did not complete"
+sleep 1
+pkill -INT btmon
+sleep 1
+step "done"
+echo 0 > "$OUT/guest.status"
