@@ -8,6 +8,9 @@ public struct BluetoothAdapter: Sendable, Equatable {
     public var powered: Bool
     public var discovering: Bool
 
+    /// The kernel's name for it, `hci0`: the last component of its object path.
+    public var interfaceName: String { String(path.split(separator: "/").last ?? "") }
+
     public init(path: String, address: String, name: String, powered: Bool, discovering: Bool) {
         self.path = path
         self.address = address

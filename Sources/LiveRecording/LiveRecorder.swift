@@ -180,7 +180,7 @@ public actor LiveRecorder {
     private func findSensors() async throws(LiveRecordingError) {
         await setDiscovery(true)
         try? await Task.sleep(for: .seconds(options.discoverySeconds))
-        let found = await bluez.devices.filter { $0.adapterPath == adapterPath && Self.isCyclingSensor($0) }
+        let found = Self.cyclingSensors(await bluez.devices, through: adapterPath)
         guard !found.isEmpty else {
             throw LiveRecordingError(
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
@@ -199,15 +199,19 @@ public actor LiveRecorder {
         }
         guard let name else { return first }
         let wanted = adapters.first {
-            $0.path.split(separator: "/").last.map(String.init) == name
-                || $0.address.caseInsensitiveCompare(name) == .orderedSame
+            $0.interfaceName == name || $0.address.caseInsensitiveCompare(name) == .orderedSame
         }
         guard let wanted else {
-            let known = adapters.map { String($0.path.split(separator: "/").last ?? "") + " (\($0.address))" }
+            let known = adapters.map { "\($0.interfaceName) (\($0.address))" }
             throw LiveRecordingError(
                 "no Bluetooth adapter \(name): BlueZ has \(known.joined(separator: ", "))")
         }
         return wanted
+    }
+
+    /// The cycling sensors among `devices` that BlueZ sees through the adapter at `adapterPath`.
+    public static func cyclingSensors(_ devices: [BluetoothDevice], through adapterPath: String?) -> [BluetoothDevice] {
+        devices.filter { $0.adapterPath == adapterPath && isCyclingSensor($0) }
     }
 
     private func setDiscovery(_ on: Bool) async {

@@ -73,7 +73,7 @@ struct Scan: AsyncParsableCommand {
         } catch let error as BlueZError {
             throw ExitMessage.make(error.description, status: 2)
         }
-        let sensors = await bluez.devices.filter { $0.adapterPath == adapter.path && LiveRecorder.isCyclingSensor($0) }
+        let sensors = LiveRecorder.cyclingSensors(await bluez.devices, through: adapter.path)
         for device in sensors {
             let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
             if json {

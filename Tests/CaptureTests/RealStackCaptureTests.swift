@@ -54,6 +54,16 @@ final class RealStackCaptureTests: XCTestCase {
             }
         }
         XCTAssertEqual(centralEvents.count, 0)
+        // Reads are the sensor's answers only: its GAP name and its battery (76 %), never the central's own name
+        // ("BlueZ 5.66"), which the central served to the sensor on the same link.
+        let reads = replay.events.compactMap { event -> (UInt16, [UInt8])? in
+            guard case .read(sensor, let characteristic, let value) = event.kind else { return nil }
+            return (characteristic, value)
+        }
+        XCTAssertFalse(reads.isEmpty)
+        XCTAssertEqual(
+            Set(reads.filter { $0.0 == 0x2A00 }.map { String(decoding: $0.1, as: UTF8.self) }), ["Emulated Bike"])
+        XCTAssertEqual(Set(reads.filter { $0.0 == 0x2A19 }.map(\.1)), [[76]])
         let links = replay.events.compactMap { event -> String? in
             switch event.kind {
             case .connected(let address, _): "connect \(address)"

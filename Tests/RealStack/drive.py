@@ -49,10 +49,6 @@ class Driver:
             raise SystemExit("`%s` failed (%d): %s" % (" ".join(command), process.returncode, err.decode()))
         return out
 
-    def sent(self, sensor, measurement):
-        with open(os.path.join(self.out, "sent.log")) as log:
-            return [line for line in log if line.split()[1:3] == [sensor.address, "%04x" % measurement]]
-
     async def wait_for(self, what, condition, timeout):
         deadline = time.monotonic() + timeout
         while not condition():
@@ -61,6 +57,12 @@ class Driver:
             if self.recorder.returncode is not None:
                 raise SystemExit("cyclelog record ended early while waiting for " + what)
             await asyncio.sleep(0.2)
+
+    async def power_flows_again(self, sensor, step):
+        """Waits until the sensor has handed bluetoothd five more power values, then marks `step`."""
+        before = sensor.sent[0x2A63]
+        await self.wait_for(step, lambda: sensor.sent[0x2A63] > before + 4, 60)
+        self.mark(step)
 
     async def run(self):
         self.started = time.monotonic()
@@ -93,7 +95,7 @@ class Driver:
         self.mark("record started")
         measurements = (0x2A63, 0x2A5B, 0x2A37)
         await self.wait_for("every measurement to stream",
-                            lambda: all(len(self.sent(bike, m)) >= 4 for m in measurements), 120)
+                            lambda: all(bike.sent[m] >= 4 for m in measurements), 120)
         self.mark("all streaming")
 
         await self.cyclelog("scan", "--adapter", "hci0", "--timeout", "2", "--json", output="scan-during.json")
@@ -107,18 +109,14 @@ class Driver:
         self.mark("link drop")
         await bike.drop_link(self.args.drop_seconds)
         self.mark("back in range")
-        sent_before = len(self.sent(bike, 0x2A63))
-        await self.wait_for("the sensor to stream again", lambda: len(self.sent(bike, 0x2A63)) > sent_before + 4, 60)
-        self.mark("streaming again")
+        await self.power_flows_again(bike, "streaming again")
 
         await asyncio.sleep(3)
         self.mark("silence")
         bike.silence(self.args.silence_seconds)
         await asyncio.sleep(self.args.silence_seconds)
         self.mark("talks again")
-        sent_before = len(self.sent(bike, 0x2A63))
-        await self.wait_for("the sensor to talk again", lambda: len(self.sent(bike, 0x2A63)) > sent_before + 4, 60)
-        self.mark("streaming after the silence")
+        await self.power_flows_again(bike, "streaming after the silence")
 
         await asyncio.sleep(4)
         await self.cyclelog("end")

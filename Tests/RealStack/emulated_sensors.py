@@ -12,6 +12,7 @@ Every notification handed to bluetoothd while a client is subscribed is logged a
 """
 import argparse
 import asyncio
+import collections
 import datetime
 import json
 import struct
@@ -139,8 +140,8 @@ class Advertisement(ServiceInterface):
 
     def managed_objects(self, path):
         return {path: {"org.bluez.LEAdvertisement1": {
-            "Type": Variant("s", "peripheral"), "ServiceUUIDs": Variant("as", self.ServiceUUIDs),
-            "LocalName": Variant("s", self.name), "Discoverable": Variant("b", True)}}}
+            "Type": Variant("s", self.Type), "ServiceUUIDs": Variant("as", self.ServiceUUIDs),
+            "LocalName": Variant("s", self.LocalName), "Discoverable": Variant("b", self.Discoverable)}}}
 
 
 def answer_advertisement_objects(bus, advertisements):
@@ -174,6 +175,7 @@ class Sensor:
 
     def __init__(self, bus, kinds, adapter, name, battery, streams, log):
         self.bus, self.adapter, self.name, self.battery = bus, adapter, name, battery
+        self.adapter_path = "/org/bluez/" + adapter
         self.root = "/cyclelog/" + adapter
         self.log = log
         self.address = None
@@ -181,6 +183,7 @@ class Sensor:
         self.dropped = False
         self.characteristics = {}
         self.streams = {}
+        self.sent = collections.Counter()  # notifications handed to bluetoothd, per measurement
         entries = []
         for kind in kinds:
             service, measurement, extras = KINDS[kind]
@@ -206,7 +209,7 @@ class Sensor:
         return reply.body
 
     async def register(self):
-        adapter = "/org/bluez/" + self.adapter
+        adapter = self.adapter_path
         properties = "org.freedesktop.DBus.Properties"
         await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Alias", Variant("s", self.name)])
         await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Powered", Variant("b", True)])
@@ -216,11 +219,10 @@ class Sensor:
 
     async def advertise(self, on):
         manager = "org.bluez.LEAdvertisingManager1"
-        adapter = "/org/bluez/" + self.adapter
         if on:
-            await self.call(adapter, manager, "RegisterAdvertisement", "oa{sv}", [self.root + "/advertisement", {}])
+            await self.call(self.adapter_path, manager, "RegisterAdvertisement", "oa{sv}", [self.root + "/advertisement", {}])
         else:
-            await self.call(adapter, manager, "UnregisterAdvertisement", "o", [self.root + "/advertisement"])
+            await self.call(self.adapter_path, manager, "UnregisterAdvertisement", "o", [self.root + "/advertisement"])
 
     async def drop_link(self, seconds):
         """The sensor goes out of range: it stops sending, the link drops from its side, and it stops advertising
@@ -229,7 +231,7 @@ class Sensor:
         await asyncio.sleep(0.5)  # the last notification reaches the air before the link goes
         await self.advertise(False)
         objects = (await self.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))[0]
-        prefix = "/org/bluez/%s/dev_" % self.adapter
+        prefix = self.adapter_path + "/dev_"
         for path, interfaces in objects.items():
             device = interfaces.get("org.bluez.Device1")
             if path.startswith(prefix) and device and device["Connected"].value:
@@ -266,6 +268,7 @@ class Sensor:
             if self.dropped or silent or not characteristic.notifying:
                 continue
             characteristic.notify(payload)
+            self.sent[measurement] += 1
             self.log.write("%.6f %s %04x %s %.3f\n" % (time.time(), self.address, measurement, payload.hex(), second))
             self.log.flush()
 
