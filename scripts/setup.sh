@@ -5,7 +5,7 @@
 #                               fitdecode and tcxreader from PyPI)
 #   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
 #   scripts/setup.sh --vm       also the real Linux Bluetooth stack for `make test-vm`: qemu, the distribution
-#                               kernel, BlueZ and its emulator tools (Debian's), virtme-ng (PyPI)
+#                               kernel, BlueZ and its emulator tools (Debian's), virtme-ng and bumble (PyPI)
 set -euo pipefail
 
 # tmux gives the dashboard test a terminal.
@@ -57,6 +57,11 @@ done
 if [ "${1:-}" = "--vm" ] && ! command -v vng >/dev/null 2>&1; then
     echo "setup: installing virtme-ng 1.42 from PyPI"
     python3 -m pip install --quiet virtme-ng==1.42
+fi
+# bumble's devices are the emulated sensors that send plain ATT notifications, like real ones.
+if [ "${1:-}" = "--vm" ] && ! python3 -c "import bumble" 2>/dev/null; then
+    echo "setup: installing bumble 0.0.236 from PyPI"
+    python3 -m pip install --quiet bumble==0.0.236
 fi
 
 if [ "${1:-}" = "--bench" ]; then

@@ -87,123 +87,205 @@ def ride_range(series, second, spread):
     return min(values), max(values)
 
 
+def scanned(path):
+    return [json.loads(line) for line in open(path) if line.strip()] if os.path.exists(path) else []
+
+
+SERVICES = {"power": "1818", "csc": "1816", "heart": "180d"}
+MEASUREMENTS = (("2a63", "power"), ("2a5b", "speed and cadence"), ("2a37", "heart-rate"))
+
+
+class RideCheck:
+    """The checks of one ride's output folder (drive.py writes one per ride)."""
+
+    def __init__(self, checks, out, cyclelog, name):
+        self.checks, self.cyclelog = checks, cyclelog
+        self.out = os.path.join(out, name)
+        timeline = json.load(open(os.path.join(self.out, "timeline.json")))
+        self.steps, self.sensors = timeline["steps"], timeline["sensors"]
+        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
+        self.database = os.path.join(self.out, "ride.sqlite")
+        live_journal = run(cyclelog, "show", "last", "--journal", "--db", self.database)
+        open(os.path.join(self.out, "live.journal"), "w").write(live_journal)
+        self.lines = journal_lines(live_journal)
+        self.controls = [(unix(words[0]), words[1]) for words in self.lines
+                         if words[1] in ("start", "pause", "resume", "lap", "end")]
+
+    def sensor(self, kind):
+        return next(sensor for sensor in self.sensors if kind in sensor["kinds"])
+
+    def scan(self, connected):
+        entries = scanned(os.path.join(self.out, "scan-during.json" if connected else "scan-before.json"))
+        for sensor in self.sensors:
+            found = [entry for entry in entries if entry["address"] == sensor["address"]]
+            if connected:
+                self.checks.check("while connected, %s is listed with its battery level" % sensor["name"],
+                                  len(found) == 1 and found[0]["connected"]
+                                  and found[0]["batteryPercent"] == sensor["battery"], json.dumps(found))
+            else:
+                services = {SERVICES[kind] for kind in sensor["kinds"]}
+                self.checks.check("%s is listed with its name and services" % sensor["name"],
+                                  len(found) == 1 and found[0]["name"] == sensor["name"]
+                                  and services <= set(found[0]["services"]), json.dumps(found))
+
+    def everything_sent_is_stored(self):
+        end_time = self.steps["end"]
+        for sensor in self.sensors:
+            address = sensor["address"]
+            for uuid, label in MEASUREMENTS:
+                sent_values = [words[3] for words in self.sent if words[1] == address and words[2] == uuid]
+                if not sent_values:
+                    continue
+                sent_in_time = [words[3] for words in self.sent
+                                if words[1] == address and words[2] == uuid and float(words[0]) < end_time - 1]
+                stored = [value for _, value in notifications(self.lines, address, uuid)]
+                self.checks.check("every %s notification %s sent before the end is stored, in order"
+                                  % (label, sensor["name"]),
+                                  len(stored) >= len(sent_in_time) and stored == sent_values[:len(stored)],
+                                  "%d sent, %d stored" % (len(sent_values), len(stored)))
+
+    def controls_match_commands(self):
+        controls = self.controls
+        self.checks.check("the controls are start, pause, resume, lap, end",
+                          [name for _, name in controls] == ["start", "pause", "resume", "lap", "end"],
+                          str(controls))
+        for when, name in controls[1:]:
+            self.checks.check("`cyclelog %s` over D-Bus is stored when it was sent" % name,
+                              self.steps[name] - 5 <= when <= self.steps[name] + 0.5,
+                              "stored %.1f s before the command returned" % (self.steps[name] - when))
+
+    def link_events(self, kind, address, since, until):
+        return [unix(w[0]) for w in self.lines if w[1] == kind and w[2] == address and since <= unix(w[0]) <= until]
+
+    def per_second_rows(self):
+        csv_path = os.path.join(self.out, "live.csv")
+        run(self.cyclelog, "export", "last", "--format", "csv", "--db", self.database, "-o", csv_path)
+        # Each row is one second of the ride from its start (the `start` control, to the microsecond); time_utc is
+        # that rounded down to the whole second.
+        started = self.controls[0][0]
+        return [(started + int(row["elapsed_s"]), row) for row in csv.DictReader(open(csv_path))]
+
+    def dropout_and_silence(self, rows):
+        power, speed = self.sensor("power"), self.sensor("csc")
+        drop, back = self.steps["link drop"], self.steps["back in range"]
+        disconnects = self.link_events("disconnect", power["address"], drop, back)
+        reconnects = self.link_events("connect", power["address"], back, float("inf"))
+        self.checks.check("the power meter's dropped link is stored as a disconnection", len(disconnects) == 1,
+                          str(disconnects))
+        self.checks.check("the power meter is reconnected within 10 s of coming back",
+                          bool(reconnects) and reconnects[0] - back <= 10,
+                          "%.1f s" % (reconnects[0] - back) if reconnects else "never")
+        dropped = [row for t, row in rows if drop + HOLD_SECONDS + 1 <= t and t + 1 <= back]
+        self.checks.check("the link drop is a gap in power and cadence (the power meter's crank data)",
+                          len(dropped) >= 4 and all(r["power_w"] == r["cadence_rpm"] == "" for r in dropped),
+                          "%d seconds, %d with power" % (len(dropped), sum(r["power_w"] != "" for r in dropped)))
+        self.checks.check("during the drop the speed sensor's wheel data still gives speed",
+                          len(dropped) >= 4 and all(r["speed_m_per_s"] != "" for r in dropped),
+                          "%d of %d seconds with speed" % (sum(r["speed_m_per_s"] != "" for r in dropped),
+                                                           len(dropped)))
+
+        silence, talks = self.steps["silence"], self.steps["talks again"]
+        address = speed["address"]
+        heard = [t for t in self.link_events("notify", address, silence, talks) if t > silence + 0.5]
+        cycled = self.link_events("disconnect", address, silence, talks + 10)
+        self.checks.check("the silent speed sensor sent nothing and the watchdog cycled its link",
+                          not heard and len(cycled) >= 1, "%d notifications, disconnections at %s"
+                          % (len(heard), ["+%.1f s" % (t - silence) for t in cycled]))
+        after = self.link_events("notify", address, talks, float("inf"))
+        self.checks.check("its values are stored again within 10 s of it talking again",
+                          bool(after) and after[0] - talks <= 10, "%.1f s" % (after[0] - talks) if after else "never")
+        silent = [row for t, row in rows if silence + HOLD_SECONDS + 1 <= t and t + 1 <= talks]
+        self.checks.check("during the silence power, cadence and speed come from the power meter",
+                          len(silent) >= 4 and all(r["power_w"] != "" and r["cadence_rpm"] != ""
+                                                   and r["speed_m_per_s"] != "" for r in silent),
+                          "%d seconds" % len(silent))
+
+    def agrees_with_the_ride(self, rows, ride):
+        # Live clock → ride second, from the emulator's own log of when it sent which second of the ride.
+        offset = statistics.median(float(w[0]) - float(w[4]) for w in self.sent if len(w) == 5)
+        cadence, speed = ride_expectations(ride)
+        for column, series, tolerance, unit in (("cadence_rpm", cadence, 1, "rpm"),
+                                                ("speed_m_per_s", speed, 0.1, "m/s")):
+            compared, worst = 0, 0.0
+            for index, (t, row) in enumerate(rows):
+                expected = ride_range(series, int(t - offset), 2 * tolerance)
+                # Away from transitions: the two seconds after a gap, and the three before one (a value held after
+                # the sensor's last notification), are left out.
+                settling = index < 2 or any(near[column] == "" for _, near in rows[index - 2:index + 4])
+                if row[column] == "" or expected is None or settling:
+                    continue
+                compared += 1
+                value = float(row[column])
+                worst = max(worst, expected[0] - value, value - expected[1])
+            self.checks.check("%s agrees with the ride within %g %s away from transitions" % (column, tolerance, unit),
+                              compared >= 20 and worst <= tolerance,
+                              "%d seconds compared, worst %.3f %s outside the ride's range"
+                              % (compared, max(worst, 0), unit))
+
+    def capture_matches_live(self, capture_lines):
+        # The capture goes on after `end` (the links are still up); the live ride stops there. A value that crossed
+        # the HCI just before the end may still have been on its way through bluetoothd and D-Bus when the ride
+        # ended (the next check bounds that way at 0.5 s), so the capture must hold exactly the live values, in
+        # order, plus at most those of its last 0.5 s before the end.
+        ended = self.steps["end"]
+        delays = []
+        for sensor in self.sensors:
+            for uuid, label in MEASUREMENTS:
+                in_live = notifications(self.lines, sensor["address"], uuid)
+                if not in_live:
+                    continue
+                in_capture = notifications(capture_lines, sensor["address"], uuid)
+                settled = [value for when, value in in_capture if when <= ended - 0.5]
+                self.checks.check("the capture replays to the %s values %s sent live, the same in the same order"
+                                  % (label, sensor["name"]),
+                                  [v for _, v in in_capture[:len(in_live)]] == [v for _, v in in_live]
+                                  and len(in_live) >= len(settled),
+                                  "%d from the capture up to the end (%d of them 0.5 s before it), %d live"
+                                  % (sum(when <= ended for when, _ in in_capture), len(settled), len(in_live)))
+                delays += [live - air for (air, _), (live, _) in zip(in_capture, in_live)]
+        delays.sort()
+        self.checks.check("each reached cyclelog within 0.5 s of crossing the HCI (bluetoothd and D-Bus in between)",
+                          delays[0] >= 0 and delays[-1] <= 0.5, "median %.0f ms, worst %.0f ms"
+                          % (1000 * delays[len(delays) // 2], 1000 * delays[-1]))
+
+    def journal_replays_identically(self):
+        journal_path = os.path.join(self.out, "live.journal")
+        replayed_db = fresh_database(os.path.join(self.out, "journal.sqlite"))
+        replayed = run(self.cyclelog, "replay", journal_path, "--db", replayed_db, "--json")
+        live = run(self.cyclelog, "show", "last", "--json", "--db", self.database)
+        self.checks.check("the journal written live replays to a byte-identical summary", replayed == live,
+                          "" if replayed == live else "live %s\n        replay %s" % (live.strip(), replayed.strip()))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
     parser.add_argument("--cyclelog", required=True)
     parser.add_argument("--ride", required=True)
     args = parser.parse_args()
-    out, cyclelog = args.out, args.cyclelog
     checks = Checks()
-    timeline = json.load(open(os.path.join(out, "timeline.json")))
-    steps, sensor = timeline["steps"], timeline["sensor"]
-    address = sensor["address"]
-    sent = [line.split() for line in open(os.path.join(out, "sent.log"))]
+    capture_db = fresh_database(os.path.join(args.out, "capture.sqlite"))
+    run(args.cyclelog, "replay", os.path.join(args.out, "capture.btsnoop"), "--db", capture_db)
+    capture_lines = journal_lines(run(args.cyclelog, "show", "last", "--journal", "--db", capture_db))
 
-    print("scan")
-    before = [json.loads(line) for line in open(os.path.join(out, "scan-before.json")) if line.strip()]
-    during = [json.loads(line) for line in open(os.path.join(out, "scan-during.json")) if line.strip()]
-    found = [entry for entry in before if entry["address"] == address]
-    checks.check("the advertising sensor is listed with its name and services",
-                 len(found) == 1 and found[0]["name"] == sensor["name"]
-                 and {"1818", "1816", "180d"} <= set(found[0]["services"]), json.dumps(found))
-    found = [entry for entry in during if entry["address"] == address]
-    checks.check("while connected it shows its battery level", len(found) == 1 and found[0]["connected"]
-                 and found[0]["batteryPercent"] == sensor["battery"], json.dumps(found))
+    print("btvirt: BlueZ to BlueZ (ATT 0x23), one device with three services")
+    ride = RideCheck(checks, args.out, args.cyclelog, "btvirt")
+    ride.scan(connected=False)
+    ride.everything_sent_is_stored()
+    ride.capture_matches_live(capture_lines)
+    ride.journal_replays_identically()
 
-    print("live recording")
-    database = os.path.join(out, "ride.sqlite")
-    live_journal = run(cyclelog, "show", "last", "--journal", "--db", database)
-    open(os.path.join(out, "live.journal"), "w").write(live_journal)
-    lines = journal_lines(live_journal)
-    end_time = steps["end"]
-    for uuid, label in (("2a63", "power"), ("2a5b", "speed"), ("2a37", "heart-rate")):
-        sent_values = [words[3] for words in sent if words[1] == address and words[2] == uuid]
-        sent_in_time = [words[3] for words in sent
-                        if words[1] == address and words[2] == uuid and float(words[0]) < end_time - 1]
-        stored = [value for _, value in notifications(lines, address, uuid)]
-        checks.check("every %s notification sent before the end is stored, in order" % label,
-                     len(stored) >= len(sent_in_time) and stored == sent_values[:len(stored)],
-                     "%d sent, %d stored" % (len(sent_values), len(stored)))
-    controls = [(unix(words[0]), words[1]) for words in lines if words[1] in ("start", "pause", "resume", "lap", "end")]
-    checks.check("the controls are start, pause, resume, lap, end",
-                 [name for _, name in controls] == ["start", "pause", "resume", "lap", "end"], str(controls))
-    for when, name in controls[1:]:
-        checks.check("`cyclelog %s` over D-Bus is stored when it was sent" % name,
-                     steps[name] - 5 <= when <= steps[name] + 0.5, "stored %.1f s before the command returned"
-                     % (steps[name] - when))
-    drop, back = steps["link drop"], steps["back in range"]
-    disconnects = [unix(w[0]) for w in lines if w[1] == "disconnect" and w[2] == address and drop <= unix(w[0]) <= back]
-    reconnects = [unix(w[0]) for w in lines if w[1] == "connect" and w[2] == address and unix(w[0]) >= back]
-    checks.check("the dropped link is stored as a disconnection", len(disconnects) == 1, str(disconnects))
-    checks.check("the sensor is reconnected within 10 s of coming back",
-                 bool(reconnects) and reconnects[0] - back <= 10,
-                 "%.1f s" % (reconnects[0] - back) if reconnects else "never")
-
-    csv_path = os.path.join(out, "live.csv")
-    run(cyclelog, "export", "last", "--format", "csv", "--db", database, "-o", csv_path)
-    # Each row is one second of the ride from its start (the `start` control, to the microsecond); time_utc is
-    # that rounded down to the whole second.
-    started = controls[0][0]
-    rows = [(started + int(row["elapsed_s"]), row) for row in csv.DictReader(open(csv_path))]
-    dropped = [row for t, row in rows if drop + HOLD_SECONDS + 1 <= t and t + 1 <= back]
-    checks.check("the link drop is a gap in power", len(dropped) >= 4 and all(r["power_w"] == "" for r in dropped),
-                 "%d seconds, %d with power" % (len(dropped), sum(r["power_w"] != "" for r in dropped)))
-    silence, talks = steps["silence"], steps["talks again"]
-    silent = [row for t, row in rows if silence + HOLD_SECONDS + 1 <= t and t + 1 <= talks]
-    checks.check("the silence while connected is a gap in power, cadence, speed and heart rate",
-                 len(silent) >= 4 and all(r["power_w"] == r["cadence_rpm"] == r["speed_m_per_s"]
-                                          == r["heart_rate_bpm"] == "" for r in silent), "%d seconds" % len(silent))
-    after = [unix(w[0]) for w in lines if w[1] == "notify" and w[2] == address and unix(w[0]) >= talks]
-    checks.check("values are stored again within 10 s of the sensor talking again",
-                 bool(after) and after[0] - talks <= 10, "%.1f s" % (after[0] - talks) if after else "never")
-
-    # Live clock → ride second, from the emulator's own log of when it sent which second of the ride.
-    offset = statistics.median(float(w[0]) - float(w[4]) for w in sent if len(w) == 5)
-    cadence, speed = ride_expectations(args.ride)
-    for column, series, tolerance, unit in (("cadence_rpm", cadence, 1, "rpm"), ("speed_m_per_s", speed, 0.1, "m/s")):
-        compared, worst = 0, 0.0
-        for index, (t, row) in enumerate(rows):
-            expected = ride_range(series, int(t - offset), 2 * tolerance)
-            # Away from transitions: the two seconds after a gap, and the three before one (a value held after
-            # the sensor's last notification), are left out.
-            settling = index < 2 or any(near[column] == "" for _, near in rows[index - 2:index + 4])
-            if row[column] == "" or expected is None or settling:
-                continue
-            compared += 1
-            value = float(row[column])
-            worst = max(worst, expected[0] - value, value - expected[1])
-        checks.check("%s agrees with the ride within %g %s away from transitions" % (column, tolerance, unit),
-                     compared >= 10 and worst <= tolerance,
-                     "%d seconds compared, worst %.3f %s outside the ride's range" % (compared, max(worst, 0), unit))
-
-    print("replays")
-    capture_db = fresh_database(os.path.join(out, "capture.sqlite"))
-    run(cyclelog, "replay", os.path.join(out, "capture.btsnoop"), "--db", capture_db)
-    capture_lines = journal_lines(run(cyclelog, "show", "last", "--journal", "--db", capture_db))
-    # The capture goes on after `end` (the link is still up); the live ride stops there. A value that crossed the
-    # HCI just before the end may still have been on its way through bluetoothd and D-Bus when the ride ended (the
-    # next check bounds that way at 0.5 s), so the capture must hold exactly the live values, in order, plus at
-    # most those of its last 0.5 s before the end.
-    ended = max(when for when, name in controls if name == "end")
-    in_capture = notifications(capture_lines, address, "2a63")
-    in_live = notifications(lines, address, "2a63")
-    settled = [value for when, value in in_capture if when <= ended - 0.5]
-    checks.check("the btmon capture replays to the power values recorded live, the same ones in the same order",
-                 [v for _, v in in_capture[:len(in_live)]] == [v for _, v in in_live] and len(in_live) >= len(settled),
-                 "%d from the capture up to the end (%d of them 0.5 s before it), %d live"
-                 % (sum(when <= ended for when, _ in in_capture), len(settled), len(in_live)))
-    delays = sorted(live - air for (air, _), (live, _) in zip(in_capture, in_live))
-    checks.check("each reached cyclelog within 0.5 s of crossing the HCI (bluetoothd and D-Bus in between)",
-                 delays[0] >= 0 and delays[-1] <= 0.5, "median %.0f ms, worst %.0f ms"
-                 % (1000 * delays[len(delays) // 2], 1000 * delays[-1]))
-
-    journal_path = os.path.join(out, "live.journal")
-    replayed_db = fresh_database(os.path.join(out, "journal.sqlite"))
-    replayed = run(cyclelog, "replay", journal_path, "--db", replayed_db, "--json")
-    live = run(cyclelog, "show", "last", "--json", "--db", database)
-    checks.check("the journal written live replays to a byte-identical summary", replayed == live,
-                 "" if replayed == live else "live %s\n        replay %s" % (live.strip(), replayed.strip()))
+    print("bumble: three sensors sending plain notifications (ATT 0x1B)")
+    ride = RideCheck(checks, args.out, args.cyclelog, "bumble")
+    ride.scan(connected=False)
+    ride.scan(connected=True)
+    ride.everything_sent_is_stored()
+    ride.controls_match_commands()
+    rows = ride.per_second_rows()
+    ride.dropout_and_silence(rows)
+    ride.agrees_with_the_ride(rows, args.ride)
+    ride.capture_matches_live(capture_lines)
+    ride.journal_replays_identically()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
     sys.exit(1 if checks.failed else 0)

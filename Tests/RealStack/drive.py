@@ -1,17 +1,19 @@
 #!/usr/bin/env python3
-"""Inside the VM: an emulated sensor on hci1 and the real cyclelog binary on hci0, through one ride.
+"""Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through two rides.
 
   drive.py --cyclelog BIN --streams STREAMS.json --out DIR   (streams from emulated_sensors.py)
 
-1. `cyclelog scan` before the ride (the sensors advertising) and during it (connected, with their battery).
-2. `cyclelog record`; `cyclelog pause`, `resume`, `lap` from another process over D-Bus; the sensor drops the
-   link and comes back; it goes silent while connected; `cyclelog end`.
-
-The sensor offers Cycling Power, Cycling Speed and Cadence and Heart Rate in one device (as a smart trainer with
-a heart-rate relay does): btvirt (BlueZ 5.66) hands the peripheral of a second link from the same central the
-wrong connection handle, so only the first link to each of its controllers carries data.
-Everything lands in DIR: sent.log (every notification handed to bluetoothd), timeline.json (when each step
-happened), record.log, scan-*.json and the database. check.py judges it afterwards, outside the VM.
+1. btvirt (BlueZ to BlueZ, ATT 0x23): one device with Cycling Power, Cycling Speed and Cadence and Heart Rate (as
+   a smart trainer with a heart-rate relay) registered with bluetoothd on hci1; `cyclelog scan` and a short
+   `cyclelog record` on hci0. btvirt (BlueZ 5.66) hands the peripheral of a second link from the same central the
+   wrong connection handle, so this ride keeps one link.
+2. bumble (ATT 0x1B, as real sensors send): a power meter, a speed and cadence sensor and a heart-rate strap, each
+   its own device, and the kernel's controller behind /dev/vhci on the same emulated air. `cyclelog scan` before
+   and during the ride (connected, with their batteries); `cyclelog record`; `cyclelog pause`, `resume`, `lap`
+   from another process over D-Bus; the power meter drops its link and comes back; the speed sensor goes silent
+   while connected; `cyclelog end`.
+Everything lands in DIR/<ride>: sent.log (every notification the sensors sent), timeline.json (the sensors and when
+each step happened), record.log, scan-*.json and the database. check.py judges it afterwards, outside the VM.
 """
 import argparse
 import asyncio
@@ -23,18 +25,28 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_sensors  # noqa: E402
+from dbus_fast import Variant  # noqa: E402
 
-SENSORS = [  # kinds, adapter, name, battery %
-    (["power", "csc", "heart"], "hci1", "Emulated Bike", 76),
+MEASUREMENTS = {"power": 0x2A63, "csc": 0x2A5B, "heart": 0x2A37}
+BUMBLE_KERNEL_CONTROLLER = "00:AA:02:00:00:00"
+BUMBLE_SENSORS = [  # kind, address, name, battery %
+    ("power", "00:AA:02:00:00:01", "Emulated Power", 81),
+    ("csc", "00:AA:02:00:00:02", "Emulated Speed", 64),
+    ("heart", "00:AA:02:00:00:03", "Emulated Heart", 12),
 ]
 
 
-class Driver:
-    def __init__(self, args):
-        self.args = args
-        self.out = args.out
-        self.timeline = {}
+class Ride:
+    """One recorded ride: its output folder, its log of sent notifications, its steps and its cyclelog calls."""
+
+    def __init__(self, args, name, started):
+        self.args, self.started = args, started
+        self.out = os.path.join(args.out, name)
+        os.makedirs(self.out, exist_ok=True)
         self.log = open(os.path.join(self.out, "sent.log"), "w")
+        self.timeline = {}
+        self.recorder = None
+        self.database = "/tmp/%s.sqlite" % name
 
     def mark(self, step):
         self.timeline[step] = time.time()
@@ -54,71 +66,31 @@ class Driver:
         while not condition():
             if time.monotonic() > deadline:
                 raise SystemExit("gave up after %d s waiting for %s" % (timeout, what))
-            if self.recorder.returncode is not None:
+            if self.recorder and self.recorder.returncode is not None:
                 raise SystemExit("cyclelog record ended early while waiting for " + what)
             await asyncio.sleep(0.2)
 
-    async def power_flows_again(self, sensor, step):
-        """Waits until the sensor has handed bluetoothd five more power values, then marks `step`."""
-        before = sensor.sent[0x2A63]
-        await self.wait_for(step, lambda: sensor.sent[0x2A63] > before + 4, 60)
+    async def flows_again(self, sensor, measurement, step):
+        """Waits until `sensor` has sent five more `measurement` values, then marks `step`."""
+        before = sensor.sent[measurement]
+        await self.wait_for(step, lambda: sensor.sent[measurement] > before + 4, 60)
         self.mark(step)
 
-    async def run(self):
-        self.started = time.monotonic()
-        bus = await emulated_sensors.system_bus()
-        with open(self.args.streams) as f:
-            streams = json.load(f)
-        sensors = [emulated_sensors.Sensor(bus, kinds, adapter, name, battery, streams, self.log)
-                   for kinds, adapter, name, battery in SENSORS]
-        emulated_sensors.answer_advertisement_objects(
-            bus, {sensor.root + "/advertisement": sensor.advertisement for sensor in sensors})
-        for sensor in sensors:
-            await sensor.register()
-        self.mark("sensors advertising")
-        bike = sensors[0]
-        origin = min(second for stream in streams.values() for second, _ in stream)
-        playing = [asyncio.ensure_future(sensor.play(time.monotonic(), origin)) for sensor in sensors]
-
-        await self.cyclelog("scan", "--adapter", "hci0", "--timeout", "6", "--json", output="scan-before.json")
-        self.mark("scanned")
-
+    async def record(self, adapter, sensors):
         # SQLite's shared-memory WAL index does not work on the VM's shared folder: the database lives in the
         # guest's own memory and is copied out at the end.
-        database = "/tmp/ride.sqlite"
-        record = [self.args.cyclelog, "record", "--adapter", "hci0", "--plain", "--db", database,
-                  "--name", "Real stack ride"]
+        command = [self.args.cyclelog, "record", "--adapter", adapter, "--plain", "--db", self.database,
+                   "--name", "Real stack ride"]
         for sensor in sensors:
-            record += ["--sensor", sensor.address]
+            command += ["--sensor", sensor.address]
         self.recorder = await asyncio.create_subprocess_exec(
-            *record, stdout=open(os.path.join(self.out, "record.log"), "w"), stderr=asyncio.subprocess.STDOUT)
+            *command, stdout=open(os.path.join(self.out, "record.log"), "w"), stderr=asyncio.subprocess.STDOUT)
         self.mark("record started")
-        measurements = (0x2A63, 0x2A5B, 0x2A37)
         await self.wait_for("every measurement to stream",
-                            lambda: all(bike.sent[m] >= 4 for m in measurements), 120)
+                            lambda: all(sensor.sent[m] >= 4 for sensor in sensors for m in sensor.streams), 120)
         self.mark("all streaming")
 
-        await self.cyclelog("scan", "--adapter", "hci0", "--timeout", "2", "--json", output="scan-during.json")
-        self.mark("scanned while recording")
-        for command in ("pause", "resume", "lap"):
-            await asyncio.sleep(4)
-            await self.cyclelog(command)
-            self.mark(command)
-
-        await asyncio.sleep(3)
-        self.mark("link drop")
-        await bike.drop_link(self.args.drop_seconds)
-        self.mark("back in range")
-        await self.power_flows_again(bike, "streaming again")
-
-        await asyncio.sleep(3)
-        self.mark("silence")
-        bike.silence(self.args.silence_seconds)
-        await asyncio.sleep(self.args.silence_seconds)
-        self.mark("talks again")
-        await self.power_flows_again(bike, "streaming after the silence")
-
-        await asyncio.sleep(4)
+    async def end(self, sensors, playing):
         await self.cyclelog("end")
         self.mark("end")
         await asyncio.wait_for(self.recorder.wait(), 60)
@@ -126,25 +98,112 @@ class Driver:
         for task in playing:
             task.cancel()
         for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(database + suffix):
-                shutil.copy(database + suffix, os.path.join(self.out, "ride.sqlite" + suffix))
+            if os.path.exists(self.database + suffix):
+                shutil.copy(self.database + suffix, os.path.join(self.out, "ride.sqlite" + suffix))
         with open(os.path.join(self.out, "timeline.json"), "w") as f:
-            json.dump({"sensor": {"address": bike.address, "name": bike.name, "battery": bike.battery},
-                       "steps": self.timeline}, f, indent=1)
+            json.dump({"sensors": [{"address": s.address, "name": s.name, "battery": s.battery, "kinds": s.kinds}
+                                   for s in sensors], "steps": self.timeline}, f, indent=1)
         if self.recorder.returncode != 0:
             raise SystemExit("cyclelog record exited with %d" % self.recorder.returncode)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cyclelog", required=True)
-    parser.add_argument("--streams", required=True)
-    parser.add_argument("--drop-seconds", type=float, default=10)
-    parser.add_argument("--silence-seconds", type=float, default=12)
-    parser.add_argument("--out", required=True)
-    args = parser.parse_args()
-    asyncio.run(Driver(args).run())
+def play_all(sensors, streams):
+    origin = min(second for stream in streams.values() for second, _ in stream)
+    return [asyncio.ensure_future(sensor.play(time.monotonic(), origin)) for sensor in sensors]
+
+
+async def btvirt_ride(args, streams, started):
+    ride = Ride(args, "btvirt", started)
+    bus = await emulated_sensors.system_bus()
+    bike = emulated_sensors.Sensor(bus, ["power", "csc", "heart"], "hci1", "Emulated Bike", 76, streams, ride.log)
+    emulated_sensors.answer_advertisement_objects(bus, {bike.root + "/advertisement": bike.advertisement})
+    await bike.register()
+    ride.mark("sensor advertising")
+    playing = play_all([bike], streams)
+    await ride.cyclelog("scan", "--adapter", "hci0", "--timeout", "6", "--json", output="scan-before.json")
+    ride.mark("scanned")
+    await ride.record("hci0", [bike])
+    await asyncio.sleep(args.btvirt_seconds)
+    await ride.end([bike], playing)
+    bus.disconnect()
+
+
+async def adapter_path(bus, address, timeout=60):
+    """The object path bluetoothd gave the adapter with `address`, once it is there and powered on."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        reply = await emulated_sensors.call(bus, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        for path, interfaces in reply[0].items():
+            adapter = interfaces.get("org.bluez.Adapter1")
+            if adapter and adapter["Address"].value == address:
+                await emulated_sensors.call(bus, path, "org.freedesktop.DBus.Properties", "Set", "ssv",
+                                            ["org.bluez.Adapter1", "Powered", Variant("b", True)])
+                return path
+        await asyncio.sleep(0.5)
+    raise SystemExit("bluetoothd never showed the adapter %s" % address)
+
+
+async def bumble_ride(args, streams, started):
+    ride = Ride(args, "bumble", started)
+    import bumble_sensors  # slow under software emulation (about 20 s), so only now
+
+    ride.mark("bumble imported")
+    link = bumble_sensors.AddressedLink()
+    transport = await bumble_sensors.kernel_controller(link, BUMBLE_KERNEL_CONTROLLER)
+    bus = await emulated_sensors.system_bus()
+    adapter = await adapter_path(bus, BUMBLE_KERNEL_CONTROLLER)
+    ride.mark("kernel controller %s" % adapter.rsplit("/", 1)[-1])
+    sensors = [bumble_sensors.BumbleSensor(link, address, [kind], name, battery, streams, ride.log)
+               for kind, address, name, battery in BUMBLE_SENSORS]
+    for sensor in sensors:
+        await sensor.start()
+    ride.mark("sensors advertising")
+    power, speed, _ = sensors
+    playing = play_all(sensors, streams)
+    await ride.cyclelog("scan", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--timeout", "6", "--json",
+                        output="scan-before.json")
+    ride.mark("scanned")
+    await ride.record(BUMBLE_KERNEL_CONTROLLER, sensors)
+    await ride.cyclelog("scan", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--timeout", "2", "--json",
+                        output="scan-during.json")
+    ride.mark("scanned while recording")
+    for command in ("pause", "resume", "lap"):
+        await asyncio.sleep(4)
+        await ride.cyclelog(command)
+        ride.mark(command)
+
+    await asyncio.sleep(3)
+    ride.mark("link drop")
+    await power.drop_link(args.drop_seconds)
+    ride.mark("back in range")
+    await ride.flows_again(power, MEASUREMENTS["power"], "streaming again")
+
+    await asyncio.sleep(3)
+    ride.mark("silence")
+    speed.silence(args.silence_seconds)
+    await asyncio.sleep(args.silence_seconds)
+    ride.mark("talks again")
+    await ride.flows_again(speed, MEASUREMENTS["csc"], "streaming after the silence")
+
+    await asyncio.sleep(4)
+    await ride.end(sensors, playing)
+    await transport.close()
+
+
+async def main(args):
+    started = time.monotonic()
+    with open(args.streams) as f:
+        streams = json.load(f)
+    await btvirt_ride(args, streams, started)
+    await bumble_ride(args, streams, started)
 
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cyclelog", required=True)
+    parser.add_argument("--streams", required=True)
+    parser.add_argument("--btvirt-seconds", type=float, default=8)
+    parser.add_argument("--drop-seconds", type=float, default=10)
+    parser.add_argument("--silence-seconds", type=float, default=12)
+    parser.add_argument("--out", required=True)
+    asyncio.run(main(parser.parse_args()))

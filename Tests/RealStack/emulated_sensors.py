@@ -1,13 +1,15 @@
-"""Emulated cycling sensors on a real bluetoothd: each is a BlueZ GATT application plus an LE advertisement on its
-own (virtual) controller, registered through org.bluez.GattManager1 and org.bluez.LEAdvertisingManager1
-(BlueZ doc/gatt-api.txt, doc/advertising-api.txt). bluetoothd turns them into real ATT traffic on the emulated air.
+"""Emulated cycling sensors. `RideSensor` is what every one does, whatever carries its notifications (bumble's
+sensors are in bumble_sensors.py); `Sensor` is one on a real bluetoothd: a BlueZ GATT application plus an LE
+advertisement on its own (virtual) controller, registered through org.bluez.GattManager1 and
+org.bluez.LEAdvertisingManager1 (BlueZ doc/gatt-api.txt, doc/advertising-api.txt). bluetoothd turns it into real
+ATT traffic on the emulated air.
 
 The sensors play a real ride: the notification payloads of a cyclelog ride journal (Fixtures/rides/*.journal,
 generated from the ride's FIT records by scripts/make-ride-fixtures.py, not by cyclelog), at the times the journal
 gives. The power meter adds the wheel data of the same moment to its Cycling Power Measurement on the Cycling
 Power clock (1/2048 s; spec §1.4), so one ride exercises power, crank and both wheel clocks.
 
-Every notification handed to bluetoothd while a client is subscribed is logged as
+Every notification sent while a client is subscribed is logged as
 "<unix time> <address> <uuid> <hex> <ride second>" so that the harness can compare it with what was stored.
 """
 import argparse
@@ -169,80 +171,28 @@ KINDS = {
 }
 
 
-class Sensor:
-    """One emulated sensor on one adapter: a GATT application with the services of `kinds` (and Battery), an
-    advertisement, and the ride's notifications of each measurement."""
+class RideSensor:
+    """What every emulated sensor does, whatever carries its notifications: it plays the ride's measurements at
+    the journal's times, goes silent or out of range on request, and logs every notification it sends."""
 
-    def __init__(self, bus, kinds, adapter, name, battery, streams, log):
-        self.bus, self.adapter, self.name, self.battery = bus, adapter, name, battery
-        self.adapter_path = "/org/bluez/" + adapter
-        self.root = "/cyclelog/" + adapter
-        self.log = log
+    def __init__(self, name, battery, kinds, streams, log):
+        self.name, self.battery, self.kinds, self.log = name, battery, kinds, log
         self.address = None
         self.silent_until = {}
         self.dropped = False
-        self.characteristics = {}
+        self.sent = collections.Counter()  # notifications sent, per measurement
         self.streams = {}
-        self.sent = collections.Counter()  # notifications handed to bluetoothd, per measurement
-        entries = []
         for kind in kinds:
+            self.streams[KINDS[kind][1]] = [(second, bytes.fromhex(payload)) for second, payload in streams[kind]]
+
+    def services(self):
+        """[(service, [(characteristic, flags, value)])] of the sensor's kinds, then Battery."""
+        entries = []
+        for kind in self.kinds:
             service, measurement, extras = KINDS[kind]
             entries.append((service, [(measurement, ["notify"], b"")] + extras))
-            self.streams[measurement] = [(second, bytes.fromhex(payload)) for second, payload in streams[kind]]
-        entries.append((0x180F, [(0x2A19, ["read", "notify"], bytes([battery]))]))
-        for service_index, (uuid, characteristics) in enumerate(entries):
-            service_path = "%s/service%d" % (self.root, service_index)
-            bus.export(service_path, Service(uuid))
-            for index, (char_uuid, flags, value) in enumerate(characteristics):
-                path = "%s/char%d" % (service_path, index)
-                characteristic = Characteristic(self, path, service_path, char_uuid, flags, value)
-                bus.export(path, characteristic)
-                self.characteristics[char_uuid] = characteristic
-        self.advertisement = Advertisement(name, [uuid for uuid, _ in entries[:-1]])
-        bus.export(self.root + "/advertisement", self.advertisement)
-
-    async def call(self, path, interface, member, signature="", body=()):
-        reply = await self.bus.call(Message(destination="org.bluez", path=path, interface=interface, member=member,
-                                            signature=signature, body=list(body)))
-        if reply.message_type == MessageType.ERROR:
-            raise RuntimeError("%s.%s on %s: %s %s" % (interface, member, path, reply.error_name, reply.body))
-        return reply.body
-
-    async def register(self):
-        adapter = self.adapter_path
-        properties = "org.freedesktop.DBus.Properties"
-        await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Alias", Variant("s", self.name)])
-        await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Powered", Variant("b", True)])
-        self.address = (await self.call(adapter, properties, "Get", "ss", ["org.bluez.Adapter1", "Address"]))[0].value
-        await self.call(adapter, "org.bluez.GattManager1", "RegisterApplication", "oa{sv}", [self.root, {}])
-        await self.advertise(True)
-
-    async def advertise(self, on):
-        manager = "org.bluez.LEAdvertisingManager1"
-        if on:
-            await self.call(self.adapter_path, manager, "RegisterAdvertisement", "oa{sv}", [self.root + "/advertisement", {}])
-        else:
-            await self.call(self.adapter_path, manager, "UnregisterAdvertisement", "o", [self.root + "/advertisement"])
-
-    async def drop_link(self, seconds):
-        """The sensor goes out of range: it stops sending, the link drops from its side, and it stops advertising
-        (so reconnecting fails) until it comes back `seconds` later."""
-        self.dropped = True
-        await asyncio.sleep(0.5)  # the last notification reaches the air before the link goes
-        await self.advertise(False)
-        objects = (await self.call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))[0]
-        prefix = self.adapter_path + "/dev_"
-        for path, interfaces in objects.items():
-            device = interfaces.get("org.bluez.Device1")
-            if path.startswith(prefix) and device and device["Connected"].value:
-                await self.call(path, "org.bluez.Device1", "Disconnect")
-        self.log_event("dropped the link")
-        await asyncio.sleep(seconds)
-        for characteristic in self.characteristics.values():
-            characteristic.notifying = False
-        await self.advertise(True)
-        self.dropped = False
-        self.log_event("back in range")
+        entries.append((0x180F, [(0x2A19, ["read", "notify"], bytes([self.battery]))]))
+        return entries
 
     def log_event(self, text):
         self.log.write("%.6f %s event %s\n" % (time.time(), self.address, text.replace(" ", "_")))
@@ -259,18 +209,72 @@ class Sensor:
         await asyncio.gather(*(self.play_one(uuid, started, origin) for uuid in self.streams))
 
     async def play_one(self, measurement, started, origin):
-        characteristic = self.characteristics[measurement]
         for second, payload in self.streams[measurement]:
             delay = started + (second - origin) - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
             silent = time.monotonic() < self.silent_until.get(measurement, 0)
-            if self.dropped or silent or not characteristic.notifying:
+            if self.dropped or silent or not await self.notify(measurement, payload):
                 continue
-            characteristic.notify(payload)
             self.sent[measurement] += 1
             self.log.write("%.6f %s %04x %s %.3f\n" % (time.time(), self.address, measurement, payload.hex(), second))
             self.log.flush()
+
+    async def notify(self, measurement, payload):
+        """Sends one notification if a client is subscribed; says whether it was sent."""
+        raise NotImplementedError
+
+
+class Sensor(RideSensor):
+    """One emulated sensor on one BlueZ adapter: a GATT application with the services of `kinds` (and Battery)
+    and an advertisement."""
+
+    def __init__(self, bus, kinds, adapter, name, battery, streams, log):
+        super().__init__(name, battery, kinds, streams, log)
+        self.bus, self.adapter = bus, adapter
+        self.adapter_path = "/org/bluez/" + adapter
+        self.root = "/cyclelog/" + adapter
+        self.characteristics = {}
+        entries = self.services()
+        for service_index, (uuid, characteristics) in enumerate(entries):
+            service_path = "%s/service%d" % (self.root, service_index)
+            bus.export(service_path, Service(uuid))
+            for index, (char_uuid, flags, value) in enumerate(characteristics):
+                path = "%s/char%d" % (service_path, index)
+                characteristic = Characteristic(self, path, service_path, char_uuid, flags, value)
+                bus.export(path, characteristic)
+                self.characteristics[char_uuid] = characteristic
+        self.advertisement = Advertisement(name, [uuid for uuid, _ in entries[:-1]])
+        bus.export(self.root + "/advertisement", self.advertisement)
+
+    async def call(self, path, interface, member, signature="", body=()):
+        return await call(self.bus, path, interface, member, signature, body)
+
+    async def register(self):
+        adapter = self.adapter_path
+        properties = "org.freedesktop.DBus.Properties"
+        await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Alias", Variant("s", self.name)])
+        await self.call(adapter, properties, "Set", "ssv", ["org.bluez.Adapter1", "Powered", Variant("b", True)])
+        self.address = (await self.call(adapter, properties, "Get", "ss", ["org.bluez.Adapter1", "Address"]))[0].value
+        await self.call(adapter, "org.bluez.GattManager1", "RegisterApplication", "oa{sv}", [self.root, {}])
+        await self.call(adapter, "org.bluez.LEAdvertisingManager1", "RegisterAdvertisement", "oa{sv}",
+                        [self.root + "/advertisement", {}])
+
+    async def notify(self, measurement, payload):
+        characteristic = self.characteristics[measurement]
+        if not characteristic.notifying:
+            return False
+        characteristic.notify(payload)
+        return True
+
+
+async def call(bus, path, interface, member, signature="", body=()):
+    """Calls bluetoothd; raises with its error name when it refuses."""
+    reply = await bus.call(Message(destination="org.bluez", path=path, interface=interface, member=member,
+                                   signature=signature, body=list(body)))
+    if reply.message_type == MessageType.ERROR:
+        raise RuntimeError("%s.%s on %s: %s %s" % (interface, member, path, reply.error_name, reply.body))
+    return reply.body
 
 
 async def system_bus():

@@ -2,7 +2,8 @@
 # Inside the VM (virtme-ng: the host's filesystem read-only, OUT writable): the real Linux Bluetooth stack.
 #   guest.sh OUT CYCLELOG PYTHON
 # Kernel Bluetooth + hci_vhci, a system bus, btmon writing the capture, btvirt's two LE controllers on one
-# emulated air (hci0 for cyclelog, hci1 for the emulated sensor), bluetoothd, then drive.py.
+# emulated air (hci0 for cyclelog, hci1 for an emulated sensor), bluetoothd, then drive.py (which adds a third
+# controller, bumble's, behind /dev/vhci).
 set -u
 OUT=$1 CYCLELOG=$2 PYTHON=$3
 HERE=$(cd "$(dirname "$0")" && pwd)

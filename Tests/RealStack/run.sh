@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make test-vm`: cyclelog on the real Linux Bluetooth stack. Boots the distribution kernel under qemu (software
 # emulation; virtme-ng, with this machine's filesystem), where guest.sh starts a system bus, bluetoothd 5.66 and
-# two virtual controllers and drive.py rides with an emulated sensor and the release cyclelog binary. check.py
-# then judges the output folder (logs, btmon capture, database, journal) from outside the VM.
+# btvirt's virtual controllers and drive.py rides twice with emulated sensors (btvirt's, then bumble's) and the
+# release cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
+# outside the VM.
 #   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm)
 # A run that cannot complete (the VM, bluetoothd or the emulated air failing) is retried once, and says so; a
 # failed check is not retried. Never skips: without what it needs it installs it, or fails with the logs.
@@ -40,7 +41,8 @@ if ! boot; then
         echo "---- $log (last 40 lines)"
         tail -40 "$OUT/$log" 2>/dev/null
     done
-    echo "test-vm: retrying once"
+    echo "test-vm: retrying once (the first attempt's output is kept in $OUT.first-attempt)"
+    rm -rf "$OUT.first-attempt" && mv "$OUT" "$OUT.first-attempt"
     if ! boot; then
         echo "---- vm.log (last 60 lines)"; tail -60 "$OUT/vm.log" 2>/dev/null
         echo "---- record.log (last 20 lines)"; tail -20 "$OUT/record.log" 2>/dev/null
