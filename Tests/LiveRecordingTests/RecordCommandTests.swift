@@ -203,7 +203,7 @@ final class RecordCommandTests: XCTestCase {
 }
 
 /// One run of the built `cyclelog`, on the stand-in's bus for both BlueZ and control, output in a file.
-private final class Cyclelog {
+final class Cyclelog {
     let process: ChildProcess
     let outputPath: String
 

@@ -1,0 +1,264 @@
+import ArgumentParser
+import BlueZ
+import Foundation
+import LiveRecording
+import WorkoutStore
+import Workouts
+
+/// One finding of `cyclelog doctor`: what was checked, what was found and, when something is wrong, what to do.
+struct HealthCheck {
+    enum Status: String {
+        case ok
+        /// Worth knowing, but recording works (a remembered sensor asleep, the service stopped).
+        case warning
+        /// Recording cannot work until it is fixed.
+        case problem
+    }
+
+    var name: String
+    var status: Status
+    var detail: String
+    var fix: String?
+
+    var json: JSONValue {
+        .object([
+            ("name", .string(name)), ("status", .string(status.rawValue)), ("detail", .string(detail)),
+            ("fix", fix.map(JSONValue.string) ?? .null),
+        ])
+    }
+}
+
+struct Doctor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Checks what recording needs: adapter, rfkill, bluetoothd, D-Bus access, sensors, database, service.",
+        discussion: """
+            Each finding comes with a fix in plain words. Exit status 0 when nothing stands in the way of \
+            recording (warnings included), 1 when something does.
+            """)
+
+    @Flag(help: "One JSON object: {healthy, checks: [{name, status (ok|warning|problem), detail, fix}]}.")
+    var json = false
+
+    @Option(help: "Seconds to look for the remembered sensors.")
+    var timeout: Double = 5
+
+    @OptionGroup var buses: BusOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        var checks = [radioCheck()]
+        let (storeCheck, known) = databaseCheck()
+        if let bluez = await blueZChecks(into: &checks) {
+            checks += await adapterAndSensorChecks(bluez, known: known)
+        }
+        checks.append(storeCheck)
+        checks.append(serviceCheck())
+        let healthy = !checks.contains { $0.status == .problem }
+        if json {
+            print(JSONValue.object([("healthy", .bool(healthy)), ("checks", .array(checks.map(\.json)))]).rendered())
+        } else {
+            for check in checks {
+                print(
+                    "\(check.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(check.name): \(check.detail)"
+                )
+                if let fix = check.fix { print("        fix: \(fix)") }
+            }
+        }
+        if !healthy { throw ExitCode(1) }
+    }
+
+    /// The kernel's controllers and their rfkill switches (`$CYCLELOG_SYSFS` replaces /sys, for tests).
+    func radioCheck() -> HealthCheck {
+        let radios = BluetoothRadio.all(sysfs: ProcessInfo.processInfo.environment["CYCLELOG_SYSFS"] ?? "/sys")
+        let name = "radio"
+        if radios.isEmpty {
+            return HealthCheck(
+                name: name, status: .problem, detail: "the kernel shows no Bluetooth controller",
+                fix: "plug in a Bluetooth 4.0 (LE) or newer adapter; `lsusb` should list it, and "
+                    + "`sudo dmesg | grep -i bluetooth` says why the kernel did not take it")
+        }
+        if let blocked = radios.first(where: \.hardBlocked) {
+            return HealthCheck(
+                name: name, status: .problem, detail: "\(blocked.name) is switched off by hardware (rfkill hard block)",
+                fix: "turn the radio on with the computer's wireless switch or key, or in its firmware settings")
+        }
+        if let blocked = radios.first(where: \.softBlocked) {
+            return HealthCheck(
+                name: name, status: .problem, detail: "\(blocked.name) is blocked (rfkill soft block, airplane mode)",
+                fix: "`rfkill unblock bluetooth`")
+        }
+        return HealthCheck(
+            name: name, status: .ok, detail: radios.map(\.name).joined(separator: ", ") + ", not blocked")
+    }
+
+    /// bluetoothd on the bus and this user allowed to talk to it; the client when both hold.
+    func blueZChecks(into checks: inout [HealthCheck]) async -> BlueZClient? {
+        do {
+            let bluez = try await BlueZClient.connect(to: buses.bluezBus)
+            let version = Self.bluetoothdVersion().map { "version \($0)" } ?? "version unknown"
+            checks.append(HealthCheck(name: "bluetoothd", status: .ok, detail: "on the bus (\(version))"))
+            checks.append(HealthCheck(name: "access", status: .ok, detail: "this user may talk to org.bluez"))
+            return bluez
+        } catch  where error.kind == .accessDenied {
+            checks.append(HealthCheck(name: "bluetoothd", status: .ok, detail: "on the bus"))
+            checks.append(
+                HealthCheck(
+                    name: "access", status: .problem, detail: "the D-Bus policy refuses this user (\(error.dbus.name))",
+                    fix: "org.bluez allows members of the 'bluetooth' group (/etc/dbus-1/system.d/bluetooth.conf): "
+                        + "`sudo usermod -aG bluetooth $USER`, then log out and back in"))
+        } catch  where error.kind == .bluetoothdNotRunning {
+            checks.append(
+                HealthCheck(
+                    name: "bluetoothd", status: .problem, detail: "nobody owns org.bluez on the bus",
+                    fix: "`sudo systemctl enable --now bluetooth` (Debian: `sudo apt install bluez` first)"))
+        } catch {
+            checks.append(
+                HealthCheck(
+                    name: "bluetoothd", status: .problem,
+                    detail: "the bus \(buses.bluezBus) cannot be reached (\(error.dbus.name))",
+                    fix: "is dbus running (`systemctl status dbus`), and is --bus or $CYCLELOG_DBUS_ADDRESS right?"))
+        }
+        return nil
+    }
+
+    /// `bluetoothd --version` where Debian and Fedora put it (BlueZ does not say its version on the bus).
+    static func bluetoothdVersion() -> String? {
+        let candidates = ["/usr/libexec/bluetooth/bluetoothd", "/usr/lib/bluetooth/bluetoothd", "/usr/sbin/bluetoothd"]
+        guard let path = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let version = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return version.isEmpty ? nil : version
+    }
+
+    /// The adapter BlueZ would record with, powered; then each remembered sensor, looked for for `timeout` s.
+    func adapterAndSensorChecks(_ bluez: BlueZClient, known: [KnownSensor]) async -> [HealthCheck] {
+        let adapter: BluetoothAdapter
+        do {
+            adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
+        } catch {
+            return [
+                HealthCheck(
+                    name: "adapter", status: .problem, detail: error.description,
+                    fix: "check `bluetoothctl list`; with a radio shown above, restarting bluetoothd "
+                        + "(`sudo systemctl restart bluetooth`) makes it take it again")
+            ]
+        }
+        let name = adapter.interfaceName
+        guard adapter.powered else {
+            return [
+                HealthCheck(
+                    name: "adapter", status: .problem, detail: "\(name) (\(adapter.address)) is off",
+                    fix: "`bluetoothctl power on`; to have it on at every start, `AutoEnable=true` in "
+                        + "/etc/bluetooth/main.conf")
+            ]
+        }
+        var checks = [HealthCheck(name: "adapter", status: .ok, detail: "\(name) (\(adapter.address)) is on")]
+        guard !known.isEmpty else {
+            checks.append(
+                HealthCheck(
+                    name: "sensors", status: .ok,
+                    detail: "none remembered yet: `cyclelog record` remembers the sensors it rides with"))
+            return checks
+        }
+        try? await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
+        try? await Task.sleep(for: .seconds(timeout))
+        try? await bluez.stopDiscovery(adapter.path)
+        let devices = await bluez.devices.filter { $0.adapterPath == adapter.path }
+        for sensor in known {
+            let label = sensor.name.map { "\($0) (\(sensor.address))" } ?? sensor.address
+            let device = devices.first { $0.address.caseInsensitiveCompare(sensor.address) == .orderedSame }
+            if let device, device.connected || device.rssiDBm != nil {
+                let battery = device.batteryPercent.map { ", battery \($0) %" } ?? ""
+                checks.append(HealthCheck(name: "sensor", status: .ok, detail: "\(label) is in range\(battery)"))
+            } else {
+                checks.append(
+                    HealthCheck(
+                        name: "sensor", status: .warning, detail: "\(label) was not heard in \(Int(timeout)) s",
+                        fix: "wake it (turn the cranks, spin the wheel, wet the strap) and look again; "
+                            + "otherwise it is out of range or its battery is flat"))
+            }
+        }
+        return checks
+    }
+
+    /// The workout database: writable and intact, or its folder writable when it does not exist yet. Also
+    /// returns the remembered sensors.
+    func databaseCheck() -> (HealthCheck, [KnownSensor]) {
+        let path = database.db ?? WorkoutStore.defaultPath()
+        let name = "database"
+        guard FileManager.default.fileExists(atPath: path) else {
+            var folder = (path as NSString).deletingLastPathComponent
+            while !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+                folder = (folder as NSString).deletingLastPathComponent
+            }
+            if FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                return (HealthCheck(name: name, status: .ok, detail: "\(path) will be made on the first ride"), [])
+            }
+            return (
+                HealthCheck(
+                    name: name, status: .problem, detail: "\(path) cannot be made: \(folder) is not writable",
+                    fix: "choose another place with --db or $CYCLELOG_DB, or make \(folder) writable for this user"),
+                []
+            )
+        }
+        guard FileManager.default.isWritableFile(atPath: path) else {
+            return (
+                HealthCheck(
+                    name: name, status: .problem, detail: "\(path) is read-only for this user",
+                    fix: "`ls -l \(path)`: it belongs to another user, or its file system is read-only"), []
+            )
+        }
+        do {
+            let store = try WorkoutStore(path: path)
+            let integrity = try store.integrityCheck()
+            guard integrity == "ok" else {
+                return (
+                    HealthCheck(
+                        name: name, status: .problem, detail: "\(path) is damaged: \(integrity)",
+                        fix: "keep a copy, then `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"), []
+                )
+            }
+            return (
+                HealthCheck(name: name, status: .ok, detail: "\(path) is writable and intact"),
+                (try? store.knownSensors()) ?? []
+            )
+        } catch {
+            return (
+                HealthCheck(
+                    name: name, status: .problem, detail: "\(error)",
+                    fix: "if it is not a cyclelog database, move it away; cyclelog makes a new one on the next ride"),
+                []
+            )
+        }
+    }
+
+    /// The systemd service that records unattended, when it is installed.
+    func serviceCheck() -> HealthCheck {
+        let units = ["/etc/systemd/system/cyclelog.service", "/usr/local/lib/systemd/system/cyclelog.service"]
+        guard units.contains(where: FileManager.default.fileExists(atPath:)) else {
+            return HealthCheck(
+                name: "service", status: .ok, detail: "not installed: cyclelog records when started by hand")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemctl")
+        process.arguments = ["is-active", "--quiet", "cyclelog.service"]
+        let active =
+            (try? process.run()) != nil
+            && {
+                process.waitUntilExit(); return process.terminationStatus == 0
+            }()
+        return active
+            ? HealthCheck(name: "service", status: .ok, detail: "installed and running")
+            : HealthCheck(
+                name: "service", status: .warning, detail: "installed but not running",
+                fix: "`sudo systemctl enable --now cyclelog`; `journalctl -u cyclelog` says why it stopped")
+    }
+}
