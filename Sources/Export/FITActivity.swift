@@ -5,16 +5,8 @@ import Workouts
 /// A stored ride as a FIT activity file, in the message order bike computers write: file_id, device_info per
 /// sensor, timer events and 1 Hz records in time order, the laps, the session and the activity.
 public enum FITActivity {
-    /// Global message numbers and enum values of the FIT profile (21.x) that this file uses.
-    private enum Message {
-        static let fileID: UInt16 = 0
-        static let session: UInt16 = 18
-        static let lap: UInt16 = 19
-        static let record: UInt16 = 20
-        static let event: UInt16 = 21
-        static let deviceInfo: UInt16 = 23
-        static let activity: UInt16 = 34
-    }
+    /// Global message numbers (FITMessageNumber) and enum values of the FIT profile (21.x) that this file uses.
+    private typealias Message = FITMessageNumber
     private enum Local {
         static let fileID: UInt8 = 0
         static let deviceInfo: UInt8 = 1

@@ -1,5 +1,16 @@
 /// Facts of the FIT protocol shared by the writer and the reader.
 
+/// Global message numbers of the FIT profile (21.x) that cyclelog writes or reads.
+public enum FITMessageNumber {
+    public static let fileID: UInt16 = 0
+    public static let session: UInt16 = 18
+    public static let lap: UInt16 = 19
+    public static let record: UInt16 = 20
+    public static let event: UInt16 = 21
+    public static let deviceInfo: UInt16 = 23
+    public static let activity: UInt16 = 34
+}
+
 /// The base types of FIT field definitions: the byte in a definition message, with the element size and the
 /// bit pattern that means "no value".
 public enum FITBaseType: UInt8, Sendable, CaseIterable {

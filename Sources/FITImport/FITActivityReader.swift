@@ -17,14 +17,8 @@ public struct ImportedActivity: Sendable {
 /// and stop events become start, pause, resume and end; lap messages become laps; the session's elapsed and
 /// timer time, distance and work are kept as the device wrote them.
 public enum FITActivityReader {
-    /// Global message numbers and enum values of the FIT profile (21.x) read here.
-    enum Message {
-        static let fileID: UInt16 = 0
-        static let session: UInt16 = 18
-        static let lap: UInt16 = 19
-        static let record: UInt16 = 20
-        static let event: UInt16 = 21
-    }
+    /// Global message numbers (FITMessageNumber), field numbers and enum values of the FIT profile (21.x) read here.
+    typealias Message = FITMessageNumber
     enum Field {
         static let fileType: UInt8 = 0
         static let manufacturer: UInt8 = 1

@@ -124,18 +124,25 @@ struct Doctor: AsyncParsableCommand {
     /// `bluetoothd --version` where Debian and Fedora put it (BlueZ does not say its version on the bus).
     static func bluetoothdVersion() -> String? {
         let candidates = ["/usr/libexec/bluetooth/bluetoothd", "/usr/lib/bluetooth/bluetoothd", "/usr/sbin/bluetoothd"]
-        guard let path = candidates.first(where: FileManager.default.isExecutableFile(atPath:)) else { return nil }
+        guard let path = candidates.first(where: FileManager.default.isExecutableFile(atPath:)),
+            let version = run(path, ["--version"])?.output.trimmingCharacters(in: .whitespacesAndNewlines),
+            !version.isEmpty
+        else { return nil }
+        return version
+    }
+
+    /// Runs a program to its end: its exit status and standard output, or nil when it cannot start.
+    static func run(_ path: String, _ arguments: [String]) -> (status: Int32, output: String)? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--version"]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         guard (try? process.run()) != nil else { return nil }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        let version = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return version.isEmpty ? nil : version
+        return (process.terminationStatus, text)
     }
 
     /// The adapter BlueZ would record with, powered; then each remembered sensor, looked for for `timeout` s.
@@ -247,14 +254,7 @@ struct Doctor: AsyncParsableCommand {
             return HealthCheck(
                 name: "service", status: .ok, detail: "not installed: cyclelog records when started by hand")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemctl")
-        process.arguments = ["is-active", "--quiet", "cyclelog.service"]
-        let active =
-            (try? process.run()) != nil
-            && {
-                process.waitUntilExit(); return process.terminationStatus == 0
-            }()
+        let active = Self.run("/usr/bin/systemctl", ["is-active", "--quiet", "cyclelog.service"])?.status == 0
         return active
             ? HealthCheck(name: "service", status: .ok, detail: "installed and running")
             : HealthCheck(

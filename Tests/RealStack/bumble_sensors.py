@@ -27,8 +27,7 @@ from bumble.transport.common import AsyncPipeSink
 from emulated_sensors import RideSensor
 
 HIDDEN_FEATURES = hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
-PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY,
-              "write": Characteristic.Properties.WRITE, "indicate": Characteristic.Properties.INDICATE}
+PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY}
 
 
 class AddressedLink(LocalLink):
@@ -68,7 +67,8 @@ class BumbleSensor(RideSensor):
         self.address = address
         self.characteristics = {}
         services = []
-        for service_uuid, entries in self.services():
+        entries_per_service = self.services()
+        for service_uuid, entries in entries_per_service:
             characteristics = []
             for uuid, flags, value in entries:
                 properties = Characteristic.Properties(0)
@@ -83,7 +83,7 @@ class BumbleSensor(RideSensor):
         self.device.advertising_data = bytes(AdvertisingData([
             (AdvertisingData.FLAGS, bytes([0x06])),  # LE General Discoverable, BR/EDR not supported
             (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS,
-             b"".join(struct.pack("<H", uuid) for uuid, _ in self.services()[:-1])),
+             b"".join(struct.pack("<H", uuid) for uuid, _ in entries_per_service[:-1])),  # Battery unlisted
             (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
         ]))
         self.device.on("connection", self.on_connection)
