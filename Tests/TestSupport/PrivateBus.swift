@@ -35,9 +35,10 @@ public final class PrivateBus: @unchecked Sendable {
         daemon = try ChildProcess([
             "/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile",
         ])
-        // The daemon is ready when its socket exists.
+        // The daemon is ready when its socket accepts a connection: the file appears at bind(), a moment before
+        // listen(), and a client connecting in between is refused.
         let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: socket) {
+        while !Self.acceptsConnections(socket) {
             guard Date() < deadline, daemon.isRunning else {
                 throw NSError(
                     domain: "PrivateBus", code: 1,
@@ -47,6 +48,24 @@ public final class PrivateBus: @unchecked Sendable {
             }
             usleep(10_000)
         }
+    }
+
+    private static func acceptsConnections(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8.prefix(MemoryLayout.size(ofValue: address.sun_path) - 1))
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return result == 0
     }
 
     deinit {
