@@ -28,8 +28,24 @@ public actor LiveRecorder {
         public var discoverySeconds = 8.0
         public var flushIntervalSeconds = 0.5
         public var policy = ReconnectPolicy()
+        /// `record --auto`: wait for pedalling, end after a time without it, wait for the next ride.
+        public var auto: AutoRide?
+        /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
+        public var lowBatteryPercent = 20
 
         public init() {}
+    }
+
+    /// Rides that start and end on their own (`record --auto`), for a box by the trainer that nobody touches.
+    public struct AutoRide: Sendable {
+        /// A ride ends after this long without power or cadence above zero, whether the sensors are there or
+        /// not. Shorter gaps (a dropout, a stop at the lights) are part of the ride.
+        public var endAfterSeconds: Double
+        /// The notifications from this long before pedalling was noticed open the ride, so its first
+        /// revolutions count (a cadence needs two crank events).
+        public var lookbackSeconds = 3.0
+
+        public init(endAfterSeconds: Double = 300) { self.endAfterSeconds = endAfterSeconds }
     }
 
     /// The services cyclelog records from, and the characteristics it subscribes to and reads.
@@ -65,7 +81,25 @@ public actor LiveRecorder {
     public let store: WorkoutStore
     public let options: Options
     public private(set) var workoutId: Int64 = 0
+    /// A workout is being recorded (always after `run` starts, unless `record --auto` is waiting for a ride).
+    private var riding = false
     private var builder: WorkoutBuilder
+    /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
+    /// starts on its own later opens with the same description of its sensors as one started by hand.
+    private var sensorDescriptions: [String: [RideEvent]] = [:]
+    /// `--auto` while waiting: the notifications of the last `lookbackSeconds`, and a builder that only
+    /// watches for pedalling.
+    private var recentNotifications: [RideEvent] = []
+    private var probe: WorkoutBuilder?
+    private var probeStarted = ContinuousClock.now
+    /// The end of the last second with power or cadence above zero (journal time).
+    private var lastPedallingMicroseconds: Int64 = 0
+    private var stopRequested = false
+    private var warnedLowBattery: Set<String> = []
+    private var noticeObservers: [@Sendable (String) async -> Void] = []
+    private var savedRideObservers: [@Sendable (WorkoutSummary) async -> Void] = []
+    /// When the recorder last went round its loop (the service's watchdog asks).
+    public private(set) var lastTick = ContinuousClock.now
     private var tracked: [Tracked] = []
     /// The journal's fingerprint, kept as the ride goes (the events themselves are in the database).
     private var digest: RideDigest
@@ -107,6 +141,16 @@ public actor LiveRecorder {
         statusObservers.append(observer)
     }
 
+    /// Called with what a rider should hear about now: a low battery, a ride that started or ended on its own.
+    public func observeNotices(_ observer: @escaping @Sendable (String) async -> Void) {
+        noticeObservers.append(observer)
+    }
+
+    /// `--auto`: called with each ride saved before the recorder waits for the next one.
+    public func observeSavedRides(_ observer: @escaping @Sendable (WorkoutSummary) async -> Void) {
+        savedRideObservers.append(observer)
+    }
+
     /// Records until the ride is ended or cancelled; returns the stored summary (nil when cancelled).
     public func run() async throws(LiveRecordingError) -> WorkoutSummary? {
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
@@ -114,18 +158,19 @@ public actor LiveRecorder {
         if !adapter.powered {
             do { try await bluez.powerOn(adapter.path) } catch { throw LiveRecordingError(error.description) }
         }
-        if tracked.isEmpty { try await findSensors() }
-        var plan = options.plan
-        let syncIdentifier = UUID().uuidString
-        plan.syncIdentifier = syncIdentifier
-        let start = now()
-        do {
-            workoutId = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
-            writer = WorkoutWriter(store: store, workoutId: workoutId)
-        } catch {
-            throw LiveRecordingError(error.description)
+        if tracked.isEmpty {
+            guard options.auto == nil else {
+                throw LiveRecordingError(
+                    "no sensors to wait for: `record --auto` uses the remembered sensors; add them with "
+                        + "`cyclelog sensors add ADDRESS` (addresses from `cyclelog scan`) or name them with --sensor")
+            }
+            try await findSensors()
         }
-        record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
+        if options.auto == nil {
+            do { try beginRide(at: now()) } catch { throw LiveRecordingError(error.description) }
+        } else {
+            startWaiting()
+        }
         let events = bluez.events
         tasks.append(
             Task { [weak self] in
@@ -170,9 +215,128 @@ public actor LiveRecorder {
 
     /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
     public func refusal(of control: WorkoutControl) -> String? {
-        guard outcome == nil, workoutId != 0 else { return "no workout is being recorded" }
+        guard outcome == nil, riding else {
+            return options.auto != nil && outcome == nil
+                ? "no workout is being recorded: waiting for the rider to pedal" : "no workout is being recorded"
+        }
         var session = builder.session
         return session.apply(control, at: max(lastEventTime, 1))
+    }
+
+    /// SIGINT or SIGTERM: ends and saves a ride in progress, and stops waiting for the next one.
+    public func stop() async {
+        stopRequested = true
+        if riding {
+            await control(.end)
+        } else if outcome == nil {
+            outcome = .some(nil)
+            finished?.resume(returning: nil)
+            finished = nil
+        }
+    }
+
+    // MARK: Rides that start and end on their own
+
+    /// Opens a workout in the store whose journal starts at `start` with the sensors' descriptions.
+    private func beginRide(at start: Int64) throws(StoreError) {
+        var plan = options.plan
+        let syncIdentifier = UUID().uuidString
+        plan.syncIdentifier = syncIdentifier
+        workoutId = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
+        writer = WorkoutWriter(store: store, workoutId: workoutId)
+        riding = true
+        warnedLowBattery = []
+        record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
+        for sensor in tracked.compactMap(\.address) {
+            for event in sensorDescriptions[sensor] ?? [] { record(RideEvent(timeMicroseconds: start, event.kind)) }
+        }
+        lastPedallingMicroseconds = start
+    }
+
+    private func startWaiting() {
+        riding = false
+        workoutId = 0
+        writer = nil
+        builder = WorkoutBuilder(configuration: builder.configuration)
+        digest = RideDigest(wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
+        pendingEvents = []
+        recentSamples = []
+        distanceMeters = 0
+        workJoules = 0
+        recentNotifications = []
+        restartProbe()
+    }
+
+    /// A new pedalling probe, told about the connected sensors (restarted now and then: a box waits for days).
+    private func restartProbe() {
+        var fresh = WorkoutBuilder(configuration: builder.configuration)
+        let time = now()
+        fresh.add(RideEvent(timeMicroseconds: time, .control(.start(WorkoutPlan()))))
+        for event in sensorDescriptions.values.joined() { fresh.add(RideEvent(timeMicroseconds: time, event.kind)) }
+        probe = fresh
+        probeStarted = ContinuousClock.now
+    }
+
+    /// While waiting: watches the event for pedalling, and starts the ride with the last few seconds.
+    private func watchForPedalling(_ event: RideEvent) {
+        guard var watching = probe, let auto = options.auto else { return }
+        if case .notification = event.kind { recentNotifications.append(event) }
+        let oldest = event.timeMicroseconds - Int64(auto.lookbackSeconds * 1e6)
+        recentNotifications.removeAll { $0.timeMicroseconds < oldest }
+        probe = nil  // so that adding to the copy does not copy its storage
+        watching.add(event)
+        let pedalling = watching.takeCompletedSamples().contains(where: Self.isPedalling)
+        probe = watching
+        guard pedalling else {
+            if ContinuousClock.now - probeStarted > .seconds(600) { restartProbe() }
+            return
+        }
+        let buffered = recentNotifications
+        let start = buffered.first?.timeMicroseconds ?? event.timeMicroseconds
+        do {
+            try beginRide(at: start)
+        } catch {
+            riding = false
+            message = "a ride started but cannot be stored (\(error.description)); trying again"
+            return
+        }
+        probe = nil
+        recentNotifications = []
+        for notification in buffered { record(notification) }
+        message = nil
+        tellRider("pedalling: recording workout \(workoutId)")
+        warnAboutLowBatteries()
+    }
+
+    static func isPedalling(_ sample: SecondSample) -> Bool {
+        (sample.powerWatts ?? 0) > 0 || (sample.cadenceRPM ?? 0) > 0
+    }
+
+    /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
+    private func endRideWhenIdle() async {
+        guard riding, let auto = options.auto,
+            wallClockMicroseconds() - lastPedallingMicroseconds > Int64(auto.endAfterSeconds * 1e6)
+        else { return }
+        tellRider("no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)")
+        await control(.end)
+    }
+
+    private func tellRider(_ notice: String) {
+        let observers = noticeObservers
+        Task { for observer in observers { await observer(notice) } }
+    }
+
+    private func warnAboutLowBatteries() {
+        guard riding else { return }
+        for sensor in tracked {
+            guard let address = sensor.address, let battery = sensor.batteryPercent,
+                battery <= options.lowBatteryPercent, !warnedLowBattery.contains(address)
+            else { continue }
+            warnedLowBattery.insert(address)
+            let warning = "\(sensor.name ?? address)'s battery is at \(battery) %: charge or replace it soon"
+            message = warning
+            tellRider(warning)
+        }
     }
 
     // MARK: Finding and connecting sensors
@@ -237,6 +401,7 @@ public actor LiveRecorder {
     private func tick() async {
         guard outcome == nil else { return }
         let clock = ContinuousClock.now
+        lastTick = clock
         // A sensor is reached through the chosen adapter only: another adapter of the same machine may see the
         // same sensor, or the recorder's own adapter as a device.
         let devices = await bluez.devices.filter { $0.adapterPath == adapterPath }
@@ -268,6 +433,7 @@ public actor LiveRecorder {
         }
         await setDiscovery(missing && tracked.allSatisfy { !$0.connecting })
         flush()
+        await endRideWhenIdle()
         await publishStatus()
     }
 
@@ -329,6 +495,8 @@ public actor LiveRecorder {
                     RideEvent(
                         timeMicroseconds: now(),
                         .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
+                tracked[index].batteryPercent = battery
+                warnAboutLowBatteries()
             }
             for characteristic in characteristics {
                 guard let uuid = characteristic.shortUUID, Self.readOnConnect.contains(uuid), characteristic.canRead
@@ -439,6 +607,12 @@ public actor LiveRecorder {
 
     private func bluezConnectionLost() async {
         guard outcome == nil else { return }
+        stopRequested = true
+        guard riding else {
+            finishProblem = LiveRecordingError("the connection to the system bus was lost")
+            await stop()
+            return
+        }
         message = "the connection to the system bus was lost: saving the ride"
         finishProblem = LiveRecordingError("the connection to the system bus was lost; the ride was saved")
         record(RideEvent(timeMicroseconds: now(), .control(.end)))
@@ -454,14 +628,44 @@ public actor LiveRecorder {
     }
 
     private func record(_ event: RideEvent) {
+        describe(event)
+        guard riding else {
+            watchForPedalling(event)
+            return
+        }
         builder.add(event)
         digest.add(event)
         pendingEvents.append(event)
     }
 
+    /// Keeps `sensorDescriptions` current: a connection starts a sensor's description, a disconnection ends it.
+    private func describe(_ event: RideEvent) {
+        switch event.kind {
+        case .connected(let sensor, _): sensorDescriptions[sensor] = [event]
+        case .disconnected(let sensor): sensorDescriptions[sensor] = nil
+        case .wheelCircumference(let sensor, _): sensorDescriptions[sensor, default: []].append(event)
+        case .read(let sensor, let characteristic, _):
+            var events = sensorDescriptions[sensor, default: []]
+            events.removeAll {
+                if case .read(_, characteristic, _) = $0.kind { return true }
+                return false
+            }
+            sensorDescriptions[sensor] = events + [event]
+        case .notification, .control: break
+        }
+    }
+
     /// One small transaction: the new journal events and every whole minute of samples completed.
     private func flush() {
+        guard riding else {
+            arrivals.removeAll(keepingCapacity: true)
+            return
+        }
         let completed = builder.takeCompletedSamples()
+        if let last = completed.last(where: Self.isPedalling), let origin = builder.session.startMicroseconds {
+            // Samples complete a few seconds late (a value holds until the next one); their own time counts.
+            lastPedallingMicroseconds = max(lastPedallingMicroseconds, origin + Int64(last.second + 1) * 1_000_000)
+        }
         for sample in completed {
             distanceMeters += sample.distanceMeters
             if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
@@ -480,7 +684,7 @@ public actor LiveRecorder {
     }
 
     private func finish(cancelled: Bool) async {
-        guard outcome == nil else { return }
+        guard outcome == nil, riding else { return }
         var summary: WorkoutSummary?
         if cancelled {
             _ = try? store.delete(workoutId)
@@ -501,6 +705,16 @@ public actor LiveRecorder {
                 finishProblem = LiveRecordingError("no measurement arrived: nothing to save")
             }
         }
+        if options.auto != nil && !stopRequested {
+            // The service goes on: wait for the next ride with the sensors still connected.
+            if let problem = finishProblem { tellRider(problem.description) }
+            finishProblem = nil
+            startWaiting()
+            if let summary { for observer in savedRideObservers { await observer(summary) } }
+            await publishStatus()
+            return
+        }
+        riding = false
         outcome = .some(summary)
         await publishStatus()
         finished?.resume(returning: summary)
@@ -536,7 +750,7 @@ public actor LiveRecorder {
         case nil: progress = nil
         }
         return LiveStatus(
-            workoutId: workoutId, state: session.state.rawValue, elapsedSeconds: elapsed, movingSeconds: moving,
+            workoutId: workoutId, state: riding || options.auto == nil ? session.state.rawValue : "waiting", elapsedSeconds: elapsed, movingSeconds: moving,
             powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
             heartRateBPM: recentSamples.last?.heartRateBPM, distanceMeters: distanceMeters, workJoules: workJoules,

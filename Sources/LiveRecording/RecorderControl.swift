@@ -10,7 +10,9 @@ import Workouts
 ///     object     /org/cyclelog/Recorder
 ///     interface  org.cyclelog.Recorder1
 ///
-/// Only the Unix user who runs the recorder may call the methods; anyone allowed on the bus may read.
+/// Only the Unix user who runs the recorder (and root) may call the methods, plus the members of a chosen group
+/// when one is given (the service: riders in the `cyclelog` group control the service's rides); anyone allowed
+/// on the bus may read. The system bus's policy file (dbus/org.cyclelog.Recorder.conf) says the same.
 public enum RecorderControl {
     public static let busName = "org.cyclelog.Recorder"
     public static let path = "/org/cyclelog/Recorder"
@@ -44,15 +46,18 @@ public enum RecorderControl {
 
     /// Owns the bus name, exports the object and keeps its properties current. Fails when another recorder
     /// already owns the name.
-    public static func export(on connection: DBusConnection, recorder: LiveRecorder) async throws(DBusError) {
+    public static func export(on connection: DBusConnection, recorder: LiveRecorder, controlGroup: String? = nil)
+        async throws(DBusError)
+    {
         let owner = getuid()
         let handlers = methods.map { entry in
             ExportedInterface.Method(entry.name) { (call) throws(DBusError) -> [DBusValue] in
                 let caller = try await connection.unixUser(of: call.sender)
-                guard caller == owner else {
+                guard caller == owner || caller == 0 || controlGroup.map({ isMember(caller, of: $0) }) == true else {
+                    let who = controlGroup.map { " and members of the group \($0)" } ?? ""
                     throw DBusError(
                         name: DBusError.accessDeniedName,
-                        message: "only the user who runs the recorder (uid \(owner)) may control it")
+                        message: "only the user who runs the recorder (uid \(owner))\(who) may control it")
                 }
                 if let refusal = await recorder.refusal(of: entry.control) {
                     throw DBusError(name: refusedError, message: refusal)
@@ -78,5 +83,19 @@ public enum RecorderControl {
                 name: error.name,
                 message: "another cyclelog recorder is running (it owns \(busName)); end it first with `cyclelog end`")
         }
+    }
+
+    /// Whether the user `uid` is in `group`, as its primary group or a supplementary one (/etc/group, NSS).
+    public static func isMember(_ uid: UInt32, of group: String) -> Bool {
+        guard let groupEntry = getgrnam(group), let user = getpwuid(uid) else { return false }
+        let wanted = groupEntry.pointee.gr_gid
+        let primary = user.pointee.pw_gid
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        if getgrouplist(user.pointee.pw_name, primary, &groups, &count) < 0 {
+            groups = [gid_t](repeating: 0, count: Int(count))
+            guard getgrouplist(user.pointee.pw_name, primary, &groups, &count) >= 0 else { return primary == wanted }
+        }
+        return groups.prefix(Int(count)).contains(wanted)
     }
 }

@@ -119,6 +119,10 @@ struct Record: AsyncParsableCommand {
             found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end,
             c cancel. SIGINT and SIGTERM end and save the ride. Other programs control it over D-Bus
             (org.cyclelog.Recorder on the session bus; see the README).
+
+            With --auto it waits for the remembered sensors, starts a workout when power or cadence appear, ends
+            it after --end-after without pedalling (or without sensors), and waits for the next ride: what the
+            cyclelog service runs. Under systemd (Type=notify) it reports readiness and answers the watchdog.
             """)
 
     @Option(name: .customLong("sensor"), help: "A sensor's address or name; repeat for several.")
@@ -133,8 +137,17 @@ struct Record: AsyncParsableCommand {
     @Flag(exclusivity: .exclusive, help: "Where the ride is.")
     var location: WorkoutLocationFlag?
 
-    @Flag(help: "Pause the timer automatically when standing still.")
+    @Flag(help: "Pause the timer automatically when standing still (always on with --auto).")
     var autoPause = false
+
+    @Flag(help: "Start and end rides on their own, one after the other, until stopped (the service).")
+    var auto = false
+
+    @Option(help: "With --auto: end a ride after this long without pedalling or without sensors (90s, 5m, 1h).")
+    var endAfter = "5m"
+
+    @Option(help: "Members of this Unix group may also control the ride over D-Bus (the service: cyclelog).")
+    var controlGroup: String?
 
     @OptionGroup var wheel: WheelOptions
 
@@ -152,6 +165,14 @@ struct Record: AsyncParsableCommand {
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
         }
+        guard case .timeSeconds = WorkoutGoal(endAfter) else {
+            throw ValidationError("--end-after takes a time such as 90s, 5m or 1h, not '\(endAfter)'")
+        }
+    }
+
+    var endAfterSeconds: Double {
+        if case .timeSeconds(let seconds) = WorkoutGoal(endAfter) { return seconds }
+        return 300
     }
 
     func run() async throws {
@@ -164,7 +185,9 @@ struct Record: AsyncParsableCommand {
         var options = LiveRecorder.Options()
         options.adapter = buses.adapter
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
-        options.autoPause = autoPause ? AutoPause() : nil
+        // An automatic ride ends minutes after the last pedal stroke: those minutes are paused, not moving time.
+        options.autoPause = autoPause || auto ? AutoPause() : nil
+        options.auto = auto ? LiveRecorder.AutoRide(endAfterSeconds: endAfterSeconds) : nil
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         let known = try store.knownSensors()
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
@@ -172,20 +195,33 @@ struct Record: AsyncParsableCommand {
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
 
         await exportControl(recorder)
-        let signals = Self.endOnSignals(recorder)
+        let serviceManager = ServiceManagerNotifier()
+        let signals = Self.stopOnSignals(recorder, serviceManager)
         let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
         let display = LiveDisplay(interactive: interactive, recorder: recorder)
         await recorder.observeStatus { status in await display.show(status) }
+        await recorder.observeNotices { notice in
+            printError("cyclelog: \(notice)")
+            serviceManager?.notify("STATUS=\(notice)")
+        }
+        await recorder.observeSavedRides { summary in
+            // Unbuffered, so that in a pipe or the service's journal each summary comes before the next ride.
+            FileHandle.standardOutput.write(Data((SummaryText.render(summary) + "\n").utf8))
+        }
         let keys = interactive ? display.startKeys() : nil
+        let watchdog = serviceManager.flatMap { Self.answerWatchdog($0, recorder) }
+        serviceManager?.notify(
+            "READY=1\nSTATUS=" + (auto ? "waiting for the rider to pedal" : "recording"))
         defer {
             display.stopKeys(keys)
             signals.forEach { $0.cancel() }
+            watchdog?.cancel()
         }
         do {
             let summary = try await recorder.run()
             if latency { Self.printLatency(await recorder.storeLatency) }
             guard let summary else {
-                print("The ride was cancelled; nothing was saved.")
+                print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
                 return
             }
             print(SummaryText.render(summary))
@@ -205,7 +241,7 @@ struct Record: AsyncParsableCommand {
     private func exportControl(_ recorder: LiveRecorder) async {
         do {
             let connection = try await DBusConnection.connect(to: control.address)
-            try await RecorderControl.export(on: connection, recorder: recorder)
+            try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: controlGroup)
             Self.controlConnection.withLock { $0 = connection }
         } catch {
             printError(
@@ -217,14 +253,36 @@ struct Record: AsyncParsableCommand {
     /// Keeps the control connection open for the whole ride.
     private static let controlConnection = Mutex<DBusConnection?>(nil)
 
-    /// SIGINT and SIGTERM end the ride and save it (they are ignored as signals and watched instead).
-    private static func endOnSignals(_ recorder: LiveRecorder) -> [DispatchSourceSignal] {
+    /// SIGINT and SIGTERM end the ride and save it, and stop waiting for the next one (they are ignored as
+    /// signals and watched instead).
+    private static func stopOnSignals(_ recorder: LiveRecorder, _ serviceManager: ServiceManagerNotifier?)
+        -> [DispatchSourceSignal]
+    {
         [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { Task { await recorder.control(.end) } }
+            source.setEventHandler {
+                serviceManager?.notify("STOPPING=1")
+                Task { await recorder.stop() }
+            }
             source.resume()
             return source
+        }
+    }
+
+    /// Answers systemd's watchdog twice per interval while the recorder's loop is turning; a recorder stuck
+    /// for longer than the interval stops answering and systemd restarts the service.
+    private static func answerWatchdog(_ serviceManager: ServiceManagerNotifier, _ recorder: LiveRecorder)
+        -> Task<Void, Never>?
+    {
+        guard let interval = serviceManager.watchdogInterval else { return nil }
+        return Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval / 2)
+                if ContinuousClock.now - (await recorder.lastTick) < interval {
+                    serviceManager.notify("WATCHDOG=1")
+                }
+            }
         }
     }
 }

@@ -12,10 +12,13 @@ A scenario (JSON) names the sensors and what goes wrong, in seconds after the fi
                 "reads": {"2a65": "08000000", "2a5d": "05"}}],
    "events": [{"at": 6, "sensor": "C0:11:22:33:44:01", "do": "drop", "seconds": 4},
               {"at": 12, "sensor": "…", "do": "silence", "seconds": 5},
-              {"at": 18, "do": "restart", "seconds": 2}],
+              {"at": 18, "do": "restart", "seconds": 2},
+              {"at": 24, "sensor": "…", "do": "still", "seconds": 10}],
    "sentLog": "sent.log"}
 "drop" loses the link (Connect fails until it is back in range); "silence" keeps the link but sends nothing;
-"restart" is bluetoothd leaving the bus and coming back (connections and notify sessions lost). Every
+"restart" is bluetoothd leaving the bus and coming back (connections and notify sessions lost); "still" keeps
+sending, but 0 W without crank data (a power meter on a bike that stands), and the ride goes on where it
+stopped afterwards. A sensor with "stillSeconds": N starts that way for its first N seconds. Every
 notification sent is logged as "<unix time> <address> <uuid> <hex>" so tests can compare with what was stored.
 """
 import argparse
@@ -34,6 +37,8 @@ BASE = "-0000-1000-8000-00805f9b34fb"
 # it records the sender of each incoming call here.
 LAST_SENDER = [None]
 ADAPTER = "/org/bluez/hci0"
+# What a sensor sends while the bike stands: Cycling Power Measurement with flags 0 and 0 W (spec §1.2).
+STILL = {"2a63": bytes(4)}
 
 
 def full_uuid(short):
@@ -261,7 +266,10 @@ class Sensor:
         self.visible = False
         self.in_range = True
         self.silent = False
+        self.still = False
+        self.still_seconds = float(spec.get("stillSeconds", 0))
         self.sent = 0
+        self.played = 0
         self.path = device_path(self.address)
         self.device = Device(self)
         self.battery_interface = Battery(self)
@@ -334,7 +342,14 @@ class Sensor:
                 continue
             if self.silent:
                 continue
-            payload = self.payloads[self.sent % len(self.payloads)]
+            if self.sent == 0 and self.still_seconds > 0:
+                self.still = True
+                asyncio.get_running_loop().call_later(self.still_seconds, setattr, self, "still", False)
+            if self.still:
+                payload = STILL[self.measurement]
+            else:
+                payload = self.payloads[self.played % len(self.payloads)]
+                self.played += 1
             self.sent += 1
             characteristic.notify(payload)
             self.standin.log_sent(self, payload)
@@ -401,6 +416,9 @@ class StandIn:
             elif event["do"] == "silence":
                 sensor.silent = True
                 asyncio.get_running_loop().call_later(seconds, setattr, sensor, "silent", False)
+            elif event["do"] == "still":
+                sensor.still = True
+                asyncio.get_running_loop().call_later(seconds, setattr, sensor, "still", False)
             elif event["do"] == "restart":
                 await self.leave_bus()
                 await asyncio.sleep(seconds)
