@@ -6,7 +6,8 @@ FUZZ_BUILD := .build-fuzz
 # about 5 MB less memory than with the shared libraries (measured by the live-recording benchmark).
 RELEASE := -c release --static-swift-stdlib
 
-.PHONY: setup all build release demo test test-vm unit-test conformance fuzz fuzz-smoke bench lint fixtures clean
+.PHONY: setup all build release demo test test-vm unit-test conformance fuzz fuzz-smoke bench lint fixtures clean \
+	install uninstall service-check
 
 all: build
 
@@ -29,7 +30,20 @@ test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
+	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The service files (systemd unit, udev rules, D-Bus policy, make install) checked on their own.
+service-check: build
+	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
+
+# cyclelog as a system service (systemd unit, its user, udev rules, D-Bus policy); PREFIX and DESTDIR as usual.
+install:
+	@test -x .build/release/cyclelog || $(MAKE) --no-print-directory release
+	scripts/install-service.sh install
+
+uninstall:
+	scripts/install-service.sh uninstall
 
 # cyclelog on the real Linux Bluetooth stack: bluetoothd and virtual controllers in a qemu VM (Tests/RealStack).
 test-vm:

@@ -168,3 +168,13 @@ final class DatagramListener: @unchecked Sendable {
         return messages
     }
 }
+
+/// Who may control the service's rides: the recorder's group check reads the system's own groups.
+final class ControlGroupTests: XCTestCase {
+    func testGroupMembershipComesFromTheSystemsGroups() {
+        // Every Linux system has uid 0 in group root (its primary group) and nobody outside it.
+        XCTAssertTrue(RecorderControl.isMember(0, of: "root"))
+        XCTAssertFalse(RecorderControl.isMember(65534, of: "root"))
+        XCTAssertFalse(RecorderControl.isMember(0, of: "no-such-group-cyclelog-test"))
+    }
+}

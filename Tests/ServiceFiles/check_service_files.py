@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Checks cyclelog's service files the way the system will read them.
+
+- udev/*.rules: a syntax check of our own (keys, operators, quoting, a comment saying why before every rule),
+  and `udevadm verify` where udev has it (systemd 253 and later).
+- systemd/cyclelog.service: `systemd-analyze verify`, its exposure score from `systemd-analyze security`, and
+  its ExecStart command line parsed by the real binary.
+- systemd/cyclelog.sysusers: `systemd-sysusers --dry-run` into an empty root.
+- dbus/org.cyclelog.Recorder.conf: a real dbus-daemon with the system bus's default-deny policy loads it, and
+  then refuses a stranger's Pause while letting root's through and anyone read the properties.
+- `make install` / `make uninstall` with DESTDIR: every file where the system looks for it, then gone.
+Prints one line per check; exits 1 if any failed. A check that cannot run says why.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MATCH_KEYS = {"ACTION", "DEVPATH", "KERNEL", "NAME", "SYMLINK", "SUBSYSTEM", "DRIVER", "ATTR", "SYSCTL", "KERNELS",
+              "SUBSYSTEMS", "DRIVERS", "ATTRS", "TAGS", "ENV", "CONST", "TAG", "TEST", "PROGRAM", "RESULT"}
+ASSIGN_KEYS = {"NAME", "SYMLINK", "OWNER", "GROUP", "MODE", "SECLABEL", "ATTR", "SYSCTL", "ENV", "TAG", "RUN",
+               "LABEL", "GOTO", "IMPORT", "OPTIONS"}
+# Keys that take {name}, and whether they must.
+NEEDS_NAME = {"ATTR", "ATTRS", "ENV", "SYSCTL", "CONST", "SECLABEL", "IMPORT"}
+MAY_NAME = NEEDS_NAME | {"TEST", "RUN"}
+TOKEN = re.compile(r'\s*([A-Z]+)(\{([^}]*)\})?\s*(==|!=|\+=|-=|:=|=)\s*"((?:[^"\\]|\\.)*)"\s*(,|$)')
+
+failures = []
+
+
+def report(ok, what, detail=""):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}" + (f": {detail}" if detail else ""), flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def run(arguments, **options):
+    return subprocess.run(arguments, capture_output=True, text=True, **options)
+
+
+def udev_rule_problems(path):
+    """Syntax problems of one rules file, as 'line N: why'."""
+    problems = []
+    lines = open(path).read().split("\n")
+    commented = False
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if not stripped:
+            commented = False
+            continue
+        if stripped.startswith("#"):
+            commented = True
+            continue
+        if line.endswith("\\"):
+            problems.append(f"line {number}: continued lines are not used here")
+            continue
+        if not commented:
+            problems.append(f"line {number}: no comment before the rule says why it exists")
+        position, matches, assignments = 0, 0, 0
+        while position < len(line):
+            token = TOKEN.match(line, position)
+            if not token:
+                problems.append(f"line {number}: cannot read a key=\"value\" at column {position + 1}")
+                break
+            key, name, operator = token.group(1), token.group(3), token.group(4)
+            is_match = operator in ("==", "!=")
+            if is_match and key not in MATCH_KEYS:
+                problems.append(f"line {number}: {key} cannot be matched")
+            if not is_match and key not in ASSIGN_KEYS:
+                problems.append(f"line {number}: {key} cannot be assigned")
+            if key in NEEDS_NAME and name is None:
+                problems.append(f"line {number}: {key} needs {{name}}")
+            if name is not None and key not in MAY_NAME:
+                problems.append(f"line {number}: {key} takes no {{name}}")
+            matches += is_match
+            assignments += not is_match
+            position = token.end()
+            if token.group(6) == "":
+                break
+        if matches == 0 or assignments == 0:
+            problems.append(f"line {number}: a rule needs at least one match and one assignment")
+    return problems
+
+
+def check_udev_checker(folder):
+    """The syntax check finds what udev would reject: it can fail."""
+    bad = os.path.join(folder, "bad.rules")
+    with open(bad, "w") as file:
+        file.write('SUBSYSTEM=="usb", ATTR="on"\n# why\nSUBSYSTEM="usb", RUN+="/bin/true"\n'
+                   '# why\nACTION=="add", FOO=="x", ENV{A}="1"\n# why\nACTION=="add", ENV{A}="unterminated\n')
+    found = udev_rule_problems(bad)
+    expected = ["line 1: no comment", "line 1: ATTR needs {name}", "line 3: SUBSYSTEM cannot be assigned",
+                "line 5: FOO cannot be matched", "line 7: cannot read"]
+    missed = [problem for problem in expected if not any(f.startswith(problem) for f in found)]
+    report(not missed, "the udev syntax check catches broken rules", f"missed {missed}; found {found}" if missed else "")
+
+
+def check_udev():
+    rules = sorted(os.path.join(ROOT, "udev", name) for name in os.listdir(os.path.join(ROOT, "udev")))
+    for path in rules:
+        problems = udev_rule_problems(path)
+        report(not problems, f"udev syntax {os.path.basename(path)}", "; ".join(problems))
+    # The service a rule asks systemd to start exists.
+    for path in rules:
+        for unit in re.findall(r'SYSTEMD_WANTS\}\+?="([^"]+)"', open(path).read()):
+            report(os.path.exists(os.path.join(ROOT, "systemd", unit)), f"udev {os.path.basename(path)} wants {unit}")
+    has_verify = run(["udevadm", "verify", "--help"]).returncode == 0 if shutil.which("udevadm") else False
+    if has_verify:
+        result = run(["udevadm", "verify", "--resolve-names=never"] + rules)
+        report(result.returncode == 0, "udevadm verify", (result.stdout + result.stderr).strip())
+    else:
+        version = run(["udevadm", "--version"]).stdout.strip() if shutil.which("udevadm") else "none"
+        print(f"skip udevadm verify: it arrived in systemd 253 and this machine's udev is {version}; "
+              "the syntax check above stands in", flush=True)
+
+
+def check_unit(cyclelog, folder):
+    unit = open(os.path.join(ROOT, "systemd", "cyclelog.service")).read()
+    # verify checks that ExecStart's binary exists: point it at the one just built.
+    testable = os.path.join(folder, "cyclelog.service")
+    with open(testable, "w") as file:
+        file.write(unit.replace("/usr/local/bin/cyclelog", cyclelog))
+    result = run(["systemd-analyze", "verify", testable])
+    output = (result.stdout + result.stderr).strip()
+    report(result.returncode == 0 and not output, "systemd-analyze verify cyclelog.service", output)
+    result = run(["systemd-analyze", "security", "--offline=true", testable])
+    level = re.search(r"Overall exposure level for cyclelog.service: ([0-9.]+)", result.stdout)
+    exposure = float(level.group(1)) if level else None
+    report(exposure is not None and exposure <= 1.5, "systemd-analyze security exposure at most 1.5 (of 10)",
+           f"{exposure}" if exposure is not None else (result.stdout + result.stderr)[-400:])
+    for needed in ["Type=notify", "WatchdogSec=", "User=cyclelog", "SupplementaryGroups=bluetooth",
+                   "StateDirectory=cyclelog", "ProtectSystem=strict", "NoNewPrivileges=yes"]:
+        report(needed in unit, f"unit has {needed}")
+    # The command line the service runs is one the binary accepts: with no bus there it stops with status 2
+    # ("cannot reach"), where a wrong argument would be a usage error (64).
+    exec_start = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1).split()
+    arguments = [cyclelog] + exec_start[1:]
+    nowhere = "unix:path=" + os.path.join(folder, "no-bus-here")
+    arguments = [nowhere if previous in ("--bus", "--control-bus") else word
+                 for previous, word in zip([""] + arguments, arguments)]
+    arguments = [os.path.join(folder, "service.sqlite") if previous == "--db" else word
+                 for previous, word in zip([""] + arguments, arguments)]
+    result = run(arguments, timeout=60)
+    report(result.returncode == 2 and "cannot reach" in result.stderr, "the unit's ExecStart parses",
+           f"status {result.returncode}: {result.stderr.strip()[-300:]}")
+
+
+def check_sysusers(folder):
+    root = os.path.join(folder, "sysroot")
+    os.makedirs(os.path.join(root, "etc"), exist_ok=True)
+    result = run(["systemd-sysusers", "--dry-run", f"--root={root}", os.path.join(ROOT, "systemd", "cyclelog.sysusers")])
+    output = result.stdout + result.stderr
+    report(result.returncode == 0 and "cyclelog" in output and "bluetooth" in output,
+           "systemd-sysusers --dry-run cyclelog.sysusers", output.strip()[-300:])
+
+
+SYSTEM_LIKE_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path={socket}</listen>
+  <auth>EXTERNAL</auth>
+  <!-- The system bus's own defaults, from dbus's system.conf on this machine. -->
+  {defaults}
+  <include ignore_missing="no">{policy}</include>
+  <!-- Only for this test: the cyclelog user does not exist here, so root stands in as the owner. -->
+  <policy user="root"><allow own="org.cyclelog.Recorder"/></policy>
+</busconfig>
+"""
+
+
+def system_bus_defaults():
+    """The default-context policy of the real system bus (method calls and name ownership denied)."""
+    text = open("/usr/share/dbus-1/system.conf").read()
+    return re.search(r'<policy context="default">.*?</policy>', text, re.S).group(0)
+
+
+def check_dbus_policy(folder):
+    if os.getuid() != 0:
+        print("skip D-Bus policy behaviour: calling as another user needs root (runuser); run as root to check it",
+              flush=True)
+        return
+    socket = os.path.join(folder, "system_bus_socket")
+    config = os.path.join(folder, "system-like.conf")
+    with open(config, "w") as file:
+        file.write(SYSTEM_LIKE_CONFIG.format(
+            socket=socket, defaults=system_bus_defaults(),
+            policy=os.path.join(ROOT, "dbus", "org.cyclelog.Recorder.conf")))
+    os.chmod(folder, 0o755)
+    daemon = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork", "--nopidfile", "--print-address"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    address = daemon.stdout.readline().strip()
+    if not address:
+        report(False, "dbus-daemon loads org.cyclelog.Recorder.conf", daemon.stderr.read())
+        return
+    report(True, "dbus-daemon loads org.cyclelog.Recorder.conf")
+    os.chmod(socket, 0o777)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, address], stdout=subprocess.PIPE, text=True)
+    try:
+        ready = owner.stdout.readline().strip()  # the owner exits (empty line) if it cannot take the name
+        report(ready == "owned", "root may own org.cyclelog.Recorder under the policy", ready)
+
+        def call(user, interface, member, *arguments):
+            prefix = [] if user == "root" else ["runuser", "-u", user, "--"]
+            return run(prefix + ["dbus-send", f"--bus={address}", "--print-reply", "--dest=org.cyclelog.Recorder",
+                                 "/org/cyclelog/Recorder", f"{interface}.{member}", *arguments], timeout=20)
+
+        stranger = call("nobody", "org.cyclelog.Recorder1", "Pause")
+        report("AccessDenied" in stranger.stderr, "a stranger's Pause is refused by the bus",
+               stranger.stderr.strip())
+        root = call("root", "org.cyclelog.Recorder1", "Pause")
+        report(root.returncode == 0 and "AccessDenied" not in root.stderr, "root's Pause reaches the recorder",
+               root.stderr.strip())
+        reading = call("nobody", "org.freedesktop.DBus.Properties", "GetAll", "string:org.cyclelog.Recorder1")
+        report(reading.returncode == 0, "anyone may read the recorder's properties", reading.stderr.strip())
+    finally:
+        owner.kill()
+        daemon.kill()
+
+
+# A minimal owner of the name with the recorder's interface, to see which calls the bus lets through.
+OWNER = """
+import asyncio, sys
+from dbus_fast.aio import MessageBus
+from dbus_fast.service import ServiceInterface, method, dbus_property
+from dbus_fast import PropertyAccess
+class Recorder(ServiceInterface):
+    def __init__(self): super().__init__("org.cyclelog.Recorder1")
+    @method()
+    def Pause(self): pass
+    @dbus_property(access=PropertyAccess.READ)
+    def State(self) -> "s": return "running"
+async def main():
+    bus = await MessageBus(bus_address=sys.argv[1]).connect()
+    bus.export("/org/cyclelog/Recorder", Recorder())
+    await bus.request_name("org.cyclelog.Recorder")
+    print("owned", flush=True)
+    await asyncio.sleep(60)
+asyncio.run(main())
+"""
+
+
+def check_install(cyclelog, folder):
+    stage = os.path.join(folder, "stage")
+    environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, PREFIX="/usr/local")
+    result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "install"], cwd=ROOT, env=environment)
+    report(result.returncode == 0, "install-service.sh install (DESTDIR)", result.stderr.strip())
+    expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
+                "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
+                "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
+                "usr/local/share/doc/cyclelog/README.md"]
+    missing = [path for path in expected if not os.path.exists(os.path.join(stage, path))]
+    report(not missing, "every service file installed where the system looks", ", ".join(missing))
+    unit = os.path.join(stage, "usr/local/lib/systemd/system/cyclelog.service")
+    if os.path.exists(unit):
+        report("ExecStart=/usr/local/bin/cyclelog record --auto" in open(unit).read(),
+               "the installed unit runs the installed binary")
+    result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "uninstall"], cwd=ROOT, env=environment)
+    left = [os.path.relpath(os.path.join(top, name), stage) for top, _, names in os.walk(stage) for name in names]
+    report(result.returncode == 0 and not left, "install-service.sh uninstall removes them all", ", ".join(left))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cyclelog", required=True, help="the built binary")
+    arguments = parser.parse_args()
+    cyclelog = os.path.abspath(arguments.cyclelog)
+    with tempfile.TemporaryDirectory(prefix="cyclelog-service-") as folder:
+        check_udev_checker(folder)
+        check_udev()
+        check_unit(cyclelog, folder)
+        check_sysusers(folder)
+        check_dbus_policy(folder)
+        check_install(cyclelog, folder)
+    if failures:
+        print(f"{len(failures)} service-file checks failed: {', '.join(failures)}", flush=True)
+        sys.exit(1)
+    print("service files: all checks passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+#!/bin/sh
+# Installs (or removes) cyclelog as a system service: the binary, the systemd unit and its user, the udev
+# rules and the D-Bus policy. `make install` / `make uninstall` run it; DESTDIR stages into a folder instead
+# (packaging, tests), and then nothing on the running system is touched.
+set -eu
+action=${1:?install or uninstall}
+PREFIX=${PREFIX:-/usr/local}
+DESTDIR=${DESTDIR:-}
+BINDIR=$PREFIX/bin
+UNITDIR=${UNITDIR:-$PREFIX/lib/systemd/system}
+SYSUSERSDIR=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
+# udev and dbus-daemon read these on every distribution; neither looks under /usr/local.
+UDEVDIR=${UDEVDIR:-/etc/udev/rules.d}
+DBUSDIR=${DBUSDIR:-/etc/dbus-1/system.d}
+DOCDIR=$PREFIX/share/doc/cyclelog
+BINARY=${BINARY:-.build/release/cyclelog}
+
+live_system() { [ -z "$DESTDIR" ]; }
+systemd_running() { live_system && [ -d /run/systemd/system ]; }
+
+case $action in
+install)
+    [ -x "$BINARY" ] || { echo "install-service: $BINARY is missing: run make release first" >&2; exit 1; }
+    install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
+    sed "s#/usr/local/bin/cyclelog#$BINDIR/cyclelog#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
+        systemd/cyclelog.service >cyclelog.service.tmp
+    install -D -m 0644 cyclelog.service.tmp "$DESTDIR$UNITDIR/cyclelog.service"
+    rm -f cyclelog.service.tmp
+    install -D -m 0644 systemd/cyclelog.sysusers "$DESTDIR$SYSUSERSDIR/cyclelog.conf"
+    for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
+    install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
+    install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
+    if live_system; then
+        command -v systemd-sysusers >/dev/null && systemd-sysusers "$SYSUSERSDIR/cyclelog.conf"
+        command -v udevadm >/dev/null && udevadm control --reload 2>/dev/null || true
+        # dbus-daemon reads new policy files on ReloadConfig (the service user exists by now).
+        dbus-send --system --type=method_call --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig \
+            2>/dev/null || true
+        if systemd_running; then systemctl daemon-reload; fi
+        echo "installed. Remember the sensors, then start the service:"
+        echo "  sudo -u cyclelog $BINDIR/cyclelog sensors add ADDRESS --db /var/lib/cyclelog/cyclelog.sqlite"
+        echo "  sudo systemctl enable --now cyclelog"
+        echo "Riders in the cyclelog group may control its rides: cyclelog status --control-bus system"
+    fi
+    ;;
+uninstall)
+    if systemd_running; then systemctl disable --now cyclelog.service 2>/dev/null || true; fi
+    rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
+        "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DOCDIR/README.md"
+    for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
+    rmdir "$DESTDIR$DOCDIR" 2>/dev/null || true
+    if systemd_running; then systemctl daemon-reload; fi
+    if live_system; then
+        echo "uninstalled. The rides stay in /var/lib/cyclelog and the cyclelog user stays; remove them by hand."
+    fi
+    ;;
+*)
+    echo "usage: $0 install|uninstall" >&2
+    exit 2
+    ;;
+esac
