@@ -147,6 +147,25 @@ public actor BlueZClient {
         return value
     }
 
+    /// Writes a characteristic with a Write Request (the sensor acknowledges it, or answers with an ATT error:
+    /// see `BlueZError.attErrorCode`).
+    public func write(_ characteristic: GattCharacteristic, _ value: [UInt8]) async throws(BlueZError) {
+        _ = try await call(
+            characteristic.path, ObjectTree.characteristicInterface, "WriteValue",
+            [.array(elementSignature: "y", value.map(DBusValue.byte)), .properties([("type", .string("request"))])],
+            while: "writing \(characteristic.uuid)")
+    }
+
+    /// Waits until a connected LE device's GATT objects are there (ServicesResolved); false after `timeout`.
+    public func waitForServices(_ device: String, timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let found = tree.device(device), found.connected && found.servicesResolved { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     /// Subscribes to notifications (or indications). BlueZ keeps the session across reconnects and re-enables
     /// the CCCD itself; the session ends when this connection leaves the bus.
     public func startNotify(_ characteristic: GattCharacteristic) async throws(BlueZError) {

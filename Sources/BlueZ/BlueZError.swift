@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 
 /// A BlueZ or bus failure, in words a rider understands, with the D-Bus error kept for logs and decisions.
 public struct BlueZError: Error, Sendable, CustomStringConvertible {
@@ -46,6 +47,13 @@ public struct BlueZError: Error, Sendable, CustomStringConvertible {
         case DBusError.disconnectedName: .busLost
         default: .failed
         }
+    }
+
+    /// The ATT error code the sensor answered with, where BlueZ passes one on as `org.bluez.Error.Failed`
+    /// "Operation failed with ATT error: 0xNN" (application and profile codes 0x80–0xFF among them; spec §8).
+    public var attErrorCode: UInt8? {
+        guard kind == .failed, let range = dbus.message.range(of: "ATT error: 0x") else { return nil }
+        return UInt8(dbus.message[range.upperBound...].prefix(2), radix: 16)
     }
 
     public var description: String {

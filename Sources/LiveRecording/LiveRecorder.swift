@@ -473,15 +473,7 @@ public actor LiveRecorder {
         do throws(BlueZError) {
             try await bluez.connect(path)
             // LE: the GATT objects are there once ServicesResolved is true.
-            var resolved = false
-            for _ in 0..<100 {
-                if let device = await bluez.device(path), device.connected && device.servicesResolved {
-                    resolved = true
-                    break
-                }
-                try? await Task.sleep(for: .milliseconds(100))
-            }
-            guard resolved else {
+            guard await bluez.waitForServices(path) else {
                 throw BlueZError(
                     .init(name: "org.bluez.Error.Failed", message: "its services were not resolved within 10 s"),
                     while: "connecting to \(tracked[index].name ?? tracked[index].wanted)")

@@ -197,6 +197,26 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
+        migrator.registerMigration("v5 sensor care") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE knownSensor ADD COLUMN crankLengthMillimetres REAL;
+                    -- What a power meter answered through its Cycling Power Control Point (`cyclelog calibrate`),
+                    -- shown with the next workout.
+                    CREATE TABLE calibration (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        address TEXT NOT NULL,
+                        timeMicroseconds INTEGER NOT NULL,
+                        operation TEXT NOT NULL,
+                        succeeded INTEGER NOT NULL,
+                        value REAL,
+                        unit TEXT,
+                        explanation TEXT NOT NULL,
+                        response BLOB
+                    );
+                    CREATE INDEX calibrationByAddress ON calibration (address, timeMicroseconds);
+                    """)
+        }
         return migrator
     }
 

@@ -11,7 +11,7 @@ struct Cyclelog: AsyncParsableCommand {
         subcommands: [
             Decode.self, Replay.self, List.self, Show.self, Rebuild.self, Delete.self, FTP.self, Chart.self, Scan.self,
             Record.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Status.self, Recover.self,
-            ExportRides.self, ImportRides.self, Doctor.self,
+            ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Calibrate.self,
         ]
     )
 }

@@ -206,7 +206,8 @@ struct Record: AsyncParsableCommand {
         }
         await recorder.observeSavedRides { summary in
             // Unbuffered, so that in a pipe or the service's journal each summary comes before the next ride.
-            FileHandle.standardOutput.write(Data((SummaryText.render(summary) + "\n").utf8))
+            let text = SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store))
+            FileHandle.standardOutput.write(Data((text + "\n").utf8))
         }
         let keys = interactive ? display.startKeys() : nil
         let watchdog = serviceManager.flatMap { Self.answerWatchdog($0, recorder) }
@@ -224,7 +225,7 @@ struct Record: AsyncParsableCommand {
                 print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
                 return
             }
-            print(SummaryText.render(summary))
+            print(SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
         } catch {
             throw ExitMessage.make(error.description, status: 1)
         }

@@ -4,7 +4,8 @@ import Workouts
 
 /// The readable summary a rider sees after a replay and in `cyclelog show`.
 enum SummaryText {
-    static func render(_ summary: WorkoutSummary) -> String {
+    /// `calibrations`: the latest calibration of each of the ride's sensors before it started (shown per sensor).
+    static func render(_ summary: WorkoutSummary, calibrations: [Calibration] = []) -> String {
         let s = summary.statistics
         var lines: [String] = []
         let name = summary.plan.name.map { " \"\($0)\"" } ?? ""
@@ -51,6 +52,13 @@ enum SummaryText {
             let offset = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000
             lines.append(
                 "  gap          \(dropout.sensor) \(dropout.reason) for \(fixed(seconds, 1)) s at \(duration(offset))")
+        }
+        for sensor in summary.sensors {
+            let battery = sensor.batteryPercent.map { "   battery \($0) %" } ?? ""
+            lines.append("  sensor       \(sensor.name ?? sensor.address) (\(sensor.address))\(battery)")
+            if let calibration = calibrations.last(where: { $0.address == sensor.address }) {
+                lines.append("               calibrated \(CalibrationText.line(calibration))")
+            }
         }
         return lines.joined(separator: "\n")
     }

@@ -237,7 +237,10 @@ struct Show: ParsableCommand {
             return
         }
         let summary = try WorkoutReference.summary(id, in: store)
-        print(json ? summary.json.rendered() : SummaryText.render(summary))
+        print(
+            json
+                ? summary.json.rendered()
+                : SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
     }
 }
 

@@ -18,7 +18,14 @@ A scenario (JSON) names the sensors and what goes wrong, in seconds after the fi
 "drop" loses the link (Connect fails until it is back in range); "silence" keeps the link but sends nothing;
 "restart" is bluetoothd leaving the bus and coming back (connections and notify sessions lost); "still" keeps
 sending, but 0 W without crank data (a power meter on a bike that stands), and the ride goes on where it
-stopped afterwards. A sensor with "stillSeconds": N starts that way for its first N seconds. Every
+stopped afterwards. A sensor with "stillSeconds": N starts that way for its first N seconds.
+
+A power meter with "controlPoint": {"offset": -10, "crankLength": 345, "offsetResult": 1, "attError": "fe"}
+gets a Cycling Power Control Point (write + indicate): Start Offset Compensation answers offsetResult (1 success
+with the offset, 2 not supported, 4 failed), Set / Request Crank Length keep and report the length in 1/2 mm,
+other op codes are not supported; a write without indications on fails with ATT error 0xFD as BlueZ passes it
+on, and "attError" makes every write fail with that ATT error. Writes are logged as "<time> <address> write
+<hex>" in the sent log. Every
 notification sent is logged as "<unix time> <address> <uuid> <hex>" so tests can compare with what was stored.
 """
 import argparse
@@ -246,6 +253,18 @@ class GattCharacteristic(ServiceInterface):
         self.value = payload
         self.emit_properties_changed({"Value": payload})
 
+    @method()
+    async def WriteValue(self, value: "ay", options: "a{sv}"):
+        if "write" not in self.flags:
+            raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
+        if not self.sensor.connected:
+            raise DBusError("org.bluez.Error.Failed", "Not connected")
+        self.sensor.standin.log_line(f"{self.sensor.address} write {bytes(value).hex()}")
+        respond = self.sensor.control_point_answer(bytes(value), indications_on=bool(self.sessions))
+        if respond is not None:
+            # The write is acknowledged first; the answer comes as an indication a little later.
+            asyncio.get_running_loop().call_later(0.2, self.notify, respond)
+
 
 class Sensor:
     def __init__(self, standin, spec, base_folder):
@@ -261,6 +280,7 @@ class Sensor:
         self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
         self.rssi = int(spec.get("rssi", -60))
         self.measurement_flags = spec.get("measurementFlags", ["notify"])
+        self.control_point = spec.get("controlPoint")
         self.connected = False
         self.resolved = False
         self.visible = False
@@ -274,6 +294,26 @@ class Sensor:
         self.device = Device(self)
         self.battery_interface = Battery(self)
         self.gatt = None
+
+    def control_point_answer(self, request, indications_on):
+        """The Cycling Power Control Point's indication for a write (spec §2.4), or a DBusError as BlueZ
+        reports the sensor's ATT error."""
+        settings = self.control_point
+        if "attError" in settings:
+            raise DBusError("org.bluez.Error.Failed", f"Operation failed with ATT error: 0x{settings['attError']}")
+        if not indications_on:
+            raise DBusError("org.bluez.Error.Failed", "Operation failed with ATT error: 0xfd")
+        op = request[0]
+        if op == 0x0C:
+            result = int(settings.get("offsetResult", 1))
+            offset = int(settings.get("offset", 0)).to_bytes(2, "little", signed=True) if result == 1 else b""
+            return bytes([0x20, op, result]) + offset
+        if op == 0x04 and len(request) == 3:
+            settings["crankLength"] = int.from_bytes(request[1:3], "little")
+            return bytes([0x20, op, 0x01])
+        if op == 0x05 and "crankLength" in settings:
+            return bytes([0x20, op, 0x01]) + int(settings["crankLength"]).to_bytes(2, "little")
+        return bytes([0x20, op, 0x02])
 
     def appear(self):
         if self.visible:
@@ -293,6 +333,9 @@ class Sensor:
             characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
                                                       uuid, ["read"], value))
             handle += 3
+        if self.control_point is not None:
+            characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
+                                                      "2a66", ["write", "indicate"]))
         self.gatt = (service_path, service, characteristics)
         self.standin.export(service_path, [service])
         for characteristic in characteristics:
@@ -374,6 +417,10 @@ class StandIn:
         if self.on_bus:
             for interface in interfaces:
                 self.bus.export(path, interface)
+
+    def log_line(self, text):
+        if self.sent_log:
+            self.sent_log.write(f"{time.time():.6f} {text}\n")
 
     def log_sent(self, sensor, payload):
         now = time.time()

@@ -87,4 +87,16 @@ final class BlueZClientTests: XCTestCase {
             XCTAssertTrue(error.description.contains("systemctl start bluetooth"), error.description)
         }
     }
+
+    func testATTErrorsAreReadFromBlueZsFailedMessage() {
+        // bluetoothd's create_gatt_dbus_error: "Operation failed with ATT error: 0x%02x" (spec §8).
+        let busy = BlueZError(
+            DBusError(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0xfe"), while: "x")
+        XCTAssertEqual(busy.attErrorCode, 0xFE)
+        let other = BlueZError(DBusError(name: "org.bluez.Error.Failed", message: "Not connected"), while: "x")
+        XCTAssertNil(other.attErrorCode)
+        let denied = BlueZError(
+            DBusError(name: "org.bluez.Error.NotPermitted", message: "ATT error: 0x03"), while: "x")
+        XCTAssertNil(denied.attErrorCode, "only Failed carries a code to parse")
+    }
 }

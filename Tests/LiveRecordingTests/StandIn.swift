@@ -70,6 +70,15 @@ final class StandIn {
 
     /// What the stand-in sent: (unix seconds, address, characteristic, bytes), in order.
     func sent() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
+        try logged().filter { $0.characteristic != "write" }
+    }
+
+    /// What was written to the stand-in's characteristics (the control point), in order.
+    func writes() throws -> [[UInt8]] {
+        try logged().filter { $0.characteristic == "write" }.map(\.value)
+    }
+
+    private func logged() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
         try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n").map { line in
             let words = line.split(separator: " ")
             let hex = Array(words[3].utf8)

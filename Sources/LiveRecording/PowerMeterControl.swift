@@ -1,0 +1,84 @@
+import BlueZ
+import CyclingSensors
+import Foundation
+
+/// One power meter's Cycling Power Control Point, through BlueZ: indications on through StartNotify (BlueZ
+/// writes the CCCD), a request written with a Write Request, then the indicated response, one at a time.
+public struct PowerMeterControl: Sendable {
+    public let bluez: BlueZClient
+    public let controlPoint: GattCharacteristic
+    /// Cycling Power Feature as read on opening (nil when the meter has none to read).
+    public let features: CyclingPowerFeature.Features?
+
+    /// The control point of a connected device; fails in words when the meter has none.
+    public static func open(_ bluez: BlueZClient, device: String, name: String) async throws(LiveRecordingError)
+        -> PowerMeterControl
+    {
+        let characteristics = await bluez.characteristics(ofDevice: device)
+        guard let controlPoint = characteristics.first(where: { $0.shortUUID == 0x2A66 }) else {
+            throw LiveRecordingError(
+                "\(name) has no Cycling Power Control Point: it cannot be calibrated or set over Bluetooth")
+        }
+        var features: CyclingPowerFeature.Features?
+        if let feature = characteristics.first(where: { $0.shortUUID == 0x2A65 && $0.canRead }),
+            let value = try? await bluez.read(feature)
+        {
+            features = (try? CyclingPowerFeature(decoding: value))?.features
+        }
+        do {
+            try await bluez.startNotify(controlPoint)
+        } catch {
+            throw LiveRecordingError("\(name): cannot turn on its control point's indications: \(error.description)")
+        }
+        return PowerMeterControl(bluez: bluez, controlPoint: controlPoint, features: features)
+    }
+
+    /// Writes `request` and returns the response the meter indicates for it, decoded and as it came (CPS
+    /// allows it 30 s).
+    public func send(_ request: [UInt8], timeout: Duration = .seconds(30)) async throws(LiveRecordingError)
+        -> (message: ControlPointMessage, bytes: [UInt8])
+    {
+        guard let opCode = request.first else { throw LiveRecordingError("an empty control-point request") }
+        let events = bluez.events
+        do {
+            try await bluez.write(controlPoint, request)
+        } catch {
+            if let code = error.attErrorCode {
+                throw LiveRecordingError(CyclingPowerControlPoint.explainATTError(code))
+            }
+            throw LiveRecordingError(error.description)
+        }
+        let path = controlPoint.path
+        let response: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                for await event in events {
+                    // The response is `20 <request op code> <result> …`; anything else on the stream is not it.
+                    if case .notification(let characteristic, let value) = event, characteristic.path == path,
+                        value.count >= 3, value[0] == 0x20, value[1] == opCode
+                    {
+                        return value
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let response else {
+            throw LiveRecordingError(
+                "the meter did not answer within \(Int(timeout.components.seconds)) s; wake it (turn the cranks) and try again"
+            )
+        }
+        do {
+            return (try CyclingPowerControlPoint(decoding: response).message, response)
+        } catch {
+            let hex = response.map { String(format: "%02X", $0) }.joined(separator: " ")
+            throw LiveRecordingError("the meter's answer \(hex) is malformed: \(error)")
+        }
+    }
+}
