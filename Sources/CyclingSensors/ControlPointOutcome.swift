@@ -13,7 +13,8 @@ extension CyclingPowerControlPoint {
     /// Feature bit 16: the offset is then in 1/32 N·m, otherwise in newtons.
     public static func outcome(of response: ControlPointMessage, torqueBased: Bool) -> ControlPointOutcome {
         let result = response.result ?? .operationFailed
-        let isOffset = response.opCode == OpCode.startOffsetCompensation
+        let isOffset =
+            response.opCode == OpCode.startOffsetCompensation
             || response.opCode == OpCode.startEnhancedOffsetCompensation
         switch (result, response.opCode) {
         case (.success, _) where isOffset:
@@ -68,7 +69,8 @@ extension CyclingPowerControlPoint {
                     + "cranks still and try again")
         default:
             return ControlPointOutcome(
-                succeeded: false, explanation: "the meter answered \(result.name) to \(dialect.name(of: response.opCode))")
+                succeeded: false,
+                explanation: "the meter answered \(result.name) to \(dialect.name(of: response.opCode))")
         }
     }
 

@@ -87,11 +87,8 @@ public actor LiveRecorder {
     /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
     /// starts on its own later opens with the same description of its sensors as one started by hand.
     private var sensorDescriptions: [String: [RideEvent]] = [:]
-    /// `--auto` while waiting: the notifications of the last `lookbackSeconds`, and a builder that only
-    /// watches for pedalling.
-    private var recentNotifications: [RideEvent] = []
-    private var probe: WorkoutBuilder?
-    private var probeStarted = ContinuousClock.now
+    /// `--auto` while waiting for a ride.
+    private var pedallingWatch: PedallingWatch?
     /// The end of the last second with power or cadence above zero (journal time).
     private var lastPedallingMicroseconds: Int64 = 0
     private var stopRequested = false
@@ -263,53 +260,36 @@ public actor LiveRecorder {
         recentSamples = []
         distanceMeters = 0
         workJoules = 0
-        recentNotifications = []
-        restartProbe()
+        watchAfresh()
     }
 
-    /// A new pedalling probe, told about the connected sensors (restarted now and then: a box waits for days).
-    private func restartProbe() {
-        var fresh = WorkoutBuilder(configuration: builder.configuration)
-        let time = now()
-        fresh.add(RideEvent(timeMicroseconds: time, .control(.start(WorkoutPlan()))))
-        for event in sensorDescriptions.values.joined() { fresh.add(RideEvent(timeMicroseconds: time, event.kind)) }
-        probe = fresh
-        probeStarted = ContinuousClock.now
+    private func watchAfresh() {
+        pedallingWatch = PedallingWatch(
+            configuration: builder.configuration, descriptions: Array(sensorDescriptions.values.joined()),
+            at: now(), lookbackSeconds: options.auto?.lookbackSeconds ?? 3)
     }
 
     /// While waiting: watches the event for pedalling, and starts the ride with the last few seconds.
     private func watchForPedalling(_ event: RideEvent) {
-        guard var watching = probe, let auto = options.auto else { return }
-        if case .notification = event.kind { recentNotifications.append(event) }
-        let oldest = event.timeMicroseconds - Int64(auto.lookbackSeconds * 1e6)
-        recentNotifications.removeAll { $0.timeMicroseconds < oldest }
-        probe = nil  // so that adding to the copy does not copy its storage
-        watching.add(event)
-        let pedalling = watching.takeCompletedSamples().contains(where: Self.isPedalling)
-        probe = watching
-        guard pedalling else {
-            if ContinuousClock.now - probeStarted > .seconds(600) { restartProbe() }
+        guard var watch = pedallingWatch else { return }
+        pedallingWatch = nil  // so that adding to the copy does not copy its storage
+        let opening = watch.add(event)
+        pedallingWatch = watch
+        guard let opening else {
+            if watch.isDueForRestart { watchAfresh() }
             return
         }
-        let buffered = recentNotifications
-        let start = buffered.first?.timeMicroseconds ?? event.timeMicroseconds
         do {
-            try beginRide(at: start)
+            try beginRide(at: opening.first?.timeMicroseconds ?? event.timeMicroseconds)
         } catch {
-            riding = false
             message = "a ride started but cannot be stored (\(error.description)); trying again"
             return
         }
-        probe = nil
-        recentNotifications = []
-        for notification in buffered { record(notification) }
+        pedallingWatch = nil
+        for notification in opening { record(notification) }
         message = nil
         tellRider("pedalling: recording workout \(workoutId)")
         warnAboutLowBatteries()
-    }
-
-    static func isPedalling(_ sample: SecondSample) -> Bool {
-        (sample.powerWatts ?? 0) > 0 || (sample.cadenceRPM ?? 0) > 0
     }
 
     /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
@@ -654,7 +634,7 @@ public actor LiveRecorder {
             return
         }
         let completed = builder.takeCompletedSamples()
-        if let last = completed.last(where: Self.isPedalling), let origin = builder.session.startMicroseconds {
+        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = builder.session.startMicroseconds {
             // Samples complete a few seconds late (a value holds until the next one); their own time counts.
             lastPedallingMicroseconds = max(lastPedallingMicroseconds, origin + Int64(last.second + 1) * 1_000_000)
         }
@@ -742,7 +722,8 @@ public actor LiveRecorder {
         case nil: progress = nil
         }
         return LiveStatus(
-            workoutId: workoutId, state: riding || options.auto == nil ? session.state.rawValue : "waiting", elapsedSeconds: elapsed, movingSeconds: moving,
+            workoutId: workoutId, state: riding || options.auto == nil ? session.state.rawValue : "waiting",
+            elapsedSeconds: elapsed, movingSeconds: moving,
             powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
             heartRateBPM: recentSamples.last?.heartRateBPM, distanceMeters: distanceMeters, workJoules: workJoules,

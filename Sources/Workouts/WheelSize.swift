@@ -43,7 +43,9 @@ public enum WheelSize {
     }
 
     /// Inch sizes of mountain and city bikes: 29x2.2, 27.5x2.4, 26x2.1, 24x1.75, 20x1.95 (width in inches).
-    private static let inchBeads: [String: Double] = ["29": 622, "28": 622, "27.5": 584, "26": 559, "24": 507, "20": 406]
+    private static let inchBeads: [String: Double] = [
+        "29": 622, "28": 622, "27.5": 584, "26": 559, "24": 507, "20": 406,
+    ]
 
     private static func inches(_ text: String) -> (Double, Double)? {
         let parts = text.split(separator: "x")

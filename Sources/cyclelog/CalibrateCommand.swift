@@ -63,7 +63,21 @@ struct Calibrate: AsyncParsableCommand {
         } catch {
             throw ExitMessage.make(error.description, status: 1)
         }
-        defer { Task { [bluez] in try? await bluez.disconnect(device.path) } }
+        let outcome: Result<Bool, any Error>
+        do {
+            outcome = .success(try await calibrate(bluez, device, name, store))
+        } catch {
+            outcome = .failure(error)
+        }
+        // Let go of the meter before leaving: BlueZ keeps a link a client made after the client is gone.
+        try? await bluez.disconnect(device.path)
+        if try !outcome.get() { throw ExitCode(1) }
+    }
+
+    /// Zeroes and sets the crank length as asked; false when the meter refused any of it.
+    private func calibrate(_ bluez: BlueZClient, _ device: BluetoothDevice, _ name: String, _ store: WorkoutStore)
+        async throws -> Bool
+    {
         guard await bluez.waitForServices(device.path) else {
             throw ExitMessage.make("\(name) connected but did not show its services within 10 s; try again", status: 1)
         }
@@ -118,21 +132,23 @@ struct Calibrate: AsyncParsableCommand {
         }
         if crankLength != nil || readCrankLength {
             try await perform(
-                "requestCrankLength", CyclingPowerControlPoint.request(CyclingPowerControlPoint.OpCode.requestCrankLength))
+                "requestCrankLength",
+                CyclingPowerControlPoint.request(CyclingPowerControlPoint.OpCode.requestCrankLength))
             if let crankLength, let readBack = try store.calibrations(of: device.address).last,
                 readBack.succeeded
             {
                 if readBack.value != crankLength {
                     failed = true
-                    printError("cyclelog: \(name) kept \(readBack.value.map(CalibrationText.millimetres) ?? "-"), "
-                        + "not \(CalibrationText.millimetres(crankLength))")
+                    printError(
+                        "cyclelog: \(name) kept \(readBack.value.map(CalibrationText.millimetres) ?? "-"), "
+                            + "not \(CalibrationText.millimetres(crankLength))")
                 } else {
                     try store.rememberSensors([(address: device.address, name: name)], at: wallClockMicroseconds())
                     try store.updateKnownSensor(device.address, crankLengthMillimetres: .some(crankLength))
                 }
             }
         }
-        if failed { throw ExitCode(1) }
+        return !failed
     }
 
     /// The meter among BlueZ's devices, scanning for it first when BlueZ does not know it.

@@ -172,7 +172,8 @@ struct Doctor: AsyncParsableCommand {
             checks.append(
                 HealthCheck(
                     name: "sensors", status: .ok,
-                    detail: "none remembered yet: `cyclelog record` remembers the sensors it rides with"))
+                    detail: "none remembered yet: `cyclelog record` remembers the sensors it rides with "
+                        + "(the service's `record --auto` needs them: `cyclelog sensors add ADDRESS`)"))
             return checks
         }
         try? await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
@@ -184,7 +185,14 @@ struct Doctor: AsyncParsableCommand {
             let device = devices.first { $0.address.caseInsensitiveCompare(sensor.address) == .orderedSame }
             if let device, device.connected || device.rssiDBm != nil {
                 let battery = device.batteryPercent.map { ", battery \($0) %" } ?? ""
-                checks.append(HealthCheck(name: "sensor", status: .ok, detail: "\(label) is in range\(battery)"))
+                if let percent = device.batteryPercent, percent <= 20 {
+                    checks.append(
+                        HealthCheck(
+                            name: "sensor", status: .warning, detail: "\(label) is in range\(battery)",
+                            fix: "charge it or replace its battery before the next ride"))
+                } else {
+                    checks.append(HealthCheck(name: "sensor", status: .ok, detail: "\(label) is in range\(battery)"))
+                }
             } else {
                 checks.append(
                     HealthCheck(

@@ -78,7 +78,8 @@ struct ListSensors: ParsableCommand {
             ("crankLengthMillimetres", sensor.crankLengthMillimetres.map(JSONValue.number) ?? .null),
             (
                 "lastUsed",
-                sensor.lastUsedMicroseconds > 1 ? .string(UTCTime.format(microseconds: sensor.lastUsedMicroseconds)) : .null
+                sensor.lastUsedMicroseconds > 1
+                    ? .string(UTCTime.format(microseconds: sensor.lastUsedMicroseconds)) : .null
             ),
             ("lastCalibration", calibration.map(CalibrationText.object) ?? .null),
         ])
@@ -171,7 +172,9 @@ struct SetSensor: ParsableCommand {
             known.address, wheelCircumferenceMillimetres: circumference.map { .some($0) },
             crankLengthMillimetres: crankLength.map { .some($0) })
         if let circumference { print("\(known.name ?? known.address): wheel \(circumference) mm.") }
-        if let crankLength { print("\(known.name ?? known.address): crank \(CalibrationText.millimetres(crankLength)).") }
+        if let crankLength {
+            print("\(known.name ?? known.address): crank \(CalibrationText.millimetres(crankLength)).")
+        }
     }
 }
 
@@ -181,10 +184,13 @@ enum CalibrationText {
         "\(SummaryText.dateTime(calibration.timeMicroseconds))  \(calibration.explanation)"
     }
 
-    /// The latest calibration of each of the ride's sensors from before it started.
+    /// For each of the ride's sensors, its latest zero offset and latest crank length from before the ride.
     static func before(_ summary: WorkoutSummary, in store: WorkoutStore) -> [Calibration] {
-        summary.sensors.compactMap { sensor in
-            try? store.calibrations(of: sensor.address, before: summary.startMicroseconds).last
+        summary.sensors.flatMap { sensor in
+            let earlier = (try? store.calibrations(of: sensor.address, before: summary.startMicroseconds)) ?? []
+            let offset = earlier.last { $0.operation.hasSuffix("ffsetCompensation") }
+            let crank = earlier.last { $0.operation.hasSuffix("CrankLength") }
+            return [offset, crank].compactMap { $0 }
         }
     }
 

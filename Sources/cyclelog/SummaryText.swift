@@ -4,7 +4,7 @@ import Workouts
 
 /// The readable summary a rider sees after a replay and in `cyclelog show`.
 enum SummaryText {
-    /// `calibrations`: the latest calibration of each of the ride's sensors before it started (shown per sensor).
+    /// `calibrations`: the calibrations to show with the ride's sensors (`CalibrationText.before`).
     static func render(_ summary: WorkoutSummary, calibrations: [Calibration] = []) -> String {
         let s = summary.statistics
         var lines: [String] = []
@@ -56,7 +56,7 @@ enum SummaryText {
         for sensor in summary.sensors {
             let battery = sensor.batteryPercent.map { "   battery \($0) %" } ?? ""
             lines.append("  sensor       \(sensor.name ?? sensor.address) (\(sensor.address))\(battery)")
-            if let calibration = calibrations.last(where: { $0.address == sensor.address }) {
+            for calibration in calibrations where calibration.address == sensor.address {
                 lines.append("               calibrated \(CalibrationText.line(calibration))")
             }
         }

@@ -10,7 +10,8 @@ final class SensorsCommandTests: XCTestCase {
         XCTAssertEqual(empty.status, 0)
         XCTAssertTrue(empty.output.contains("No sensor is remembered yet"), empty.output)
 
-        XCTAssertEqual(try cyclelog(["sensors", "add", "c0:11:22:33:44:01", "--name", "Stages", "--db", database]).status, 0)
+        XCTAssertEqual(
+            try cyclelog(["sensors", "add", "c0:11:22:33:44:01", "--name", "Stages", "--db", database]).status, 0)
         XCTAssertEqual(try cyclelog(["sensors", "add", "D4:22:33:44:55:66", "--db", database]).status, 0)
         let rename = try cyclelog(["sensors", "rename", "stages", "Left crank", "--db", database])
         XCTAssertEqual(rename.output, "C0:11:22:33:44:01 is now called Left crank.\n")
@@ -47,7 +48,9 @@ final class SensorsCommandTests: XCTestCase {
         let badWheel = try cyclelog(["sensors", "set", "C0:11:22:33:44:01", "--wheel", "650x23", "--db", database])
         XCTAssertEqual(badWheel.status, 64)
         XCTAssertTrue(badWheel.errorOutput.contains("tyre size such as 700x25c"), badWheel.errorOutput)
-        let badCrank = try cyclelog(["sensors", "set", "C0:11:22:33:44:01", "--crank-length", "172.3", "--db", database])
+        let badCrank = try cyclelog([
+            "sensors", "set", "C0:11:22:33:44:01", "--crank-length", "172.3", "--db", database,
+        ])
         XCTAssertEqual(badCrank.status, 64)
     }
 }

@@ -38,7 +38,8 @@ final class ControlPointOutcomeTests: XCTestCase {
         XCTAssertFalse(failed.succeeded)
         XCTAssertTrue(failed.explanation.contains("stop pedalling (coast or stand), unclip both feet"))
         XCTAssertTrue(try outcome([0x20, 0x10, 0x04, 0x01]).explanation.contains("not in the calibration position"))
-        XCTAssertTrue(try outcome([0x20, 0x10, 0x04, 0xFF, 0x12, 0x34]).explanation.contains("maker's own error (12 34)"))
+        XCTAssertTrue(
+            try outcome([0x20, 0x10, 0x04, 0xFF, 0x12, 0x34]).explanation.contains("maker's own error (12 34)"))
         XCTAssertTrue(try outcome([0x20, 0x04, 0x03]).explanation.contains("refused that crank length"))
         XCTAssertTrue(try outcome([0x20, 0x05, 0x02]).explanation.contains("cannot be set or read over Bluetooth"))
         // `20 0F 02`: Request Factory Calibration Date → Op Code Not Supported.
@@ -48,7 +49,8 @@ final class ControlPointOutcomeTests: XCTestCase {
     }
 
     func testATTErrorsOfTheControlPoint() {
-        XCTAssertTrue(CyclingPowerControlPoint.explainATTError(0xFD).contains("indications on its control point are off"))
+        XCTAssertTrue(
+            CyclingPowerControlPoint.explainATTError(0xFD).contains("indications on its control point are off"))
         XCTAssertTrue(CyclingPowerControlPoint.explainATTError(0xFE).contains("still busy"))
         XCTAssertTrue(CyclingPowerControlPoint.explainATTError(0x80).contains("connection parameters"))
         XCTAssertEqual(

@@ -31,7 +31,9 @@ final class AutoRecordTests: XCTestCase {
         let record = try Cyclelog(
             ["record", "--auto", "--end-after", "6s", "--plain", "--db", database], standIn: standIn,
             environment: ["NOTIFY_SOCKET": notifySocket.path, "WATCHDOG_USEC": "2000000"])
-        try await waitFor("the recorder's readiness", record) { notifySocket.received().contains { $0.hasPrefix("READY=1") } }
+        try await waitFor("the recorder's readiness", record) {
+            notifySocket.received().contains { $0.hasPrefix("READY=1") }
+        }
         // Waiting: nothing to pause yet, and it says why.
         let pause = try Cyclelog(["pause"], standIn: standIn)
         XCTAssertEqual(pause.wait(seconds: 20), 1, pause.output)

@@ -19,7 +19,8 @@ final class CalibrateCommandTests: XCTestCase {
         let standIn = try StandIn(sensors: [powerMeter(["offset": -10, "crankLength": 340])])
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("calibrate.sqlite").path
-        try WorkoutStore(path: database).rememberSensors([(address: "C0:11:22:33:44:01", name: "Stages Power L")], at: 1)
+        try WorkoutStore(path: database).rememberSensors(
+            [(address: "C0:11:22:33:44:01", name: "Stages Power L")], at: 1)
 
         let calibrate = try Cyclelog(
             ["calibrate", "stages power l", "--crank-length", "172.5", "--db", database], standIn: standIn)
@@ -57,9 +58,11 @@ final class CalibrateCommandTests: XCTestCase {
         try await Task.sleep(for: .seconds(2))
         record.signal(SIGINT)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
-        XCTAssertTrue(record.output.contains("sensor       Stages Power L (C0:11:22:33:44:01)   battery 80 %"), record.output)
+        XCTAssertTrue(
+            record.output.contains("sensor       Stages Power L (C0:11:22:33:44:01)   battery 80 %"), record.output)
         XCTAssertTrue(record.output.contains("calibrated"), record.output)
         XCTAssertTrue(record.output.contains("crank length 172.5 mm"), record.output)
+        XCTAssertTrue(record.output.contains("zero offset done: offset -10 N"), record.output)
     }
 
     func testEveryRefusalIsExplainedAndStoredAsFailed() async throws {

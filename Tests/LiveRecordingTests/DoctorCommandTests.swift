@@ -61,6 +61,7 @@ final class DoctorCommandTests: XCTestCase {
         let database = standIn.bus.folder.appendingPathComponent("ride.sqlite").path
         let store = try WorkoutStore(path: database)
         try store.rememberSensors([("C0:11:22:33:44:01", "Stages Power L")], at: 2_000_000)
+        try store.rememberSensors([("C0:11:22:33:44:02", "Wahoo CADENCE")], at: 1_500_000)
         try store.rememberSensors([("C0:11:22:33:44:09", "Garmin HRM")], at: 1_000_000)
         let tree = try sysfs(["hci0": (soft: false, hard: false)], in: standIn.bus.folder)
 
@@ -74,10 +75,13 @@ final class DoctorCommandTests: XCTestCase {
         // The stand-in's adapter (StandIn.swift) and its power meter's battery; the strap is not there.
         XCTAssertEqual(byName["adapter"]?.first?.detail, "hci0 (00:AA:01:00:00:00) is on")
         let sensors = try XCTUnwrap(byName["sensor"])
-        XCTAssertEqual(sensors.map(\.status), ["ok", "warning"])
+        XCTAssertEqual(sensors.map(\.status), ["ok", "warning", "warning"])
         XCTAssertEqual(sensors[0].detail, "Stages Power L (C0:11:22:33:44:01) is in range, battery 80 %")
-        XCTAssertTrue(sensors[1].detail.hasPrefix("Garmin HRM (C0:11:22:33:44:09) was not heard"), sensors[1].detail)
-        XCTAssertTrue(sensors[1].fix?.contains("wake it") == true)
+        // The cadence sensor's 12 % is a warning: it works, but not for long.
+        XCTAssertEqual(sensors[1].detail, "Wahoo CADENCE (C0:11:22:33:44:02) is in range, battery 12 %")
+        XCTAssertEqual(sensors[1].fix, "charge it or replace its battery before the next ride")
+        XCTAssertTrue(sensors[2].detail.hasPrefix("Garmin HRM (C0:11:22:33:44:09) was not heard"), sensors[2].detail)
+        XCTAssertTrue(sensors[2].fix?.contains("wake it") == true)
     }
 
     func testEachProblemIsNamedWithItsFixAndFailsTheExitStatus() async throws {

@@ -1,7 +1,8 @@
 """Emulated cycling sensors that talk like real ones: each is a bumble (Google's Python Bluetooth stack) device
 with its own in-process controller, and the kernel's side of the same emulated air is one more bumble controller
 behind /dev/vhci. Unlike a BlueZ peripheral (which sends Handle Value Multiple Notifications, 0x23), bumble's GATT
-server sends plain Handle Value Notifications (0x1B), one characteristic value per PDU, as power meters do.
+server sends plain Handle Value Notifications (0x1B), one characteristic value per PDU, as power meters do. The
+power meter also has a Cycling Power Control Point (write + indicate) for `cyclelog calibrate`.
 
 Two bumble 0.0.236 shortcomings are worked around (../shared/spec/real-bluez-in-a-vm.md):
 - its local link stamps LE ACL data with the sending controller's random address even when the link was made
@@ -14,11 +15,11 @@ Two bumble 0.0.236 shortcomings are worked around (../shared/spec/real-bluez-in-
 import asyncio
 import struct
 
-from bumble import hci
+from bumble import att, hci
 from bumble.controller import Controller
 from bumble.core import AdvertisingData, PhysicalTransport
 from bumble.device import Device
-from bumble.gatt import Characteristic, Service
+from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.host import Host
 from bumble.link import LocalLink
 from bumble.transport import open_transport
@@ -28,6 +29,9 @@ from emulated_sensors import RideSensor
 
 HIDDEN_FEATURES = hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
 PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY}
+# The power meter's Cycling Power Feature: wheel and crank data (bits 2, 3), offset compensation (bit 9), crank
+# length adjustment (bit 12) — what its control point answers (spec §2.1, §2.4).
+POWER_FEATURES = struct.pack("<I", 0x0000120C)
 
 
 class AddressedLink(LocalLink):
@@ -60,8 +64,10 @@ class BumbleSensor(RideSensor):
     """One emulated sensor: a bumble device on its own controller on `link`, with public address `address`,
     advertising its services (connectable, general discoverable) whenever it is not connected."""
 
-    def __init__(self, link, address, kinds, name, battery, streams, log):
+    def __init__(self, link, address, kinds, name, battery, streams, log, offset=-10, crank_half_mm=340):
         super().__init__(name, battery, kinds, streams, log)
+        self.offset, self.crank_half_mm = offset, crank_half_mm
+        self.control_point = None
         own = controller(name, link, address)
         self.device = Device(name=name, address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
         self.address = address
@@ -74,10 +80,18 @@ class BumbleSensor(RideSensor):
                 properties = Characteristic.Properties(0)
                 for flag in flags:
                     properties |= PROPERTIES[flag]
+                if uuid == 0x2A65:
+                    value = POWER_FEATURES
                 characteristic = Characteristic(
                     "%04X" % uuid, properties, Characteristic.READABLE, value)
                 characteristics.append(characteristic)
                 self.characteristics[uuid] = characteristic
+            if service_uuid == 0x1818:
+                # Cycling Power Control Point: written with a Write Request, answered with an indication.
+                self.control_point = Characteristic(
+                    "2A66", Characteristic.Properties.WRITE | Characteristic.Properties.INDICATE,
+                    Characteristic.WRITEABLE, CharacteristicValue(write=self.on_control_point_write))
+                characteristics.append(self.control_point)
             services.append(Service("%04X" % service_uuid, characteristics))
         self.device.add_services(services)
         self.device.advertising_data = bytes(AdvertisingData([
@@ -114,6 +128,33 @@ class BumbleSensor(RideSensor):
             return False
         await self.device.notify_subscribers(characteristic, payload)
         return True
+
+    def on_control_point_write(self, connection, value):
+        """A power meter's control point (spec §2.4): offset compensation answers `offset`, the crank length is
+        kept and reported in 1/2 mm, other op codes are not supported. Without indications on, the write fails
+        with ATT error 0xFD as the spec says."""
+        value = bytes(value)
+        self.log_event("control point write %s" % value.hex())
+        indications_on = any(cccds.get(self.control_point.handle, b"\0")[0] & 0x02
+                             for cccds in self.device.gatt_server.subscribers.values())
+        if not indications_on:
+            raise att.ATT_Error(error_code=0xFD)
+        op = value[0]
+        if op == 0x0C:
+            answer = bytes([0x20, op, 0x01]) + struct.pack("<h", self.offset)
+        elif op == 0x04 and len(value) == 3:
+            self.crank_half_mm = struct.unpack("<H", value[1:3])[0]
+            answer = bytes([0x20, op, 0x01])
+        elif op == 0x05:
+            answer = bytes([0x20, op, 0x01]) + struct.pack("<H", self.crank_half_mm)
+        else:
+            answer = bytes([0x20, op, 0x02])
+
+        async def indicate():
+            await asyncio.sleep(0.2)  # the Write Response goes first
+            await self.device.indicate_subscribers(self.control_point, answer)
+            self.log_event("control point answer %s" % answer.hex())
+        asyncio.ensure_future(indicate())
 
     async def drop_link(self, seconds):
         """The sensor goes out of range: it stops sending, drops the link from its side, and does not advertise

@@ -257,6 +257,77 @@ class RideCheck:
                           "" if replayed == live else "live %s\n        replay %s" % (live.strip(), replayed.strip()))
 
 
+class AutoCheck:
+    """The sensor-care phase: `cyclelog calibrate` through the power meter's control point, and a ride that
+    `record --auto` started and ended on its own."""
+
+    def __init__(self, checks, out, cyclelog):
+        self.checks, self.cyclelog = checks, cyclelog
+        self.out = os.path.join(out, "auto")
+        timeline = json.load(open(os.path.join(self.out, "timeline.json")))
+        self.steps, self.power = timeline["steps"], timeline["sensors"][0]
+        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
+        self.database = os.path.join(self.out, "ride.sqlite")
+
+    def calibration(self):
+        answers = [json.loads(line) for line in open(os.path.join(self.out, "calibrate.json"))]
+        writes = [words[3].split("_")[-1] for words in self.sent if words[2] == "event"
+                  and words[3].startswith("control_point_write")]
+        # What spec §2.4 has a client write: Start Offset Compensation, Set Crank Length 345 (1/2 mm), Request.
+        self.checks.check("calibrate wrote 0C, 04 59 01 and 05 to the control point, in order",
+                          writes == ["0c", "045901", "05"], str(writes))
+        self.checks.check("the zero offset is the meter's -10 N",
+                          len(answers) == 3 and answers[0]["operation"] == "offsetCompensation"
+                          and answers[0]["succeeded"] and answers[0]["value"] == -10 and answers[0]["unit"] == "N",
+                          json.dumps(answers[:1]))
+        self.checks.check("the crank length was set and reads back as 172.5 mm",
+                          len(answers) == 3 and answers[1]["succeeded"] and answers[2]["value"] == 172.5,
+                          json.dumps(answers[1:]))
+        listed = json.loads(run(self.cyclelog, "sensors", "list", "--json", "--db", self.database).splitlines()[0])
+        self.checks.check("the meter is remembered with its crank length and calibration",
+                          listed["crankLengthMillimetres"] == 172.5 and listed["lastCalibration"] is not None,
+                          json.dumps(listed))
+
+    def ride_on_its_own(self):
+        workouts = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
+        self.checks.check("record --auto saved one ride, complete", [w.get("status") for w in workouts] == ["complete"],
+                          json.dumps(workouts)[:300])
+        lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
+        controls = [(unix(words[0]), words[1]) for words in lines if words[1] in ("start", "pause", "end")]
+        self.checks.check("it has a start and an end and nothing else", [c for _, c in controls] == ["start", "end"],
+                          str(controls))
+        address, still = self.power["address"], "00000000"
+        sent = [(float(words[0]), words[3]) for words in self.sent if words[1] == address and words[2] == "2a63"]
+        first_pedal = next(i for i, (_, value) in enumerate(sent) if value != still)
+        standstill = next(i for i, (_, value) in enumerate(sent) if i > first_pedal and value == still)
+        pedalled = [value for _, value in sent[first_pedal:standstill]]
+        stored = [value for _, value in notifications(lines, address, "2a63")]
+        stored_pedalling = [value for value in stored if value != still]
+        self.checks.check("every power value sent from the first pedal stroke to the standstill is in it, in order",
+                          stored_pedalling == pedalled, "%d sent, %d stored" % (len(pedalled), len(stored_pedalling)))
+        # The ride opens with the first notification it keeps, timed on arrival (at most 0.5 s after sending).
+        self.checks.check("it opens with the last 3 s of standing at most, not earlier",
+                          sent[first_pedal][0] - 3.5 <= controls[0][0] <= sent[first_pedal][0] + 0.5,
+                          "start %.1f s before the first pedal stroke" % (sent[first_pedal][0] - controls[0][0]))
+        stood = [value for _, value in sent[:first_pedal]]
+        self.checks.check("it waited while the bike stood connected (no ride from 0 W without crank data)",
+                          len(stood) >= 12 and stored.count(still) <= 14,
+                          "%d standing values sent before the first pedal stroke, %d of them in the ride"
+                          % (len(stood), stored.count(still)))
+        # Ends --end-after (8 s) after the last second with cadence, which holds 3 s past the last crank event.
+        waited = controls[-1][0] - sent[standstill][0]
+        self.checks.check("it ended on its own 8 s after the pedalling (plus the 3 s a cadence holds)",
+                          8 <= waited <= 8 + HOLD_SECONDS + 2, "%.1f s after the standstill" % waited)
+        shown = run(self.cyclelog, "show", "1", "--db", self.database)
+        self.checks.check("the ride shows the meter's calibration with its sensor",
+                          "zero offset done: offset -10 N" in shown and "crank length 172.5 mm" in shown,
+                          shown[shown.find("  sensor"):])
+        log = open(os.path.join(self.out, "record.log")).read()
+        self.checks.check("SIGTERM while waiting for the next ride stops it cleanly",
+                          "Stopped while waiting for a ride." in log and self.steps.get("record exited 0") is not None,
+                          log[-300:])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -286,6 +357,11 @@ def main():
     ride.agrees_with_the_ride(rows, args.ride)
     ride.capture_matches_live(capture_lines)
     ride.journal_replays_identically()
+
+    print("auto: calibrate through the control point, then record --auto")
+    auto = AutoCheck(checks, args.out, args.cyclelog)
+    auto.calibration()
+    auto.ride_on_its_own()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
     sys.exit(1 if checks.failed else 0)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through two rides.
+"""Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through three rides.
 
   drive.py --cyclelog BIN --streams STREAMS.json --out DIR   (streams from emulated_sensors.py)
 
@@ -12,6 +12,10 @@
    and during the ride (connected, with their batteries); `cyclelog record`; `cyclelog pause`, `resume`, `lap`
    from another process over D-Bus; the power meter drops its link and comes back; the speed sensor goes silent
    while connected; `cyclelog end`.
+3. auto (the same bumble air): the power meter is added with `cyclelog sensors add`, zeroed and given a crank
+   length with `cyclelog calibrate` through its control point (write + indicate); then `cyclelog record --auto`
+   waits while the bike stands, records when the meter sends power, and saves the ride on its own after
+   --end-after without pedalling; SIGTERM stops it while it waits for the next ride.
 Everything lands in DIR/<ride>: sent.log (every notification the sensors sent), timeline.json (the sensors and when
 each step happened), record.log, scan-*.json and the database. check.py judges it afterwards, outside the VM.
 """
@@ -20,6 +24,7 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 
@@ -93,6 +98,10 @@ class Ride:
     async def end(self, sensors, playing):
         await self.cyclelog("end")
         self.mark("end")
+        await self.finish(sensors, playing)
+
+    async def finish(self, sensors, playing):
+        """Waits for the recorder to exit, stops the sensors and keeps the database and the timeline."""
         await asyncio.wait_for(self.recorder.wait(), 60)
         self.mark("record exited %d" % self.recorder.returncode)
         for task in playing:
@@ -108,6 +117,8 @@ class Ride:
 
 
 def play_all(sensors, streams):
+    """Plays each sensor's streams from the start of the ride window; `streams` holds the measurements played
+    (per kind, or per measurement), only to find the window's first second."""
     origin = min(second for stream in streams.values() for second, _ in stream)
     return [asyncio.ensure_future(sensor.play(time.monotonic(), origin)) for sensor in sensors]
 
@@ -187,7 +198,45 @@ async def bumble_ride(args, streams, started):
 
     await asyncio.sleep(4)
     await ride.end(sensors, playing)
+    await auto_ride(args, power, started)
     await transport.close()
+
+
+async def auto_ride(args, power, started):
+    ride = Ride(args, "auto", started)
+    power.log = ride.log
+    adapter = BUMBLE_KERNEL_CONTROLLER
+    await ride.cyclelog("sensors", "add", power.address, "--name", power.name, "--db", ride.database)
+    await ride.cyclelog("calibrate", power.name, "--crank-length", "172.5", "--adapter", adapter, "--json",
+                        "--db", ride.database, output="calibrate.json")
+    ride.mark("calibrated")
+    power.still(600)  # standing until the recorder has seen it stand
+    playing = play_all([power], power.streams)
+    log_path = os.path.join(ride.out, "record.log")
+    ride.recorder = await asyncio.create_subprocess_exec(
+        args.cyclelog, "record", "--auto", "--end-after", "%gs" % args.end_after, "--adapter", adapter, "--plain",
+        "--db", ride.database, stdout=open(log_path, "w"), stderr=asyncio.subprocess.STDOUT)
+    ride.mark("record --auto started")
+    standing = power.sent[emulated_sensors.STILL_MEASUREMENT]
+    await ride.wait_for("the recorder to see the bike stand",
+                        lambda: power.sent[emulated_sensors.STILL_MEASUREMENT] >= standing + 4 * args.still_seconds, 90)
+    ride.mark("stood connected")
+    power.ride_on()
+
+    def said(text):
+        with open(log_path) as log:
+            return text in log.read()
+    await ride.wait_for("the ride to start on its own", lambda: said("pedalling: recording workout 1"), 90)
+    ride.mark("started on its own")
+    await asyncio.sleep(args.auto_ride_seconds)
+    ride.mark("standstill")
+    power.still(args.end_after + 30)
+    await ride.wait_for("the ride to end on its own", lambda: said("saving workout 1"), args.end_after + 30)
+    ride.mark("ended on its own")
+    await asyncio.sleep(2)
+    ride.recorder.send_signal(signal.SIGTERM)
+    ride.mark("SIGTERM")
+    await ride.finish([power], playing)
 
 
 async def main(args):
@@ -205,5 +254,8 @@ if __name__ == "__main__":
     parser.add_argument("--btvirt-seconds", type=float, default=8)
     parser.add_argument("--drop-seconds", type=float, default=10)
     parser.add_argument("--silence-seconds", type=float, default=12)
+    parser.add_argument("--still-seconds", type=float, default=4, help="auto: standing, connected, before riding")
+    parser.add_argument("--auto-ride-seconds", type=float, default=15, help="auto: riding")
+    parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
     parser.add_argument("--out", required=True)
     asyncio.run(main(parser.parse_args()))

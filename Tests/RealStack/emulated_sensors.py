@@ -171,6 +171,11 @@ KINDS = {
 }
 
 
+# A power meter on a bike that stands: Cycling Power Measurement with flags 0 and 0 W.
+STILL = bytes(4)
+STILL_MEASUREMENT = 0x2A63
+
+
 class RideSensor:
     """What every emulated sensor does, whatever carries its notifications: it plays the ride's measurements at
     the journal's times, goes silent or out of range on request, and logs every notification it sends."""
@@ -179,6 +184,7 @@ class RideSensor:
         self.name, self.battery, self.kinds, self.log = name, battery, kinds, log
         self.address = None
         self.silent_until = {}
+        self.still_until = 0.0
         self.dropped = False
         self.sent = collections.Counter()  # notifications sent, per measurement
         self.streams = {}
@@ -204,6 +210,17 @@ class RideSensor:
             self.silent_until[measurement] = time.monotonic() + seconds
         self.log_event("silent")
 
+    def still(self, seconds):
+        """The bike stands for `seconds`: a power meter sends 0 W without crank data (flags 0, spec §1.2); the
+        other measurements send nothing. The ride goes on where it was afterwards."""
+        self.still_until = time.monotonic() + seconds
+        self.log_event("still")
+
+    def ride_on(self):
+        """Pedalling again, from where the ride was."""
+        self.still_until = 0.0
+        self.log_event("rides on")
+
     async def play(self, started, origin):
         """Sends the ride's notifications: ride second `origin` at `started` (a time.monotonic value)."""
         await asyncio.gather(*(self.play_one(uuid, started, origin) for uuid in self.streams))
@@ -214,6 +231,10 @@ class RideSensor:
             if delay > 0:
                 await asyncio.sleep(delay)
             silent = time.monotonic() < self.silent_until.get(measurement, 0)
+            if time.monotonic() < self.still_until:
+                if measurement != STILL_MEASUREMENT:
+                    continue
+                payload = STILL
             if self.dropped or silent or not await self.notify(measurement, payload):
                 continue
             self.sent[measurement] += 1
