@@ -28,7 +28,7 @@ boot() {
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$OUT/streams.json" || return 1
     local started=$SECONDS
-    timeout 600 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" -- \
+    timeout 800 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" -- \
         "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" > "$OUT/vm.log" 2>&1
     echo "test-vm: the VM ran for $((SECONDS - started)) s"
     grep -E '^\[(guest|drive)\]' "$OUT/vm.log"
