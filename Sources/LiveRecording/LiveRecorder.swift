@@ -634,7 +634,8 @@ public actor LiveRecorder {
             return
         }
         let completed = builder.takeCompletedSamples()
-        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = builder.session.startMicroseconds {
+        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = builder.session.startMicroseconds
+        {
             // Samples complete a few seconds late (a value holds until the next one); their own time counts.
             lastPedallingMicroseconds = max(lastPedallingMicroseconds, origin + Int64(last.second + 1) * 1_000_000)
         }

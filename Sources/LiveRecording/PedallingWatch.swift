@@ -11,8 +11,9 @@ struct PedallingWatch {
     private let started = ContinuousClock.now
 
     /// Told about the connected sensors (`descriptions`: their connection, wheel and read events) at `time`.
-    init(configuration: WorkoutBuilder.Configuration, descriptions: [RideEvent], at time: Int64, lookbackSeconds: Double)
-    {
+    init(
+        configuration: WorkoutBuilder.Configuration, descriptions: [RideEvent], at time: Int64, lookbackSeconds: Double
+    ) {
         builder = WorkoutBuilder(configuration: configuration)
         builder.add(RideEvent(timeMicroseconds: time, .control(.start(WorkoutPlan()))))
         for event in descriptions { builder.add(RideEvent(timeMicroseconds: time, event.kind)) }

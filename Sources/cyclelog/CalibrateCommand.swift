@@ -89,7 +89,8 @@ struct Calibrate: AsyncParsableCommand {
         }
         let features = control.features ?? []
         var failed = false
-        func perform(_ operation: String, _ request: [UInt8]) async throws {
+        /// Sends one request, then explains, stores and prints the answer.
+        func perform(_ operation: String, _ request: [UInt8]) async throws -> Calibration {
             let time = wallClockMicroseconds()
             var calibration: Calibration
             do {
@@ -112,6 +113,7 @@ struct Calibrate: AsyncParsableCommand {
             } else {
                 print("\(name): \(calibration.explanation)")
             }
+            return calibration
         }
 
         if !skipZero {
@@ -119,24 +121,26 @@ struct Calibrate: AsyncParsableCommand {
             if !enhanced && !features.contains(.offsetCompensation) && !json {
                 print("\(name): its features do not list offset compensation; asking anyway")
             }
-            try await perform(
+            _ = try await perform(
                 enhanced ? "enhancedOffsetCompensation" : "offsetCompensation",
                 CyclingPowerControlPoint.request(
                     enhanced
                         ? CyclingPowerControlPoint.OpCode.startEnhancedOffsetCompensation
                         : CyclingPowerControlPoint.OpCode.startOffsetCompensation))
         }
+        if crankLength != nil && !features.contains(.crankLengthAdjustment) && !json {
+            print("\(name): its features do not list crank length adjustment; asking anyway")
+        }
         if let crankLength {
-            try await perform(
+            _ = try await perform(
                 "setCrankLength", CyclingPowerControlPoint.setCrankLength(halfMillimetres: UInt16(crankLength * 2)))
         }
         if crankLength != nil || readCrankLength {
-            try await perform(
+            let readBack = try await perform(
                 "requestCrankLength",
                 CyclingPowerControlPoint.request(CyclingPowerControlPoint.OpCode.requestCrankLength))
-            if let crankLength, let readBack = try store.calibrations(of: device.address).last,
-                readBack.succeeded
-            {
+            if let crankLength, readBack.succeeded {
+                // What the meter kept is what counts: some round to whole millimetres or refuse silently.
                 if readBack.value != crankLength {
                     failed = true
                     printError(
