@@ -1,4 +1,5 @@
 import DBus
+import Foundation
 
 /// `org.bluez.Adapter1` as last seen.
 public struct BluetoothAdapter: Sendable, Equatable {
@@ -45,6 +46,12 @@ public struct BluetoothDevice: Sendable, Equatable {
 
     /// The 16-bit SIG numbers of its services.
     public var shortServiceUUIDs: [UInt16] { serviceUUIDs.compactMap(BluetoothUUID.short) }
+
+    /// Whether a rider's `wanted` (an address or a name, in any case) names this device.
+    public func isCalled(_ wanted: String) -> Bool {
+        address.caseInsensitiveCompare(wanted) == .orderedSame
+            || displayName.caseInsensitiveCompare(wanted) == .orderedSame
+    }
 }
 
 /// `org.bluez.GattCharacteristic1` with the UUID of the service it belongs to.

@@ -372,11 +372,6 @@ public actor LiveRecorder {
         }
     }
 
-    private func matches(_ device: BluetoothDevice, _ wanted: String) -> Bool {
-        device.address.caseInsensitiveCompare(wanted) == .orderedSame
-            || device.displayName.caseInsensitiveCompare(wanted) == .orderedSame
-    }
-
     /// Once per flush: find missing sensors, start due connection attempts, check for silence, write.
     private func tick() async {
         guard outcome == nil else { return }
@@ -388,7 +383,7 @@ public actor LiveRecorder {
         var missing = false
         for index in tracked.indices {
             if tracked[index].devicePath == nil || !devices.contains(where: { $0.path == tracked[index].devicePath }) {
-                if let device = devices.first(where: { matches($0, tracked[index].wanted) }) {
+                if let device = devices.first(where: { $0.isCalled(tracked[index].wanted) }) {
                     tracked[index].devicePath = device.path
                     tracked[index].address = device.address
                     tracked[index].name = device.displayName

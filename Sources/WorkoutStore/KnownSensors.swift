@@ -21,6 +21,12 @@ public struct KnownSensor: Equatable, Sendable {
         self.crankLengthMillimetres = crankLengthMillimetres
         self.lastUsedMicroseconds = lastUsedMicroseconds
     }
+
+    /// Whether a rider's `wanted` (an address or a name, in any case) names this sensor.
+    public func isCalled(_ wanted: String) -> Bool {
+        address.caseInsensitiveCompare(wanted) == .orderedSame
+            || name?.caseInsensitiveCompare(wanted) == .orderedSame
+    }
 }
 
 /// One answer of a power meter's control point: a zero-offset calibration or a crank length set or read.

@@ -51,10 +51,7 @@ struct Calibrate: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.open()
-        let remembered = try store.knownSensors().first {
-            $0.address.caseInsensitiveCompare(sensor) == .orderedSame
-                || $0.name?.caseInsensitiveCompare(sensor) == .orderedSame
-        }
+        let remembered = try store.knownSensors().first { $0.isCalled(sensor) }
         let bluez = try await buses.connectBlueZ()
         let device = try await findDevice(bluez, wanted: remembered?.address ?? sensor)
         let name = remembered?.name ?? device.displayName
@@ -167,11 +164,7 @@ struct Calibrate: AsyncParsableCommand {
             throw ExitMessage.make(error.description, status: 2)
         }
         func lookUp() async -> BluetoothDevice? {
-            await bluez.devices.first {
-                $0.adapterPath == adapter.path
-                    && ($0.address.caseInsensitiveCompare(wanted) == .orderedSame
-                        || $0.displayName.caseInsensitiveCompare(wanted) == .orderedSame)
-            }
+            await bluez.devices.first { $0.adapterPath == adapter.path && $0.isCalled(wanted) }
         }
         if let known = await lookUp() { return known }
         try? await bluez.startDiscovery(adapter.path, services: [0x1818])

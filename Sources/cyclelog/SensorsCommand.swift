@@ -18,10 +18,7 @@ struct Sensors: ParsableCommand {
     /// The remembered sensor `wanted` names (address or name, either case), or a rider-worded error.
     static func find(_ wanted: String, in store: WorkoutStore) throws -> KnownSensor {
         let known = try store.knownSensors()
-        let matches = known.filter {
-            $0.address.caseInsensitiveCompare(wanted) == .orderedSame
-                || $0.name?.caseInsensitiveCompare(wanted) == .orderedSame
-        }
+        let matches = known.filter { $0.isCalled(wanted) }
         guard matches.count == 1, let sensor = matches.first else {
             let listed = known.map { "\($0.name ?? "-") (\($0.address))" }.joined(separator: ", ")
             throw ExitMessage.make(
