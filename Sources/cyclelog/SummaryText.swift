@@ -55,7 +55,9 @@ enum SummaryText {
         }
         for sensor in summary.sensors {
             let battery = sensor.batteryPercent.map { "   battery \($0) %" } ?? ""
-            lines.append("  sensor       \(sensor.name ?? sensor.address) (\(sensor.address))\(battery)")
+            // A replayed capture knows its sensors by address only.
+            let shownAs = sensor.name.map { "\($0) (\(sensor.address))" } ?? sensor.address
+            lines.append("  sensor       \(shownAs)\(battery)")
             for calibration in calibrations where calibration.address == sensor.address {
                 lines.append("               calibrated \(CalibrationText.line(calibration))")
             }
