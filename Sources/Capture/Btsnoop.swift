@@ -98,7 +98,8 @@ public enum Btsnoop {
             }
             let included = Int(bigEndian32(bytes, offset + 4))
             let flags = bigEndian32(bytes, offset + 8)
-            let time = bigEndian64(bytes, offset + 16) - unixEpochOffsetMicroseconds
+            // Wrapping: a damaged timestamp is judged by the time-jump rule, never trapped on here.
+            let time = bigEndian64(bytes, offset + 16) &- unixEpochOffsetMicroseconds
             let start = offset + 24
             guard bytes.count - start >= included else {
                 problems.append(
@@ -192,7 +193,7 @@ public struct BtsnoopWriter: Sendable {
         append32(UInt32(payload.count))
         append32(flags)
         append32(0)
-        let stamp = UInt64(bitPattern: timeMicroseconds + Btsnoop.unixEpochOffsetMicroseconds)
+        let stamp = UInt64(bitPattern: timeMicroseconds &+ Btsnoop.unixEpochOffsetMicroseconds)
         append32(UInt32(stamp >> 32))
         append32(UInt32(stamp & 0xFFFF_FFFF))
         bytes += payload

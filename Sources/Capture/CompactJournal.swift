@@ -32,7 +32,8 @@ public enum CompactJournal {
             let sensor = event.sensor.map(sensorIndex)
             func header(_ kind: Kind) {
                 writer.byte(kind.rawValue)
-                writer.signed(event.timeMicroseconds - lastTime)
+                // Wrapping: any two times have a difference that round-trips, however far apart (a damaged clock).
+                writer.signed(event.timeMicroseconds &- lastTime)
                 lastTime = event.timeMicroseconds
                 if let sensor { writer.unsigned(UInt64(sensor)) }
             }
@@ -96,14 +97,15 @@ public enum CompactJournal {
                 sensors.append(try reader.text())
                 continue
             }
-            time += try reader.signed()
+            time &+= try reader.signed()
             var sensorIndex = 0
             var sensor = ""
             if kind != .control {
-                sensorIndex = Int(try reader.unsigned())
-                guard sensorIndex < sensors.count else {
+                let number = try reader.unsigned()
+                guard number < sensors.count else {
                     throw DecodeError(description: "a sensor number the stored journal never defined")
                 }
+                sensorIndex = Int(number)
                 sensor = sensors[sensorIndex]
             }
             if wanted != nil && kind != .notification && kind != .read {
@@ -115,7 +117,7 @@ public enum CompactJournal {
             switch kind {
             case .notification, .read:
                 let characteristic = UInt16(truncatingIfNeeded: try reader.unsigned())
-                let count = Int(try reader.unsigned())
+                let count = try reader.count()
                 if let wanted, kind != .notification || characteristic != wanted {
                     try reader.skip(count)
                     continue
@@ -145,7 +147,7 @@ public enum CompactJournal {
                 events.append(
                     RideEvent(
                         timeMicroseconds: time,
-                        .wheelCircumference(sensor: sensor, millimetres: Int(try reader.unsigned()))))
+                        .wheelCircumference(sensor: sensor, millimetres: Int(clamping: try reader.unsigned()))))
             case .control:
                 let line = try reader.text()
                 guard var event = try? Journal.event(Substring(line)) else {

@@ -69,14 +69,22 @@ public struct PackedReader: Sendable {
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
+    /// A length or a count: never more than the bytes left, so a damaged one cannot ask for a huge allocation.
+    public mutating func count() throws(PackedDataError) -> Int {
+        let value = try unsigned()
+        guard value <= UInt64(bytes.count - offset) else {
+            throw PackedDataError(description: "a length of \(value) where \(bytes.count - offset) bytes are left")
+        }
+        return Int(value)
+    }
+
     public mutating func skip(_ count: Int) throws(PackedDataError) {
         guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }
         offset += count
     }
 
     public mutating func text() throws(PackedDataError) -> String {
-        let count = Int(try unsigned())
-        guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }
+        let count = try count()
         defer { offset += count }
         return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
     }
@@ -85,8 +93,12 @@ public struct PackedReader: Sendable {
 /// zlib's one-shot `compress2` / `uncompress`, with the uncompressed size stored in front (uint32 LE) so that
 /// inflating needs one allocation and a wrong size is caught.
 public enum Zlib {
+    /// The most deflate can expand: 1032 to 1 (zlib's technical details); a size header claiming more than this
+    /// times the compressed bytes is damaged, and is refused before anything is allocated.
+    static let largestRatio = 1032
+
     public static func deflate(_ input: [UInt8]) -> [UInt8] {
-        let size = UInt32(input.count)
+        let size = UInt32(truncatingIfNeeded: input.count)
         var output: [UInt8] = [
             UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24),
         ]
@@ -111,6 +123,10 @@ public enum Zlib {
         guard input.count >= 4 else { throw PackedDataError(description: "the stored data is cut short") }
         let stored = input[3] & 0x80 != 0
         let size = Int(input[0]) | Int(input[1]) << 8 | Int(input[2]) << 16 | Int(input[3] & 0x7F) << 24
+        guard stored || size <= (input.count - 4) * largestRatio + 64 else {
+            throw PackedDataError(
+                description: "the stored data is corrupt (it claims \(size) bytes from \(input.count - 4) compressed)")
+        }
         if stored || size == 0 {
             guard input.count - 4 == size else { throw PackedDataError(description: "the stored data is cut short") }
             return Array(input[4...])

@@ -106,6 +106,8 @@ public actor LiveRecorder {
     private var distanceMeters = 0.0
     private var workJoules = 0.0
     private var lastEventTime: Int64 = 0
+    /// Event times: the wall clock at the start, then the kernel's boot-time clock (no NTP leaps in a journal).
+    private let clock = RideClock()
     private var discovering = false
     private var adapterPath: String?
     private var message: String?
@@ -295,7 +297,7 @@ public actor LiveRecorder {
     /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
     private func endRideWhenIdle() async {
         guard riding, let auto = options.auto,
-            wallClockMicroseconds() - lastPedallingMicroseconds > Int64(auto.endAfterSeconds * 1e6)
+            clock.now() - lastPedallingMicroseconds > Int64(auto.endAfterSeconds * 1e6)
         else { return }
         tellRider("no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)")
         await control(.end)
@@ -589,8 +591,8 @@ public actor LiveRecorder {
     // MARK: Journal and store
 
     private func now() -> Int64 {
-        // The journal's times never go backwards, even if the wall clock is set back during the ride.
-        lastEventTime = max(wallClockMicroseconds(), lastEventTime)
+        // The journal's times never go backwards (the ride clock cannot, and this makes it a rule).
+        lastEventTime = max(clock.now(), lastEventTime)
         return lastEventTime
     }
 
@@ -701,7 +703,7 @@ public actor LiveRecorder {
 
     public func status() -> LiveStatus {
         let session = builder.session
-        let time = max(lastEventTime, wallClockMicroseconds())
+        let time = max(lastEventTime, clock.now())
         let start = session.startMicroseconds ?? time
         let end = session.endMicroseconds ?? time
         let elapsed = Double(max(0, end - start)) / 1e6

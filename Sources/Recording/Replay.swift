@@ -69,7 +69,9 @@ public struct Replayer {
             let id = try store.beginWorkout(
                 syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
                 replacing: existing?.id)
-            let result = try build(id, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex)
+            let result = try build(
+                id, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex,
+                label: capture.path)
             problems += result.problems.map { "\(capture.path): \($0)" }
             return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
         } catch let error as StoreError {
@@ -92,7 +94,8 @@ public struct Replayer {
             let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
             try store.beginRebuild(id)
             let result = try build(
-                id, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex)
+                id, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex,
+                label: "workout \(id)")
             return Outcome(
                 summary: result.summary, alreadyStored: false,
                 problems: result.problems.map { "workout \(id) journal: \($0)" })
@@ -106,34 +109,52 @@ public struct Replayer {
     }
 
     private func build(
-        _ id: Int64, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String
+        _ id: Int64, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
+        func at(_ index: Int) -> String { index < origins.count ? "#\(origins[index])" : "" }
+        // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
+        // as they came.
+        let timeline = RideTimeline.repair(events)
+        var problems = ProblemList()
+        for fault in timeline.faults { problems.add("\(at(fault.eventIndex)): \(fault.message)") }
+        if timeline.droppedCount * 2 > events.count {
+            _ = try store.delete(id)
+            let first = timeline.faults.first.map { " (first at \(at($0.eventIndex)))" } ?? ""
+            throw ReplayError(
+                label
+                    + ": its times are not in order: \(timeline.droppedCount) of \(events.count) events go back in time or "
+                    + "leap\(first), so it cannot be a ride as recorded; nothing was stored")
+        }
         let configuration = WorkoutBuilder.Configuration(
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
         var builder = WorkoutBuilder(configuration: configuration)
-        var problems = ProblemList()
         var writer = WorkoutWriter(store: store, workoutId: id)
         var chunkStart = 0
+        var journalWritten = 0
         var seenProblems = 0
-        for (index, event) in events.enumerated() {
+        for (position, event) in timeline.events.enumerated() {
             builder.add(event)
+            let index = timeline.indices[position]
             if builder.problems.count > seenProblems {
-                for problem in builder.problems[seenProblems...] {
-                    problems.add("\(index < origins.count ? "#\(origins[index])" : ""): \(problem.message)")
-                }
+                for problem in builder.problems[seenProblems...] { problems.add("\(at(index)): \(problem.message)") }
                 seenProblems = builder.problems.count
             }
-            if index + 1 - chunkStart >= options.eventsPerChunk || index + 1 == events.count {
+            let last = position + 1 == timeline.events.count
+            if position + 1 - chunkStart >= options.eventsPerChunk || last {
+                // The raw events up to this one (the last chunk takes every one left, misdated ones included).
+                let journalEnd = last ? events.count : index + 1
                 try writer.write(
-                    events: writeJournal ? events[chunkStart...index] : [],
+                    events: writeJournal ? events[journalWritten..<journalEnd] : [],
                     completedSamples: builder.takeCompletedSamples())
-                chunkStart = index + 1
+                journalWritten = journalEnd
+                chunkStart = position + 1
                 if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
             }
         }
         guard let workout = builder.finish() else {
             _ = try store.delete(id)
-            throw ReplayError("no measurement to build a workout from (no power, speed, cadence or heart rate)")
+            throw ReplayError(
+                label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
         let summary = try store.finish(id, workout: workout, journalDigest: digest)
         return (summary, problems.messages)

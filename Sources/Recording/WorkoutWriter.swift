@@ -37,3 +37,28 @@ public struct WorkoutWriter {
 public func wallClockMicroseconds() -> Int64 {
     Int64((Date().timeIntervalSince1970 * 1_000_000).rounded())
 }
+
+/// A live ride's clock: the wall clock read once, when the recorder starts, then advanced by the kernel's
+/// CLOCK_BOOTTIME. An NTP step or a rider setting the clock during the ride cannot make the journal leap or go
+/// back, and a suspended laptop's sleep still counts as elapsed time (CLOCK_MONOTONIC would leave it out).
+public struct RideClock: Sendable {
+    private let wallAtStartMicroseconds: Int64
+    private let bootAtStartMicroseconds: Int64
+
+    public init() {
+        wallAtStartMicroseconds = wallClockMicroseconds()
+        bootAtStartMicroseconds = Self.bootTimeMicroseconds()
+    }
+
+    /// Now, in microseconds since 1970 (UTC) as the wall clock said at the start.
+    public func now() -> Int64 {
+        wallAtStartMicroseconds + (Self.bootTimeMicroseconds() - bootAtStartMicroseconds)
+    }
+
+    /// `clock_gettime(CLOCK_BOOTTIME)`: cannot fail for a valid clock id, and never goes back.
+    static func bootTimeMicroseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+    }
+}

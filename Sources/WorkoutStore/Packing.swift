@@ -29,7 +29,7 @@ enum StoredPacking {
 
     static func unpackSamples(_ blob: [UInt8], firstSecond: Int) throws(PackedDataError) -> [SecondSample] {
         var reader = PackedReader(try Zlib.inflate(blob))
-        let count = Int(try reader.unsigned())
+        let count = try reader.count()
         guard count <= 1 << 20 else { throw PackedDataError(description: "a sample chunk claims \(count) samples") }
         var samples: [SecondSample] = []
         samples.reserveCapacity(count)
@@ -98,9 +98,9 @@ enum StoredPacking {
         statistics.maximumSpeedMetersPerSecond = try double()
         statistics.averageHeartRateBPM = try double()
         statistics.maximumHeartRateBPM = try double()
-        let count = Int(try reader.unsigned())
+        let count = try reader.count()
         for _ in 0..<min(count, 1000) {
-            let duration = Int(try reader.unsigned())
+            let duration = Int(clamping: try reader.unsigned())
             statistics.powerCurveWatts[duration] = try double()
         }
         return statistics

@@ -42,6 +42,8 @@ public struct WorkoutBuilder: Sendable {
     private var completed: [SecondSample] = []
     private var handedOut = 0
     private var lastTime: Int64 = .min
+    /// How far a clock fault's later events are moved back (see `add`).
+    private var clockShiftMicroseconds: Int64 = 0
     private var dropouts: [Dropout] = []
     public private(set) var problems: [BuildProblem] = []
     /// Notifications decoded (including those that gave no reading); malformed ones are in `problems`.
@@ -51,9 +53,24 @@ public struct WorkoutBuilder: Sendable {
         self.configuration = configuration
     }
 
-    /// Feeds one event. Events must come in arrival order; a late one is treated as arriving now.
+    /// Feeds one event. Events must come in arrival order; a late one is treated as arriving now, and a silence
+    /// longer than `RideTimeline.longestGapMicroseconds` is a clock fault: the events after it are joined on, so
+    /// that no clock can make the builder fill in days of empty seconds. (Files go through `RideTimeline` first,
+    /// which also judges misdated single events; this guard is for a live clock.)
     public mutating func add(_ event: RideEvent) {
-        let time = max(event.timeMicroseconds, lastTime)
+        let plausible = RideTimeline.plausibleMicroseconds
+        var time = min(max(event.timeMicroseconds, plausible.lowerBound), plausible.upperBound) - clockShiftMicroseconds
+        if lastTime != .min && time - lastTime > RideTimeline.longestGapMicroseconds {
+            problems.append(
+                BuildProblem(
+                    timeMicroseconds: lastTime,
+                    message:
+                        "the clock leapt \(RideTimeline.describe(microseconds: time - lastTime)) forward (a clock "
+                        + "fault, not a pause): what follows is joined on"))
+            clockShiftMicroseconds += time - lastTime
+            time = lastTime
+        }
+        time = max(time, lastTime)
         advance(to: time)
         lastTime = time
         switch event.kind {

@@ -207,7 +207,7 @@ struct Record: AsyncParsableCommand {
         await recorder.observeSavedRides { summary in
             // Unbuffered, so that in a pipe or the service's journal each summary comes before the next ride.
             let text = SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store))
-            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+            StandardStream.output.write(text + "\n")
         }
         let keys = interactive ? display.startKeys() : nil
         let watchdog = serviceManager.flatMap { Self.answerWatchdog($0, recorder) }

@@ -37,7 +37,7 @@ final class LiveDisplay: Sendable {
             state.lastPlainLine = ContinuousClock.now
             return Self.plainLine(status) + "\n"
         }
-        if let text { FileHandle.standardOutput.write(Data(text.utf8)) }
+        if let text { StandardStream.output.write(text) }
     }
 
     static func dashboard(_ s: LiveStatus, confirmingCancel: Bool) -> [String] {

@@ -47,7 +47,7 @@ struct DatabaseOptions: ParsableArguments {
 /// Exit with a message on standard error and a status, without ArgumentParser's usage text.
 enum ExitMessage {
     static func make(_ text: String, status: Int32) -> ExitCode {
-        FileHandle.standardError.write(Data("cyclelog: \(text)\n".utf8))
+        printError("cyclelog: \(text)")
         return ExitCode(status)
     }
 }
@@ -281,9 +281,6 @@ struct Delete: ParsableCommand {
     }
 }
 
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}
 
 /// A one-line progress bar on standard error, only when it is a terminal.
 final class ProgressBar {
@@ -310,6 +307,6 @@ final class ProgressBar {
     }
 
     private func printErrorInline(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStream.error.write(text)
     }
 }
