@@ -91,7 +91,12 @@ let package = Package(
                 "cyclelog",
             ],
             exclude: []),
-        .testTarget(name: "CyclelogCLITests", dependencies: ["cyclelog", "WorkoutStore", "TestSupport"]),
+        // GRDB to damage, lock and forge databases the way other programs and failing disks do.
+        .testTarget(
+            name: "CyclelogCLITests",
+            dependencies: [
+                "cyclelog", "WorkoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

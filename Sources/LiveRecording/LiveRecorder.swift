@@ -241,8 +241,9 @@ public actor LiveRecorder {
         var plan = options.plan
         let syncIdentifier = UUID().uuidString
         plan.syncIdentifier = syncIdentifier
-        workoutId = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
-        writer = WorkoutWriter(store: store, workoutId: workoutId)
+        let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
+        workoutId = claim.workoutId
+        writer = WorkoutWriter(store: store, claim: claim)
         riding = true
         warnedLowBattery = []
         record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
@@ -660,9 +661,9 @@ public actor LiveRecorder {
             _ = try? store.delete(workoutId)
         } else {
             flush()
-            if let workout = builder.finish() {
+            if let workout = builder.finish(), let claim = writer?.claim {
                 do {
-                    summary = try store.finish(workoutId, workout: workout, journalDigest: digest.hex)
+                    summary = try store.finish(claim, workout: workout, journalDigest: digest.hex)
                     let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }
                     try store.rememberSensors(used, at: now())
                 } catch {

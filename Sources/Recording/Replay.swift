@@ -55,25 +55,37 @@ public struct Replayer {
                 return nil
             }.first ?? digest.uuid
         do {
-            let existing = try store.workout(syncIdentifier: syncIdentifier)
-            if let existing, existing.complete, existing.journalDigest == digest.hex,
-                let summary = try store.summary(existing.id)
-            {
-                return Outcome(summary: summary, alreadyStored: true, problems: problems)
-            }
             guard let first = capture.events.first else {
                 throw ReplayError(
                     path: capture.path,
                     "holds no usable events" + (problems.isEmpty ? "" : "\n  " + problems.joined(separator: "\n  ")))
             }
-            let id = try store.beginWorkout(
-                syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
-                replacing: existing?.id)
-            let result = try build(
-                id, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex,
-                label: capture.path)
-            problems += result.problems.map { "\(capture.path): \($0)" }
-            return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
+            // Another cyclelog replaying the same file right now: wait for it (it stores the ride, or is killed and
+            // its hold lapses), then the ride is already stored or ours to write.
+            let deadline = ContinuousClock.now + .microseconds(WorkoutStore.claimLapseMicroseconds * 2)
+            while true {
+                switch try store.claimWorkout(
+                    syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
+                    digest: digest.hex)
+                {
+                case .alreadyStored(let id):
+                    guard let summary = try store.summary(id) else { throw ReplayError("workout \(id) vanished") }
+                    return Outcome(summary: summary, alreadyStored: true, problems: problems)
+                case .busy(let id):
+                    guard ContinuousClock.now < deadline else {
+                        throw ReplayError(
+                            path: capture.path,
+                            "workout \(id) is being stored from it by another cyclelog right now; nothing was written")
+                    }
+                    usleep(200_000)
+                case .claimed(let claim):
+                    let result = try build(
+                        claim, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex,
+                        label: capture.path)
+                    problems += result.problems.map { "\(capture.path): \($0)" }
+                    return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
+                }
+            }
         } catch let error as StoreError {
             throw ReplayError(error.description)
         } catch let error as ReplayError {
@@ -92,9 +104,9 @@ public struct Replayer {
                 throw ReplayError("workout \(id) has no stored journal or file to rebuild from")
             }
             let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
-            try store.beginRebuild(id)
+            let claim = try store.beginRebuild(id)
             let result = try build(
-                id, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex,
+                claim, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex,
                 label: "workout \(id)")
             return Outcome(
                 summary: result.summary, alreadyStored: false,
@@ -109,7 +121,8 @@ public struct Replayer {
     }
 
     private func build(
-        _ id: Int64, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String, label: String
+        _ claim: WorkoutStore.Claim, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String,
+        label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
         func at(_ index: Int) -> String { index < origins.count ? "#\(origins[index])" : "" }
         // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
@@ -118,7 +131,7 @@ public struct Replayer {
         var problems = ProblemList()
         for fault in timeline.faults { problems.add("\(at(fault.eventIndex)): \(fault.message)") }
         if timeline.droppedCount * 2 > events.count {
-            _ = try store.delete(id)
+            _ = try store.delete(claim.workoutId)
             let first = timeline.faults.first.map { " (first at \(at($0.eventIndex)))" } ?? ""
             throw ReplayError(
                 label
@@ -128,7 +141,7 @@ public struct Replayer {
         let configuration = WorkoutBuilder.Configuration(
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
         var builder = WorkoutBuilder(configuration: configuration)
-        var writer = WorkoutWriter(store: store, workoutId: id)
+        var writer = WorkoutWriter(store: store, claim: claim)
         var chunkStart = 0
         var journalWritten = 0
         var seenProblems = 0
@@ -152,11 +165,11 @@ public struct Replayer {
             }
         }
         guard let workout = builder.finish() else {
-            _ = try store.delete(id)
+            _ = try store.delete(claim.workoutId)
             throw ReplayError(
                 label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
-        let summary = try store.finish(id, workout: workout, journalDigest: digest)
+        let summary = try store.finish(claim, workout: workout, journalDigest: digest)
         return (summary, problems.messages)
     }
 }

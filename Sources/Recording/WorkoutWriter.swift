@@ -7,16 +7,21 @@ import Workouts
 /// of the samples waits for the next call. A failed write keeps everything for the next one.
 public struct WorkoutWriter {
     public let store: WorkoutStore
-    public let workoutId: Int64
+    /// The hold on the workout's row that every write checks and renews.
+    public let claim: WorkoutStore.Claim
     private var journalSequence = 0
     private var pendingSamples: [SecondSample] = []
+    private var lastWrite = ContinuousClock.now
 
-    public init(store: WorkoutStore, workoutId: Int64) {
+    public var workoutId: Int64 { claim.workoutId }
+
+    public init(store: WorkoutStore, claim: WorkoutStore.Claim) {
         self.store = store
-        self.workoutId = workoutId
+        self.claim = claim
     }
 
-    /// Returns false when there was nothing to write (no events and no whole chunk of samples).
+    /// Returns false when there was nothing to write (no events and no whole chunk of samples); the claim is then
+    /// renewed every few seconds, so that a quiet ride is never taken for an abandoned one.
     @discardableResult
     public mutating func write(
         events: some Collection<RideEvent>, completedSamples: some Collection<SecondSample>
@@ -24,9 +29,16 @@ public struct WorkoutWriter {
         pendingSamples += completedSamples
         let chunk = WorkoutStore.secondsPerSampleChunk
         let whole = pendingSamples.count / chunk * chunk
-        guard !events.isEmpty || whole > 0 else { return false }
+        guard !events.isEmpty || whole > 0 else {
+            if ContinuousClock.now - lastWrite > .seconds(5) {
+                try store.renewClaim(claim)
+                lastWrite = ContinuousClock.now
+            }
+            return false
+        }
+        lastWrite = ContinuousClock.now
         try store.append(
-            to: workoutId, journalSequence: journalSequence, events: events, samples: pendingSamples[..<whole])
+            to: claim, journalSequence: journalSequence, events: events, samples: pendingSamples[..<whole])
         journalSequence += 1
         pendingSamples.removeFirst(whole)
         return true

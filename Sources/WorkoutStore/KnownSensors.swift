@@ -65,10 +65,10 @@ extension WorkoutStore {
         try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM knownSensor ORDER BY lastUsedMicroseconds DESC, address").map {
                 KnownSensor(
-                    address: $0["address"], name: $0["name"],
-                    wheelCircumferenceMillimetres: $0["wheelCircumferenceMillimetres"],
-                    crankLengthMillimetres: $0["crankLengthMillimetres"],
-                    lastUsedMicroseconds: $0["lastUsedMicroseconds"])
+                    address: try $0.decode(forColumn: "address"), name: try $0.decode(forColumn: "name"),
+                    wheelCircumferenceMillimetres: try $0.decode(forColumn: "wheelCircumferenceMillimetres"),
+                    crankLengthMillimetres: try $0.decode(forColumn: "crankLengthMillimetres"),
+                    lastUsedMicroseconds: try $0.decode(forColumn: "lastUsedMicroseconds"))
             }
         }
     }
@@ -154,9 +154,12 @@ extension WorkoutStore {
                     """, arguments: [address, before]
             ).map {
                 Calibration(
-                    address: $0["address"], timeMicroseconds: $0["timeMicroseconds"], operation: $0["operation"],
-                    succeeded: $0["succeeded"], value: $0["value"], unit: $0["unit"], explanation: $0["explanation"],
-                    response: ($0["response"] as Data?).map { Array($0) })
+                    address: try $0.decode(forColumn: "address"),
+                    timeMicroseconds: try $0.decode(forColumn: "timeMicroseconds"),
+                    operation: try $0.decode(forColumn: "operation"),
+                    succeeded: try $0.decode(forColumn: "succeeded"), value: try $0.decode(forColumn: "value"),
+                    unit: try $0.decode(forColumn: "unit"), explanation: try $0.decode(forColumn: "explanation"),
+                    response: (try $0.decode(forColumn: "response") as Data?).map { Array($0) })
             }
         }
     }

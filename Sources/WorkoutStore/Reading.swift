@@ -29,10 +29,13 @@ extension WorkoutStore {
                     """
             ).map {
                 ListEntry(
-                    id: $0["id"], syncIdentifier: $0["syncIdentifier"], name: $0["name"], status: $0["status"],
-                    source: $0["source"], startMicroseconds: $0["startMicroseconds"],
-                    elapsedSeconds: $0["elapsedSeconds"], distanceMeters: $0["distanceMeters"],
-                    averagePowerWatts: $0["averagePowerWatts"])
+                    id: try $0.decode(forColumn: "id"), syncIdentifier: try $0.decode(forColumn: "syncIdentifier"),
+                    name: try $0.decode(forColumn: "name"), status: try $0.decode(forColumn: "status"),
+                    source: try $0.decode(forColumn: "source"),
+                    startMicroseconds: try $0.decode(forColumn: "startMicroseconds"),
+                    elapsedSeconds: try $0.decode(forColumn: "elapsedSeconds"),
+                    distanceMeters: try $0.decode(forColumn: "distanceMeters"),
+                    averagePowerWatts: try $0.decode(forColumn: "averagePowerWatts"))
             }
         }
     }
@@ -49,12 +52,15 @@ extension WorkoutStore {
         }
     }
 
-    /// The stored summary of a complete workout; nil for an unknown id or a workout still 'recording'.
+    /// The stored summary of a complete workout; nil for an unknown id or a workout still 'recording'. Damaged
+    /// sample chunks are left out as gaps and named in `damagedParts`.
     public func summary(_ id: Int64) throws(StoreError) -> WorkoutSummary? {
         guard var summary = try storedSummary(id) else { return nil }
         let history = try ftpHistory()
+        let (samples, damaged) = try samplesReadingPastDamage(id)
+        summary.damagedParts += damaged.map { "\($0.table): \($0.problem)" }
         summary.analysis = RideAnalysis(
-            samples: try samples(id), statistics: summary.statistics,
+            samples: samples, statistics: summary.statistics,
             ftp: history.inForce(at: summary.startMicroseconds),
             criticalPower: history.criticalPower(at: summary.startMicroseconds))
         return summary
@@ -65,27 +71,46 @@ extension WorkoutStore {
             guard
                 let row = try Row.fetchOne(
                     db, sql: "SELECT * FROM workout WHERE id = ? AND status = 'complete'", arguments: [id]),
-                let statisticsBlob = row["statistics"] as Data?
+                let statisticsBlob = try row.decode(forColumn: "statistics") as Data?
             else { return nil }
-            let statistics = try StoredPacking.unpackStatistics([UInt8](statisticsBlob))
+            let statistics: WorkoutStatistics
+            do {
+                statistics = try StoredPacking.unpackStatistics([UInt8](statisticsBlob))
+            } catch {
+                throw StoreError(
+                    "workout \(id): its stored statistics are damaged (table workout: \(error)); `cyclelog rebuild \(id)` "
+                        + "makes them again from its journal")
+            }
+            let start = try row.decode(Int64.self, forColumn: "startMicroseconds")
+            let end = try row.decode(Int64?.self, forColumn: "endMicroseconds") ?? start
+            guard RideTimeline.plausibleMicroseconds.contains(start), RideTimeline.plausibleMicroseconds.contains(end),
+                end >= start
+            else {
+                throw StoreError(
+                    "workout \(id): its stored start or end time is damaged (table workout); `cyclelog rebuild \(id)` "
+                        + "makes it again from its journal")
+            }
             let plan = WorkoutPlan(
-                name: row["name"], goal: (row["goal"] as String?).flatMap(WorkoutGoal.init),
-                location: (row["location"] as String?).flatMap(WorkoutLocation.init(rawValue:)),
-                syncIdentifier: row["syncIdentifier"],
-                fitnessTest: (row["fitnessTest"] as String?).flatMap(FitnessTest.init(rawValue:)))
+                name: try row.decode(forColumn: "name"),
+                goal: (try row.decode(forColumn: "goal") as String?).flatMap(WorkoutGoal.init),
+                location: (try row.decode(forColumn: "location") as String?).flatMap(WorkoutLocation.init(rawValue:)),
+                syncIdentifier: try row.decode(forColumn: "syncIdentifier"),
+                fitnessTest: (try row.decode(forColumn: "fitnessTest") as String?).flatMap(FitnessTest.init(rawValue:)))
             let laps = try Row.fetchAll(
                 db, sql: "SELECT * FROM lap WHERE workoutId = ? ORDER BY number", arguments: [id]
             )
             .map { lap in
                 LapSummary(
-                    number: lap["number"], startMicroseconds: lap["startMicroseconds"],
-                    endMicroseconds: lap["endMicroseconds"],
-                    statistics: try StoredPacking.unpackStatistics([UInt8](lap["statistics"] as Data)))
+                    number: try lap.decode(forColumn: "number"),
+                    startMicroseconds: try lap.decode(forColumn: "startMicroseconds"),
+                    endMicroseconds: try lap.decode(forColumn: "endMicroseconds"),
+                    statistics: try StoredPacking.unpackStatistics(
+                        [UInt8](try lap.decode(forColumn: "statistics") as Data)))
             }
             let events = try Row.fetchAll(
                 db, sql: "SELECT journalLine FROM workoutEvent WHERE workoutId = ? ORDER BY sequence", arguments: [id]
             ).compactMap { row -> WorkoutEvent? in
-                guard let event = try? Journal.event(Substring(row["journalLine"] as String)),
+                guard let event = try? Journal.event(Substring(try row.decode(forColumn: "journalLine") as String)),
                     case .control(let control) = event.kind
                 else { return nil }
                 return WorkoutEvent(timeMicroseconds: event.timeMicroseconds, control: control)
@@ -94,23 +119,29 @@ extension WorkoutStore {
                 db, sql: "SELECT * FROM dropout WHERE workoutId = ? ORDER BY sequence", arguments: [id]
             ).map {
                 DropoutSummary(
-                    sensor: $0["sensor"], reason: $0["reason"], startMicroseconds: $0["startMicroseconds"],
-                    endMicroseconds: $0["endMicroseconds"])
+                    sensor: try $0.decode(forColumn: "sensor"), reason: try $0.decode(forColumn: "reason"),
+                    startMicroseconds: try $0.decode(forColumn: "startMicroseconds"),
+                    endMicroseconds: try $0.decode(forColumn: "endMicroseconds"))
             }
             let sensors = try Row.fetchAll(
                 db, sql: "SELECT * FROM workoutSensor WHERE workoutId = ? ORDER BY position", arguments: [id]
             ).map { row in
                 var sensor = WorkoutSensor(
-                    address: row["address"], name: row["name"],
-                    wheelCircumferenceMillimetres: row["wheelCircumferenceMillimetres"])
-                if let battery = row["batteryPercent"] as Int? { sensor.reads[0x2A19] = [UInt8(clamping: battery)] }
+                    address: try row.decode(forColumn: "address"), name: try row.decode(forColumn: "name"),
+                    wheelCircumferenceMillimetres: try row.decode(forColumn: "wheelCircumferenceMillimetres"))
+                if let battery = try row.decode(forColumn: "batteryPercent") as Int? {
+                    sensor.reads[0x2A19] = [UInt8(clamping: battery)]
+                }
                 return sensor
             }
-            return WorkoutSummary(
-                id: id, syncIdentifier: row["syncIdentifier"], version: row["version"], plan: plan,
-                state: Session.State(rawValue: row["sessionState"] ?? "") ?? .ended,
-                startMicroseconds: row["startMicroseconds"], endMicroseconds: row["endMicroseconds"] ?? 0,
+            var summary = WorkoutSummary(
+                id: id, syncIdentifier: try row.decode(forColumn: "syncIdentifier"),
+                version: try row.decode(forColumn: "version"), plan: plan,
+                state: Session.State(rawValue: try row.decode(forColumn: "sessionState") ?? "") ?? .ended,
+                startMicroseconds: start, endMicroseconds: end,
                 statistics: statistics, laps: laps, events: events, dropouts: dropouts, sensors: sensors)
+            summary.keepTimesInsideTheRide()
+            return summary
         }
     }
 
@@ -136,31 +167,85 @@ extension WorkoutStore {
                 db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
         }
         var events: [RideEvent] = []
-        for blob in blobs {
+        for (sequence, blob) in blobs.enumerated() {
             do {
                 events += try decode([UInt8](blob))
             } catch {
-                throw StoreError("workout \(id): \(error)")
+                throw StoreError(
+                    "workout \(id): its stored journal is damaged (table journalChunk, chunk \(sequence + 1) of "
+                        + "\(blobs.count)): \(error)")
             }
         }
         return events
     }
 
-    /// The stored 1 Hz series.
-    public func samples(_ id: Int64) throws(StoreError) -> [SecondSample] {
-        let rows = try read { db in
-            try Row.fetchAll(
-                db, sql: "SELECT firstSecond, samples FROM sampleChunk WHERE workoutId = ? ORDER BY firstSecond",
-                arguments: [id]
-            ).map { ($0["firstSecond"] as Int, $0["samples"] as Data) }
-        }
+    /// A stored value that cannot be read back: which ride, which table, what is wrong.
+    public struct DamagedValue: CustomStringConvertible, Sendable {
+        public var workoutId: Int64
+        public var table: String
+        public var problem: String
+        public var description: String { "workout \(workoutId) \(table): \(problem)" }
+    }
+
+    /// The 1 Hz series with each damaged chunk left out as a gap (its seconds empty), and what was left out.
+    public func samplesReadingPastDamage(_ id: Int64) throws(StoreError) -> ([SecondSample], [DamagedValue]) {
+        try read { db in try Self.samples(id, db) }
+    }
+
+    static func samples(_ id: Int64, _ db: Database) throws -> ([SecondSample], [DamagedValue]) {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT firstSecond, samples FROM sampleChunk WHERE workoutId = ? ORDER BY firstSecond",
+            arguments: [id]
+        ).map { (try $0.decode(Int.self, forColumn: "firstSecond"), try $0.decode(Data.self, forColumn: "samples")) }
         var samples: [SecondSample] = []
+        var damaged: [DamagedValue] = []
         for (firstSecond, blob) in rows {
             do {
                 samples += try StoredPacking.unpackSamples([UInt8](blob), firstSecond: firstSecond)
             } catch {
-                throw StoreError("workout \(id): \(error)")
+                damaged.append(
+                    DamagedValue(workoutId: id, table: "sampleChunk", problem: "second \(firstSecond) on: \(error)"))
             }
+        }
+        return (samples, damaged)
+    }
+
+    /// Every stored value of every ride read back as `show`, `export` and `rebuild` would: what cannot be.
+    public func damagedStoredData() throws(StoreError) -> [DamagedValue] {
+        let ids = try read { db in try Int64.fetchAll(db, sql: "SELECT id FROM workout ORDER BY id") }
+        var damaged: [DamagedValue] = []
+        for id in ids {
+            do {
+                _ = try storedSummary(id)
+            } catch {
+                damaged.append(DamagedValue(workoutId: id, table: "workout", problem: error.description))
+            }
+            damaged += try samplesReadingPastDamage(id).1
+            let chunks = try read { db in
+                try Row.fetchAll(
+                    db, sql: "SELECT sequence, events FROM journalChunk WHERE workoutId = ? ORDER BY sequence",
+                    arguments: [id]
+                ).map {
+                    (try $0.decode(Int.self, forColumn: "sequence"), try $0.decode(Data.self, forColumn: "events"))
+                }
+            }
+            for (sequence, blob) in chunks {
+                do {
+                    _ = try CompactJournal.decode([UInt8](blob))
+                } catch {
+                    damaged.append(
+                        DamagedValue(workoutId: id, table: "journalChunk", problem: "chunk \(sequence): \(error)"))
+                }
+            }
+        }
+        return damaged
+    }
+
+    /// The stored 1 Hz series; a damaged chunk is an error naming the ride and the table.
+    public func samples(_ id: Int64) throws(StoreError) -> [SecondSample] {
+        let (samples, damaged) = try samplesReadingPastDamage(id)
+        if let first = damaged.first {
+            throw StoreError("workout \(id): its stored samples are damaged (table sampleChunk, \(first.problem))")
         }
         return samples
     }

@@ -1,23 +1,73 @@
 import Capture
 import Foundation
 import GRDB
+import GRDBSQLite
 import Workouts
 
 /// The workout database: SQLite through GRDB in WAL mode, named migrations that are never edited once they
 /// have shipped, written in small transactions so that a crash loses at most the last one.
 public final class WorkoutStore: Sendable {
     let queue: DatabaseQueue
+    /// Opened by a reading command: nothing is ever written, not even a cache (README, "What commands do to a
+    /// database").
+    public let isReadOnly: Bool
 
-    /// Opens (creating if needed) the database at `path`, and brings its schema up to date.
-    public init(path: String) throws(StoreError) {
+    /// How a command uses the database.
+    public enum Access: Sendable {
+        /// Reading commands (`list`, `show`, `export`, `chart`, `ftp`, `doctor`…): opened read-only, never migrated,
+        /// never waiting for a writer (WAL readers do not block). A database that does not exist yet reads as empty.
+        case read
+        /// Commands that store rides or settings: created if missing, migrated once under SQLite's write lock.
+        case write
+    }
+
+    /// Opens the database at `path`. Writing, it is created if needed and its schema brought up to date; either
+    /// way, a file that is not a cyclelog database, or one made by a newer cyclelog, is refused untouched.
+    public init(path: String, access: Access = .write) throws(StoreError) {
+        try Self.checkPath(path, writing: access == .write)
+        isReadOnly = access == .read
         do {
             var configuration = Configuration()
-            configuration.journalMode = .wal
+            configuration.foreignKeysEnabled = true
+            if access == .read {
+                var file: DatabaseQueue?
+                if FileManager.default.fileExists(atPath: path) {
+                    configuration.readonly = true
+                    let opened = try DatabaseQueue(path: path, configuration: configuration)
+                    if try Self.checkOwnership(opened, path: path, reading: true) { file = opened }
+                }
+                if let file {
+                    queue = file
+                } else {
+                    // Nothing stored yet: an empty database, in memory, answers every question.
+                    configuration.readonly = false
+                    queue = try DatabaseQueue(configuration: configuration)
+                    try Self.migrator.migrate(queue)
+                }
+                return
+            }
             // Another cyclelog (a live ride, a replay) may hold the write lock for a moment.
             configuration.busyMode = .timeout(5)
-            configuration.foreignKeysEnabled = true
+            configuration.prepareDatabase { db in
+                // The WAL's -wal and -shm files stay when the last writer closes: a rider who may only read the
+                // database (the service's rides, through its group) can then open it read-only, which SQLite
+                // cannot do for a WAL database whose -shm it would have to create.
+                var persist: CInt = 1
+                sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
+            }
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrator.migrate(queue)
+            try Self.checkOwnership(queue, path: path, reading: false)
+            try queue.writeWithoutTransaction { db in
+                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                    try db.execute(sql: "PRAGMA journal_mode = WAL")
+                }
+            }
+            try Self.migrate(queue)
+            try queue.write { db in
+                if try !Self.ftpHistoryIsCurrent(db) { try Self.refreshFTPEstimates(db) }
+            }
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw StoreError(error, path: path)
         }
@@ -25,6 +75,7 @@ public final class WorkoutStore: Sendable {
 
     /// A private in-memory database, for tests.
     public init() throws(StoreError) {
+        isReadOnly = false
         do {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
@@ -32,6 +83,72 @@ public final class WorkoutStore: Sendable {
             try Self.migrator.migrate(queue)
         } catch {
             throw StoreError(error, path: ":memory:")
+        }
+    }
+
+    /// Paths SQLite would take in another sense, or cannot take, each refused with its own words.
+    static func checkPath(_ path: String, writing: Bool) throws(StoreError) {
+        if path.isEmpty { throw StoreError("no database was named (an empty --db or $CYCLELOG_DB)") }
+        if path.hasPrefix("file:") {
+            throw StoreError("\(path) is a URI; name the database by its file path (without file:)")
+        }
+        let name = (path as NSString).lastPathComponent
+        if name.utf8.count > Int(NAME_MAX) || path.utf8.count >= Int(PATH_MAX) {
+            throw StoreError("the database name \(name.prefix(40))… is longer than the file system allows")
+        }
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw StoreError("\(path) is a folder; name a database file in it, e.g. \(path)/cyclelog.sqlite")
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        if writing && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+            throw StoreError("the folder \(folder) for the workout database does not exist")
+        }
+    }
+
+    /// Refuses, before anything is written, a database that holds another program's tables or was made by a newer
+    /// cyclelog. (Reading, an older cyclelog's layout is read as it is: the next writing command updates it.)
+    /// Returns false for a database with no tables at all (a new, empty file).
+    @discardableResult
+    static func checkOwnership(_ queue: DatabaseQueue, path: String, reading: Bool) throws -> Bool {
+        try queue.read { db in
+            let tables = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            // A new database another cyclelog is creating this moment has the migrations table, nothing else yet.
+            if tables.isEmpty || tables == ["grdb_migrations"] { return false }
+            let known = Set(migrator.migrations)
+            guard tables.contains("grdb_migrations"),
+                let applied = try? String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
+                applied.contains(migrator.migrations[0]), tables.contains("workout")
+            else {
+                let shown = tables.sorted().prefix(4).joined(separator: ", ")
+                throw StoreError(
+                    "\(path) is not a cyclelog database (it holds \(shown)\(tables.count > 4 ? "…" : "")); "
+                        + "it was left untouched: name another file with --db")
+            }
+            if let newer = applied.first(where: { !known.contains($0) }) {
+                throw StoreError(
+                    "\(path) was written by a newer cyclelog (its layout has \"\(newer)\"); this version cannot use "
+                        + "it and left it untouched: use the newer cyclelog")
+            }
+            return true
+        }
+    }
+
+    /// Brings the schema up to date. Two cyclelogs opening a new database at once both try; each migration is its
+    /// own immediate transaction, so the second one fails on the first's tables and simply reads again.
+    static func migrate(_ queue: DatabaseQueue) throws {
+        var attempt = 0
+        while true {
+            do {
+                if try queue.read(migrator.hasCompletedMigrations) { return }
+                try migrator.migrate(queue)
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR && attempt < 10 {
+                // "table workout already exists", "duplicate column name": another process migrated first.
+                attempt += 1
+                usleep(20_000)
+            }
         }
     }
 
@@ -217,6 +334,19 @@ public final class WorkoutStore: Sendable {
                     CREATE INDEX calibrationByAddress ON calibration (address, timeMicroseconds);
                     """)
         }
+        migrator.registerMigration("v6 build claims") { db in
+            try db.execute(
+                sql: """
+                    -- Which build holds a workout being written, and when it last wrote: a second replay of the same
+                    -- file waits or reports instead of mixing its journal into the first one's (WorkoutStore.Claim).
+                    ALTER TABLE workout ADD COLUMN claimToken TEXT;
+                    ALTER TABLE workout ADD COLUMN claimedMicroseconds INTEGER;
+                    -- What derived data was last computed from: the FTP history is rebuilt by the next command that
+                    -- writes whenever the complete rides no longer match its basis (a kill between a batch of imports
+                    -- and the refresh, a full disk).
+                    CREATE TABLE derivedState (name TEXT PRIMARY KEY NOT NULL, basis TEXT NOT NULL);
+                    """)
+        }
         return migrator
     }
 
@@ -265,10 +395,16 @@ public struct StoreError: Error, CustomStringConvertible {
                 "the workout database \(path) is locked by another program (another cyclelog?); nothing was written"
         case .SQLITE_FULL:
             description = "the disk holding \(path) is full; the last change was not written, the rest is safe"
-        case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
-            description = "cannot write the workout database \(path): check that the folder exists and is writable"
-        case .SQLITE_CORRUPT, .SQLITE_NOTADB:
-            description = "\(path) is not a healthy cyclelog database (\(database.message ?? "corrupt"))"
+        case .SQLITE_READONLY, .SQLITE_PERM:
+            description =
+                "the workout database \(path) is read-only for this user (or its folder is): reading commands work, "
+                + "storing needs write access to both"
+        case .SQLITE_CANTOPEN:
+            description = "cannot open the workout database \(path): check that this user may read it and its folder"
+        case .SQLITE_NOTADB:
+            description = "\(path) is not a SQLite database, so not a cyclelog one; it was left untouched"
+        case .SQLITE_CORRUPT:
+            description = "\(path) is damaged (\(database.message ?? "corrupt")); `cyclelog doctor` says what to do"
         default:
             description = "the workout database \(path): \(database.message ?? "\(database.resultCode)")"
         }

@@ -25,16 +25,112 @@ extension WorkoutStore {
         }
     }
 
-    /// Starts writing a workout: one row marked 'recording' that later transactions fill in. With `replacing`,
-    /// that workout keeps its id and sync identifier, loses its old content and gets the next version.
-    public func beginWorkout(
-        syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64? = nil
-    ) throws(StoreError) -> Int64 {
-        try write { db in
-            try Self.claimRow(
+    /// A build's hold on its workout row: every write checks it, so that two processes building the same ride (two
+    /// replays of one file, a recover beside a running recorder) never mix their parts. A hold lapses when its
+    /// holder has not written for `claimLapseMicroseconds` (it was killed); another build may then take the row.
+    public struct Claim: Sendable {
+        public let workoutId: Int64
+        let token: String
+    }
+
+    /// How long a build may go without writing before its hold lapses. Builders write, or renew, every few seconds.
+    public static let claimLapseMicroseconds: Int64 = 15_000_000
+
+    /// What `claimWorkout` found.
+    public enum ClaimOutcome: Sendable {
+        case claimed(Claim)
+        /// Already stored, complete, from the same content.
+        case alreadyStored(Int64)
+        /// Another cyclelog is writing it right now.
+        case busy(Int64)
+    }
+
+    /// Takes the row for a build of `syncIdentifier` in one transaction: a new row, or the existing one with its
+    /// old content dropped and the next version; unless it is stored complete with `digest` already, or another
+    /// process holds it.
+    public func claimWorkout(
+        syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?
+    ) throws(StoreError) -> ClaimOutcome {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        return try write { db in
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, status, journalDigest, claimToken, claimedMicroseconds FROM workout
+                    WHERE syncIdentifier = ?
+                    """, arguments: [syncIdentifier])
+            var replacing: Int64?
+            if let row {
+                let id = try row.decode(Int64.self, forColumn: "id")
+                let status = try row.decode(String.self, forColumn: "status")
+                if status == "complete", let digest, try row.decode(String?.self, forColumn: "journalDigest") == digest
+                {
+                    return .alreadyStored(id)
+                }
+                if try Self.isHeld(row, now: now) { return .busy(id) }
+                replacing = id
+            }
+            let token = UUID().uuidString
+            let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: source, startMicroseconds: startMicroseconds,
                 replacing: replacing, db)
+            try db.execute(
+                sql: "UPDATE workout SET claimToken = ?, claimedMicroseconds = ? WHERE id = ?",
+                arguments: [token, now, id])
+            return .claimed(Claim(workoutId: id, token: token))
         }
+    }
+
+    /// Starts writing a new workout (a live ride's, under a new sync identifier): one row marked 'recording' that
+    /// later transactions fill in.
+    public func beginWorkout(
+        syncIdentifier: String, source: String, startMicroseconds: Int64
+    ) throws(StoreError) -> Claim {
+        switch try claimWorkout(
+            syncIdentifier: syncIdentifier, source: source, startMicroseconds: startMicroseconds, digest: nil)
+        {
+        case .claimed(let claim): return claim
+        case .alreadyStored(let id), .busy(let id):
+            throw StoreError("workout \(id) already has the sync identifier \(syncIdentifier)")
+        }
+    }
+
+    /// Whether a workout row is held by a build that wrote recently.
+    static func isHeld(_ row: Row, now: Int64) throws -> Bool {
+        guard try row.decode(String?.self, forColumn: "claimToken") != nil,
+            let claimed = try row.decode(Int64?.self, forColumn: "claimedMicroseconds")
+        else { return false }
+        return now - claimed < claimLapseMicroseconds
+    }
+
+    /// Checks, inside a write, that `claim` still holds its row, and renews it.
+    static func renew(_ claim: Claim, _ db: Database, clearing: Bool = false) throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        try db.execute(
+            sql: "UPDATE workout SET claimedMicroseconds = ?, claimToken = ? WHERE id = ? AND claimToken = ?",
+            arguments: [now, clearing ? nil : claim.token, claim.workoutId, claim.token])
+        guard db.changesCount == 1 else {
+            throw StoreError(
+                "workout \(claim.workoutId) was taken over by another cyclelog (or deleted) while this one wrote it; "
+                    + "this one stopped and wrote nothing more")
+        }
+    }
+
+    /// Whether another build holds the workout right now (a recording, a replay).
+    public func isBeingWritten(_ id: Int64) throws(StoreError) -> Bool {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        return try read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT claimToken, claimedMicroseconds FROM workout WHERE id = ?", arguments: [id])
+            else { return false }
+            return try Self.isHeld(row, now: now)
+        }
+    }
+
+    /// Keeps a claim from lapsing while its build has nothing to write (a quiet live ride).
+    public func renewClaim(_ claim: Claim) throws(StoreError) {
+        try write { db in try Self.renew(claim, db) }
     }
 
     /// The workout row a new build goes into, marked 'recording': a new row, or the emptied row of the workout
@@ -58,13 +154,28 @@ extension WorkoutStore {
     }
 
     /// Starts rebuilding a workout from its stored journal: everything but the journal is dropped, in one
-    /// transaction, and the version goes up.
-    public func beginRebuild(_ id: Int64) throws(StoreError) {
-        try write { db in
+    /// transaction, unless another cyclelog is writing the workout right now (a recording, another rebuild).
+    public func beginRebuild(_ id: Int64) throws(StoreError) -> Claim {
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        return try write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT claimToken, claimedMicroseconds FROM workout WHERE id = ?", arguments: [id])
+            else { throw StoreError("no workout \(id)") }
+            if try Self.isHeld(row, now: now) {
+                throw StoreError(
+                    "workout \(id) is being written right now by another cyclelog (a recording or a replay); "
+                        + "try again when it is done")
+            }
             try Self.deleteContent(of: id, db, keepingJournal: true)
+            let token = UUID().uuidString
             try db.execute(
-                sql: "UPDATE workout SET version = version + 1, status = 'recording', statistics = NULL WHERE id = ?",
-                arguments: [id])
+                sql: """
+                    UPDATE workout SET version = version + 1, status = 'recording', statistics = NULL,
+                    claimToken = ?, claimedMicroseconds = ? WHERE id = ?
+                    """,
+                arguments: [token, now, id])
+            return Claim(workoutId: id, token: token)
         }
     }
 
@@ -73,11 +184,14 @@ extension WorkoutStore {
 
     /// One small transaction: the next piece of the raw journal and the 1 Hz samples completed so far.
     public func append(
-        to id: Int64, journalSequence: Int, events: some Collection<RideEvent>, samples: some Collection<SecondSample>
+        to claim: Claim, journalSequence: Int, events: some Collection<RideEvent>,
+        samples: some Collection<SecondSample>
     ) throws(StoreError) {
+        let id = claim.workoutId
         let journal = events.isEmpty ? nil : CompactJournal.encode(events)
         let chunks = Self.chunks(samples)
         try write { db in
+            try Self.renew(claim, db)
             if let journal {
                 try db.execute(
                     sql: "INSERT INTO journalChunk (workoutId, sequence, events) VALUES (?, ?, ?)",
@@ -94,10 +208,14 @@ extension WorkoutStore {
     /// The last transaction of a workout: the final 1 Hz series (auto-pause applied), statistics, laps, events,
     /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
     @discardableResult
-    public func finish(_ id: Int64, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
+    public func finish(_ claim: Claim, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
-        try write { db in try Self.insert(built, id, journalDigest: journalDigest, db) }
-        return try saved(id, refreshingFTP: true)
+        try write { db in
+            try Self.renew(claim, db, clearing: true)
+            try Self.insert(built, claim.workoutId, journalDigest: journalDigest, db)
+            try Self.refreshFTPEstimates(db)
+        }
+        return try saved(claim.workoutId, refreshingFTP: false)
     }
 
     /// After a workout's last transaction: the FTP history brought up to date, and the summary as stored.
@@ -117,9 +235,20 @@ extension WorkoutStore {
     ) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
         let id = try write { db in
+            // Looked up again inside the transaction: another cyclelog may have imported the same file a moment ago.
+            if let row = try Row.fetchOne(
+                db, sql: "SELECT id, status, journalDigest FROM workout WHERE syncIdentifier = ?",
+                arguments: [syncIdentifier]),
+                try row.decode(String.self, forColumn: "status") == "complete",
+                try row.decode(String?.self, forColumn: "journalDigest") == digest
+            {
+                return try row.decode(Int64.self, forColumn: "id")
+            }
+            let current = try Int64.fetchOne(
+                db, sql: "SELECT id FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
-                replacing: replacing, db)
+                replacing: current ?? replacing, db)
             try db.execute(
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes) VALUES (?, ?, ?)",
                 arguments: [id, fileName, Data(bytes)])

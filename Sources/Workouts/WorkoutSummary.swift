@@ -15,6 +15,9 @@ public struct WorkoutSummary: Sendable {
     public var sensors: [WorkoutSensor]
     /// The ride measured against the FTP and critical power on its date (nil until computed).
     public var analysis: RideAnalysis?
+    /// Stored parts of the ride that could not be read back (a damaged database), each naming its table; the rest
+    /// of the ride is shown without them.
+    public var damagedParts: [String] = []
 
     public init(
         id: Int64, syncIdentifier: String, version: Int, plan: WorkoutPlan, state: Session.State,
@@ -89,6 +92,7 @@ public struct WorkoutSummary: Sendable {
             ("dropouts", .array(dropouts.map(dropoutJSON))),
             ("sensors", .array(sensors.map(sensorJSON))),
         ]
+        if !damagedParts.isEmpty { members.append(("damagedParts", .array(damagedParts.map(JSONValue.string)))) }
         return .object(members)
     }
 
@@ -223,5 +227,29 @@ public struct DropoutSummary: Equatable, Sendable {
         self.reason = reason
         self.startMicroseconds = startMicroseconds
         self.endMicroseconds = endMicroseconds
+    }
+}
+
+extension WorkoutSummary {
+    /// Brings stored lap, event and dropout times that lie outside the ride (a damaged database) back inside it,
+    /// naming each table so corrected in `damagedParts`: every duration shown is then a difference of two times
+    /// within the ride, which cannot overflow.
+    public mutating func keepTimesInsideTheRide() {
+        let ride = startMicroseconds...max(startMicroseconds, endMicroseconds)
+        func inside(_ time: inout Int64, _ table: String) {
+            guard !ride.contains(time) else { return }
+            time = min(max(time, ride.lowerBound), ride.upperBound)
+            let note = "\(table): a time outside the ride, shown at its edge"
+            if !damagedParts.contains(note) { damagedParts.append(note) }
+        }
+        for index in laps.indices {
+            inside(&laps[index].startMicroseconds, "lap")
+            inside(&laps[index].endMicroseconds, "lap")
+        }
+        for index in events.indices { inside(&events[index].timeMicroseconds, "workoutEvent") }
+        for index in dropouts.indices {
+            inside(&dropouts[index].startMicroseconds, "dropout")
+            inside(&dropouts[index].endMicroseconds, "dropout")
+        }
     }
 }

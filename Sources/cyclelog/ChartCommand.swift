@@ -34,7 +34,7 @@ struct Chart: ParsableCommand {
     }
 
     func run() throws {
-        let store = try database.open()
+        let store = try database.open(.read)
         let svg: String
         let path: String
         if powerCurve {
@@ -48,14 +48,14 @@ struct Chart: ParsableCommand {
         } else {
             let id = try WorkoutReference.resolve(workout ?? "last", in: store)
             let summary = try WorkoutReference.summary(id, in: store)
-            svg = RideChart.svg(summary, samples: try store.samples(id))
+            svg = RideChart.svg(summary, samples: try store.samplesReadingPastDamage(id).0)
             path = output ?? "ride-\(id).svg"
         }
         do {
-            try svg.write(toFile: path, atomically: true, encoding: .utf8)
+            try OutputFile.write(Array(svg.utf8), to: path)
         } catch {
-            throw ExitMessage.make("cannot write \(path): \(error.localizedDescription)", status: 1)
+            throw ExitMessage.make(error.description, status: 1)
         }
-        print("Wrote \(path).")
+        if path != "-" { print("Wrote \(path).") }
     }
 }

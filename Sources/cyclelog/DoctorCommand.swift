@@ -224,15 +224,29 @@ struct Doctor: AsyncParsableCommand {
                 []
             )
         }
-        guard FileManager.default.isWritableFile(atPath: path) else {
-            return (
-                HealthCheck(
-                    name: name, status: .problem, detail: "\(path) is read-only for this user",
-                    fix: "`ls -l \(path)`: it belongs to another user, or its file system is read-only"), []
-            )
+        let folder = (path as NSString).deletingLastPathComponent
+        let writable =
+            FileManager.default.isWritableFile(atPath: path)
+            && FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder)
+        let store: WorkoutStore
+        do {
+            store = try WorkoutStore(path: path, access: .read)
+        } catch {
+            // Advice by cause: a file that is not ours is left alone, a damaged one recovered, a newer one kept.
+            let text = error.description
+            let fix =
+                text.contains("not a cyclelog database") || text.contains("not a SQLite database")
+                ? "it is not cyclelog's: leave it, and name another file with --db or $CYCLELOG_DB"
+                : text.contains("newer cyclelog")
+                    ? "use the newer cyclelog that wrote it; this one leaves it untouched"
+                    : text.contains("older cyclelog")
+                        ? "`cyclelog rebuild last` (or any replay, import or ride) brings it up to date"
+                        : text.contains("locked")
+                            ? "another program holds it (a recording?); wait for it, do not move the file"
+                            : "keep a copy, then `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"
+            return (HealthCheck(name: name, status: .problem, detail: text, fix: fix), [])
         }
         do {
-            let store = try WorkoutStore(path: path)
             let integrity = try store.integrityCheck()
             guard integrity == "ok" else {
                 return (
@@ -241,17 +255,41 @@ struct Doctor: AsyncParsableCommand {
                         fix: "keep a copy, then `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"), []
                 )
             }
+            let damaged = try store.damagedStoredData()
+            if !damaged.isEmpty {
+                let shown = damaged.prefix(3).map(\.description).joined(separator: "; ")
+                return (
+                    HealthCheck(
+                        name: name, status: .problem,
+                        detail: "\(path): \(damaged.count) damaged value\(damaged.count == 1 ? "" : "s"): \(shown)",
+                        fix:
+                            "`cyclelog rebuild ID` rebuilds a ride whose journal is intact; otherwise `cyclelog delete ID`"
+                    ),
+                    (try? store.knownSensors()) ?? []
+                )
+            }
+            guard writable else {
+                return (
+                    HealthCheck(
+                        name: name, status: .warning,
+                        detail: "\(path) is intact but read-only for this user (or its folder is): rides can be "
+                            + "read, not stored",
+                        fix: "`ls -l \(path)`: record as its owner, or give this user write access to the file and "
+                            + "its folder"),
+                    (try? store.knownSensors()) ?? []
+                )
+            }
             return (
                 HealthCheck(name: name, status: .ok, detail: "\(path) is writable and intact"),
                 (try? store.knownSensors()) ?? []
             )
         } catch {
-            return (
-                HealthCheck(
-                    name: name, status: .problem, detail: "\(error)",
-                    fix: "if it is not a cyclelog database, move it away; cyclelog makes a new one on the next ride"),
-                []
-            )
+            let text = "\(error)"
+            let fix =
+                text.contains("locked")
+                ? "another program holds it (a recording?); wait for it, do not move the file"
+                : "keep a copy, then `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"
+            return (HealthCheck(name: name, status: .problem, detail: text, fix: fix), [])
         }
     }
 

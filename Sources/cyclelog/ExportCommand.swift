@@ -9,9 +9,10 @@ struct ExportRides: ParsableCommand {
         commandName: "export",
         abstract: "Writes stored rides as FIT (default), TCX or CSV files for Strava, intervals.icu and the like.",
         discussion: """
-            With -o FILE ending in .fit, .tcx or .csv one workout goes into that file; otherwise each ride goes
-            into a folder (-o DIR, made when missing; default the current one) as cyclelog-<id>-<date>.<format>. --since DATE exports every complete ride that
-            started on or after DATE (YYYY-MM-DD or a full UTC time).
+            With -o FILE ending in .fit, .tcx or .csv one workout goes into that file (its ending chooses the format
+            when --format is not given); -o - writes one workout to standard output; otherwise each ride goes
+            into a folder (-o DIR, made when missing; default the current one) as cyclelog-<id>-<date>.<format>.
+            --since DATE exports every complete ride that started on or after DATE (YYYY-MM-DD or a full UTC time).
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
@@ -21,8 +22,8 @@ struct ExportRides: ParsableCommand {
     @Argument(help: "Workouts: ids from `cyclelog list`, or `last`.")
     var workouts: [String] = []
 
-    @Option(help: "fit, tcx or csv.")
-    var format: Format = .fit
+    @Option(help: "fit (the default), tcx or csv.")
+    var format: Format?
 
     @Option(name: .shortAndLong, help: "A file (one workout) or a folder.")
     var output: String?
@@ -32,15 +33,29 @@ struct ExportRides: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    /// The ending of `-o FILE` when it names one of the formats.
+    private var outputEnding: Format? {
+        guard let output else { return nil }
+        return Format.allCases.first { output.lowercased().hasSuffix(".\($0.rawValue)") }
+    }
+
+    /// --format, else the ending of -o, else FIT.
+    private var chosenFormat: Format { format ?? outputEnding ?? .fit }
+
     func validate() throws {
         if workouts.isEmpty && since == nil { throw ValidationError("name the workouts to export, or use --since") }
+        if let format, let ending = outputEnding, ending != format {
+            throw ValidationError(
+                "-o \(output ?? "") ends in .\(ending.rawValue) but --format is \(format.rawValue): give one or the other"
+            )
+        }
         if let since, UTCTime.parseDate(since) == nil {
             throw ValidationError("--since takes a date (2024-05-01) or a UTC time (2024-05-01T06:30:00Z)")
         }
     }
 
     func run() throws {
-        let store = try database.open()
+        let store = try database.open(.read)
         var ids = try workouts.map { try WorkoutReference.resolve($0, in: store) }
         if let since, let from = UTCTime.parseDate(since) {
             ids += try store.list().filter { $0.status == "complete" && $0.startMicroseconds >= from }.map(\.id)
@@ -52,8 +67,11 @@ struct ExportRides: ParsableCommand {
             print("No complete rides since \(since ?? "then"); nothing exported.")
             return
         }
-        // A path ending in the format's extension is a file (one workout only); anything else is a folder.
-        let file = output.flatMap { $0.lowercased().hasSuffix(".\(format.rawValue)") ? $0 : nil }
+        // `-` or a path ending in the format's extension is a file (one workout only); anything else is a folder.
+        let format = chosenFormat
+        let file = output.flatMap {
+            $0 == "-" || outputEnding != nil || OutputFile.isExistingNonFolder($0) ? $0 : nil
+        }
         if file != nil && ids.count > 1 {
             throw ExitMessage.make(
                 "\(ids.count) workouts do not fit in one file: give a folder with -o", status: 1)
@@ -67,7 +85,8 @@ struct ExportRides: ParsableCommand {
         }
         for id in ids {
             let summary = try WorkoutReference.summary(id, in: store)
-            let samples = try store.samples(id)
+            let (samples, damaged) = try store.samplesReadingPastDamage(id)
+            for part in damaged { printError("cyclelog: warning: \(part) (left out as a gap)") }
             let bytes: [UInt8]
             switch format {
             case .fit:
@@ -80,16 +99,16 @@ struct ExportRides: ParsableCommand {
             }
             let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(fileName(summary)).path
             do {
-                try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+                try OutputFile.write(bytes, to: path)
             } catch {
-                throw ExitMessage.make("cannot write \(path): \(error.localizedDescription)", status: 1)
+                throw ExitMessage.make(error.description, status: 1)
             }
-            print("workout \(id) → \(path)")
+            if path != "-" { print("workout \(id) → \(path)") }
         }
     }
 
     private func fileName(_ summary: WorkoutSummary) -> String {
         let date = UTCTime.formatSeconds(microseconds: summary.startMicroseconds).prefix(10)
-        return "cyclelog-\(summary.id)-\(date).\(format.rawValue)"
+        return "cyclelog-\(summary.id)-\(date).\(chosenFormat.rawValue)"
     }
 }

@@ -47,7 +47,7 @@ struct FTPShow: ParsableCommand {
     var json = false
 
     func run() throws {
-        let store = try database.open()
+        let store = try database.open(.read)
         let ftpHistory = try store.ftpHistory()
         let rides = try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound)
         let report = FTPReport(

@@ -405,6 +405,16 @@ struct Recover: ParsableCommand {
         }
         var failed = false
         for entry in unfinished {
+            if try store.isBeingWritten(entry.id) {
+                print("Workout \(entry.id) is being recorded or replayed right now; left alone.")
+                continue
+            }
+            if try store.journal(entry.id).isEmpty && store.importedFile(entry.id) == nil {
+                // Cut short between the row and its first journal chunk: nothing of the ride was stored.
+                _ = try store.delete(entry.id)
+                print("Discarded workout \(entry.id): it was cut short before any of its data was stored.")
+                continue
+            }
             do {
                 let outcome = try Replayer(store: store).rebuild(entry.id)
                 print("Recovered workout \(entry.id):")

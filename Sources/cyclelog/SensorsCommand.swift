@@ -43,7 +43,7 @@ struct ListSensors: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
-        let store = try database.open()
+        let store = try database.open(.read)
         let sensors = try store.knownSensors()
         for sensor in sensors {
             let calibration = try store.calibrations(of: sensor.address).last

@@ -47,6 +47,9 @@ enum SummaryText {
                         + "avg \(whole(l.averagePowerWatts)) W   NP \(whole(l.normalizedPowerWatts)) W")
             }
         }
+        for part in summary.damagedParts {
+            lines.append("  damaged      \(part) (`cyclelog doctor`)")
+        }
         for dropout in summary.dropouts {
             let seconds = Double(dropout.endMicroseconds - dropout.startMicroseconds) / 1_000_000
             let offset = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000

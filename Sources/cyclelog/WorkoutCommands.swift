@@ -24,20 +24,22 @@ struct DatabaseOptions: ParsableArguments {
     )
     var db: String?
 
-    /// Opens the database, creating its folder on first use.
-    func open() throws -> WorkoutStore {
+    /// Opens the database: for writing, creating the default folder on first use; for reading, read-only
+    /// (README, "What commands do to a database"). Any problem is a message and exit status 2.
+    func open(_ access: WorkoutStore.Access = .write) throws -> WorkoutStore {
         let path = db ?? WorkoutStore.defaultPath()
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+        if access == .write && db == nil && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw ValidationError(
-                    "cannot create the folder \(folder) for the workout database: \(error.localizedDescription)")
+                throw ExitMessage.make(
+                    "cannot create the folder \(folder) for the workout database: \(error.localizedDescription)",
+                    status: 2)
             }
         }
         do {
-            return try WorkoutStore(path: path)
+            return try WorkoutStore(path: path, access: access)
         } catch {
             throw ExitMessage.make(error.description, status: 2)
         }
@@ -178,7 +180,7 @@ struct List: ParsableCommand {
     var json = false
 
     func run() throws {
-        let entries = try database.open().list()
+        let entries = try database.open(.read).list()
         if json {
             let array = JSONValue.array(
                 entries.map { entry in
@@ -224,7 +226,7 @@ struct Show: ParsableCommand {
     var journal = false
 
     func run() throws {
-        let store = try database.open()
+        let store = try database.open(.read)
         let id = try reference.resolve(in: store)
         if journal {
             let events = try store.journal(id)
@@ -280,7 +282,6 @@ struct Delete: ParsableCommand {
         print("Deleted workout \(id).")
     }
 }
-
 
 /// A one-line progress bar on standard error, only when it is a terminal.
 final class ProgressBar {

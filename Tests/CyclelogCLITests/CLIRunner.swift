@@ -11,10 +11,18 @@ struct Run {
 }
 
 /// Starts `cyclelog` with `arguments`, as a user or a script would.
-func startCyclelog(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe, Pipe) {
+/// With `prefix`, the binary is started through that command (e.g. `setpriv` to run as another user).
+func startCyclelog(
+    _ arguments: [String], environment: [String: String] = [:], prefix: [String] = []
+) throws -> (Process, Pipe, Pipe, Pipe) {
     let process = Process()
-    process.executableURL = try cyclelogBinary()
-    process.arguments = arguments
+    if let command = prefix.first {
+        process.executableURL = URL(fileURLWithPath: command)
+        process.arguments = Array(prefix.dropFirst()) + [try cyclelogBinary().path] + arguments
+    } else {
+        process.executableURL = try cyclelogBinary()
+        process.arguments = arguments
+    }
     var merged = ProcessInfo.processInfo.environment
     // Tests never touch the rider's own database.
     merged["CYCLELOG_DB"] = merged["CYCLELOG_TEST_DB"] ?? NSTemporaryDirectory() + "cyclelog-tests-default.sqlite"
@@ -29,8 +37,10 @@ func startCyclelog(_ arguments: [String], environment: [String: String] = [:]) t
 }
 
 /// Runs `cyclelog` to the end.
-func cyclelog(_ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) throws -> Run {
-    let (process, input, output, errors) = try startCyclelog(arguments, environment: environment)
+func cyclelog(
+    _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], prefix: [String] = []
+) throws -> Run {
+    let (process, input, output, errors) = try startCyclelog(arguments, environment: environment, prefix: prefix)
     if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
     try input.fileHandleForWriting.close()
     // Read both pipes before waiting, so a large output cannot block the child.

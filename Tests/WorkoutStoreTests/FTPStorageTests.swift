@@ -26,9 +26,9 @@ final class FTPStorageTests: XCTestCase {
                         value: [0, 0, UInt8(raw & 0xFF), UInt8(raw >> 8)])))
         }
         let workout = try XCTUnwrap(builder.finish())
-        let id = try store.beginWorkout(syncIdentifier: name, source: name, startMicroseconds: start)
-        try store.finish(id, workout: workout, journalDigest: name)
-        return (id, workout)
+        let claim = try store.beginWorkout(syncIdentifier: name, source: name, startMicroseconds: start)
+        try store.finish(claim, workout: workout, journalDigest: name)
+        return (claim.workoutId, workout)
     }
 
     /// The synthetic ride with CP 250 W and W′ 20 kJ, to whole watts (the notifications carry whole watts).

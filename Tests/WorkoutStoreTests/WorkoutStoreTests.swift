@@ -36,9 +36,10 @@ final class WorkoutStoreTests: XCTestCase {
     func testAFinishedWorkoutReadsBackAsItWasBuilt() throws {
         let store = try WorkoutStore()
         let (workout, events) = try ride()
-        let id = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
-        try store.append(to: id, journalSequence: 0, events: events, samples: workout.samples[0..<60])
-        let stored = try store.finish(id, workout: workout, journalDigest: "digest")
+        let claim = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
+        let id = claim.workoutId
+        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
+        let stored = try store.finish(claim, workout: workout, journalDigest: "digest")
         var built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
         // The analysis is made when a ride is shown, from the stored samples (no FTP is known here).
         built.analysis = RideAnalysis(
@@ -59,7 +60,7 @@ final class WorkoutStoreTests: XCTestCase {
 
     func testAnUnfinishedWorkoutIsListedButHasNoSummaryAndCanBeDeleted() throws {
         let store = try WorkoutStore()
-        let id = try store.beginWorkout(syncIdentifier: "sync-2", source: "live", startMicroseconds: 5)
+        let id = try store.beginWorkout(syncIdentifier: "sync-2", source: "live", startMicroseconds: 5).workoutId
         XCTAssertEqual(try store.list().map(\.status), ["recording"])
         XCTAssertNil(try store.summary(id))
         XCTAssertEqual(try store.resolve("last"), id)

@@ -1,0 +1,295 @@
+import Foundation
+import GRDB
+import TestSupport
+import XCTest
+
+/// What commands do to a database (README): reading commands never write, a database that is not cyclelog's is
+/// left untouched, concurrent writers never mix or lose rides, damaged values are reported, never trapped on.
+final class DatabaseSafetyTests: XCTestCase {
+    let ride = fixturesFolder.appendingPathComponent("rides/sweatpy_6449921903_ACTIVITY.journal")
+
+    func folder() throws -> URL {
+        URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+    }
+
+    func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// The same ride on another day: a different capture with its own identity.
+    func ride(on day: Int, in dir: URL) throws -> String {
+        let text = try String(contentsOf: ride, encoding: .utf8).replacingOccurrences(
+            of: "2021-03-18T", with: String(format: "2021-04-%02dT", day))
+        let path = dir.appendingPathComponent("ride-\(day).journal").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func listed(_ db: String) throws -> [[String: Any]] {
+        let run = try cyclelog(["list", "--json", "--db", db])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
+    }
+
+    // MARK: Not ours (item 9)
+
+    func testAnotherApplicationsDatabaseIsRefusedUntouchedByEveryCommand() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("contacts.sqlite").path
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "CREATE TABLE contact (name TEXT); INSERT INTO contact VALUES ('Anna')") }
+        try queue.close()
+        let before = try XCTUnwrap(fileBytes(path))
+        for arguments in [["list"], ["show", "last"], ["doctor"], ["replay", ride.path], ["ftp"]] {
+            let run = try cyclelog(arguments + ["--db", path])
+            XCTAssertNotEqual(run.status, 0, arguments.joined(separator: " "))
+            XCTAssertTrue(
+                (run.output + run.errorOutput).contains("is not a cyclelog database"),
+                arguments.joined(separator: " ") + ": " + run.output + run.errorOutput)
+        }
+        XCTAssertEqual(fileBytes(path), before)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
+    }
+
+    func testADatabaseOfANewerCyclelogIsRefusedUntouched() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { try $0.execute(sql: "INSERT INTO grdb_migrations VALUES ('v99 laps on the moon')") }
+        try queue.close()
+        let before = try XCTUnwrap(fileBytes(path))
+        for arguments in [["list"], ["replay", try self.ride(on: 2, in: dir)]] {
+            let run = try cyclelog(arguments + ["--db", path])
+            XCTAssertEqual(run.status, 2, run.errorOutput)
+            XCTAssertTrue(run.errorOutput.contains("written by a newer cyclelog"), run.errorOutput)
+            XCTAssertTrue(run.errorOutput.contains("v99 laps on the moon"), run.errorOutput)
+        }
+        XCTAssertEqual(fileBytes(path), before)
+    }
+
+    // MARK: Readers (item 11)
+
+    func testReadingCommandsNeitherWriteNorWaitForAWriter() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        // A writer holds SQLite's write lock for 6 s (longer than a writer's 5-s patience).
+        let queue = try DatabaseQueue(path: path)
+        let locked = expectation(description: "lock taken")
+        let writer = Thread {
+            try? queue.write { db in
+                try db.execute(sql: "UPDATE workout SET name = name")
+                locked.fulfill()
+                sleep(6)
+            }
+        }
+        writer.start()
+        wait(for: [locked], timeout: 5)
+        let started = Date()
+        XCTAssertEqual(try listed(path).count, 1)
+        let show = try cyclelog(["show", "last", "--db", path])
+        XCTAssertEqual(show.status, 0, show.errorOutput)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 3, "a reader waited for the writer")
+        while !writer.isFinished { usleep(100_000) }
+        try queue.close()
+    }
+
+    func testARiderWhoMayOnlyReadTheDatabaseCanListIt() throws {
+        guard getuid() == 0 else {
+            print("skipped: only root can run cyclelog as another user here (setpriv)")
+            return
+        }
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        // The folder and the file readable, not writable, by `nobody`, as the service's rides are for its group.
+        chmod(dir.path, 0o755)
+        chmod(path, 0o644)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        let run = try cyclelog(["list", "--db", path], prefix: nobody)
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertTrue(run.output.contains("Wattbike"), run.output)
+        let other = try self.ride(on: 3, in: URL(fileURLWithPath: NSTemporaryDirectory()))
+        let replay = try cyclelog(["replay", "--db", path, other], prefix: nobody)
+        XCTAssertNotEqual(replay.status, 0)
+        XCTAssertTrue(replay.errorOutput.contains("read-only for this user"), replay.errorOutput)
+    }
+
+    func testBadDatabasePathsEachGetTheirOwnMessage() throws {
+        let dir = try folder()
+        let cases: [(String, String)] = [
+            (dir.path, "is a folder"),
+            (dir.appendingPathComponent("missing/rides.sqlite").path, "does not exist"),
+            (dir.appendingPathComponent(String(repeating: "x", count: 300)).path, "longer than the file system allows"),
+            ("", "no database was named"),
+            ("file:rides.sqlite?mode=ro", "is a URI"),
+        ]
+        for (path, message) in cases {
+            let run = try cyclelog(["replay", "--db", path, ride.path])
+            XCTAssertEqual(run.status, 2, path)
+            XCTAssertTrue(run.errorOutput.contains(message), path + ": " + run.errorOutput)
+            XCTAssertFalse(run.errorOutput.contains("Usage:"), run.errorOutput)
+        }
+    }
+
+    // MARK: Writers at once (items 3, 4, 5, 6)
+
+    func testTenReplaysIntoANewDatabaseAtOnceStoreEveryRide() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("new.sqlite").path
+        let files = try (1...10).map { try ride(on: $0, in: dir) }
+        let processes = try files.map { try startCyclelog(["replay", "--db", path, $0]) }
+        for (process, _, _, errors) in processes {
+            process.waitUntilExit()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(process.terminationStatus, 0, text)
+        }
+        XCTAssertEqual(try listed(path).count, 10)
+    }
+
+    func testIdenticalReplaysAtOnceStoreOneRideOnce() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        let processes = try (0..<4).map { _ in try startCyclelog(["replay", "--json", "--db", path, ride.path]) }
+        for (process, _, _, errors) in processes {
+            process.waitUntilExit()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(process.terminationStatus, 0, text)
+            XCTAssertFalse(text.contains("UNIQUE"), text)
+        }
+        let entries = try listed(path)
+        XCTAssertEqual(entries.count, 1)
+        let show = try cyclelog(["show", "last", "--json", "--db", path])
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(show.output.utf8)) as? [String: Any])
+        XCTAssertEqual(summary["version"] as? Int, 1)
+    }
+
+    func testASecondReplayKilledWhileTheFirstWritesLeavesTheFirstWhole() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        let big = fixturesFolder.appendingPathComponent("rides/sweatpy_4078723797.journal").path
+        let slow = ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "300"]
+        let (first, _, firstOut, _) = try startCyclelog(["replay", "--json", "--db", path, big], environment: slow)
+        // Wait until the first has claimed the ride and written some of it.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try listed(path).isEmpty { usleep(100_000) }
+        usleep(700_000)
+        let (second, _, _, _) = try startCyclelog(["replay", "--db", path, big], environment: slow)
+        usleep(1_000_000)
+        kill(second.processIdentifier, SIGKILL)
+        second.waitUntilExit()
+        let output = firstOut.fileHandleForReading.readDataToEndOfFile()
+        first.waitUntilExit()
+        XCTAssertEqual(first.terminationStatus, 0)
+        let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: output) as? [String: Any])
+        // The whole journal is there: a rebuild gives the ride again, and a new replay finds it stored.
+        let rebuilt = try cyclelog(["rebuild", "last", "--json", "--db", path])
+        let again = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rebuilt.output.utf8)) as? [String: Any])
+        XCTAssertEqual(again["elapsedSeconds"] as? Double, stored["elapsedSeconds"] as? Double)
+        XCTAssertEqual(again["workJoules"] as? Double, stored["workJoules"] as? Double)
+        let replayed = try cyclelog(["replay", "--db", path, big])
+        XCTAssertTrue(replayed.errorOutput.contains("already stored"), replayed.output + replayed.errorOutput)
+    }
+
+    func testARideCutShortBeforeItsFirstJournalChunkIsDiscardedByRecover() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        // What a kill right after the row was made leaves: a 'recording' row, no journal, a lapsed hold.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO workout (syncIdentifier, source, startMicroseconds, claimToken, claimedMicroseconds)
+                    VALUES ('cut-short', 'live', 1700000000000000, 'gone', 1700000000000000)
+                    """)
+        }
+        try queue.close()
+        let run = try cyclelog(["recover", "--db", path])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertTrue(run.output.contains("cut short before any of its data was stored"), run.output)
+        XCTAssertEqual(try listed(path).count, 1)
+    }
+
+    func testAStaleFTPHistoryIsRepairedByTheNextCommandThatWrites() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        let rides = ["sweatpy_4078723797.journal", "sweatpy_2020-06-01-16-52-40.journal"].map {
+            fixturesFolder.appendingPathComponent("rides/" + $0).path
+        }
+        for file in rides { XCTAssertEqual(try cyclelog(["replay", "--db", path, file]).status, 0) }
+        func derived() throws -> (estimates: Int, basis: String?) {
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            return try queue.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM ftpEstimate") ?? -1,
+                    try String.fetchOne(db, sql: "SELECT basis FROM derivedState WHERE name = 'ftpHistory'")
+                )
+            }
+        }
+        let full = try derived()
+        XCTAssertNotNil(full.basis)
+        // What a kill between a ride and its FTP refresh left before: the rides stored, the history without them.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write {
+            try $0.execute(sql: "DELETE FROM ftpEstimate; DELETE FROM ftpEffort; DELETE FROM derivedState")
+        }
+        try queue.close()
+        XCTAssertEqual(try cyclelog(["ftp", "--db", path]).status, 0)
+        XCTAssertEqual(try derived().estimates, 0, "reading commands do not write")
+        let again = try cyclelog(["replay", "--db", path, rides[0]])
+        XCTAssertTrue(again.errorOutput.contains("already stored"), again.errorOutput)
+        let repaired = try derived()
+        XCTAssertEqual(repaired.estimates, full.estimates)
+        XCTAssertEqual(repaired.basis, full.basis)
+    }
+
+    // MARK: Damaged values (item 8)
+
+    func testDamagedStoredValuesAreReportedNeverTrappedOn() throws {
+        let dir = try folder()
+        let damages: [(String, String, String)] = [
+            (
+                "statistics", "UPDATE workout SET statistics = x'01ffffffffffffffffff7f'",
+                "stored statistics are damaged"
+            ),
+            (
+                "sample size", "UPDATE sampleChunk SET samples = x'ffffff7f789c0300' WHERE firstSecond = 60",
+                "sampleChunk"
+            ),
+            ("journal length", "UPDATE journalChunk SET events = x'0a000000789c63606060000000' ", "journalChunk"),
+            (
+                "start time", "UPDATE workout SET startMicroseconds = 9223372036854775807",
+                "start or end time is damaged"
+            ),
+            ("lap time", "UPDATE lap SET startMicroseconds = -9223372036854775808", ""),
+            ("wheel", "UPDATE workoutSensor SET wheelCircumferenceMillimetres = 'big'", ""),
+            ("event", "UPDATE workoutEvent SET journalLine = 'garbage'", ""),
+            ("curve", "UPDATE powerCurve SET watts = x'010203'", ""),
+        ]
+        for (name, sql, message) in damages {
+            let path = dir.appendingPathComponent("\(name).sqlite").path
+            XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { try $0.execute(sql: sql) }
+            try queue.close()
+            var said = ""
+            for arguments in [
+                ["show", "last"], ["show", "last", "--json"], ["show", "last", "--journal"], ["list"], ["ftp"],
+                ["export", "last", "-o", dir.appendingPathComponent("\(name).fit").path],
+                ["chart", "last", "-o", dir.appendingPathComponent("\(name).svg").path], ["rebuild", "last"],
+            ] {
+                let run = try cyclelog(arguments + ["--db", path])
+                // 0, 1 or 2: a message, never a trap (132 SIGILL, 133 SIGTRAP, 134 SIGABRT) or a kill for memory.
+                XCTAssertTrue([0, 1, 2].contains(run.status), "\(name): \(arguments) ended with \(run.status)")
+                said += run.output + run.errorOutput
+            }
+            if !message.isEmpty { XCTAssertTrue(said.contains(message), "\(name): \(said)") }
+        }
+        // doctor finds what integrity_check cannot see.
+        let doctor = try cyclelog(
+            ["doctor", "--db", dir.appendingPathComponent("journal length.sqlite").path],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"])
+        XCTAssertTrue(doctor.output.contains("damaged value"), doctor.output)
+    }
+}
