@@ -25,12 +25,14 @@ demo: build
 	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
 	.build/debug/cyclelog ftp
 
-# All tests: unit and CLI tests, tshark conformance, and a short run of every fuzz target.
+# All tests: unit and CLI tests, tshark conformance, the service files, every real third-party FIT file, and a
+# short run of every fuzz target.
 test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
+	python3 Tests/ThirdParty/check_thirdparty.py --cyclelog .build/debug/cyclelog
 	$(MAKE) --no-print-directory fuzz-smoke
 
 # The service files (systemd unit, udev rules, D-Bus policy, make install) checked on their own.

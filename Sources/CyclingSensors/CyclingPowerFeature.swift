@@ -57,6 +57,14 @@ public struct CyclingPowerFeature: CharacteristicValue {
     }
 
     public var features: Features
+    /// How many of the field's 4 octets the sensor sent: real meters (a Wahoo KICKR) send 2, and the bits of the
+    /// octets not sent (16 to 31 for 2) are unknown, not clear.
+    public var sentOctets = 4
+
+    /// Whether bit `bit` was sent at all (a short feature field leaves the high bits unknown).
+    public func knows(_ feature: Features) -> Bool {
+        feature.rawValue < (sentOctets >= 4 ? UInt32.max : UInt32(1) << (8 * sentOctets))
+    }
 
     public var distributedSystemSupport: DistributedSystemSupport {
         // Two bits can only hold 0...3, all of which are cases.
@@ -67,15 +75,31 @@ public struct CyclingPowerFeature: CharacteristicValue {
 
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
         var reader = ByteReader(bytes)
-        features = Features(rawValue: try reader.readUInt32("features"))
+        if (1...3).contains(bytes.count) {
+            // Short (spec §2.2 says 4 octets): the bits that were sent, little-endian; the rest unknown.
+            var value: UInt32 = 0
+            for index in 0..<bytes.count { value |= UInt32(try reader.readUInt8("features")) << (8 * index) }
+            features = Features(rawValue: value)
+            sentOctets = bytes.count
+        } else {
+            features = Features(rawValue: try reader.readUInt32("features"))
+        }
         try reader.expectEnd()
     }
 
     public var fields: [DecodedField] {
-        [
-            .flagsNamed("features", features.rawValue, names: Features.names),
-            .unsigned(
-                "distributedSystemSupport", distributedSystemSupport.rawValue, meaning: distributedSystemSupport.words),
-        ]
+        var fields: [DecodedField] = [.flagsNamed("features", features.rawValue, names: Features.names)]
+        if sentOctets < 4 {
+            fields.append(
+                .unsigned(
+                    "featureOctets", UInt8(sentOctets),
+                    meaning: "short: \(sentOctets) of 4 octets sent, bits \(8 * sentOctets) to 31 unknown"))
+        } else {
+            fields.append(
+                .unsigned(
+                    "distributedSystemSupport", distributedSystemSupport.rawValue,
+                    meaning: distributedSystemSupport.words))
+        }
+        return fields
     }
 }

@@ -10,6 +10,8 @@ public struct ImportedActivity: Sendable {
     public var fileIdentity: String?
     /// What the file holds that could not be used, in words (the ride is imported without it).
     public var notes: [String]
+    /// The session of a multisport file this ride is (1 for the first session), nil for a whole file.
+    public var sessionNumber: Int?
 }
 
 /// Turns the messages of a FIT activity into a workout. Records become 1 Hz samples at their own second (a record
@@ -56,14 +58,18 @@ public enum FITActivityReader {
     /// sport values that are not rides, named for the refusal.
     static let otherSports: [Int64: String] = [
         1: "running", 5: "swimming", 11: "walking", 12: "cross-country skiing", 13: "alpine skiing",
-        15: "rowing", 16: "mountaineering", 17: "hiking", 18: "multisport", 19: "paddling",
+        15: "rowing", 16: "mountaineering", 17: "hiking", 18: "multisport", 19: "paddling", 3: "transition",
+        6: "basketball", 7: "soccer", 8: "tennis", 9: "American football", 14: "snowboarding", 20: "flying",
+        22: "motorcycling", 23: "boating", 24: "driving",
     ]
     /// The longest ride accepted (a week): longer spans come from a broken clock.
     public static let longestRideSeconds: Int64 = 7 * 86_400
     /// A record's values hold this long when the next record is late (smart recording writes on change only).
     public static let holdSeconds: Int64 = 3
 
-    public static func read(_ bytes: [UInt8]) throws(FITError) -> ImportedActivity {
+    /// The rides in a FIT activity: the whole file, or each cycling session of a multisport file (its other
+    /// sessions are named in the notes and skipped).
+    public static func read(_ bytes: [UInt8]) throws(FITError) -> [ImportedActivity] {
         let messages = try FITDecoder.messages(bytes)
         var fileID: FITMessage?
         var sessions: [FITMessage] = []
@@ -101,34 +107,114 @@ public enum FITActivityReader {
         if let fileID, let type = fileID.integers[Field.fileType], type != activityFileType {
             throw FITError(offset: fileID.offset, "is a FIT file of type \(type), not an activity (type 4)")
         }
-        for session in sessions {
-            if let sport = session.integers[Field.sport], let name = otherSports[sport] {
-                throw FITError(offset: session.offset, "is a \(name) activity, not a ride")
-            }
+        let others = sessions.compactMap { session in
+            session.integers[Field.sport].flatMap { otherSports[$0] }.map { (session, $0) }
+        }
+        if !sessions.isEmpty && others.count == sessions.count {
+            let names = Array(Set(others.map(\.1))).sorted()
+            throw FITError(
+                offset: others[0].0.offset,
+                names.count == 1
+                    ? "is a \(names[0]) activity, not a ride"
+                    : "holds \(names.joined(separator: " and ")) sessions and no ride")
         }
         guard !records.isEmpty else {
             throw FITError(offset: bytes.count, "holds no records: there is no ride in it to import")
         }
+        let identity = identity(fileID)
+        guard !others.isEmpty else {
+            let ride = try activity(
+                records: records, timer: timer, sessions: sessions, laps: laps, offset: bytes.count)
+            return [
+                ImportedActivity(
+                    workout: ride.workout, fileIdentity: identity,
+                    notes: notes + ride.notes
+                        + (sessions.count > 1 ? ["its \(sessions.count) sessions are imported as one ride"] : []))
+            ]
+        }
+        // A multisport file: each cycling session is a ride of its own, made of what lies within its times.
+        var rides: [ImportedActivity] = []
+        for (number, session) in sessions.enumerated() {
+            if let sport = session.integers[Field.sport], let name = otherSports[sport] {
+                notes.append("its session \(number + 1) (\(name)) is not a ride and was skipped")
+                continue
+            }
+            guard let start = session.integers[Field.startTime],
+                let elapsed = session.scaled(Field.totalElapsedTime, 1000)
+            else {
+                notes.append("its session \(number + 1) has no start or length and was skipped")
+                continue
+            }
+            let window = start...(start + Int64(elapsed.rounded(.up)))
+            let inside = records.filter { window.contains($0.second) }
+            guard !inside.isEmpty else {
+                notes.append("its session \(number + 1) holds no records and was skipped")
+                continue
+            }
+            let ride = try activity(
+                records: inside, timer: timer.filter { window.contains($0.second) }, sessions: [session],
+                laps: laps.filter { $0.integers[Field.startTime].map(window.contains) ?? false },
+                offset: session.offset)
+            rides.append(
+                ImportedActivity(
+                    workout: ride.workout, fileIdentity: identity.map { "\($0)#\(number + 1)" },
+                    notes: ride.notes, sessionNumber: number + 1))
+        }
+        guard !rides.isEmpty else {
+            throw FITError(offset: bytes.count, "holds no cycling session with records")
+        }
+        rides[0].notes = notes + rides[0].notes
+        return rides
+    }
+
+    /// One ride from its records (in the file's order), timer events, sessions and laps.
+    static func activity(
+        records fileOrder: [(second: Int64, message: FITMessage)], timer unsorted: [(second: Int64, running: Bool)],
+        sessions: [FITMessage], laps: [FITMessage], offset: Int
+    ) throws(FITError) -> (workout: Workout, notes: [String]) {
+        // The time-jump rule on the records' times, in the order the device wrote them (RideTimeline).
+        let microseconds = fileOrder.map { FITTime.unixMicroseconds($0.second) }
+        let repaired = RideTimeline.repair(times: microseconds)
+        var notes = repaired.faults.map {
+            "the record at byte \(fileOrder[$0.eventIndex].message.offset) is \($0.message)"
+        }
+        let joined = repaired.faults.contains { $0.message.hasPrefix("the clock leapt") }
+        var records = zip(repaired.indices, repaired.times).map { index, time in
+            (
+                second: fileOrder[index].second + (time - microseconds[index]) / 1_000_000,
+                message: fileOrder[index].message
+            )
+        }
+        guard let firstRecord = records.first?.second, let lastRecord = records.last?.second else {
+            throw FITError(offset: offset, "holds no records in time order")
+        }
         records.sort { $0.second < $1.second }
-        timer.sort { $0.second < $1.second }
+        // Timer events and session starts far from the records belong to a clock fault; after a joined jump the
+        // timer's times no longer fit the records' and the ride is taken as running throughout.
+        let gap = RideTimeline.longestGapMicroseconds / 1_000_000
+        let near = (firstRecord - gap)...(lastRecord + gap)
+        let timer = joined ? [] : unsorted.filter { near.contains($0.second) }.sorted { $0.second < $1.second }
+        if joined { notes.append("its timer events were not used: the clock jumped during the ride") }
 
         // The ride runs from the first of its start times to the timer's last stop (records after it are off the
         // timer), or to the end of the last record's second when the timer never stopped.
         let starts =
-            sessions.compactMap { $0.integers[Field.startTime] } + [records[0].second]
-            + timer.prefix(1).map(\.second)
-        let startSecond = starts.filter { $0 >= FITTime.minimumAbsolute }.min()!
-        var endSecond = records.last!.second + 1
-        if let last = timer.last, !last.running { endSecond = last.second }
+            sessions.compactMap { $0.integers[Field.startTime] } + [firstRecord] + timer.prefix(1).map(\.second)
+        let startSecond =
+            starts.filter { $0 >= FITTime.minimumAbsolute && near.contains($0) && $0 <= firstRecord }
+            .min() ?? firstRecord
+        var endSecond = lastRecord + 1
+        if let last = timer.last, !last.running, last.second > startSecond { endSecond = last.second }
         endSecond = max(endSecond, startSecond + 1)
-        // One sample per second is allocated: a stray clock must not ask for years of them.
+        // One sample per second is allocated: after the time-jump rule a span this long is many long gaps.
         guard endSecond - startSecond <= longestRideSeconds else {
             throw FITError(
-                offset: records.last!.message.offset,
+                offset: records.last?.message.offset ?? offset,
                 "spans \((endSecond - startSecond) / 86_400) days from its first time to its last: its times "
                     + "cannot all be right")
         }
-        let samples = secondSamples(records, timer: timer, startSecond: startSecond, endSecond: endSecond)
+        var samples = secondSamples(records, timer: timer, startSecond: startSecond, endSecond: endSecond)
+        let rejected = Plausibility.clean(&samples)
         let plan = WorkoutPlan(location: location(sessions))
         let events = workoutEvents(timer: timer, startSecond: startSecond, endSecond: endSecond, plan: plan)
 
@@ -140,13 +226,21 @@ public enum FITActivityReader {
             endMicroseconds: FITTime.unixMicroseconds(endSecond), samples: samples, lapStarts: lapStarts,
             events: (events + lapStarts.map { WorkoutEvent(timeMicroseconds: $0, control: .lap) }).sorted {
                 $0.timeMicroseconds < $1.timeMicroseconds
-            }, dropouts: [], sensors: [])
+            }, dropouts: [], sensors: [], rejectedSeconds: rejected)
         if !sessions.isEmpty {
-            workout.recordedTotals = totals(sessions, work: Field.sessionTotalWork)
+            var recorded = totals(sessions, work: Field.sessionTotalWork)
+            let span = Double(endSecond - startSecond)
+            if !repaired.faults.isEmpty, let elapsed = recorded.elapsedSeconds, elapsed > span + 60 {
+                // The device measured its elapsed time across its own clock fault.
+                recorded.elapsedSeconds = nil
+                recorded.corrections.append(
+                    "the device's elapsed time \(RecordedTotals.seconds(elapsed)) spans a clock fault; the ride's own "
+                        + "\(RecordedTotals.seconds(span)) is shown")
+            }
+            workout.recordedTotals = recorded
         }
         workout.recordedLapTotals = lapList.map { totals([$0.message], work: Field.lapTotalWork) }
-        if sessions.count > 1 { notes.append("its \(sessions.count) sessions are imported as one ride") }
-        return ImportedActivity(workout: workout, fileIdentity: identity(fileID), notes: notes)
+        return (workout, notes)
     }
 
     /// One sample per second from `startSecond` to `endSecond`, on the timer where the timer ran.

@@ -8,7 +8,9 @@ public struct PowerMeterControl: Sendable {
     public let bluez: BlueZClient
     public let controlPoint: GattCharacteristic
     /// Cycling Power Feature as read on opening (nil when the meter has none to read).
-    public let features: CyclingPowerFeature.Features?
+    public let feature: CyclingPowerFeature?
+    /// Its feature bits (a short field's unsent bits read as clear: ask `feature.knows` first).
+    public var features: CyclingPowerFeature.Features? { feature?.features }
 
     /// The control point of a connected device; fails in words when the meter has none.
     public static func open(_ bluez: BlueZClient, device: String, name: String) async throws(LiveRecordingError)
@@ -19,18 +21,18 @@ public struct PowerMeterControl: Sendable {
             throw LiveRecordingError(
                 "\(name) has no Cycling Power Control Point: it cannot be calibrated or set over Bluetooth")
         }
-        var features: CyclingPowerFeature.Features?
-        if let feature = characteristics.first(where: { $0.shortUUID == 0x2A65 && $0.canRead }),
-            let value = try? await bluez.read(feature)
+        var feature: CyclingPowerFeature?
+        if let characteristic = characteristics.first(where: { $0.shortUUID == 0x2A65 && $0.canRead }),
+            let value = try? await bluez.read(characteristic)
         {
-            features = (try? CyclingPowerFeature(decoding: value))?.features
+            feature = try? CyclingPowerFeature(decoding: value)
         }
         do {
             try await bluez.startNotify(controlPoint)
         } catch {
             throw LiveRecordingError("\(name): cannot turn on its control point's indications: \(error.description)")
         }
-        return PowerMeterControl(bluez: bluez, controlPoint: controlPoint, features: features)
+        return PowerMeterControl(bluez: bluez, controlPoint: controlPoint, feature: feature)
     }
 
     /// Writes `request` and returns the response the meter indicates for it, decoded and as it came (CPS

@@ -17,7 +17,8 @@ public struct FITImporter {
         self.store = store
     }
 
-    public func importFile(_ path: String) throws(ReplayError) -> Replayer.Outcome {
+    /// Imports a file's rides: one, or each cycling session of a multisport file.
+    public func importFile(_ path: String) throws(ReplayError) -> [Replayer.Outcome] {
         let bytes: [UInt8]
         do {
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -27,34 +28,43 @@ public struct FITImporter {
         return try importBytes(bytes, name: path)
     }
 
-    public func importBytes(_ bytes: [UInt8], name: String) throws(ReplayError) -> Replayer.Outcome {
-        let activity: ImportedActivity
+    public func importBytes(_ bytes: [UInt8], name: String) throws(ReplayError) -> [Replayer.Outcome] {
+        let activities: [ImportedActivity]
         do {
-            activity = try FITActivityReader.read(bytes)
+            activities = try FITActivityReader.read(bytes)
         } catch {
             throw ReplayError("\(name) \(error); nothing was imported")
         }
         let digest = RideDigest(bytes: bytes).hex
-        let syncIdentifier = RideDigest(bytes: Array((activity.fileIdentity ?? "fit-bytes:" + digest).utf8)).uuid
-        do {
-            let existing = try store.workout(syncIdentifier: syncIdentifier)
-            if let existing, existing.complete, existing.journalDigest == digest,
-                let summary = try store.summary(existing.id)
-            {
-                return Replayer.Outcome(summary: summary, alreadyStored: true, problems: notes(activity, name))
+        var outcomes: [Replayer.Outcome] = []
+        for activity in activities {
+            let identity =
+                activity.fileIdentity ?? "fit-bytes:" + digest + (activity.sessionNumber.map { "#\($0)" } ?? "")
+            let syncIdentifier = RideDigest(bytes: Array(identity.utf8)).uuid
+            do {
+                let existing = try store.workout(syncIdentifier: syncIdentifier)
+                if let existing, existing.complete, existing.journalDigest == digest,
+                    let summary = try store.summary(existing.id)
+                {
+                    outcomes.append(
+                        Replayer.Outcome(summary: summary, alreadyStored: true, problems: notes(activity, name)))
+                    continue
+                }
+                let summary = try store.saveImported(
+                    activity.workout, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
+                    replacing: existing?.id, sessionNumber: activity.sessionNumber, refreshingFTP: refreshesFTP)
+                outcomes.append(
+                    Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name)))
+            } catch {
+                throw ReplayError("\(name): \(error); nothing more was imported")
             }
-            let summary = try store.saveImported(
-                activity.workout, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
-                replacing: existing?.id, refreshingFTP: refreshesFTP)
-            return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name))
-        } catch {
-            throw ReplayError("\(name): \(error); nothing was imported")
         }
+        return outcomes
     }
 
     /// Builds an imported workout again from the file stored with it.
     public func rebuild(_ id: Int64) throws(ReplayError) -> Replayer.Outcome? {
-        let file: (fileName: String, bytes: [UInt8])?
+        let file: (fileName: String, bytes: [UInt8], session: Int?)?
         do {
             file = try store.importedFile(id)
         } catch {
@@ -63,14 +73,19 @@ public struct FITImporter {
         guard let file else { return nil }
         let activity: ImportedActivity
         do {
-            activity = try FITActivityReader.read(file.bytes)
+            let activities = try FITActivityReader.read(file.bytes)
+            guard let chosen = activities.first(where: { $0.sessionNumber == file.session }) ?? activities.first
+            else { throw ReplayError("workout \(id)'s stored file \(file.fileName) holds no ride") }
+            activity = chosen
+        } catch let error as ReplayError {
+            throw error
         } catch {
             throw ReplayError("workout \(id)'s stored file \(file.fileName) \(error)")
         }
         do {
             let summary = try store.saveImported(
                 activity.workout, syncIdentifier: "", fileName: file.fileName, bytes: file.bytes,
-                digest: RideDigest(bytes: file.bytes).hex, replacing: id)
+                digest: RideDigest(bytes: file.bytes).hex, replacing: id, sessionNumber: file.session)
             return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
         } catch {
             throw ReplayError("workout \(id): \(error)")

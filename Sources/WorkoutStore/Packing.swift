@@ -77,6 +77,10 @@ enum StoredPacking {
             writer.unsigned(UInt64(duration))
             double(statistics.powerCurveWatts[duration])
         }
+        // Added later, read only when present: rejected seconds per channel, then the corrections.
+        for channel in Channel.allCases { writer.unsigned(UInt64(statistics.rejectedSeconds[channel] ?? 0)) }
+        writer.unsigned(UInt64(statistics.corrections.count))
+        for correction in statistics.corrections { writer.text(correction) }
         return writer.bytes
     }
 
@@ -102,6 +106,14 @@ enum StoredPacking {
         for _ in 0..<min(count, 1000) {
             let duration = Int(clamping: try reader.unsigned())
             statistics.powerCurveWatts[duration] = try double()
+        }
+        if !reader.atEnd {
+            for channel in Channel.allCases {
+                let seconds = Int(clamping: try reader.unsigned())
+                if seconds > 0 { statistics.rejectedSeconds[channel] = seconds }
+            }
+            let corrections = try reader.count()
+            for _ in 0..<corrections { statistics.corrections.append(try reader.text()) }
         }
         return statistics
     }

@@ -334,7 +334,7 @@ public final class WorkoutStore: Sendable {
                     CREATE INDEX calibrationByAddress ON calibration (address, timeMicroseconds);
                     """)
         }
-        migrator.registerMigration("v6 build claims") { db in
+        migrator.registerMigration("v6 build claims, derived state, sessions of imported files") { db in
             try db.execute(
                 sql: """
                     -- Which build holds a workout being written, and when it last wrote: a second replay of the same
@@ -345,6 +345,8 @@ public final class WorkoutStore: Sendable {
                     -- writes whenever the complete rides no longer match its basis (a kill between a batch of imports
                     -- and the refresh, a full disk).
                     CREATE TABLE derivedState (name TEXT PRIMARY KEY NOT NULL, basis TEXT NOT NULL);
+                    -- Which session of a multisport file a ride is (1 for the first); NULL for the whole file.
+                    ALTER TABLE importedFile ADD COLUMN session INTEGER;
                     """)
         }
         return migrator

@@ -70,7 +70,7 @@ extension WorkoutStore {
                 if try Self.isHeld(row, now: now) { return .busy(id) }
                 replacing = id
             }
-            let token = UUID().uuidString
+            let token = Self.newClaimToken()
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: source, startMicroseconds: startMicroseconds,
                 replacing: replacing, db)
@@ -95,13 +95,32 @@ extension WorkoutStore {
         }
     }
 
-    /// Whether a workout row is held by a build that wrote recently.
+    /// Whether a workout row is held by a build that wrote recently and, when it runs on this machine, is alive
+    /// (a killed replay's hold is let go at once, not after the lapse).
     static func isHeld(_ row: Row, now: Int64) throws -> Bool {
-        guard try row.decode(String?.self, forColumn: "claimToken") != nil,
+        guard let token = try row.decode(String?.self, forColumn: "claimToken"),
             let claimed = try row.decode(Int64?.self, forColumn: "claimedMicroseconds")
         else { return false }
+        let parts = token.split(separator: " ")
+        if parts.count == 3, parts[0] == Self.hostName, let pid = Int32(parts[1]),
+            kill(pid, 0) != 0 && errno == ESRCH
+        {
+            return false
+        }
         return now - claimed < claimLapseMicroseconds
     }
+
+    /// A new hold's token: this machine, this process, and a random part.
+    static func newClaimToken() -> String {
+        "\(hostName) \(getpid()) \(UUID().uuidString)"
+    }
+
+    static let hostName: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count - 1)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "localhost" : name.replacingOccurrences(of: " ", with: "_")
+    }()
 
     /// Checks, inside a write, that `claim` still holds its row, and renews it.
     static func renew(_ claim: Claim, _ db: Database, clearing: Bool = false) throws {
@@ -168,7 +187,7 @@ extension WorkoutStore {
                         + "try again when it is done")
             }
             try Self.deleteContent(of: id, db, keepingJournal: true)
-            let token = UUID().uuidString
+            let token = Self.newClaimToken()
             try db.execute(
                 sql: """
                     UPDATE workout SET version = version + 1, status = 'recording', statistics = NULL,
@@ -231,7 +250,7 @@ extension WorkoutStore {
     @discardableResult
     public func saveImported(
         _ workout: Workout, syncIdentifier: String, fileName: String, bytes: [UInt8], digest: String,
-        replacing: Int64?, refreshingFTP: Bool = true
+        replacing: Int64?, sessionNumber: Int? = nil, refreshingFTP: Bool = true
     ) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
         let id = try write { db in
@@ -250,8 +269,8 @@ extension WorkoutStore {
                 syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
                 replacing: current ?? replacing, db)
             try db.execute(
-                sql: "INSERT INTO importedFile (workoutId, fileName, bytes) VALUES (?, ?, ?)",
-                arguments: [id, fileName, Data(bytes)])
+                sql: "INSERT INTO importedFile (workoutId, fileName, bytes, session) VALUES (?, ?, ?, ?)",
+                arguments: [id, fileName, Data(bytes), sessionNumber])
             try Self.insert(built, id, journalDigest: digest, db)
             return id
         }
@@ -259,10 +278,16 @@ extension WorkoutStore {
     }
 
     /// A workout's imported file, if it was imported: its name and bytes.
-    public func importedFile(_ id: Int64) throws(StoreError) -> (fileName: String, bytes: [UInt8])? {
+    public func importedFile(_ id: Int64) throws(StoreError) -> (fileName: String, bytes: [UInt8], session: Int?)? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT fileName, bytes FROM importedFile WHERE workoutId = ?", arguments: [id])
-                .map { ($0["fileName"], [UInt8]($0["bytes"] as Data)) }
+            // `*`: a database not yet brought up to date by a writing command has no session column (nil then).
+            try Row.fetchOne(db, sql: "SELECT * FROM importedFile WHERE workoutId = ?", arguments: [id]).map {
+                (
+                    try $0.decode(String.self, forColumn: "fileName"),
+                    [UInt8](try $0.decode(Data.self, forColumn: "bytes")),
+                    try $0.decode(Int?.self, forColumn: "session")
+                )
+            }
         }
     }
 

@@ -7,6 +7,17 @@ public enum Channel: Int, CaseIterable, Sendable, Comparable {
 
     public static func < (lhs: Channel, rhs: Channel) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The key of this channel in JSON, with its unit: `powerWatts`, `cadenceRPM`, `speedMetersPerSecond`,
+    /// `heartRateBPM`.
+    public var jsonKey: String {
+        switch self {
+        case .powerWatts: "powerWatts"
+        case .cadenceRPM: "cadenceRPM"
+        case .speedMetersPerSecond: "speedMetersPerSecond"
+        case .heartRateBPM: "heartRateBPM"
+        }
+    }
+
     public var name: String {
         switch self {
         case .powerWatts: "power"

@@ -4,7 +4,7 @@
     import Darwin
 #endif
 
-/// Training metrics of a 1 Hz power series (watts per second, dropouts already counted as 0 W). Each definition is
+/// Training metrics of a 1 Hz power series (watts per second, seconds without power already left out: the gap rule). Each definition is
 /// one sentence; `../shared/spec/metrics-and-ftp.md` §2 gives the sources and the conventions other tools use.
 public enum PowerMetrics {
     /// Normalized Power: the fourth root of the mean fourth power of the 30-s rolling mean, over full windows only

@@ -29,15 +29,17 @@ public struct RideAnalysis: Equatable, Sendable {
         self.criticalPower = criticalPower
         let running = samples.filter(\.isRunning)
         let hasPower = running.contains { $0.powerWatts != nil }
-        let movingWatts = running.map { $0.powerWatts ?? 0 }
+        // The gap rule: seconds without power are left out, as in the average and NP.
+        let movingWatts = running.compactMap(\.powerWatts)
         spikeSeconds = WorkoutStatistics.runningPowerSegments(samples).map { SpikeFilter.filtered($0).replacedSeconds }
             .reduce(0, +)
         guard hasPower else { return }
         let np = statistics.normalizedPowerWatts
         if let np, let average = statistics.averagePowerWatts, average > 0 { variabilityIndex = np / average }
         if let np, let heartRate = statistics.averageHeartRateBPM, heartRate > 0 { efficiencyFactor = np / heartRate }
+        let powered = running.filter { $0.powerWatts != nil }
         aerobicDecouplingPercent = PowerMetrics.aerobicDecouplingPercent(
-            watts: movingWatts, heartRateBPM: running.map(\.heartRateBPM))
+            watts: movingWatts, heartRateBPM: powered.map(\.heartRateBPM))
         xPowerWatts = PowerMetrics.xPower(movingWatts)
         energyKilocalories = statistics.workJoules.map { PowerMetrics.kilocalories(workJoules: $0) }
         if let ftp, ftp.watts > 0 {

@@ -35,6 +35,12 @@ public enum RideTimeline {
         public var droppedCount: Int
     }
 
+    /// The same rule for bare times (a FIT file's records): which to keep, their corrected times, and why.
+    public static func repair(times: [Int64]) -> (indices: [Int], times: [Int64], faults: [Fault]) {
+        let repaired = repair(times.map { RideEvent(timeMicroseconds: $0, .control(.lap)) })
+        return (repaired.indices, repaired.events.map(\.timeMicroseconds), repaired.faults)
+    }
+
     public static func repair(_ input: [RideEvent]) -> Repaired {
         var faults: [Fault] = []
         var plausible: [Int] = []

@@ -36,6 +36,21 @@ public enum SpikeFilter {
         return (result, replaced)
     }
 
+    /// The seconds that are spikes (the one or two seconds that stand out, as `filtered` judges them).
+    public static func spikeSeconds(_ watts: [Double]) -> [Int] {
+        var seconds: [Int] = []
+        var index = 0
+        while index < watts.count {
+            guard let length = spikeLength(watts, at: index) else {
+                index += 1
+                continue
+            }
+            seconds += index..<(index + length)
+            index += length
+        }
+        return seconds
+    }
+
     /// The length (1 or 2) of a spike starting at `index`, if one does.
     private static func spikeLength(_ watts: [Double], at index: Int) -> Int? {
         // Nothing under the margin can stand out by it; this skips almost every second cheaply.

@@ -14,12 +14,16 @@ public struct Workout: Sendable {
     public var recordedTotals: RecordedTotals?
     /// The same per lap, in lap order, where the file has them.
     public var recordedLapTotals: [RecordedTotals] = []
+    /// Seconds the plausibility rules rejected, per channel.
+    public var rejectedSeconds: [Channel: Int] = [:]
 
     public init(
         plan: WorkoutPlan, state: Session.State, startMicroseconds: Int64, endMicroseconds: Int64,
         samples: [SecondSample], lapStarts: [Int64], events: [WorkoutEvent], dropouts: [Dropout],
-        sensors: [WorkoutSensor], recordedTotals: RecordedTotals? = nil, recordedLapTotals: [RecordedTotals] = []
+        sensors: [WorkoutSensor], recordedTotals: RecordedTotals? = nil, recordedLapTotals: [RecordedTotals] = [],
+        rejectedSeconds: [Channel: Int] = [:]
     ) {
+        self.rejectedSeconds = rejectedSeconds
         self.plan = plan
         self.state = state
         self.startMicroseconds = startMicroseconds
@@ -41,7 +45,9 @@ public struct Workout: Sendable {
         var statistics = WorkoutStatistics(
             samples[...], elapsedSeconds: Double(endMicroseconds - startMicroseconds) / 1_000_000,
             powerCurve: powerCurve)
+        statistics.rejectedSeconds = rejectedSeconds
         recordedTotals?.apply(to: &statistics)
+        statistics.keepMovingWithinElapsed()
         return statistics
     }
 
@@ -63,6 +69,7 @@ public struct Workout: Sendable {
             var statistics = WorkoutStatistics(
                 samples[range], elapsedSeconds: Double(lapEnd - lapStart) / 1_000_000, powerCurve: wholeRide)
             if number < recordedLapTotals.count { recordedLapTotals[number].apply(to: &statistics) }
+            statistics.keepMovingWithinElapsed()
             return LapSummary(
                 number: number + 1, startMicroseconds: lapStart, endMicroseconds: lapEnd, statistics: statistics)
         }
@@ -96,6 +103,8 @@ public struct RecordedTotals: Equatable, Sendable {
     public var timerSeconds: Double?
     public var distanceMeters: Double?
     public var workJoules: Double?
+    /// Totals of the device's that were not used, each with why (e.g. an elapsed time spanning a clock fault).
+    public var corrections: [String] = []
 
     public init(
         elapsedSeconds: Double? = nil, timerSeconds: Double? = nil, distanceMeters: Double? = nil,
@@ -109,14 +118,44 @@ public struct RecordedTotals: Equatable, Sendable {
 
     /// Replaces the computed totals with the recorded ones it has; average speed follows distance and time.
     func apply(to statistics: inout WorkoutStatistics) {
+        statistics.corrections += corrections
         if let elapsedSeconds { statistics.elapsedSeconds = elapsedSeconds }
-        if let timerSeconds { statistics.movingSeconds = timerSeconds }
+        if let timerSeconds {
+            if timerSeconds > statistics.elapsedSeconds + 0.5 {
+                // A timer cannot run longer than the ride: moving time is never shown above elapsed.
+                statistics.corrections.append(
+                    "the device's timer time \(Self.seconds(timerSeconds)) is longer than its elapsed time "
+                        + "\(Self.seconds(statistics.elapsedSeconds)); moving time is shown as the elapsed time")
+                statistics.movingSeconds = statistics.elapsedSeconds
+            } else {
+                statistics.movingSeconds = min(timerSeconds, statistics.elapsedSeconds)
+            }
+        }
         if let distanceMeters { statistics.distanceMeters = distanceMeters }
-        if let workJoules, statistics.workJoules != nil || workJoules > 0 { statistics.workJoules = workJoules }
+        if let workJoules, statistics.workJoules != nil || workJoules > 0 {
+            if let rejected = statistics.rejectedSeconds[.powerWatts], rejected > 0,
+                let computed = statistics.workJoules
+            {
+                // The device counted power that cannot be real: the work of the plausible seconds is shown.
+                statistics.corrections.append(
+                    "the device's work \(Int((workJoules / 1000).rounded())) kJ counts \(rejected) s of implausible "
+                        + "power; \(Int((computed / 1000).rounded())) kJ without them")
+            } else {
+                statistics.workJoules = workJoules
+            }
+        }
         if statistics.movingSeconds > 0,
             statistics.averageSpeedMetersPerSecond != nil || statistics.distanceMeters > 0
         {
             statistics.averageSpeedMetersPerSecond = statistics.distanceMeters / statistics.movingSeconds
         }
+    }
+
+    /// `1:23:45` for a message.
+    public static func seconds(_ value: Double) -> String {
+        let whole = Int(value.rounded())
+        let (hours, minutes, seconds) = (whole / 3600, whole / 60 % 60, whole % 60)
+        return (hours > 0 ? "\(hours):" : "") + (hours > 0 && minutes < 10 ? "0" : "") + "\(minutes):"
+            + (seconds < 10 ? "0" : "") + "\(seconds)"
     }
 }

@@ -140,6 +140,7 @@ public struct WorkoutBuilder: Sendable {
         let binCount = Int((end - origin + 999_999) / 1_000_000)
         finalizeBins(upTo: binCount, end: end)
         var samples = completed
+        let rejected = Plausibility.clean(&samples)
         var events = session.events
         if let autoPause = configuration.autoPause {
             events += autoPause.apply(to: &samples, originMicroseconds: origin)
@@ -151,7 +152,7 @@ public struct WorkoutBuilder: Sendable {
         return Workout(
             plan: session.plan, state: session.state, startMicroseconds: origin, endMicroseconds: end,
             samples: samples, lapStarts: session.lapStarts, events: events, dropouts: clipped,
-            sensors: sensors.map(\.info))
+            sensors: sensors.map(\.info), rejectedSeconds: rejected)
     }
 
     // MARK: - Internals

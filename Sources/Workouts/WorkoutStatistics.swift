@@ -23,6 +23,10 @@ public struct WorkoutStatistics: Equatable, Sendable {
     public var maximumHeartRateBPM: Double?
     /// Best mean power for each standard duration the moving time allows (duration in seconds).
     public var powerCurveWatts: [Int: Double] = [:]
+    /// Seconds whose value the plausibility rules rejected, per channel (the whole ride's; `Plausibility`).
+    public var rejectedSeconds: [Channel: Int] = [:]
+    /// Values the device wrote that were corrected, each with why (an imported ride's totals).
+    public var corrections: [String] = []
 
     /// The durations reported in `powerCurveWatts` (DESIGN.md §3 asks for at least 1, 5, 60, 300, 1200, 3600).
     public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]
@@ -45,8 +49,9 @@ public struct WorkoutStatistics: Equatable, Sendable {
             workJoules = work
             averagePowerWatts = poweredSeconds > 0 ? work / poweredSeconds : nil
             maximumPowerWatts = running.compactMap(\.powerWatts).max()
-            // A dropout inside the moving time counts as 0 W for NP and the curve (DESIGN.md §4).
-            normalizedPowerWatts = PowerMetrics.normalizedPower(running.map { $0.powerWatts ?? 0 })
+            // The gap rule (README): a second without power is not riding at 0 W; NP, like the average, leaves
+            // it out.
+            normalizedPowerWatts = PowerMetrics.normalizedPower(running.compactMap(\.powerWatts))
             let curve = powerCurve ?? Self.powerCurve(samples)
             for duration in Self.powerCurveDurations {
                 if let watts = curve.watts(seconds: duration) { powerCurveWatts[duration] = watts }
@@ -69,19 +74,34 @@ public struct WorkoutStatistics: Equatable, Sendable {
         maximumHeartRateBPM = heartRates.max()
     }
 
+    /// Moving time is never shown above elapsed time (a device's timer, or its records, a second longer than its
+    /// elapsed time); the correction is named.
+    mutating func keepMovingWithinElapsed() {
+        guard movingSeconds > elapsedSeconds else { return }
+        if movingSeconds - elapsedSeconds >= 0.5 && !corrections.contains(where: { $0.contains("timer time") }) {
+            corrections.append(
+                "the moving time \(RecordedTotals.seconds(movingSeconds)) was longer than the elapsed time "
+                    + "\(RecordedTotals.seconds(elapsedSeconds)); moving time is shown as the elapsed time")
+        }
+        movingSeconds = elapsedSeconds
+        if averageSpeedMetersPerSecond != nil && movingSeconds > 0 {
+            averageSpeedMetersPerSecond = distanceMeters / movingSeconds
+        }
+    }
+
     /// The ride's power curve for every duration: the pointwise maximum over its running segments, each with
-    /// spikes removed (a window never spans a pause; a dropout inside a segment counts as 0 W).
+    /// spikes removed (a window never spans a pause or a gap without power).
     public static func powerCurve(_ samples: some Collection<SecondSample>) -> PowerCurve {
         PowerCurve(segments: runningPowerSegments(samples).map { SpikeFilter.filtered($0).watts })
     }
 
-    /// The power of each stretch of running seconds, a dropout as 0 W.
+    /// The power of each stretch of running seconds with power: a pause or a gap ends a stretch.
     static func runningPowerSegments(_ samples: some Collection<SecondSample>) -> [[Double]] {
         var segments: [[Double]] = []
         var current: [Double] = []
         for sample in samples {
-            if sample.isRunning {
-                current.append(sample.powerWatts ?? 0)
+            if sample.isRunning, let watts = sample.powerWatts {
+                current.append(watts)
             } else if !current.isEmpty {
                 segments.append(current)
                 current = []

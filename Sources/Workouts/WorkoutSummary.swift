@@ -92,6 +92,15 @@ public struct WorkoutSummary: Sendable {
             ("dropouts", .array(dropouts.map(dropoutJSON))),
             ("sensors", .array(sensors.map(sensorJSON))),
         ]
+        members.append(
+            (
+                "rejectedSeconds",
+                .object(
+                    Channel.allCases.compactMap { channel in
+                        statistics.rejectedSeconds[channel].map { (channel.jsonKey, JSONValue.integer(Int64($0))) }
+                    })
+            ))
+        members.append(("corrections", .array(statistics.corrections.map(JSONValue.string))))
         if !damagedParts.isEmpty { members.append(("damagedParts", .array(damagedParts.map(JSONValue.string)))) }
         return .object(members)
     }

@@ -85,6 +85,18 @@ struct Calibrate: AsyncParsableCommand {
             throw ExitMessage.make(error.description, status: 1)
         }
         let features = control.features ?? []
+        if let feature = control.feature, feature.sentOctets < 4, !json {
+            // A Wahoo KICKR sends 2 octets: bits 16 to 31 (torque context, enhanced offset compensation) unknown.
+            let unknown = [
+                (CyclingPowerFeature.Features.torqueBasedMeasurementContext, "whether it measures torque or force"),
+                (.enhancedOffsetCompensation, "whether it has enhanced offset compensation"),
+            ].filter { !feature.knows($0.0) }.map(\.1)
+            if !unknown.isEmpty {
+                print(
+                    "\(name): its Cycling Power Feature is short (\(feature.sentOctets) of 4 octets), so "
+                        + unknown.joined(separator: " and ") + " is not known; the plain request is used")
+            }
+        }
         var failed = false
         /// Sends one request, then explains, stores and prints the answer.
         func perform(_ operation: String, _ request: [UInt8]) async throws -> Calibration {

@@ -30,15 +30,16 @@ struct ImportRides: ParsableCommand {
         var failed = false, imported = false
         for file in try files() {
             do {
-                let outcome = try importer.importFile(file)
-                imported = imported || !outcome.alreadyStored
-                for problem in outcome.problems { printError("warning: \(problem)") }
-                if json {
-                    print(outcome.summary.json.rendered())
-                } else {
-                    print(
-                        "\(file): \(outcome.alreadyStored ? "already stored as" : "imported as") \(line(outcome.summary))"
-                    )
+                for outcome in try importer.importFile(file) {
+                    imported = imported || !outcome.alreadyStored
+                    for problem in outcome.problems { printError("warning: \(problem)") }
+                    if json {
+                        print(outcome.summary.json.rendered())
+                    } else {
+                        print(
+                            "\(file): \(outcome.alreadyStored ? "already stored as" : "imported as") "
+                                + line(outcome.summary))
+                    }
                 }
             } catch {
                 printError("error: \(error)")

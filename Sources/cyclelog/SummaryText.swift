@@ -47,6 +47,15 @@ enum SummaryText {
                         + "avg \(whole(l.averagePowerWatts)) W   NP \(whole(l.normalizedPowerWatts)) W")
             }
         }
+        let rejected = Channel.allCases.compactMap { channel in
+            summary.statistics.rejectedSeconds[channel].map { "\($0) s of \(channel.name)" }
+        }
+        if !rejected.isEmpty {
+            lines.append("  rejected     \(rejected.joined(separator: ", ")) (implausible values; README)")
+        }
+        for correction in summary.statistics.corrections {
+            lines.append("  corrected    \(correction)")
+        }
         for part in summary.damagedParts {
             lines.append("  damaged      \(part) (`cyclelog doctor`)")
         }

@@ -14,6 +14,15 @@ final class DecodeCommandTests: XCTestCase {
             ])
     }
 
+    func testAShortCyclingPowerFeatureIsReadAndFlagged() throws {
+        // A real Wahoo KICKR's 2-octet Cycling Power Feature: torque, wheel and crank data; bits 16 to 31 unsent.
+        let run = try cyclelog(["decode", "2a65", "--json", "0e 00"])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertEqual(run.lines, [#"{"features": 14, "featureOctets": 2}"#])
+        let table = try cyclelog(["decode", "2a65", "0e 00"])
+        XCTAssertTrue(table.output.contains("short: 2 of 4 octets sent, bits 16 to 31 unknown"), table.output)
+    }
+
     func testEveryCharacteristicSpellingDecodesTheSameValue() throws {
         for spelling in ["2a63", "0x2A63", "00002a63-0000-1000-8000-00805f9b34fb", "cycling-power-measurement"] {
             let run = try cyclelog(["decode", spelling, "--json", "0000FBFF"])

@@ -50,7 +50,18 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
         XCTAssertEqual(try CyclingPowerFeature(decoding: bytes("00 00 30 00")).distributedSystemSupport, .reserved)
         XCTAssertTrue(
             try CyclingPowerFeature(decoding: bytes("00 00 08 00")).features.contains(.enhancedOffsetCompensation))
-        assertEveryPrefixFails(CyclingPowerFeature.self, bytes("8B 00 11 00"), layout: [("features", 4)])
+        // Spec §2.2 says 4 octets, but a real Wahoo KICKR sends 2: a short field gives the bits it has and says
+        // which are unknown; nothing at all, or a fifth octet, is malformed.
+        let kickr = try CyclingPowerFeature(decoding: bytes("0E 00"))
+        XCTAssertEqual(kickr.features, [.accumulatedTorque, .wheelRevolutionData, .crankRevolutionData])
+        XCTAssertEqual(kickr.sentOctets, 2)
+        XCTAssertTrue(kickr.knows(.crankLengthAdjustment))
+        XCTAssertFalse(kickr.knows(.enhancedOffsetCompensation))
+        XCTAssertFalse(kickr.knows(.torqueBasedMeasurementContext))
+        XCTAssertTrue(try CyclingPowerFeature(decoding: bytes("8B 00 11 00")).knows(.enhancedOffsetCompensation))
+        XCTAssertEqual(try CyclingPowerFeature(decoding: bytes("0E 00 01")).features.rawValue, 0x01_000E)
+        XCTAssertThrowsError(try CyclingPowerFeature(decoding: []))
+        XCTAssertThrowsError(try CyclingPowerFeature(decoding: bytes("0E 00 00 00 00")))
     }
 
     func testLocations() throws {

@@ -15,7 +15,7 @@ final class FITActivityReaderTests: XCTestCase {
 
     func activity(_ ride: String) throws -> (ImportedActivity, [UInt8]) {
         let bytes = try [UInt8](Data(contentsOf: RideRecords.fitFile(ride)))
-        return (try FITActivityReader.read(bytes), bytes)
+        return (try XCTUnwrap(try FITActivityReader.read(bytes).first), bytes)
     }
 
     func session(_ ride: String) throws -> [String: Any] {
@@ -106,9 +106,9 @@ final class FITActivityReaderTests: XCTestCase {
             for (start, stop) in zip(timer, timer.dropFirst()) where start.start && !stop.start {
                 onTimer += records[start.seconds..<min(stop.seconds, records.count)].map(\.watts)
             }
-            // NP by its definition (30-s rolling means over full windows, fourth power, mean, fourth root), a
-            // record without power as 0 W; the average over the records with power (DESIGN.md §4).
-            let watts = onTimer.map { $0 ?? 0 }, measured = onTimer.compactMap { $0 }
+            // NP by its definition (30-s rolling means over full windows, fourth power, mean, fourth root) and the
+            // average, both over the records with power: the gap rule (README) leaves a second without power out.
+            let measured = onTimer.compactMap { $0 }, watts = measured
             let windows = (0...(watts.count - 30)).map { watts[$0..<($0 + 30)].reduce(0, +) / 30 }
             let expected = pow(windows.map { pow($0, 4) }.reduce(0, +) / Double(windows.count), 0.25)
             let statistics = try activity(ride).0.workout.statistics
@@ -140,13 +140,26 @@ final class FITActivityReaderTests: XCTestCase {
         }
     }
 
-    func testARecordFromABrokenClockIsRefusedRatherThanFilledIn() {
-        var fit = FITEncoder()
-        fit.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
-        fit.write(local: 1, [.number(1_000_000_000), .number(200)])
-        fit.write(local: 1, [.number(1_000_000_000 + 30 * 86_400), .number(210)])
-        XCTAssertThrowsError(try FITActivityReader.read(fit.file())) {
-            XCTAssertTrue("\($0)".contains("spans 30 days"), "\($0)")
+    func testRecordsFromABrokenClockAreJudgedByContinuityNotBySpan() throws {
+        // 100 records a second apart, then one dated 30 days later: the stray is left out, the ride kept.
+        var late = FITEncoder()
+        late.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
+        for second: UInt64 in 0..<100 { late.write(local: 1, [.number(1_000_000_000 + second), .number(200)]) }
+        late.write(local: 1, [.number(1_000_000_000 + 30 * 86_400), .number(210)])
+        let lateRide = try XCTUnwrap(try FITActivityReader.read(late.file()).first)
+        XCTAssertEqual(lateRide.workout.samples.count, 100)
+        XCTAssertTrue(
+            lateRide.notes.contains { $0.contains("29 days after the rest of the ride") }, "\(lateRide.notes)")
+        // Three records, then the ride 27 days later (sports-lib's 27-days-activity.fit has this shape).
+        var early = FITEncoder()
+        early.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
+        for second: UInt64 in 0..<3 { early.write(local: 1, [.number(1_000_000_000 + second), .number(100)]) }
+        for second: UInt64 in 0..<600 {
+            early.write(local: 1, [.number(1_000_000_000 + 27 * 86_400 + second), .number(250)])
         }
+        let earlyRide = try XCTUnwrap(try FITActivityReader.read(early.file()).first)
+        XCTAssertEqual(earlyRide.workout.samples.count, 600)
+        XCTAssertEqual(earlyRide.workout.statistics.averagePowerWatts, 250)
+        XCTAssertTrue(earlyRide.notes.contains { $0.contains("27 days before the rest") }, "\(earlyRide.notes)")
     }
 }
