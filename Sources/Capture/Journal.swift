@@ -71,7 +71,12 @@ public enum Journal {
                 events.append(try event(line))
                 lines.append(lineNumber)
             } catch {
-                problems.append(CaptureProblem(record: lineNumber, message: error.message))
+                if let kept = error.kept {
+                    events.append(kept)
+                    lines.append(lineNumber)
+                }
+                // A bad line may be megabytes long: its message quotes at most a part of it.
+                problems.append(CaptureProblem(record: lineNumber, message: ShownText.cut(error.message, to: 300)))
             }
         }
         return (events, lines, problems)
@@ -80,7 +85,14 @@ public enum Journal {
     /// Why a journal line could not be read.
     public struct LineError: Error, CustomStringConvertible {
         public var message: String
+        /// What of the line is still used despite the problem (a start whose goal cannot be read).
+        public var kept: RideEvent?
         public var description: String { message }
+
+        init(message: String, kept: RideEvent? = nil) {
+            self.message = message
+            self.kept = kept
+        }
     }
 
     /// Parses one non-comment line.
@@ -134,7 +146,11 @@ public enum Journal {
             }
             kind = .wheelCircumference(sensor: sensor, millimetres: millimetres)
         case "start":
-            kind = .control(.start(try plan(Substring(rest))))
+            let (plan, problem) = try plan(Substring(rest))
+            if let problem {
+                throw LineError(message: problem, kept: RideEvent(timeMicroseconds: time, .control(.start(plan))))
+            }
+            kind = .control(.start(plan))
         case "marker":
             kind = .control(.marker(unescaped(rest)))
         case "pause": kind = .control(.pause)
@@ -148,8 +164,10 @@ public enum Journal {
         return RideEvent(timeMicroseconds: time, kind)
     }
 
-    private static func plan(_ text: Substring) throws(LineError) -> WorkoutPlan {
+    /// A start's plan, and what of it could not be read but does not stop the ride (a goal).
+    private static func plan(_ text: Substring) throws(LineError) -> (WorkoutPlan, String?) {
         var plan = WorkoutPlan()
+        var problem: String?
         var rest = text
         while !rest.isEmpty {
             if rest.hasPrefix("name=") {
@@ -161,10 +179,13 @@ public enum Journal {
             if word == "indoor" || word == "outdoor" {
                 plan.location = WorkoutLocation(rawValue: String(word))
             } else if word.hasPrefix("goal=") {
-                guard let goal = WorkoutGoal(String(word.dropFirst(5))) else {
-                    throw LineError(message: "start: '\(word)' is not a goal such as goal=45m, goal=30km or goal=600kJ")
+                if let goal = WorkoutGoal(String(word.dropFirst(5))) {
+                    plan.goal = goal
+                } else {
+                    problem =
+                        "start: '\(ShownText.cut(word, to: 40))' is not a goal such as goal=45m, goal=30km or "
+                        + "goal=600kJ (from 1 s, 1 m or 1 kJ to a week, 10 000 km or 100 MJ); the ride starts without it"
                 }
-                plan.goal = goal
             } else if word.hasPrefix("sync=") {
                 plan.syncIdentifier = String(word.dropFirst(5))
             } else if word.hasPrefix("test=") {
@@ -173,10 +194,10 @@ public enum Journal {
                 }
                 plan.fitnessTest = test
             } else {
-                throw LineError(message: "start: unknown word '\(word)'")
+                throw LineError(message: "start: unknown word '\(ShownText.cut(word, to: 40))'")
             }
         }
-        return plan
+        return (plan, problem)
     }
 
     static func uuid(_ value: UInt16) -> String {
@@ -220,12 +241,19 @@ public enum Journal {
 
     static func escaped(_ text: String) -> String {
         var output = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": output += "\\\\"
             case "\n": output += "\\n"
             case "\r": output += "\\r"
-            default: output.append(character)
+            default:
+                // Every other control character (a NUL, an escape sequence from a sensor's name) as \xHH or
+                // \uHHHH: the journal line stays one line, readable and safe to print, and reads back exactly.
+                if let escape = ShownText.escape(scalar) {
+                    output += escape
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
             }
         }
         return output
@@ -233,19 +261,25 @@ public enum Journal {
 
     static func unescaped(_ text: some StringProtocol) -> String {
         var output = ""
-        var escaping = false
-        for character in text {
-            if escaping {
-                switch character {
-                case "n": output += "\n"
-                case "r": output += "\r"
-                default: output.append(character)
+        var scalars = Substring(text).unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            guard scalar == "\\", let next = scalars.popFirst() else {
+                output.unicodeScalars.append(scalar)
+                continue
+            }
+            switch next {
+            case "n": output += "\n"
+            case "r": output += "\r"
+            case "x", "u":
+                let width = next == "x" ? 2 : 4
+                let digits = String(String.UnicodeScalarView(scalars.prefix(width)))
+                if digits.count == width, let value = UInt32(digits, radix: 16), let decoded = Unicode.Scalar(value) {
+                    output.unicodeScalars.append(decoded)
+                    scalars = scalars.dropFirst(width)
+                } else {
+                    output.unicodeScalars.append(next)
                 }
-                escaping = false
-            } else if character == "\\" {
-                escaping = true
-            } else {
-                output.append(character)
+            default: output.unicodeScalars.append(next)
             }
         }
         return output

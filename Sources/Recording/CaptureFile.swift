@@ -27,11 +27,7 @@ public struct CaptureFile: Sendable {
     public static func load(
         _ path: String, handleMap: [UInt16: UInt16] = [:], progress: ((Double) -> Void)? = nil
     ) throws(ReplayError) -> CaptureFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ReplayError(
-                path: path, FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist")
-        }
-        let bytes = [UInt8](data)
+        let bytes = try readCapture(path)
         if bytes.starts(with: Btsnoop.magic) {
             do {
                 let replay = try GATTReplay.read(bytes, explicitMap: handleMap, progress: progress)
@@ -52,6 +48,43 @@ public struct CaptureFile: Sendable {
         return CaptureFile(
             path: path, format: .journal, events: journal.events, origins: journal.lines, problems: journal.problems,
             unmappedHandles: [])
+    }
+}
+
+/// A capture's bytes, from a file, a pipe or process substitution (`-` is standard input). The first bytes are
+/// looked at before the rest is read: a file that is neither a btsnoop capture nor a journal is refused at once,
+/// whatever its size.
+func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
+    let source = path == "-" ? "/dev/stdin" : path
+    var status = stat()
+    guard stat(source, &status) == 0 else {
+        throw ReplayError(
+            path: path, errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))")
+    }
+    if status.st_mode & S_IFMT == S_IFDIR { throw ReplayError(path: path, "is a folder, not a capture") }
+    guard let handle = FileHandle(forReadingAtPath: source) else {
+        throw ReplayError(path: path, "cannot be read (\(String(cString: strerror(errno))))")
+    }
+    defer { try? handle.close() }
+    do {
+        // A pipe may deliver the first bytes in pieces.
+        var head = Data()
+        while head.count < 64, let piece = try handle.read(upToCount: 64 - head.count), !piece.isEmpty {
+            head += piece
+        }
+        let start = [UInt8](head)
+        let text = String(decoding: start, as: UTF8.self)
+        let looksLikeJournal =
+            text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " && $0 != "\n" }) != nil
+        guard start.starts(with: Btsnoop.magic) || looksLikeJournal else {
+            throw ReplayError(
+                path: path, "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
+        }
+        return start + [UInt8](try handle.readToEnd() ?? Data())
+    } catch let error as ReplayError {
+        throw error
+    } catch {
+        throw ReplayError(path: path, "cannot be read (\(error.localizedDescription))")
     }
 }
 

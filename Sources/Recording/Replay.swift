@@ -54,6 +54,9 @@ public struct Replayer {
                 if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
                 return nil
             }.first ?? digest.uuid
+        // The options that change the result are part of what is stored: the same capture replayed with
+        // --auto-pause is a new version of the ride, not "already stored".
+        let contentDigest = contentDigest(digest)
         do {
             guard let first = capture.events.first else {
                 throw ReplayError(
@@ -66,7 +69,7 @@ public struct Replayer {
             while true {
                 switch try store.claimWorkout(
                     syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
-                    digest: digest.hex)
+                    digest: contentDigest)
                 {
                 case .alreadyStored(let id):
                     guard let summary = try store.summary(id) else { throw ReplayError("workout \(id) vanished") }
@@ -80,7 +83,7 @@ public struct Replayer {
                     usleep(200_000)
                 case .claimed(let claim):
                     let result = try build(
-                        claim, capture.events, origins: capture.origins, writeJournal: true, digest: digest.hex,
+                        claim, capture.events, origins: capture.origins, writeJournal: true, digest: contentDigest,
                         label: capture.path)
                     problems += result.problems.map { "\(capture.path): \($0)" }
                     return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
@@ -106,7 +109,7 @@ public struct Replayer {
             let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
             let claim = try store.beginRebuild(id)
             let result = try build(
-                claim, events, origins: Array(1...events.count), writeJournal: false, digest: digest.hex,
+                claim, events, origins: Array(1...events.count), writeJournal: false, digest: contentDigest(digest),
                 label: "workout \(id)")
             return Outcome(
                 summary: result.summary, alreadyStored: false,
@@ -118,6 +121,13 @@ public struct Replayer {
         } catch {
             throw ReplayError("workout \(id): \(error)")
         }
+    }
+
+    /// The events' digest, with the options that change the built ride.
+    private func contentDigest(_ digest: RideDigest) -> String {
+        guard let autoPause = options.autoPause else { return digest.hex }
+        let text = "\(digest.hex) auto-pause \(autoPause.belowSpeedMetersPerSecond) \(autoPause.afterSeconds)"
+        return RideDigest(bytes: Array(text.utf8)).hex
     }
 
     private func build(

@@ -112,9 +112,13 @@ public enum WorkoutGoal: Equatable, Sendable, CustomStringConvertible {
         } else {
             return nil
         }
-        if case .timeSeconds(let v) = self, !(v > 0) { return nil }
-        if case .distanceMeters(let v) = self, !(v > 0) { return nil }
-        if case .energyJoules(let v) = self, !(v > 0) { return nil }
+        // Goals a ride can have, so that every goal accepted is stored and read back: from 1 s, 1 m or 1 kJ to a
+        // week, 10 000 km or 100 MJ (a larger or smaller number is a typing slip, `inf` or `nan` no number).
+        switch self {
+        case .timeSeconds(let v): if !(1...(7 * 86_400)).contains(v) { return nil }
+        case .distanceMeters(let v): if !(1...10_000_000).contains(v) { return nil }
+        case .energyJoules(let v): if !(1000...100_000_000).contains(v) { return nil }
+        }
     }
 
     /// `1h30m`, `45m`, `45min`, `90s`, `2h`.

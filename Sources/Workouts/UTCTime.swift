@@ -39,6 +39,10 @@ public enum UTCTime {
             let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
+        // 2024-02-30 is no date (it is not quietly March 1st).
+        let monthDays: [Int64] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        guard day <= monthDays[Int(month) - 1] + (month == 2 && leap ? 1 : 0) else { return nil }
         var micros: Int64 = 0
         let fractionEnd = bytes.count - 1
         if fractionEnd > 19 {

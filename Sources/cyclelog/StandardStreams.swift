@@ -1,4 +1,5 @@
 import Foundation
+import Workouts
 
 /// Writes to standard output or standard error that never trap: a closed descriptor (`2>&-`), a full device
 /// (`2>/dev/full`) or a reader that went away while SIGPIPE is ignored (systemd's default for services) loses the
@@ -29,9 +30,19 @@ enum StandardStream {
     }
 }
 
-/// A warning or an error line on standard error.
+/// A warning or an error on standard error: control characters from names, markers or files shown escaped,
+/// each line at most 2000 characters.
 func printError(_ text: String) {
-    StandardStream.error.write(text + "\n")
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { ShownText.cut($0, to: 2000) }
+    StandardStream.error.write(ShownText.visible(lines.joined(separator: "\n"), keepingLayout: true) + "\n")
+}
+
+/// Every command's standard output goes through here rather than Swift's `print`: text that came from outside
+/// (a sensor's name over the air, a ride's name, a marker) can then never clear the screen or retitle the
+/// terminal. The live dashboard, which draws with escape sequences on purpose, writes through `StandardStream`.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    let text = items.map { "\($0)" }.joined(separator: separator)
+    Swift.print(ShownText.visible(text, keepingLayout: true), terminator: terminator)
 }
 
 /// Where `export -o` and `chart -o` put what they make, as a rider expects of a Unix tool: `-` is standard

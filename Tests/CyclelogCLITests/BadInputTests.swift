@@ -150,4 +150,166 @@ final class BadInputTests: XCTestCase {
             XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), "status 1", redirection)
         }
     }
+
+    // MARK: Text from outside (item 13), resources (item 14), small ones (item 15)
+
+    func testControlCharactersFromNamesAndMarkersAreShownEscapedAndKeptExactly() throws {
+        let dir = try folder()
+        let journal = dir.appendingPathComponent("evil.journal")
+        // A name that retitles the terminal, a marker that clears the screen and holds a NUL, a sensor whose
+        // advertised name (over the air) carries an escape sequence.
+        let lines = [
+            "# cyclelog journal 1",
+            "2024-05-01T08:00:00.000000Z start name=\u{1B}]0;pwned\u{07}Evil",
+            "2024-05-01T08:00:00.100000Z connect C0:11:22:33:44:55 Meter\u{1B}[2J",
+            "2024-05-01T08:00:00.500000Z notify C0:11:22:33:44:55 2a63 0000c800",
+            "2024-05-01T08:00:01.000000Z marker a\u{00}b\u{1B}[2J",
+            "2024-05-01T08:00:02.000000Z notify C0:11:22:33:44:55 2a63 0000c800",
+            "2024-05-01T08:00:03.000000Z end",
+        ]
+        try Data(lines.joined(separator: "\n").utf8).write(to: journal)
+        let db = dir.appendingPathComponent("r.sqlite").path
+        let replay = try cyclelog(["replay", "--db", db, journal.path])
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        let shown = try [
+            replay, try cyclelog(["show", "last", "--db", db]), try cyclelog(["list", "--db", db]),
+            try cyclelog(["show", "last", "--journal", "--db", db]),
+        ]
+        for run in shown {
+            XCTAssertFalse(
+                (run.output + run.errorOutput).unicodeScalars.contains {
+                    $0.value == 0x1B || $0.value == 0 || $0.value == 7
+                },
+                run.output)
+        }
+        XCTAssertTrue(shown[1].output.contains(#""\x1B]0;pwned\x07Evil""#), shown[1].output)
+        XCTAssertTrue(shown[1].output.contains(#"Meter\x1B[2J"#), shown[1].output)
+        let stored = shown[3].output
+        XCTAssertTrue(stored.contains(#"marker a\x00b\x1B[2J"#), stored)
+        // The journal reads back to exactly the same text (the NUL and what follows it are kept).
+        let again = dir.appendingPathComponent("again.journal")
+        try Data(stored.utf8).write(to: again)
+        let other = dir.appendingPathComponent("o.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", other, again.path]).status, 0)
+        XCTAssertEqual(try cyclelog(["show", "last", "--journal", "--db", other]).output, stored)
+    }
+
+    func testAHugeFileThatIsNotACaptureIsRefusedAtOnceAndABadLineIsNotEchoedWhole() throws {
+        let dir = try folder()
+        let huge = dir.appendingPathComponent("huge.bin")
+        // 512 MB of zeros without writing them: a sparse file.
+        FileManager.default.createFile(atPath: huge.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 512 << 20)
+        try handle.close()
+        let started = Date()
+        let run = try cyclelog(["replay", "--db", dir.appendingPathComponent("r.sqlite").path, huge.path])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.errorOutput.contains("is neither a btsnoop capture"), run.errorOutput)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the whole file was read before refusing it")
+        // One bad line of 1 MB among good ones: named, cut, the rest of the ride kept.
+        let journal = dir.appendingPathComponent("long.journal")
+        let good = try String(
+            contentsOf: rides.appendingPathComponent("sweatpy_6449921903_ACTIVITY.journal"), encoding: .utf8)
+        let bad = "2021-03-18T13:02:40.000000Z notify C0:11:22:33:44:55 2a63 " + String(repeating: "zz", count: 500_000)
+        var lines = good.split(separator: "\n").map(String.init)
+        lines.insert(bad, at: 40)
+        try lines.joined(separator: "\n").write(to: journal, atomically: true, encoding: .utf8)
+        let long = try cyclelog(["replay", "--db", dir.appendingPathComponent("l.sqlite").path, journal.path])
+        XCTAssertEqual(long.status, 0, String(long.errorOutput.prefix(500)))
+        XCTAssertTrue(long.errorOutput.contains("line 41"), String(long.errorOutput.prefix(500)))
+        XCTAssertLessThan(long.errorOutput.utf8.count, 5000)
+    }
+
+    func testACaptureFromAPipeOrStandardInputIsReplayed() throws {
+        let dir = try folder()
+        let file = rides.appendingPathComponent("sweatpy_6449921903_ACTIVITY.journal").path
+        let reference = try reference("sweatpy_6449921903_ACTIVITY.journal")
+        let piped = try cyclelog(
+            ["replay", "--json", "--db", dir.appendingPathComponent("p.sqlite").path, "-"],
+            stdin: try String(contentsOfFile: file, encoding: .utf8))
+        XCTAssertEqual(piped.status, 0, piped.errorOutput)
+        assertSameRide(try summary(piped), reference)
+    }
+
+    func testSmallOnesGoalsDatesAndAutoPause() throws {
+        let dir = try folder()
+        let db = dir.appendingPathComponent("r.sqlite").path
+        // A goal that cannot be one keeps the start (and the ride's name) and says so.
+        let journal = dir.appendingPathComponent("goal.journal")
+        try """
+        # cyclelog journal 1
+        2024-05-01T08:00:00.000000Z start goal=infh name=Hill repeats
+        2024-05-01T08:00:00.500000Z notify C0:11:22:33:44:55 2a63 0000c800
+        2024-05-01T08:00:02.000000Z notify C0:11:22:33:44:55 2a63 0000c800
+        2024-05-01T08:00:03.000000Z end
+        """.write(to: journal, atomically: true, encoding: .utf8)
+        let run = try cyclelog(["replay", "--json", "--db", db, journal.path])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("'goal=infh' is not a goal"), run.errorOutput)
+        XCTAssertEqual(try summary(run)["name"] as? String, "Hill repeats")
+        // 30 February is no date.
+        let ftp = try cyclelog(["ftp", "set", "250", "--from", "2024-02-30", "--db", db])
+        XCTAssertNotEqual(ftp.status, 0)
+        XCTAssertTrue(ftp.errorOutput.contains("2024-02-30"), ftp.errorOutput)
+        XCTAssertEqual(try cyclelog(["ftp", "set", "250", "--from", "2024-02-29", "--db", db]).status, 0)
+        // --auto-pause on a capture already stored without it stores it again, as a new version.
+        let file = rides.appendingPathComponent("sweatpy_6449921903_ACTIVITY.journal").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", db, file]).status, 0)
+        let paused = try cyclelog(["replay", "--json", "--auto-pause", "--db", db, file])
+        XCTAssertEqual(paused.status, 0, paused.errorOutput)
+        XCTAssertFalse(paused.errorOutput.contains("already stored"), paused.errorOutput)
+        XCTAssertEqual(try summary(paused)["version"] as? Int, 2)
+    }
+
+    // MARK: Output files (item 10)
+
+    func testExportAndChartWriteThroughPipesAndLinksAndIntoStandardOutput() throws {
+        let dir = try folder()
+        let db = dir.appendingPathComponent("r.sqlite").path
+        let file = rides.appendingPathComponent("sweatpy_6449921903_ACTIVITY.journal").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", db, file]).status, 0)
+        // A link to a file not yet made: written through, the link kept.
+        let link = dir.appendingPathComponent("latest.fit").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "ride-1.fit")
+        XCTAssertEqual(try cyclelog(["export", "last", "-o", link, "--db", db]).status, 0)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link), "ride-1.fit")
+        XCTAssertGreaterThan(try Data(contentsOf: dir.appendingPathComponent("ride-1.fit")).count, 1000)
+        // A named pipe: read by another process, still a pipe afterwards.
+        let fifo = dir.appendingPathComponent("ride.pipe").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "wc -c < '\(fifo)'"]
+        let count = Pipe()
+        reader.standardOutput = count
+        try reader.run()
+        XCTAssertEqual(try cyclelog(["export", "last", "--format", "csv", "-o", fifo, "--db", db]).status, 0)
+        reader.waitUntilExit()
+        let bytes =
+            Int(
+                String(decoding: count.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        XCTAssertGreaterThan(bytes, 1000)
+        var status = stat()
+        XCTAssertEqual(stat(fifo, &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFIFO)
+        // Standard output, and the format from the file's ending.
+        let csv = try cyclelog(["export", "last", "-o", "-", "--format", "csv", "--db", db])
+        XCTAssertTrue(csv.output.hasPrefix("time_utc,"), String(csv.output.prefix(80)))
+        let svg = try cyclelog(["chart", "last", "-o", "-", "--db", db])
+        XCTAssertTrue(svg.output.hasPrefix("<?xml"), String(svg.output.prefix(80)))
+        let byEnding = dir.appendingPathComponent("ride.csv").path
+        XCTAssertEqual(try cyclelog(["export", "last", "-o", byEnding, "--db", db]).status, 0)
+        XCTAssertTrue(try String(contentsOfFile: byEnding, encoding: .utf8).hasPrefix("time_utc,"))
+        // A folder is not a file to replace.
+        let folderRun = try cyclelog(["export", "last", "-o", dir.path + "/", "--format", "csv", "--db", db])
+        XCTAssertEqual(folderRun.status, 0, folderRun.errorOutput)
+        try FileManager.default.createDirectory(
+            atPath: dir.appendingPathComponent("x.fit").path, withIntermediateDirectories: true)
+        let onFolder = try cyclelog(["export", "last", "-o", dir.appendingPathComponent("x.fit").path, "--db", db])
+        XCTAssertEqual(onFolder.status, 1)
+        XCTAssertTrue(onFolder.errorOutput.contains("is a folder"), onFolder.errorOutput)
+        XCTAssertFalse(onFolder.errorOutput.contains("NSCocoaErrorDomain"), onFolder.errorOutput)
+    }
 }

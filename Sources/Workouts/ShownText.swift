@@ -1,0 +1,43 @@
+/// Text that came from outside — a sensor's advertised name (over the air), a ride's name, a marker, a file — shown
+/// so that it cannot act on a terminal: every control character (C0, DEL, C1) becomes a visible escape, `\x1B` or
+/// `\u009B`, and nothing is lost.
+public enum ShownText {
+    /// The escape for a control character, nil for any other.
+    public static func escape(_ scalar: Unicode.Scalar) -> String? {
+        let value = scalar.value
+        if value < 0x20 || value == 0x7F { return "\\x" + hex(value, 2) }
+        if (0x80...0x9F).contains(value) { return "\\u" + hex(value, 4) }
+        return nil
+    }
+
+    /// `text` with its control characters escaped. With `keepingLayout`, newlines, tabs and DEL (which no
+    /// terminal acts on) stay: for whole messages and outputs of our own that quote outside text.
+    public static func visible(_ text: String, keepingLayout: Bool = false) -> String {
+        func kept(_ scalar: Unicode.Scalar) -> Bool {
+            keepingLayout && (scalar == "\n" || scalar == "\t" || scalar == "\u{7F}")
+        }
+        guard text.unicodeScalars.contains(where: { escape($0) != nil && !kept($0) }) else { return text }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            if kept(scalar) {
+                output.unicodeScalars.append(scalar)
+            } else if let escaped = escape(scalar) {
+                output += escaped
+            } else {
+                output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
+    }
+
+    /// At most `limit` characters of a line, with how much was cut: a 10 MB bad line is not echoed whole.
+    public static func cut(_ text: some StringProtocol, to limit: Int = 200) -> String {
+        guard text.count > limit else { return String(text) }
+        return String(text.prefix(limit)) + "… (\(text.count - limit) more characters)"
+    }
+
+    private static func hex(_ value: UInt32, _ width: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}
