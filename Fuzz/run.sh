@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the decoder fuzzer with libFuzzer + AddressSanitizer and runs every entry point for $1 seconds
-# (default 60), seeded with the real payloads from Fixtures/captures. Any crash fails the run; the
-# crashing input is left in .build-fuzz/ for reproduction (.build-fuzz/fuzz-decoders FILE).
+# Builds the fuzzers with libFuzzer + AddressSanitizer and runs every entry point for $1 seconds (default 60):
+# the decoders, seeded with the real payloads from Fixtures/captures, and the readers of files and stored data
+# (btsnoop, journal, compact journal, stored blobs), seeded from the fixtures and a database the built cyclelog
+# makes of them. Any crash fails the run; the crashing input is left in .build-fuzz/ for reproduction
+# (.build-fuzz/fuzz-decoders FILE, .build-fuzz/fuzz-stored FILE with the same CYCLELOG_FUZZ_TARGET).
+# FUZZ_RUNS=N runs each target for N executions instead of a time; FUZZ_TARGETS="journal btsnoop" runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -15,6 +18,30 @@ if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary")" ]; then
     swiftc -sanitize=fuzzer,address -parse-as-library -module-name CyclingSensors -O -g \
         "${sources[@]}" -o "$binary" 2>&1 | { grep -v "Cannot export local symbol" || true; }
     [ -x "$binary" ]
+fi
+
+# The readers of files and stored data: CyclingSensors, Workouts and Capture as instrumented static libraries,
+# WorkoutStore's packing (which needs no GRDB) compiled with the entry point.
+stored="$out/fuzz-stored"
+stored_sources=(Sources/CyclingSensors/*.swift Sources/Workouts/*.swift Sources/Capture/*.swift
+    Sources/WorkoutStore/Packing.swift Fuzz/FuzzStoredData.swift)
+if [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" ]; then
+    echo "fuzz: building $stored"
+    flags=(-sanitize=fuzzer,address -parse-as-library -O -g -I "$out" -I Sources/CZlib)
+    for module in CyclingSensors Workouts Capture; do
+        swiftc "${flags[@]}" -emit-library -static -emit-module -emit-module-path "$out/$module.swiftmodule" \
+            -module-name "$module" Sources/$module/*.swift -o "$out/lib$module.a" 2>&1 |
+            { grep -v "Cannot export local symbol" || true; }
+    done
+    swiftc "${flags[@]}" -module-name FuzzStoredData Fuzz/FuzzStoredData.swift Sources/WorkoutStore/Packing.swift \
+        -L "$out" -lCapture -lWorkouts -lCyclingSensors -lz -o "$stored" 2>&1 |
+        { grep -v "Cannot export local symbol" || true; }
+    [ -x "$stored" ]
+fi
+if [ -x .build/debug/cyclelog ]; then
+    python3 Fuzz/make_seeds.py .build/debug/cyclelog "$out/stored-seeds"
+else
+    python3 Fuzz/make_seeds.py /dev/null "$out/stored-seeds" 2>/dev/null || mkdir -p "$out/stored-seeds"
 fi
 
 targets=(cycling-power-measurement cycling-power-vector cycling-power-feature sensor-location
@@ -31,21 +58,38 @@ tail -q -n +2 Fixtures/captures/*.tsv | cut -f6 | sort -u | while read -r hex; d
     [ -e "$seeds/$hex" ] || printf '%s' "$hex" | xxd -r -p > "$seeds/$hex"
 done
 
+stored_targets=(btsnoop journal compact-journal stored-blobs)
+
+limit=(-max_total_time="$seconds")
+[ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
 passed=0
 failed=0
-for target in "${targets[@]}"; do
-    corpus="$out/corpus/$target"
-    mkdir -p "$corpus"
-    if CYCLELOG_FUZZ_TARGET="$target" "$binary" -max_total_time="$seconds" -max_len=64 \
-        -artifact_prefix="$out/crash-$target-" "$corpus" "$seeds" > "$out/$target.log" 2>&1; then
+# run TARGET BINARY MAX_LEN SEEDS
+run() {
+    local target=$1 fuzzer=$2 length=$3 seed_folder=$4
+    local corpus="$out/corpus/$target"
+    mkdir -p "$corpus" "$seed_folder"
+    local started=$SECONDS
+    if CYCLELOG_FUZZ_TARGET="$target" "$fuzzer" "${limit[@]}" -max_len="$length" -rss_limit_mb=2048 \
+        -artifact_prefix="$out/crash-$target-" "$corpus" "$seed_folder" > "$out/$target.log" 2>&1; then
         runs=$(grep -Eo '^#[0-9]+' "$out/$target.log" | tail -1 | tr -d '#' || true)
-        echo "fuzz: $target ok (${runs:-?} inputs in ${seconds}s)"
+        echo "fuzz: $target ok (${runs:-?} inputs in $((SECONDS - started))s)"
         passed=$((passed + 1))
     else
         echo "fuzz: $target FAILED — see $out/$target.log"
         tail -n 30 "$out/$target.log"
         failed=$((failed + 1))
     fi
+}
+chosen() { [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $1 "* ]]; }
+for target in "${targets[@]}"; do
+    chosen "$target" || continue
+    run "$target" "$binary" 64 "$seeds"
+done
+# A journal line is about 60 bytes: 1 kB is a ride's opening, enough for every line kind and the time-jump rule.
+for target in "${stored_targets[@]}"; do
+    chosen "$target" || continue
+    run "$target" "$stored" "$([ "$target" = journal ] && echo 1024 || echo 4096)" "$out/stored-seeds/$target"
 done
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

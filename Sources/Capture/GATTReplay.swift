@@ -127,8 +127,9 @@ public struct GATTReplay {
         guard data.count >= 2 else { return }
         switch data[0] {
         case 0x3E where data.count >= 3 && (data[2] == 0x01 || data[2] == 0x0A):
-            // LE (Enhanced) Connection Complete: subevent, status, handle, role, peer type, peer address.
-            guard data.count >= 13 else {
+            // LE (Enhanced) Connection Complete: code, length, subevent, status, handle (2), role, peer type,
+            // peer address (6) — 14 octets before the fields this reader does not use.
+            guard data.count >= 14 else {
                 problems.append(CaptureProblem(record: record, message: "a truncated LE Connection Complete event"))
                 return
             }

@@ -151,8 +151,14 @@ public enum FITActivityReader {
                 notes.append("its session \(number + 1) holds no records and was skipped")
                 continue
             }
+            // The timer runs on through a multisport file's transitions: a session starts in the state the last
+            // timer event before it left (a Garmin starts the timer once, at the swim).
+            var sessionTimer = timer.filter { window.contains($0.second) }
+            if let before = timer.filter({ $0.second < start }).max(by: { $0.second < $1.second }) {
+                sessionTimer.insert((start, before.running), at: 0)
+            }
             let ride = try activity(
-                records: inside, timer: timer.filter { window.contains($0.second) }, sessions: [session],
+                records: inside, timer: sessionTimer, sessions: [session],
                 laps: laps.filter { $0.integers[Field.startTime].map(window.contains) ?? false },
                 offset: session.offset)
             rides.append(

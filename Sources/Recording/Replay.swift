@@ -83,7 +83,8 @@ public struct Replayer {
                     usleep(200_000)
                 case .claimed(let claim):
                     let result = try build(
-                        claim, capture.events, origins: capture.origins, writeJournal: true, digest: contentDigest,
+                        claim, capture.events, origins: capture.origins, originWord: capture.recordWord,
+                        writeJournal: true, digest: contentDigest,
                         label: capture.path)
                     problems += result.problems.map { "\(capture.path): \($0)" }
                     return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
@@ -109,7 +110,8 @@ public struct Replayer {
             let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
             let claim = try store.beginRebuild(id)
             let result = try build(
-                claim, events, origins: Array(1...events.count), writeJournal: false, digest: contentDigest(digest),
+                claim, events, origins: Array(1...events.count), originWord: "event", writeJournal: false,
+                digest: contentDigest(digest),
                 label: "workout \(id)")
             return Outcome(
                 summary: result.summary, alreadyStored: false,
@@ -131,10 +133,11 @@ public struct Replayer {
     }
 
     private func build(
-        _ claim: WorkoutStore.Claim, _ events: [RideEvent], origins: [Int], writeJournal: Bool, digest: String,
+        _ claim: WorkoutStore.Claim, _ events: [RideEvent], origins: [Int], originWord: String, writeJournal: Bool,
+        digest: String,
         label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
-        func at(_ index: Int) -> String { index < origins.count ? "#\(origins[index])" : "" }
+        func at(_ index: Int) -> String { index < origins.count ? "\(originWord) \(origins[index])" : "" }
         // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
         // as they came.
         let timeline = RideTimeline.repair(events)

@@ -138,13 +138,12 @@ extension WorkoutStore {
     /// Whether another build holds the workout right now (a recording, a replay).
     public func isBeingWritten(_ id: Int64) throws(StoreError) -> Bool {
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
-        return try read { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT claimToken, claimedMicroseconds FROM workout WHERE id = ?", arguments: [id])
-            else { return false }
-            return try Self.isHeld(row, now: now)
-        }
+        return try read { db in try Self.claimColumns(id, db).map { try Self.isHeld($0, now: now) } ?? false }
+    }
+
+    /// A workout row's claim, nil when there is no such workout.
+    static func claimColumns(_ id: Int64, _ db: Database) throws -> Row? {
+        try Row.fetchOne(db, sql: "SELECT claimToken, claimedMicroseconds FROM workout WHERE id = ?", arguments: [id])
     }
 
     /// Keeps a claim from lapsing while its build has nothing to write (a quiet live ride).
@@ -177,10 +176,7 @@ extension WorkoutStore {
     public func beginRebuild(_ id: Int64) throws(StoreError) -> Claim {
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
         return try write { db in
-            guard
-                let row = try Row.fetchOne(
-                    db, sql: "SELECT claimToken, claimedMicroseconds FROM workout WHERE id = ?", arguments: [id])
-            else { throw StoreError("no workout \(id)") }
+            guard let row = try Self.claimColumns(id, db) else { throw StoreError("no workout \(id)") }
             if try Self.isHeld(row, now: now) {
                 throw StoreError(
                     "workout \(id) is being written right now by another cyclelog (a recording or a replay); "

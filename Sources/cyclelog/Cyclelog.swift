@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The root command: lists the subcommands.
 @main
@@ -14,4 +15,25 @@ struct Cyclelog: AsyncParsableCommand {
             ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Calibrate.self,
         ]
     )
+
+    /// ArgumentParser reads `-1` as an unknown short option and then reports the missing argument instead
+    /// ("show -1" said "Missing expected argument"); no value cyclelog takes is negative, so a negative number
+    /// before `--` gets a message of its own.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber {
+            printError(
+                "cyclelog: '\(argument)' is not a value cyclelog takes: nothing is negative here (workouts are "
+                    + "numbered from 1 in `cyclelog list`, and `last` names the newest)")
+            Foundation.exit(ExitCode.validationFailure.rawValue)
+        }
+        await main(arguments)
+    }
+}
+
+extension String {
+    fileprivate var isNegativeNumber: Bool {
+        guard let first, first == "-", count > 1 else { return false }
+        return dropFirst().allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") } && Double(self) != nil
+    }
 }

@@ -27,8 +27,10 @@ struct ImportRides: ParsableCommand {
         let store = try database.open()
         var importer = FITImporter(store: store)
         importer.refreshesFTP = false
-        var failed = false, imported = false
-        for file in try files() {
+        let (files, folderErrors) = files()
+        for problem in folderErrors { printError("error: \(problem)") }
+        var failed = !folderErrors.isEmpty, imported = false
+        for file in files {
             do {
                 for outcome in try importer.importFile(file) {
                     imported = imported || !outcome.alreadyStored
@@ -50,18 +52,29 @@ struct ImportRides: ParsableCommand {
         if failed { throw ExitCode(1) }
     }
 
-    /// The files named, with each folder replaced by the .fit files in it, in name order.
-    private func files() throws -> [String] {
-        try paths.flatMap { path -> [String] in
+    /// The files named, with each folder replaced by the .fit files in it, in name order. A folder that cannot be
+    /// listed or holds no .fit file is an error of its own: importing nothing must not look like success.
+    private func files() -> (files: [String], folderErrors: [String]) {
+        var files: [String] = []
+        var folderErrors: [String] = []
+        for path in paths {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
-                return [path]
+                files.append(path)
+                continue
             }
-            let names = try FileManager.default.contentsOfDirectory(atPath: path)
-            return names.filter { $0.lowercased().hasSuffix(".fit") }.sorted().map {
-                (path as NSString).appendingPathComponent($0)
+            let names: [String]
+            do {
+                names = try FileManager.default.contentsOfDirectory(atPath: path)
+            } catch {
+                folderErrors.append("\(path): the folder cannot be listed (\(error.localizedDescription))")
+                continue
             }
+            let found = names.filter { $0.lowercased().hasSuffix(".fit") }.sorted()
+            if found.isEmpty { folderErrors.append("\(path): the folder holds no .fit file") }
+            files += found.map { (path as NSString).appendingPathComponent($0) }
         }
+        return (files, folderErrors)
     }
 
     private func line(_ summary: WorkoutSummary) -> String {

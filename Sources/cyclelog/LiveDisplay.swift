@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import LiveRecording
 import Synchronization
+import Workouts
 
 /// The live dashboard on a terminal (redrawn in place, keys read raw), or a plain status line every few
 /// seconds when the output is not a terminal (a service's journal, a pipe).
@@ -40,6 +41,8 @@ final class LiveDisplay: Sendable {
         if let text { StandardStream.output.write(text) }
     }
 
+    /// The frame's lines. They go to the terminal through `StandardStream` (the frame moves the cursor on purpose),
+    /// so sensor names, which come over the air, and notices are escaped here.
     static func dashboard(_ s: LiveStatus, confirmingCancel: Bool) -> [String] {
         var lines = [
             "cyclelog  workout \(s.workoutId)  \(s.state)  lap \(s.lap)"
@@ -51,10 +54,10 @@ final class LiveDisplay: Sendable {
         ]
         for sensor in s.sensors {
             lines.append(
-                "  \(SummaryText.pad(sensor.name, 24)) \(SummaryText.pad(sensor.state.rawValue, 12))"
+                "  \(SummaryText.pad(ShownText.visible(sensor.name), 24)) \(SummaryText.pad(sensor.state.rawValue, 12))"
                     + (sensor.batteryPercent.map { " battery \($0) %" + ($0 <= 15 ? " (low)" : "") } ?? ""))
         }
-        if let message = s.message { lines.append("  " + message) }
+        if let message = s.message { lines.append("  " + ShownText.visible(message)) }
         lines.append(
             confirmingCancel
                 ? "  Cancel this ride and discard it? y = yes, any other key = no"
@@ -63,13 +66,13 @@ final class LiveDisplay: Sendable {
     }
 
     static func plainLine(_ s: LiveStatus) -> String {
-        let sensors = s.sensors.map { "\($0.name)=\($0.state.rawValue)" }.joined(separator: ",")
+        let sensors = s.sensors.map { "\(ShownText.visible($0.name))=\($0.state.rawValue)" }.joined(separator: ",")
         return
             "\(s.state) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
             + " power=\(SummaryText.whole(s.powerWatts))W cadence=\(SummaryText.whole(s.cadenceRPM))rpm"
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"
-            + (s.message.map { " note=\"\($0)\"" } ?? "")
+            + (s.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
     }
 
     /// Puts the terminal in raw mode and acts on single keys, until `stopKeys` with the source returned.

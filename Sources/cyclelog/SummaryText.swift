@@ -42,8 +42,10 @@ enum SummaryText {
         if summary.laps.count > 1 {
             for lap in summary.laps {
                 let l = lap.statistics
+                // The label column is 13 wide like the others ("lap 1", "lap 12", "lap 140" all line up).
+                let label = "lap \(lap.number)"
                 lines.append(
-                    "  lap \(lap.number)        \(duration(l.movingSeconds))   \(fixed(l.distanceMeters / 1000, 2)) km   "
+                    "  \(label)\(String(repeating: " ", count: max(1, 13 - label.count)))\(duration(l.movingSeconds))   \(fixed(l.distanceMeters / 1000, 2)) km   "
                         + "avg \(whole(l.averagePowerWatts)) W   NP \(whole(l.normalizedPowerWatts)) W")
             }
         }

@@ -148,4 +148,21 @@ final class BtsnoopTests: XCTestCase {
         XCTAssertEqual(replay.events.count, 1)
         XCTAssertEqual(replay.problems.map(\.record), [1])
     }
+
+    /// An LE Connection Complete event is 14 octets up to the peer's address (Core spec Vol 4 Part E §7.7.65.1):
+    /// one octet short is reported, never read past (the btsnoop fuzzer's first find).
+    func testAConnectionCompleteEventCutInItsAddressIsReported() throws {
+        func replay(_ event: String) throws -> GATTReplay {
+            var writer = BtsnoopWriter(datalink: .hciUART)
+            writer.append(.event, received: true, timeMicroseconds: 0, bytes(event))
+            return try GATTReplay.read(writer.bytes)
+        }
+        let whole = try replay("3e0b01 00 4000 00 00 5544332211c0")
+        XCTAssertEqual(
+            whole.events, [RideEvent(timeMicroseconds: 0, .connected(sensor: "C0:11:22:33:44:55", name: nil))])
+        XCTAssertEqual(whole.problems, [])
+        let cut = try replay("3e0b01 00 4000 00 00 5544332211")
+        XCTAssertEqual(cut.events, [])
+        XCTAssertEqual(cut.problems.map(\.message), ["a truncated LE Connection Complete event"])
+    }
 }

@@ -67,8 +67,10 @@ final class JournalTests: XCTestCase {
             2024-05-01T08:00:02.000000Z end
             """
         let read = Journal.read(text)
-        XCTAssertEqual(read.events.count, 2)
-        XCTAssertEqual(read.lines, [2, 8])
+        // A goal that cannot be one is reported, but the start it came with is kept: without it the ride
+        // would lose its start time and every setting on the line.
+        XCTAssertEqual(read.events.count, 3)
+        XCTAssertEqual(read.lines, [2, 6, 8])
         XCTAssertEqual(read.problems.map(\.record), [3, 4, 5, 6])
         XCTAssertTrue(read.problems[1].message.contains("not hex bytes"), read.problems[1].message)
         XCTAssertTrue(read.problems[2].message.contains("unknown event 'jump'"), read.problems[2].message)

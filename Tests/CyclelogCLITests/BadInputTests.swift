@@ -48,7 +48,7 @@ final class BadInputTests: XCTestCase {
         try lines.joined(separator: "\n").write(to: jumped, atomically: true, encoding: .utf8)
         let run = try cyclelog(["replay", "--json", "--db", dir.appendingPathComponent("a.sqlite").path, jumped.path])
         XCTAssertEqual(run.status, 0, run.errorOutput)
-        XCTAssertTrue(run.errorOutput.contains("jumped.journal: #1003: out of time order"), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("jumped.journal: line 1003: out of time order"), run.errorOutput)
         assertSameRide(try summary(run), try reference("sweatpy_6449921903_ACTIVITY.journal"))
 
         // A final line dated 9999: the ride ends where its events end.
@@ -73,7 +73,7 @@ final class BadInputTests: XCTestCase {
         try lines.joined(separator: "\n").write(to: stepped, atomically: true, encoding: .utf8)
         let run = try cyclelog(["replay", "--json", "--db", dir.appendingPathComponent("a.sqlite").path, stepped.path])
         XCTAssertEqual(run.status, 0, run.errorOutput)
-        XCTAssertTrue(run.errorOutput.contains("#1003: the clock leapt 12 days forward"), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("line 1003: the clock leapt 12 days forward"), run.errorOutput)
         let reference = try reference("sweatpy_6449921903_ACTIVITY.journal")
         // Joined at the jump: the ride is as long as the original, less the one step between lines 1002 and 1003.
         let elapsed = try XCTUnwrap(try summary(run)["elapsedSeconds"] as? Double)
@@ -102,7 +102,8 @@ final class BadInputTests: XCTestCase {
                 "replay", "--json", "--db", dir.appendingPathComponent("\(bit).sqlite").path, path.path,
             ])
             XCTAssertEqual(run.status, 0, "bit \(bit): " + run.errorOutput)
-            XCTAssertTrue(run.errorOutput.contains("bit\(bit).btsnoop: #27741: "), "bit \(bit): " + run.errorOutput)
+            XCTAssertTrue(
+                run.errorOutput.contains("bit\(bit).btsnoop: record 27741: "), "bit \(bit): " + run.errorOutput)
             assertSameRide(try summary(run), reference)
         }
     }
@@ -171,7 +172,7 @@ final class BadInputTests: XCTestCase {
         let db = dir.appendingPathComponent("r.sqlite").path
         let replay = try cyclelog(["replay", "--db", db, journal.path])
         XCTAssertEqual(replay.status, 0, replay.errorOutput)
-        let shown = try [
+        let shown = [
             replay, try cyclelog(["show", "last", "--db", db]), try cyclelog(["list", "--db", db]),
             try cyclelog(["show", "last", "--journal", "--db", db]),
         ]
@@ -198,7 +199,7 @@ final class BadInputTests: XCTestCase {
         let dir = try folder()
         let huge = dir.appendingPathComponent("huge.bin")
         // 512 MB of zeros without writing them: a sparse file.
-        FileManager.default.createFile(atPath: huge.path, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: huge.path, contents: nil))
         let handle = try FileHandle(forWritingTo: huge)
         try handle.truncate(atOffset: 512 << 20)
         try handle.close()
@@ -260,6 +261,24 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(paused.status, 0, paused.errorOutput)
         XCTAssertFalse(paused.errorOutput.contains("already stored"), paused.errorOutput)
         XCTAssertEqual(try summary(paused)["version"] as? Int, 2)
+        // A negative number is named, not reported as a missing argument.
+        let negative = try cyclelog(["show", "-1", "--db", db])
+        XCTAssertEqual(negative.status, 64)
+        XCTAssertTrue(negative.errorOutput.contains("'-1' is not a value cyclelog takes"), negative.errorOutput)
+        XCTAssertFalse(negative.errorOutput.contains("Missing expected argument"), negative.errorOutput)
+        // A folder with no ride in it is an error, not a silent success; runtime errors carry no usage text.
+        let empty = dir.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let nothing = try cyclelog(["import", "--db", db, empty.path])
+        XCTAssertEqual(nothing.status, 1)
+        XCTAssertTrue(nothing.errorOutput.contains("holds no .fit file"), nothing.errorOutput)
+        for arguments in [
+            ["import", "--db", db, empty.path], ["show", "99", "--db", db], ["export", "99", "--db", db],
+        ] {
+            let failed = try cyclelog(arguments)
+            XCTAssertEqual(failed.status, 1, arguments.joined(separator: " "))
+            XCTAssertFalse(failed.errorOutput.contains("Usage:"), failed.errorOutput)
+        }
     }
 
     // MARK: Output files (item 10)

@@ -144,7 +144,7 @@ final class ReplayCommandTests: XCTestCase {
         ])
         XCTAssertEqual(run.status, 0, run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("ride.journal: line 2: notify: the value"), run.errorOutput)
-        XCTAssertTrue(run.errorOutput.contains("ride.journal: #4: "), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("ride.journal: line 4: "), run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("instantaneousPower"), run.errorOutput)
         XCTAssertTrue(run.output.contains(#""averagePowerWatts": 200"#), run.output)
     }

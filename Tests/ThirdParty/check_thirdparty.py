@@ -10,6 +10,7 @@ the file itself:
 - each ride has the device's own elapsed time, timer (moving) time, distance and work where the session message
   has them, unless cyclelog names a correction, whose reason is then checked in the file (a timer longer than
   elapsed, an elapsed time spanning a clock jump, work that counts implausible power);
+- each lap the device wrote has the device's elapsed time and an average power where the device measured one;
 - moving time never exceeds elapsed time; a heart rate of 0 is never averaged; no power above 3000 W and no heart
   rate outside 25-250 bpm is kept, and the maximum equals the session's maximum wherever that is plausible.
 
@@ -43,8 +44,8 @@ def sport_number(value):
 
 
 def read(path):
-    """What the file says: (problem or None, file type, sessions, record times, record powers, record HRs)."""
-    sessions, times, powers, heart_rates, file_type = [], [], [], [], None
+    """What the file says: (problem or None, file type, sessions, laps, record times, record powers, record HRs)."""
+    sessions, laps, times, powers, heart_rates, file_type = [], [], [], [], [], None
     try:
         with fitdecode.FitReader(path, check_crc=fitdecode.CrcCheck.RAISE) as reader:
             for frame in reader:
@@ -54,13 +55,15 @@ def read(path):
                     file_type = frame.get_raw_value("type")
                 elif frame.name == "session":
                     sessions.append({field.name: field.value for field in frame.fields})
+                elif frame.name == "lap":
+                    laps.append({field.name: field.value for field in frame.fields})
                 elif frame.name == "record" and frame.has_field("timestamp"):
                     times.append(frame.get_raw_value("timestamp"))
                     powers.append(frame.get_value("power") if frame.has_field("power") else None)
                     heart_rates.append(frame.get_value("heart_rate") if frame.has_field("heart_rate") else None)
     except Exception as error:  # fitdecode's own refusal: damaged, cut short, not FIT
-        return str(error) or type(error).__name__, None, [], [], [], []
-    return None, file_type, sessions, times, powers, heart_rates
+        return str(error) or type(error).__name__, None, [], [], [], [], []
+    return None, file_type, sessions, laps, times, powers, heart_rates
 
 
 def has_clock_jump(times):
@@ -70,7 +73,7 @@ def has_clock_jump(times):
 
 def check_file(cyclelog, path, failures):
     name = os.path.basename(path)
-    problem, file_type, sessions, times, powers, heart_rates = read(path)
+    problem, file_type, sessions, laps, times, powers, heart_rates = read(path)
     sports = [sport_number(s.get("sport")) for s in sessions]
     rides = [s for s, sport in zip(sessions, sports) if sport not in OTHER_SPORTS]
     multisport = any(sport in OTHER_SPORTS for sport in sports)
@@ -108,7 +111,26 @@ def check_file(cyclelog, path, failures):
         else:
             session_list = sessions
         check_ride(summary, session_list, times, powers, heart_rates, fail)
+        check_laps(summary, session_list, laps, multisport, fail)
     return f"{len(summaries)} ride(s)"
+
+
+def check_laps(summary, sessions, laps, multisport, fail):
+    """The device's laps within the ride, each with the device's elapsed time, and an average power wherever the
+    device measured power in the lap (a lap without one would mean its seconds were taken off the timer)."""
+    if multisport:
+        start = sessions[0].get("start_time")
+        end = start.timestamp() + (sessions[0].get("total_elapsed_time") or 0) if start else None
+        laps = [lap for lap in laps if start and lap.get("start_time")
+                and start.timestamp() <= lap["start_time"].timestamp() <= end]
+    if not laps or len(summary["laps"]) != len(laps):
+        return  # no lap messages, or laps cyclelog joined or split around a clock fault (checked by the totals)
+    for number, (ours, device) in enumerate(zip(summary["laps"], laps), start=1):
+        device_elapsed = device.get("total_elapsed_time")
+        if device_elapsed is not None and abs(ours["elapsedSeconds"] - device_elapsed) > 0.01:
+            fail(f"lap {number}: elapsed {ours['elapsedSeconds']} s, the device says {device_elapsed} s")
+        if (device.get("avg_power") or 0) > 0 and ours.get("averagePowerWatts") is None:
+            fail(f"lap {number}: no average power, the device measured {device['avg_power']} W")
 
 
 def total(sessions, key):

@@ -74,7 +74,7 @@ final class FTPStorageTests: XCTestCase {
         // The hard ride itself started before its own estimate took effect.
         XCTAssertNil(try store.summary(hardId)?.analysis?.ftp)
 
-        try store.delete(hardId)
+        XCTAssertTrue(try store.delete(hardId))
         XCTAssertNil(try store.ftpHistory().inForce(at: .max))
     }
 
