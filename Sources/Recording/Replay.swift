@@ -151,6 +151,23 @@ public struct Replayer {
                     + ": its times are not in order: \(timeline.droppedCount) of \(events.count) events go back in time or "
                     + "leap\(first), so it cannot be a ride as recorded; nothing was stored")
         }
+        do {
+            return try build(
+                claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digest: digest,
+                label: label)
+        } catch let error as StoreError where error.isDiskFull {
+            throw ReplayError(
+                "\(label): \(error); the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
+                    + "free some space, then replay it again or run `cyclelog recover`")
+        }
+    }
+
+    /// The builder fed with the repaired events, the journal and the finished minutes written as they come.
+    private func build(
+        _ claim: WorkoutStore.Claim, _ timeline: RideTimeline.Repaired, _ events: [RideEvent], at: (Int) -> String,
+        problems: ProblemList, writeJournal: Bool, digest: String, label: String
+    ) throws -> (summary: WorkoutSummary, problems: [String]) {
+        var problems = problems
         let configuration = WorkoutBuilder.Configuration(
             defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
         var builder = WorkoutBuilder(configuration: configuration)

@@ -381,6 +381,8 @@ public final class WorkoutStore: Sendable {
 /// A database problem, in words a rider understands.
 public struct StoreError: Error, CustomStringConvertible {
     public var description: String
+    /// The disk is full: the caller can say what of its work was kept.
+    public private(set) var isDiskFull = false
 
     public init(_ description: String) {
         self.description = description
@@ -391,6 +393,7 @@ public struct StoreError: Error, CustomStringConvertible {
             description = "the workout database \(path): \(error)"
             return
         }
+        isDiskFull = database.resultCode == .SQLITE_FULL
         switch database.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             description =

@@ -244,6 +244,55 @@ final class DatabaseSafetyTests: XCTestCase {
         XCTAssertEqual(repaired.basis, full.basis)
     }
 
+    /// A replay that fills the disk says what was kept, leaves an unfinished ride, and stores it whole once there
+    /// is room (item 6).
+    func testAFullDiskSaysWhatWasKeptAndTheRideIsStoredOnceThereIsRoom() throws {
+        guard getuid() == 0 else {
+            print("skipped: a full disk is a small tmpfs here, and only root can mount one")
+            return
+        }
+        let small = try folder().appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        func mount(_ options: String) -> Int32 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/mount")
+            process.arguments = ["-t", "tmpfs", "-o", options, "tmpfs", small.path]
+            guard (try? process.run()) != nil else { return -1 }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        guard mount("size=600k") == 0 else {
+            print("skipped: mount -t tmpfs failed (a container without CAP_SYS_ADMIN)")
+            return
+        }
+        defer {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/umount")
+            process.arguments = [small.path]
+            try? process.run()
+            process.waitUntilExit()
+        }
+        let long = fixturesFolder.appendingPathComponent("rides/sweatpy_4078723797.journal").path
+        let db = small.appendingPathComponent("rides.sqlite").path
+        let full = try cyclelog(["replay", "--db", db, long])
+        XCTAssertEqual(full.status, 1)
+        XCTAssertTrue(full.errorOutput.contains("is full"), full.errorOutput)
+        XCTAssertTrue(full.errorOutput.contains("the ride was not stored whole"), full.errorOutput)
+        XCTAssertEqual(try listed(db).map { $0["status"] as? String }, ["recording"], "left unfinished")
+        // Room made (the same mount, larger): the same replay stores the whole ride.
+        XCTAssertEqual(mount("remount,size=64m"), 0)
+        let again = try cyclelog(["replay", "--json", "--db", db, long])
+        XCTAssertEqual(again.status, 0, again.errorOutput)
+        let reference = try cyclelog(["replay", "--json", "--db", try temporaryDatabase(), long])
+        let stored = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(again.output.utf8)) as? [String: Any])
+        let expected = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(reference.output.utf8)) as? [String: Any])
+        for key in ["elapsedSeconds", "movingSeconds", "workJoules", "normalizedPowerWatts"] {
+            XCTAssertEqual(stored[key] as? Double, expected[key] as? Double, key)
+        }
+        XCTAssertEqual(try listed(db).count, 1)
+    }
+
     // MARK: Damaged values (item 8)
 
     func testDamagedStoredValuesAreReportedNeverTrappedOn() throws {
