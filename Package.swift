@@ -11,6 +11,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        // SHA-256 for a ride's identity and content digest (README, "A ride's identity").
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
@@ -25,12 +27,18 @@ let package = Package(
         .target(name: "DBus", dependencies: ["CDBus"]),
         // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
         .target(name: "BlueZ", dependencies: ["DBus"]),
-        // btsnoop and cyclelog-journal readers and writers: files in, ride events out.
-        .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "CZlib"]),
+        // The cyclelog journal: its text form and its compact stored form (packing, zlib).
+        .target(name: "RideJournal", dependencies: ["Workouts", "CZlib"]),
+        // A ride's identity and content digest: SHA-256 over its journal's text (README, "A ride's identity").
+        .target(
+            name: "RideIdentity",
+            dependencies: ["RideJournal", "Workouts", .product(name: "Crypto", package: "swift-crypto")]),
+        // btsnoop readers and the GATT replay of a capture: files in, ride events out.
+        .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "RideJournal"]),
         // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
         .target(
             name: "WorkoutStore",
-            dependencies: ["Workouts", "Capture", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["Workouts", "RideJournal", "RideIdentity", .product(name: "GRDB", package: "GRDB.swift")]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Workouts"]),
         // The FIT container read and written byte by byte: headers, definitions, messages, CRCs; no activities.
@@ -42,7 +50,10 @@ let package = Package(
         // Wires sources to the builder and the store: replay, import, rebuild and the live recorder's writes.
         .target(
             name: "Recording",
-            dependencies: ["Capture", "Workouts", "WorkoutStore", "CyclingSensors", "FIT", "FITImport"]),
+            dependencies: [
+                "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
+                "FITImport",
+            ]),
         // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
         // control object.
         .target(
@@ -54,6 +65,7 @@ let package = Package(
                 "CyclingSensors",
                 "Workouts",
                 "Capture",
+                "RideJournal",
                 "WorkoutStore",
                 "Recording",
                 "Charts",
@@ -80,14 +92,17 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors", "TestSupport"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Workouts", "CyclingSensors", "TestSupport"]),
-        .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "Capture"]),
+        .testTarget(
+            name: "CaptureTests",
+            dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),
+        .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "RideJournal"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",
             dependencies: [
-                "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "TestSupport",
+                "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "RideJournal",
+                "TestSupport",
                 "cyclelog",
             ],
             exclude: []),

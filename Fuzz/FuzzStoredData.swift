@@ -1,5 +1,5 @@
-// libFuzzer entry point for the readers of files and stored data, compiled by Fuzz/run.sh with the Capture and
-// Workouts modules and WorkoutStore's packing (swiftc -sanitize=fuzzer). CYCLELOG_FUZZ_TARGET names the reader:
+// libFuzzer entry point for the readers of files and stored data, compiled by Fuzz/run.sh with the Capture,
+// RideJournal and Workouts modules and WorkoutStore's packing (swiftc -sanitize=fuzzer). CYCLELOG_FUZZ_TARGET names the reader:
 //   btsnoop          a btsnoop capture through GATTReplay (records, ACL reassembly, ATT, handle mapping)
 //   journal          a cyclelog journal's text, then the time-jump rule over its events
 //   compact-journal  a stored journal chunk (deflated, packed events)
@@ -7,6 +7,7 @@
 // Every input must read or give an error — never crash, trap or allocate without bound.
 
 import Capture
+import RideJournal
 import Workouts
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import RideJournal
+
 /// The btsnoop container (spec §9.1–9.3): a 16-octet big-endian header, then records of a 24-octet header and
 /// the packet. Datalinks 1001 (HCI unframed), 1002 (H4, Android's `btsnoop_hci.log`) and 2001 (Linux monitor,
 /// `btmon -w`) are understood.

@@ -1,4 +1,5 @@
 import CyclingSensors
+import RideJournal
 import Workouts
 
 /// Turns the HCI packets of a btsnoop capture into ride events (spec §9.4–9.7): ACL reassembly per connection,

@@ -46,7 +46,12 @@ public actor DBusConnection {
     public nonisolated let uniqueName: String
     public private(set) var isConnected = true
 
-    private var pendingCalls: [UInt32: CheckedContinuation<Result<DBusMessage, DBusError>, Never>] = [:]
+    /// Calls waiting for their reply, each with the timer that gives up on it (cancelled when the reply comes).
+    private var pendingCalls: [UInt32: PendingCall] = [:]
+    private struct PendingCall {
+        var continuation: CheckedContinuation<Result<DBusMessage, DBusError>, Never>
+        var timer: Task<Void, Never>
+    }
     private struct Subscriber {
         var rules: [MatchRule]
         var continuation: AsyncStream<DBusMessage>.Continuation
@@ -133,9 +138,7 @@ public actor DBusConnection {
     private func route(_ message: DBusMessage) {
         switch message.kind {
         case .methodReturn, .error:
-            if let continuation = pendingCalls.removeValue(forKey: message.replySerial) {
-                continuation.resume(returning: .success(message))
-            }
+            finishCall(message.replySerial, .success(message))
         case .signal:
             if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
                 lose()
@@ -156,8 +159,7 @@ public actor DBusConnection {
         readSource?.cancel()
         readSource = nil
         let lost = DBusError(name: DBusError.disconnectedName, message: "the connection to the bus was lost")
-        for continuation in pendingCalls.values { continuation.resume(returning: .failure(lost)) }
-        pendingCalls.removeAll()
+        for serial in Array(pendingCalls.keys) { finishCall(serial, .failure(lost)) }
         for subscriber in subscribers.values { subscriber.continuation.finish() }
         subscribers.removeAll()
     }
@@ -181,7 +183,9 @@ public actor DBusConnection {
         return serial
     }
 
-    /// Calls a method and waits for its reply; an error reply is thrown with its D-Bus name.
+    /// Calls a method and waits for its reply; an error reply is thrown with its D-Bus name. Gives up after
+    /// `timeout` (`NoReply`), or at once when the calling task is cancelled (`cancelledName`); a reply that comes
+    /// later is dropped.
     public func call(
         destination: String, path: String, interface: String, member: String, _ body: [DBusValue] = [],
         timeout: Duration = .seconds(25)
@@ -189,12 +193,24 @@ public actor DBusConnection {
         let message = DBusMessage.methodCall(
             destination: destination, path: path, interface: interface, member: member, body: body)
         let serial = try send(message)
-        let result = await withCheckedContinuation { continuation in
-            pendingCalls[serial] = continuation
-            Task {
-                try? await Task.sleep(for: timeout)
-                self.timeOut(serial, after: timeout, member: member, destination: destination)
+        let noReply = DBusError(
+            name: DBusError.noReplyName,
+            message: "\(destination) did not answer \(member) within \(timeout.components.seconds) s")
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                guard !Task.isCancelled else {
+                    continuation.resume(returning: Result<DBusMessage, DBusError>.failure(Self.cancelled(member)))
+                    return
+                }
+                let timer = Task { [weak self] in
+                    // Cancelled when the reply comes: no task is left sleeping for the rest of the timeout.
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    await self?.finishCall(serial, .failure(noReply))
+                }
+                pendingCalls[serial] = PendingCall(continuation: continuation, timer: timer)
             }
+        } onCancel: {
+            Task { await self.finishCall(serial, .failure(Self.cancelled(member))) }
         }
         let reply = try result.get()
         if reply.kind == .error {
@@ -203,14 +219,19 @@ public actor DBusConnection {
         return reply.body
     }
 
-    private func timeOut(_ serial: UInt32, after timeout: Duration, member: String, destination: String) {
-        guard let continuation = pendingCalls.removeValue(forKey: serial) else { return }
-        continuation.resume(
-            returning: .failure(
-                DBusError(
-                    name: DBusError.noReplyName,
-                    message: "\(destination) did not answer \(member) within \(timeout.components.seconds) s")))
+    /// Ends a waiting call once: its reply, its timeout, its cancellation or the lost bus, whichever comes first.
+    private func finishCall(_ serial: UInt32, _ result: Result<DBusMessage, DBusError>) {
+        guard let call = pendingCalls.removeValue(forKey: serial) else { return }
+        call.timer.cancel()
+        call.continuation.resume(returning: result)
     }
+
+    private static func cancelled(_ member: String) -> DBusError {
+        DBusError(name: DBusError.cancelledName, message: "\(member) was given up: the caller stopped waiting")
+    }
+
+    /// Calls waiting for a reply now (a test checks that none is left behind).
+    public var waitingCallCount: Int { pendingCalls.count }
 
     // MARK: Signals
 

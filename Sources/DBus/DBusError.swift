@@ -22,6 +22,8 @@ public struct DBusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let serviceUnknownName = "org.freedesktop.DBus.Error.ServiceUnknown"
     public static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
     public static let failedName = "org.freedesktop.DBus.Error.Failed"
+    /// The calling task was cancelled before the reply came (never sent by a bus; this library's own).
+    public static let cancelledName = "org.cyclelog.DBus.Error.Cancelled"
 
     static func invalid(_ message: String) -> DBusError { DBusError(name: invalidArgumentsName, message: message) }
 }

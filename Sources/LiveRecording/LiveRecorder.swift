@@ -6,7 +6,7 @@ import WorkoutStore
 import Workouts
 
 /// A live ride: finds and connects the sensors through BlueZ, subscribes to their measurements, feeds every
-/// event to the same `WorkoutBuilder` a replay uses, writes the journal and the 1 Hz samples as they arrive
+/// event to the same `RidePipeline` a replay uses, which writes the journal and the 1 Hz samples as they arrive
 /// (a small transaction every half second), and keeps the sensors connected for as long as the ride lasts.
 ///
 /// The reconnect watchdog: a sensor whose link drops is connected again with backoff; a connected sensor that
@@ -21,7 +21,9 @@ public actor LiveRecorder {
         public var adapter: String?
         public var plan = WorkoutPlan()
         public var autoPause: AutoPause?
-        public var wheelCircumferenceMillimetres = 2105
+        /// For sensors without their own; nil leaves the builder's default. Written into the journal as its
+        /// `wheel *` line, as `autoPause` is as its `auto-pause` line.
+        public var wheelCircumferenceMillimetres: Int?
         /// Per-address wheel circumferences the rider set (remembered sensors).
         public var wheelCircumferences: [String: Int] = [:]
         /// How long to scan for sensors when none are named.
@@ -31,7 +33,7 @@ public actor LiveRecorder {
         /// `record --auto`: wait for pedalling, end after a time without it, wait for the next ride.
         public var auto: AutoRide?
         /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
-        public var lowBatteryPercent = 20
+        public var lowBatteryPercent = LiveStatus.lowBatteryPercent
 
         public init() {}
     }
@@ -83,7 +85,12 @@ public actor LiveRecorder {
     public private(set) var workoutId: Int64 = 0
     /// A workout is being recorded (always after `run` starts, unless `record --auto` is waiting for a ride).
     private var riding = false
-    private var builder: WorkoutBuilder
+    /// The builder's configuration from the options (the pedalling watch decodes with it too).
+    private let configuration: WorkoutBuilder.Configuration
+    /// The ride being recorded; nil while `record --auto` waits for one.
+    private var pipeline: RidePipeline?
+    /// Problems the builder raised during this ride (a malformed notification, a refused control).
+    private var problemCount = 0
     /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
     /// starts on its own later opens with the same description of its sensors as one started by hand.
     private var sensorDescriptions: [String: [RideEvent]] = [:]
@@ -98,10 +105,6 @@ public actor LiveRecorder {
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var tracked: [Tracked] = []
-    /// The journal's fingerprint, kept as the ride goes (the events themselves are in the database).
-    private var digest: RideDigest
-    private var pendingEvents: [RideEvent] = []
-    private var writer: WorkoutWriter?
     private var recentSamples: [SecondSample] = []
     private var distanceMeters = 0.0
     private var workJoules = 0.0
@@ -127,11 +130,11 @@ public actor LiveRecorder {
         self.bluez = bluez
         self.store = store
         self.options = options
-        digest = RideDigest(wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
-        builder = WorkoutBuilder(
-            configuration: WorkoutBuilder.Configuration(
-                defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres,
-                autoPause: options.autoPause))
+        var configuration = WorkoutBuilder.Configuration(autoPause: options.autoPause)
+        if let millimetres = options.wheelCircumferenceMillimetres {
+            configuration.defaultWheelCircumferenceMillimetres = millimetres
+        }
+        self.configuration = configuration
         tracked = options.sensors.map { Tracked(wanted: $0) }
     }
 
@@ -218,7 +221,7 @@ public actor LiveRecorder {
             return options.auto != nil && outcome == nil
                 ? "no workout is being recorded: waiting for the rider to pedal" : "no workout is being recorded"
         }
-        var session = builder.session
+        guard var session = pipeline?.session else { return "no workout is being recorded" }
         return session.apply(control, at: max(lastEventTime, 1))
     }
 
@@ -243,10 +246,18 @@ public actor LiveRecorder {
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
         workoutId = claim.workoutId
-        writer = WorkoutWriter(store: store, claim: claim)
+        pipeline = RidePipeline(store: store, claim: claim, configuration: configuration)
         riding = true
         warnedLowBattery = []
+        problemCount = 0
         record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
+        // The options that change the result, so that the journal alone reproduces the ride.
+        if let millimetres = options.wheelCircumferenceMillimetres {
+            record(RideEvent(timeMicroseconds: start, .setting(.defaultWheelCircumference(millimetres: millimetres))))
+        }
+        if let autoPause = options.autoPause {
+            record(RideEvent(timeMicroseconds: start, .setting(.autoPause(autoPause))))
+        }
         for sensor in tracked.compactMap(\.address) {
             for event in sensorDescriptions[sensor] ?? [] { record(RideEvent(timeMicroseconds: start, event.kind)) }
         }
@@ -256,10 +267,7 @@ public actor LiveRecorder {
     private func startWaiting() {
         riding = false
         workoutId = 0
-        writer = nil
-        builder = WorkoutBuilder(configuration: builder.configuration)
-        digest = RideDigest(wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
-        pendingEvents = []
+        pipeline = nil
         recentSamples = []
         distanceMeters = 0
         workJoules = 0
@@ -268,7 +276,7 @@ public actor LiveRecorder {
 
     private func watchAfresh() {
         pedallingWatch = PedallingWatch(
-            configuration: builder.configuration, descriptions: Array(sensorDescriptions.values.joined()),
+            configuration: configuration, descriptions: Array(sensorDescriptions.values.joined()),
             at: now(), lookbackSeconds: options.auto?.lookbackSeconds ?? 3)
     }
 
@@ -507,7 +515,7 @@ public actor LiveRecorder {
         tracked[index].linkUpInJournal = true
         let address = tracked[index].address ?? tracked[index].wanted
         record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: tracked[index].name)))
-        let wheel = options.wheelCircumferences[address] ?? options.wheelCircumferenceMillimetres
+        let wheel = options.wheelCircumferences[address] ?? configuration.defaultWheelCircumferenceMillimetres
         record(RideEvent(timeMicroseconds: now(), .wheelCircumference(sensor: address, millimetres: wheel)))
     }
 
@@ -603,9 +611,17 @@ public actor LiveRecorder {
             watchForPedalling(event)
             return
         }
-        builder.add(event)
-        digest.add(event)
-        pendingEvents.append(event)
+        guard let problems = pipeline?.add(event), let problem = problems.last else { return }
+        // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
+        problemCount += problems.count
+        let sensor = event.sensor.map { sensorName($0) + ": " } ?? ""
+        message =
+            sensor + problem.message
+            + (problemCount > 1 ? " (\(problemCount) problems in this ride; its journal keeps every byte)" : "")
+    }
+
+    private func sensorName(_ address: String) -> String {
+        tracked.first { $0.address == address }?.name ?? address
     }
 
     /// Keeps `sensorDescriptions` current: a connection starts a sensor's description, a disconnection ends it.
@@ -621,7 +637,7 @@ public actor LiveRecorder {
                 return false
             }
             sensorDescriptions[sensor] = events + [event]
-        case .notification, .control: break
+        case .notification, .control, .setting: break
         }
     }
 
@@ -631,8 +647,11 @@ public actor LiveRecorder {
             arrivals.removeAll(keepingCapacity: true)
             return
         }
-        let completed = builder.takeCompletedSamples()
-        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = builder.session.startMicroseconds
+        guard var pipeline else { return }
+        self.pipeline = nil  // so that changing the copy does not copy its storage
+        defer { self.pipeline = pipeline }
+        let completed = pipeline.takeCompletedSamples()
+        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = pipeline.session.startMicroseconds
         {
             // Samples complete a few seconds late (a value holds until the next one); their own time counts.
             lastPedallingMicroseconds = max(lastPedallingMicroseconds, origin + Int64(last.second + 1) * 1_000_000)
@@ -643,8 +662,7 @@ public actor LiveRecorder {
         }
         recentSamples = Array((recentSamples + completed).suffix(3))
         do {
-            guard try writer?.write(events: pendingEvents, completedSamples: completed) == true else { return }
-            pendingEvents.removeAll(keepingCapacity: true)
+            guard try pipeline.write() else { return }
             let stored = ContinuousClock.now
             for arrival in arrivals { storeLatency.add(seconds: (stored - arrival).seconds) }
             arrivals.removeAll(keepingCapacity: true)
@@ -661,19 +679,18 @@ public actor LiveRecorder {
             _ = try? store.delete(workoutId)
         } else {
             flush()
-            if let workout = builder.finish(), let claim = writer?.claim {
-                do {
-                    summary = try store.finish(claim, workout: workout, journalDigest: digest.hex)
+            do {
+                summary = try pipeline?.finish()
+                if summary == nil {
+                    finishProblem = LiveRecordingError("no measurement arrived: nothing to save")
+                } else {
                     let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }
                     try store.rememberSensors(used, at: now())
-                } catch {
-                    finishProblem = LiveRecordingError(
-                        "the ride could not be saved (\(error.description)); its journal is stored: "
-                            + "`cyclelog recover` saves it once the database is writable")
                 }
-            } else {
-                _ = try? store.delete(workoutId)
-                finishProblem = LiveRecordingError("no measurement arrived: nothing to save")
+            } catch {
+                finishProblem = LiveRecordingError(
+                    "the ride could not be saved (\(error.description)); its journal is stored: "
+                        + "`cyclelog recover` saves it once the database is writable")
             }
         }
         if options.auto != nil && !stopRequested {
@@ -703,7 +720,7 @@ public actor LiveRecorder {
     // MARK: Status
 
     public func status() -> LiveStatus {
-        let session = builder.session
+        let session = pipeline?.session ?? Session()
         let time = max(lastEventTime, clock.now())
         let start = session.startMicroseconds ?? time
         let end = session.endMicroseconds ?? time

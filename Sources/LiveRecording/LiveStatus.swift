@@ -2,6 +2,10 @@ import Workouts
 
 /// What a live ride looks like right now: for the dashboard, the plain status line and the D-Bus properties.
 public struct LiveStatus: Sendable, Equatable {
+    /// A battery at or below this is low: warned about when a ride starts or the sensor connects, marked "(low)"
+    /// on the dashboard, and a warning in `doctor`.
+    public static let lowBatteryPercent = 20
+
     public enum SensorState: String, Sendable {
         /// Not seen yet (scanning for it).
         case searching

@@ -1,5 +1,6 @@
 import Capture
 import Foundation
+import RideJournal
 import Workouts
 
 /// A capture file read into ride events: a btsnoop capture or a cyclelog journal, told apart by content.

@@ -1,6 +1,7 @@
 import FIT
 import FITImport
 import Foundation
+import RideIdentity
 import WorkoutStore
 import Workouts
 
@@ -35,15 +36,20 @@ public struct FITImporter {
         } catch {
             throw ReplayError("\(name) \(error); nothing was imported")
         }
-        let digest = RideDigest(bytes: bytes).hex
+        let digest = RideIdentity.digest(bytes: bytes)
         var outcomes: [Replayer.Outcome] = []
         for activity in activities {
+            // The device and time the file names, else the file's bytes (and the session of a multisport file).
             let identity =
                 activity.fileIdentity ?? "fit-bytes:" + digest + (activity.sessionNumber.map { "#\($0)" } ?? "")
-            let syncIdentifier = RideDigest(bytes: Array(identity.utf8)).uuid
+            let named = RideIdentity.syncIdentifier(digest: RideIdentity.digest(bytes: Array(identity.utf8)))
+            let legacy = LegacyFITIdentity.syncIdentifier(
+                fileIdentity: activity.fileIdentity, bytes: bytes, sessionNumber: activity.sessionNumber)
             do {
-                let existing = try store.workout(syncIdentifier: syncIdentifier)
-                if let existing, existing.complete, existing.journalDigest == digest,
+                // A file imported by an earlier cyclelog keeps the identifier it was given then.
+                let existing = try store.workout(syncIdentifier: named) ?? store.workout(syncIdentifier: legacy)
+                let syncIdentifier = existing?.syncIdentifier ?? named
+                if let existing, existing.complete, existing.contentDigest == digest,
                     let summary = try store.summary(existing.id)
                 {
                     outcomes.append(
@@ -85,7 +91,7 @@ public struct FITImporter {
         do {
             let summary = try store.saveImported(
                 activity.workout, syncIdentifier: "", fileName: file.fileName, bytes: file.bytes,
-                digest: RideDigest(bytes: file.bytes).hex, replacing: id, sessionNumber: file.session)
+                digest: RideIdentity.digest(bytes: file.bytes), replacing: id, sessionNumber: file.session)
             return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
         } catch {
             throw ReplayError("workout \(id): \(error)")

@@ -1,15 +1,18 @@
 import Capture
 import CyclingSensors
 import Foundation
+import RideIdentity
 import WorkoutStore
 import Workouts
 
-/// Runs a ride's events through the workout builder into the store, in small transactions as it goes: the one
-/// path for a replayed capture, a rebuilt workout and (later) a live ride.
+/// Runs a file's or a stored journal's events through the `RidePipeline` into the store, in small transactions
+/// as it goes: a replayed capture and a rebuilt workout.
 public struct Replayer {
     public struct Options: Sendable {
-        /// Wheel circumference for sensors the capture does not set one for.
-        public var wheelCircumferenceMillimetres = 2105
+        /// Wheel circumference for sensors the capture does not set one for; nil leaves the builder's default.
+        /// Written into the stored journal as its `wheel *` line, so that the journal alone reproduces the ride.
+        public var wheelCircumferenceMillimetres: Int?
+        /// Written into the stored journal as its `auto-pause` line.
         public var autoPause: AutoPause?
         /// Events per transaction.
         public var eventsPerChunk = 4096
@@ -17,6 +20,17 @@ public struct Replayer {
         public var pauseAfterEachChunkMicroseconds: UInt32 = 0
 
         public init() {}
+
+        /// The options as the journal's settings, dated `time` (the file's first event).
+        func settings(at time: Int64) -> [RideEvent] {
+            var settings: [RideEvent] = []
+            if let millimetres = wheelCircumferenceMillimetres {
+                settings.append(
+                    RideEvent(timeMicroseconds: time, .setting(.defaultWheelCircumference(millimetres: millimetres))))
+            }
+            if let autoPause { settings.append(RideEvent(timeMicroseconds: time, .setting(.autoPause(autoPause)))) }
+            return settings
+        }
     }
 
     /// What a replay or rebuild did.
@@ -48,28 +62,26 @@ public struct Replayer {
                 "\(capture.path): handle \(name) of \(handle.sensor) carried \(handle.notifications) notifications but "
                     + "the capture has no discovery for it; name it with --handle \(name)=UUID (e.g. 2a63)")
         }
-        let digest = RideDigest(capture.events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
-        let syncIdentifier =
-            capture.events.lazy.compactMap { event -> String? in
-                if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
-                return nil
-            }.first ?? digest.uuid
-        // The options that change the result are part of what is stored: the same capture replayed with
-        // --auto-pause is a new version of the ride, not "already stored".
-        let contentDigest = contentDigest(digest)
         do {
             guard let first = capture.events.first else {
                 throw ReplayError(
                     path: capture.path,
                     "holds no usable events" + (problems.isEmpty ? "" : "\n  " + problems.joined(separator: "\n  ")))
             }
+            // The ride's identity comes from the file's events; the options are settings at the head of the stored
+            // journal, so a changed option gives a new content, and the ride's next version (README, "A ride's
+            // identity").
+            let events = options.settings(at: first.timeMicroseconds) + capture.events
+            let digests = WorkoutStore.Digests(
+                source: RideIdentity.sourceDigest(capture.events), content: JournalDigest(events).hex)
+            let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
             // Another cyclelog replaying the same file right now: wait for it (it stores the ride, or is killed and
             // its hold lapses), then the ride is already stored or ours to write.
             let deadline = ContinuousClock.now + .microseconds(WorkoutStore.claimLapseMicroseconds * 2)
             while true {
                 switch try store.claimWorkout(
                     syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
-                    digest: contentDigest)
+                    digest: digests.content)
                 {
                 case .alreadyStored(let id):
                     guard let summary = try store.summary(id) else { throw ReplayError("workout \(id) vanished") }
@@ -83,9 +95,10 @@ public struct Replayer {
                     usleep(200_000)
                 case .claimed(let claim):
                     let result = try build(
-                        claim, capture.events, origins: capture.origins, originWord: capture.recordWord,
-                        writeJournal: true, digest: contentDigest,
-                        label: capture.path)
+                        claim, events,
+                        origins: Array(repeating: 0, count: events.count - capture.events.count)
+                            + capture.origins,
+                        originWord: capture.recordWord, writeJournal: true, digests: digests, label: capture.path)
                     problems += result.problems.map { "\(capture.path): \($0)" }
                     return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
                 }
@@ -107,12 +120,12 @@ public struct Replayer {
                 if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
                 throw ReplayError("workout \(id) has no stored journal or file to rebuild from")
             }
-            let digest = RideDigest(events, wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres)
+            let digests = WorkoutStore.Digests(
+                source: RideIdentity.sourceDigest(events), content: JournalDigest(events).hex)
             let claim = try store.beginRebuild(id)
             let result = try build(
                 claim, events, origins: Array(1...events.count), originWord: "event", writeJournal: false,
-                digest: contentDigest(digest),
-                label: "workout \(id)")
+                digests: digests, label: "workout \(id)")
             return Outcome(
                 summary: result.summary, alreadyStored: false,
                 problems: result.problems.map { "workout \(id) journal: \($0)" })
@@ -125,19 +138,26 @@ public struct Replayer {
         }
     }
 
-    /// The events' digest, with the options that change the built ride.
-    private func contentDigest(_ digest: RideDigest) -> String {
-        guard let autoPause = options.autoPause else { return digest.hex }
-        let text = "\(digest.hex) auto-pause \(autoPause.belowSpeedMetersPerSecond) \(autoPause.afterSeconds)"
-        return RideDigest(bytes: Array(text.utf8)).hex
+    /// The capture's own identity (a live ride's journal carries it in its `start` line), else the ride this
+    /// file's events were stored as before, else one made from their digest.
+    private func syncIdentifier(_ events: [RideEvent], sourceDigest: String) throws(StoreError) -> String {
+        let own = events.lazy.compactMap { event -> String? in
+            if case .control(.start(let plan)) = event.kind { return plan.syncIdentifier }
+            return nil
+        }.first
+        if let own { return own }
+        if let stored = try store.workout(sourceDigest: sourceDigest) { return stored.syncIdentifier }
+        return RideIdentity.syncIdentifier(digest: sourceDigest)
     }
 
     private func build(
         _ claim: WorkoutStore.Claim, _ events: [RideEvent], origins: [Int], originWord: String, writeJournal: Bool,
-        digest: String,
-        label: String
+        digests: WorkoutStore.Digests, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
-        func at(_ index: Int) -> String { index < origins.count ? "\(originWord) \(origins[index])" : "" }
+        // Origin 0: a setting from the command line, not from the file.
+        func at(_ index: Int) -> String {
+            index < origins.count && origins[index] > 0 ? "\(originWord) \(origins[index])" : "the command line"
+        }
         // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
         // as they came.
         let timeline = RideTimeline.repair(events)
@@ -153,7 +173,7 @@ public struct Replayer {
         }
         do {
             return try build(
-                claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digest: digest,
+                claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digests: digests,
                 label: label)
         } catch let error as StoreError where error.isDiskFull {
             throw ReplayError(
@@ -162,44 +182,34 @@ public struct Replayer {
         }
     }
 
-    /// The builder fed with the repaired events, the journal and the finished minutes written as they come.
+    /// The pipeline fed: the builder with the repaired events, the journal with every event as it came, in
+    /// transactions of `eventsPerChunk` events.
     private func build(
         _ claim: WorkoutStore.Claim, _ timeline: RideTimeline.Repaired, _ events: [RideEvent], at: (Int) -> String,
-        problems: ProblemList, writeJournal: Bool, digest: String, label: String
+        problems: ProblemList, writeJournal: Bool, digests: WorkoutStore.Digests, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
         var problems = problems
-        let configuration = WorkoutBuilder.Configuration(
-            defaultWheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, autoPause: options.autoPause)
-        var builder = WorkoutBuilder(configuration: configuration)
-        var writer = WorkoutWriter(store: store, claim: claim)
+        var pipeline = RidePipeline(store: store, claim: claim, digests: digests)
         var chunkStart = 0
         var journalWritten = 0
-        var seenProblems = 0
         for (position, event) in timeline.events.enumerated() {
-            builder.add(event)
             let index = timeline.indices[position]
-            if builder.problems.count > seenProblems {
-                for problem in builder.problems[seenProblems...] { problems.add("\(at(index)): \(problem.message)") }
-                seenProblems = builder.problems.count
-            }
+            for problem in pipeline.build(event) { problems.add("\(at(index)): \(problem.message)") }
             let last = position + 1 == timeline.events.count
             if position + 1 - chunkStart >= options.eventsPerChunk || last {
                 // The raw events up to this one (the last chunk takes every one left, misdated ones included).
                 let journalEnd = last ? events.count : index + 1
-                try writer.write(
-                    events: writeJournal ? events[journalWritten..<journalEnd] : [],
-                    completedSamples: builder.takeCompletedSamples())
+                if writeJournal { for event in events[journalWritten..<journalEnd] { pipeline.journal(event) } }
+                try pipeline.write()
                 journalWritten = journalEnd
                 chunkStart = position + 1
                 if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
             }
         }
-        guard let workout = builder.finish() else {
-            _ = try store.delete(claim.workoutId)
+        guard let summary = try pipeline.finish() else {
             throw ReplayError(
                 label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
-        let summary = try store.finish(claim, workout: workout, journalDigest: digest)
         return (summary, problems.messages)
     }
 }

@@ -1,5 +1,5 @@
-import Capture
 import Foundation
+import RideJournal
 import Workouts
 
 /// How the 1 Hz samples and the statistics are packed into BLOBs. Samples go in chunks of `chunkSeconds`:

@@ -1,6 +1,6 @@
-import Capture
 import Foundation
 import GRDB
+import RideJournal
 import Workouts
 
 extension WorkoutStore {
@@ -9,8 +9,9 @@ extension WorkoutStore {
         public var id: Int64
         public var syncIdentifier: String
         public var name: String?
-        /// 'complete', or 'recording' for a ride whose last transaction never landed (crash, kill, power cut).
-        public var status: String
+        public var status: WorkoutStatus
+        /// Nil while it is being recorded, or until a writing command has brought the database up to date.
+        public var contentDigest: String?
         public var source: String
         public var startMicroseconds: Int64
         public var elapsedSeconds: Double?
@@ -24,14 +25,14 @@ extension WorkoutStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, syncIdentifier, name, status, source, startMicroseconds, elapsedSeconds, distanceMeters,
-                    averagePowerWatts FROM workout ORDER BY startMicroseconds DESC, id DESC
+                    SELECT * FROM workout ORDER BY startMicroseconds DESC, id DESC
                     """
             ).map {
                 ListEntry(
                     id: try $0.decode(forColumn: "id"), syncIdentifier: try $0.decode(forColumn: "syncIdentifier"),
-                    name: try $0.decode(forColumn: "name"), status: try $0.decode(forColumn: "status"),
-                    source: try $0.decode(forColumn: "source"),
+                    name: try $0.decode(forColumn: "name"),
+                    status: WorkoutStatus(stored: try $0.decode(forColumn: "status")),
+                    contentDigest: Self.contentDigest($0), source: try $0.decode(forColumn: "source"),
                     startMicroseconds: try $0.decode(forColumn: "startMicroseconds"),
                     elapsedSeconds: try $0.decode(forColumn: "elapsedSeconds"),
                     distanceMeters: try $0.decode(forColumn: "distanceMeters"),
@@ -140,6 +141,7 @@ extension WorkoutStore {
                 state: Session.State(rawValue: try row.decode(forColumn: "sessionState") ?? "") ?? .ended,
                 startMicroseconds: start, endMicroseconds: end,
                 statistics: statistics, laps: laps, events: events, dropouts: dropouts, sensors: sensors)
+            summary.contentDigest = Self.contentDigest(row)
             summary.keepTimesInsideTheRide()
             return summary
         }
@@ -258,5 +260,18 @@ extension WorkoutStore {
             let size = try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0
             return (pages - free) * size
         }
+    }
+}
+
+/// Where a workout row stands (column `status`).
+public enum WorkoutStatus: String, Sendable {
+    /// Being written, or cut short before its last transaction landed (a crash, a kill, a power cut).
+    case recording
+    /// Its last transaction landed: summary, samples and journal are whole.
+    case complete
+
+    /// From the stored text; anything else is taken as not complete (a row another program changed).
+    init(stored: String) {
+        self = WorkoutStatus(rawValue: stored) ?? .recording
     }
 }

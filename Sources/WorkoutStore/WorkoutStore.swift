@@ -1,7 +1,8 @@
-import Capture
 import Foundation
 import GRDB
 import GRDBSQLite
+import RideIdentity
+import RideJournal
 import Workouts
 
 /// The workout database: SQLite through GRDB in WAL mode, named migrations that are never edited once they
@@ -349,6 +350,18 @@ public final class WorkoutStore: Sendable {
                     ALTER TABLE importedFile ADD COLUMN session INTEGER;
                     """)
         }
+        migrator.registerMigration("v7 ride identity by SHA-256 over the journal") { db in
+            try db.execute(
+                sql: """
+                    -- RideIdentity: journalDigest now holds the content digest (SHA-256 of the journal's text, or of
+                    -- an imported file's bytes), sourceDigest the digest of the events without settings, by which a
+                    -- file replayed again finds its ride; digestVersion says which rule computed them.
+                    ALTER TABLE workout ADD COLUMN sourceDigest TEXT;
+                    ALTER TABLE workout ADD COLUMN digestVersion INTEGER;
+                    CREATE INDEX workoutBySourceDigest ON workout (sourceDigest);
+                    """)
+            try recomputeDigests(db)
+        }
         return migrator
     }
 
@@ -412,6 +425,41 @@ public struct StoreError: Error, CustomStringConvertible {
             description = "\(path) is damaged (\(database.message ?? "corrupt")); `cyclelog doctor` says what to do"
         default:
             description = "the workout database \(path): \(database.message ?? "\(database.resultCode)")"
+        }
+    }
+}
+
+extension WorkoutStore {
+    /// Every complete ride's digests by this cyclelog's rule, from what is stored: its journal, or its imported
+    /// file. A ride whose stored journal cannot be read keeps no digest (a replay of its file stores it again as a
+    /// new version); nothing else about it changes.
+    static func recomputeDigests(_ db: Database) throws {
+        let ids = try Int64.fetchAll(db, sql: "SELECT id FROM workout WHERE status = 'complete'")
+        for id in ids {
+            var digests: Digests?
+            let blobs = try Data.fetchAll(
+                db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
+            if !blobs.isEmpty {
+                var events: [RideEvent] = []
+                for blob in blobs {
+                    guard let chunk = try? CompactJournal.decode([UInt8](blob)) else {
+                        events = []
+                        break
+                    }
+                    events += chunk
+                }
+                if !events.isEmpty {
+                    digests = Digests(
+                        source: RideIdentity.sourceDigest(events), content: JournalDigest(events).hex)
+                }
+            } else if let bytes = try Data.fetchOne(
+                db, sql: "SELECT bytes FROM importedFile WHERE workoutId = ?", arguments: [id])
+            {
+                digests = Digests(source: nil, content: RideIdentity.digest(bytes: [UInt8](bytes)))
+            }
+            try db.execute(
+                sql: "UPDATE workout SET journalDigest = ?, sourceDigest = ?, digestVersion = ? WHERE id = ?",
+                arguments: [digests?.content, digests?.source, digests.map { _ in RideIdentity.digestVersion }, id])
         }
     }
 }

@@ -1,28 +1,61 @@
-import Capture
 import Foundation
 import GRDB
+import RideIdentity
+import RideJournal
 import Workouts
 
 extension WorkoutStore {
     /// A workout already in the database under a sync identifier.
     public struct ExistingWorkout: Equatable, Sendable {
         public var id: Int64
+        public var syncIdentifier: String
         public var version: Int
         public var complete: Bool
-        public var journalDigest: String?
+        /// The content digest of the version stored (RideIdentity), when it was computed by this cyclelog's rule.
+        public var contentDigest: String?
+    }
+
+    /// The two digests of a version of a ride (RideIdentity): its events without settings, and all of it.
+    public struct Digests: Equatable, Sendable {
+        public var source: String?
+        public var content: String
+
+        public init(source: String?, content: String) {
+            self.source = source
+            self.content = content
+        }
     }
 
     public func workout(syncIdentifier: String) throws(StoreError) -> ExistingWorkout? {
         try read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT id, version, status, journalDigest FROM workout WHERE syncIdentifier = ?",
-                arguments: [syncIdentifier]
-            ).map {
-                ExistingWorkout(
-                    id: $0["id"], version: $0["version"], complete: ($0["status"] as String) == "complete",
-                    journalDigest: $0["journalDigest"])
-            }
+            try Self.existing(db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
         }
+    }
+
+    /// The ride that a file with these events (without settings) was stored as, if any: how a file replayed again
+    /// finds its ride whatever options it is replayed with.
+    public func workout(sourceDigest: String) throws(StoreError) -> ExistingWorkout? {
+        try read { db in
+            // A database not yet brought up to date has no sourceDigest column.
+            guard try db.columns(in: "workout").contains(where: { $0.name == "sourceDigest" }) else { return nil }
+            return try Self.existing(
+                db, sql: "SELECT * FROM workout WHERE sourceDigest = ? ORDER BY id LIMIT 1", arguments: [sourceDigest])
+        }
+    }
+
+    private static func existing(
+        _ db: Database, sql: String, arguments: StatementArguments
+    ) throws -> ExistingWorkout? {
+        try Row.fetchOne(db, sql: sql, arguments: arguments).map {
+            ExistingWorkout(
+                id: $0["id"], syncIdentifier: $0["syncIdentifier"], version: $0["version"],
+                complete: WorkoutStatus(stored: $0["status"]) == .complete, contentDigest: contentDigest($0))
+        }
+    }
+
+    /// A workout row's content digest; nil when it was computed by an earlier rule (a database not yet updated).
+    static func contentDigest(_ row: Row) -> String? {
+        (row["digestVersion"] as Int?) == RideIdentity.digestVersion ? row["journalDigest"] : nil
     }
 
     /// A build's hold on its workout row: every write checks it, so that two processes building the same ride (two
@@ -46,8 +79,8 @@ extension WorkoutStore {
     }
 
     /// Takes the row for a build of `syncIdentifier` in one transaction: a new row, or the existing one with its
-    /// old content dropped and the next version; unless it is stored complete with `digest` already, or another
-    /// process holds it.
+    /// old content dropped and the next version; unless it is stored complete with the content `digest` already,
+    /// or another process holds it.
     public func claimWorkout(
         syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?
     ) throws(StoreError) -> ClaimOutcome {
@@ -56,15 +89,13 @@ extension WorkoutStore {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT id, status, journalDigest, claimToken, claimedMicroseconds FROM workout
-                    WHERE syncIdentifier = ?
+                    SELECT * FROM workout WHERE syncIdentifier = ?
                     """, arguments: [syncIdentifier])
             var replacing: Int64?
             if let row {
                 let id = try row.decode(Int64.self, forColumn: "id")
                 let status = try row.decode(String.self, forColumn: "status")
-                if status == "complete", let digest, try row.decode(String?.self, forColumn: "journalDigest") == digest
-                {
+                if WorkoutStatus(stored: status) == .complete, let digest, Self.contentDigest(row) == digest {
                     return .alreadyStored(id)
                 }
                 if try Self.isHeld(row, now: now) { return .busy(id) }
@@ -223,11 +254,11 @@ extension WorkoutStore {
     /// The last transaction of a workout: the final 1 Hz series (auto-pause applied), statistics, laps, events,
     /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
     @discardableResult
-    public func finish(_ claim: Claim, workout: Workout, journalDigest: String) throws(StoreError) -> WorkoutSummary {
+    public func finish(_ claim: Claim, workout: Workout, digests: Digests) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
         try write { db in
             try Self.renew(claim, db, clearing: true)
-            try Self.insert(built, claim.workoutId, journalDigest: journalDigest, db)
+            try Self.insert(built, claim.workoutId, digests: digests, db)
             try Self.refreshFTPEstimates(db)
         }
         return try saved(claim.workoutId, refreshingFTP: false)
@@ -252,10 +283,9 @@ extension WorkoutStore {
         let id = try write { db in
             // Looked up again inside the transaction: another cyclelog may have imported the same file a moment ago.
             if let row = try Row.fetchOne(
-                db, sql: "SELECT id, status, journalDigest FROM workout WHERE syncIdentifier = ?",
-                arguments: [syncIdentifier]),
-                try row.decode(String.self, forColumn: "status") == "complete",
-                try row.decode(String?.self, forColumn: "journalDigest") == digest
+                db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier]),
+                WorkoutStatus(stored: try row.decode(String.self, forColumn: "status")) == .complete,
+                Self.contentDigest(row) == digest
             {
                 return try row.decode(Int64.self, forColumn: "id")
             }
@@ -267,7 +297,7 @@ extension WorkoutStore {
             try db.execute(
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes, session) VALUES (?, ?, ?, ?)",
                 arguments: [id, fileName, Data(bytes), sessionNumber])
-            try Self.insert(built, id, journalDigest: digest, db)
+            try Self.insert(built, id, digests: Digests(source: nil, content: digest), db)
             return id
         }
         return try saved(id, refreshingFTP: refreshingFTP)
@@ -305,7 +335,7 @@ extension WorkoutStore {
     }
 
     /// Replaces a workout's built rows with these and marks it complete.
-    static func insert(_ built: Built, _ id: Int64, journalDigest: String, _ db: Database) throws {
+    static func insert(_ built: Built, _ id: Int64, digests: Digests, _ db: Database) throws {
         let (workout, curve, statistics, chunks, laps) = (
             built.workout, built.curve, built.statistics, built.chunks, built.laps
         )
@@ -359,14 +389,16 @@ extension WorkoutStore {
         }
         try db.execute(
             sql: """
-                UPDATE workout SET status = 'complete', journalDigest = ?, name = ?, location = ?, goal = ?,
+                UPDATE workout SET status = 'complete', journalDigest = ?, sourceDigest = ?, digestVersion = ?,
+                name = ?, location = ?, goal = ?,
                 sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
                 movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
                 fitnessTest = coalesce(?, fitnessTest)
                 WHERE id = ?
                 """,
             arguments: [
-                journalDigest, workout.plan.name, workout.plan.location?.rawValue,
+                digests.content, digests.source, RideIdentity.digestVersion, workout.plan.name,
+                workout.plan.location?.rawValue,
                 workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
                 workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
                 statistics.distanceMeters, statistics.averagePowerWatts,

@@ -15,6 +15,9 @@ public struct RideEvent: Equatable, Sendable {
         /// The wheel circumference in force for a sensor from this point on.
         case wheelCircumference(sensor: String, millimetres: Int)
         case control(WorkoutControl)
+        /// A setting that changes how the ride is built (a replay option, a recorder's option): kept in the
+        /// journal so that the journal alone reproduces the ride.
+        case setting(RideSetting)
     }
 
     public init(timeMicroseconds: Int64, _ kind: Kind) {
@@ -28,9 +31,16 @@ public struct RideEvent: Equatable, Sendable {
         case .notification(let sensor, _, _), .read(let sensor, _, _), .connected(let sensor, _),
             .disconnected(let sensor), .wheelCircumference(let sensor, _):
             sensor
-        case .control: nil
+        case .control, .setting: nil
         }
     }
+}
+
+/// How a ride is built, beyond its sensors' own data: what `--wheel-circumference` and `--auto-pause` say.
+public enum RideSetting: Equatable, Sendable {
+    /// The wheel circumference for every sensor that has no `wheelCircumference` of its own.
+    case defaultWheelCircumference(millimetres: Int)
+    case autoPause(AutoPause)
 }
 
 /// What a rider (or a script over D-Bus) asks of the workout; the same words as SiriKit's workout intents.

@@ -32,9 +32,12 @@ public struct WorkoutBuilder: Sendable {
         var lastNotification: Int64?
         var held: [Channel: Held] = [:]
         var disconnectedSince: Int64?
+        /// A `wheelCircumference` event named this sensor: the default no longer applies to it.
+        var hasOwnWheel = false
     }
 
-    public let configuration: Configuration
+    /// As given, then as the ride's `setting` events change it.
+    public private(set) var configuration: Configuration
     public private(set) var session = Session()
     private var sensors: [SensorState] = []
     private var sensorIndexByAddress: [String: Int] = [:]
@@ -102,8 +105,13 @@ public struct WorkoutBuilder: Sendable {
             sensors[index].decoder.connectionChanged()
         case .wheelCircumference(let address, let millimetres):
             let index = sensorIndex(address, at: time)
-            sensors[index].info.wheelCircumferenceMillimetres = millimetres
-            sensors[index].decoder.wheelCircumferenceMeters = Double(millimetres) / 1000
+            sensors[index].hasOwnWheel = true
+            setWheel(index, millimetres)
+        case .setting(.defaultWheelCircumference(let millimetres)):
+            configuration.defaultWheelCircumferenceMillimetres = millimetres
+            for index in sensors.indices where !sensors[index].hasOwnWheel { setWheel(index, millimetres) }
+        case .setting(.autoPause(let autoPause)):
+            configuration.autoPause = autoPause
         case .control(let control):
             if case .start(let plan) = control, session.state == .notStarted {
                 start(plan, at: time)
@@ -160,6 +168,11 @@ public struct WorkoutBuilder: Sendable {
     private mutating func start(_ plan: WorkoutPlan, at time: Int64) {
         session.apply(.start(plan), at: time)
         bins = SecondBins(originMicroseconds: time)
+    }
+
+    private mutating func setWheel(_ index: Int, _ millimetres: Int) {
+        sensors[index].info.wheelCircumferenceMillimetres = millimetres
+        sensors[index].decoder.wheelCircumferenceMeters = Double(millimetres) / 1000
     }
 
     private mutating func sensorIndex(_ address: String, at time: Int64) -> Int {

@@ -4,6 +4,9 @@ public struct WorkoutSummary: Sendable {
     public var id: Int64
     public var syncIdentifier: String
     public var version: Int
+    /// SHA-256 (lowercase hex) of this version's journal as `cyclelog show ID --journal` prints it, or of the
+    /// imported file; nil until the summary is stored (README, "A ride's identity").
+    public var contentDigest: String?
     public var plan: WorkoutPlan
     public var state: Session.State
     public var startMicroseconds: Int64
@@ -73,6 +76,7 @@ public struct WorkoutSummary: Sendable {
             ("id", .integer(id)),
             ("syncIdentifier", .string(syncIdentifier)),
             ("version", .integer(Int64(version))),
+            ("contentDigest", .optionalString(contentDigest)),
             ("name", .optionalString(plan.name)),
             ("state", .string(state.rawValue)),
             ("location", .optionalString(plan.location?.rawValue)),

@@ -185,7 +185,7 @@ struct Doctor: AsyncParsableCommand {
             let device = devices.first { $0.address.caseInsensitiveCompare(sensor.address) == .orderedSame }
             if let device, device.connected || device.rssiDBm != nil {
                 let battery = device.batteryPercent.map { ", battery \($0) %" } ?? ""
-                if let percent = device.batteryPercent, percent <= 20 {
+                if let percent = device.batteryPercent, percent <= LiveStatus.lowBatteryPercent {
                     checks.append(
                         HealthCheck(
                             name: "sensor", status: .warning, detail: "\(label) is in range\(battery)",

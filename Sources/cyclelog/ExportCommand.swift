@@ -58,7 +58,7 @@ struct ExportRides: ParsableCommand {
         let store = try database.open(.read)
         var ids = try workouts.map { try WorkoutReference.resolve($0, in: store) }
         if let since, let from = UTCTime.parseDate(since) {
-            ids += try store.list().filter { $0.status == "complete" && $0.startMicroseconds >= from }.map(\.id)
+            ids += try store.list().filter { $0.status == .complete && $0.startMicroseconds >= from }.map(\.id)
                 .reversed()
         }
         var seen = Set<Int64>()

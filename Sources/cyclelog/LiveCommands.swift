@@ -177,7 +177,7 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.open()
-        for entry in try store.list() where entry.status != "complete" {
+        for entry in try store.list() where entry.status != .complete {
             printError(
                 "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
@@ -398,7 +398,7 @@ struct Recover: ParsableCommand {
 
     func run() throws {
         let store = try database.open()
-        let unfinished = try store.list().filter { $0.status != "complete" }
+        let unfinished = try store.list().filter { $0.status != .complete }
         guard !unfinished.isEmpty else {
             print("Nothing to recover: every stored ride is complete.")
             return

@@ -55,7 +55,9 @@ final class LiveDisplay: Sendable {
         for sensor in s.sensors {
             lines.append(
                 "  \(SummaryText.pad(ShownText.visible(sensor.name), 24)) \(SummaryText.pad(sensor.state.rawValue, 12))"
-                    + (sensor.batteryPercent.map { " battery \($0) %" + ($0 <= 15 ? " (low)" : "") } ?? ""))
+                    + (sensor.batteryPercent.map {
+                        " battery \($0) %" + ($0 <= LiveStatus.lowBatteryPercent ? " (low)" : "")
+                    } ?? ""))
         }
         if let message = s.message { lines.append("  " + ShownText.visible(message)) }
         lines.append(

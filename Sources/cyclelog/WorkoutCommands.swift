@@ -2,17 +2,22 @@ import ArgumentParser
 import Capture
 import Foundation
 import Recording
+import RideJournal
 import WorkoutStore
 import Workouts
 
 /// `--db`, shared by every command that opens the workout database.
 /// The wheel size for speed and distance from sensors that do not carry their own.
 struct WheelOptions: ParsableArguments {
-    @Option(help: "Wheel circumference in millimetres for sensors without their own (capture, journal or remembered).")
-    var wheelCircumference: Int = 2105
+    @Option(
+        help: """
+            Wheel circumference in millimetres for sensors without their own (capture, journal or remembered); \
+            2105 (700×25C) when not given. Kept in the ride's journal as its `wheel *` line.
+            """)
+    var wheelCircumference: Int?
 
     func validate() throws {
-        guard (500...4000).contains(wheelCircumference) else {
+        if let wheelCircumference, !(500...4000).contains(wheelCircumference) {
             throw ValidationError("--wheel-circumference is in millimetres, 500 to 4000 (a 700×25C wheel is 2105)")
         }
     }
@@ -187,8 +192,9 @@ struct List: ParsableCommand {
                     .object([
                         ("id", .integer(entry.id)),
                         ("syncIdentifier", .string(entry.syncIdentifier)),
+                        ("contentDigest", .optionalString(entry.contentDigest)),
                         ("name", .optionalString(entry.name)),
-                        ("status", .string(entry.status)),
+                        ("status", .string(entry.status.rawValue)),
                         ("start", .string(UTCTime.formatSeconds(microseconds: entry.startMicroseconds))),
                         ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
                         ("distanceMeters", .rounded(entry.distanceMeters, 2)),
@@ -205,7 +211,7 @@ struct List: ParsableCommand {
         }
         print(SummaryText.listHeader)
         for entry in entries { print(SummaryText.listLine(entry)) }
-        if entries.contains(where: { $0.status != "complete" }) {
+        if entries.contains(where: { $0.status != .complete }) {
             print(
                 "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
                     + " it from its stored journal, `cyclelog delete ID` discards it.")

@@ -2,6 +2,7 @@ import Workouts
 import XCTest
 
 @testable import Capture
+@testable import RideJournal
 
 /// The btsnoop reader against the spec's exact bytes (§9.7, §9.8) and against our writer.
 final class BtsnoopTests: XCTestCase {

@@ -4,6 +4,7 @@ import Workouts
 import XCTest
 
 @testable import Capture
+@testable import RideJournal
 
 /// Damaged files never crash the readers: random byte changes and cuts of a real capture and journal (a fixed
 /// seed, so a failure reproduces) give events and problems, never a trap.

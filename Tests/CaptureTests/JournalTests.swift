@@ -2,6 +2,7 @@ import Workouts
 import XCTest
 
 @testable import Capture
+@testable import RideJournal
 
 final class JournalTests: XCTestCase {
     let events: [RideEvent] = [
@@ -13,6 +14,10 @@ final class JournalTests: XCTestCase {
         RideEvent(
             timeMicroseconds: 1_714_550_398_200_000, .wheelCircumference(sensor: "C0:11:22:33:44:55", millimetres: 2096)
         ),
+        RideEvent(timeMicroseconds: 1_714_550_398_300_000, .setting(.defaultWheelCircumference(millimetres: 2000))),
+        RideEvent(
+            timeMicroseconds: 1_714_550_398_400_000,
+            .setting(.autoPause(AutoPause(belowSpeedMetersPerSecond: 1.5, afterSeconds: 10)))),
         RideEvent(
             timeMicroseconds: 1_714_550_400_000_000,
             .control(
@@ -45,11 +50,13 @@ final class JournalTests: XCTestCase {
     }
 
     func testTheLinesAreTheDocumentedGrammar() {
-        let lines = Journal.text(Array(events[3...4])).split(separator: "\n")
+        let lines = Journal.text(Array(events[3...6])).split(separator: "\n")
         XCTAssertEqual(
             lines,
             [
                 "# cyclelog journal 1",
+                "2024-05-01T07:59:58.300000Z wheel * 2000",
+                "2024-05-01T07:59:58.400000Z auto-pause below=1.5 after=10",
                 "2024-05-01T08:00:00.000000Z start goal=2700s indoor sync=6f1c2d3e-0000-4000-8000-000000000001 name=Tuesday\\nintervals",
                 "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
             ])
@@ -74,6 +81,26 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(read.problems.map(\.record), [3, 4, 5, 6])
         XCTAssertTrue(read.problems[1].message.contains("not hex bytes"), read.problems[1].message)
         XCTAssertTrue(read.problems[2].message.contains("unknown event 'jump'"), read.problems[2].message)
+    }
+
+    func testSettingsThatCannotBeReadAreNamed() {
+        let text = """
+            # cyclelog journal 1
+            2024-05-01T08:00:00.000000Z wheel * 20
+            2024-05-01T08:00:00.000000Z auto-pause below=1.0
+            2024-05-01T08:00:00.000000Z auto-pause below=fast after=5
+            2024-05-01T08:00:00.000000Z auto-pause below=1.0 after=0
+            2024-05-01T08:00:00.000000Z auto-pause after=5 below=0.5
+            """
+        let read = Journal.read(text)
+        XCTAssertEqual(read.problems.map(\.record), [2, 3, 4, 5])
+        XCTAssertTrue(read.problems[0].message.contains("500–4000"), read.problems[0].message)
+        XCTAssertTrue(read.problems[1].message.contains("needs below="), read.problems[1].message)
+        XCTAssertTrue(read.problems[2].message.contains("'below=fast'"), read.problems[2].message)
+        XCTAssertTrue(read.problems[3].message.contains("'after=0'"), read.problems[3].message)
+        // The words in either order.
+        XCTAssertEqual(
+            read.events.map(\.kind), [.setting(.autoPause(AutoPause(belowSpeedMetersPerSecond: 0.5, afterSeconds: 5)))])
     }
 
     func testTheCompactFormKeepsEveryEventExactly() throws {

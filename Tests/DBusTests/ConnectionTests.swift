@@ -101,6 +101,46 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(uid, getuid())
     }
 
+    /// A call whose task is cancelled ends at once, not when its timeout runs out, and leaves nothing waiting.
+    func testACancelledCallEndsAtOnceAndLeavesNothingBehind() async throws {
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        try await server.requestName("org.example.Slow")
+        let slow = ExportedInterface.Method("Slow") { _ in
+            try? await Task.sleep(for: .seconds(30))
+            return []
+        }
+        try await server.export(
+            [ExportedInterface(name: "org.example.Slow", methods: [slow], properties: [])], at: "/org/example/Slow",
+            properties: [:])
+        let started = ContinuousClock.now
+        let waiting = Task {
+            try await client.call(
+                destination: "org.example.Slow", path: "/org/example/Slow", interface: "org.example.Slow",
+                member: "Slow", timeout: .seconds(25))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let waitingNow = await client.waitingCallCount
+        XCTAssertEqual(waitingNow, 1)
+        waiting.cancel()
+        do {
+            _ = try await waiting.value
+            XCTFail("a cancelled call returned")
+        } catch {
+            XCTAssertEqual((error as? DBusError)?.name, DBusError.cancelledName)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        let left = await client.waitingCallCount
+        XCTAssertEqual(left, 0)
+        // The connection goes on working; an answered call leaves nothing waiting either.
+        _ = try await client.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetId")
+        let afterAnswer = await client.waitingCallCount
+        XCTAssertEqual(afterAnswer, 0)
+    }
+
     /// The bus daemon dying ends every stream and fails calls instead of hanging them.
     func testLosingTheBusEndsStreamsAndFailsCalls() async throws {
         var bus: PrivateBus? = try PrivateBus()

@@ -53,7 +53,7 @@ final class AutoRecordTests: XCTestCase {
         XCTAssertTrue(output.contains("Workout 1") && output.contains("Workout 2"), output)
 
         let store = try WorkoutStore(path: database)
-        XCTAssertEqual(try store.list().map(\.status), ["complete", "complete"])
+        XCTAssertEqual(try store.list().map(\.status), [.complete, .complete])
         let still: [UInt8] = [0, 0, 0, 0]
         let sent = try standIn.sent()
         let firstRide = try store.journal(1)

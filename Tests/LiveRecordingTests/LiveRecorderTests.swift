@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import LiveRecording
 import Recording
+import RideJournal
 import TestSupport
 import WorkoutStore
 import Workouts
@@ -137,4 +138,60 @@ final class LiveRecorderTests: XCTestCase {
         let remembered = try store.knownSensors().map(\.address).sorted()
         XCTAssertEqual(remembered, ["C0:11:22:33:44:01", "C0:11:22:33:44:02", "C0:11:22:33:44:03"])
     }
+
+    /// A power meter that sends a malformed measurement now and then: the live ride reports it as a replay
+    /// does (the status line names the sensor and what is wrong), keeps the good values, and its journal keeps
+    /// the bad bytes, so that a replay of it reports the same problems.
+    func testAMalformedNotificationDuringALiveRideIsReportedAndTheRestIsKept() async throws {
+        let bus = try PrivateBus()
+        let journal = bus.folder.appendingPathComponent("malformed.journal").path
+        // 200 W with crank data, and every fourth value two octets short of its power field.
+        var lines = ["# cyclelog journal 1"]
+        for index in 0..<40 {
+            let hex = index % 4 == 3 ? "0000" : "2000c800" + String(format: "%02x%02x", index & 0xFF, 0) + "0004"
+            lines.append("2024-05-01T08:00:00.000000Z notify C0:11:22:33:44:01 2a63 \(hex)")
+        }
+        try lines.joined(separator: "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        var meter = StandIn.power
+        meter["journal"] = journal
+        let standIn = try StandIn(sensors: [meter], bus: bus)
+        try await standIn.waitUntilReady()
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("live.sqlite").path)
+        var options = LiveRecorder.Options()
+        options.sensors = ["Stages Power L"]
+        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
+        let messages = Messages()
+        await recorder.observeStatus { status in if let message = status.message { await messages.add(message) } }
+        let ending = Task {
+            try await Task.sleep(for: .seconds(6))
+            await recorder.control(.end)
+        }
+        let saved = try await recorder.run()
+        try await ending.value
+        let summary = try XCTUnwrap(saved)
+
+        let seen = await messages.all
+        let reported = seen.filter { $0.hasPrefix("Stages Power L: ") && $0.contains("instantaneousPower") }
+        XCTAssertFalse(reported.isEmpty, "the status named the malformed notification: \(seen)")
+        XCTAssertTrue(seen.contains { $0.contains("problems in this ride") }, "\(seen)")
+        XCTAssertEqual(summary.statistics.maximumPowerWatts, 200)
+        let stored = try store.journal(summary.id)
+        let short = stored.filter {
+            if case .notification(_, 0x2A63, let value) = $0.kind { return value.count == 2 }
+            return false
+        }
+        XCTAssertGreaterThan(short.count, 0, "the journal keeps the malformed values as they came")
+        let path = standIn.bus.folder.appendingPathComponent("live.journal").path
+        try Journal.text(stored).write(toFile: path, atomically: true, encoding: .utf8)
+        let replayed = try Replayer(store: try WorkoutStore()).replay(try CaptureFile.load(path))
+        XCTAssertTrue(replayed.problems.contains { $0.contains("instantaneousPower") }, "\(replayed.problems)")
+        XCTAssertEqual(replayed.summary.contentDigest, summary.contentDigest)
+    }
+}
+
+/// Status messages collected from the recorder's observer.
+private actor Messages {
+    private(set) var all: [String] = []
+    func add(_ message: String) { all.append(message) }
 }

@@ -47,7 +47,7 @@ final class RecordCommandTests: XCTestCase {
             XCTAssertTrue(record.output.contains("Workout 1"), record.output)
 
             let store = try WorkoutStore(path: database)
-            XCTAssertEqual(try store.list().map(\.status), ["complete"])
+            XCTAssertEqual(try store.list().map(\.status), [.complete])
             let journal = try store.journal(1)
             XCTAssertEqual(controls(journal), ["start", "end"], "signal \(signal)")
             let sentRecords = try standIn.sent().filter { $0.time > startTime }
@@ -82,7 +82,7 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertEqual(recover.wait(seconds: 30), 0, recover.output)
         XCTAssertTrue(recover.output.contains("Recovered workout 1"), recover.output)
         let store = try WorkoutStore(path: database)
-        XCTAssertEqual(try store.list().map(\.status), ["complete"])
+        XCTAssertEqual(try store.list().map(\.status), [.complete])
         // Samples are stored within about a second: everything sent up to 1.2 s before the kill survived it.
         let sentBeforeKill = try standIn.sent().filter { $0.time > startTime && $0.time < killTime - 1.2 }
         let stored = powerValues(try store.journal(1))
@@ -161,7 +161,7 @@ final class RecordCommandTests: XCTestCase {
         XCTAssertTrue(try terminal.screen().contains("Workout 1"))
 
         let store = try WorkoutStore(path: database)
-        XCTAssertEqual(try store.list().map(\.status), ["complete"])
+        XCTAssertEqual(try store.list().map(\.status), [.complete])
         XCTAssertEqual(controls(try store.journal(1)), ["start", "pause", "resume", "lap", "end"])
     }
 

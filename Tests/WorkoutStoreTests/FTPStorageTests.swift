@@ -27,7 +27,7 @@ final class FTPStorageTests: XCTestCase {
         }
         let workout = try XCTUnwrap(builder.finish())
         let claim = try store.beginWorkout(syncIdentifier: name, source: name, startMicroseconds: start)
-        try store.finish(claim, workout: workout, journalDigest: name)
+        try store.finish(claim, workout: workout, digests: .init(source: nil, content: name))
         return (claim.workoutId, workout)
     }
 

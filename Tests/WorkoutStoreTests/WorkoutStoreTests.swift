@@ -39,8 +39,9 @@ final class WorkoutStoreTests: XCTestCase {
         let claim = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
         let id = claim.workoutId
         try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
-        let stored = try store.finish(claim, workout: workout, journalDigest: "digest")
+        let stored = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
         var built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
+        built.contentDigest = "digest"
         // The analysis is made when a ride is shown, from the stored samples (no FTP is known here).
         built.analysis = RideAnalysis(
             samples: try store.samples(id), statistics: built.statistics, ftp: nil, criticalPower: nil)
@@ -61,7 +62,7 @@ final class WorkoutStoreTests: XCTestCase {
     func testAnUnfinishedWorkoutIsListedButHasNoSummaryAndCanBeDeleted() throws {
         let store = try WorkoutStore()
         let id = try store.beginWorkout(syncIdentifier: "sync-2", source: "live", startMicroseconds: 5).workoutId
-        XCTAssertEqual(try store.list().map(\.status), ["recording"])
+        XCTAssertEqual(try store.list().map(\.status), [.recording])
         XCTAssertNil(try store.summary(id))
         XCTAssertEqual(try store.resolve("last"), id)
         XCTAssertEqual(try store.delete(id), true)

@@ -174,6 +174,39 @@ final class WorkoutBuilderTests: XCTestCase {
         XCTAssertEqual(workout.statistics.distanceMeters, 20 * 2.105, accuracy: 1e-9)
     }
 
+    func testTheDefaultWheelSettingAppliesToSensorsWithoutTheirOwn() throws {
+        // Two wheel sensors at 2 revolutions a second; `wheel * 2000` (a replay's --wheel-circumference) sets
+        // every wheel but the one the journal gave its own 2300 mm: 4.0 m/s and 4.6 m/s.
+        let other = "C0:11:22:33:44:66"
+        var events = [
+            control(.start(WorkoutPlan()), at: 0),
+            RideEvent(timeMicroseconds: 0, .wheelCircumference(sensor: other, millimetres: 2300)),
+            RideEvent(timeMicroseconds: 0, .setting(.defaultWheelCircumference(millimetres: 2000))),
+        ]
+        for second in 0...10 {
+            for sensor in [meter, other] {
+                let csc = CSCMeasurement(
+                    wheelRevolutionData: WheelRevolutionData(
+                        cumulativeWheelRevolutions: UInt32(2 * second), lastWheelEventTime: UInt16(second * 1024)))
+                events.append(
+                    RideEvent(
+                        timeMicroseconds: us(Double(second)),
+                        .notification(sensor: sensor, characteristic: 0x2A5B, value: csc.encoded())))
+            }
+        }
+        events.append(control(.end, at: 11))
+        let workout = try build(events)
+        XCTAssertEqual(workout.sensors.map(\.wheelCircumferenceMillimetres), [2300, 2000])
+        var meterOnly = try build(events.filter { $0.sensor != other })
+        XCTAssertEqual(meterOnly.samples[5].speedMetersPerSecond ?? 0, 4.0, accuracy: 1e-9)
+        meterOnly = try build(events.filter { $0.sensor != meter })
+        XCTAssertEqual(meterOnly.samples[5].speedMetersPerSecond ?? 0, 4.6, accuracy: 1e-9)
+        // The auto-pause setting is the configuration's from then on.
+        var builder = WorkoutBuilder()
+        builder.add(RideEvent(timeMicroseconds: 0, .setting(.autoPause(AutoPause(afterSeconds: 9)))))
+        XCTAssertEqual(builder.configuration.autoPause, AutoPause(afterSeconds: 9))
+    }
+
     func testMalformedValuesAreReportedAndTheRestIsUsed() throws {
         let events = [
             control(.start(WorkoutPlan()), at: 0), power(150, at: 0),

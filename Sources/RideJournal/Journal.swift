@@ -7,6 +7,8 @@ import Workouts
 ///     2024-05-01T08:00:00.000000Z connect C0:11:22:33:44:55 Stages Power L
 ///     2024-05-01T08:00:00.100000Z read C0:11:22:33:44:55 2a19 5f
 ///     2024-05-01T08:00:00.200000Z wheel C0:11:22:33:44:55 2105
+///     2024-05-01T08:00:00.200000Z wheel * 2096
+///     2024-05-01T08:00:00.200000Z auto-pause below=1.0 after=5
 ///     2024-05-01T08:00:01.000000Z start goal=45m indoor sync=6F1C… name=Tuesday intervals
 ///     2024-05-01T08:00:01.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040
 ///     2024-05-01T08:10:00.000000Z pause
@@ -31,6 +33,10 @@ public enum Journal {
             return "\(time) disconnect \(sensor)"
         case .wheelCircumference(let sensor, let millimetres):
             return "\(time) wheel \(sensor) \(millimetres)"
+        case .setting(.defaultWheelCircumference(let millimetres)):
+            return "\(time) wheel * \(millimetres)"
+        case .setting(.autoPause(let autoPause)):
+            return "\(time) auto-pause below=\(autoPause.belowSpeedMetersPerSecond) after=\(autoPause.afterSeconds)"
         case .control(let control):
             switch control {
             case .start(let plan):
@@ -144,7 +150,13 @@ public enum Journal {
             guard let millimetres = Int(text), (500...4000).contains(millimetres) else {
                 throw LineError(message: "wheel: '\(text)' is not a circumference in millimetres (500–4000)")
             }
-            kind = .wheelCircumference(sensor: sensor, millimetres: millimetres)
+            // `*`: every sensor without a wheel line of its own (`--wheel-circumference`).
+            kind =
+                sensor == "*"
+                ? .setting(.defaultWheelCircumference(millimetres: millimetres))
+                : .wheelCircumference(sensor: sensor, millimetres: millimetres)
+        case "auto-pause":
+            kind = .setting(.autoPause(try autoPause(words)))
         case "start":
             let (plan, problem) = try plan(Substring(rest))
             if let problem {
@@ -162,6 +174,27 @@ public enum Journal {
             throw LineError(message: "unknown event '\(verb)'")
         }
         return RideEvent(timeMicroseconds: time, kind)
+    }
+
+    /// `below=SPEED after=SECONDS`: the thresholds of an automatic pause.
+    private static func autoPause(_ words: [Substring]) throws(LineError) -> AutoPause {
+        var autoPause = AutoPause()
+        var seen = 0
+        for word in words where !word.isEmpty {
+            if word.hasPrefix("below="), let speed = Double(word.dropFirst(6)), speed.isFinite, (0...50).contains(speed)
+            {
+                autoPause.belowSpeedMetersPerSecond = speed
+            } else if word.hasPrefix("after="), let seconds = Int(word.dropFirst(6)), (1...3600).contains(seconds) {
+                autoPause.afterSeconds = seconds
+            } else {
+                throw LineError(
+                    message: "auto-pause: '\(ShownText.cut(word, to: 40))' is not below=METRES_PER_SECOND (0–50) or "
+                        + "after=SECONDS (1–3600)")
+            }
+            seen += 1
+        }
+        guard seen == 2 else { throw LineError(message: "auto-pause: needs below=METRES_PER_SECOND and after=SECONDS") }
+        return autoPause
     }
 
     /// A start's plan, and what of it could not be read but does not stop the ride (a goal).

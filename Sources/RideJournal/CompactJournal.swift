@@ -57,8 +57,8 @@ public enum CompactJournal {
             case .wheelCircumference(_, let millimetres):
                 header(.wheel)
                 writer.unsigned(UInt64(millimetres))
-            case .control:
-                // Controls are rare; their journal line is the simplest exact encoding.
+            case .control, .setting:
+                // Controls and settings are rare; their journal line is the simplest exact encoding.
                 header(.control)
                 writer.text(Journal.line(RideEvent(timeMicroseconds: 0, event.kind)))
             }
@@ -150,7 +150,7 @@ public enum CompactJournal {
                         .wheelCircumference(sensor: sensor, millimetres: Int(clamping: try reader.unsigned()))))
             case .control:
                 let line = try reader.text()
-                guard var event = try? Journal.event(Substring(line)) else {
+                guard var event = try? Journal.event(Substring(line)), event.sensor == nil else {
                     throw DecodeError(description: "an unreadable control in the stored journal: \(line)")
                 }
                 event.timeMicroseconds = time

@@ -1,0 +1,79 @@
+import Crypto
+import RideJournal
+import Workouts
+
+/// SHA-256 over a journal's text, exactly the bytes `cyclelog show ID --journal` prints: the header line, then
+/// each event's line, every line ending in a newline. Fed event by event, so a live ride keeps the digest and not
+/// its events. Anyone can recompute it (`cyclelog show 3 --journal | sha256sum`, PostgreSQL's `sha256()`).
+public struct JournalDigest: Sendable {
+    private var hash = SHA256()
+
+    public init() {
+        hash.update(data: Array((Journal.header + "\n").utf8))
+    }
+
+    public init(_ events: some Sequence<RideEvent>) {
+        self.init()
+        for event in events { add(event) }
+    }
+
+    public mutating func add(_ event: RideEvent) {
+        hash.update(data: Array((Journal.line(event) + "\n").utf8))
+    }
+
+    /// Lowercase hex, 64 digits.
+    public var hex: String { RideIdentity.hex(hash.finalize()) }
+}
+
+/// How a ride is named across databases and machines (README, "A ride's identity").
+///
+/// - Its `syncIdentifier`: a live ride's is a random UUID written into its journal's `start` line; a ride from a
+///   file that carries none is named by its `sourceDigest`, the `JournalDigest` of the file's events without the
+///   settings (`wheel *`, `auto-pause`), so the same file gives the same ride whatever options it is replayed with.
+/// - Its `contentDigest`: the `JournalDigest` of the version stored, settings included; a changed option gives a
+///   new content and so the next version of the same ride.
+public enum RideIdentity {
+    /// What the digests stored with a workout were computed by: 2 is SHA-256 over the journal text (this file).
+    /// Version 1 (two FNV-1a hashes over the events) is only found in databases not yet updated.
+    public static let digestVersion = 2
+
+    /// The source digest of a ride's events: the events without settings.
+    public static func sourceDigest(_ events: some Sequence<RideEvent>) -> String {
+        var digest = JournalDigest()
+        for event in events {
+            if case .setting = event.kind { continue }
+            digest.add(event)
+        }
+        return digest.hex
+    }
+
+    /// SHA-256 of bytes (an imported file, the text naming a FIT activity), lowercase hex.
+    public static func digest(bytes: some Sequence<UInt8>) -> String {
+        var hash = SHA256()
+        hash.update(data: Array(bytes))
+        return hex(hash.finalize())
+    }
+
+    /// A sync identifier made from a digest: its first 128 bits as a UUID of version 8 ("custom", RFC 9562) with
+    /// the version and variant bits set, lowercase.
+    public static func syncIdentifier(digest: String) -> String {
+        var digits = Array(digest.prefix(32))
+        precondition(digits.count == 32, "a digest has at least 32 hex digits")
+        digits[12] = "8"
+        let variant = Int(String(digits[16]), radix: 16) ?? 0
+        digits[16] = Array("89ab")[variant & 3]
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(digits[$0]) }
+        return parts.joined(separator: "-")
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(64)
+        for byte in digest {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
