@@ -13,9 +13,11 @@ public actor BlueZClient {
     private var readsInFlight: [String: Int] = [:]
     private var readEchoes: [String: [UInt8]] = [:]
     private var bluetoothdPresent = false
-    private let continuation: AsyncStream<BlueZEvent>.Continuation
-    /// Everything that happens, in order; one consumer.
-    public nonisolated let events: AsyncStream<BlueZEvent>
+    /// Each subscriber's own stream of events (`events()`): ending one never ends another's.
+    private var subscribers: [Int: AsyncStream<BlueZEvent>.Continuation] = [:]
+    private var nextSubscriber = 0
+    /// The bus connection is gone: new streams end at once.
+    private var busGone = false
     private var listener: Task<Void, Never>?
 
     /// Connects to the bus BlueZ is on, subscribes to its signals and reads its objects. Fails with a rider's
@@ -38,12 +40,34 @@ public actor BlueZClient {
 
     private init(connection: DBusConnection) {
         self.connection = connection
-        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     isolated deinit {
         listener?.cancel()
-        continuation.finish()
+        for subscriber in subscribers.values { subscriber.finish() }
+    }
+
+    /// Everything that happens from now on, in order, for one consumer; as many consumers as ask each get their
+    /// own stream. It ends when the bus connection is lost, or when its consumer stops iterating.
+    public func events() -> AsyncStream<BlueZEvent> {
+        let (stream, continuation) = AsyncStream<BlueZEvent>.makeStream(bufferingPolicy: .unbounded)
+        guard !busGone else {
+            continuation.finish()
+            return stream
+        }
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        subscribers[id] = nil
+    }
+
+    private func yield(_ event: BlueZEvent) {
+        for subscriber in subscribers.values { subscriber.yield(event) }
     }
 
     private func start() async throws(BlueZError) {
@@ -156,14 +180,61 @@ public actor BlueZClient {
             while: "writing \(characteristic.uuid)")
     }
 
-    /// Waits until a connected LE device's GATT objects are there (ServicesResolved); false after `timeout`.
+    /// Waits until a connected LE device's GATT objects are there (ServicesResolved); false after `timeout`, when
+    /// bluetoothd leaves, or when the calling task is cancelled. Woken by the device's PropertiesChanged, not by
+    /// polling.
     public func waitForServices(_ device: String, timeout: Duration = .seconds(10)) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = tree.device(device), found.connected && found.servicesResolved { return true }
-            try? await Task.sleep(for: .milliseconds(100))
+        if let found = tree.device(device), found.connected && found.servicesResolved { return true }
+        // Subscribed in the same turn of the actor as the check above: no change can fall between them.
+        let changes = events()
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in changes {
+                    switch event {
+                    case .deviceChanged(let found) where found.path == device:
+                        if found.connected && found.servicesResolved { return true }
+                    case .bluetoothdLeft: return false
+                    default: continue
+                    }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let resolved = await group.next() ?? false
+            group.cancelAll()
+            return resolved
         }
-        return false
+    }
+
+    /// The first device `matches` accepts: one BlueZ knows already, or the first announced (InterfacesAdded,
+    /// PropertiesChanged) within `timeout`; nil after it, or when bluetoothd leaves.
+    public func waitForDevice(
+        timeout: Duration, where matches: @escaping @Sendable (BluetoothDevice) -> Bool
+    ) async -> BluetoothDevice? {
+        if let known = tree.devices.first(where: matches) { return known }
+        let changes = events()
+        return await withTaskGroup(of: BluetoothDevice?.self) { group in
+            group.addTask {
+                for await event in changes {
+                    switch event {
+                    case .deviceChanged(let device) where matches(device): return device
+                    case .bluetoothdLeft: return nil
+                    default: continue
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let found = await group.next() ?? nil
+            group.cancelAll()
+            return found
+        }
     }
 
     /// Subscribes to notifications (or indications). BlueZ keeps the session across reconnects and re-enables
@@ -222,9 +293,9 @@ public actor BlueZClient {
             let characteristic = tree.characteristic(removed)
             tree.remove(removed, interfaces: interfaces)
             if interfaces.contains(ObjectTree.deviceInterface) {
-                continuation.yield(.deviceRemoved(path: removed))
+                yield(.deviceRemoved(path: removed))
             } else if let characteristic {
-                continuation.yield(.servicesChanged(devicePath: characteristic.devicePath))
+                yield(.servicesChanged(devicePath: characteristic.devicePath))
             }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard message.body.count == 3, let interface = message.body[0].string,
@@ -234,9 +305,9 @@ public actor BlueZClient {
             if interface == ObjectTree.characteristicInterface, let value = changed["Value"]?.byteArray {
                 valueChanged(path, value)
             } else if interface == ObjectTree.deviceInterface || interface == ObjectTree.batteryInterface {
-                if let device = tree.device(path) { continuation.yield(.deviceChanged(device)) }
+                if let device = tree.device(path) { yield(.deviceChanged(device)) }
             } else if interface == ObjectTree.adapterInterface, let adapter = tree.adapter(path) {
-                continuation.yield(.adapterChanged(adapter))
+                yield(.adapterChanged(adapter))
             }
         default:
             break
@@ -247,13 +318,13 @@ public actor BlueZClient {
         if interfaces.contains(ObjectTree.deviceInterface) || interfaces.contains(ObjectTree.batteryInterface),
             let device = tree.device(path)
         {
-            continuation.yield(.deviceChanged(device))
+            yield(.deviceChanged(device))
         } else if interfaces.contains(ObjectTree.adapterInterface), let adapter = tree.adapter(path) {
-            continuation.yield(.adapterChanged(adapter))
+            yield(.adapterChanged(adapter))
         } else if interfaces.contains(ObjectTree.characteristicInterface),
             let characteristic = tree.characteristic(path)
         {
-            continuation.yield(.servicesChanged(devicePath: characteristic.devicePath))
+            yield(.servicesChanged(devicePath: characteristic.devicePath))
         }
     }
 
@@ -263,7 +334,7 @@ public actor BlueZClient {
             readEchoes[path] = nil
             return
         }
-        continuation.yield(.notification(characteristic: characteristic, value: value))
+        yield(.notification(characteristic: characteristic, value: value))
     }
 
     private func handleOwnerChange(_ message: DBusMessage) async {
@@ -274,11 +345,11 @@ public actor BlueZClient {
             tree = ObjectTree()
             // The sessions died with the old bluetoothd; whoever drives the sensors subscribes again.
             subscribed.removeAll()
-            continuation.yield(.bluetoothdLeft)
+            yield(.bluetoothdLeft)
         } else {
             do {
                 try await readTree()
-                continuation.yield(.bluetoothdReturned)
+                yield(.bluetoothdReturned)
             } catch {
                 // It came and went again; the next NameOwnerChanged tells.
             }
@@ -287,6 +358,8 @@ public actor BlueZClient {
 
     private func busLost() {
         bluetoothdPresent = false
-        continuation.finish()
+        busGone = true
+        for subscriber in subscribers.values { subscriber.finish() }
+        subscribers.removeAll()
     }
 }

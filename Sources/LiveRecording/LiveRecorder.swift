@@ -173,7 +173,7 @@ public actor LiveRecorder {
         } else {
             startWaiting()
         }
-        let events = bluez.events
+        let events = await bluez.events()
         tasks.append(
             Task { [weak self] in
                 for await event in events { await self?.handle(event) }

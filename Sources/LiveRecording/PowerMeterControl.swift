@@ -41,7 +41,7 @@ public struct PowerMeterControl: Sendable {
         -> (message: ControlPointMessage, bytes: [UInt8])
     {
         guard let opCode = request.first else { throw LiveRecordingError("an empty control-point request") }
-        let events = bluez.events
+        let events = await bluez.events()
         do {
             try await bluez.write(controlPoint, request)
         } catch {

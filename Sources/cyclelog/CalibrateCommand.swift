@@ -175,17 +175,13 @@ struct Calibrate: AsyncParsableCommand {
         } catch let error as BlueZError {
             throw ExitMessage.make(error.description, status: 2)
         }
-        func lookUp() async -> BluetoothDevice? {
-            await bluez.devices.first { $0.adapterPath == adapter.path && $0.isCalled(wanted) }
-        }
-        if let known = await lookUp() { return known }
+        let adapterPath = adapter.path
+        let isWanted: @Sendable (BluetoothDevice) -> Bool = { $0.adapterPath == adapterPath && $0.isCalled(wanted) }
+        if let known = await bluez.devices.first(where: isWanted) { return known }
         try? await bluez.startDiscovery(adapter.path, services: [0x1818])
-        defer { Task { [bluez] in try? await bluez.stopDiscovery(adapter.path) } }
-        let deadline = ContinuousClock.now + .seconds(scanTimeout)
-        while ContinuousClock.now < deadline {
-            if let found = await lookUp() { return found }
-            try? await Task.sleep(for: .milliseconds(200))
-        }
+        let found = await bluez.waitForDevice(timeout: .seconds(scanTimeout), where: isWanted)
+        try? await bluez.stopDiscovery(adapter.path)
+        if let found { return found }
         throw ExitMessage.make(
             "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again",
             status: 1)

@@ -17,7 +17,7 @@ final class BlueZClientTests: XCTestCase {
         let initialDevices = await bluez.devices
         XCTAssertTrue(initialDevices.isEmpty, "devices appear only once discovery runs")
 
-        var events = bluez.events.makeAsyncIterator()
+        var events = await bluez.events().makeAsyncIterator()
         try await bluez.startDiscovery("/org/bluez/hci0", services: [0x1818])
         var device: BluetoothDevice?
         // Battery1 is added to the device object after Device1 (as BlueZ's battery plugin does).
@@ -43,7 +43,16 @@ final class BlueZClientTests: XCTestCase {
         let featureValue = try await bluez.read(feature)
         XCTAssertEqual(featureValue, [0x08, 0, 0, 0])
 
+        // A second consumer (the calibration code beside the recorder) that stops after one notification: its
+        // end must not end the first consumer's stream.
+        let other = await bluez.events()
+        let brief = Task {
+            for await event in other { if case .notification = event { return true } }
+            return false
+        }
         try await bluez.startNotify(measurement)
+        let briefSawOne = await brief.value
+        XCTAssertTrue(briefSawOne)
         var notifications: [[UInt8]] = []
         var reads = 0
         while notifications.count < 8, let event = await events.next() {
