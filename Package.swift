@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         // SHA-256 for a ride's identity and content digest (README, "A ride's identity").
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        // The recorder as a service: graceful shutdown on SIGINT/SIGTERM; logging to standard error.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
@@ -58,7 +61,11 @@ let package = Package(
         // control object.
         .target(
             name: "LiveRecording",
-            dependencies: ["BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors"]),
+            dependencies: [
+                "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
@@ -74,6 +81,8 @@ let package = Package(
                 "DBus",
                 "LiveRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Decode throughput benchmark (`make bench`), release build only.

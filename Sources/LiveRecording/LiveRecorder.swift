@@ -100,8 +100,6 @@ public actor LiveRecorder {
     private var lastPedallingMicroseconds: Int64 = 0
     private var stopRequested = false
     private var warnedLowBattery: Set<String> = []
-    private var noticeObservers: [@Sendable (String) async -> Void] = []
-    private var savedRideObservers: [@Sendable (WorkoutSummary) async -> Void] = []
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var tracked: [Tracked] = []
@@ -121,7 +119,6 @@ public actor LiveRecorder {
     /// The event loop and the flush timer, cancelled when the ride is over. Connection attempts and
     /// re-subscriptions are not kept: each is one short chain of BlueZ calls that ends on its own.
     private var tasks: [Task<Void, Never>] = []
-    private var statusObservers: [@Sendable (LiveStatus) async -> Void] = []
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public private(set) var storeLatency = LatencyHistogram()
     private var arrivals: [ContinuousClock.Instant] = []
@@ -138,23 +135,26 @@ public actor LiveRecorder {
         tracked = options.sensors.map { Tracked(wanted: $0) }
     }
 
-    /// Called after every flush with the current status (dashboard, D-Bus properties).
-    public func observeStatus(_ observer: @escaping @Sendable (LiveStatus) async -> Void) {
-        statusObservers.append(observer)
-    }
+    /// The current status after every flush and control (dashboard, D-Bus properties, a mirror): each
+    /// subscriber starts from the current status and sees the newest one.
+    public nonisolated let statusUpdates = Broadcast<LiveStatus>(keepingLatest: true)
 
-    /// Called with what a rider should hear about now: a low battery, a ride that started or ended on its own.
-    public func observeNotices(_ observer: @escaping @Sendable (String) async -> Void) {
-        noticeObservers.append(observer)
-    }
+    /// What a rider should hear about, in order: a low battery, a ride that started or ended on its own, and
+    /// (`--auto`) each ride saved before the recorder waits for the next one.
+    public nonisolated let announcements = Broadcast<Announcement>(keepingLatest: false)
 
-    /// `--auto`: called with each ride saved before the recorder waits for the next one.
-    public func observeSavedRides(_ observer: @escaping @Sendable (WorkoutSummary) async -> Void) {
-        savedRideObservers.append(observer)
+    public enum Announcement: Sendable {
+        case notice(String)
+        case rideSaved(WorkoutSummary)
     }
 
     /// Records until the ride is ended or cancelled; returns the stored summary (nil when cancelled).
     public func run() async throws(LiveRecordingError) -> WorkoutSummary? {
+        // However it ends, its subscribers hear that it did.
+        defer {
+            statusUpdates.finish()
+            announcements.finish()
+        }
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
         adapterPath = adapter.path
         if !adapter.powered {
@@ -210,7 +210,7 @@ public actor LiveRecorder {
         switch control {
         case .end: await finish(cancelled: false)
         case .cancel: await finish(cancelled: true)
-        default: await publishStatus()
+        default: publishStatus()
         }
         return nil
     }
@@ -313,8 +313,7 @@ public actor LiveRecorder {
     }
 
     private func tellRider(_ notice: String) {
-        let observers = noticeObservers
-        Task { for observer in observers { await observer(notice) } }
+        announcements.publish(.notice(notice))
     }
 
     private func warnAboutLowBatteries() {
@@ -420,7 +419,7 @@ public actor LiveRecorder {
         await setDiscovery(missing && tracked.allSatisfy { !$0.connecting })
         flush()
         await endRideWhenIdle()
-        await publishStatus()
+        publishStatus()
     }
 
     private func checkSilence(_ index: Int, _ clock: ContinuousClock.Instant) {
@@ -698,13 +697,13 @@ public actor LiveRecorder {
             if let problem = finishProblem { tellRider(problem.description) }
             finishProblem = nil
             startWaiting()
-            if let summary { for observer in savedRideObservers { await observer(summary) } }
-            await publishStatus()
+            if let summary { announcements.publish(.rideSaved(summary)) }
+            publishStatus()
             return
         }
         riding = false
         outcome = .some(summary)
-        await publishStatus()
+        publishStatus()
         finished?.resume(returning: summary)
         finished = nil
     }
@@ -756,9 +755,8 @@ public actor LiveRecorder {
         return last.powerWatts == 0 || last.cadenceRPM == 0
     }
 
-    private func publishStatus() async {
-        let current = status()
-        for observer in statusObservers { await observer(current) }
+    private func publishStatus() {
+        statusUpdates.publish(status())
     }
 }
 

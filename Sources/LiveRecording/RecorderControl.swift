@@ -72,9 +72,6 @@ public enum RecorderControl {
         try await connection.export(
             [ExportedInterface(name: interface, methods: handlers, properties: properties)], at: path,
             properties: [interface: initial])
-        await recorder.observeStatus { status in
-            try? await connection.setProperties(values(status), interface: interface, path: path)
-        }
         do {
             try await connection.requestName(busName)
         } catch {
@@ -82,6 +79,14 @@ public enum RecorderControl {
             throw DBusError(
                 name: error.name,
                 message: "another cyclelog recorder is running (it owns \(busName)); end it first with `cyclelog end`")
+        }
+    }
+
+    /// Keeps the exported properties equal to the recorder's status, announcing each change with
+    /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
+    public static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
+        for await status in recorder.statusUpdates.subscribe() {
+            try? await connection.setProperties(values(status), interface: interface, path: path)
         }
     }
 

@@ -27,6 +27,7 @@ struct Cyclelog: AsyncParsableCommand {
                     + "numbered from 1 in `cyclelog list`, and `last` names the newest)")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
+        Logs.bootstrap()
         await main(arguments)
     }
 }

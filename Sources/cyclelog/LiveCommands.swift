@@ -5,7 +5,7 @@ import Dispatch
 import Foundation
 import LiveRecording
 import Recording
-import Synchronization
+import ServiceLifecycle
 import WorkoutStore
 import Workouts
 
@@ -161,6 +161,9 @@ struct Record: AsyncParsableCommand {
     @Flag(help: "At the end, print how long notifications took from arrival to the database (p50, p99, max).")
     var latency = false
 
+    @Flag(help: "Log what the recorder and its service do to standard error (also: CYCLELOG_LOG_LEVEL=debug).")
+    var verbose = false
+
     func validate() throws {
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
@@ -193,41 +196,49 @@ struct Record: AsyncParsableCommand {
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
-
-        await exportControl(recorder)
-        let serviceManager = ServiceManagerNotifier()
-        let signals = Self.stopOnSignals(recorder, serviceManager)
+        let logger = Logs.logger("record", verbose: verbose)
+        let service = RecordingService(
+            recorder: recorder, control: await exportControl(recorder), serviceManager: ServiceManagerNotifier(),
+            logger: logger)
         let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
         let display = LiveDisplay(interactive: interactive, recorder: recorder)
-        await recorder.observeStatus { status in await display.show(status) }
-        await recorder.observeNotices { notice in
-            printError("cyclelog: \(notice)")
-            serviceManager?.notify("STATUS=\(notice)")
-        }
-        await recorder.observeSavedRides { summary in
-            // Unbuffered, so that in a pipe or the service's journal each summary comes before the next ride.
-            let text = SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store))
-            StandardStream.output.write(text + "\n")
-        }
         let keys = interactive ? display.startKeys() : nil
-        let watchdog = serviceManager.flatMap { Self.answerWatchdog($0, recorder) }
-        serviceManager?.notify(
-            "READY=1\nSTATUS=" + (auto ? "waiting for the rider to pedal" : "recording"))
-        defer {
-            display.stopKeys(keys)
-            signals.forEach { $0.cancel() }
-            watchdog?.cancel()
-        }
-        do {
-            let summary = try await recorder.run()
-            if latency { Self.printLatency(await recorder.storeLatency) }
-            guard let summary else {
-                print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
-                return
+        defer { display.stopKeys(keys) }
+        // SIGINT and SIGTERM start a graceful shutdown: the service ends and saves the ride.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigint, .sigterm], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                for await status in recorder.statusUpdates.subscribe() { await display.show(status) }
             }
+            tasks.addTask {
+                for await announcement in recorder.announcements.subscribe() {
+                    switch announcement {
+                    case .notice(let notice): printError("cyclelog: \(notice)")
+                    case .rideSaved(let summary):
+                        // Unbuffered, so that in a pipe or the service's journal each summary comes before the
+                        // next ride.
+                        let text = SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store))
+                        StandardStream.output.write(text + "\n")
+                    }
+                }
+            }
+            try await group.run()
+            // The recorder finished its streams as it ended; the presenters end with them.
+            try await tasks.waitForAll()
+        }
+        if latency { Self.printLatency(await recorder.storeLatency) }
+        switch service.result {
+        case .success(let summary?):
             print(SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
-        } catch {
+        case .success(nil):
+            print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
+        case .failure(let error):
             throw ExitMessage.make(error.description, status: 1)
+        case nil:
+            throw ExitMessage.make("the recorder stopped before it started", status: 1)
         }
     }
 
@@ -239,51 +250,18 @@ struct Record: AsyncParsableCommand {
                 + "max \(milliseconds(histogram.count > 0 ? histogram.maximumSeconds : nil)) ms")
     }
 
-    private func exportControl(_ recorder: LiveRecorder) async {
+    /// The connection the control object is exported on (kept open by the service for the whole ride), or nil
+    /// with a warning: the ride is recorded all the same.
+    private func exportControl(_ recorder: LiveRecorder) async -> DBusConnection? {
         do {
             let connection = try await DBusConnection.connect(to: control.address)
             try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: controlGroup)
-            Self.controlConnection.withLock { $0 = connection }
+            return connection
         } catch {
             printError(
                 "cyclelog: recording without remote control: \(error.description). Other programs control the "
                     + "ride through \(control.address); run inside a desktop session, or use --control-bus.")
-        }
-    }
-
-    /// Keeps the control connection open for the whole ride.
-    private static let controlConnection = Mutex<DBusConnection?>(nil)
-
-    /// SIGINT and SIGTERM end the ride and save it, and stop waiting for the next one (they are ignored as
-    /// signals and watched instead).
-    private static func stopOnSignals(_ recorder: LiveRecorder, _ serviceManager: ServiceManagerNotifier?)
-        -> [DispatchSourceSignal]
-    {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler {
-                serviceManager?.notify("STOPPING=1")
-                Task { await recorder.stop() }
-            }
-            source.resume()
-            return source
-        }
-    }
-
-    /// Answers systemd's watchdog twice per interval while the recorder's loop is turning; a recorder stuck
-    /// for longer than the interval stops answering and systemd restarts the service.
-    private static func answerWatchdog(_ serviceManager: ServiceManagerNotifier, _ recorder: LiveRecorder)
-        -> Task<Void, Never>?
-    {
-        guard let interval = serviceManager.watchdogInterval else { return nil }
-        return Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval / 2)
-                if ContinuousClock.now - (await recorder.lastTick) < interval {
-                    serviceManager.notify("WATCHDOG=1")
-                }
-            }
+            return nil
         }
     }
 }

@@ -32,6 +32,8 @@ final class LiveRecorderTests: XCTestCase {
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let control = try await DBusConnection.connect(to: .address(standIn.bus.address))
         try await RecorderControl.export(on: control, recorder: recorder)
+        let mirroring = Task { await RecorderControl.mirror(recorder, on: control) }
+        defer { mirroring.cancel() }
 
         // Another program: calls the methods and mirrors the properties.
         let remote = try await DBusConnection.connect(to: .address(standIn.bus.address))
@@ -161,8 +163,15 @@ final class LiveRecorderTests: XCTestCase {
         var options = LiveRecorder.Options()
         options.sensors = ["Stages Power L"]
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
-        let messages = Messages()
-        await recorder.observeStatus { status in if let message = status.message { await messages.add(message) } }
+        // Subscribed before the ride starts; the stream ends when the recorder does.
+        let statuses = recorder.statusUpdates.subscribe()
+        let messages = Task {
+            var seen: [String] = []
+            for await status in statuses {
+                if let message = status.message, seen.last != message { seen.append(message) }
+            }
+            return seen
+        }
         let ending = Task {
             try await Task.sleep(for: .seconds(6))
             await recorder.control(.end)
@@ -171,7 +180,7 @@ final class LiveRecorderTests: XCTestCase {
         try await ending.value
         let summary = try XCTUnwrap(saved)
 
-        let seen = await messages.all
+        let seen = await messages.value
         let reported = seen.filter { $0.hasPrefix("Stages Power L: ") && $0.contains("instantaneousPower") }
         XCTAssertFalse(reported.isEmpty, "the status named the malformed notification: \(seen)")
         XCTAssertTrue(seen.contains { $0.contains("problems in this ride") }, "\(seen)")
@@ -188,10 +197,4 @@ final class LiveRecorderTests: XCTestCase {
         XCTAssertTrue(replayed.problems.contains { $0.contains("instantaneousPower") }, "\(replayed.problems)")
         XCTAssertEqual(replayed.summary.contentDigest, summary.contentDigest)
     }
-}
-
-/// Status messages collected from the recorder's observer.
-private actor Messages {
-    private(set) var all: [String] = []
-    func add(_ message: String) { all.append(message) }
 }
