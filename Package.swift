@@ -98,7 +98,7 @@ let package = Package(
             path: "Benchmarks/MetricsBenchmark"
         ),
         // What several test targets share (a seeded generator).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["BlueZ", "DBus"], path: "Tests/TestSupport"),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(
@@ -112,14 +112,14 @@ let package = Package(
             dependencies: [
                 "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "RideJournal",
                 "TestSupport",
-                "cyclelog",
             ],
             exclude: []),
         // GRDB to damage, lock and forge databases the way other programs and failing disks do.
         .testTarget(
             name: "CyclelogCLITests",
             dependencies: [
-                "cyclelog", "WorkoutStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+                "cyclelog", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ", "Capture", "Workouts",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],
     swiftLanguageModes: [.v6]

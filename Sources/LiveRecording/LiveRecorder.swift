@@ -61,22 +61,24 @@ public actor LiveRecorder {
     static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
     static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
 
+    /// A sensor the recorder wants, found by `wanted` (its address or name): the identity every part of the
+    /// recorder uses, also after an `await` (never a position in `tracked`, which a bluetoothd restart reshapes).
     private struct Tracked {
         var wanted: String
         var devicePath: String?
         var address: String?
         var name: String?
-        var state = LiveStatus.SensorState.searching
-        /// A `connect` event is in the journal and no `disconnect` after it.
-        var linkUpInJournal = false
-        var connecting = false
-        var failures = 0
-        var nextAttempt = ContinuousClock.now
-        var lastNotification: ContinuousClock.Instant?
-        var meanIntervalSeconds: Double?
-        var resubscribedAt: ContinuousClock.Instant?
+        var link: SensorLink
         var batteryPercent: Int?
         var measurementCharacteristics: [GattCharacteristic] = []
+
+        init(wanted: String, policy: ReconnectPolicy) {
+            self.wanted = wanted
+            link = SensorLink(policy: policy)
+        }
+
+        var label: String { name ?? wanted }
+        var journalAddress: String { address ?? wanted }
     }
 
     public let bluez: BlueZClient
@@ -96,10 +98,12 @@ public actor LiveRecorder {
     private var sensorDescriptions: [String: [RideEvent]] = [:]
     /// `--auto` while waiting for a ride.
     private var pedallingWatch: PedallingWatch?
-    /// The end of the last second with power or cadence above zero (journal time).
-    private var lastPedallingMicroseconds: Int64 = 0
+    /// `--auto` during a ride: when it ends for want of pedalling.
+    private var idleEnding: IdleEnding?
     private var stopRequested = false
     private var warnedLowBattery: Set<String> = []
+    /// The origin of the sensors' link clock (`SensorLink` is told the time since then).
+    private let linkClockOrigin = ContinuousClock.now
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var tracked: [Tracked] = []
@@ -132,7 +136,7 @@ public actor LiveRecorder {
             configuration.defaultWheelCircumferenceMillimetres = millimetres
         }
         self.configuration = configuration
-        tracked = options.sensors.map { Tracked(wanted: $0) }
+        tracked = options.sensors.map { Tracked(wanted: $0, policy: options.policy) }
     }
 
     /// The current status after every flush and control (dashboard, D-Bus properties, a mirror): each
@@ -261,7 +265,7 @@ public actor LiveRecorder {
         for sensor in tracked.compactMap(\.address) {
             for event in sensorDescriptions[sensor] ?? [] { record(RideEvent(timeMicroseconds: start, event.kind)) }
         }
-        lastPedallingMicroseconds = start
+        idleEnding = options.auto.map { IdleEnding(endAfterSeconds: $0.endAfterSeconds, rideStartMicroseconds: start) }
     }
 
     private func startWaiting() {
@@ -305,9 +309,7 @@ public actor LiveRecorder {
 
     /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
     private func endRideWhenIdle() async {
-        guard riding, let auto = options.auto,
-            clock.now() - lastPedallingMicroseconds > Int64(auto.endAfterSeconds * 1e6)
-        else { return }
+        guard riding, let auto = options.auto, idleEnding?.isDue(at: clock.now()) == true else { return }
         tellRider("no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)")
         await control(.end)
     }
@@ -340,7 +342,7 @@ public actor LiveRecorder {
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
                     + "(turn the cranks, wet the heart-rate strap) and try again, or name them with --sensor")
         }
-        tracked = found.map { Tracked(wanted: $0.address) }
+        tracked = found.map { Tracked(wanted: $0.address, policy: options.policy) }
     }
 
     /// The adapter named by its last path component (`hci1`) or its address; without a name the first one.
@@ -385,15 +387,15 @@ public actor LiveRecorder {
     /// Once per flush: find missing sensors, start due connection attempts, check for silence, write.
     private func tick() async {
         guard outcome == nil else { return }
-        let clock = ContinuousClock.now
-        lastTick = clock
+        lastTick = ContinuousClock.now
         // A sensor is reached through the chosen adapter only: another adapter of the same machine may see the
         // same sensor, or the recorder's own adapter as a device.
         let devices = await bluez.devices.filter { $0.adapterPath == adapterPath }
         var missing = false
-        for index in tracked.indices {
+        for wanted in tracked.map(\.wanted) {
+            guard let index = index(of: wanted) else { continue }
             if tracked[index].devicePath == nil || !devices.contains(where: { $0.path == tracked[index].devicePath }) {
-                if let device = devices.first(where: { $0.isCalled(tracked[index].wanted) }) {
+                if let device = devices.first(where: { $0.isCalled(wanted) }) {
                     tracked[index].devicePath = device.path
                     tracked[index].address = device.address
                     tracked[index].name = device.displayName
@@ -406,73 +408,80 @@ public actor LiveRecorder {
             guard let path = tracked[index].devicePath, let device = devices.first(where: { $0.path == path })
             else { continue }
             tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
-            if !device.connected || tracked[index].measurementCharacteristics.isEmpty {
-                if !tracked[index].connecting && clock >= tracked[index].nextAttempt {
-                    tracked[index].connecting = true
-                    tracked[index].state = tracked[index].failures == 0 ? .connecting : .reconnecting
-                    Task { [weak self] in await self?.connect(index) }
-                }
-                continue
-            }
-            checkSilence(index, clock)
+            apply(.seen(connected: device.connected), to: wanted)
         }
-        await setDiscovery(missing && tracked.allSatisfy { !$0.connecting })
+        await setDiscovery(missing && tracked.allSatisfy { $0.link.attemptInFlight == nil })
         flush()
         await endRideWhenIdle()
         publishStatus()
     }
 
-    private func checkSilence(_ index: Int, _ clock: ContinuousClock.Instant) {
+    private func index(of wanted: String) -> Int? {
+        tracked.firstIndex { $0.wanted == wanted }
+    }
+
+    /// Feeds one input to a sensor's link and carries out what it says.
+    private func apply(_ input: SensorLink.Input, to wanted: String) {
+        guard let index = index(of: wanted) else { return }
+        let actions = tracked[index].link.handle(input, at: ContinuousClock.now - linkClockOrigin)
         let sensor = tracked[index]
-        guard let last = sensor.lastNotification else { return }
-        let limit = options.policy.staleAfterSeconds(meanIntervalSeconds: sensor.meanIntervalSeconds)
-        let silent = clock - last
-        guard silent > .seconds(limit) else { return }
-        tracked[index].state = .stale
-        if let resubscribed = sensor.resubscribedAt, resubscribed > last {
-            // Re-subscribing did not help: drop the link and connect again.
-            guard clock - resubscribed > .seconds(limit), let path = sensor.devicePath else { return }
-            tracked[index].resubscribedAt = nil
-            tracked[index].measurementCharacteristics = []
-            message = "\(sensor.name ?? sensor.wanted) stayed silent: reconnecting"
-            linkDown(index)
-            Task { [bluez] in try? await bluez.disconnect(path) }
-        } else {
-            tracked[index].resubscribedAt = clock
-            message = "\(sensor.name ?? sensor.wanted) went silent: subscribing again"
-            let characteristics = sensor.measurementCharacteristics
-            Task { [bluez] in
-                for characteristic in characteristics {
-                    try? await bluez.stopNotify(characteristic)
-                    try? await bluez.startNotify(characteristic)
+        for action in actions {
+            switch action {
+            case .connect(let attempt):
+                Task { [weak self] in await self?.connect(wanted, attempt: attempt) }
+            case .resubscribe:
+                let characteristics = sensor.measurementCharacteristics
+                Task { [bluez] in
+                    for characteristic in characteristics {
+                        try? await bluez.stopNotify(characteristic)
+                        try? await bluez.startNotify(characteristic)
+                    }
                 }
+            case .disconnect:
+                tracked[index].measurementCharacteristics = []
+                if let path = sensor.devicePath { Task { [bluez] in try? await bluez.disconnect(path) } }
+            case .journalLinkUp:
+                let address = sensor.journalAddress
+                record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: sensor.name)))
+                let wheel = options.wheelCircumferences[address] ?? configuration.defaultWheelCircumferenceMillimetres
+                record(RideEvent(timeMicroseconds: now(), .wheelCircumference(sensor: address, millimetres: wheel)))
+            case .journalLinkDown:
+                tracked[index].measurementCharacteristics = []
+                record(RideEvent(timeMicroseconds: now(), .disconnected(sensor: sensor.journalAddress)))
+            case .tell(let notice):
+                message = notice.text(sensor.label)
             }
         }
     }
 
-    /// Connects one sensor, reads what describes it, and subscribes to its measurements.
-    private func connect(_ index: Int) async {
-        defer { tracked[index].connecting = false }
-        guard let path = tracked[index].devicePath else { return }
+    /// Connection attempt `attempt` of one sensor: connects, reads what describes it, and subscribes to its
+    /// measurements, then tells the sensor's link how it went. After every `await` the sensor is looked up again
+    /// by its identity, and the link ignores the report of an attempt it no longer waits for.
+    private func connect(_ wanted: String, attempt: Int) async {
+        guard let path = index(of: wanted).flatMap({ tracked[$0].devicePath }) else {
+            apply(.failed(attempt: attempt), to: wanted)
+            return
+        }
         await setDiscovery(false)
+        func label() -> String { index(of: wanted).map { tracked[$0].label } ?? wanted }
         do throws(BlueZError) {
             try await bluez.connect(path)
             // LE: the GATT objects are there once ServicesResolved is true.
             guard await bluez.waitForServices(path) else {
-                throw BlueZError(
-                    .init(name: "org.bluez.Error.Failed", message: "its services were not resolved within 10 s"),
-                    while: "connecting to \(tracked[index].name ?? tracked[index].wanted)")
+                message = "\(label()) connected, but its services were not resolved within 10 s: trying again"
+                apply(.failed(attempt: attempt), to: wanted)
+                return
             }
             let characteristics = await bluez.characteristics(ofDevice: path)
-            linkUp(index)
-            let address = tracked[index].address ?? tracked[index].wanted
+            apply(.linkEstablished(attempt: attempt), to: wanted)
+            guard let address = index(of: wanted).map({ tracked[$0].journalAddress }) else { return }
             if let battery = await bluez.device(path)?.batteryPercent {
                 // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
                 record(
                     RideEvent(
                         timeMicroseconds: now(),
                         .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
-                tracked[index].batteryPercent = battery
+                if let index = index(of: wanted) { tracked[index].batteryPercent = battery }
                 warnAboutLowBatteries()
             }
             for characteristic in characteristics {
@@ -487,46 +496,19 @@ public actor LiveRecorder {
                 $0.canNotify && $0.shortUUID.map(Self.measurements.contains) == true
             }
             guard !measurements.isEmpty else {
-                throw BlueZError(
-                    .init(
-                        name: "org.bluez.Error.NotSupported",
-                        message: "it offers no power, speed, cadence or heart-rate measurement"),
-                    while: "using \(tracked[index].name ?? tracked[index].wanted)")
+                // A problem of the sensor's own, not of BlueZ: said in words, with no D-Bus error name.
+                message = "\(label()) offers no power, speed, cadence or heart-rate measurement"
+                apply(.failed(attempt: attempt), to: wanted)
+                return
             }
             for characteristic in measurements { try await bluez.startNotify(characteristic) }
+            guard let index = index(of: wanted), tracked[index].link.attemptInFlight == attempt else { return }
             tracked[index].measurementCharacteristics = measurements
-            tracked[index].failures = 0
-            tracked[index].state = .streaming
-            tracked[index].lastNotification = ContinuousClock.now
-            tracked[index].resubscribedAt = nil
+            apply(.subscribed(attempt: attempt), to: wanted)
         } catch {
-            tracked[index].failures += 1
-            tracked[index].state = .reconnecting
-            tracked[index].measurementCharacteristics = []
-            tracked[index].nextAttempt =
-                ContinuousClock.now + .seconds(options.policy.backoffSeconds(afterFailures: tracked[index].failures))
             message = error.description
+            apply(.failed(attempt: attempt), to: wanted)
         }
-    }
-
-    private func linkUp(_ index: Int) {
-        guard !tracked[index].linkUpInJournal else { return }
-        tracked[index].linkUpInJournal = true
-        let address = tracked[index].address ?? tracked[index].wanted
-        record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: tracked[index].name)))
-        let wheel = options.wheelCircumferences[address] ?? configuration.defaultWheelCircumferenceMillimetres
-        record(RideEvent(timeMicroseconds: now(), .wheelCircumference(sensor: address, millimetres: wheel)))
-    }
-
-    private func linkDown(_ index: Int) {
-        tracked[index].measurementCharacteristics = []
-        tracked[index].state = .reconnecting
-        tracked[index].lastNotification = nil
-        tracked[index].nextAttempt = ContinuousClock.now + .seconds(options.policy.initialBackoffSeconds)
-        guard tracked[index].linkUpInJournal else { return }
-        tracked[index].linkUpInJournal = false
-        record(
-            RideEvent(timeMicroseconds: now(), .disconnected(sensor: tracked[index].address ?? tracked[index].wanted)))
     }
 
     // MARK: BlueZ events
@@ -538,41 +520,28 @@ public actor LiveRecorder {
             guard let index = tracked.firstIndex(where: { $0.devicePath == characteristic.devicePath }),
                 let uuid = characteristic.shortUUID
             else { return }
-            // BlueZ re-enables notifications by itself after a reconnect, so they can come before our setup.
-            linkUp(index)
-            let clock = ContinuousClock.now
-            if let last = tracked[index].lastNotification, tracked[index].state == .streaming {
-                let interval = (clock - last).seconds
-                tracked[index].meanIntervalSeconds =
-                    tracked[index].meanIntervalSeconds.map { 0.9 * $0 + 0.1 * interval } ?? interval
-            }
-            tracked[index].lastNotification = clock
-            tracked[index].state = .streaming
-            arrivals.append(clock)
-            let address = tracked[index].address ?? tracked[index].wanted
+            let wanted = tracked[index].wanted
+            apply(.notification, to: wanted)
+            arrivals.append(ContinuousClock.now)
             record(
-                RideEvent(timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
+                RideEvent(
+                    timeMicroseconds: now(),
+                    .notification(sensor: tracked[index].journalAddress, characteristic: uuid, value: value)))
         case .deviceChanged(let device):
             guard let index = tracked.firstIndex(where: { $0.devicePath == device.path }) else { return }
             tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
-            if !device.connected && tracked[index].linkUpInJournal {
-                message = "\(device.displayName) disconnected: reconnecting"
-                linkDown(index)
-            }
+            if !device.connected { apply(.linkLost, to: tracked[index].wanted) }
         case .deviceRemoved(let path):
-            for index in tracked.indices where tracked[index].devicePath == path {
-                linkDown(index)
-                tracked[index].devicePath = nil
-                tracked[index].state = .searching
+            for sensor in tracked where sensor.devicePath == path {
+                apply(.gone, to: sensor.wanted)
+                if let index = index(of: sensor.wanted) { tracked[index].devicePath = nil }
             }
         case .bluetoothdLeft:
             message = "bluetoothd left the bus: waiting for it to come back"
             discovering = false
-            for index in tracked.indices {
-                linkDown(index)
-                tracked[index].devicePath = nil
-                tracked[index].state = .searching
-                tracked[index].connecting = false
+            for wanted in tracked.map(\.wanted) {
+                apply(.gone, to: wanted)
+                if let index = index(of: wanted) { tracked[index].devicePath = nil }
             }
         case .bluetoothdReturned:
             message = "bluetoothd is back: connecting the sensors again"
@@ -650,10 +619,8 @@ public actor LiveRecorder {
         self.pipeline = nil  // so that changing the copy does not copy its storage
         defer { self.pipeline = pipeline }
         let completed = pipeline.takeCompletedSamples()
-        if let last = completed.last(where: PedallingWatch.isPedalling), let origin = pipeline.session.startMicroseconds
-        {
-            // Samples complete a few seconds late (a value holds until the next one); their own time counts.
-            lastPedallingMicroseconds = max(lastPedallingMicroseconds, origin + Int64(last.second + 1) * 1_000_000)
+        if let origin = pipeline.session.startMicroseconds {
+            idleEnding?.saw(completed, originMicroseconds: origin)
         }
         for sample in completed {
             distanceMeters += sample.distanceMeters
@@ -745,8 +712,9 @@ public actor LiveRecorder {
             lap: session.lapStarts.count + 1, goalProgress: progress.map { min(1, $0) },
             sensors: tracked.map {
                 LiveStatus.Sensor(
-                    name: $0.name ?? $0.wanted, address: $0.address,
-                    state: $0.state == .streaming && isZero($0) ? .zero : $0.state, batteryPercent: $0.batteryPercent)
+                    name: $0.label, address: $0.address,
+                    state: $0.link.state == .streaming && isZero($0) ? .zero : $0.link.state,
+                    batteryPercent: $0.batteryPercent)
             }, message: message)
     }
 

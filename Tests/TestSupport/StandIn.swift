@@ -1,41 +1,41 @@
 import BlueZ
 import DBus
 import Foundation
-import TestSupport
 import XCTest
 
 /// The BlueZ stand-in (Tests/BlueZStandIn/bluez_standin.py) on a private bus, playing sensors from a real ride.
-final class StandIn {
-    static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    static let script = testsFolder.appendingPathComponent("BlueZStandIn/bluez_standin.py").path
-    static let ride = testsFolder.deletingLastPathComponent()
+public final class StandIn: @unchecked Sendable {
+    public static let testsFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent()
+    public static let script = testsFolder.appendingPathComponent("BlueZStandIn/bluez_standin.py").path
+    public static let ride = testsFolder.deletingLastPathComponent()
         .appendingPathComponent("Fixtures/rides/sweatpy_2020-06-01-16-52-40.journal").path
 
-    let bus: PrivateBus
-    let process: ChildProcess
-    var sentLogPath: String { bus.folder.appendingPathComponent("sent.log").path }
-    var logPath: String { bus.folder.appendingPathComponent("standin.log").path }
+    public let bus: PrivateBus
+    public let process: ChildProcess
+    public var sentLogPath: String { bus.folder.appendingPathComponent("sent.log").path }
+    public var logPath: String { bus.folder.appendingPathComponent("standin.log").path }
 
-    static var power: [String: Any] {
+    public static var power: [String: Any] {
         [
             "address": "C0:11:22:33:44:01", "name": "Stages Power L", "service": "1818", "measurement": "2a63",
             "journal": ride, "rateHz": 4, "battery": 80, "reads": ["2a65": "08000000", "2a5d": "05"],
         ]
     }
-    static var cadence: [String: Any] {
+    public static var cadence: [String: Any] {
         [
             "address": "C0:11:22:33:44:02", "name": "Wahoo CADENCE", "service": "1816", "measurement": "2a5b",
             "journal": ride, "rateHz": 2, "battery": 12, "reads": ["2a5c": "0300"],
         ]
     }
-    static var heartRate: [String: Any] {
+    public static var heartRate: [String: Any] {
         [
             "address": "C0:11:22:33:44:03", "name": "Polar H10", "service": "180d", "measurement": "2a37",
             "journal": ride, "rateHz": 1, "battery": 95,
         ]
     }
 
-    init(sensors: [[String: Any]], events: [[String: Any]] = [], bus: PrivateBus? = nil) throws {
+    public init(sensors: [[String: Any]], events: [[String: Any]] = [], bus: PrivateBus? = nil) throws {
         self.bus = try bus ?? PrivateBus()
         let scenario: [String: Any] = [
             "sensors": sensors, "events": events, "sentLog": self.bus.folder.appendingPathComponent("sent.log").path,
@@ -51,13 +51,13 @@ final class StandIn {
     private var probe: DBusConnection?
 
     /// Who owns a name on the stand-in's bus now (nil: nobody).
-    func busNameOwner(_ name: String) async throws -> String? {
+    public func busNameOwner(_ name: String) async throws -> String? {
         if probe == nil { probe = try await DBusConnection.connect(to: .address(bus.address)) }
         return try await probe?.nameOwner(name)
     }
 
     /// Waits until the stand-in owns org.bluez; fails with its log (a missing dbus-fast says how to install it).
-    func waitUntilReady() async throws {
+    public func waitUntilReady() async throws {
         for _ in 0..<200 {
             if try await busNameOwner("org.bluez") != nil { return }
             guard process.isRunning else { break }
@@ -69,12 +69,12 @@ final class StandIn {
     }
 
     /// What the stand-in sent: (unix seconds, address, characteristic, bytes), in order.
-    func sent() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
+    public func sent() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
         try logged().filter { $0.characteristic != "write" }
     }
 
     /// What was written to the stand-in's characteristics (the control point), in order.
-    func writes() throws -> [[UInt8]] {
+    public func writes() throws -> [[UInt8]] {
         try logged().filter { $0.characteristic == "write" }.map(\.value)
     }
 
