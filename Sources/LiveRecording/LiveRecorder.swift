@@ -162,18 +162,21 @@ public actor LiveRecorder {
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
         adapterPath = adapter.path
         if !adapter.powered {
-            do { try await bluez.powerOn(adapter.path) } catch { throw LiveRecordingError(error.description) }
+            do { try await bluez.powerOn(adapter.path) } catch {
+                throw LiveRecordingError(.bluetooth, error.description)
+            }
         }
         if tracked.isEmpty {
             guard options.auto == nil else {
                 throw LiveRecordingError(
+                    .noSensors,
                     "no sensors to wait for: `record --auto` uses the remembered sensors; add them with "
                         + "`cyclelog sensors add ADDRESS` (addresses from `cyclelog scan`) or name them with --sensor")
             }
             try await findSensors()
         }
         if options.auto == nil {
-            do { try beginRide(at: now()) } catch { throw LiveRecordingError(error.description) }
+            do { try beginRide(at: now()) } catch { throw LiveRecordingError(.store, error.description) }
         } else {
             startWaiting()
         }
@@ -339,6 +342,7 @@ public actor LiveRecorder {
         let found = Self.cyclingSensors(await bluez.devices, through: adapterPath)
         guard !found.isEmpty else {
             throw LiveRecordingError(
+                .noSensors,
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
                     + "(turn the cranks, wet the heart-rate strap) and try again, or name them with --sensor")
         }
@@ -351,7 +355,7 @@ public actor LiveRecorder {
     {
         guard let first = adapters.first else {
             throw LiveRecordingError(
-                "no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
+                .noAdapter, "no Bluetooth adapter: BlueZ sees none (check `bluetoothctl list` and `rfkill list`)")
         }
         guard let name else { return first }
         let wanted = adapters.first {
@@ -360,7 +364,7 @@ public actor LiveRecorder {
         guard let wanted else {
             let known = adapters.map { "\($0.interfaceName) (\($0.address))" }
             throw LiveRecordingError(
-                "no Bluetooth adapter \(name): BlueZ has \(known.joined(separator: ", "))")
+                .noAdapter, "no Bluetooth adapter \(name): BlueZ has \(known.joined(separator: ", "))")
         }
         return wanted
     }
@@ -555,12 +559,12 @@ public actor LiveRecorder {
         guard outcome == nil else { return }
         stopRequested = true
         guard riding else {
-            finishProblem = LiveRecordingError("the connection to the system bus was lost")
+            finishProblem = LiveRecordingError(.bluetooth, "the connection to the system bus was lost")
             await stop()
             return
         }
         message = "the connection to the system bus was lost: saving the ride"
-        finishProblem = LiveRecordingError("the connection to the system bus was lost; the ride was saved")
+        finishProblem = LiveRecordingError(.bluetooth, "the connection to the system bus was lost; the ride was saved")
         record(RideEvent(timeMicroseconds: now(), .control(.end)))
         await finish(cancelled: false)
     }
@@ -648,13 +652,14 @@ public actor LiveRecorder {
             do {
                 summary = try pipeline?.finish()
                 if summary == nil {
-                    finishProblem = LiveRecordingError("no measurement arrived: nothing to save")
+                    finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
                 } else {
                     let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }
                     try store.rememberSensors(used, at: now())
                 }
             } catch {
                 finishProblem = LiveRecordingError(
+                    .store,
                     "the ride could not be saved (\(error.description)); its journal is stored: "
                         + "`cyclelog recover` saves it once the database is writable")
             }
@@ -730,8 +735,29 @@ public actor LiveRecorder {
 
 /// Why a live recording could not start or could not save, in a rider's words.
 public struct LiveRecordingError: Error, Sendable, CustomStringConvertible {
+    /// What kind of problem, for programs; `description` says it in words.
+    public enum Code: String, Sendable {
+        /// No adapter, or not the one named.
+        case noAdapter
+        /// No sensor found, or none remembered for `--auto`.
+        case noSensors
+        /// BlueZ or the system bus refused or went away.
+        case bluetooth
+        /// The database could not store the ride (its journal is kept).
+        case store
+        /// Nothing arrived to save.
+        case nothingToSave
+        /// The power meter's control point is missing, silent or answered something malformed.
+        case controlPoint
+    }
+
+    public var code: Code
     public var description: String
-    public init(_ description: String) { self.description = description }
+
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
 }
 
 extension Duration {

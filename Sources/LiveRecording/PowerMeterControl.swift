@@ -19,6 +19,7 @@ public struct PowerMeterControl: Sendable {
         let characteristics = await bluez.characteristics(ofDevice: device)
         guard let controlPoint = characteristics.first(where: { $0.shortUUID == 0x2A66 }) else {
             throw LiveRecordingError(
+                .controlPoint,
                 "\(name) has no Cycling Power Control Point: it cannot be calibrated or set over Bluetooth")
         }
         var feature: CyclingPowerFeature?
@@ -30,7 +31,8 @@ public struct PowerMeterControl: Sendable {
         do {
             try await bluez.startNotify(controlPoint)
         } catch {
-            throw LiveRecordingError("\(name): cannot turn on its control point's indications: \(error.description)")
+            throw LiveRecordingError(
+                .bluetooth, "\(name): cannot turn on its control point's indications: \(error.description)")
         }
         return PowerMeterControl(bluez: bluez, controlPoint: controlPoint, feature: feature)
     }
@@ -40,15 +42,17 @@ public struct PowerMeterControl: Sendable {
     public func send(_ request: [UInt8], timeout: Duration = .seconds(30)) async throws(LiveRecordingError)
         -> (message: ControlPointMessage, bytes: [UInt8])
     {
-        guard let opCode = request.first else { throw LiveRecordingError("an empty control-point request") }
+        guard let opCode = request.first else {
+            throw LiveRecordingError(.controlPoint, "an empty control-point request")
+        }
         let events = await bluez.events()
         do {
             try await bluez.write(controlPoint, request)
         } catch {
             if let code = error.attErrorCode {
-                throw LiveRecordingError(CyclingPowerControlPoint.explainATTError(code))
+                throw LiveRecordingError(.controlPoint, CyclingPowerControlPoint.explainATTError(code))
             }
-            throw LiveRecordingError(error.description)
+            throw LiveRecordingError(.bluetooth, error.description)
         }
         let path = controlPoint.path
         let response: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
@@ -73,6 +77,7 @@ public struct PowerMeterControl: Sendable {
         }
         guard let response else {
             throw LiveRecordingError(
+                .controlPoint,
                 "the meter did not answer within \(Int(timeout.components.seconds)) s; wake it (turn the cranks) and try again"
             )
         }
@@ -80,7 +85,7 @@ public struct PowerMeterControl: Sendable {
             return (try CyclingPowerControlPoint(decoding: response).message, response)
         } catch {
             let hex = response.map { String(format: "%02X", $0) }.joined(separator: " ")
-            throw LiveRecordingError("the meter's answer \(hex) is malformed: \(error)")
+            throw LiveRecordingError(.controlPoint, "the meter's answer \(hex) is malformed: \(error)")
         }
     }
 }

@@ -1,6 +1,7 @@
 import Capture
 import Foundation
 import RideJournal
+import WorkoutStore
 import Workouts
 
 /// A capture file read into ride events: a btsnoop capture or a cyclelog journal, told apart by content.
@@ -36,13 +37,13 @@ public struct CaptureFile: Sendable {
                     path: path, format: .btsnoop, events: replay.events, origins: replay.eventRecords,
                     problems: replay.problems, unmappedHandles: replay.unmappedHandles)
             } catch {
-                throw ReplayError(path: path, error.description)
+                throw ReplayError(.notARide, path: path, error.description)
             }
         }
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " }) != nil else {
             throw ReplayError(
-                path: path,
+                .notARide, path: path,
                 "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
         }
         let journal = Journal.read(text)
@@ -60,11 +61,12 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
     var status = stat()
     guard stat(source, &status) == 0 else {
         throw ReplayError(
-            path: path, errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))")
+            .unreadable, path: path,
+            errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))")
     }
-    if status.st_mode & S_IFMT == S_IFDIR { throw ReplayError(path: path, "is a folder, not a capture") }
+    if status.st_mode & S_IFMT == S_IFDIR { throw ReplayError(.unreadable, path: path, "is a folder, not a capture") }
     guard let handle = FileHandle(forReadingAtPath: source) else {
-        throw ReplayError(path: path, "cannot be read (\(String(cString: strerror(errno))))")
+        throw ReplayError(.unreadable, path: path, "cannot be read (\(String(cString: strerror(errno))))")
     }
     defer { try? handle.close() }
     do {
@@ -79,25 +81,61 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
             text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " && $0 != "\n" }) != nil
         guard start.starts(with: Btsnoop.magic) || looksLikeJournal else {
             throw ReplayError(
-                path: path, "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
+                .notARide, path: path,
+                "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
         }
         return start + [UInt8](try handle.readToEnd() ?? Data())
     } catch let error as ReplayError {
         throw error
     } catch {
-        throw ReplayError(path: path, "cannot be read (\(error.localizedDescription))")
+        throw ReplayError(.unreadable, path: path, "cannot be read (\(error.localizedDescription))")
     }
 }
 
 /// A replay that could not be done, naming the file.
 public struct ReplayError: Error, CustomStringConvertible {
+    /// What kind of problem, for programs; `description` says it in words, naming the file or workout.
+    public enum Code: String, Sendable {
+        /// The file cannot be read (missing, a folder, no permission).
+        case unreadable
+        /// The file is not a ride: not a capture, a damaged FIT file, nothing usable, no measurement.
+        case notARide
+        /// Its times go back or leap for most of it.
+        case inconsistentTimes
+        /// The database refused (`storeCode` says how).
+        case store
+        /// Another cyclelog is storing the same ride right now.
+        case busy
+        /// A workout with nothing stored to rebuild it from, or that vanished.
+        case nothingToRebuild
+    }
+
+    public var code: Code
+    /// The database's reason when `code` is `.store`.
+    public var storeCode: StoreError.Code?
     public var description: String
 
-    public init(path: String, _ message: String) {
+    public init(_ code: Code, path: String, _ message: String) {
+        self.code = code
         description = "\(path): \(message)"
     }
 
-    public init(_ message: String) {
+    public init(_ code: Code, _ message: String) {
+        self.code = code
         description = message
+    }
+
+    /// The same error, its description continued.
+    func adding(_ text: String) -> ReplayError {
+        var error = self
+        error.description += text
+        return error
+    }
+
+    /// A store error met while replaying, keeping its code.
+    public init(_ error: StoreError, prefix: String = "") {
+        code = .store
+        storeCode = error.code
+        description = prefix + error.description
     }
 }

@@ -24,7 +24,7 @@ public struct FITImporter {
         do {
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
-            throw ReplayError(path: path, "cannot be read (\((error as NSError).localizedDescription))")
+            throw ReplayError(.unreadable, path: path, "cannot be read (\((error as NSError).localizedDescription))")
         }
         return try importBytes(bytes, name: path)
     }
@@ -34,7 +34,7 @@ public struct FITImporter {
         do {
             activities = try FITActivityReader.read(bytes)
         } catch {
-            throw ReplayError("\(name) \(error); nothing was imported")
+            throw ReplayError(.notARide, "\(name) \(error); nothing was imported")
         }
         let digest = RideIdentity.digest(bytes: bytes)
         var outcomes: [Replayer.Outcome] = []
@@ -45,9 +45,10 @@ public struct FITImporter {
             let named = RideIdentity.syncIdentifier(digest: RideIdentity.digest(bytes: Array(identity.utf8)))
             let legacy = LegacyFITIdentity.syncIdentifier(
                 fileIdentity: activity.fileIdentity, bytes: bytes, sessionNumber: activity.sessionNumber)
-            do {
+            do throws(StoreError) {
                 // A file imported by an earlier cyclelog keeps the identifier it was given then.
-                let existing = try store.workout(syncIdentifier: named) ?? store.workout(syncIdentifier: legacy)
+                var existing = try store.workout(syncIdentifier: named)
+                if existing == nil { existing = try store.workout(syncIdentifier: legacy) }
                 let syncIdentifier = existing?.syncIdentifier ?? named
                 if let existing, existing.complete, existing.contentDigest == digest,
                     let summary = try store.summary(existing.id)
@@ -62,7 +63,7 @@ public struct FITImporter {
                 outcomes.append(
                     Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name)))
             } catch {
-                throw ReplayError("\(name): \(error); nothing more was imported")
+                throw ReplayError(error, prefix: "\(name): ").adding("; nothing more was imported")
             }
         }
         return outcomes
@@ -71,30 +72,30 @@ public struct FITImporter {
     /// Builds an imported workout again from the file stored with it.
     public func rebuild(_ id: Int64) throws(ReplayError) -> Replayer.Outcome? {
         let file: (fileName: String, bytes: [UInt8], session: Int?)?
-        do {
+        do throws(StoreError) {
             file = try store.importedFile(id)
         } catch {
-            throw ReplayError("workout \(id): \(error)")
+            throw ReplayError(error, prefix: "workout \(id): ")
         }
         guard let file else { return nil }
         let activity: ImportedActivity
         do {
             let activities = try FITActivityReader.read(file.bytes)
             guard let chosen = activities.first(where: { $0.sessionNumber == file.session }) ?? activities.first
-            else { throw ReplayError("workout \(id)'s stored file \(file.fileName) holds no ride") }
+            else { throw ReplayError(.notARide, "workout \(id)'s stored file \(file.fileName) holds no ride") }
             activity = chosen
         } catch let error as ReplayError {
             throw error
         } catch {
-            throw ReplayError("workout \(id)'s stored file \(file.fileName) \(error)")
+            throw ReplayError(.notARide, "workout \(id)'s stored file \(file.fileName) \(error)")
         }
-        do {
+        do throws(StoreError) {
             let summary = try store.saveImported(
                 activity.workout, syncIdentifier: "", fileName: file.fileName, bytes: file.bytes,
                 digest: RideIdentity.digest(bytes: file.bytes), replacing: id, sessionNumber: file.session)
             return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
         } catch {
-            throw ReplayError("workout \(id): \(error)")
+            throw ReplayError(error, prefix: "workout \(id): ")
         }
     }
 

@@ -65,7 +65,7 @@ public struct Replayer {
         do {
             guard let first = capture.events.first else {
                 throw ReplayError(
-                    path: capture.path,
+                    .notARide, path: capture.path,
                     "holds no usable events" + (problems.isEmpty ? "" : "\n  " + problems.joined(separator: "\n  ")))
             }
             // The ride's identity comes from the file's events; the options are settings at the head of the stored
@@ -84,12 +84,14 @@ public struct Replayer {
                     digest: digests.content)
                 {
                 case .alreadyStored(let id):
-                    guard let summary = try store.summary(id) else { throw ReplayError("workout \(id) vanished") }
+                    guard let summary = try store.summary(id) else {
+                        throw ReplayError(.nothingToRebuild, "workout \(id) vanished")
+                    }
                     return Outcome(summary: summary, alreadyStored: true, problems: problems)
                 case .busy(let id):
                     guard ContinuousClock.now < deadline else {
                         throw ReplayError(
-                            path: capture.path,
+                            .busy, path: capture.path,
                             "workout \(id) is being stored from it by another cyclelog right now; nothing was written")
                     }
                     usleep(200_000)
@@ -104,11 +106,11 @@ public struct Replayer {
                 }
             }
         } catch let error as StoreError {
-            throw ReplayError(error.description)
+            throw ReplayError(error)
         } catch let error as ReplayError {
             throw error
         } catch {
-            throw ReplayError(path: capture.path, "\(error)")
+            throw ReplayError(.notARide, path: capture.path, "\(error)")
         }
     }
 
@@ -118,7 +120,7 @@ public struct Replayer {
             let events = try store.journal(id)
             guard !events.isEmpty else {
                 if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
-                throw ReplayError("workout \(id) has no stored journal or file to rebuild from")
+                throw ReplayError(.nothingToRebuild, "workout \(id) has no stored journal or file to rebuild from")
             }
             let digests = WorkoutStore.Digests(
                 source: RideIdentity.sourceDigest(events), content: JournalDigest(events).hex)
@@ -130,11 +132,11 @@ public struct Replayer {
                 summary: result.summary, alreadyStored: false,
                 problems: result.problems.map { "workout \(id) journal: \($0)" })
         } catch let error as StoreError {
-            throw ReplayError(error.description)
+            throw ReplayError(error)
         } catch let error as ReplayError {
             throw error
         } catch {
-            throw ReplayError("workout \(id): \(error)")
+            throw ReplayError(.notARide, "workout \(id): \(error)")
         }
     }
 
@@ -167,6 +169,7 @@ public struct Replayer {
             _ = try store.delete(claim.workoutId)
             let first = timeline.faults.first.map { " (first at \(at($0.eventIndex)))" } ?? ""
             throw ReplayError(
+                .inconsistentTimes,
                 label
                     + ": its times are not in order: \(timeline.droppedCount) of \(events.count) events go back in time or "
                     + "leap\(first), so it cannot be a ride as recorded; nothing was stored")
@@ -176,9 +179,13 @@ public struct Replayer {
                 claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digests: digests,
                 label: label)
         } catch let error as StoreError where error.isDiskFull {
-            throw ReplayError(
-                "\(label): \(error); the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
-                    + "free some space, then replay it again or run `cyclelog recover`")
+            var failure = ReplayError(
+                error,
+                prefix: "\(label): ")
+            failure.description +=
+                "; the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
+                + "free some space, then replay it again or run `cyclelog recover`"
+            throw failure
         }
     }
 
@@ -208,7 +215,7 @@ public struct Replayer {
         }
         guard let summary = try pipeline.finish() else {
             throw ReplayError(
-                label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
+                .notARide, label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
         return (summary, problems.messages)
     }

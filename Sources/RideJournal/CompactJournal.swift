@@ -82,7 +82,9 @@ public enum CompactJournal {
         _ compressed: [UInt8], only wanted: UInt16?, where keep: ([UInt8]) -> Bool
     ) throws(DecodeError) -> [RideEvent] {
         func inflate(_ bytes: [UInt8]) throws(DecodeError) -> [UInt8] {
-            do { return try Zlib.inflate(bytes) } catch { throw DecodeError(description: "stored journal: \(error)") }
+            do { return try Zlib.inflate(bytes) } catch {
+                throw DecodeError(.corrupt, description: "stored journal: \(error)")
+            }
         }
         var reader = PackedReader(try inflate(compressed))
         var sensors: [String] = []
@@ -91,7 +93,7 @@ public enum CompactJournal {
         var events: [RideEvent] = []
         while !reader.atEnd {
             guard let kind = Kind(rawValue: try reader.byte()) else {
-                throw DecodeError(description: "an unknown event kind in the stored journal")
+                throw DecodeError(.malformed, description: "an unknown event kind in the stored journal")
             }
             if kind == .sensor {
                 sensors.append(try reader.text())
@@ -103,7 +105,7 @@ public enum CompactJournal {
             if kind != .control {
                 let number = try reader.unsigned()
                 guard number < sensors.count else {
-                    throw DecodeError(description: "a sensor number the stored journal never defined")
+                    throw DecodeError(.malformed, description: "a sensor number the stored journal never defined")
                 }
                 sensorIndex = Int(number)
                 sensor = sensors[sensorIndex]
@@ -151,7 +153,7 @@ public enum CompactJournal {
             case .control:
                 let line = try reader.text()
                 guard var event = try? Journal.event(Substring(line)), event.sensor == nil else {
-                    throw DecodeError(description: "an unreadable control in the stored journal: \(line)")
+                    throw DecodeError(.malformed, description: "an unreadable control in the stored journal: \(line)")
                 }
                 event.timeMicroseconds = time
                 events.append(event)

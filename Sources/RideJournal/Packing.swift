@@ -2,9 +2,21 @@ import CZlib
 
 /// Why packed data read back from the database could not be unpacked.
 public struct PackedDataError: Error, CustomStringConvertible {
+    /// What kind of damage, for programs; `description` says where.
+    public enum Code: String, Sendable {
+        /// The data ends before what it announces.
+        case cutShort
+        /// A number, length, kind or reference that cannot be.
+        case malformed
+        /// zlib refused it.
+        case corrupt
+    }
+
+    public var code: Code
     public var description: String
 
-    public init(description: String) {
+    public init(_ code: Code, description: String) {
+        self.code = code
         self.description = description
     }
 }
@@ -47,7 +59,9 @@ public struct PackedReader: Sendable {
     public var atEnd: Bool { offset >= bytes.count }
 
     public mutating func byte() throws(PackedDataError) -> UInt8 {
-        guard offset < bytes.count else { throw PackedDataError(description: "the stored data is cut short") }
+        guard offset < bytes.count else {
+            throw PackedDataError(.cutShort, description: "the stored data is cut short")
+        }
         defer { offset += 1 }
         return bytes[offset]
     }
@@ -57,7 +71,9 @@ public struct PackedReader: Sendable {
         var shift: UInt64 = 0
         while true {
             let next = try byte()
-            guard shift < 64 else { throw PackedDataError(description: "an overlong number in the stored data") }
+            guard shift < 64 else {
+                throw PackedDataError(.malformed, description: "an overlong number in the stored data")
+            }
             value |= UInt64(next & 0x7F) << shift
             if next < 0x80 { return value }
             shift += 7
@@ -73,13 +89,16 @@ public struct PackedReader: Sendable {
     public mutating func count() throws(PackedDataError) -> Int {
         let value = try unsigned()
         guard value <= UInt64(bytes.count - offset) else {
-            throw PackedDataError(description: "a length of \(value) where \(bytes.count - offset) bytes are left")
+            throw PackedDataError(
+                .malformed, description: "a length of \(value) where \(bytes.count - offset) bytes are left")
         }
         return Int(value)
     }
 
     public mutating func skip(_ count: Int) throws(PackedDataError) {
-        guard count <= bytes.count - offset else { throw PackedDataError(description: "the stored data is cut short") }
+        guard count <= bytes.count - offset else {
+            throw PackedDataError(.cutShort, description: "the stored data is cut short")
+        }
         offset += count
     }
 
@@ -120,15 +139,18 @@ public enum Zlib {
     }
 
     public static func inflate(_ input: [UInt8]) throws(PackedDataError) -> [UInt8] {
-        guard input.count >= 4 else { throw PackedDataError(description: "the stored data is cut short") }
+        guard input.count >= 4 else { throw PackedDataError(.cutShort, description: "the stored data is cut short") }
         let stored = input[3] & 0x80 != 0
         let size = Int(input[0]) | Int(input[1]) << 8 | Int(input[2]) << 16 | Int(input[3] & 0x7F) << 24
         guard stored || size <= (input.count - 4) * largestRatio + 64 else {
             throw PackedDataError(
+                .corrupt,
                 description: "the stored data is corrupt (it claims \(size) bytes from \(input.count - 4) compressed)")
         }
         if stored || size == 0 {
-            guard input.count - 4 == size else { throw PackedDataError(description: "the stored data is cut short") }
+            guard input.count - 4 == size else {
+                throw PackedDataError(.cutShort, description: "the stored data is cut short")
+            }
             return Array(input[4...])
         }
         var output = [UInt8](repeating: 0, count: size)
@@ -139,7 +161,7 @@ public enum Zlib {
             }
         }
         guard status == Z_OK, Int(length) == size else {
-            throw PackedDataError(description: "the stored data is corrupt (zlib status \(status))")
+            throw PackedDataError(.corrupt, description: "the stored data is corrupt (zlib status \(status))")
         }
         return output
     }

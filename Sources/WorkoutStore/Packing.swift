@@ -30,7 +30,9 @@ enum StoredPacking {
     static func unpackSamples(_ blob: [UInt8], firstSecond: Int) throws(PackedDataError) -> [SecondSample] {
         var reader = PackedReader(try Zlib.inflate(blob))
         let count = try reader.count()
-        guard count <= 1 << 20 else { throw PackedDataError(description: "a sample chunk claims \(count) samples") }
+        guard count <= 1 << 20 else {
+            throw PackedDataError(.malformed, description: "a sample chunk claims \(count) samples")
+        }
         var samples: [SecondSample] = []
         samples.reserveCapacity(count)
         for offset in 0..<count {

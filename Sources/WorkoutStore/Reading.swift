@@ -79,6 +79,7 @@ extension WorkoutStore {
                 statistics = try StoredPacking.unpackStatistics([UInt8](statisticsBlob))
             } catch {
                 throw StoreError(
+                    .damaged,
                     "workout \(id): its stored statistics are damaged (table workout: \(error)); `cyclelog rebuild \(id)` "
                         + "makes them again from its journal")
             }
@@ -88,6 +89,7 @@ extension WorkoutStore {
                 end >= start
             else {
                 throw StoreError(
+                    .damaged,
                     "workout \(id): its stored start or end time is damaged (table workout); `cyclelog rebuild \(id)` "
                         + "makes it again from its journal")
             }
@@ -174,6 +176,7 @@ extension WorkoutStore {
                 events += try decode([UInt8](blob))
             } catch {
                 throw StoreError(
+                    .damaged,
                     "workout \(id): its stored journal is damaged (table journalChunk, chunk \(sequence + 1) of "
                         + "\(blobs.count)): \(error)")
             }
@@ -247,7 +250,8 @@ extension WorkoutStore {
     public func samples(_ id: Int64) throws(StoreError) -> [SecondSample] {
         let (samples, damaged) = try samplesReadingPastDamage(id)
         if let first = damaged.first {
-            throw StoreError("workout \(id): its stored samples are damaged (table sampleChunk, \(first.problem))")
+            throw StoreError(
+                .damaged, "workout \(id): its stored samples are damaged (table sampleChunk, \(first.problem))")
         }
         return samples
     }

@@ -89,21 +89,21 @@ public final class WorkoutStore: Sendable {
 
     /// Paths SQLite would take in another sense, or cannot take, each refused with its own words.
     static func checkPath(_ path: String, writing: Bool) throws(StoreError) {
-        if path.isEmpty { throw StoreError("no database was named (an empty --db or $CYCLELOG_DB)") }
+        if path.isEmpty { throw StoreError(.badPath, "no database was named (an empty --db or $CYCLELOG_DB)") }
         if path.hasPrefix("file:") {
-            throw StoreError("\(path) is a URI; name the database by its file path (without file:)")
+            throw StoreError(.badPath, "\(path) is a URI; name the database by its file path (without file:)")
         }
         let name = (path as NSString).lastPathComponent
         if name.utf8.count > Int(NAME_MAX) || path.utf8.count >= Int(PATH_MAX) {
-            throw StoreError("the database name \(name.prefix(40))… is longer than the file system allows")
+            throw StoreError(.badPath, "the database name \(name.prefix(40))… is longer than the file system allows")
         }
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw StoreError("\(path) is a folder; name a database file in it, e.g. \(path)/cyclelog.sqlite")
+            throw StoreError(.badPath, "\(path) is a folder; name a database file in it, e.g. \(path)/cyclelog.sqlite")
         }
         let folder = (path as NSString).deletingLastPathComponent
         if writing && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
-            throw StoreError("the folder \(folder) for the workout database does not exist")
+            throw StoreError(.badPath, "the folder \(folder) for the workout database does not exist")
         }
     }
 
@@ -124,11 +124,13 @@ public final class WorkoutStore: Sendable {
             else {
                 let shown = tables.sorted().prefix(4).joined(separator: ", ")
                 throw StoreError(
+                    .notOurs,
                     "\(path) is not a cyclelog database (it holds \(shown)\(tables.count > 4 ? "…" : "")); "
                         + "it was left untouched: name another file with --db")
             }
             if let newer = applied.first(where: { !known.contains($0) }) {
                 throw StoreError(
+                    .notOurs,
                     "\(path) was written by a newer cyclelog (its layout has \"\(newer)\"); this version cannot use "
                         + "it and left it untouched: use the newer cyclelog")
             }
@@ -393,20 +395,51 @@ public final class WorkoutStore: Sendable {
 
 /// A database problem, in words a rider understands.
 public struct StoreError: Error, CustomStringConvertible {
+    /// What kind of problem, for programs (exit statuses, retries); `description` says it in words.
+    public enum Code: String, Sendable {
+        /// Another program holds the database's lock.
+        case busy
+        case diskFull
+        /// This user may not write the database or its folder.
+        case readOnly
+        /// The path names no usable file (empty, a folder, a URI, a missing folder, too long, not openable).
+        case badPath
+        /// Not a SQLite file, or another program's tables, or a newer cyclelog's layout: left untouched.
+        case notOurs
+        /// SQLite or a stored value found damage.
+        case damaged
+        /// Another cyclelog writes the same workout, or took it over.
+        case conflict
+        /// A workout that is not (or no longer) there.
+        case notFound
+        case other
+    }
+
+    public var code: Code
     public var description: String
     /// The disk is full: the caller can say what of its work was kept.
-    public private(set) var isDiskFull = false
+    public var isDiskFull: Bool { code == .diskFull }
 
-    public init(_ description: String) {
+    public init(_ code: Code, _ description: String) {
+        self.code = code
         self.description = description
     }
 
     init(_ error: any Error, path: String) {
         guard let database = error as? DatabaseError else {
+            code = .other
             description = "the workout database \(path): \(error)"
             return
         }
-        isDiskFull = database.resultCode == .SQLITE_FULL
+        switch database.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: code = .busy
+        case .SQLITE_FULL: code = .diskFull
+        case .SQLITE_READONLY, .SQLITE_PERM: code = .readOnly
+        case .SQLITE_CANTOPEN: code = .badPath
+        case .SQLITE_NOTADB: code = .notOurs
+        case .SQLITE_CORRUPT: code = .damaged
+        default: code = .other
+        }
         switch database.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             description =

@@ -122,7 +122,7 @@ extension WorkoutStore {
         {
         case .claimed(let claim): return claim
         case .alreadyStored(let id), .busy(let id):
-            throw StoreError("workout \(id) already has the sync identifier \(syncIdentifier)")
+            throw StoreError(.conflict, "workout \(id) already has the sync identifier \(syncIdentifier)")
         }
     }
 
@@ -161,6 +161,7 @@ extension WorkoutStore {
             arguments: [now, clearing ? nil : claim.token, claim.workoutId, claim.token])
         guard db.changesCount == 1 else {
             throw StoreError(
+                .conflict,
                 "workout \(claim.workoutId) was taken over by another cyclelog (or deleted) while this one wrote it; "
                     + "this one stopped and wrote nothing more")
         }
@@ -207,9 +208,10 @@ extension WorkoutStore {
     public func beginRebuild(_ id: Int64) throws(StoreError) -> Claim {
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
         return try write { db in
-            guard let row = try Self.claimColumns(id, db) else { throw StoreError("no workout \(id)") }
+            guard let row = try Self.claimColumns(id, db) else { throw StoreError(.notFound, "no workout \(id)") }
             if try Self.isHeld(row, now: now) {
                 throw StoreError(
+                    .conflict,
                     "workout \(id) is being written right now by another cyclelog (a recording or a replay); "
                         + "try again when it is done")
             }
@@ -267,7 +269,9 @@ extension WorkoutStore {
     /// After a workout's last transaction: the FTP history brought up to date, and the summary as stored.
     private func saved(_ id: Int64, refreshingFTP: Bool) throws(StoreError) -> WorkoutSummary {
         if refreshingFTP { try refreshFTPEstimates() }
-        guard let summary = try summary(id) else { throw StoreError("workout \(id) vanished while it was saved") }
+        guard let summary = try summary(id) else {
+            throw StoreError(.notFound, "workout \(id) vanished while it was saved")
+        }
         return summary
     }
 

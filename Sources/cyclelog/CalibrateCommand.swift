@@ -166,15 +166,8 @@ struct Calibrate: AsyncParsableCommand {
 
     /// The meter among BlueZ's devices, scanning for it first when BlueZ does not know it.
     private func findDevice(_ bluez: BlueZClient, wanted: String) async throws -> BluetoothDevice {
-        let adapter: BluetoothAdapter
-        do {
-            adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
-            if !adapter.powered { try await bluez.powerOn(adapter.path) }
-        } catch let error as LiveRecordingError {
-            throw ExitMessage.make(error.description, status: 2)
-        } catch let error as BlueZError {
-            throw ExitMessage.make(error.description, status: 2)
-        }
+        let adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
+        if !adapter.powered { try await bluez.powerOn(adapter.path) }
         let adapterPath = adapter.path
         let isWanted: @Sendable (BluetoothDevice) -> Bool = { $0.adapterPath == adapterPath && $0.isCalled(wanted) }
         if let known = await bluez.devices.first(where: isWanted) { return known }

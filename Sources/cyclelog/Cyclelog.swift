@@ -28,7 +28,7 @@ struct Cyclelog: AsyncParsableCommand {
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         Logs.bootstrap()
-        await main(arguments)
+        await Failure.run(arguments, root: Self.self)
     }
 }
 

@@ -24,11 +24,7 @@ struct BusOptions: ParsableArguments {
     }
 
     func connectBlueZ() async throws -> BlueZClient {
-        do {
-            return try await BlueZClient.connect(to: bluezBus)
-        } catch {
-            throw ExitMessage.make(error.description, status: 2)
-        }
+        try await BlueZClient.connect(to: bluezBus)
     }
 }
 
@@ -59,20 +55,11 @@ struct Scan: AsyncParsableCommand {
 
     func run() async throws {
         let bluez = try await buses.connectBlueZ()
-        let adapter: BluetoothAdapter
-        do {
-            adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
-        } catch {
-            throw ExitMessage.make(error.description, status: 2)
-        }
-        do {
-            if !adapter.powered { try await bluez.powerOn(adapter.path) }
-            try await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
-            try await Task.sleep(for: .seconds(timeout))
-            try? await bluez.stopDiscovery(adapter.path)
-        } catch let error as BlueZError {
-            throw ExitMessage.make(error.description, status: 2)
-        }
+        let adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
+        if !adapter.powered { try await bluez.powerOn(adapter.path) }
+        try await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
+        try await Task.sleep(for: .seconds(timeout))
+        try? await bluez.stopDiscovery(adapter.path)
         let sensors = LiveRecorder.cyclingSensors(await bluez.devices, through: adapter.path)
         for device in sensors {
             let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
@@ -236,7 +223,7 @@ struct Record: AsyncParsableCommand {
         case .success(nil):
             print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
         case .failure(let error):
-            throw ExitMessage.make(error.description, status: 1)
+            throw error
         case nil:
             throw ExitMessage.make("the recorder stopped before it started", status: 1)
         }

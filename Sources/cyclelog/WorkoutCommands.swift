@@ -43,11 +43,7 @@ struct DatabaseOptions: ParsableArguments {
                     status: 2)
             }
         }
-        do {
-            return try WorkoutStore(path: path, access: access)
-        } catch {
-            throw ExitMessage.make(error.description, status: 2)
-        }
+        return try WorkoutStore(path: path, access: access)
     }
 }
 
@@ -269,8 +265,6 @@ struct Rebuild: ParsableCommand {
             let outcome = try Replayer(store: store).rebuild(id)
             for problem in outcome.problems { printError("warning: \(problem)") }
             print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
-        } catch {
-            throw ExitMessage.make(error.description, status: 1)
         }
     }
 }

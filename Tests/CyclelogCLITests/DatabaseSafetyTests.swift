@@ -93,6 +93,33 @@ final class DatabaseSafetyTests: XCTestCase {
         try queue.close()
     }
 
+    /// A database error reaching the command line is said in words with status 2 (README, "Exit status"),
+    /// whichever command met it: here `delete` while another program holds the write lock longer than cyclelog
+    /// waits.
+    func testAWriterThatCannotGetTheLockSaysSoWithStatusTwoAndChangesNothing() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        let queue = try DatabaseQueue(path: path)
+        let locked = expectation(description: "lock taken")
+        let writer = Thread {
+            try? queue.write { db in
+                try db.execute(sql: "UPDATE workout SET name = name")
+                locked.fulfill()
+                sleep(8)
+            }
+        }
+        writer.start()
+        wait(for: [locked], timeout: 5)
+        let delete = try cyclelog(["delete", "1", "--db", path])
+        XCTAssertEqual(delete.status, 2, delete.errorOutput)
+        XCTAssertTrue(delete.errorOutput.hasPrefix("cyclelog: the workout database"), delete.errorOutput)
+        XCTAssertTrue(delete.errorOutput.contains("is locked by another program"), delete.errorOutput)
+        while !writer.isFinished { usleep(100_000) }
+        try queue.close()
+        XCTAssertEqual(try listed(path).count, 1, "the workout is still there")
+    }
+
     func testARiderWhoMayOnlyReadTheDatabaseCanListIt() throws {
         guard getuid() == 0 else {
             print("skipped: only root can run cyclelog as another user here (setpriv)")
