@@ -122,7 +122,14 @@ public actor LiveRecorder {
     private var finishProblem: LiveRecordingError?
     /// The event loop and the flush timer, cancelled when the ride is over. Connection attempts and
     /// re-subscriptions are not kept: each is one short chain of BlueZ calls that ends on its own.
-    private var tasks: [Task<Void, Never>] = []
+    /// Each sensor's queue of link work, served by its own child task of `run`.
+    private var sensorJobs: [String: AsyncStream<SensorJob>.Continuation] = [:]
+
+    private enum SensorJob {
+        case connect(attempt: Int)
+        case resubscribe([GattCharacteristic])
+        case disconnect(devicePath: String)
+    }
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public private(set) var storeLatency = LatencyHistogram()
     private var arrivals: [ContinuousClock.Instant] = []
@@ -181,27 +188,38 @@ public actor LiveRecorder {
             startWaiting()
         }
         let events = await bluez.events()
-        tasks.append(
-            Task { [weak self] in
-                for await event in events { await self?.handle(event) }
-                await self?.bluezConnectionLost()
-            })
-        tasks.append(
-            Task { [weak self, options] in
+        // The ride's work as child tasks: BlueZ's events, the flush timer, and one task per sensor that carries
+        // out its link's actions one after the other. All end when the ride does.
+        let summary = await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events { await self.handle(event) }
+                await self.bluezConnectionLost()
+            }
+            group.addTask { [options] in
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(options.flushIntervalSeconds))
-                    await self?.tick()
+                    await self.tick()
                 }
-            })
-        await tick()
-        let summary = await withCheckedContinuation { continuation in
-            if let outcome {
-                continuation.resume(returning: outcome)
-            } else {
-                finished = continuation
             }
+            for wanted in tracked.map(\.wanted) {
+                let (jobs, continuation) = AsyncStream<SensorJob>.makeStream()
+                sensorJobs[wanted] = continuation
+                group.addTask {
+                    for await job in jobs { await self.perform(job, for: wanted) }
+                }
+            }
+            await tick()
+            let summary = await withCheckedContinuation { continuation in
+                if let outcome {
+                    continuation.resume(returning: outcome)
+                } else {
+                    finished = continuation
+                }
+            }
+            group.cancelAll()
+            return summary
         }
-        for task in tasks { task.cancel() }
+        sensorJobs = [:]
         await releaseSensors()
         if let problem = finishProblem { throw problem }
         return summary
@@ -432,18 +450,12 @@ public actor LiveRecorder {
         for action in actions {
             switch action {
             case .connect(let attempt):
-                Task { [weak self] in await self?.connect(wanted, attempt: attempt) }
+                sensorJobs[wanted]?.yield(.connect(attempt: attempt))
             case .resubscribe:
-                let characteristics = sensor.measurementCharacteristics
-                Task { [bluez] in
-                    for characteristic in characteristics {
-                        try? await bluez.stopNotify(characteristic)
-                        try? await bluez.startNotify(characteristic)
-                    }
-                }
+                sensorJobs[wanted]?.yield(.resubscribe(sensor.measurementCharacteristics))
             case .disconnect:
                 tracked[index].measurementCharacteristics = []
-                if let path = sensor.devicePath { Task { [bluez] in try? await bluez.disconnect(path) } }
+                if let path = sensor.devicePath { sensorJobs[wanted]?.yield(.disconnect(devicePath: path)) }
             case .journalLinkUp:
                 let address = sensor.journalAddress
                 record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: sensor.name)))
@@ -455,6 +467,20 @@ public actor LiveRecorder {
             case .tell(let notice):
                 message = notice.text(sensor.label)
             }
+        }
+    }
+
+    private func perform(_ job: SensorJob, for wanted: String) async {
+        switch job {
+        case .connect(let attempt):
+            await connect(wanted, attempt: attempt)
+        case .resubscribe(let characteristics):
+            for characteristic in characteristics {
+                try? await bluez.stopNotify(characteristic)
+                try? await bluez.startNotify(characteristic)
+            }
+        case .disconnect(let path):
+            try? await bluez.disconnect(path)
         }
     }
 
