@@ -166,15 +166,8 @@ struct Calibrate: AsyncParsableCommand {
 
     /// The meter among BlueZ's devices, scanning for it first when BlueZ does not know it.
     private func findDevice(_ bluez: BlueZClient, wanted: String) async throws -> BluetoothDevice {
-        let adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
-        if !adapter.powered { try await bluez.powerOn(adapter.path) }
-        let adapterPath = adapter.path
-        let isWanted: @Sendable (BluetoothDevice) -> Bool = { $0.adapterPath == adapterPath && $0.isCalled(wanted) }
-        if let known = await bluez.devices.first(where: isWanted) { return known }
-        try? await bluez.startDiscovery(adapter.path, services: [0x1818])
-        let found = await bluez.waitForDevice(timeout: .seconds(scanTimeout), where: isWanted)
-        try? await bluez.stopDiscovery(adapter.path)
-        if let found { return found }
+        let search = try await SensorSearch.open(bluez, adapterName: buses.adapter)
+        if let found = await search.find(wanted, within: .seconds(scanTimeout), services: [0x1818]) { return found }
         throw ExitMessage.make(
             "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again",
             status: 1)

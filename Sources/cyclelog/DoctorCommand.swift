@@ -147,17 +147,18 @@ struct Doctor: AsyncParsableCommand {
 
     /// The adapter BlueZ would record with, powered; then each remembered sensor, looked for for `timeout` s.
     func adapterAndSensorChecks(_ bluez: BlueZClient, known: [KnownSensor]) async -> [HealthCheck] {
-        let adapter: BluetoothAdapter
+        let search: SensorSearch
         do {
-            adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
+            search = try await SensorSearch.open(bluez, adapterName: buses.adapter, poweringOn: false)
         } catch {
             return [
                 HealthCheck(
-                    name: "adapter", status: .problem, detail: error.description,
+                    name: "adapter", status: .problem, detail: "\(error)",
                     fix: "check `bluetoothctl list`; with a radio shown above, restarting bluetoothd "
                         + "(`sudo systemctl restart bluetooth`) makes it take it again")
             ]
         }
+        let adapter = search.adapter
         let name = adapter.interfaceName
         guard adapter.powered else {
             return [
@@ -176,10 +177,8 @@ struct Doctor: AsyncParsableCommand {
                         + "(the service's `record --auto` needs them: `cyclelog sensors add ADDRESS`)"))
             return checks
         }
-        try? await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
-        try? await Task.sleep(for: .seconds(timeout))
-        try? await bluez.stopDiscovery(adapter.path)
-        let devices = await bluez.devices.filter { $0.adapterPath == adapter.path }
+        _ = try? await search.scan(for: .seconds(timeout))
+        let devices = await search.devices
         for sensor in known {
             let label = sensor.name.map { "\($0) (\(sensor.address))" } ?? sensor.address
             let device = devices.first { $0.address.caseInsensitiveCompare(sensor.address) == .orderedSame }

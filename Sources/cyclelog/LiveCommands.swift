@@ -55,12 +55,7 @@ struct Scan: AsyncParsableCommand {
 
     func run() async throws {
         let bluez = try await buses.connectBlueZ()
-        let adapter = try LiveRecorder.chooseAdapter(await bluez.adapters, named: buses.adapter)
-        if !adapter.powered { try await bluez.powerOn(adapter.path) }
-        try await bluez.startDiscovery(adapter.path, services: LiveRecorder.services)
-        try await Task.sleep(for: .seconds(timeout))
-        try? await bluez.stopDiscovery(adapter.path)
-        let sensors = LiveRecorder.cyclingSensors(await bluez.devices, through: adapter.path)
+        let sensors = try await SensorSearch.open(bluez, adapterName: buses.adapter).scan(for: .seconds(timeout))
         for device in sensors {
             let services = device.shortServiceUUIDs.map { String(format: "%04x", $0) }
             if json {
