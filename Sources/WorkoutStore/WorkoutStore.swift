@@ -130,7 +130,7 @@ public final class WorkoutStore: Sendable {
             }
             if let newer = applied.first(where: { !known.contains($0) }) {
                 throw StoreError(
-                    .notOurs,
+                    .newerLayout,
                     "\(path) was written by a newer cyclelog (its layout has \"\(newer)\"); this version cannot use "
                         + "it and left it untouched: use the newer cyclelog")
             }
@@ -404,8 +404,10 @@ public struct StoreError: Error, CustomStringConvertible {
         case readOnly
         /// The path names no usable file (empty, a folder, a URI, a missing folder, too long, not openable).
         case badPath
-        /// Not a SQLite file, or another program's tables, or a newer cyclelog's layout: left untouched.
+        /// Not a SQLite file, or another program's tables: left untouched.
         case notOurs
+        /// A newer cyclelog's layout: left untouched.
+        case newerLayout
         /// SQLite or a stored value found damage.
         case damaged
         /// Another cyclelog writes the same workout, or took it over.

@@ -14,7 +14,7 @@ enum Failure {
         case let error as StoreError:
             switch error.code {
             case .notFound, .conflict: 1
-            case .busy, .diskFull, .readOnly, .badPath, .notOurs, .damaged, .other: 2
+            case .busy, .diskFull, .readOnly, .badPath, .notOurs, .newerLayout, .damaged, .other: 2
             }
         case is ReplayError: 1
         case let error as LiveRecordingError:
