@@ -32,7 +32,7 @@ public struct PowerMeterControl: Sendable {
             try await bluez.startNotify(controlPoint)
         } catch {
             throw LiveRecordingError(
-                .bluetooth, "\(name): cannot turn on its control point's indications: \(error.description)")
+                .controlPoint, "\(name): cannot turn on its control point's indications: \(error.description)")
         }
         return PowerMeterControl(bluez: bluez, controlPoint: controlPoint, feature: feature)
     }

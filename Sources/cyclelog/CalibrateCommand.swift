@@ -60,9 +60,16 @@ struct Calibrate: AsyncParsableCommand {
         } catch {
             throw ExitMessage.make(error.description, status: 1)
         }
+        var calibration = MeterCalibration()
+        calibration.zeroOffset = !skipZero
+        calibration.crankLengthMillimetres = crankLength
+        calibration.readCrankLength = readCrankLength
         let outcome: Result<Bool, any Error>
         do {
-            outcome = .success(try await calibrate(bluez, device, name, store))
+            outcome = .success(
+                try await calibration.run(bluez, device: device, name: name, store: store) { report in
+                    present(report, name)
+                })
         } catch {
             outcome = .failure(error)
         }
@@ -71,97 +78,17 @@ struct Calibrate: AsyncParsableCommand {
         if try !outcome.get() { throw ExitCode(1) }
     }
 
-    /// Zeroes and sets the crank length as asked; false when the meter refused any of it.
-    private func calibrate(_ bluez: BlueZClient, _ device: BluetoothDevice, _ name: String, _ store: WorkoutStore)
-        async throws -> Bool
-    {
-        guard await bluez.waitForServices(device.path) else {
-            throw ExitMessage.make("\(name) connected but did not show its services within 10 s; try again", status: 1)
+    private func present(_ report: MeterCalibration.Report, _ name: String) {
+        switch report {
+        case .note(let note):
+            if !json { print("\(name): \(note)") }
+        case .answer(let calibration):
+            print(json ? CalibrationText.object(calibration).rendered() : "\(name): \(calibration.explanation)")
+        case .keptOtherLength(let kept, let sent):
+            printError(
+                "cyclelog: \(name) kept \(kept.map(CalibrationText.millimetres) ?? "-"), "
+                    + "not \(CalibrationText.millimetres(sent))")
         }
-        let control: PowerMeterControl
-        do {
-            control = try await PowerMeterControl.open(bluez, device: device.path, name: name)
-        } catch {
-            throw ExitMessage.make(error.description, status: 1)
-        }
-        let features = control.features ?? []
-        if let feature = control.feature, feature.sentOctets < 4, !json {
-            // A Wahoo KICKR sends 2 octets: bits 16 to 31 (torque context, enhanced offset compensation) unknown.
-            let unknown = [
-                (CyclingPowerFeature.Features.torqueBasedMeasurementContext, "whether it measures torque or force"),
-                (.enhancedOffsetCompensation, "whether it has enhanced offset compensation"),
-            ].filter { !feature.knows($0.0) }.map(\.1)
-            if !unknown.isEmpty {
-                print(
-                    "\(name): its Cycling Power Feature is short (\(feature.sentOctets) of 4 octets), so "
-                        + unknown.joined(separator: " and ") + " is not known; the plain request is used")
-            }
-        }
-        var failed = false
-        /// Sends one request, then explains, stores and prints the answer.
-        func perform(_ operation: String, _ request: [UInt8]) async throws -> Calibration {
-            let time = wallClockMicroseconds()
-            var calibration: Calibration
-            do {
-                let response = try await control.send(request)
-                let outcome = CyclingPowerControlPoint.outcome(
-                    of: response.message, torqueBased: features.contains(.torqueBasedMeasurementContext))
-                calibration = Calibration(
-                    address: device.address, timeMicroseconds: time, operation: operation,
-                    succeeded: outcome.succeeded, value: outcome.value, unit: outcome.unit,
-                    explanation: outcome.explanation, response: response.bytes)
-            } catch {
-                calibration = Calibration(
-                    address: device.address, timeMicroseconds: time, operation: operation, succeeded: false,
-                    explanation: error.description)
-            }
-            failed = failed || !calibration.succeeded
-            try store.addCalibration(calibration)
-            if json {
-                print(CalibrationText.object(calibration).rendered())
-            } else {
-                print("\(name): \(calibration.explanation)")
-            }
-            return calibration
-        }
-
-        if !skipZero {
-            let enhanced = features.contains(.enhancedOffsetCompensation)
-            if !enhanced && !features.contains(.offsetCompensation) && !json {
-                print("\(name): its features do not list offset compensation; asking anyway")
-            }
-            _ = try await perform(
-                enhanced ? "enhancedOffsetCompensation" : "offsetCompensation",
-                CyclingPowerControlPoint.request(
-                    enhanced
-                        ? CyclingPowerControlPoint.OpCode.startEnhancedOffsetCompensation
-                        : CyclingPowerControlPoint.OpCode.startOffsetCompensation))
-        }
-        if crankLength != nil && !features.contains(.crankLengthAdjustment) && !json {
-            print("\(name): its features do not list crank length adjustment; asking anyway")
-        }
-        if let crankLength {
-            _ = try await perform(
-                "setCrankLength", CyclingPowerControlPoint.setCrankLength(halfMillimetres: UInt16(crankLength * 2)))
-        }
-        if crankLength != nil || readCrankLength {
-            let readBack = try await perform(
-                "requestCrankLength",
-                CyclingPowerControlPoint.request(CyclingPowerControlPoint.OpCode.requestCrankLength))
-            if let crankLength, readBack.succeeded {
-                // What the meter kept is what counts: some round to whole millimetres or refuse silently.
-                if readBack.value != crankLength {
-                    failed = true
-                    printError(
-                        "cyclelog: \(name) kept \(readBack.value.map(CalibrationText.millimetres) ?? "-"), "
-                            + "not \(CalibrationText.millimetres(crankLength))")
-                } else {
-                    try store.rememberSensors([(address: device.address, name: name)], at: wallClockMicroseconds())
-                    try store.updateKnownSensor(device.address, crankLengthMillimetres: .some(crankLength))
-                }
-            }
-        }
-        return !failed
     }
 
     /// The meter among BlueZ's devices, scanning for it first when BlueZ does not know it.
