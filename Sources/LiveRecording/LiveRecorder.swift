@@ -91,6 +91,8 @@ public actor LiveRecorder {
     private let configuration: WorkoutBuilder.Configuration
     /// The ride being recorded; nil while `record --auto` waits for one.
     private var pipeline: RidePipeline?
+    /// The ride's writes, off this actor.
+    private var storeWriter: StoreWriter?
     /// Problems the builder raised during this ride (a malformed notification, a refused control).
     private var problemCount = 0
     /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
@@ -271,7 +273,8 @@ public actor LiveRecorder {
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
         workoutId = claim.workoutId
-        pipeline = RidePipeline(store: store, claim: claim, configuration: configuration)
+        pipeline = RidePipeline(configuration: configuration)
+        storeWriter = StoreWriter(store: store, claim: claim)
         riding = true
         warnedLowBattery = []
         problemCount = 0
@@ -293,6 +296,7 @@ public actor LiveRecorder {
         riding = false
         workoutId = 0
         pipeline = nil
+        storeWriter = nil
         recentSamples = []
         distanceMeters = 0
         workJoules = 0
@@ -433,7 +437,7 @@ public actor LiveRecorder {
             apply(.seen(connected: device.connected), to: wanted)
         }
         await setDiscovery(missing && tracked.allSatisfy { $0.link.attemptInFlight == nil })
-        flush()
+        await flush()
         await endRideWhenIdle()
         publishStatus()
     }
@@ -639,15 +643,15 @@ public actor LiveRecorder {
         }
     }
 
-    /// One small transaction: the new journal events and every whole minute of samples completed.
-    private func flush() {
+    /// One small transaction: the new journal events and every whole minute of samples completed, written by
+    /// the store writer while this actor goes on taking notifications.
+    private func flush() async {
         guard riding else {
             arrivals.removeAll(keepingCapacity: true)
             return
         }
-        guard var pipeline else { return }
+        guard var pipeline, let storeWriter else { return }
         self.pipeline = nil  // so that changing the copy does not copy its storage
-        defer { self.pipeline = pipeline }
         let completed = pipeline.takeCompletedSamples()
         if let origin = pipeline.session.startMicroseconds {
             idleEnding?.saw(completed, originMicroseconds: origin)
@@ -657,13 +661,21 @@ public actor LiveRecorder {
             if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
         }
         recentSamples = Array((recentSamples + completed).suffix(3))
+        let batch = pipeline.takeBatch()
+        // Back in place before the wait: events go on arriving meanwhile.
+        self.pipeline = pipeline
+        let batchArrivals = arrivals
+        arrivals.removeAll(keepingCapacity: true)
         do {
-            guard try pipeline.write() else { return }
+            guard try await storeWriter.write(batch) else {
+                arrivals = batchArrivals + arrivals
+                return
+            }
             let stored = ContinuousClock.now
-            for arrival in arrivals { storeLatency.add(seconds: (stored - arrival).seconds) }
-            arrivals.removeAll(keepingCapacity: true)
+            for arrival in batchArrivals { storeLatency.add(seconds: (stored - arrival).seconds) }
         } catch {
-            // Kept in memory and written with the next flush (a locked or briefly full database).
+            // Kept by the writer and written with the next flush (a locked or briefly full database).
+            arrivals = batchArrivals + arrivals
             message = "cannot write to the database (\(error.description)); keeping the ride in memory and retrying"
         }
     }
@@ -674,9 +686,13 @@ public actor LiveRecorder {
         if cancelled {
             _ = try? store.delete(workoutId)
         } else {
-            flush()
-            do {
-                summary = try pipeline?.finish()
+            await flush()
+            do throws(StoreError) {
+                if let finished = pipeline?.finishWorkout() {
+                    summary = try await storeWriter?.finish(finished)
+                } else {
+                    try await storeWriter?.discard()
+                }
                 if summary == nil {
                     finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
                 } else {

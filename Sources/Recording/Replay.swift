@@ -196,7 +196,8 @@ public struct Replayer {
         problems: ProblemList, writeJournal: Bool, digests: WorkoutStore.Digests, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
         var problems = problems
-        var pipeline = RidePipeline(store: store, claim: claim, digests: digests)
+        var pipeline = RidePipeline(digests: digests)
+        var writer = WorkoutWriter(store: store, claim: claim)
         var chunkStart = 0
         var journalWritten = 0
         for (position, event) in timeline.events.enumerated() {
@@ -207,16 +208,18 @@ public struct Replayer {
                 // The raw events up to this one (the last chunk takes every one left, misdated ones included).
                 let journalEnd = last ? events.count : index + 1
                 if writeJournal { for event in events[journalWritten..<journalEnd] { pipeline.journal(event) } }
-                try pipeline.write()
+                try writer.write(pipeline.takeBatch())
                 journalWritten = journalEnd
                 chunkStart = position + 1
                 if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
             }
         }
-        guard let summary = try pipeline.finish() else {
+        guard let finished = pipeline.finishWorkout() else {
+            try writer.discard()
             throw ReplayError(
                 .notARide, label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
+        let summary = try writer.finish(finished)
         return (summary, problems.messages)
     }
 }

@@ -2,33 +2,28 @@ import RideIdentity
 import WorkoutStore
 import Workouts
 
-/// One ride's way from its events to the store, the same for a replay, a rebuild and a live ride: each event goes
-/// to the journal (kept exactly as it came, digested as it goes) and to the workout builder; `write` stores what
-/// has come since the last call in one small transaction; `finish` stores the workout with its digests. The
-/// builder's problems (a malformed notification, a refused control) are handed out once each, so every source
-/// reports them alike.
-public struct RidePipeline {
+/// One ride's way from its events to what is stored, the same for a replay, a rebuild and a live ride: each
+/// event goes to the journal (kept exactly as it came, digested as it goes) and to the workout builder; what has
+/// come since the last time is handed out as a `WorkoutWriter.Batch` for the store, and the finished workout
+/// with its digests. The builder's problems (a malformed notification, a refused control) are handed out once
+/// each, so every source reports them alike. It does no I/O: a replay writes its batches as it goes, a live ride
+/// hands them to a writer of its own so that the database never holds up the sensors.
+public struct RidePipeline: Sendable {
     public private(set) var builder: WorkoutBuilder
-    private var writer: WorkoutWriter
     /// Given when the whole journal is known beforehand (a file); otherwise computed as the events come.
     private let knownDigests: WorkoutStore.Digests?
     private var content = JournalDigest()
     private var source = JournalDigest()
     private var unwrittenEvents: [RideEvent] = []
-    /// Samples handed to the caller by `takeCompletedSamples` and not yet given to the writer.
-    private var samplesForWriter: [SecondSample] = []
+    /// Samples handed to the caller by `takeCompletedSamples` and not yet in a batch.
+    private var unwrittenSamples: [SecondSample] = []
+    private var nextBatch = 0
     private var problemsHandedOut = 0
 
-    public var workoutId: Int64 { writer.workoutId }
     public var session: Session { builder.session }
-    public var store: WorkoutStore { writer.store }
 
-    public init(
-        store: WorkoutStore, claim: WorkoutStore.Claim, configuration: WorkoutBuilder.Configuration = .init(),
-        digests: WorkoutStore.Digests? = nil
-    ) {
+    public init(configuration: WorkoutBuilder.Configuration = .init(), digests: WorkoutStore.Digests? = nil) {
         builder = WorkoutBuilder(configuration: configuration)
-        writer = WorkoutWriter(store: store, claim: claim)
         knownDigests = digests
     }
 
@@ -56,35 +51,29 @@ public struct RidePipeline {
         return build(event)
     }
 
-    /// The 1 Hz samples completed since the last call, for a live display; they are stored by the next `write`.
+    /// The 1 Hz samples completed since the last call, for a live display; they go into the next batch.
     public mutating func takeCompletedSamples() -> [SecondSample] {
         let completed = Array(builder.takeCompletedSamples())
-        samplesForWriter += completed
+        unwrittenSamples += completed
         return completed
     }
 
-    /// One small transaction with the journal events and the whole chunks of samples since the last one. Returns
-    /// false when there was nothing to write. A failed write keeps everything for the next call.
-    @discardableResult
-    public mutating func write() throws(StoreError) -> Bool {
+    /// The journal events and completed samples since the last batch, numbered in order.
+    public mutating func takeBatch() -> WorkoutWriter.Batch {
         _ = takeCompletedSamples()
-        let samples = samplesForWriter
-        // The writer holds the samples from here on, whether or not this transaction lands.
-        samplesForWriter = []
-        guard try writer.write(events: unwrittenEvents, completedSamples: samples) else { return false }
-        unwrittenEvents.removeAll(keepingCapacity: true)
-        return true
+        defer {
+            unwrittenEvents.removeAll(keepingCapacity: true)
+            unwrittenSamples.removeAll(keepingCapacity: true)
+            nextBatch += 1
+        }
+        return WorkoutWriter.Batch(sequence: nextBatch, events: unwrittenEvents, samples: unwrittenSamples)
     }
 
-    /// The last transactions: what is left, then the workout with its digests. Nil, with the workout row deleted,
-    /// when no measurement ever came.
-    public mutating func finish() throws(StoreError) -> WorkoutSummary? {
-        try write()
-        guard let workout = builder.finish() else {
-            _ = try store.delete(workoutId)
-            return nil
-        }
-        let digests = knownDigests ?? WorkoutStore.Digests(source: source.hex, content: content.hex)
-        return try store.finish(writer.claim, workout: workout, digests: digests)
+    /// The workout as it stands, with its digests; nil when no measurement ever came. Take the last batch first.
+    public mutating func finishWorkout() -> WorkoutWriter.Finished? {
+        guard let workout = builder.finish() else { return nil }
+        return WorkoutWriter.Finished(
+            workout: workout,
+            digests: knownDigests ?? WorkoutStore.Digests(source: source.hex, content: content.hex))
     }
 }

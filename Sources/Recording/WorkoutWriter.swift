@@ -2,14 +2,35 @@ import Foundation
 import WorkoutStore
 import Workouts
 
-/// Writes a workout while it is being built, for a replay and a live ride alike: each `write` is one small
-/// transaction with the journal events given and every whole chunk of the samples completed so far; the rest
-/// of the samples waits for the next call. A failed write keeps everything for the next one.
-public struct WorkoutWriter {
+/// Writes a workout while it is being built, for a replay and a live ride alike: each batch from the
+/// `RidePipeline` is one small transaction with its journal events and every whole chunk of the samples so far;
+/// the rest of the samples waits for the next one. A failed write keeps everything for the next one.
+public struct WorkoutWriter: Sendable {
+    /// What came since the last batch: the journal events as they came and the completed 1 Hz samples.
+    public struct Batch: Sendable {
+        /// Batches are written in this order, whatever order they reach a writer in.
+        public var sequence: Int
+        public var events: [RideEvent]
+        public var samples: [SecondSample]
+
+        public init(sequence: Int, events: [RideEvent], samples: [SecondSample]) {
+            self.sequence = sequence
+            self.events = events
+            self.samples = samples
+        }
+    }
+
+    /// A workout built to its end, with its digests.
+    public struct Finished: Sendable {
+        public var workout: Workout
+        public var digests: WorkoutStore.Digests
+    }
+
     public let store: WorkoutStore
     /// The hold on the workout's row that every write checks and renews.
     public let claim: WorkoutStore.Claim
     private var journalSequence = 0
+    private var pendingEvents: [RideEvent] = []
     private var pendingSamples: [SecondSample] = []
     private var lastWrite = ContinuousClock.now
 
@@ -20,16 +41,16 @@ public struct WorkoutWriter {
         self.claim = claim
     }
 
-    /// Returns false when there was nothing to write (no events and no whole chunk of samples); the claim is then
-    /// renewed every few seconds, so that a quiet ride is never taken for an abandoned one.
+    /// Writes a batch with whatever an earlier failed write left. Returns false when there was nothing to write
+    /// (no events and no whole chunk of samples); the claim is then renewed every few seconds, so that a quiet
+    /// ride is never taken for an abandoned one.
     @discardableResult
-    public mutating func write(
-        events: some Collection<RideEvent>, completedSamples: some Collection<SecondSample>
-    ) throws(StoreError) -> Bool {
-        pendingSamples += completedSamples
+    public mutating func write(_ batch: Batch) throws(StoreError) -> Bool {
+        pendingEvents += batch.events
+        pendingSamples += batch.samples
         let chunk = WorkoutStore.secondsPerSampleChunk
         let whole = pendingSamples.count / chunk * chunk
-        guard !events.isEmpty || whole > 0 else {
+        guard !pendingEvents.isEmpty || whole > 0 else {
             if ContinuousClock.now - lastWrite > .seconds(5) {
                 try store.renewClaim(claim)
                 lastWrite = ContinuousClock.now
@@ -38,10 +59,21 @@ public struct WorkoutWriter {
         }
         lastWrite = ContinuousClock.now
         try store.append(
-            to: claim, journalSequence: journalSequence, events: events, samples: pendingSamples[..<whole])
+            to: claim, journalSequence: journalSequence, events: pendingEvents, samples: pendingSamples[..<whole])
         journalSequence += 1
+        pendingEvents.removeAll(keepingCapacity: true)
         pendingSamples.removeFirst(whole)
         return true
+    }
+
+    /// The last transaction: the workout, complete from here on. Write the last batch first.
+    public func finish(_ finished: Finished) throws(StoreError) -> WorkoutSummary {
+        try store.finish(claim, workout: finished.workout, digests: finished.digests)
+    }
+
+    /// No measurement came: the workout row goes.
+    public func discard() throws(StoreError) {
+        _ = try store.delete(claim.workoutId)
     }
 }
 

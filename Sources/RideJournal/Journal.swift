@@ -103,7 +103,9 @@ public enum Journal {
 
     /// Parses one non-comment line.
     public static func event(_ line: Substring) throws(LineError) -> RideEvent {
-        var words = line.split(separator: " ", maxSplits: 4, omittingEmptySubsequences: false)
+        // Split on the space scalar, not on characters: a name that starts with a combining accent would otherwise
+        // join the space before it into one character and hide it.
+        var words = Self.words(line, maxSplits: 4)
         guard words.count >= 2, let time = UTCTime.parse(words[0]) else {
             throw LineError(message: "the line does not start with a UTC time such as 2024-05-01T08:00:00.000000Z")
         }
@@ -197,18 +199,26 @@ public enum Journal {
         return autoPause
     }
 
+    /// A line's words, split at each space scalar (at most `maxSplits` times; the rest stays in the last word).
+    static func words(_ line: Substring, maxSplits: Int) -> [Substring] {
+        line.unicodeScalars.split(separator: " ", maxSplits: maxSplits, omittingEmptySubsequences: false)
+            .map(Substring.init)
+    }
+
     /// A start's plan, and what of it could not be read but does not stop the ride (a goal).
     private static func plan(_ text: Substring) throws(LineError) -> (WorkoutPlan, String?) {
         var plan = WorkoutPlan()
         var problem: String?
-        var rest = text
+        // By scalars, as `words` splits: a name may start with a combining accent.
+        var rest = text.unicodeScalars[...]
         while !rest.isEmpty {
-            if rest.hasPrefix("name=") {
-                plan.name = unescaped(rest.dropFirst(5))
+            if rest.starts(with: "name=".unicodeScalars) {
+                plan.name = unescaped(Substring(rest.dropFirst(5)))
                 break
             }
-            let word = rest.prefix { $0 != " " }
-            rest = rest.dropFirst(word.count).drop { $0 == " " }
+            let scalars = rest.prefix { $0 != " " }
+            let word = Substring(scalars)
+            rest = rest.dropFirst(scalars.count).drop { $0 == " " }
             if word == "indoor" || word == "outdoor" {
                 plan.location = WorkoutLocation(rawValue: String(word))
             } else if word.hasPrefix("goal=") {
@@ -306,7 +316,9 @@ public enum Journal {
             case "x", "u":
                 let width = next == "x" ? 2 : 4
                 let digits = String(String.UnicodeScalarView(scalars.prefix(width)))
-                if digits.count == width, let value = UInt32(digits, radix: 16), let decoded = Unicode.Scalar(value) {
+                if digits.count == width, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16),
+                    let decoded = Unicode.Scalar(value)
+                {
                     output.unicodeScalars.append(decoded)
                     scalars = scalars.dropFirst(width)
                 } else {

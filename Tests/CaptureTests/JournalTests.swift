@@ -83,6 +83,23 @@ final class JournalTests: XCTestCase {
         XCTAssertTrue(read.problems[2].message.contains("unknown event 'jump'"), read.problems[2].message)
     }
 
+    /// The fuzzer's find: a name starting with a combining accent joined the `=` (or the space) before it into one
+    /// character, so the line no longer read back and the ride lost its start.
+    func testNamesStartingWithACombiningMarkReadBack() throws {
+        let events = [
+            RideEvent(timeMicroseconds: 0, .control(.start(WorkoutPlan(name: "\u{616}", location: .indoor)))),
+            RideEvent(timeMicroseconds: 1, .connected(sensor: "C0:11:22:33:44:55", name: "\u{301}Stages")),
+            RideEvent(timeMicroseconds: 2, .control(.marker("\u{200D}\u{1F3FB} top"))),
+        ]
+        for event in events {
+            let line = Journal.line(event)
+            XCTAssertEqual(try Journal.event(Substring(line)), event, line)
+        }
+        // \u takes exactly four hex digits: a sign is not one.
+        let start = try Journal.event("2021-02-18T13:02:00Z start name=\\u+616")
+        XCTAssertEqual(start.kind, .control(.start(WorkoutPlan(name: "u+616"))))
+    }
+
     func testSettingsThatCannotBeReadAreNamed() {
         let text = """
             # cyclelog journal 1
