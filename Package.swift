@@ -55,7 +55,7 @@ let package = Package(
             name: "Recording",
             dependencies: [
                 "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
-                "FITImport",
+                "FITImport", "Export",
             ]),
         // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
         // control object.

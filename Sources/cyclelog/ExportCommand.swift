@@ -1,6 +1,6 @@
 import ArgumentParser
-import Export
 import Foundation
+import Recording
 import WorkoutStore
 import Workouts
 
@@ -17,6 +17,14 @@ struct ExportRides: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
         case fit, tcx, csv
+
+        var export: RideExport.Format {
+            switch self {
+            case .fit: .fit
+            case .tcx: .tcx
+            case .csv: .csv
+            }
+        }
     }
 
     @Argument(help: "Workouts: ids from `cyclelog list`, or `last`.")
@@ -58,8 +66,7 @@ struct ExportRides: ParsableCommand {
         let store = try database.open(.read)
         var ids = try workouts.map { try WorkoutReference.resolve($0, in: store) }
         if let since, let from = UTCTime.parseDate(since) {
-            ids += try store.list().filter { $0.status == .complete && $0.startMicroseconds >= from }.map(\.id)
-                .reversed()
+            ids += try RideExport.rides(since: from, in: store)
         }
         var seen = Set<Int64>()
         ids = ids.filter { seen.insert($0).inserted }
@@ -85,19 +92,10 @@ struct ExportRides: ParsableCommand {
         }
         for id in ids {
             let summary = try WorkoutReference.summary(id, in: store)
-            let (samples, damaged) = try store.samplesReadingPastDamage(id)
-            for part in damaged { printError("cyclelog: warning: \(part) (left out as a gap)") }
-            let bytes: [UInt8]
-            switch format {
-            case .fit:
-                let measurements = try store.journalNotifications(
-                    id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
-                let balance = FITActivity.pedalBalanceBytes(measurements, startMicroseconds: summary.startMicroseconds)
-                bytes = FITActivity.encode(summary, samples: samples, pedalBalance: balance)
-            case .tcx: bytes = Array(TCXDocument.encode(summary, samples: samples).utf8)
-            case .csv: bytes = Array(CSVTable.encode(summary, samples: samples).utf8)
-            }
-            let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(fileName(summary)).path
+            let (bytes, leftOut) = try RideExport.file(summary, format: format.export, from: store)
+            for part in leftOut { printError("cyclelog: warning: \(part) (left out as a gap)") }
+            let name = RideExport.fileName(summary, format: format.export)
+            let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(name).path
             do {
                 try OutputFile.write(bytes, to: path)
             } catch {
@@ -105,10 +103,5 @@ struct ExportRides: ParsableCommand {
             }
             if path != "-" { print("workout \(id) → \(path)") }
         }
-    }
-
-    private func fileName(_ summary: WorkoutSummary) -> String {
-        let date = UTCTime.formatSeconds(microseconds: summary.startMicroseconds).prefix(10)
-        return "cyclelog-\(summary.id)-\(date).\(chosenFormat.rawValue)"
     }
 }

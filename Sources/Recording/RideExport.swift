@@ -1,0 +1,39 @@
+import Export
+import WorkoutStore
+import Workouts
+
+/// A stored ride as a file for other programs (Strava, intervals.icu, a spreadsheet): FIT with the pedal balance
+/// from its journal, TCX or CSV. Damaged stored samples are left out as gaps and named.
+public enum RideExport {
+    public enum Format: String, CaseIterable, Sendable {
+        case fit, tcx, csv
+    }
+
+    /// The file's bytes, and what could not be read and was left out as a gap.
+    public static func file(
+        _ summary: WorkoutSummary, format: Format, from store: WorkoutStore
+    ) throws(StoreError) -> (bytes: [UInt8], leftOut: [WorkoutStore.DamagedValue]) {
+        let (samples, damaged) = try store.samplesReadingPastDamage(summary.id)
+        switch format {
+        case .fit:
+            let measurements = try store.journalNotifications(
+                summary.id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
+            let balance = FITActivity.pedalBalanceBytes(measurements, startMicroseconds: summary.startMicroseconds)
+            return (FITActivity.encode(summary, samples: samples, pedalBalance: balance), damaged)
+        case .tcx: return (Array(TCXDocument.encode(summary, samples: samples).utf8), damaged)
+        case .csv: return (Array(CSVTable.encode(summary, samples: samples).utf8), damaged)
+        }
+    }
+
+    /// `cyclelog-<id>-<date>.<format>`.
+    public static func fileName(_ summary: WorkoutSummary, format: Format) -> String {
+        let date = UTCTime.formatSeconds(microseconds: summary.startMicroseconds).prefix(10)
+        return "cyclelog-\(summary.id)-\(date).\(format.rawValue)"
+    }
+
+    /// The complete rides that started at or after `startMicroseconds`, oldest first.
+    public static func rides(since startMicroseconds: Int64, in store: WorkoutStore) throws(StoreError) -> [Int64] {
+        try store.list().filter { $0.status == .complete && $0.startMicroseconds >= startMicroseconds }.map(\.id)
+            .reversed()
+    }
+}
