@@ -214,11 +214,13 @@ public struct Replayer {
                 if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
             }
         }
-        guard let finished = pipeline.finishWorkout() else {
+        guard var finished = pipeline.finishWorkout() else {
             try writer.discard()
             throw ReplayError(
                 .notARide, label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
+        // The clock faults the time-jump rule found are the ride's problems too.
+        finished.workout.problemCount += timeline.faults.count
         let summary = try writer.finish(finished)
         return (summary, problems.messages)
     }

@@ -144,6 +144,8 @@ extension WorkoutStore {
                 startMicroseconds: start, endMicroseconds: end,
                 statistics: statistics, laps: laps, events: events, dropouts: dropouts, sensors: sensors)
             summary.contentDigest = Self.contentDigest(row)
+            // A database not yet brought up to date has no problemCount column: none were counted.
+            summary.problemCount = row["problemCount"] ?? 0
             summary.keepTimesInsideTheRide()
             return summary
         }

@@ -364,6 +364,14 @@ public final class WorkoutStore: Sendable {
                     """)
             try recomputeDigests(db)
         }
+        migrator.registerMigration("v8 problems found in a ride's events") { db in
+            try db.execute(
+                sql: """
+                    -- How many problems the builder found in the ride's events (malformed values, refused controls,
+                    -- clock faults); NULL for rides stored before it was counted.
+                    ALTER TABLE workout ADD COLUMN problemCount INTEGER;
+                    """)
+        }
         return migrator
     }
 

@@ -394,14 +394,14 @@ extension WorkoutStore {
         try db.execute(
             sql: """
                 UPDATE workout SET status = 'complete', journalDigest = ?, sourceDigest = ?, digestVersion = ?,
-                name = ?, location = ?, goal = ?,
+                problemCount = ?, name = ?, location = ?, goal = ?,
                 sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
                 movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
                 fitnessTest = coalesce(?, fitnessTest)
                 WHERE id = ?
                 """,
             arguments: [
-                digests.content, digests.source, RideIdentity.digestVersion, workout.plan.name,
+                digests.content, digests.source, RideIdentity.digestVersion, workout.problemCount, workout.plan.name,
                 workout.plan.location?.rawValue,
                 workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
                 workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,

@@ -16,6 +16,9 @@ public struct Workout: Sendable {
     public var recordedLapTotals: [RecordedTotals] = []
     /// Seconds the plausibility rules rejected, per channel.
     public var rejectedSeconds: [Channel: Int] = [:]
+    /// Problems found in the ride's events while it was built (a malformed value, a refused control, a clock
+    /// fault): their bytes stay in the journal, and a rebuild lists them.
+    public var problemCount = 0
 
     public init(
         plan: WorkoutPlan, state: Session.State, startMicroseconds: Int64, endMicroseconds: Int64,

@@ -157,10 +157,12 @@ public struct WorkoutBuilder: Sendable {
         let clipped = dropouts.compactMap { $0.clipped(to: origin, end) }.sorted {
             ($0.start, $0.sensorIndex) < ($1.start, $1.sensorIndex)
         }
-        return Workout(
+        var workout = Workout(
             plan: session.plan, state: session.state, startMicroseconds: origin, endMicroseconds: end,
             samples: samples, lapStarts: session.lapStarts, events: events, dropouts: clipped,
             sensors: sensors.map(\.info), rejectedSeconds: rejected)
+        workout.problemCount = problems.count
+        return workout
     }
 
     // MARK: - Internals

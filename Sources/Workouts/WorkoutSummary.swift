@@ -21,6 +21,8 @@ public struct WorkoutSummary: Sendable {
     /// Stored parts of the ride that could not be read back (a damaged database), each naming its table; the rest
     /// of the ride is shown without them.
     public var damagedParts: [String] = []
+    /// Problems found in the ride's events while it was built (`Workout.problemCount`).
+    public var problemCount = 0
 
     public init(
         id: Int64, syncIdentifier: String, version: Int, plan: WorkoutPlan, state: Session.State,
@@ -55,6 +57,7 @@ public struct WorkoutSummary: Sendable {
                     sensor: workout.sensors[$0.sensorIndex].address, reason: $0.reason.rawValue,
                     startMicroseconds: $0.start, endMicroseconds: $0.end)
             }, sensors: workout.sensors)
+        problemCount = workout.problemCount
     }
 
     /// The FTP in force on the workout's date, when one is known: it gives IF, TSS and zones.
@@ -105,6 +108,7 @@ public struct WorkoutSummary: Sendable {
                     })
             ))
         members.append(("corrections", .array(statistics.corrections.map(JSONValue.string))))
+        members.append(("problemCount", .integer(Int64(problemCount))))
         if !damagedParts.isEmpty { members.append(("damagedParts", .array(damagedParts.map(JSONValue.string)))) }
         return .object(members)
     }

@@ -61,6 +61,12 @@ enum SummaryText {
         for part in summary.damagedParts {
             lines.append("  damaged      \(part) (`cyclelog doctor`)")
         }
+        if summary.problemCount > 0 {
+            let count = summary.problemCount
+            lines.append(
+                "  problems     \(count) in its events (malformed values, refused controls, clock faults), kept in "
+                    + "its journal: `cyclelog rebuild \(summary.id)` lists them")
+        }
         for dropout in summary.dropouts {
             let seconds = Double(dropout.endMicroseconds - dropout.startMicroseconds) / 1_000_000
             let offset = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000

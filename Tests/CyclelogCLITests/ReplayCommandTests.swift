@@ -147,6 +147,9 @@ final class ReplayCommandTests: XCTestCase {
         XCTAssertTrue(run.errorOutput.contains("ride.journal: line 4: "), run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("instantaneousPower"), run.errorOutput)
         XCTAssertTrue(run.output.contains(#""averagePowerWatts": 200"#), run.output)
+        // One notification too short for a Cycling Power Measurement (line 4) is the ride's one problem; the line
+        // that is not hex never became an event.
+        XCTAssertTrue(run.output.contains(#""problemCount": 1"#), run.output)
     }
 
     func testAKilledReplayLeavesAHealthyDatabaseAndARecoverableWorkout() throws {

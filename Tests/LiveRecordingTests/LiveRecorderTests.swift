@@ -191,6 +191,9 @@ final class LiveRecorderTests: XCTestCase {
             return false
         }
         XCTAssertGreaterThan(short.count, 0, "the journal keeps the malformed values as they came")
+        // The stored ride counts them: one problem per malformed value in its journal.
+        XCTAssertEqual(summary.problemCount, short.count)
+        XCTAssertEqual(try store.summary(summary.id)?.problemCount, short.count)
         let path = standIn.bus.folder.appendingPathComponent("live.journal").path
         try Journal.text(stored).write(toFile: path, atomically: true, encoding: .utf8)
         let replayed = try Replayer(store: try WorkoutStore()).replay(try CaptureFile.load(path))
