@@ -84,34 +84,25 @@ public actor LiveRecorder {
     public let bluez: BlueZClient
     public let store: WorkoutStore
     public let options: Options
-    public private(set) var workoutId: Int64 = 0
     /// A workout is being recorded (always after `run` starts, unless `record --auto` is waiting for a ride).
     private var riding = false
     /// The builder's configuration from the options (the pedalling watch decodes with it too).
     private let configuration: WorkoutBuilder.Configuration
-    /// The ride being recorded; nil while `record --auto` waits for one.
-    private var pipeline: RidePipeline?
-    /// The ride's writes, off this actor.
-    private var storeWriter: StoreWriter?
-    /// Problems the builder raised during this ride (a malformed notification, a refused control).
-    private var problemCount = 0
+    /// The ride being recorded (kept after it ended, for its final status); nil while `record --auto` waits.
+    private var ride: LiveRide?
+    /// The workout being recorded, 0 while waiting.
+    public var workoutId: Int64 { ride?.workoutId ?? 0 }
     /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
     /// starts on its own later opens with the same description of its sensors as one started by hand.
     private var sensorDescriptions: [String: [RideEvent]] = [:]
     /// `--auto` while waiting for a ride.
     private var pedallingWatch: PedallingWatch?
-    /// `--auto` during a ride: when it ends for want of pedalling.
-    private var idleEnding: IdleEnding?
     private var stopRequested = false
-    private var warnedLowBattery: Set<String> = []
     /// The origin of the sensors' link clock (`SensorLink` is told the time since then).
     private let linkClockOrigin = ContinuousClock.now
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var tracked: [Tracked] = []
-    private var recentSamples: [SecondSample] = []
-    private var distanceMeters = 0.0
-    private var workJoules = 0.0
     private var lastEventTime: Int64 = 0
     /// Event times: the wall clock at the start, then the kernel's boot-time clock (no NTP leaps in a journal).
     private let clock = RideClock()
@@ -248,7 +239,7 @@ public actor LiveRecorder {
             return options.auto != nil && outcome == nil
                 ? "no workout is being recorded: waiting for the rider to pedal" : "no workout is being recorded"
         }
-        guard var session = pipeline?.session else { return "no workout is being recorded" }
+        guard var session = ride?.session else { return "no workout is being recorded" }
         return session.apply(control, at: max(lastEventTime, 1))
     }
 
@@ -272,12 +263,12 @@ public actor LiveRecorder {
         let syncIdentifier = UUID().uuidString
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
-        workoutId = claim.workoutId
-        pipeline = RidePipeline(configuration: configuration)
-        storeWriter = StoreWriter(store: store, claim: claim)
+        ride = LiveRide(
+            claim: claim, store: store, configuration: configuration,
+            idleEnding: options.auto.map {
+                IdleEnding(endAfterSeconds: $0.endAfterSeconds, rideStartMicroseconds: start)
+            })
         riding = true
-        warnedLowBattery = []
-        problemCount = 0
         record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
         // The options that change the result, so that the journal alone reproduces the ride.
         if let millimetres = options.wheelCircumferenceMillimetres {
@@ -289,17 +280,11 @@ public actor LiveRecorder {
         for sensor in tracked.compactMap(\.address) {
             for event in sensorDescriptions[sensor] ?? [] { record(RideEvent(timeMicroseconds: start, event.kind)) }
         }
-        idleEnding = options.auto.map { IdleEnding(endAfterSeconds: $0.endAfterSeconds, rideStartMicroseconds: start) }
     }
 
     private func startWaiting() {
         riding = false
-        workoutId = 0
-        pipeline = nil
-        storeWriter = nil
-        recentSamples = []
-        distanceMeters = 0
-        workJoules = 0
+        ride = nil
         watchAfresh()
     }
 
@@ -334,7 +319,7 @@ public actor LiveRecorder {
 
     /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
     private func endRideWhenIdle() async {
-        guard riding, let auto = options.auto, idleEnding?.isDue(at: clock.now()) == true else { return }
+        guard riding, let auto = options.auto, ride?.idleEnding?.isDue(at: clock.now()) == true else { return }
         tellRider("no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)")
         await control(.end)
     }
@@ -347,9 +332,9 @@ public actor LiveRecorder {
         guard riding else { return }
         for sensor in tracked {
             guard let address = sensor.address, let battery = sensor.batteryPercent,
-                battery <= options.lowBatteryPercent, !warnedLowBattery.contains(address)
+                battery <= options.lowBatteryPercent, ride?.warnedLowBattery.contains(address) == false
             else { continue }
-            warnedLowBattery.insert(address)
+            ride?.warnedLowBattery.insert(address)
             let warning = "\(sensor.name ?? address)'s battery is at \(battery) %: charge or replace it soon"
             message = warning
             tellRider(warning)
@@ -613,9 +598,9 @@ public actor LiveRecorder {
             watchForPedalling(event)
             return
         }
-        guard let problems = pipeline?.add(event), let problem = problems.last else { return }
+        guard let problems = ride?.add(event), let problem = problems.last else { return }
         // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
-        problemCount += problems.count
+        let problemCount = ride?.problemCount ?? 0
         let sensor = event.sensor.map { sensorName($0) + ": " } ?? ""
         message =
             sensor + problem.message
@@ -650,20 +635,12 @@ public actor LiveRecorder {
             arrivals.removeAll(keepingCapacity: true)
             return
         }
-        guard var pipeline, let storeWriter else { return }
-        self.pipeline = nil  // so that changing the copy does not copy its storage
-        let completed = pipeline.takeCompletedSamples()
-        if let origin = pipeline.session.startMicroseconds {
-            idleEnding?.saw(completed, originMicroseconds: origin)
-        }
-        for sample in completed {
-            distanceMeters += sample.distanceMeters
-            if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
-        }
-        recentSamples = Array((recentSamples + completed).suffix(3))
-        let batch = pipeline.takeBatch()
+        guard var ride else { return }
+        self.ride = nil  // so that changing the copy does not copy its storage
+        let batch = ride.takeBatch()
         // Back in place before the wait: events go on arriving meanwhile.
-        self.pipeline = pipeline
+        self.ride = ride
+        let storeWriter = ride.storeWriter
         let batchArrivals = arrivals
         arrivals.removeAll(keepingCapacity: true)
         do {
@@ -688,10 +665,10 @@ public actor LiveRecorder {
         } else {
             await flush()
             do throws(StoreError) {
-                if let finished = pipeline?.finishWorkout() {
-                    summary = try await storeWriter?.finish(finished)
+                if let finished = ride?.finishWorkout() {
+                    summary = try await ride?.storeWriter.finish(finished)
                 } else {
-                    try await storeWriter?.discard()
+                    try await ride?.storeWriter.discard()
                 }
                 if summary == nil {
                     finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
@@ -733,7 +710,10 @@ public actor LiveRecorder {
     // MARK: Status
 
     public func status() -> LiveStatus {
-        let session = pipeline?.session ?? Session()
+        let session = ride?.session ?? Session()
+        let recentSamples = ride?.recentSamples ?? []
+        let distanceMeters = ride?.distanceMeters ?? 0
+        let workJoules = ride?.workJoules ?? 0
         let time = max(lastEventTime, clock.now())
         let start = session.startMicroseconds ?? time
         let end = session.endMicroseconds ?? time
@@ -766,7 +746,7 @@ public actor LiveRecorder {
     }
 
     private func isZero(_ sensor: Tracked) -> Bool {
-        guard let last = recentSamples.last else { return false }
+        guard let last = ride?.recentSamples.last else { return false }
         return last.powerWatts == 0 || last.cadenceRPM == 0
     }
 

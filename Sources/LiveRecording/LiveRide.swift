@@ -1,0 +1,59 @@
+import Recording
+import WorkoutStore
+import Workouts
+
+/// One ride being recorded live: its pipeline (builder, journal, digests), the writer of its own that stores
+/// it, and what the dashboard shows of it (the last seconds, distance, work). A recorder has one at a time; with
+/// `record --auto`, one per ride.
+struct LiveRide {
+    let workoutId: Int64
+    private(set) var pipeline: RidePipeline
+    let storeWriter: StoreWriter
+    /// `record --auto`: when the ride ends for want of pedalling.
+    private(set) var idleEnding: IdleEnding?
+    /// Problems the builder raised (a malformed notification, a refused control).
+    private(set) var problemCount = 0
+    /// Sensors whose low battery the rider has heard about during this ride.
+    var warnedLowBattery: Set<String> = []
+    /// The last three completed seconds.
+    private(set) var recentSamples: [SecondSample] = []
+    private(set) var distanceMeters = 0.0
+    private(set) var workJoules = 0.0
+
+    init(
+        claim: WorkoutStore.Claim, store: WorkoutStore, configuration: WorkoutBuilder.Configuration,
+        idleEnding: IdleEnding?
+    ) {
+        workoutId = claim.workoutId
+        pipeline = RidePipeline(configuration: configuration)
+        storeWriter = StoreWriter(store: store, claim: claim)
+        self.idleEnding = idleEnding
+    }
+
+    var session: Session { pipeline.session }
+
+    /// One event, into the journal and the builder; the problems it raised.
+    mutating func add(_ event: RideEvent) -> ArraySlice<BuildProblem> {
+        let problems = pipeline.add(event)
+        problemCount += problems.count
+        return problems
+    }
+
+    /// What came since the last call, for the store writer; the seconds completed meanwhile are counted for
+    /// the dashboard and the idle ending.
+    mutating func takeBatch() -> WorkoutWriter.Batch {
+        let completed = pipeline.takeCompletedSamples()
+        if let origin = pipeline.session.startMicroseconds { idleEnding?.saw(completed, originMicroseconds: origin) }
+        for sample in completed {
+            distanceMeters += sample.distanceMeters
+            if sample.isRunning { workJoules += sample.powerWatts ?? 0 }
+        }
+        recentSamples = Array((recentSamples + completed).suffix(3))
+        return pipeline.takeBatch()
+    }
+
+    /// The workout as it stands, with its digests; nil when no measurement came.
+    mutating func finishWorkout() -> WorkoutWriter.Finished? {
+        pipeline.finishWorkout()
+    }
+}
