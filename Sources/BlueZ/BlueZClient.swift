@@ -184,37 +184,17 @@ public actor BlueZClient {
     /// bluetoothd leaves, or when the calling task is cancelled. Woken by the device's PropertiesChanged, not by
     /// polling.
     public func waitForServices(_ device: String, timeout: Duration = .seconds(10)) async -> Bool {
-        if let found = tree.device(device), found.connected && found.servicesResolved { return true }
-        // Subscribed in the same turn of the actor as the check above: no change can fall between them.
-        let changes = events()
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await event in changes {
-                    switch event {
-                    case .deviceChanged(let found) where found.path == device:
-                        if found.connected && found.servicesResolved { return true }
-                    case .bluetoothdLeft: return false
-                    default: continue
-                    }
-                }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let resolved = await group.next() ?? false
-            group.cancelAll()
-            return resolved
-        }
+        await waitForDevice(timeout: timeout) { $0.path == device && $0.connected && $0.servicesResolved } != nil
     }
 
     /// The first device `matches` accepts: one BlueZ knows already, or the first announced (InterfacesAdded,
-    /// PropertiesChanged) within `timeout`; nil after it, or when bluetoothd leaves.
+    /// PropertiesChanged) within `timeout`; nil after it, when bluetoothd leaves, or when the calling task is
+    /// cancelled.
     public func waitForDevice(
         timeout: Duration, where matches: @escaping @Sendable (BluetoothDevice) -> Bool
     ) async -> BluetoothDevice? {
         if let known = tree.devices.first(where: matches) { return known }
+        // Subscribed in the same turn of the actor as the look above: no change can fall between them.
         let changes = events()
         return await withTaskGroup(of: BluetoothDevice?.self) { group in
             group.addTask {

@@ -68,22 +68,29 @@ final class DatabaseSafetyTests: XCTestCase {
 
     // MARK: Readers (item 11)
 
-    func testReadingCommandsNeitherWriteNorWaitForAWriter() throws {
-        let dir = try folder()
-        let path = dir.appendingPathComponent("rides.sqlite").path
-        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
-        // A writer holds SQLite's write lock for 6 s (longer than a writer's 5-s patience).
+    /// Another program holding SQLite's write lock on `path` for `seconds`, from now (the lock is taken when this
+    /// returns); wait for the thread, then close the queue.
+    func holdWriteLock(_ path: String, seconds: UInt32) throws -> (DatabaseQueue, Thread) {
         let queue = try DatabaseQueue(path: path)
         let locked = expectation(description: "lock taken")
         let writer = Thread {
             try? queue.write { db in
                 try db.execute(sql: "UPDATE workout SET name = name")
                 locked.fulfill()
-                sleep(6)
+                sleep(seconds)
             }
         }
         writer.start()
         wait(for: [locked], timeout: 5)
+        return (queue, writer)
+    }
+
+    func testReadingCommandsNeitherWriteNorWaitForAWriter() throws {
+        let dir = try folder()
+        let path = dir.appendingPathComponent("rides.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        // A writer holds SQLite's write lock for 6 s (longer than a writer's 5-s patience).
+        let (queue, writer) = try holdWriteLock(path, seconds: 6)
         let started = Date()
         XCTAssertEqual(try listed(path).count, 1)
         let show = try cyclelog(["show", "last", "--db", path])
@@ -100,17 +107,7 @@ final class DatabaseSafetyTests: XCTestCase {
         let dir = try folder()
         let path = dir.appendingPathComponent("rides.sqlite").path
         XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
-        let queue = try DatabaseQueue(path: path)
-        let locked = expectation(description: "lock taken")
-        let writer = Thread {
-            try? queue.write { db in
-                try db.execute(sql: "UPDATE workout SET name = name")
-                locked.fulfill()
-                sleep(8)
-            }
-        }
-        writer.start()
-        wait(for: [locked], timeout: 5)
+        let (queue, writer) = try holdWriteLock(path, seconds: 8)
         let delete = try cyclelog(["delete", "1", "--db", path])
         XCTAssertEqual(delete.status, 2, delete.errorOutput)
         XCTAssertTrue(delete.errorOutput.hasPrefix("cyclelog: the workout database"), delete.errorOutput)
