@@ -72,8 +72,8 @@ public struct Replayer {
             // journal, so a changed option gives a new content, and the ride's next version (README, "A ride's
             // identity").
             let events = options.settings(at: first.timeMicroseconds) + capture.events
-            let digests = WorkoutStore.Digests(
-                source: RideIdentity.sourceDigest(capture.events), content: JournalDigest(events).hex)
+            let computed = RideDigests(events)
+            let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
             let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
             // Another cyclelog replaying the same file right now: wait for it (it stores the ride, or is killed and
             // its hold lapses), then the ride is already stored or ours to write.
@@ -122,8 +122,8 @@ public struct Replayer {
                 if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
                 throw ReplayError(.nothingToRebuild, "workout \(id) has no stored journal or file to rebuild from")
             }
-            let digests = WorkoutStore.Digests(
-                source: RideIdentity.sourceDigest(events), content: JournalDigest(events).hex)
+            let computed = RideDigests(events)
+            let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
             let claim = try store.beginRebuild(id)
             let result = try build(
                 claim, events, origins: Array(1...events.count), originWord: "event", writeJournal: false,
@@ -179,13 +179,9 @@ public struct Replayer {
                 claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digests: digests,
                 label: label)
         } catch let error as StoreError where error.isDiskFull {
-            var failure = ReplayError(
-                error,
-                prefix: "\(label): ")
-            failure.description +=
+            throw ReplayError(error, prefix: "\(label): ").adding(
                 "; the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
-                + "free some space, then replay it again or run `cyclelog recover`"
-            throw failure
+                    + "free some space, then replay it again or run `cyclelog recover`")
         }
     }
 

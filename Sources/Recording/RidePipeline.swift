@@ -12,8 +12,7 @@ public struct RidePipeline: Sendable {
     public private(set) var builder: WorkoutBuilder
     /// Given when the whole journal is known beforehand (a file); otherwise computed as the events come.
     private let knownDigests: WorkoutStore.Digests?
-    private var content = JournalDigest()
-    private var source = JournalDigest()
+    private var computed = RideDigests()
     private var unwrittenEvents: [RideEvent] = []
     /// Samples handed to the caller by `takeCompletedSamples` and not yet in a batch.
     private var unwrittenSamples: [SecondSample] = []
@@ -30,10 +29,7 @@ public struct RidePipeline: Sendable {
     /// An event for the journal, stored as it came.
     public mutating func journal(_ event: RideEvent) {
         unwrittenEvents.append(event)
-        guard knownDigests == nil else { return }
-        content.add(event)
-        if case .setting = event.kind { return }
-        source.add(event)
+        if knownDigests == nil { computed.add(event) }
     }
 
     /// An event for the workout; returns the problems it raised.
@@ -74,6 +70,6 @@ public struct RidePipeline: Sendable {
         guard let workout = builder.finish() else { return nil }
         return WorkoutWriter.Finished(
             workout: workout,
-            digests: knownDigests ?? WorkoutStore.Digests(source: source.hex, content: content.hex))
+            digests: knownDigests ?? WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex))
     }
 }

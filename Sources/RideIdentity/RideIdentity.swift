@@ -2,14 +2,19 @@ import Crypto
 import RideJournal
 import Workouts
 
-/// SHA-256 over a journal's text, exactly the bytes `cyclelog show ID --journal` prints: the header line, then
-/// each event's line, every line ending in a newline. Fed event by event, so a live ride keeps the digest and not
-/// its events. Anyone can recompute it (`cyclelog show 3 --journal | sha256sum`, PostgreSQL's `sha256()`).
-public struct JournalDigest: Sendable {
-    private var hash = SHA256()
+/// A ride's two digests, fed event by event (a live ride keeps the digests, not its events): SHA-256 over its
+/// journal's text, exactly the bytes `cyclelog show ID --journal` prints — the header line, then each event's line,
+/// every line ending in a newline — once with every event (the content digest) and once without the settings
+/// (the source digest). Each event's line is made once and feeds both. Anyone can recompute the content digest
+/// (`cyclelog show 3 --journal | sha256sum`, PostgreSQL's `sha256()`).
+public struct RideDigests: Sendable {
+    private var content = SHA256()
+    private var source = SHA256()
 
     public init() {
-        hash.update(data: Array((Journal.header + "\n").utf8))
+        let header = Array((Journal.header + "\n").utf8)
+        content.update(data: header)
+        source.update(data: header)
     }
 
     public init(_ events: some Sequence<RideEvent>) {
@@ -18,34 +23,29 @@ public struct JournalDigest: Sendable {
     }
 
     public mutating func add(_ event: RideEvent) {
-        hash.update(data: Array((Journal.line(event) + "\n").utf8))
+        let line = Array((Journal.line(event) + "\n").utf8)
+        content.update(data: line)
+        if case .setting = event.kind { return }
+        source.update(data: line)
     }
 
-    /// Lowercase hex, 64 digits.
-    public var hex: String { RideIdentity.hex(hash.finalize()) }
+    /// Of every event, lowercase hex, 64 digits.
+    public var contentHex: String { RideIdentity.hex(content.finalize()) }
+    /// Of the events without settings (`wheel *`, `auto-pause`), lowercase hex, 64 digits.
+    public var sourceHex: String { RideIdentity.hex(source.finalize()) }
 }
 
 /// How a ride is named across databases and machines (README, "A ride's identity").
 ///
 /// - Its `syncIdentifier`: a live ride's is a random UUID written into its journal's `start` line; a ride from a
-///   file that carries none is named by its `sourceDigest`, the `JournalDigest` of the file's events without the
-///   settings (`wheel *`, `auto-pause`), so the same file gives the same ride whatever options it is replayed with.
-/// - Its `contentDigest`: the `JournalDigest` of the version stored, settings included; a changed option gives a
+///   file that carries none is named by its `sourceDigest` (`RideDigests.sourceHex` of the file's events: without
+///   the settings (`wheel *`, `auto-pause`), so the same file gives the same ride whatever options it is replayed with).
+/// - Its `contentDigest`: `RideDigests.contentHex` of the version stored, settings included; a changed option gives a
 ///   new content and so the next version of the same ride.
 public enum RideIdentity {
     /// What the digests stored with a workout were computed by: 2 is SHA-256 over the journal text (this file).
     /// Version 1 (two FNV-1a hashes over the events) is only found in databases not yet updated.
     public static let digestVersion = 2
-
-    /// The source digest of a ride's events: the events without settings.
-    public static func sourceDigest(_ events: some Sequence<RideEvent>) -> String {
-        var digest = JournalDigest()
-        for event in events {
-            if case .setting = event.kind { continue }
-            digest.add(event)
-        }
-        return digest.hex
-    }
 
     /// SHA-256 of bytes (an imported file, the text naming a FIT activity), lowercase hex.
     public static func digest(bytes: some Sequence<UInt8>) -> String {

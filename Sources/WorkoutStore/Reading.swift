@@ -168,10 +168,19 @@ extension WorkoutStore {
     private func journalEvents(
         _ id: Int64, _ decode: ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
     ) throws(StoreError) -> [RideEvent] {
-        let blobs = try read { db in
-            try Data.fetchAll(
-                db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
-        }
+        let blobs = try read { db in try Self.journalChunks(id, db) }
+        return try Self.decodeJournal(id, blobs, decode)
+    }
+
+    static func journalChunks(_ id: Int64, _ db: Database) throws -> [Data] {
+        try Data.fetchAll(
+            db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
+    }
+
+    /// A workout's journal chunks decoded in order; a damaged chunk is an error naming it (code `.damaged`).
+    static func decodeJournal(
+        _ id: Int64, _ blobs: [Data], _ decode: ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
+    ) throws(StoreError) -> [RideEvent] {
         var events: [RideEvent] = []
         for (sequence, blob) in blobs.enumerated() {
             do {

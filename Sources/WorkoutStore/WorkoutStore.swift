@@ -480,20 +480,16 @@ extension WorkoutStore {
         let ids = try Int64.fetchAll(db, sql: "SELECT id FROM workout WHERE status = 'complete'")
         for id in ids {
             var digests: Digests?
-            let blobs = try Data.fetchAll(
-                db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
+            let blobs = try journalChunks(id, db)
             if !blobs.isEmpty {
-                var events: [RideEvent] = []
-                for blob in blobs {
-                    guard let chunk = try? CompactJournal.decode([UInt8](blob)) else {
-                        events = []
-                        break
-                    }
-                    events += chunk
-                }
+                // A damaged journal (the only way decoding fails) leaves the ride without digests.
+                let events =
+                    (try? decodeJournal(id, blobs) { blob throws(CompactJournal.DecodeError) in
+                        try CompactJournal.decode(blob)
+                    }) ?? []
                 if !events.isEmpty {
-                    digests = Digests(
-                        source: RideIdentity.sourceDigest(events), content: JournalDigest(events).hex)
+                    let computed = RideDigests(events)
+                    digests = Digests(source: computed.sourceHex, content: computed.contentHex)
                 }
             } else if let bytes = try Data.fetchOne(
                 db, sql: "SELECT bytes FROM importedFile WHERE workoutId = ?", arguments: [id])

@@ -286,18 +286,12 @@ extension WorkoutStore {
         let built = Built(workout)
         let id = try write { db in
             // Looked up again inside the transaction: another cyclelog may have imported the same file a moment ago.
-            if let row = try Row.fetchOne(
-                db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier]),
-                WorkoutStatus(stored: try row.decode(String.self, forColumn: "status")) == .complete,
-                Self.contentDigest(row) == digest
-            {
-                return try row.decode(Int64.self, forColumn: "id")
-            }
-            let current = try Int64.fetchOne(
-                db, sql: "SELECT id FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
+            let current = try Self.existing(
+                db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
+            if let current, current.complete, current.contentDigest == digest { return current.id }
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
-                replacing: current ?? replacing, db)
+                replacing: current?.id ?? replacing, db)
             try db.execute(
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes, session) VALUES (?, ?, ?, ?)",
                 arguments: [id, fileName, Data(bytes), sessionNumber])
