@@ -195,15 +195,27 @@ public actor BlueZClient {
     ) async -> BluetoothDevice? {
         if let known = tree.devices.first(where: matches) { return known }
         // Subscribed in the same turn of the actor as the look above: no change can fall between them.
-        let changes = events()
-        return await withTaskGroup(of: BluetoothDevice?.self) { group in
+        let found = await Self.first(of: events(), within: timeout) { event -> BluetoothDevice?? in
+            switch event {
+            case .deviceChanged(let device) where matches(device): .some(device)
+            case .bluetoothdLeft: .some(nil)
+            default: nil
+            }
+        }
+        return found ?? nil
+    }
+
+    /// The first value `pick` makes of an event of `events` (a stream from `events()`, taken before whatever is
+    /// waited for was asked for), within `timeout`; nil after it, when the stream ends, or when the calling task
+    /// is cancelled.
+    public static func first<Value: Sendable>(
+        of events: AsyncStream<BlueZEvent>, within timeout: Duration,
+        _ pick: @escaping @Sendable (BlueZEvent) -> Value?
+    ) async -> Value? {
+        await withTaskGroup(of: Value?.self) { group in
             group.addTask {
-                for await event in changes {
-                    switch event {
-                    case .deviceChanged(let device) where matches(device): return device
-                    case .bluetoothdLeft: return nil
-                    default: continue
-                    }
+                for await event in events {
+                    if let value = pick(event) { return value }
                 }
                 return nil
             }
@@ -211,9 +223,9 @@ public actor BlueZClient {
                 try? await Task.sleep(for: timeout)
                 return nil
             }
-            let found = await group.next() ?? nil
+            let first = await group.next() ?? nil
             group.cancelAll()
-            return found
+            return first
         }
     }
 

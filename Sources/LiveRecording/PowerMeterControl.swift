@@ -55,25 +55,12 @@ public struct PowerMeterControl: Sendable {
             throw LiveRecordingError(.bluetooth, error.description)
         }
         let path = controlPoint.path
-        let response: [UInt8]? = await withTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask {
-                for await event in events {
-                    // The response is `20 <request op code> <result> …`; anything else on the stream is not it.
-                    if case .notification(let characteristic, let value) = event, characteristic.path == path,
-                        value.count >= 3, value[0] == 0x20, value[1] == opCode
-                    {
-                        return value
-                    }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let response = await BlueZClient.first(of: events, within: timeout) { event -> [UInt8]? in
+            // The response is `20 <request op code> <result> …`; anything else on the stream is not it.
+            guard case .notification(let characteristic, let value) = event, characteristic.path == path,
+                value.count >= 3, value[0] == 0x20, value[1] == opCode
+            else { return nil }
+            return value
         }
         guard let response else {
             throw LiveRecordingError(
