@@ -198,7 +198,7 @@ struct Record: AsyncParsableCommand {
             tasks.addTask {
                 for await announcement in recorder.announcements.subscribe() {
                     switch announcement {
-                    case .notice(let notice): printError("cyclelog: \(notice)")
+                    case .notice(let notice): display.notice(notice)
                     case .rideSaved(let summary):
                         // Unbuffered, so that in a pipe or the service's journal each summary comes before the
                         // next ride.

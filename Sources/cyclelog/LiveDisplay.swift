@@ -41,6 +41,22 @@ final class LiveDisplay: Sendable {
         if let text { StandardStream.output.write(text) }
     }
 
+    /// A notice for the rider. On a terminal it goes where the dashboard was, which is drawn again below it at
+    /// the next status: a line written between two frames would leave the frame's top behind on the screen.
+    /// Otherwise it goes to standard error.
+    func notice(_ text: String) {
+        guard interactive else {
+            printError("cyclelog: \(text)")
+            return
+        }
+        let frame: String = state.withLock { state in
+            let up = state.linesDrawn > 0 ? "\u{1B}[\(state.linesDrawn)A\u{1B}[J" : ""
+            state.linesDrawn = 0
+            return up + "cyclelog: " + ShownText.visible(text) + "\r\n"
+        }
+        StandardStream.output.write(frame)
+    }
+
     /// The frame's lines. They go to the terminal through `StandardStream` (the frame moves the cursor on purpose),
     /// so sensor names, which come over the air, and notices are escaped here.
     static func dashboard(_ s: LiveStatus, confirmingCancel: Bool) -> [String] {
