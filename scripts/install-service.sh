@@ -22,16 +22,21 @@ case $action in
 install)
     [ -x "$BINARY" ] || { echo "install-service: $BINARY is missing: run make release first" >&2; exit 1; }
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
+    # The unit with this prefix's paths, made outside the source tree (which may be read-only).
+    unit=$(mktemp)
     sed "s#/usr/local/bin/cyclelog#$BINDIR/cyclelog#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
-        systemd/cyclelog.service >cyclelog.service.tmp
-    install -D -m 0644 cyclelog.service.tmp "$DESTDIR$UNITDIR/cyclelog.service"
-    rm -f cyclelog.service.tmp
+        systemd/cyclelog.service >"$unit"
+    install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/cyclelog.service"
+    rm -f "$unit"
     install -D -m 0644 systemd/cyclelog.sysusers "$DESTDIR$SYSUSERSDIR/cyclelog.conf"
     for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
     if live_system; then
         command -v systemd-sysusers >/dev/null && systemd-sysusers "$SYSUSERSDIR/cyclelog.conf"
+        # The service's state directory exists before its first start, so that its sensors can be remembered
+        # first (StateDirectory= would make it only when the service starts).
+        install -d -m 0750 -o cyclelog -g cyclelog /var/lib/cyclelog
         command -v udevadm >/dev/null && udevadm control --reload 2>/dev/null || true
         # dbus-daemon reads new policy files on ReloadConfig (the service user exists by now).
         dbus-send --system --type=method_call --dest=org.freedesktop.DBus / org.freedesktop.DBus.ReloadConfig \

@@ -13,8 +13,8 @@ packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev db
     systemd udev dbus-bin dbus-system-bus-common)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
-    # bluez-test-tools.
-    packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools)
+    # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.
+    packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools systemd-sysv dbus)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -16,6 +16,10 @@
    length with `cyclelog calibrate` through its control point (write + indicate); then `cyclelog record --auto`
    waits while the bike stands, records when the meter sends power, and saves the ride on its own after
    --end-after without pedalling; SIGTERM stops it while it waits for the next ride.
+With --service (service_guest.sh, systemd as PID 1): cyclelog.service as `make install` leaves it, recording the btvirt
+bike: started (READY=1), killed with SIGKILL (Restart= brings it back), stopped with `systemctl stop` (the ride
+saved), started again and frozen with SIGSTOP (the watchdog restarts it), stopped again; what systemd and /proc say
+about the process at each step goes to DIR/service/facts.json.
 Everything lands in DIR/<ride>: sent.log (every notification the sensors sent), timeline.json (the sensors and when
 each step happened), record.log, scan-*.json and the database. check.py judges it afterwards, outside the VM.
 """
@@ -23,8 +27,10 @@ import argparse
 import asyncio
 import json
 import os
+import pwd
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -239,10 +245,140 @@ async def auto_ride(args, power, started):
     await ride.finish([power], playing)
 
 
+SERVICE = "cyclelog.service"
+SERVICE_DATABASE = "/var/lib/cyclelog/cyclelog.sqlite"
+UNIT_PROPERTIES = ["ActiveState", "SubState", "Result", "MainPID", "NRestarts", "ExecMainCode", "ExecMainStatus",
+                   "StatusText", "User", "WatchdogUSec"]
+
+
+def unit_state():
+    """What systemd says about cyclelog.service now."""
+    text = subprocess.run(["systemctl", "show", SERVICE, "-p", ",".join(UNIT_PROPERTIES)], capture_output=True,
+                          text=True, check=True).stdout
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def process_facts(pid):
+    """What the kernel says about the service's process: who it runs as and what it may do."""
+    with open("/proc/%d/status" % pid) as f:
+        status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    with open("/proc/%d/net/dev" % pid) as f:
+        interfaces = [line.split(":")[0].strip() for line in f.readlines()[2:]]
+    mounts = {}
+    with open("/proc/%d/mountinfo" % pid) as f:
+        for line in f:
+            fields = line.split()
+            mounts[fields[4]] = fields[5].split(",")[0]  # mount point -> ro or rw
+    uid = int(status["Uid"].split()[0])
+    return {"user": pwd.getpwuid(uid).pw_name, "noNewPrivileges": status.get("NoNewPrivs"),
+            "seccomp": status.get("Seccomp"), "effectiveCapabilities": status.get("CapEff"),
+            "boundingCapabilities": status.get("CapBnd"), "networkInterfaces": interfaces,
+            "rootMount": mounts.get("/"), "stateDirectoryMount": mounts.get("/var/lib/cyclelog"),
+            "homeMount": mounts.get("/home")}
+
+
+def service_journal():
+    return subprocess.run(["journalctl", "-u", SERVICE, "-o", "cat", "--no-pager"], capture_output=True,
+                          text=True).stdout
+
+
+async def run_command(*command, timeout=120):
+    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    return process.returncode, out.decode(), err.decode()
+
+
+async def service_ride(args, streams, started):
+    ride = Ride(args, "service", started)
+    facts = {}
+    bus = await emulated_sensors.system_bus()
+    bike = emulated_sensors.Sensor(bus, ["power", "csc", "heart"], "hci1", "Emulated Bike", 76, streams, ride.log)
+    emulated_sensors.answer_advertisement_objects(bus, {bike.root + "/advertisement": bike.advertisement})
+    await bike.register()
+    playing = play_all([bike], streams)
+    ride.mark("sensor advertising")
+
+    async def systemctl(*arguments, step):
+        began = time.monotonic()
+        status, _, err = await run_command("systemctl", *arguments, SERVICE)
+        facts[step] = {"seconds": round(time.monotonic() - began, 2), "status": status, "error": err.strip(),
+                       "unit": unit_state()}
+        ride.mark(step)
+        return facts[step]["unit"]
+
+    async def journal_says(text, timeout):
+        await ride.wait_for("the service's journal to say " + repr(text), lambda: text in service_journal(), timeout)
+        ride.mark("said: " + text)
+
+    async def restarted_from(pid, step, timeout):
+        def back():
+            unit = unit_state()
+            return unit["ActiveState"] == "active" and unit["MainPID"] not in ("0", str(pid))
+        await ride.wait_for("systemd to start the service again", back, timeout)
+        facts[step] = {"unit": unit_state()}
+        ride.mark(step)
+
+    # As the README says: the sensor is remembered as the service's user, then the service is started.
+    status, out, err = await run_command("runuser", "-u", "cyclelog", "--", args.cyclelog, "sensors", "add",
+                                         bike.address, "--name", bike.name, "--db", SERVICE_DATABASE)
+    facts["sensorsAdd"] = {"status": status, "output": (out + err).strip()}
+    ride.mark("sensors add exited %d" % status)
+    if status != 0:
+        raise SystemExit("`cyclelog sensors add` as user cyclelog failed: " + err)
+
+    unit = await systemctl("start", step="start")
+    pid = int(unit["MainPID"])
+    facts["process"] = process_facts(pid) if pid else None
+    await journal_says("pedalling: recording workout 1", 90)
+    # The rider's group may read and control the service's ride; anyone else may read it but not control it.
+    for user, command in (("cyclelog", "status"), ("nobody", "status"), ("nobody", "pause")):
+        status, out, err = await run_command("runuser", "-u", user, "--", args.cyclelog, command,
+                                             "--control-bus", "system")
+        facts["%s %s" % (user, command)] = {"status": status, "output": (out + err).strip()}
+    await asyncio.sleep(args.service_ride_seconds)
+
+    os.kill(pid, signal.SIGKILL)
+    ride.mark("kill -9")
+    await restarted_from(pid, "restarted after kill -9", 60)
+    await journal_says("pedalling: recording workout 2", 90)
+    await asyncio.sleep(args.service_ride_seconds)
+    await systemctl("stop", step="stop")
+
+    unit = await systemctl("start", step="start again")
+    pid = int(unit["MainPID"])
+    await journal_says("pedalling: recording workout 3", 90)
+    os.kill(pid, signal.SIGSTOP)
+    ride.mark("SIGSTOP")
+    await journal_says("Watchdog timeout", 120)
+    await restarted_from(pid, "restarted by the watchdog", 90)
+    await journal_says("pedalling: recording workout 4", 90)
+    await asyncio.sleep(args.service_ride_seconds / 2)
+    await systemctl("stop", step="stop again")
+
+    for task in playing:
+        task.cancel()
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(SERVICE_DATABASE + suffix):
+            shutil.copy(SERVICE_DATABASE + suffix, os.path.join(ride.out, "ride.sqlite" + suffix))
+    with open(os.path.join(ride.out, "journal.txt"), "w") as f:
+        f.write(subprocess.run(["journalctl", "-u", SERVICE, "-o", "short-monotonic", "--no-pager"],
+                               capture_output=True, text=True).stdout)
+    with open(os.path.join(ride.out, "facts.json"), "w") as f:
+        json.dump(facts, f, indent=1)
+    with open(os.path.join(ride.out, "timeline.json"), "w") as f:
+        json.dump({"sensors": [{"address": bike.address, "name": bike.name, "battery": bike.battery,
+                                "kinds": bike.kinds}], "steps": ride.timeline}, f, indent=1)
+    bus.disconnect()
+
+
 async def main(args):
     started = time.monotonic()
     with open(args.streams) as f:
         streams = json.load(f)
+    if args.service:
+        await service_ride(args, streams, started)
+        return
     await btvirt_ride(args, streams, started)
     await bumble_ride(args, streams, started)
 
@@ -257,5 +393,7 @@ if __name__ == "__main__":
     parser.add_argument("--still-seconds", type=float, default=4, help="auto: standing, connected, before riding")
     parser.add_argument("--auto-ride-seconds", type=float, default=15, help="auto: riding")
     parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
+    parser.add_argument("--service", action="store_true", help="ride against cyclelog.service (systemd as PID 1)")
+    parser.add_argument("--service-ride-seconds", type=float, default=15, help="service: riding before each step")
     parser.add_argument("--out", required=True)
     asyncio.run(main(parser.parse_args()))

@@ -13,31 +13,13 @@ step() { echo "[guest] $(cut -d' ' -f1 /proc/uptime) s  $*"; }
 fail() { step "FAILED: $*"; exit 1; }
 
 step "kernel $(uname -r)"
-modprobe bluetooth && modprobe hci_vhci || fail "the kernel's Bluetooth modules do not load"
 mkdir -p /run/dbus
 dbus-daemon --system --fork --nopidfile || fail "no system bus"
 DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --print-address=1) || fail "no session bus"
 export DBUS_SESSION_BUS_ADDRESS
 
-controllers() { btmgmt info 2>/dev/null | grep -c 'Primary controller'; }
-# Under software emulation a controller's first HCI Reset sometimes times out and the kernel gives that
-# controller up for good; starting btvirt anew gives fresh ones.
-for attempt in 1 2 3; do
-    btvirt -L -l2 > "$OUT/btvirt.log" 2>&1 &
-    for wait in $(seq 20); do
-        [ "$(controllers)" = 2 ] && break
-        sleep 0.5
-    done
-    [ "$(controllers)" = 2 ] && break
-    step "btvirt attempt $attempt gave $(controllers) working controllers of 2; starting it again"
-    pkill btvirt
-    for wait in $(seq 20); do
-        [ -z "$(ls /sys/class/bluetooth)" ] && break
-        sleep 0.5
-    done
-done
-btmgmt info | grep -E '^hci|addr'
-[ "$(controllers)" = 2 ] || fail "btvirt did not give two controllers"
+. "$HERE/controllers.sh"
+start_controllers "$OUT" || fail "no virtual controllers"
 btmon -w "$OUT/capture.btsnoop" > /dev/null 2>&1 &
 step "two virtual controllers"
 

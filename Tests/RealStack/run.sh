@@ -4,13 +4,16 @@
 # btvirt's virtual controllers and drive.py rides twice with emulated sensors (btvirt's, then bumble's) and the
 # release cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
 # outside the VM.
-#   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm)
+#   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm; TEST_VM_ONLY=service runs the systemd VM only)
+# Then a second VM boots with systemd as PID 1 (service_guest.sh) and runs cyclelog.service as `make install`
+# leaves it; check_service.py judges that run's output folder (OUT-service).
 # A run that cannot complete (the VM, bluetoothd or the emulated air failing) is retried once, and says so; a
 # failed check is not retried. Never skips: without what it needs it installs it, or fails with the logs.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 OUT=${1:-$ROOT/.build/test-vm}
+SERVICE_OUT=$OUT-service
 RIDE=sweatpy_4078723797
 FROM_SECOND=1800  # 30 minutes into the ride: steady riding, 300-400 W at 95-105 rpm
 SECONDS=0
@@ -35,24 +38,54 @@ boot() {
     [ "$(cat "$OUT/guest.status" 2>/dev/null)" = 0 ]
 }
 
-if ! boot; then
+# virtme-ng starts systemd from a shell (init=/bin/sh -- -c "... exec /sbin/init"). systemd takes the guest for a
+# container (the host's /.dockerenv is in the guest's root, when the host is one) and then reads its options from
+# its own arguments rather than the kernel's command line; both kinds read SYSTEMD_PROC_CMDLINE first, which the
+# kernel hands to init as an environment variable. It sets systemd.run= for the generators through
+# systemd.setenv=: service_guest.sh runs as kernel-command-line.service once the system is initialised.
+boot_service() {
+    rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
+    "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
+        --seconds 400 > "$SERVICE_OUT/streams.json" || return 1
+    printf 'CYCLELOG=%q\nPYTHON=%q\n' "$CYCLELOG" "$PYTHON" > "$SERVICE_OUT/settings"
+    local started=$SECONDS
+    timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
+        -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \
+        > "$SERVICE_OUT/vm.log" 2>&1
+    echo "test-vm: the systemd VM ran for $((SECONDS - started)) s"
+    grep -aE '^\[(service|drive)\]' "$SERVICE_OUT/guest.log"
+    [ "$(cat "$SERVICE_OUT/guest.status" 2>/dev/null)" = 0 ]
+}
+
+# Boots with BOOT; a run that cannot complete is retried once, with its logs shown.   twice BOOT DIR
+twice() {
+    local boot=$1 dir=$2
+    "$boot" && return 0
     echo "test-vm: the run did not complete; its logs:"
-    for log in vm.log record.log; do
+    for log in vm.log guest.log record.log; do
         echo "---- $log (last 40 lines)"
-        tail -40 "$OUT/$log" 2>/dev/null
+        tail -40 "$dir/$log" 2>/dev/null
     done
-    echo "test-vm: retrying once (the first attempt's output is kept in $OUT.first-attempt)"
-    rm -rf "$OUT.first-attempt" && mv "$OUT" "$OUT.first-attempt"
-    if ! boot; then
-        echo "---- vm.log (last 60 lines)"; tail -60 "$OUT/vm.log" 2>/dev/null
-        echo "---- record.log (last 20 lines)"; tail -20 "$OUT/record.log" 2>/dev/null
-        echo "---- bluetoothd.log (last 40 lines)"; tail -40 "$OUT/bluetoothd.log" 2>/dev/null
-        echo "test-vm: FAILED: the run did not complete twice (output in $OUT)"
-        exit 1
+    echo "test-vm: retrying once (the first attempt's output is kept in $dir.first-attempt)"
+    rm -rf "$dir.first-attempt" && mv "$dir" "$dir.first-attempt"
+    if "$boot"; then
+        echo "test-vm: the retry completed"
+        return 0
     fi
-    echo "test-vm: the retry completed"
+    echo "---- vm.log (last 60 lines)"; tail -60 "$dir/vm.log" 2>/dev/null
+    echo "---- guest.log (last 40 lines)"; tail -40 "$dir/guest.log" 2>/dev/null
+    echo "---- record.log (last 20 lines)"; tail -20 "$dir/record.log" 2>/dev/null
+    echo "---- bluetoothd.log (last 40 lines)"; tail -40 "$dir/bluetoothd.log" 2>/dev/null
+    echo "test-vm: FAILED: the run did not complete twice (output in $dir)"
+    return 1
+}
+
+status=0
+if [ "${TEST_VM_ONLY:-}" != service ]; then
+    twice boot "$OUT" || exit 1
+    python3 "$HERE/check.py" --out "$OUT" --cyclelog "$CYCLELOG" --ride "$RIDE" || status=1
 fi
-python3 "$HERE/check.py" --out "$OUT" --cyclelog "$CYCLELOG" --ride "$RIDE"
-status=$?
-echo "test-vm: $([ $status = 0 ] && echo PASSED || echo FAILED) in ${SECONDS} s (output in $OUT)"
+twice boot_service "$SERVICE_OUT" || exit 1
+python3 "$HERE/check_service.py" --out "$SERVICE_OUT" --cyclelog "$CYCLELOG" || status=1
+echo "test-vm: $([ $status = 0 ] && echo PASSED || echo FAILED) in ${SECONDS} s (output in $OUT, $SERVICE_OUT)"
 exit $status

@@ -1,0 +1,27 @@
+# Sourced by the guest scripts: btvirt's two LE controllers on one emulated air (hci0 for cyclelog, hci1 for an
+# emulated sensor), with the kernel's Bluetooth and hci_vhci loaded.
+#   start_controllers LOGDIR    (returns non-zero when there are not two working controllers)
+
+controllers() { btmgmt info 2>/dev/null | grep -c 'Primary controller'; }
+
+start_controllers() {
+    modprobe bluetooth && modprobe hci_vhci || { echo "the kernel's Bluetooth modules do not load"; return 1; }
+    # Under software emulation a controller's first HCI Reset sometimes times out and the kernel gives that
+    # controller up for good; starting btvirt anew gives fresh ones.
+    for attempt in 1 2 3; do
+        btvirt -L -l2 > "$1/btvirt.log" 2>&1 &
+        for wait in $(seq 20); do
+            [ "$(controllers)" = 2 ] && break
+            sleep 0.5
+        done
+        [ "$(controllers)" = 2 ] && break
+        echo "btvirt attempt $attempt gave $(controllers) working controllers of 2; starting it again"
+        pkill btvirt
+        for wait in $(seq 20); do
+            [ -z "$(ls /sys/class/bluetooth)" ] && break
+            sleep 0.5
+        done
+    done
+    btmgmt info | grep -E '^hci|addr'
+    [ "$(controllers)" = 2 ] || { echo "btvirt did not give two controllers"; return 1; }
+}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# Inside the second VM: systemd is PID 1 and runs this as kernel-command-line.service (systemd.run=), after
+# sysinit.target. It sets up the machine the way a rider's box is set up, then drive.py --service rides against
+# cyclelog.service:
+# - /etc, /var, /usr/local and /tmp become writable in memory (overlays on tmpfs; the host's files, which are the
+#   guest's root, stay as they are), and OUT (virtme's shared folder) is mounted;
+# - btvirt's two controllers; the system bus and bluetoothd as systemd starts them on a Debian box
+#   (dbus.service, bluetooth.service with its own hardening);
+# - `scripts/install-service.sh install` (what `make install` runs): binary, unit, sysusers, udev, D-Bus policy.
+# OUT/settings (written by run.sh) names the binary and the Python with the test's packages.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+step() { echo "[service] $(cut -d' ' -f1 /proc/uptime) s  $*"; }
+finish() {
+    # PID 1 thinks it is in a container (the host's /.dockerenv is in the guest's root), so its own poweroff
+    # would end in "Attempted to kill init": write everything out and power the VM off directly.
+    sync
+    echo o > /proc/sysrq-trigger
+    sleep 60
+}
+fail() { step "FAILED: $*"; finish; }
+
+OUT=/$(sed -n 's/.* virtme_initmount0=\([^ ]*\).*/\1/p' /proc/cmdline)
+mount -t 9p -o trans=virtio,version=9p2000.L virtme.initmount0 "$OUT" || fail "cannot mount the output folder"
+# btmgmt stops at the end of its input, before the kernel's answer arrives: its input is the console, as in
+# the other VM (systemd gives a service /dev/null).
+exec > >(tee "$OUT/guest.log") 2>&1 < /dev/console
+echo 1 > "$OUT/guest.status"
+. "$OUT/settings"
+step "kernel $(uname -r), PID 1 is $(cat /proc/1/comm) $(systemctl --version | head -1 | cut -d' ' -f2)"
+
+for dir in /etc /var /usr/local; do
+    layer=/run/writable$dir
+    mkdir -p "$layer/upper" "$layer/work"
+    mount -t overlay overlay -o "lowerdir=$dir,upperdir=$layer/upper,workdir=$layer/work" "$dir" \
+        || fail "no writable $dir"
+done
+mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp || fail "no /tmp"
+systemctl daemon-reload
+step "writable /etc, /var, /usr/local, /tmp"
+
+. "$HERE/controllers.sh"
+start_controllers "$OUT" || fail "no virtual controllers"
+step "two virtual controllers"
+
+# As in guest.sh: one ATT bearer, which btvirt handles best.
+printf '[GATT]\nChannels = 1\n' > /etc/bluetooth/main.conf
+mkdir -p /var/lib/bluetooth
+systemctl start dbus.service bluetooth.service || fail "the system bus or bluetoothd did not start"
+for attempt in $(seq 100); do
+    busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 && break
+    sleep 0.2
+done
+busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 || fail "bluetoothd did not show the adapters"
+step "dbus.service and bluetooth.service running"
+
+(cd "$ROOT" && BINARY=$CYCLELOG scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
+    || { cat "$OUT/install.log"; fail "make install's script failed"; }
+step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
+
+"$PYTHON" "$HERE/drive.py" --service --cyclelog /usr/local/bin/cyclelog --streams "$OUT/streams.json" \
+    --out "$OUT" || fail "the service run did not complete"
+step "done"
+echo 0 > "$OUT/guest.status"
+finish
