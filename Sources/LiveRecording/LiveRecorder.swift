@@ -61,26 +61,6 @@ public actor LiveRecorder {
     static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
     static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
 
-    /// A sensor the recorder wants, found by `wanted` (its address or name): the identity every part of the
-    /// recorder uses, also after an `await` (never a position in `tracked`, which a bluetoothd restart reshapes).
-    private struct Tracked {
-        var wanted: String
-        var devicePath: String?
-        var address: String?
-        var name: String?
-        var link: SensorLink
-        var batteryPercent: Int?
-        var measurementCharacteristics: [GattCharacteristic] = []
-
-        init(wanted: String, policy: ReconnectPolicy) {
-            self.wanted = wanted
-            link = SensorLink(policy: policy)
-        }
-
-        var label: String { name ?? wanted }
-        var journalAddress: String { address ?? wanted }
-    }
-
     public let bluez: BlueZClient
     public let store: WorkoutStore
     public let options: Options
@@ -92,9 +72,6 @@ public actor LiveRecorder {
     private var ride: LiveRide?
     /// The workout being recorded, 0 while waiting.
     public var workoutId: Int64 { ride?.workoutId ?? 0 }
-    /// What each connected sensor's journal starts with (connection, wheel size, values read), so a ride that
-    /// starts on its own later opens with the same description of its sensors as one started by hand.
-    private var sensorDescriptions: [String: [RideEvent]] = [:]
     /// `--auto` while waiting for a ride.
     private var pedallingWatch: PedallingWatch?
     private var stopRequested = false
@@ -102,7 +79,8 @@ public actor LiveRecorder {
     private let linkClockOrigin = ContinuousClock.now
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
-    private var tracked: [Tracked] = []
+    /// The sensors wanted, by what the rider named them (also after an `await`).
+    private var roster: SensorRoster
     private var lastEventTime: Int64 = 0
     /// Event times: the wall clock at the start, then the kernel's boot-time clock (no NTP leaps in a journal).
     private let clock = RideClock()
@@ -136,7 +114,7 @@ public actor LiveRecorder {
             configuration.defaultWheelCircumferenceMillimetres = millimetres
         }
         self.configuration = configuration
-        tracked = options.sensors.map { Tracked(wanted: $0, policy: options.policy) }
+        roster = SensorRoster(wanted: options.sensors, policy: options.policy)
     }
 
     /// The current status after every flush and control (dashboard, D-Bus properties, a mirror): each
@@ -166,7 +144,7 @@ public actor LiveRecorder {
                 throw LiveRecordingError(.bluetooth, error.description)
             }
         }
-        if tracked.isEmpty {
+        if roster.isEmpty {
             guard options.auto == nil else {
                 throw LiveRecordingError(
                     .noSensors,
@@ -194,7 +172,7 @@ public actor LiveRecorder {
                     await self.tick()
                 }
             }
-            for wanted in tracked.map(\.wanted) {
+            for wanted in roster.wanted {
                 let (jobs, continuation) = AsyncStream<SensorJob>.makeStream()
                 sensorJobs[wanted] = continuation
                 group.addTask {
@@ -277,9 +255,7 @@ public actor LiveRecorder {
         if let autoPause = options.autoPause {
             record(RideEvent(timeMicroseconds: start, .setting(.autoPause(autoPause))))
         }
-        for sensor in tracked.compactMap(\.address) {
-            for event in sensorDescriptions[sensor] ?? [] { record(RideEvent(timeMicroseconds: start, event.kind)) }
-        }
+        for event in roster.openingDescriptions { record(RideEvent(timeMicroseconds: start, event.kind)) }
     }
 
     private func startWaiting() {
@@ -290,7 +266,7 @@ public actor LiveRecorder {
 
     private func watchAfresh() {
         pedallingWatch = PedallingWatch(
-            configuration: configuration, descriptions: Array(sensorDescriptions.values.joined()),
+            configuration: configuration, descriptions: roster.allDescriptions,
             at: now(), lookbackSeconds: options.auto?.lookbackSeconds ?? 3)
     }
 
@@ -330,7 +306,7 @@ public actor LiveRecorder {
 
     private func warnAboutLowBatteries() {
         guard riding else { return }
-        for sensor in tracked {
+        for sensor in roster.sensors {
             guard let address = sensor.address, let battery = sensor.batteryPercent,
                 battery <= options.lowBatteryPercent, ride?.warnedLowBattery.contains(address) == false
             else { continue }
@@ -353,7 +329,7 @@ public actor LiveRecorder {
                 "no cycling sensor found in \(Int(options.discoverySeconds)) s of scanning: wake the sensors "
                     + "(turn the cranks, wet the heart-rate strap) and try again, or name them with --sensor")
         }
-        tracked = found.map { Tracked(wanted: $0.address, policy: options.policy) }
+        roster.want(found.map(\.address))
     }
 
     /// The adapter named by its last path component (`hci1`) or its address; without a name the first one.
@@ -401,41 +377,19 @@ public actor LiveRecorder {
         lastTick = ContinuousClock.now
         // A sensor is reached through the chosen adapter only: another adapter of the same machine may see the
         // same sensor, or the recorder's own adapter as a device.
-        let devices = await bluez.devices.filter { $0.adapterPath == adapterPath }
-        var missing = false
-        for wanted in tracked.map(\.wanted) {
-            guard let index = index(of: wanted) else { continue }
-            if tracked[index].devicePath == nil || !devices.contains(where: { $0.path == tracked[index].devicePath }) {
-                if let device = devices.first(where: { $0.isCalled(wanted) }) {
-                    tracked[index].devicePath = device.path
-                    tracked[index].address = device.address
-                    tracked[index].name = device.displayName
-                } else {
-                    tracked[index].devicePath = nil
-                    missing = true
-                    continue
-                }
-            }
-            guard let path = tracked[index].devicePath, let device = devices.first(where: { $0.path == path })
-            else { continue }
-            tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
-            apply(.seen(connected: device.connected), to: wanted)
-        }
-        await setDiscovery(missing && tracked.allSatisfy { $0.link.attemptInFlight == nil })
+        let (found, missing) = roster.locate(in: await bluez.devices.filter { $0.adapterPath == adapterPath })
+        for sensor in found { apply(.seen(connected: sensor.connected), to: sensor.wanted) }
+        await setDiscovery(missing && !roster.isConnecting)
         await flush()
         await endRideWhenIdle()
         publishStatus()
     }
 
-    private func index(of wanted: String) -> Int? {
-        tracked.firstIndex { $0.wanted == wanted }
-    }
-
     /// Feeds one input to a sensor's link and carries out what it says.
     private func apply(_ input: SensorLink.Input, to wanted: String) {
-        guard let index = index(of: wanted) else { return }
-        let actions = tracked[index].link.handle(input, at: ContinuousClock.now - linkClockOrigin)
-        let sensor = tracked[index]
+        let time = ContinuousClock.now - linkClockOrigin
+        guard let actions = roster.update(wanted, { $0.link.handle(input, at: time) }), let sensor = roster[wanted]
+        else { return }
         for action in actions {
             switch action {
             case .connect(let attempt):
@@ -443,7 +397,7 @@ public actor LiveRecorder {
             case .resubscribe:
                 sensorJobs[wanted]?.yield(.resubscribe(sensor.measurementCharacteristics))
             case .disconnect:
-                tracked[index].measurementCharacteristics = []
+                roster.update(wanted) { $0.measurementCharacteristics = [] }
                 if let path = sensor.devicePath { sensorJobs[wanted]?.yield(.disconnect(devicePath: path)) }
             case .journalLinkUp:
                 let address = sensor.journalAddress
@@ -451,7 +405,7 @@ public actor LiveRecorder {
                 let wheel = options.wheelCircumferences[address] ?? configuration.defaultWheelCircumferenceMillimetres
                 record(RideEvent(timeMicroseconds: now(), .wheelCircumference(sensor: address, millimetres: wheel)))
             case .journalLinkDown:
-                tracked[index].measurementCharacteristics = []
+                roster.update(wanted) { $0.measurementCharacteristics = [] }
                 record(RideEvent(timeMicroseconds: now(), .disconnected(sensor: sensor.journalAddress)))
             case .tell(let notice):
                 message = notice.text(sensor.label)
@@ -477,12 +431,12 @@ public actor LiveRecorder {
     /// measurements, then tells the sensor's link how it went. After every `await` the sensor is looked up again
     /// by its identity, and the link ignores the report of an attempt it no longer waits for.
     private func connect(_ wanted: String, attempt: Int) async {
-        guard let path = index(of: wanted).flatMap({ tracked[$0].devicePath }) else {
+        guard let path = roster[wanted]?.devicePath else {
             apply(.failed(attempt: attempt), to: wanted)
             return
         }
         await setDiscovery(false)
-        func label() -> String { index(of: wanted).map { tracked[$0].label } ?? wanted }
+        func label() -> String { roster[wanted]?.label ?? wanted }
         do throws(BlueZError) {
             try await bluez.connect(path)
             // LE: the GATT objects are there once ServicesResolved is true.
@@ -493,14 +447,14 @@ public actor LiveRecorder {
             }
             let characteristics = await bluez.characteristics(ofDevice: path)
             apply(.linkEstablished(attempt: attempt), to: wanted)
-            guard let address = index(of: wanted).map({ tracked[$0].journalAddress }) else { return }
+            guard let address = roster[wanted]?.journalAddress else { return }
             if let battery = await bluez.device(path)?.batteryPercent {
                 // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
                 record(
                     RideEvent(
                         timeMicroseconds: now(),
                         .read(sensor: address, characteristic: 0x2A19, value: [UInt8(clamping: battery)])))
-                if let index = index(of: wanted) { tracked[index].batteryPercent = battery }
+                roster.update(wanted) { $0.batteryPercent = battery }
                 warnAboutLowBatteries()
             }
             for characteristic in characteristics {
@@ -521,8 +475,8 @@ public actor LiveRecorder {
                 return
             }
             for characteristic in measurements { try await bluez.startNotify(characteristic) }
-            guard let index = index(of: wanted), tracked[index].link.attemptInFlight == attempt else { return }
-            tracked[index].measurementCharacteristics = measurements
+            guard roster[wanted]?.link.attemptInFlight == attempt else { return }
+            roster.update(wanted) { $0.measurementCharacteristics = measurements }
             apply(.subscribed(attempt: attempt), to: wanted)
         } catch {
             message = error.description
@@ -536,32 +490,24 @@ public actor LiveRecorder {
         guard outcome == nil else { return }
         switch event {
         case .notification(let characteristic, let value):
-            guard let index = tracked.firstIndex(where: { $0.devicePath == characteristic.devicePath }),
-                let uuid = characteristic.shortUUID
+            guard let wanted = roster.wanted(atDevicePath: characteristic.devicePath),
+                let address = roster[wanted]?.journalAddress, let uuid = characteristic.shortUUID
             else { return }
-            let wanted = tracked[index].wanted
             apply(.notification, to: wanted)
             arrivals.append(ContinuousClock.now)
             record(
                 RideEvent(
-                    timeMicroseconds: now(),
-                    .notification(sensor: tracked[index].journalAddress, characteristic: uuid, value: value)))
+                    timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
         case .deviceChanged(let device):
-            guard let index = tracked.firstIndex(where: { $0.devicePath == device.path }) else { return }
-            tracked[index].batteryPercent = device.batteryPercent ?? tracked[index].batteryPercent
-            if !device.connected { apply(.linkLost, to: tracked[index].wanted) }
+            guard let wanted = roster.wanted(atDevicePath: device.path) else { return }
+            roster.update(wanted) { $0.batteryPercent = device.batteryPercent ?? $0.batteryPercent }
+            if !device.connected { apply(.linkLost, to: wanted) }
         case .deviceRemoved(let path):
-            for sensor in tracked where sensor.devicePath == path {
-                apply(.gone, to: sensor.wanted)
-                if let index = index(of: sensor.wanted) { tracked[index].devicePath = nil }
-            }
+            for wanted in roster.forgetDevice(path) { apply(.gone, to: wanted) }
         case .bluetoothdLeft:
             message = "bluetoothd left the bus: waiting for it to come back"
             discovering = false
-            for wanted in tracked.map(\.wanted) {
-                apply(.gone, to: wanted)
-                if let index = index(of: wanted) { tracked[index].devicePath = nil }
-            }
+            for wanted in roster.forgetDevice(nil) { apply(.gone, to: wanted) }
         case .bluetoothdReturned:
             message = "bluetoothd is back: connecting the sensors again"
             await tick()
@@ -593,7 +539,7 @@ public actor LiveRecorder {
     }
 
     private func record(_ event: RideEvent) {
-        describe(event)
+        roster.describe(event)
         guard riding else {
             watchForPedalling(event)
             return
@@ -601,31 +547,10 @@ public actor LiveRecorder {
         guard let problems = ride?.add(event), let problem = problems.last else { return }
         // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
         let problemCount = ride?.problemCount ?? 0
-        let sensor = event.sensor.map { sensorName($0) + ": " } ?? ""
+        let sensor = event.sensor.map { roster.name(ofAddress: $0) + ": " } ?? ""
         message =
             sensor + problem.message
             + (problemCount > 1 ? " (\(problemCount) problems in this ride; its journal keeps every byte)" : "")
-    }
-
-    private func sensorName(_ address: String) -> String {
-        tracked.first { $0.address == address }?.name ?? address
-    }
-
-    /// Keeps `sensorDescriptions` current: a connection starts a sensor's description, a disconnection ends it.
-    private func describe(_ event: RideEvent) {
-        switch event.kind {
-        case .connected(let sensor, _): sensorDescriptions[sensor] = [event]
-        case .disconnected(let sensor): sensorDescriptions[sensor] = nil
-        case .wheelCircumference(let sensor, _): sensorDescriptions[sensor, default: []].append(event)
-        case .read(let sensor, let characteristic, _):
-            var events = sensorDescriptions[sensor, default: []]
-            events.removeAll {
-                if case .read(_, characteristic, _) = $0.kind { return true }
-                return false
-            }
-            sensorDescriptions[sensor] = events + [event]
-        case .notification, .control, .setting: break
-        }
     }
 
     /// One small transaction: the new journal events and every whole minute of samples completed, written by
@@ -673,8 +598,7 @@ public actor LiveRecorder {
                 if summary == nil {
                     finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
                 } else {
-                    let used = tracked.compactMap { sensor in sensor.address.map { (address: $0, name: sensor.name) } }
-                    try store.rememberSensors(used, at: now())
+                    try store.rememberSensors(roster.used, at: now())
                 }
             } catch {
                 finishProblem = LiveRecordingError(
@@ -700,7 +624,7 @@ public actor LiveRecorder {
     }
 
     private func releaseSensors() async {
-        for sensor in tracked {
+        for sensor in roster.sensors {
             for characteristic in sensor.measurementCharacteristics { try? await bluez.stopNotify(characteristic) }
             if let path = sensor.devicePath { try? await bluez.disconnect(path) }
         }
@@ -737,7 +661,7 @@ public actor LiveRecorder {
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
             heartRateBPM: recentSamples.last?.heartRateBPM, distanceMeters: distanceMeters, workJoules: workJoules,
             lap: session.lapStarts.count + 1, goalProgress: progress.map { min(1, $0) },
-            sensors: tracked.map {
+            sensors: roster.sensors.map {
                 LiveStatus.Sensor(
                     name: $0.label, address: $0.address,
                     state: $0.link.state == .streaming && isZero($0) ? .zero : $0.link.state,
@@ -745,7 +669,7 @@ public actor LiveRecorder {
             }, message: message)
     }
 
-    private func isZero(_ sensor: Tracked) -> Bool {
+    private func isZero(_ sensor: SensorRoster.Sensor) -> Bool {
         guard let last = ride?.recentSamples.last else { return false }
         return last.powerWatts == 0 || last.cadenceRPM == 0
     }

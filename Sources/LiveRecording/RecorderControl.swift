@@ -44,11 +44,18 @@ public enum RecorderControl {
         ]
     }
 
-    /// Owns the bus name, exports the object and keeps its properties current. Fails when another recorder
+    /// The exported object: its connection, and the controls it accepted, which `serve` carries out.
+    public struct Exported: Sendable {
+        public let connection: DBusConnection
+        let accepted: AsyncStream<WorkoutControl>
+    }
+
+    /// Owns the bus name and exports the object (`serve` then keeps it working). Fails when another recorder
     /// already owns the name.
     public static func export(on connection: DBusConnection, recorder: LiveRecorder, controlGroup: String? = nil)
-        async throws(DBusError)
+        async throws(DBusError) -> Exported
     {
+        let (accepted, acceptedControls) = AsyncStream<WorkoutControl>.makeStream()
         let owner = getuid()
         let handlers = methods.map { entry in
             ExportedInterface.Method(entry.name) { (call) throws(DBusError) -> [DBusValue] in
@@ -62,9 +69,9 @@ public enum RecorderControl {
                 if let refusal = await recorder.refusal(of: entry.control) {
                     throw DBusError(name: refusedError, message: refusal)
                 }
-                // Applied after the reply is on its way: End and Cancel finish the recorder, and the caller
-                // should hear "done" rather than see the recorder leave the bus without an answer.
-                Task { await recorder.control(entry.control) }
+                // Applied by `serve` after the reply is on its way: End and Cancel finish the recorder, and the
+                // caller should hear "done" rather than see the recorder leave the bus without an answer.
+                acceptedControls.yield(entry.control)
                 return []
             }
         }
@@ -76,15 +83,31 @@ public enum RecorderControl {
             try await connection.requestName(busName)
         } catch {
             await connection.unexport(path)
+            acceptedControls.finish()
             throw DBusError(
                 name: error.name,
                 message: "another cyclelog recorder is running (it owns \(busName)); end it first with `cyclelog end`")
+        }
+        return Exported(connection: connection, accepted: accepted)
+    }
+
+    /// Carries out the controls the object accepts, one after the other, and keeps its properties equal to the
+    /// recorder's status, until the recorder ends or the calling task is cancelled.
+    public static func serve(_ exported: Exported, for recorder: LiveRecorder) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await control in exported.accepted { await recorder.control(control) }
+            }
+            group.addTask { await mirror(recorder, on: exported.connection) }
+            // The mirror ends with the recorder's status stream, that is with the recorder.
+            await group.next()
+            group.cancelAll()
         }
     }
 
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
     /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
-    public static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
+    static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
         for await status in recorder.statusUpdates.subscribe() {
             try? await connection.setProperties(values(status), interface: interface, path: path)
         }

@@ -9,14 +9,14 @@ import Workouts
 /// shutdown that SIGINT and SIGTERM start, which ends and saves the ride. Everything it starts ends with it.
 public final class RecordingService: Service, Sendable {
     public let recorder: LiveRecorder
-    private let control: DBusConnection?
+    private let control: RecorderControl.Exported?
     private let serviceManager: ServiceManagerNotifier?
     private let logger: Logger
     private let outcome = Mutex<Result<WorkoutSummary?, LiveRecordingError>?>(nil)
 
-    /// `control`: the connection the control object is exported on (`RecorderControl.export`), nil without one.
+    /// `control`: the control object (`RecorderControl.export`), nil without one.
     public init(
-        recorder: LiveRecorder, control: DBusConnection?, serviceManager: ServiceManagerNotifier?, logger: Logger
+        recorder: LiveRecorder, control: RecorderControl.Exported?, serviceManager: ServiceManagerNotifier?, logger: Logger
     ) {
         self.recorder = recorder
         self.control = control
@@ -33,7 +33,7 @@ public final class RecordingService: Service, Sendable {
         logger.info("recording", metadata: ["auto": "\(waiting)"])
         let result: Result<WorkoutSummary?, LiveRecordingError> = await withTaskGroup(of: Void.self) { group in
             if let control {
-                group.addTask { [recorder] in await RecorderControl.mirror(recorder, on: control) }
+                group.addTask { [recorder] in await RecorderControl.serve(control, for: recorder) }
             }
             if let serviceManager {
                 group.addTask { [recorder] in

@@ -207,8 +207,10 @@ struct Record: AsyncParsableCommand {
                     }
                 }
             }
+            if let bytes = keys?.bytes { tasks.addTask { await display.follow(bytes) } }
             try await group.run()
-            // The recorder finished its streams as it ended; the presenters end with them.
+            // The recorder finished its streams as it ended; the presenters end with them, the keys now.
+            display.stopKeys(keys)
             try await tasks.waitForAll()
         }
         if latency { Self.printLatency(await recorder.storeLatency) }
@@ -232,13 +234,12 @@ struct Record: AsyncParsableCommand {
                 + "max \(milliseconds(histogram.count > 0 ? histogram.maximumSeconds : nil)) ms")
     }
 
-    /// The connection the control object is exported on (kept open by the service for the whole ride), or nil
-    /// with a warning: the ride is recorded all the same.
-    private func exportControl(_ recorder: LiveRecorder) async -> DBusConnection? {
+    /// The control object (its connection kept open by the service for the whole ride), or nil with a warning:
+    /// the ride is recorded all the same.
+    private func exportControl(_ recorder: LiveRecorder) async -> RecorderControl.Exported? {
         do {
             let connection = try await DBusConnection.connect(to: control.address)
-            try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: controlGroup)
-            return connection
+            return try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: controlGroup)
         } catch {
             printError(
                 "cyclelog: recording without remote control: \(error.description). Other programs control the "

@@ -93,26 +93,41 @@ final class LiveDisplay: Sendable {
             + (s.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
     }
 
-    /// Puts the terminal in raw mode and acts on single keys, until `stopKeys` with the source returned.
-    func startKeys() -> DispatchSourceRead? {
+    /// The keys typed on the terminal, one byte each, until `stopKeys`.
+    struct Keys {
+        fileprivate let source: DispatchSourceRead
+        let bytes: AsyncStream<UInt8>
+    }
+
+    /// Puts the terminal in raw mode and reads single keys, until `stopKeys` with what it returned; `follow`
+    /// acts on them.
+    func startKeys() -> Keys? {
         var saved = termios()
         guard tcgetattr(0, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         tcsetattr(0, TCSANOW, &raw)
+        let (bytes, typed) = AsyncStream<UInt8>.makeStream()
         let source = DispatchSource.makeReadSource(fileDescriptor: 0, queue: .main)
-        source.setEventHandler { [self] in
+        source.setEventHandler {
             var byte: UInt8 = 0
             guard read(0, &byte, 1) == 1 else { return }
-            Task { await self.key(byte) }
+            typed.yield(byte)
         }
+        source.setCancelHandler { typed.finish() }
         source.resume()
         state.withLock { $0.savedTerminal = saved }
-        return source
+        return Keys(source: source, bytes: bytes)
     }
 
-    func stopKeys(_ source: DispatchSourceRead?) {
-        source?.cancel()
+    /// Acts on each key until the keys stop.
+    func follow(_ bytes: AsyncStream<UInt8>) async {
+        for await byte in bytes { await key(byte) }
+    }
+
+    /// Gives the terminal back as it was; more than once does no harm.
+    func stopKeys(_ keys: Keys?) {
+        keys?.source.cancel()
         state.withLock { state in
             if var saved = state.savedTerminal { tcsetattr(0, TCSANOW, &saved) }
             state.savedTerminal = nil

@@ -31,8 +31,8 @@ final class LiveRecorderTests: XCTestCase {
         options.plan = WorkoutPlan(name: "Stand-in ride", location: .indoor)
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let control = try await DBusConnection.connect(to: .address(standIn.bus.address))
-        try await RecorderControl.export(on: control, recorder: recorder)
-        let mirroring = Task { await RecorderControl.mirror(recorder, on: control) }
+        let exported = try await RecorderControl.export(on: control, recorder: recorder)
+        let mirroring = Task { await RecorderControl.serve(exported, for: recorder) }
         defer { mirroring.cancel() }
 
         // Another program: calls the methods and mirrors the properties.
