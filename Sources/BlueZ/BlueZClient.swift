@@ -14,10 +14,9 @@ public actor BlueZClient {
     private var readEchoes: [String: [UInt8]] = [:]
     private var bluetoothdPresent = false
     /// Each subscriber's own stream of events (`events()`): ending one never ends another's.
-    private var subscribers: [Int: AsyncStream<BlueZEvent>.Continuation] = [:]
-    private var nextSubscriber = 0
-    /// The bus connection is gone: new streams end at once.
-    private var busGone = false
+    /// Every event to every consumer of `events()`; finished when the bus connection is gone, so that new
+    /// streams end at once.
+    private let eventBroadcast = Broadcast<BlueZEvent>(keepingLatest: false)
     private var listener: Task<Void, Never>?
 
     /// Connects to the bus BlueZ is on, subscribes to its signals and reads its objects. Fails with a rider's
@@ -44,30 +43,17 @@ public actor BlueZClient {
 
     isolated deinit {
         listener?.cancel()
-        for subscriber in subscribers.values { subscriber.finish() }
+        eventBroadcast.finish()
     }
 
     /// Everything that happens from now on, in order, for one consumer; as many consumers as ask each get their
     /// own stream. It ends when the bus connection is lost, or when its consumer stops iterating.
     public func events() -> AsyncStream<BlueZEvent> {
-        let (stream, continuation) = AsyncStream<BlueZEvent>.makeStream(bufferingPolicy: .unbounded)
-        guard !busGone else {
-            continuation.finish()
-            return stream
-        }
-        let id = nextSubscriber
-        nextSubscriber += 1
-        subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
-        return stream
-    }
-
-    private func unsubscribe(_ id: Int) {
-        subscribers[id] = nil
+        eventBroadcast.subscribe()
     }
 
     private func yield(_ event: BlueZEvent) {
-        for subscriber in subscribers.values { subscriber.yield(event) }
+        eventBroadcast.publish(event)
     }
 
     private func start() async throws(BlueZError) {
@@ -350,8 +336,6 @@ public actor BlueZClient {
 
     private func busLost() {
         bluetoothdPresent = false
-        busGone = true
-        for subscriber in subscribers.values { subscriber.finish() }
-        subscribers.removeAll()
+        eventBroadcast.finish()
     }
 }

@@ -1,5 +1,6 @@
 import BlueZ
 import CyclingSensors
+import DBus
 import Foundation
 import Recording
 import WorkoutStore

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Values published to any number of subscribers, each with a stream of its own: the recorder's status to the
-/// dashboard, the D-Bus object and a mirror; a subscriber that stops iterating leaves the others alone. With
+/// Values published to any number of subscribers, each with a stream of its own: BlueZ's events to the recorder
+/// and the calibration, the recorder's status to the dashboard, the D-Bus object and a mirror; a subscriber that
+/// stops iterating leaves the others alone (it is forgotten at once, with no task to schedule). With
 /// `keepingLatest`, a slow subscriber sees the newest value, not a backlog, and a new one starts from the
 /// current value.
 public final class Broadcast<Element: Sendable>: Sendable {
@@ -42,7 +43,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
-    func publish(_ value: Element) {
+    public func publish(_ value: Element) {
         let subscribers = state.withLock { state in
             if keepingLatest { state.latest = value }
             return Array(state.subscribers.values)
@@ -51,7 +52,7 @@ public final class Broadcast<Element: Sendable>: Sendable {
     }
 
     /// Ends every stream; later subscribers get (with `keepingLatest`) the last value and the end.
-    func finish() {
+    public func finish() {
         let subscribers = state.withLock { state in
             state.finished = true
             defer { state.subscribers.removeAll() }
