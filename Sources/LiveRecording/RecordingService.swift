@@ -16,7 +16,8 @@ public final class RecordingService: Service, Sendable {
 
     /// `control`: the control object (`RecorderControl.export`), nil without one.
     public init(
-        recorder: LiveRecorder, control: RecorderControl.Exported?, serviceManager: ServiceManagerNotifier?, logger: Logger
+        recorder: LiveRecorder, control: RecorderControl.Exported?, serviceManager: ServiceManagerNotifier?,
+        logger: Logger
     ) {
         self.recorder = recorder
         self.control = control
