@@ -72,8 +72,18 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
-    static func quote(_ text: String, into output: inout String) {
+    /// `text` as a JSON string, appended to `output`.
+    public static func quote(_ text: String, into output: inout String) {
         output += "\""
+        // Most text (every key) has nothing to escape and goes in whole.
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        }
+        if plain == true {
+            output += text
+            output += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CyclingSensors
+import Workouts
 
 #if canImport(Glibc)
     import Glibc
@@ -39,14 +40,81 @@ struct Decode: ParsableCommand {
     func run() throws {
         // validate() has checked the identifier.
         guard let characteristic = Characteristic(identifier: characteristic) else { throw ExitCode.validationFailure }
-        let inputs = hex.isEmpty ? Self.standardInputLines() : hex
         var anyFailed = false
-        for input in inputs {
-            let outcome = Self.decode(input, as: characteristic)
-            if case .failure = outcome { anyFailed = true }
-            print(json ? JSONLine.render(outcome) : FieldTable.render(input: input, characteristic, outcome))
+        if hex.isEmpty {
+            anyFailed = Self.decodeStandardInput(as: characteristic, json: json)
+        } else {
+            for input in hex {
+                let outcome = Self.decode(input, as: characteristic)
+                if case .failure = outcome { anyFailed = true }
+                print(json ? JSONLine.render(outcome) : FieldTable.render(input: input, characteristic, outcome))
+            }
         }
         if anyFailed { throw ExitCode.failure }
+    }
+
+    /// Standard input, decoded as it arrives: each read takes what is there, and the answers to the lines it
+    /// completed are written before the next read. A pipe that pauses (`btmon | … | cyclelog decode`) gets each
+    /// answer at once, a file is answered in bulk, and memory holds one read's worth whatever the input's length.
+    /// Returns whether any value failed to decode.
+    static func decodeStandardInput(as characteristic: Characteristic, json: Bool) -> Bool {
+        var anyFailed = false
+        var output = ""
+        output.reserveCapacity(1 << 17)
+        var input = LineReader(descriptor: STDIN_FILENO)
+        var more = true
+        while more {
+            more = input.read { line in
+                guard let text = inputLine(line) else { return }
+                let outcome = decode(text, as: characteristic)
+                if case .failure = outcome { anyFailed = true }
+                let lineStart = output.utf8.count
+                if json {
+                    JSONLine.write(outcome, into: &output)
+                } else {
+                    FieldTable.write(input: text, characteristic, outcome, into: &output)
+                }
+                // Control characters an input line brought in (in an error's reason, in the table's echo) are
+                // shown escaped, as `print` shows them.
+                if output.withUTF8({ hasControlCharacters($0[lineStart...]) }) {
+                    let start = output.utf8.index(output.utf8.startIndex, offsetBy: lineStart)
+                    let shown = ShownText.visible(String(output[start...]), keepingLayout: true)
+                    output.removeSubrange(start...)
+                    output += shown
+                }
+                output += "\n"
+            }
+            StandardStream.output.write(output)
+            output.removeAll(keepingCapacity: true)
+        }
+        return anyFailed
+    }
+
+    /// Whether `utf8` holds a character `ShownText.visible` escapes: C0 controls other than newline and tab
+    /// (which the table's layout uses), and C1 controls (0xC2 0x80 to 0xC2 0x9F).
+    static func hasControlCharacters(_ utf8: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        var index = utf8.startIndex
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte < 0x20 && byte != UInt8(ascii: "\n") && byte != UInt8(ascii: "\t") { return true }
+            if byte == 0xC2, index + 1 < utf8.endIndex, (0x80...0x9F).contains(utf8[index + 1]) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    /// A line of standard input without the whitespace around it; nil for a blank line or a comment.
+    static func inputLine(_ bytes: ArraySlice<UInt8>) -> String? {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return nil }
+        let trimmed = bytes[first...last]
+        guard trimmed.first != UInt8(ascii: "#") else { return nil }
+        let text = String(decoding: trimmed, as: UTF8.self)
+        // Whitespace beyond ASCII (a no-break space from a web page) is trimmed as before.
+        guard trimmed.contains(where: { $0 >= 0x80 }) else { return text }
+        let unicodeTrimmed = text.trimmingWhitespace()
+        return unicodeTrimmed.isEmpty || unicodeTrimmed.hasPrefix("#") ? nil : unicodeTrimmed
     }
 
     static func decode(_ input: String, as characteristic: Characteristic) -> Result<[DecodedField], MalformedPayload> {
@@ -61,14 +129,43 @@ struct Decode: ParsableCommand {
         }
     }
 
-    static func standardInputLines() -> [String] {
-        var lines: [String] = []
-        while let line = readLine() {
-            let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            lines.append(trimmed)
+}
+
+/// The lines of a file descriptor as they arrive, holding one read and one unfinished line at most.
+struct LineReader {
+    let descriptor: Int32
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    private var unfinished: [UInt8] = []
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Reads what is there (waiting only while nothing is) and hands `body` each line it completes, without its
+    /// newline; at the end of the input, the last line even without one. Returns false once the input ended (or
+    /// cannot be read).
+    mutating func read(_ body: (ArraySlice<UInt8>) -> Void) -> Bool {
+        var count: Int
+        repeat {
+            count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        } while count < 0 && errno == EINTR
+        guard count > 0 else {
+            if !unfinished.isEmpty { body(unfinished[...]) }
+            unfinished = []
+            return false
         }
-        return lines
+        let chunk = buffer[0..<count]
+        var start = chunk.startIndex
+        while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            if unfinished.isEmpty {
+                body(chunk[start..<newline])
+            } else {
+                unfinished += chunk[start..<newline]
+                body(unfinished[...])
+                unfinished.removeAll(keepingCapacity: true)
+            }
+            start = newline + 1
+        }
+        unfinished += chunk[start...]
+        return true
     }
 }
 
@@ -77,6 +174,7 @@ enum HexInput {
     /// `2c008b00` (digit pairs) or `2C 00 8B 00`, `2c-00-8b-00`, `2c:00:8b:00` (each group one byte,
     /// one or two digits, as logs that print bytes with `%x` do). An optional `0x` prefix is allowed.
     static func bytes(from input: String) -> Result<[UInt8], MalformedPayload> {
+        if let bytes = plainDigits(input) { return .success(bytes) }
         let separators: Set<Character> = [" ", "\t", "-", ":", ","]
         var text = Substring(input.trimmingWhitespace())
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text = text.dropFirst(2) }
@@ -108,6 +206,31 @@ enum HexInput {
             bytes.append(byte)
         }
         return .success(bytes)
+    }
+
+    /// The common case read straight from the UTF-8: an even number of hex digits and nothing else (not even
+    /// `0x`); nil for anything else, which the general reading above handles and explains.
+    private static func plainDigits(_ input: String) -> [UInt8]? {
+        func value(_ digit: UInt8) -> UInt8? {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let utf8 = input.utf8
+        guard !utf8.isEmpty, utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count / 2)
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let next = utf8.index(after: index)
+            guard let high = value(utf8[index]), let low = value(utf8[next]) else { return nil }
+            bytes.append(high << 4 | low)
+            index = utf8.index(after: next)
+        }
+        return bytes
     }
 
     private static func inputError(offset: Int, _ why: String) -> MalformedPayload {

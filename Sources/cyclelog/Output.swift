@@ -4,22 +4,51 @@ import Workouts
 /// `--json`: one object per value, raw wire integers, keys as in DESIGN.md §3; or an error object.
 enum JSONLine {
     static func render(_ outcome: Result<[DecodedField], MalformedPayload>) -> String {
+        var line = ""
+        write(outcome, into: &line)
+        return line
+    }
+
+    /// Appends the line (without its newline) to `output`: `decode` writes a million of them, so nothing is
+    /// built and joined on the way.
+    static func write(_ outcome: Result<[DecodedField], MalformedPayload>, into output: inout String) {
         switch outcome {
         case .success(let fields):
-            let members = fields.map { "\(quoted($0.key)): \(value($0.value))" }
-            return "{" + members.joined(separator: ", ") + "}"
+            output += "{"
+            for (index, field) in fields.enumerated() {
+                if index > 0 { output += ", " }
+                JSONValue.quote(field.key, into: &output)
+                output += ": "
+                write(field.value, into: &output)
+            }
+            output += "}"
         case .failure(let error):
-            return "{\"error\": {\"field\": \(quoted(error.field)), \"offset\": \(error.offset), "
-                + "\"reason\": \(quoted(error.reason.description))}}"
+            output += "{\"error\": {\"field\": "
+            JSONValue.quote(error.field, into: &output)
+            output += ", \"offset\": \(error.offset), \"reason\": "
+            JSONValue.quote(error.reason.description, into: &output)
+            output += "}}"
         }
     }
 
     static func value(_ value: DecodedField.Value) -> String {
+        var text = ""
+        write(value, into: &text)
+        return text
+    }
+
+    private static func write(_ value: DecodedField.Value, into output: inout String) {
         switch value {
-        case .unsigned(let raw): String(raw)
-        case .signed(let raw): String(raw)
-        case .list(let items): "[" + items.map(String.init).joined(separator: ", ") + "]"
-        case .text(let text): quoted(text)
+        case .unsigned(let raw): output += String(raw)
+        case .signed(let raw): output += String(raw)
+        case .list(let items):
+            output += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { output += ", " }
+                output += String(item)
+            }
+            output += "]"
+        case .text(let text): JSONValue.quote(text, into: &output)
         }
     }
 
@@ -33,21 +62,41 @@ enum FieldTable {
     static func render(
         input: String, _ characteristic: Characteristic, _ outcome: Result<[DecodedField], MalformedPayload>
     ) -> String {
-        let uuid = "0x" + String(characteristic.rawValue, radix: 16, uppercase: true)
-        var lines = ["\(input)  \(characteristic.name) (\(uuid))"]
+        var table = ""
+        write(input: input, characteristic, outcome, into: &table)
+        return table
+    }
+
+    /// Appends the table (without a final newline) to `output`.
+    static func write(
+        input: String, _ characteristic: Characteristic, _ outcome: Result<[DecodedField], MalformedPayload>,
+        into output: inout String
+    ) {
+        output += input
+        output += "  "
+        output += characteristic.name
+        output += " (0x"
+        output += String(characteristic.rawValue, radix: 16, uppercase: true)
+        output += ")"
         switch outcome {
         case .failure(let error):
-            lines.append("  error: \(error)")
+            output += "\n  error: \(error)"
         case .success(let fields):
-            let width = fields.map(\.key.count).max() ?? 0
+            // Keys are ASCII: their UTF-8 length is their width.
+            let width = fields.map(\.key.utf8.count).max() ?? 0
             for field in fields {
-                let padding = String(repeating: " ", count: width - field.key.count)
-                var line = "  \(field.key)\(padding)  \(shown(field))"
-                if let meaning = field.meaning { line += "  (\(meaning))" }
-                lines.append(line)
+                output += "\n  "
+                output += field.key
+                for _ in field.key.utf8.count..<width { output += " " }
+                output += "  "
+                output += shown(field)
+                if let meaning = field.meaning {
+                    output += "  ("
+                    output += meaning
+                    output += ")"
+                }
             }
         }
-        return lines.joined(separator: "\n")
     }
 
     static func shown(_ field: DecodedField) -> String {

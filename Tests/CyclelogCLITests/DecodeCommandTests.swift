@@ -54,6 +54,79 @@ final class DecodeCommandTests: XCTestCase {
             [#"{"flags": 22, "heartRate": 115, "rrIntervals": [528, 525]}"#, #"{"flags": 4, "heartRate": 0}"#])
     }
 
+    func testTheTableScalesEachFieldAndIsTheSameFromStandardInput() throws {
+        // Spec §1.5 H: flags 0x082C (bits 2, 3, 5, 11), 150 W, torque 800 × 1/32 N·m = 25 N·m, 27 crank
+        // revolutions at 62912 × 1/1024 s = 61.4375 s, 57 kJ; keys padded to the longest one.
+        let payload = "2C 08 96 00 20 03 1B 00 C0 F5 39 00"
+        let expected = [
+            "2C 08 96 00 20 03 1B 00 C0 F5 39 00  cycling-power-measurement (0x2A63)",
+            "  flags                       0x82C  (accumulated torque, torque source crank, crank revolution data, "
+                + "accumulated energy)",
+            "  instantaneousPower          150 W",
+            "  accumulatedTorque           25 N·m [raw 800]  (crank-based)",
+            "  cumulativeCrankRevolutions  27 rev",
+            "  lastCrankEventTime          61.4375 s [raw 62912]",
+            "  accumulatedEnergy           57 kJ",
+        ]
+        XCTAssertEqual(try cyclelog(["decode", "2a63", payload]).lines, expected)
+        XCTAssertEqual(try cyclelog(["decode", "2a63"], stdin: payload + "\n").lines, expected)
+    }
+
+    func testStandardInputIsAnsweredLineByLineAsItArrives() throws {
+        // A pipe that pauses, as `btmon | … | cyclelog decode` does: each answer must come before the next line
+        // is written (reading all input first would leave this waiting until the deadline).
+        let (process, input, output, _) = try startCyclelog(["decode", "2a63", "--json"])
+        defer { process.terminate() }
+        // Spec §1.2: flags 0, then the instantaneous power as sint16 (139 W, then -5 W).
+        for (payload, expected) in [
+            ("00008b00", #"{"flags": 0, "instantaneousPower": 139}"#),
+            ("0000fbff", #"{"flags": 0, "instantaneousPower": -5}"#),
+        ] {
+            input.fileHandleForWriting.write(Data((payload + "\n").utf8))
+            XCTAssertEqual(try readLine(from: output.fileHandleForReading, within: .seconds(10)), expected)
+        }
+        input.fileHandleForWriting.closeFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+    }
+
+    func testStandardInputLinesEndInAnyWayAndControlCharactersAreShownEscaped() throws {
+        // CRLF, a no-break space around a value, a last line without a newline; an escape sequence in a bad
+        // line is shown as text, never sent to the terminal.
+        let run = try cyclelog(
+            ["decode", "2a63", "--json"], stdin: "00008b00\r\n\u{A0}0000fbff\u{A0}\n\u{1B}[2J\n00008b00")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(
+            run.lines,
+            [
+                #"{"flags": 0, "instantaneousPower": 139}"#, #"{"flags": 0, "instantaneousPower": -5}"#,
+                #"{"error": {"field": "input", "offset": 0, "reason": "invalid value: '\u001b[' is not hexadecimal"}}"#,
+                #"{"flags": 0, "instantaneousPower": 139}"#,
+            ])
+    }
+
+    struct NoAnswer: Error, CustomStringConvertible {
+        let limit: Duration
+        var description: String { "no answer within \(limit): decode waited for more input before writing" }
+    }
+
+    /// One line of `handle`'s output, waiting at most `limit` for it.
+    private func readLine(from handle: FileHandle, within limit: Duration) throws -> String {
+        let deadline = ContinuousClock.now + limit
+        var line: [UInt8] = []
+        while true {
+            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let left = deadline - ContinuousClock.now
+            guard left > .zero, poll(&ready, 1, Int32(left.components.seconds * 1000 + 1)) > 0 else {
+                throw NoAnswer(limit: limit)
+            }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { return String(decoding: line, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
+
     func testLogStyleBytesWithoutLeadingZeros() throws {
         // PowerTap P1 as SmartSpin2k printed it (%x): "20 0 b 0 a 6e d7 fc".
         let run = try cyclelog(["decode", "2a63", "--json", "20 0 b 0 a 6e d7 fc"])

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""`cyclelog decode` as a user runs it (`make bench`): 1 000 000 real Cycling Power Measurement payloads (the
+conformant ones of Fixtures/captures, over and over) as hex lines, decoded by the release binary as a whole
+process — JSON and the readable table — and, in the same run, by pycycling 0.4.1 in a Python loop printing
+json.dumps of each measurement. Best and median of N runs, and each one's peak memory."""
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
+BENCH = os.path.join(ROOT, ".build", "bench")
+LINES = 1_000_000
+RUNS = 5
+
+
+def payloads():
+    found = []
+    with open(os.path.join(ROOT, "Fixtures", "captures", "cycling-power-measurement.tsv")) as f:
+        for line in f.readlines()[1:]:
+            columns = line.rstrip("\n").split("\t")
+            if len(columns) > 6 and columns[2] == "2a63" and columns[6] == "conformant":
+                found.append(columns[5])
+    return found
+
+
+def measure(command, source):
+    """Best and median seconds over RUNS runs, and the largest peak resident memory (MB) of one run."""
+    times, peak = [], 0.0
+    for _ in range(RUNS):
+        with open(source, "rb") as stdin:
+            start = time.perf_counter()
+            process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL)
+            _, _, usage = os.wait4(process.pid, 0)  # this child's own peak, not the largest so far
+            times.append(time.perf_counter() - start)
+            process.returncode = 0
+        peak = max(peak, usage.ru_maxrss / 1024)
+    times.sort()
+    return times[0], times[len(times) // 2], peak
+
+
+def main():
+    os.makedirs(BENCH, exist_ok=True)
+    source = os.path.join(BENCH, "cp-lines.txt")
+    corpus = payloads()
+    with open(source, "w") as f:
+        for index in range(LINES):
+            f.write(corpus[index % len(corpus)] + "\n")
+    rows = [
+        ("cyclelog decode 2a63 --json", [CYCLELOG, "decode", "2a63", "--json"]),
+        ("cyclelog decode 2a63 (table)", [CYCLELOG, "decode", "2a63"]),
+        ("pycycling 0.4.1 + json.dumps", [sys.executable, os.path.join(ROOT, "Benchmarks", "peers",
+                                                                      "pycycling_decode_lines.py")]),
+    ]
+    print("\n`decode` of %d Cycling Power payloads (%d distinct, real) from a file, whole process; best / median,"
+          " peak memory" % (LINES, len(corpus)))
+    results = {}
+    for label, command in rows:
+        results[label] = measure(command, source)
+        fastest, median, peak = results[label]
+        print("  %-32s %7.3f s / %7.3f s  %6.1f MB" % (label, fastest, median, peak))
+    ours, peer = results[rows[0][0]][1], results[rows[2][0]][1]
+    print("  cyclelog --json is %.1f× pycycling (medians)" % (peer / ours))
+
+
+if __name__ == "__main__":
+    main()
