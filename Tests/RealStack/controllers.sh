@@ -1,6 +1,7 @@
 # Sourced by the guest scripts: btvirt's two LE controllers on one emulated air (hci0 for cyclelog, hci1 for an
 # emulated sensor), with the kernel's Bluetooth and hci_vhci loaded.
 #   start_controllers LOGDIR    (returns non-zero when there are not two working controllers)
+#   wait_for_adapters           (once bluetoothd runs: returns non-zero when it does not show both within 20 s)
 
 controllers() { btmgmt info 2>/dev/null | grep -c 'Primary controller'; }
 
@@ -24,4 +25,12 @@ start_controllers() {
     done
     btmgmt info | grep -E '^hci|addr'
     [ "$(controllers)" = 2 ] || { echo "btvirt did not give two controllers"; return 1; }
+}
+
+wait_for_adapters() {
+    for attempt in $(seq 100); do
+        busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 && return 0
+        sleep 0.2
+    done
+    return 1
 }

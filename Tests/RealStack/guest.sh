@@ -27,11 +27,7 @@ step "two virtual controllers"
 # channels that a capture reader does not see as ATT.
 printf '[GATT]\nChannels = 1\n' > "$OUT/main.conf"
 /usr/libexec/bluetooth/bluetoothd -n -d -f "$OUT/main.conf" > "$OUT/bluetoothd.log" 2>&1 &
-for attempt in $(seq 100); do
-    busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 && break
-    sleep 0.2
-done
-busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 || fail "bluetoothd did not show the adapters"
+wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) on the bus"
 
 "$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --streams "$OUT/streams.json" --out "$OUT" \

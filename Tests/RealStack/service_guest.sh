@@ -48,11 +48,7 @@ step "two virtual controllers"
 printf '[GATT]\nChannels = 1\n' > /etc/bluetooth/main.conf
 mkdir -p /var/lib/bluetooth
 systemctl start dbus.service bluetooth.service || fail "the system bus or bluetoothd did not start"
-for attempt in $(seq 100); do
-    busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 && break
-    sleep 0.2
-done
-busctl --system tree org.bluez 2>/dev/null | grep -q /org/bluez/hci1 || fail "bluetoothd did not show the adapters"
+wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "dbus.service and bluetooth.service running"
 
 (cd "$ROOT" && BINARY=$CYCLELOG scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
