@@ -545,6 +545,10 @@ public actor LiveRecorder {
             watchForPedalling(event)
             return
         }
+        // After its end a ride takes no more events: what arrives while it is being saved belongs to no ride, and
+        // its stored journal and its digests must hold the same events (a notification digested during the last
+        // write, but never written, gave a contentDigest that `show --journal | sha256sum` did not).
+        if let state = ride?.session.state, state == .ended || state == .cancelled { return }
         guard let problems = ride?.add(event), let problem = problems.last else { return }
         // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
         let problemCount = ride?.problemCount ?? 0
