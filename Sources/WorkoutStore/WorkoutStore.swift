@@ -55,6 +55,9 @@ public final class WorkoutStore: Sendable {
                 // cannot do for a WAL database whose -shm it would have to create.
                 var persist: CInt = 1
                 sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
+                // Kept, but emptied: a WAL is truncated to this size whenever it is reset, so a long replay leaves
+                // no megabytes of spent log beside the database.
+                try db.execute(sql: "PRAGMA journal_size_limit = 0")
             }
             queue = try DatabaseQueue(path: path, configuration: configuration)
             try Self.checkOwnership(queue, path: path, reading: false)
