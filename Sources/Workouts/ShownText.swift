@@ -16,7 +16,7 @@ public enum ShownText {
         func kept(_ scalar: Unicode.Scalar) -> Bool {
             keepingLayout && (scalar == "\n" || scalar == "\t" || scalar == "\u{7F}")
         }
-        guard text.unicodeScalars.contains(where: { escape($0) != nil && !kept($0) }) else { return text }
+        guard needsEscapes(text.utf8, keepingLayout: keepingLayout) else { return text }
         var output = ""
         for scalar in text.unicodeScalars {
             if kept(scalar) {
@@ -28,6 +28,22 @@ public enum ShownText {
             }
         }
         return output
+    }
+
+    /// Whether `visible` would change the UTF-8 text `utf8`: whether it holds a control character (C0, DEL, or
+    /// C1, which UTF-8 writes as 0xC2 then 0x80 to 0x9F), newlines, tabs and DEL aside with `keepingLayout`. Read
+    /// as bytes, so that a caller holding UTF-8 (`decode`'s output, a million lines) need not make strings first.
+    @inlinable
+    public static func needsEscapes(_ utf8: some Sequence<UInt8>, keepingLayout: Bool = false) -> Bool {
+        var afterC2 = false
+        for byte in utf8 {
+            if afterC2 && (0x80...0x9F).contains(byte) { return true }
+            afterC2 = byte == 0xC2
+            guard byte < 0x20 || byte == 0x7F else { continue }
+            let kept = byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == 0x7F
+            if !(keepingLayout && kept) { return true }
+        }
+        return false
     }
 
     /// At most `limit` characters of a line, with how much was cut: a 10 MB bad line is not echoed whole.

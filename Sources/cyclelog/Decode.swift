@@ -76,7 +76,7 @@ struct Decode: ParsableCommand {
                 }
                 // Control characters an input line brought in (in an error's reason, in the table's echo) are
                 // shown escaped, as `print` shows them.
-                if output.withUTF8({ hasControlCharacters($0[lineStart...]) }) {
+                if output.withUTF8({ ShownText.needsEscapes($0[lineStart...], keepingLayout: true) }) {
                     let start = output.utf8.index(output.utf8.startIndex, offsetBy: lineStart)
                     let shown = ShownText.visible(String(output[start...]), keepingLayout: true)
                     output.removeSubrange(start...)
@@ -88,19 +88,6 @@ struct Decode: ParsableCommand {
             output.removeAll(keepingCapacity: true)
         }
         return anyFailed
-    }
-
-    /// Whether `utf8` holds a character `ShownText.visible` escapes: C0 controls other than newline and tab
-    /// (which the table's layout uses), and C1 controls (0xC2 0x80 to 0xC2 0x9F).
-    static func hasControlCharacters(_ utf8: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        var index = utf8.startIndex
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte < 0x20 && byte != UInt8(ascii: "\n") && byte != UInt8(ascii: "\t") { return true }
-            if byte == 0xC2, index + 1 < utf8.endIndex, (0x80...0x9F).contains(utf8[index + 1]) { return true }
-            index += 1
-        }
-        return false
     }
 
     /// A line of standard input without the whitespace around it; nil for a blank line or a comment.

@@ -31,12 +31,6 @@ enum JSONLine {
         }
     }
 
-    static func value(_ value: DecodedField.Value) -> String {
-        var text = ""
-        write(value, into: &text)
-        return text
-    }
-
     private static func write(_ value: DecodedField.Value, into output: inout String) {
         switch value {
         case .unsigned(let raw): output += String(raw)
