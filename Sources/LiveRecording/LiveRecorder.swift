@@ -491,16 +491,17 @@ public actor LiveRecorder {
         guard outcome == nil else { return }
         switch event {
         case .notification(let characteristic, let value):
-            guard let wanted = roster.wanted(atDevicePath: characteristic.devicePath),
-                let address = roster[wanted]?.journalAddress, let uuid = characteristic.shortUUID
+            guard let sensor = roster.sensor(atDevicePath: characteristic.devicePath),
+                let uuid = characteristic.shortUUID
             else { return }
-            apply(.notification, to: wanted)
+            apply(.notification, to: sensor.wanted)
             arrivals.append(ContinuousClock.now)
             record(
                 RideEvent(
-                    timeMicroseconds: now(), .notification(sensor: address, characteristic: uuid, value: value)))
+                    timeMicroseconds: now(),
+                    .notification(sensor: sensor.journalAddress, characteristic: uuid, value: value)))
         case .deviceChanged(let device):
-            guard let wanted = roster.wanted(atDevicePath: device.path) else { return }
+            guard let wanted = roster.sensor(atDevicePath: device.path)?.wanted else { return }
             roster.update(wanted) { $0.batteryPercent = device.batteryPercent ?? $0.batteryPercent }
             if !device.connected { apply(.linkLost, to: wanted) }
         case .deviceRemoved(let path):
@@ -545,10 +546,6 @@ public actor LiveRecorder {
             watchForPedalling(event)
             return
         }
-        // After its end a ride takes no more events: what arrives while it is being saved belongs to no ride, and
-        // its stored journal and its digests must hold the same events (a notification digested during the last
-        // write, but never written, gave a contentDigest that `show --journal | sha256sum` did not).
-        if let state = ride?.session.state, state == .ended || state == .cancelled { return }
         guard let problems = ride?.add(event), let problem = problems.last else { return }
         // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
         let problemCount = ride?.problemCount ?? 0

@@ -32,8 +32,12 @@ struct LiveRide {
 
     var session: Session { pipeline.session }
 
-    /// One event, into the journal and the builder; the problems it raised.
+    /// One event, into the journal and the builder; the problems it raised. After its end the ride takes none:
+    /// what arrives while it is being saved belongs to no ride, and its stored journal and its digests must hold
+    /// the same events (a notification digested during the last write, but never written, gave a contentDigest
+    /// that `show --journal | sha256sum` did not).
     mutating func add(_ event: RideEvent) -> ArraySlice<BuildProblem> {
+        guard session.state != .ended && session.state != .cancelled else { return [] }
         let problems = pipeline.add(event)
         problemCount += problems.count
         return problems

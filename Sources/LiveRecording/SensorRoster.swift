@@ -33,7 +33,8 @@ struct SensorRoster {
 
     init(wanted: [String], policy: ReconnectPolicy) {
         self.policy = policy
-        sensors = wanted.map { Sensor(wanted: $0, policy: policy) }
+        sensors = []
+        want(wanted)
     }
 
     var isEmpty: Bool { sensors.isEmpty }
@@ -79,8 +80,8 @@ struct SensorRoster {
     }
 
     /// The sensor BlueZ has at `devicePath`.
-    func wanted(atDevicePath devicePath: String) -> String? {
-        sensors.first { $0.devicePath == devicePath }?.wanted
+    func sensor(atDevicePath devicePath: String) -> Sensor? {
+        sensors.first { $0.devicePath == devicePath }
     }
 
     /// BlueZ no longer has the device at `devicePath` (nil: bluetoothd left, so none of them); returns the

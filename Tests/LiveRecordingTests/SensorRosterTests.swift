@@ -53,7 +53,7 @@ final class SensorRosterTests: XCTestCase {
         XCTAssertEqual(found.map(\.wanted), ["Power", "Speed"])
         XCTAssertEqual(roster["Power"]?.devicePath, "/org/bluez/hci1/dev_A")
         XCTAssertEqual(roster["Power"]?.batteryPercent, 50, "what was known of the sensor is kept")
-        XCTAssertEqual(roster.wanted(atDevicePath: "/org/bluez/hci1/dev_B"), "Speed")
+        XCTAssertEqual(roster.sensor(atDevicePath: "/org/bluez/hci1/dev_B")?.wanted, "Speed")
     }
 
     func testARemovedDeviceForgetsOnlyItsSensorAndALostSensorIsNotWrittenTo() {
