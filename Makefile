@@ -71,6 +71,7 @@ bench:
 	$(SWIFT) build $(RELEASE) --product cyclelog
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
+	python3 Benchmarks/startup_bench.py
 	python3 Benchmarks/decode_bench.py
 	python3 Benchmarks/replay_bench.py
 	python3 Benchmarks/fit_bench.py

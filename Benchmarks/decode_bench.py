@@ -61,7 +61,18 @@ def main():
         fastest, median, peak = results[label]
         print("  %-32s %7.3f s / %7.3f s  %6.1f MB" % (label, fastest, median, peak))
     ours, peer = results[rows[0][0]][1], results[rows[2][0]][1]
-    print("  cyclelog --json is %.1f× pycycling (medians)" % (peer / ours))
+    table = results[rows[1][0]][1]
+    print("  cyclelog --json is %.1f× pycycling (medians); the table takes %.2f× the JSON's time" % (peer / ours,
+                                                                                                  table / ours))
+    # Streaming: ten times the lines through a pipe must not take more memory than one time from the file.
+    feeder = subprocess.Popen(["cat"] + [source] * 10, stdout=subprocess.PIPE)
+    process = subprocess.Popen([CYCLELOG, "decode", "2a63", "--json"], stdin=feeder.stdout, stdout=subprocess.DEVNULL)
+    feeder.stdout.close()
+    _, _, usage = os.wait4(process.pid, 0)
+    process.returncode = 0
+    feeder.wait()
+    print("  %d lines through a pipe: peak %.1f MB (%d lines from the file: %.1f MB)" % (
+        LINES * 10, usage.ru_maxrss / 1024, LINES, results[rows[0][0]][2]))
 
 
 if __name__ == "__main__":

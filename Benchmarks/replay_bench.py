@@ -20,14 +20,20 @@ RUNS = 5
 
 
 def best(command, runs=RUNS, prepare=None):
-    times = []
+    """Best and median seconds, and the largest peak resident memory (MB) of one run."""
+    times, peak = [], 0.0
     for _ in range(runs):
         if prepare:
             prepare()
         start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)  # this child's own peak
         times.append(time.perf_counter() - start)
-    return min(times), sorted(times)[len(times) // 2]
+        process.returncode = 0
+        if status != 0:
+            sys.exit("%s failed (status %d)" % (command[0], status))
+        peak = max(peak, usage.ru_maxrss / 1024)
+    return min(times), sorted(times)[len(times) // 2], peak
 
 
 def main():
@@ -50,11 +56,12 @@ def main():
     if shutil.which("tshark"):
         rows.append(("tshark -r (ATT handle + value fields)",
                      best(["tshark", "-r", CAPTURE, "-T", "fields", "-e", "btatt.handle", "-e", "btatt.value"], runs=3)))
-    print("\nReplay of a 4-hour, three-sensor ride (%.1f MB btsnoop, whole process; best / median)" % (os.path.getsize(CAPTURE) / 1e6))
-    for label, (fastest, median) in rows:
-        print("  %-42s %6.3f s / %6.3f s" % (label, fastest, median))
+    print("\nReplay of a 4-hour, three-sensor ride (%.1f MB btsnoop, whole process; best / median, peak memory)"
+          % (os.path.getsize(CAPTURE) / 1e6))
+    for label, (fastest, median, peak) in rows:
+        print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % (label, fastest, median, peak))
     if len(rows) == 2:
-        print("  cyclelog is %.1f× faster than tshark" % (rows[1][1][0] / rows[0][1][0]))
+        print("  cyclelog is %.1f× faster than tshark (medians)" % (rows[1][1][1] / rows[0][1][1]))
     per_hour = size / 4
     print("\nStorage per ride-hour (raw journal, 1 Hz samples, summary, laps, events)")
     print("  cyclelog database   %8.1f kB/h" % (per_hour / 1000))

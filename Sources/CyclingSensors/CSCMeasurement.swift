@@ -66,9 +66,11 @@ public struct CSCMeasurement: EncodableCharacteristicValue {
     }
 
     public var fields: [DecodedField] {
-        var fields: [DecodedField] = [.flags(flags.rawValue, names: Flags.names)]
-        if let wheelRevolutionData { fields += wheelRevolutionData.fields(ticksPerSecond: Self.wheelTicksPerSecond) }
-        if let crankRevolutionData { fields += crankRevolutionData.fields }
+        var fields: [DecodedField] = []
+        fields.reserveCapacity(6)
+        fields.append(.flags(flags.rawValue, names: Flags.names))
+        wheelRevolutionData?.appendFields(to: &fields, ticksPerSecond: Self.wheelTicksPerSecond)
+        crankRevolutionData?.appendFields(to: &fields)
         if trailingByteCount > 0 { fields.append(.unsigned("trailingBytes", trailingByteCount)) }
         return fields
     }

@@ -208,10 +208,10 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
     }
 
     public var fields: [DecodedField] {
-        var fields: [DecodedField] = [
-            .flags(flags.rawValue, names: Flags.names),
-            .signed("instantaneousPower", instantaneousPower, unit: "W"),
-        ]
+        var fields: [DecodedField] = []
+        fields.reserveCapacity(18)
+        fields.append(.flags(flags.rawValue, names: Flags.names))
+        fields.append(.signed("instantaneousPower", instantaneousPower, unit: "W"))
         if let pedalPowerBalance {
             let reference = flags.contains(.pedalPowerBalanceReferenceLeft) ? "left pedal" : "reference unknown"
             fields.append(
@@ -222,8 +222,8 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
             fields.append(
                 .unsigned("accumulatedTorque", accumulatedTorque, resolution: 1 / 32, unit: "N·m", meaning: source))
         }
-        if let wheelRevolutionData { fields += wheelRevolutionData.fields(ticksPerSecond: Self.wheelTicksPerSecond) }
-        if let crankRevolutionData { fields += crankRevolutionData.fields }
+        wheelRevolutionData?.appendFields(to: &fields, ticksPerSecond: Self.wheelTicksPerSecond)
+        crankRevolutionData?.appendFields(to: &fields)
         if let extremeForceMagnitudes {
             fields.append(.signed("maximumForceMagnitude", extremeForceMagnitudes.maximum, unit: "N"))
             fields.append(.signed("minimumForceMagnitude", extremeForceMagnitudes.minimum, unit: "N"))

@@ -66,7 +66,7 @@ public struct CyclingPowerVector: CharacteristicValue {
                 "instantaneousMeasurementDirection", measurementDirection,
                 meaning: Self.directionNames[Int(measurementDirection)]),
         ]
-        if let crankRevolutionData { fields += crankRevolutionData.fields }
+        crankRevolutionData?.appendFields(to: &fields)
         if let firstCrankMeasurementAngle {
             fields.append(.unsigned("firstCrankMeasurementAngle", firstCrankMeasurementAngle, unit: "°"))
         }

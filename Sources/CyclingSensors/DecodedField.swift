@@ -17,14 +17,62 @@ public struct DecodedField: Equatable, Sendable {
     /// Unit after scaling ("W", "rpm", "s", "%", "N·m", "°", …); empty when unitless.
     public let unit: String
     /// A word for enumerated values and flags ("Left Crank", "crank-based"), when there is one.
-    public let meaning: String?
+    public var meaning: String? {
+        guard case .setBits = description else {
+            if case .word(let word) = description { return word }
+            return nil
+        }
+        var parts: [String] = []
+        forEachMeaningPart { parts.append($0) }
+        return parts.joined(separator: ", ")
+    }
+
+    /// The parts `meaning` joins with ", ": its word, or a bit field's set bits' names ("none" when none is set).
+    /// For a writer that copies them out without building the joined text.
+    public func forEachMeaningPart(_ body: (String) -> Void) {
+        switch description {
+        case .word(let word):
+            if let word { body(word) }
+        case .setBits(let names):
+            guard case .unsigned(let raw) = value else { return }
+            var any = false
+            for (bit, name) in names where raw >> bit & 1 == 1 {
+                body(name)
+                any = true
+            }
+            if !any { body("none") }
+        }
+    }
+
+    /// Whether this is a bit field (flags, features), whose value reads best in hexadecimal.
+    public var isBitField: Bool {
+        if case .setBits = description { return true }
+        return false
+    }
+
+    /// What `meaning` is made from. A bit field keeps its table of names and joins the set ones only when asked:
+    /// `decode --json` never shows them, and building them cost more than decoding the value.
+    private enum Description: Sendable {
+        case word(String?)
+        case setBits(names: [(bit: Int, name: String)])
+    }
+    private let description: Description
 
     public init(_ key: String, _ value: Value, resolution: Double = 1, unit: String = "", meaning: String? = nil) {
+        self.init(key, value, resolution: resolution, unit: unit, description: .word(meaning))
+    }
+
+    private init(_ key: String, _ value: Value, resolution: Double, unit: String, description: Description) {
         self.key = key
         self.value = value
         self.resolution = resolution
         self.unit = unit
-        self.meaning = meaning
+        self.description = description
+    }
+
+    public static func == (lhs: DecodedField, rhs: DecodedField) -> Bool {
+        lhs.key == rhs.key && lhs.value == rhs.value && lhs.resolution == rhs.resolution && lhs.unit == rhs.unit
+            && lhs.meaning == rhs.meaning
     }
 
     static func unsigned<T: BinaryInteger>(
@@ -47,8 +95,7 @@ public struct DecodedField: Equatable, Sendable {
     /// A bit field, with the names of the set bits (or "none") as its meaning.
     static func flagsNamed<T: BinaryInteger>(_ key: String, _ raw: T, names: [(bit: Int, name: String)]) -> DecodedField
     {
-        let set = names.filter { raw >> $0.bit & 1 == 1 }.map(\.name)
-        return .unsigned(key, raw, meaning: set.isEmpty ? "none" : set.joined(separator: ", "))
+        DecodedField(key, .unsigned(UInt64(raw)), resolution: 1, unit: "", description: .setBits(names: names))
     }
 }
 

@@ -159,7 +159,9 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
     }
 
     public var fields: [DecodedField] {
-        var fields: [DecodedField] = [.flags(flags.rawValue, names: Flags.names)]
+        var fields: [DecodedField] = []
+        fields.reserveCapacity(16)
+        fields.append(.flags(flags.rawValue, names: Flags.names))
         if let instantaneousSpeed {
             fields.append(.unsigned("instantaneousSpeed", instantaneousSpeed, resolution: 0.01, unit: "km/h"))
         }

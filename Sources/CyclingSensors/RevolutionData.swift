@@ -54,20 +54,18 @@ extension ByteWriter {
     }
 }
 
+// Appended in place: `decode` builds a million field lists, and a list per pair of fields cost an allocation each.
 extension WheelRevolutionData {
-    func fields(ticksPerSecond: Double) -> [DecodedField] {
-        [
-            .unsigned("cumulativeWheelRevolutions", cumulativeWheelRevolutions, unit: "rev"),
-            .unsigned("lastWheelEventTime", lastWheelEventTime, resolution: 1 / ticksPerSecond, unit: "s"),
-        ]
+    func appendFields(to fields: inout [DecodedField], ticksPerSecond: Double) {
+        fields.append(.unsigned("cumulativeWheelRevolutions", cumulativeWheelRevolutions, unit: "rev"))
+        fields.append(.unsigned("lastWheelEventTime", lastWheelEventTime, resolution: 1 / ticksPerSecond, unit: "s"))
     }
 }
 
 extension CrankRevolutionData {
-    var fields: [DecodedField] {
-        [
-            .unsigned("cumulativeCrankRevolutions", cumulativeCrankRevolutions, unit: "rev"),
-            .unsigned("lastCrankEventTime", lastCrankEventTime, resolution: 1 / Self.ticksPerSecond, unit: "s"),
-        ]
+    func appendFields(to fields: inout [DecodedField]) {
+        fields.append(.unsigned("cumulativeCrankRevolutions", cumulativeCrankRevolutions, unit: "rev"))
+        fields.append(
+            .unsigned("lastCrankEventTime", lastCrankEventTime, resolution: 1 / Self.ticksPerSecond, unit: "s"))
     }
 }

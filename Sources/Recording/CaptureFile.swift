@@ -84,7 +84,20 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
                 .notARide, path: path,
                 "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
         }
-        return start + [UInt8](try handle.readToEnd() ?? Data())
+        // The rest straight into the bytes kept (a regular file's size is known; a pipe's bytes grow as they come),
+        // rather than into a Data and then a copy: a 4-hour capture is 4 MB.
+        var bytes = start
+        bytes.reserveCapacity(start.count + max(Int(status.st_size) - start.count, 0) + 1)
+        var piece = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = piece.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count > 0 {
+                bytes += piece[0..<count]
+            } else if errno != EINTR {
+                throw ReplayError(.unreadable, path: path, "cannot be read (\(String(cString: strerror(errno))))")
+            }
+        }
     } catch let error as ReplayError {
         throw error
     } catch {

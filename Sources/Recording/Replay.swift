@@ -71,7 +71,9 @@ public struct Replayer {
             // The ride's identity comes from the file's events; the options are settings at the head of the stored
             // journal, so a changed option gives a new content, and the ride's next version (README, "A ride's
             // identity").
-            let events = options.settings(at: first.timeMicroseconds) + capture.events
+            let settings = options.settings(at: first.timeMicroseconds)
+            // Without settings the capture's own events, not a copy of 100 000 of them.
+            let events = settings.isEmpty ? capture.events : settings + capture.events
             let computed = RideDigests(events)
             let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
             let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)

@@ -10,11 +10,15 @@ import Workouts
 public struct RideDigests: Sendable {
     private var content = SHA256()
     private var source = SHA256()
+    /// Lines not yet hashed, the same in both but for the settings: hashed 64 kB at a time rather than line by line.
+    private var pendingContent: [UInt8] = []
+    private var pendingSource: [UInt8] = []
+    private static let batchBytes = 65_536
 
     public init() {
-        let header = Array((Journal.header + "\n").utf8)
-        content.update(data: header)
-        source.update(data: header)
+        pendingContent += Journal.header.utf8
+        pendingContent.append(UInt8(ascii: "\n"))
+        pendingSource = pendingContent
     }
 
     public init(_ events: some Sequence<RideEvent>) {
@@ -23,16 +27,30 @@ public struct RideDigests: Sendable {
     }
 
     public mutating func add(_ event: RideEvent) {
-        let line = Array((Journal.line(event) + "\n").utf8)
-        content.update(data: line)
-        if case .setting = event.kind { return }
-        source.update(data: line)
+        let lineStart = pendingContent.count
+        Journal.write(event, into: &pendingContent)
+        pendingContent.append(UInt8(ascii: "\n"))
+        if case .setting = event.kind {} else { pendingSource += pendingContent[lineStart...] }
+        if pendingContent.count >= Self.batchBytes {
+            content.update(data: pendingContent)
+            pendingContent.removeAll(keepingCapacity: true)
+        }
+        if pendingSource.count >= Self.batchBytes {
+            source.update(data: pendingSource)
+            pendingSource.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Of every event, lowercase hex, 64 digits.
-    public var contentHex: String { RideIdentity.hex(content.finalize()) }
+    public var contentHex: String { Self.hex(content, pendingContent) }
     /// Of the events without settings (`wheel *`, `auto-pause`), lowercase hex, 64 digits.
-    public var sourceHex: String { RideIdentity.hex(source.finalize()) }
+    public var sourceHex: String { Self.hex(source, pendingSource) }
+
+    private static func hex(_ hash: SHA256, _ pending: [UInt8]) -> String {
+        var hash = hash
+        hash.update(data: pending)
+        return RideIdentity.hex(hash.finalize())
+    }
 }
 
 /// How a ride is named across databases and machines (README, "A ride's identity").

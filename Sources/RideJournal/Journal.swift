@@ -21,37 +21,63 @@ public enum Journal {
 
     /// One event as one line (without the newline).
     public static func line(_ event: RideEvent) -> String {
-        let time = UTCTime.format(microseconds: event.timeMicroseconds)
+        var line: [UInt8] = []
+        write(event, into: &line)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    /// One event's line (without the newline) appended as UTF-8. A ride's digests are made of a line per event,
+    /// 100 000 of them for four hours, so the common lines (notifications, reads) are written without a String.
+    public static func write(_ event: RideEvent, into output: inout [UInt8]) {
+        UTCTime.write(microseconds: event.timeMicroseconds, into: &output)
         switch event.kind {
         case .notification(let sensor, let characteristic, let value):
-            return "\(time) notify \(sensor) \(uuid(characteristic)) \(hex(value))"
+            output += " notify ".utf8
+            writeValue(sensor, characteristic, value, into: &output)
         case .read(let sensor, let characteristic, let value):
-            return "\(time) read \(sensor) \(uuid(characteristic)) \(hex(value))"
+            output += " read ".utf8
+            writeValue(sensor, characteristic, value, into: &output)
         case .connected(let sensor, let name):
-            return "\(time) connect \(sensor)" + (name.map { " " + escaped($0) } ?? "")
+            output += " connect \(sensor)".utf8
+            if let name { output += " \(escaped(name))".utf8 }
         case .disconnected(let sensor):
-            return "\(time) disconnect \(sensor)"
+            output += " disconnect \(sensor)".utf8
         case .wheelCircumference(let sensor, let millimetres):
-            return "\(time) wheel \(sensor) \(millimetres)"
+            output += " wheel \(sensor) \(millimetres)".utf8
         case .setting(.defaultWheelCircumference(let millimetres)):
-            return "\(time) wheel * \(millimetres)"
+            output += " wheel * \(millimetres)".utf8
         case .setting(.autoPause(let autoPause)):
-            return "\(time) auto-pause below=\(autoPause.belowSpeedMetersPerSecond) after=\(autoPause.afterSeconds)"
+            output += " auto-pause below=\(autoPause.belowSpeedMetersPerSecond) after=\(autoPause.afterSeconds)".utf8
         case .control(let control):
             switch control {
             case .start(let plan):
-                var words = ["\(time) start"]
+                var words = [" start"]
                 if let goal = plan.goal { words.append("goal=\(goal)") }
                 if let location = plan.location { words.append(location.rawValue) }
                 if let sync = plan.syncIdentifier { words.append("sync=\(sync)") }
                 if let test = plan.fitnessTest { words.append("test=\(test.rawValue)") }
                 if let name = plan.name { words.append("name=" + escaped(name)) }
-                return words.joined(separator: " ")
+                output += words.joined(separator: " ").utf8
             case .marker(let text):
-                return "\(time) marker \(escaped(text))"
+                output += " marker \(escaped(text))".utf8
             default:
-                return "\(time) \(control.name)"
+                output += " \(control.name)".utf8
             }
+        }
+    }
+
+    /// `SENSOR UUID HEX` of a notification or a read.
+    private static func writeValue(
+        _ sensor: String, _ characteristic: UInt16, _ value: [UInt8], into output: inout [UInt8]
+    ) {
+        let digits: StaticString = "0123456789abcdef"
+        output += sensor.utf8
+        output.append(UInt8(ascii: " "))
+        for shift in [12, 8, 4, 0] { output.append(digits.utf8Start[Int(characteristic >> shift & 0xF)]) }
+        output.append(UInt8(ascii: " "))
+        for byte in value {
+            output.append(digits.utf8Start[Int(byte >> 4)])
+            output.append(digits.utf8Start[Int(byte & 0x0F)])
         }
     }
 
@@ -241,22 +267,6 @@ public enum Journal {
             }
         }
         return (plan, problem)
-    }
-
-    static func uuid(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var output = [UInt8]()
-        output.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Hex digits, spaces between bytes allowed.

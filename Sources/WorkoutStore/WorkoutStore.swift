@@ -30,6 +30,9 @@ public final class WorkoutStore: Sendable {
         do {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
+            // Another cyclelog (a live ride, a replay) may hold the write lock for a moment; a reader waits for it
+            // too, since a database being created is not yet in WAL mode, where readers never wait.
+            configuration.busyMode = .timeout(5)
             if access == .read {
                 var file: DatabaseQueue?
                 if FileManager.default.fileExists(atPath: path) {
@@ -47,8 +50,6 @@ public final class WorkoutStore: Sendable {
                 }
                 return
             }
-            // Another cyclelog (a live ride, a replay) may hold the write lock for a moment.
-            configuration.busyMode = .timeout(5)
             configuration.prepareDatabase { db in
                 // The WAL's -wal and -shm files stay when the last writer closes: a rider who may only read the
                 // database (the service's rides, through its group) can then open it read-only, which SQLite

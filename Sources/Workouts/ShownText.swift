@@ -35,15 +35,20 @@ public enum ShownText {
     /// as bytes, so that a caller holding UTF-8 (`decode`'s output, a million lines) need not make strings first.
     @inlinable
     public static func needsEscapes(_ utf8: some Sequence<UInt8>, keepingLayout: Bool = false) -> Bool {
-        var afterC2 = false
+        // Without a branch per byte (a flag or-ed over all of them), so that the compiler vectorises it: `decode`
+        // checks hundreds of megabytes.
+        let keeps: UInt8 = keepingLayout ? 1 : 0
+        var found: UInt8 = 0
+        var previous: UInt8 = 0
         for byte in utf8 {
-            if afterC2 && (0x80...0x9F).contains(byte) { return true }
-            afterC2 = byte == 0xC2
-            guard byte < 0x20 || byte == 0x7F else { continue }
-            let kept = byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == 0x7F
-            if !(keepingLayout && kept) { return true }
+            let c0: UInt8 = byte < 0x20 ? 1 : 0
+            let layout: UInt8 = ((byte == UInt8(ascii: "\n") ? 1 : 0) | (byte == UInt8(ascii: "\t") ? 1 : 0)) & keeps
+            let delete: UInt8 = byte == 0x7F ? 1 : 0
+            let c1: UInt8 = (previous == 0xC2 ? 1 : 0) & (byte &- 0x80 < 0x20 ? 1 : 0)
+            found |= (c0 & ~layout) | (delete & ~keeps) | c1
+            previous = byte
         }
-        return false
+        return found != 0
     }
 
     /// At most `limit` characters of a line, with how much was cut: a 10 MB bad line is not echoed whole.

@@ -3,21 +3,58 @@
 public enum UTCTime {
     /// `2024-05-01T08:00:00.510000Z` (always six fraction digits, so journal lines align and round-trip).
     public static func format(microseconds: Int64) -> String {
+        var text: [UInt8] = []
+        write(microseconds: microseconds, into: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// `format(microseconds:)` appended as UTF-8: the journal's digest formats one per event, without a String.
+    public static func write(microseconds: Int64, into output: inout [UInt8]) {
         let (seconds, micros) = floorDivide(microseconds, 1_000_000)
-        return format(seconds: seconds) + "." + padded(micros, 6) + "Z"
+        write(seconds: seconds, into: &output)
+        output.append(UInt8(ascii: "."))
+        appendPadded(micros, 6, to: &output)
+        output.append(UInt8(ascii: "Z"))
     }
 
     /// `2024-05-01T08:00:00Z` for the JSON contract (whole seconds, rounded down).
     public static func formatSeconds(microseconds: Int64) -> String {
-        format(seconds: floorDivide(microseconds, 1_000_000).quotient) + "Z"
+        var text: [UInt8] = []
+        write(seconds: floorDivide(microseconds, 1_000_000).quotient, into: &text)
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
-    private static func format(seconds: Int64) -> String {
+    private static func write(seconds: Int64, into output: inout [UInt8]) {
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
-        return padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T"
-            + padded(secondOfDay / 3600, 2) + ":" + padded(secondOfDay / 60 % 60, 2) + ":"
-            + padded(secondOfDay % 60, 2)
+        appendPadded(year, 4, to: &output)
+        output.append(UInt8(ascii: "-"))
+        appendPadded(month, 2, to: &output)
+        output.append(UInt8(ascii: "-"))
+        appendPadded(day, 2, to: &output)
+        output.append(UInt8(ascii: "T"))
+        appendPadded(secondOfDay / 3600, 2, to: &output)
+        output.append(UInt8(ascii: ":"))
+        appendPadded(secondOfDay / 60 % 60, 2, to: &output)
+        output.append(UInt8(ascii: ":"))
+        appendPadded(secondOfDay % 60, 2, to: &output)
+    }
+
+    /// `value` in at least `width` digits (leading zeros), as `padded` writes it.
+    private static func appendPadded(_ value: Int64, _ width: Int, to output: inout [UInt8]) {
+        var limit: Int64 = 1
+        for _ in 0..<width { limit *= 10 }
+        guard value >= 0, value < limit else {
+            // A year before 0 or after 9999, from a damaged clock: rare, and written as `padded` spells it.
+            output += padded(value, width).utf8
+            return
+        }
+        var divisor = limit / 10
+        while divisor > 0 {
+            output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
     }
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`; nil when it is anything else.

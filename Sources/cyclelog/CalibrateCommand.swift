@@ -10,6 +10,7 @@ import Workouts
 /// `cyclelog calibrate SENSOR`: zero offset through the power meter's control point, and its crank length.
 struct Calibrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "calibrate",
         abstract: "Zeroes a power meter (offset compensation) and sets or reads its crank length.",
         discussion: """
             Unclip and keep the cranks still first (most meters want the measuring crank arm straight down).

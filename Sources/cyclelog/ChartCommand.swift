@@ -6,6 +6,7 @@ import Workouts
 
 struct Chart: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "chart",
         abstract: "Draws a ride (power, cadence, speed, heart rate) or the power curve of a window of rides as SVG.",
         discussion: """
             cyclelog chart last -o ride.svg

@@ -9,6 +9,8 @@ struct Cyclelog: AsyncParsableCommand {
         abstract:
             "Collects and decodes Bluetooth LE cycling sensor data (power, speed, cadence, heart rate, trainers).",
         version: "0.1.0",
+        // Every command sets its `commandName`: otherwise ArgumentParser derives each from its type's name with
+        // `String(describing:)`, whose dynamic casts scan every protocol conformance in the binary, at each start.
         subcommands: [
             Decode.self, Replay.self, List.self, Show.self, Rebuild.self, Delete.self, FTP.self, Chart.self, Scan.self,
             Record.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Status.self, Recover.self,

@@ -9,6 +9,7 @@ import Workouts
 /// `cyclelog decode <characteristic> [HEX ...] [--json]` — the contract in DESIGN.md §3.
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "decode",
         abstract: "Decode characteristic values given as hex, one per argument or one per standard-input line.",
         discussion: """
             CHARACTERISTIC is a 16-bit UUID (2a63, 0x2A63), the 128-bit UUID, or a name \
@@ -59,53 +60,57 @@ struct Decode: ParsableCommand {
     /// Returns whether any value failed to decode.
     static func decodeStandardInput(as characteristic: Characteristic, json: Bool) -> Bool {
         var anyFailed = false
-        var output = ""
-        output.reserveCapacity(1 << 17)
+        let output = OutputBuffer()
         var input = LineReader(descriptor: STDIN_FILENO)
         var more = true
         while more {
             more = input.read { line in
                 guard let text = inputLine(line) else { return }
-                let outcome = decode(text, as: characteristic)
+                let outcome = decode(HexInput.bytes(from: text), as: characteristic)
                 if case .failure = outcome { anyFailed = true }
-                let lineStart = output.utf8.count
                 if json {
-                    JSONLine.write(outcome, into: &output)
+                    JSONLine.write(outcome, into: output)
                 } else {
-                    FieldTable.write(input: text, characteristic, outcome, into: &output)
+                    FieldTable.write(input: text, characteristic, outcome, into: output)
                 }
-                // Control characters an input line brought in (in an error's reason, in the table's echo) are
-                // shown escaped, as `print` shows them.
-                if output.withUTF8({ ShownText.needsEscapes($0[lineStart...], keepingLayout: true) }) {
-                    let start = output.utf8.index(output.utf8.startIndex, offsetBy: lineStart)
-                    let shown = ShownText.visible(String(output[start...]), keepingLayout: true)
-                    output.removeSubrange(start...)
-                    output += shown
-                }
-                output += "\n"
+                output.append(UInt8(ascii: "\n"))
             }
-            StandardStream.output.write(output)
-            output.removeAll(keepingCapacity: true)
+            // Control characters an input line brought in (in an error's reason, in the table's echo, in a
+            // decoded string) are shown escaped, as `print` shows them. Escaping keeps newlines, so the answers
+            // to a whole read are checked, and escaped, at once.
+            if ShownText.needsEscapes(output.bytes, keepingLayout: true) {
+                StandardStream.output.write(ShownText.visible(output.text, keepingLayout: true))
+            } else {
+                StandardStream.output.write(output.bytes)
+            }
+            output.removeAll()
         }
         return anyFailed
     }
 
-    /// A line of standard input without the whitespace around it; nil for a blank line or a comment.
-    static func inputLine(_ bytes: ArraySlice<UInt8>) -> String? {
+    /// A line of standard input as valid UTF-8 without the whitespace around it; nil for a blank line or a
+    /// comment.
+    static func inputLine(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
         else { return nil }
         let trimmed = bytes[first...last]
         guard trimmed.first != UInt8(ascii: "#") else { return nil }
-        let text = String(decoding: trimmed, as: UTF8.self)
-        // Whitespace beyond ASCII (a no-break space from a web page) is trimmed as before.
-        guard trimmed.contains(where: { $0 >= 0x80 }) else { return text }
-        let unicodeTrimmed = text.trimmingWhitespace()
-        return unicodeTrimmed.isEmpty || unicodeTrimmed.hasPrefix("#") ? nil : unicodeTrimmed
+        guard trimmed.contains(where: { $0 >= 0x80 }) else { return trimmed }
+        // Beyond ASCII: bytes that are not UTF-8 are replaced (as any text is shown), and whitespace beyond
+        // ASCII (a no-break space from a web page) is trimmed too.
+        let unicodeTrimmed = String(decoding: trimmed, as: UTF8.self).trimmingWhitespace()
+        return unicodeTrimmed.isEmpty || unicodeTrimmed.hasPrefix("#") ? nil : Array(unicodeTrimmed.utf8)[...]
     }
 
     static func decode(_ input: String, as characteristic: Characteristic) -> Result<[DecodedField], MalformedPayload> {
-        switch HexInput.bytes(from: input) {
+        decode(HexInput.bytes(from: Array(input.utf8)[...]), as: characteristic)
+    }
+
+    private static func decode(
+        _ hex: Result<[UInt8], MalformedPayload>, as characteristic: Characteristic
+    ) -> Result<[DecodedField], MalformedPayload> {
+        switch hex {
         case .failure(let error): return .failure(error)
         case .success(let bytes):
             do throws(MalformedPayload) {
@@ -160,10 +165,10 @@ struct LineReader {
 enum HexInput {
     /// `2c008b00` (digit pairs) or `2C 00 8B 00`, `2c-00-8b-00`, `2c:00:8b:00` (each group one byte,
     /// one or two digits, as logs that print bytes with `%x` do). An optional `0x` prefix is allowed.
-    static func bytes(from input: String) -> Result<[UInt8], MalformedPayload> {
+    static func bytes(from input: ArraySlice<UInt8>) -> Result<[UInt8], MalformedPayload> {
         if let bytes = plainDigits(input) { return .success(bytes) }
         let separators: Set<Character> = [" ", "\t", "-", ":", ","]
-        var text = Substring(input.trimmingWhitespace())
+        var text = Substring(String(decoding: input, as: UTF8.self).trimmingWhitespace())
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text = text.dropFirst(2) }
         let groups: [Substring]
         if text.contains(where: separators.contains) {
@@ -197,7 +202,7 @@ enum HexInput {
 
     /// The common case read straight from the UTF-8: an even number of hex digits and nothing else (not even
     /// `0x`); nil for anything else, which the general reading above handles and explains.
-    private static func plainDigits(_ input: String) -> [UInt8]? {
+    private static func plainDigits(_ utf8: ArraySlice<UInt8>) -> [UInt8]? {
         func value(_ digit: UInt8) -> UInt8? {
             switch digit {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
@@ -206,7 +211,6 @@ enum HexInput {
             default: nil
             }
         }
-        let utf8 = input.utf8
         guard !utf8.isEmpty, utf8.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count / 2)

@@ -6,6 +6,7 @@ import Workouts
 
 struct Doctor: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "doctor",
         abstract: "Checks what recording needs: adapter, rfkill, bluetoothd, D-Bus access, sensors, database, service.",
         discussion: """
             Each finding comes with a fix in plain words. Exit status 0 when nothing stands in the way of \

@@ -43,6 +43,7 @@ struct ControlBusOptions: ParsableArguments {
 
 struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "scan",
         abstract: "Lists nearby cycling sensors (power, speed/cadence, heart rate, trainers) through BlueZ.")
 
     @Option(help: "Seconds to scan.")
@@ -95,6 +96,7 @@ struct Scan: AsyncParsableCommand {
 
 struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "record",
         abstract: "Records a ride from live sensors through BlueZ until it is ended (e, Ctrl-C, `cyclelog end`).",
         discussion: """
             Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor
@@ -290,37 +292,41 @@ extension RecorderMethodCommand {
 }
 
 struct Pause: RecorderMethodCommand {
-    static let configuration = CommandConfiguration(abstract: "Pauses the ride being recorded.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pauses the ride being recorded.")
     static let method = "Pause"
     @OptionGroup var control: ControlBusOptions
 }
 
 struct Resume: RecorderMethodCommand {
-    static let configuration = CommandConfiguration(abstract: "Resumes the paused ride.")
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resumes the paused ride.")
     static let method = "Resume"
     @OptionGroup var control: ControlBusOptions
 }
 
 struct Lap: RecorderMethodCommand {
-    static let configuration = CommandConfiguration(abstract: "Starts a new lap in the ride being recorded.")
+    static let configuration = CommandConfiguration(
+        commandName: "lap", abstract: "Starts a new lap in the ride being recorded.")
     static let method = "Lap"
     @OptionGroup var control: ControlBusOptions
 }
 
 struct End: RecorderMethodCommand {
-    static let configuration = CommandConfiguration(abstract: "Ends the ride being recorded and saves it.")
+    static let configuration = CommandConfiguration(
+        commandName: "end", abstract: "Ends the ride being recorded and saves it.")
     static let method = "End"
     @OptionGroup var control: ControlBusOptions
 }
 
 struct Cancel: RecorderMethodCommand {
-    static let configuration = CommandConfiguration(abstract: "Cancels the ride being recorded; nothing is saved.")
+    static let configuration = CommandConfiguration(
+        commandName: "cancel", abstract: "Cancels the ride being recorded; nothing is saved.")
     static let method = "Cancel"
     @OptionGroup var control: ControlBusOptions
 }
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Shows the ride being recorded (its D-Bus properties).")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Shows the ride being recorded (its D-Bus properties).")
     @OptionGroup var control: ControlBusOptions
     @Flag(help: "As one JSON object with the property names as keys.")
     var json = false
@@ -354,6 +360,7 @@ struct Status: AsyncParsableCommand {
 
 struct Recover: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "recover",
         abstract: "Saves rides that were cut short (crash, kill, power cut) from their stored journals.")
     @OptionGroup var database: DatabaseOptions
 

@@ -4,50 +4,48 @@ import Workouts
 /// `--json`: one object per value, raw wire integers, keys as in DESIGN.md §3; or an error object.
 enum JSONLine {
     static func render(_ outcome: Result<[DecodedField], MalformedPayload>) -> String {
-        var line = ""
-        write(outcome, into: &line)
-        return line
+        let line = OutputBuffer(capacity: 256)
+        write(outcome, into: line)
+        return line.text
     }
 
-    /// Appends the line (without its newline) to `output`: `decode` writes a million of them, so nothing is
-    /// built and joined on the way.
-    static func write(_ outcome: Result<[DecodedField], MalformedPayload>, into output: inout String) {
+    /// Appends the line (without its newline) to `output` as UTF-8: `decode` writes a million of them, so no
+    /// String is built on the way.
+    static func write(_ outcome: Result<[DecodedField], MalformedPayload>, into output: OutputBuffer) {
         switch outcome {
         case .success(let fields):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, field) in fields.enumerated() {
-                if index > 0 { output += ", " }
-                JSONValue.quote(field.key, into: &output)
-                output += ": "
-                write(field.value, into: &output)
+                if index > 0 { output.append(static: ", ") }
+                output.append(quoted: field.key)
+                output.append(static: ": ")
+                write(field.value, into: output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         case .failure(let error):
-            output += "{\"error\": {\"field\": "
-            JSONValue.quote(error.field, into: &output)
-            output += ", \"offset\": \(error.offset), \"reason\": "
-            JSONValue.quote(error.reason.description, into: &output)
-            output += "}}"
+            output.append(static: "{\"error\": {\"field\": ")
+            output.append(quoted: error.field)
+            output.append(static: ", \"offset\": ")
+            output.append(decimal: Int64(error.offset))
+            output.append(static: ", \"reason\": ")
+            output.append(quoted: error.reason.description)
+            output.append(static: "}}")
         }
     }
 
-    private static func write(_ value: DecodedField.Value, into output: inout String) {
+    private static func write(_ value: DecodedField.Value, into output: OutputBuffer) {
         switch value {
-        case .unsigned(let raw): output += String(raw)
-        case .signed(let raw): output += String(raw)
+        case .unsigned(let raw): output.append(decimal: raw)
+        case .signed(let raw): output.append(decimal: raw)
         case .list(let items):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { output += ", " }
-                output += String(item)
+                if index > 0 { output.append(static: ", ") }
+                output.append(decimal: item)
             }
-            output += "]"
-        case .text(let text): JSONValue.quote(text, into: &output)
+            output.append(UInt8(ascii: "]"))
+        case .text(let text): output.append(quoted: text)
         }
-    }
-
-    static func quoted(_ text: String) -> String {
-        JSONValue.string(text).rendered()
     }
 }
 
@@ -56,75 +54,225 @@ enum FieldTable {
     static func render(
         input: String, _ characteristic: Characteristic, _ outcome: Result<[DecodedField], MalformedPayload>
     ) -> String {
-        var table = ""
-        write(input: input, characteristic, outcome, into: &table)
-        return table
+        let table = OutputBuffer(capacity: 1024)
+        write(input: Array(input.utf8)[...], characteristic, outcome, into: table)
+        return table.text
     }
 
-    /// Appends the table (without a final newline) to `output`.
+    /// Appends the table (without a final newline) to `output`; `input` is the value as the user wrote it.
     static func write(
-        input: String, _ characteristic: Characteristic, _ outcome: Result<[DecodedField], MalformedPayload>,
-        into output: inout String
+        input: ArraySlice<UInt8>, _ characteristic: Characteristic,
+        _ outcome: Result<[DecodedField], MalformedPayload>, into output: OutputBuffer
     ) {
-        output += input
-        output += "  "
-        output += characteristic.name
-        output += " (0x"
-        output += String(characteristic.rawValue, radix: 16, uppercase: true)
-        output += ")"
+        output.append(input)
+        output.append(static: "  ")
+        output.append(text: characteristic.name)
+        output.append(static: " (0x")
+        output.append(text: String(characteristic.rawValue, radix: 16, uppercase: true))
+        output.append(UInt8(ascii: ")"))
         switch outcome {
         case .failure(let error):
-            output += "\n  error: \(error)"
+            output.append(text: "\n  error: \(error)")
         case .success(let fields):
             // Keys are ASCII: their UTF-8 length is their width.
             let width = fields.map(\.key.utf8.count).max() ?? 0
             for field in fields {
-                output += "\n  "
-                output += field.key
-                for _ in field.key.utf8.count..<width { output += " " }
-                output += "  "
-                output += shown(field)
-                if let meaning = field.meaning {
-                    output += "  ("
-                    output += meaning
-                    output += ")"
+                output.append(static: "\n  ")
+                output.append(text: field.key)
+                for _ in 0..<(width - field.key.utf8.count + 2) { output.append(UInt8(ascii: " ")) }
+                writeShown(field, into: output)
+                var parts = 0
+                field.forEachMeaningPart { part in
+                    output.append(static: parts == 0 ? "  (" : ", ")
+                    output.append(text: part)
+                    parts += 1
                 }
+                if parts > 0 { output.append(UInt8(ascii: ")")) }
             }
         }
     }
 
-    static func shown(_ field: DecodedField) -> String {
-        let unit = field.unit.isEmpty ? "" : (field.unit == "°" || field.unit == "%" ? field.unit : " " + field.unit)
+    /// The value in its unit, with the raw integer beside a scaled one.
+    private static func writeShown(_ field: DecodedField, into output: OutputBuffer) {
+        func writeUnit() {
+            guard !field.unit.isEmpty else { return }
+            if field.unit != "°" && field.unit != "%" { output.append(UInt8(ascii: " ")) }
+            output.append(text: field.unit)
+        }
+        func writeScaled(raw: Int64) {
+            if field.resolution == 1 {
+                output.append(decimal: raw)
+                writeUnit()
+            } else {
+                writeScale(Double(raw), field.resolution, into: output)
+                writeUnit()
+                output.append(static: " [raw ")
+                output.append(decimal: raw)
+                output.append(UInt8(ascii: "]"))
+            }
+        }
         switch field.value {
         case .text(let text):
-            return JSONLine.quoted(text)
+            output.append(quoted: text)
         case .list(let items):
-            let scaled = items.map { scale(Double($0), field.resolution) }
-            return "[" + scaled.joined(separator: ", ") + "]" + unit
-        case .unsigned(let raw):
-            if field.key == "flags" || field.key.hasSuffix("Features") || field.key == "features" {
-                return "0x" + String(raw, radix: 16, uppercase: true)
+            output.append(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { output.append(static: ", ") }
+                writeScale(Double(item), field.resolution, into: output)
             }
-            return scaledWithRaw(Double(raw), String(raw), field.resolution, unit)
+            output.append(UInt8(ascii: "]"))
+            writeUnit()
+        case .unsigned(let raw):
+            if field.isBitField {
+                output.append(static: "0x")
+                output.append(hexadecimal: raw)
+            } else if raw > UInt64(Int64.max) {
+                // No field is this wide; shown raw rather than wrapped.
+                output.append(decimal: raw)
+                writeUnit()
+            } else {
+                writeScaled(raw: Int64(raw))
+            }
         case .signed(let raw):
-            return scaledWithRaw(Double(raw), String(raw), field.resolution, unit)
+            writeScaled(raw: raw)
         }
-    }
-
-    static func scaledWithRaw(_ raw: Double, _ rawText: String, _ resolution: Double, _ unit: String) -> String {
-        resolution == 1 ? rawText + unit : scale(raw, resolution) + unit + " [raw \(rawText)]"
     }
 
     /// Up to six decimals, trailing zeros dropped (1/1024 s steps need that many).
-    static func scale(_ raw: Double, _ resolution: Double) -> String {
-        let value = raw * resolution
-        let micro = (value * 1_000_000).rounded()
-        let negative = micro < 0
-        let magnitude = Int64(abs(micro))
-        let whole = magnitude / 1_000_000
-        var fraction = String(magnitude % 1_000_000)
-        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return (negative ? "-" : "") + String(whole) + (fraction.isEmpty ? "" : "." + fraction)
+    private static func writeScale(_ raw: Double, _ resolution: Double, into output: OutputBuffer) {
+        let micro = (raw * resolution * 1_000_000).rounded()
+        if micro < 0 { output.append(UInt8(ascii: "-")) }
+        let magnitude = UInt64(abs(micro))
+        output.append(decimal: magnitude / 1_000_000)
+        var fraction = magnitude % 1_000_000
+        guard fraction != 0 else { return }
+        var places = 6
+        while fraction % 10 == 0 {
+            fraction /= 10
+            places -= 1
+        }
+        output.append(UInt8(ascii: "."))
+        // With its leading zeros: 0.000977.
+        output.append(decimal: fraction, width: places)
+    }
+}
+
+/// UTF-8 on its way to standard output. `decode` appends some 25 pieces to it per line, a million lines, so an
+/// append is a capacity check and a copy, without the checks and generic paths of an array's.
+final class OutputBuffer {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 1 << 17) {
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// What was appended since the last `removeAll`.
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: count) }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    func removeAll() { count = 0 }
+
+    /// Room for `more` bytes after the last.
+    @inline(__always)
+    private func reserve(_ more: Int) {
+        if count + more > capacity { grow(toHold: more) }
+    }
+
+    @inline(never)
+    private func grow(toHold more: Int) {
+        capacity = max(capacity * 2, count + more)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        grown.update(from: storage, count: count)
+        storage.deallocate()
+        storage = grown
+    }
+
+    func append(_ byte: UInt8) {
+        reserve(1)
+        storage[count] = byte
+        count += 1
+    }
+
+    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (storage + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    func append(_ bytes: ArraySlice<UInt8>) {
+        bytes.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// A constant's UTF-8.
+    func append(static text: StaticString) {
+        append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// `text`'s UTF-8.
+    func append(text: String) {
+        guard text.utf8.withContiguousStorageIfAvailable({ append($0) }) == nil else { return }
+        var copy = text
+        copy.withUTF8 { append($0) }
+    }
+
+    /// `text` as a JSON string. Most text (every key) has nothing to escape and goes in whole.
+    func append(quoted text: String) {
+        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+            else { return false }
+            reserve(utf8.count + 2)
+            append(UInt8(ascii: "\""))
+            append(utf8)
+            append(UInt8(ascii: "\""))
+            return true
+        }
+        guard plain != true else { return }
+        var quoted = ""
+        JSONValue.quote(text, into: &quoted)
+        append(text: quoted)
+    }
+
+    /// `value` in decimal digits, at least `width` of them (leading zeros).
+    func append(decimal value: UInt64, width: Int = 1) {
+        var digitCount = 1
+        var rest = value / 10
+        while rest > 0 {
+            digitCount += 1
+            rest /= 10
+        }
+        let written = max(digitCount, width)
+        reserve(written)
+        var remaining = value
+        var index = count + written
+        for _ in 0..<written {
+            index -= 1
+            storage[index] = UInt8(ascii: "0") + UInt8(remaining % 10)
+            remaining /= 10
+        }
+        count += written
+    }
+
+    /// `value` in upper-case hexadecimal digits, without leading zeros.
+    func append(hexadecimal value: UInt64) {
+        let digitCount = max(1, (64 - value.leadingZeroBitCount + 3) / 4)
+        reserve(digitCount)
+        for index in 0..<digitCount {
+            let nibble = UInt8(value >> (4 * UInt64(digitCount - 1 - index)) & 0xF)
+            storage[count + index] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
+        }
+        count += digitCount
+    }
+
+    /// `value` in decimal digits, with a minus sign when negative.
+    func append(decimal value: Int64) {
+        if value < 0 { append(UInt8(ascii: "-")) }
+        append(decimal: value.magnitude)
     }
 }

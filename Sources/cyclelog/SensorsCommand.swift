@@ -7,6 +7,7 @@ import Workouts
 /// latest calibration.
 struct Sensors: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "sensors",
         abstract: "Lists, adds, renames and forgets the remembered sensors; sets wheel size and crank length.",
         discussion: """
             `record` (and the service's `record --auto`) uses the remembered sensors when none are named. A sensor

@@ -16,11 +16,15 @@ enum StandardStream {
     }
 
     func write(_ all: [UInt8]) {
-        var bytes = all[...]
+        all.withUnsafeBufferPointer { write($0) }
+    }
+
+    func write(_ all: UnsafeBufferPointer<UInt8>) {
+        var bytes = UnsafeRawBufferPointer(all)
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            let written = Glibc.write(descriptor, bytes.baseAddress, bytes.count)
             if written > 0 {
-                bytes = bytes.dropFirst(written)
+                bytes = UnsafeRawBufferPointer(rebasing: bytes[written...])
             } else if written < 0 && errno == EINTR {
                 continue
             } else {

@@ -85,6 +85,7 @@ struct WorkoutReference: ParsableArguments {
 
 struct Replay: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "replay",
         abstract: "Replays captured rides (btsnoop or cyclelog journal) into the workout database.",
         discussion: """
             Each file becomes one workout, built by the same pipeline as a live ride. The format is detected from
@@ -173,7 +174,8 @@ struct Replay: ParsableCommand {
 }
 
 struct List: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Lists the stored workouts, newest first.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "Lists the stored workouts, newest first.")
 
     @OptionGroup var database: DatabaseOptions
 
@@ -216,7 +218,8 @@ struct List: ParsableCommand {
 }
 
 struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Shows one workout's summary, laps, events and dropouts.")
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "Shows one workout's summary, laps, events and dropouts.")
 
     @OptionGroup var reference: WorkoutReference
     @OptionGroup var database: DatabaseOptions
@@ -250,6 +253,7 @@ struct Show: ParsableCommand {
 
 struct Rebuild: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "rebuild",
         abstract: "Rebuilds a workout from its stored raw journal (after an update, or to recover an unfinished one).")
 
     @OptionGroup var reference: WorkoutReference
@@ -270,7 +274,8 @@ struct Rebuild: ParsableCommand {
 }
 
 struct Delete: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Deletes a workout and everything stored with it.")
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Deletes a workout and everything stored with it.")
 
     @OptionGroup var reference: WorkoutReference
     @OptionGroup var database: DatabaseOptions

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Start-up (`make bench`): the release `cyclelog --version` and `cyclelog list` on an empty database, whole process,
+best and median of N runs and the peak memory of one. Everything a short command costs before it does its work:
+loading the binary and its shared libraries, the runtime's set-up, ArgumentParser, opening SQLite."""
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
+RUNS = 30
+
+
+def measure(command):
+    times, peak = [], 0.0
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        _, _, usage = os.wait4(process.pid, 0)
+        times.append(time.perf_counter() - start)
+        process.returncode = 0
+        peak = max(peak, usage.ru_maxrss / 1024)
+    times.sort()
+    return times[0], times[len(times) // 2], peak
+
+
+def main():
+    folder = tempfile.mkdtemp(prefix="cyclelog-bench-")
+    database = os.path.join(folder, "empty.sqlite")
+    subprocess.run([CYCLELOG, "list", "--db", database], check=True, stdout=subprocess.DEVNULL)
+    print("\nStart-up, whole process (%d runs; best / median, peak memory; binary %.0f MB)"
+          % (RUNS, os.path.getsize(CYCLELOG) / 1e6))
+    for label, command in (("cyclelog --version", [CYCLELOG, "--version"]),
+                           ("cyclelog list (empty database)", [CYCLELOG, "list", "--db", database])):
+        fastest, median, peak = measure(command)
+        print("  %-32s %5.1f ms / %5.1f ms  %5.1f MB" % (label, fastest * 1000, median * 1000, peak))
+    shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()
