@@ -2,7 +2,7 @@
 """FIT export and import benchmark (`make bench`): the 4-hour, three-sensor ride of the replay benchmark, stored
 once, then `cyclelog export` of it to FIT and `cyclelog import` of that file into a fresh database, each as a whole
 release process, best and median of N; beside them fitdecode and Garmin's FIT SDK for Python reading the same file
-in the same run. Targets: export and import each under 100 ms."""
+in the same run. Targets: export ≤ 30 ms, import ≤ 40 ms (medians)."""
 import os
 import subprocess
 import sys
@@ -11,7 +11,6 @@ import tempfile
 from replay_bench import BENCH, CAPTURE, CYCLELOG, ROOT, best
 
 REAL_RIDE = os.path.join(ROOT, "Fixtures", "rides", "fit", "sweatpy_4078723797.fit")
-TARGET_SECONDS = 0.100
 
 
 def main():
@@ -30,8 +29,9 @@ def main():
                 os.remove(fresh + suffix)
 
     rows = [
-        ("cyclelog export → FIT", best([CYCLELOG, "export", "1", "--db", stored, "-o", exported])),
-        ("cyclelog import → fresh database", best([CYCLELOG, "import", "--db", fresh, exported], prepare=remove_fresh)),
+        ("cyclelog export → FIT", best([CYCLELOG, "export", "1", "--db", stored, "-o", exported]), 0.030),
+        ("cyclelog import → fresh database",
+         best([CYCLELOG, "import", "--db", fresh, exported], prepare=remove_fresh), 0.040),
     ]
     records = subprocess.run(
         [sys.executable, "-c", "import fitdecode,sys\n"
@@ -47,17 +47,16 @@ def main():
             [sys.executable, "-c", "from garmin_fit_sdk import Decoder, Stream\nimport sys\n"
              "Decoder(Stream.from_file(sys.argv[1])).read()", exported], runs=3)),
     ]
-    print("\nFIT export and import of a 4-hour ride (%s records, %.0f kB; whole process; best / median)"
+    print("\nFIT export and import of a 4-hour ride (%s records, %.0f kB; whole process; best / median, peak memory)"
           % (records, os.path.getsize(exported) / 1000))
-    for label, (fastest, median) in rows + peers:
-        print("  %-42s %6.3f s / %6.3f s" % (label, fastest, median))
-    for label, (fastest, _) in rows:
-        print("  %-42s %s (target < %d ms)" % (label, "met" if fastest < TARGET_SECONDS else "MISSED",
-                                                 TARGET_SECONDS * 1000))
+    for label, (fastest, median, peak) in [row[:2] for row in rows] + peers:
+        print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % (label, fastest, median, peak))
+    for label, (_, median, _), target in rows:
+        print("  %-42s %s (target ≤ %d ms)" % (label, "met" if median <= target else "MISSED", target * 1000))
     if os.path.exists(REAL_RIDE):
         remove_fresh()
         real = best([CYCLELOG, "import", "--db", fresh, REAL_RIDE], prepare=remove_fresh)
-        print("  %-42s %6.3f s / %6.3f s" % ("cyclelog import of a real 2 h 19 min Edge file", *real))
+        print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % ("cyclelog import of a real 2 h 19 min Edge file", *real))
     subprocess.run(["rm", "-rf", folder], check=True)
 
 
