@@ -25,11 +25,12 @@ def payloads():
     return found
 
 
-def measure(command, source):
-    """Best and median seconds over RUNS runs, and the largest peak resident memory (MB) of one run."""
+def measure(command, source=None, runs=RUNS):
+    """Best and median seconds over `runs` runs with `source` as standard input, and the largest peak resident
+    memory (MB) of one run."""
     times, peak = [], 0.0
-    for _ in range(RUNS):
-        with open(source, "rb") as stdin:
+    for _ in range(runs):
+        with open(source or os.devnull, "rb") as stdin:
             start = time.perf_counter()
             process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL)
             _, _, usage = os.wait4(process.pid, 0)  # this child's own peak, not the largest so far

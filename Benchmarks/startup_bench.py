@@ -6,24 +6,12 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
+
+from decode_bench import measure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
 RUNS = 30
-
-
-def measure(command):
-    times, peak = [], 0.0
-    for _ in range(RUNS):
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
-        _, _, usage = os.wait4(process.pid, 0)
-        times.append(time.perf_counter() - start)
-        process.returncode = 0
-        peak = max(peak, usage.ru_maxrss / 1024)
-    times.sort()
-    return times[0], times[len(times) // 2], peak
 
 
 def main():
@@ -34,7 +22,7 @@ def main():
           % (RUNS, os.path.getsize(CYCLELOG) / 1e6))
     for label, command in (("cyclelog --version", [CYCLELOG, "--version"]),
                            ("cyclelog list (empty database)", [CYCLELOG, "list", "--db", database])):
-        fastest, median, peak = measure(command)
+        fastest, median, peak = measure(command, runs=RUNS)
         print("  %-32s %5.1f ms / %5.1f ms  %5.1f MB" % (label, fastest * 1000, median * 1000, peak))
     shutil.rmtree(folder)
 
