@@ -209,7 +209,8 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
 
     public var fields: [DecodedField] {
         var fields: [DecodedField] = []
-        fields.reserveCapacity(18)
+        // Room for the usual few fields (a power meter sends 3 to 6); the rare longer value grows the list once.
+        fields.reserveCapacity(8)
         fields.append(.flags(flags.rawValue, names: Flags.names))
         fields.append(.signed("instantaneousPower", instantaneousPower, unit: "W"))
         if let pedalPowerBalance {

@@ -160,7 +160,7 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
 
     public var fields: [DecodedField] {
         var fields: [DecodedField] = []
-        fields.reserveCapacity(16)
+        fields.reserveCapacity(8)
         fields.append(.flags(flags.rawValue, names: Flags.names))
         if let instantaneousSpeed {
             fields.append(.unsigned("instantaneousSpeed", instantaneousSpeed, resolution: 0.01, unit: "km/h"))

@@ -68,14 +68,15 @@ enum FieldTable {
         output.append(static: "  ")
         output.append(text: characteristic.name)
         output.append(static: " (0x")
-        output.append(text: String(characteristic.rawValue, radix: 16, uppercase: true))
+        output.append(hexadecimal: UInt64(characteristic.rawValue))
         output.append(UInt8(ascii: ")"))
         switch outcome {
         case .failure(let error):
             output.append(text: "\n  error: \(error)")
         case .success(let fields):
             // Keys are ASCII: their UTF-8 length is their width.
-            let width = fields.map(\.key.utf8.count).max() ?? 0
+            var width = 0
+            for field in fields { width = max(width, field.key.utf8.count) }
             for field in fields {
                 output.append(static: "\n  ")
                 output.append(text: field.key)
@@ -96,7 +97,11 @@ enum FieldTable {
     private static func writeShown(_ field: DecodedField, into output: OutputBuffer) {
         func writeUnit() {
             guard !field.unit.isEmpty else { return }
-            if field.unit != "°" && field.unit != "%" { output.append(UInt8(ascii: " ")) }
+            // Degrees and percent follow the number; every other unit is spaced. (Compared as bytes: a String
+            // comparison with "°" takes Unicode's slow path, once per field.)
+            if !field.unit.utf8.elementsEqual("°".utf8) && !field.unit.utf8.elementsEqual("%".utf8) {
+                output.append(UInt8(ascii: " "))
+            }
             output.append(text: field.unit)
         }
         func writeScaled(raw: Int64) {
