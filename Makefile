@@ -66,6 +66,7 @@ fuzz-smoke: setup
 
 bench:
 	@scripts/setup.sh --bench
+	@rm -f .build/bench/results.jsonl
 	$(SWIFT) build $(RELEASE) --product DecodeBenchmark
 	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
 	$(SWIFT) build $(RELEASE) --product cyclelog
@@ -76,6 +77,7 @@ bench:
 	python3 Benchmarks/replay_bench.py
 	python3 Benchmarks/fit_bench.py
 	python3 Benchmarks/live_bench.py
+	python3 Benchmarks/summary.py
 
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift

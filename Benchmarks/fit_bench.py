@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 
+import results
 from replay_bench import BENCH, CAPTURE, CYCLELOG, ROOT, best
 
 REAL_RIDE = os.path.join(ROOT, "Fixtures", "rides", "fit", "sweatpy_4078723797.fit")
@@ -53,6 +54,11 @@ def main():
         print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % (label, fastest, median, peak))
     for label, (_, median, _), target in rows:
         print("  %-42s %s (target ≤ %d ms)" % (label, "met" if median <= target else "MISSED", target * 1000))
+    for label, (fastest, median, peak), target in rows:
+        results.add("FIT, 4-hour ride", label, fastest, median, peak_mb=peak, target="≤ %d ms" % (target * 1000),
+                    met=median <= target)
+    for label, (fastest, median, peak) in peers:
+        results.add("FIT, 4-hour ride", label, fastest, median, peak_mb=peak)
     if os.path.exists(REAL_RIDE):
         remove_fresh()
         real = best([CYCLELOG, "import", "--db", fresh, REAL_RIDE], prepare=remove_fresh)

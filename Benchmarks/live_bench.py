@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 
+import results
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 STANDIN = os.path.join(ROOT, "Tests", "BlueZStandIn", "bluez_standin.py")
@@ -91,6 +93,9 @@ def wait():
               % (cpu / (WAIT_SECONDS / 60), core_percent, verdict(core_percent < 1)))
         print("| RSS while waiting / peak | %.1f / %.1f MB | < 25 MB (%s) |"
               % (waiting_rss_mb, usage.ru_maxrss / 1024, verdict(usage.ru_maxrss / 1024 < 25)))
+        results.add("record --auto, waiting", "CPU time per minute", median=round(cpu / (WAIT_SECONDS / 60), 3),
+                    unit="s", peak_mb=usage.ru_maxrss / 1024, target="< 1 % of a core, < 25 MB",
+                    met=core_percent < 1 and usage.ru_maxrss / 1024 < 25)
 
 
 class StandIn:
@@ -188,6 +193,10 @@ def ride():
               % (rss_mb, verdict(rss_mb < 25)))
         print("| arrival → stored p50 / p99 / max | %d / %d / %d ms | p99 ≤ 1500 ms (%s) |"
               % (p50, p99, worst, verdict(p99 <= 1500)))
+        results.add("record, 3 sensors", "CPU time per minute of riding", median=round(cpu / minutes, 3), unit="s",
+                    peak_mb=rss_mb, target="< 1 % of a core, < 25 MB", met=core_percent < 1 and rss_mb < 25)
+        results.add("record, 3 sensors", "arrival → stored, p99 (p50 %d ms)" % p50, median=p99, unit="ms",
+                    target="p99 ≤ 1500 ms", met=p99 <= 1500)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ import sys
 import tempfile
 import time
 
+import results
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
 BENCH = os.path.join(ROOT, ".build", "bench")
@@ -62,8 +64,15 @@ def main():
           % (os.path.getsize(CAPTURE) / 1e6))
     for label, (fastest, median, peak) in rows:
         print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % (label, fastest, median, peak))
+    for label, (fastest, median, peak) in rows:
+        mine = label.startswith("cyclelog")
+        results.add("replay, 4-hour capture", label, fastest, median, peak_mb=peak,
+                    target="≤ 0.15 s, ≤ 40 MB" if mine else "", met=(median <= 0.15 and peak <= 40) if mine else None)
     if len(rows) == 2:
         print("  cyclelog is %.1f× faster than tshark (medians)" % (rows[1][1][1] / rows[0][1][1]))
+        results.add("replay, 4-hour capture", "cyclelog against tshark (medians)",
+                    median=round(rows[1][1][1] / rows[0][1][1], 1), unit="×", target="≥ 8×",
+                    met=rows[1][1][1] / rows[0][1][1] >= 8)
     # The ride's own bytes: what it adds to a database that already holds a ride (an empty database's tables take
     # about 100 kB before the first ride, a fixed cost counted once, not per ride).
     fresh()
@@ -79,6 +88,10 @@ def main():
         per_hour = stored / 4
         ratio = " = %.2f× the FIT file" % (per_hour / fit_per_hour) if fit_per_hour else ""
         print("  %-40s %7.1f kB/h%s" % (label, per_hour / 1000, ratio))
+        if fit_per_hour:
+            results.add("storage per ride-hour", label + " against the FIT file",
+                        median=round(per_hour / fit_per_hour, 2), unit="×", target="≤ 1.4×",
+                        met=per_hour / fit_per_hour <= 1.4)
     if fit_per_hour:
         print("  %-40s %7.1f kB/h (Garmin Edge 1000, GPS, 1 Hz records)" % ("FIT of the same ride", fit_per_hour / 1000))
     shutil.rmtree(folder)

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import tempfile
 
+import results
 from decode_bench import measure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,6 +26,7 @@ def main():
                            ("cyclelog list (empty database)", [CYCLELOG, "list", "--db", database])):
         fastest, median, peak = measure(command, runs=RUNS)
         print("  %-32s %5.1f ms / %5.1f ms  %5.1f MB" % (label, fastest * 1000, median * 1000, peak))
+        results.add("start-up", label, fastest, median, peak_mb=peak, target="≤ 10 ms", met=median <= 0.010)
     shutil.rmtree(folder)
 
 

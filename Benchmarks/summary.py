@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""The end of `make bench`: every whole-process figure of the run in one table, cyclelog beside its peers, with
+the machine it ran on."""
+import json
+import os
+import platform
+import subprocess
+
+from results import RESULTS
+
+
+def machine():
+    model = "unknown CPU"
+    if os.path.exists("/proc/cpuinfo"):
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    memory = ""
+    if os.path.exists("/proc/meminfo"):
+        kilobytes = int(open("/proc/meminfo").readline().split()[1])
+        memory = ", %.0f GiB" % (kilobytes / 1024 / 1024)
+    swift = subprocess.run(["swift", "--version"], capture_output=True, text=True).stdout.splitlines()
+    return "%s, %d cores%s; Linux %s; %s" % (model, os.cpu_count() or 0, memory, platform.release(),
+                                              swift[0] if swift else "swift unknown")
+
+
+def shown(value, unit):
+    if value is None:
+        return ""
+    if unit == "s" and value < 1:
+        return "%.1f ms" % (value * 1000)
+    if unit == "s":
+        return "%.2f s" % value
+    number = ("%.3g" % value) if isinstance(value, float) else str(value)
+    return number + unit if unit == "×" else number + " " + unit
+
+
+def main():
+    if not os.path.exists(RESULTS):
+        return
+    rows = [json.loads(line) for line in open(RESULTS)]
+    print("\nmake bench, one table (release build, whole process; best / median; peers measured in the same run)")
+    print("machine: " + machine())
+    print("\n| capability | measured | best | median | peak memory | target |")
+    print("|---|---|---:|---:|---:|---|")
+    for row in rows:
+        verdict = "" if row["met"] is None else (" (met)" if row["met"] else " (MISSED)")
+        print("| %s | %s | %s | %s | %s | %s%s |" % (
+            row["capability"], row["label"], shown(row["best"], row["unit"]), shown(row["median"], row["unit"]),
+            "" if row["peak_mb"] is None else "%.1f MB" % row["peak_mb"], row["target"], verdict))
+
+
+if __name__ == "__main__":
+    main()
