@@ -87,7 +87,7 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
         // The rest straight into the bytes kept (a regular file's size is known; a pipe's bytes grow as they come),
         // rather than into a Data and then a copy: a 4-hour capture is 4 MB.
         var bytes = start
-        bytes.reserveCapacity(start.count + max(Int(status.st_size) - start.count, 0) + 1)
+        bytes.reserveCapacity(max(Int(status.st_size), start.count))
         var piece = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = piece.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }

@@ -30,7 +30,8 @@ public struct RideDigests: Sendable {
         let lineStart = pendingContent.count
         Journal.write(event, into: &pendingContent)
         pendingContent.append(UInt8(ascii: "\n"))
-        if case .setting = event.kind {} else { pendingSource += pendingContent[lineStart...] }
+        let isSetting = if case .setting = event.kind { true } else { false }
+        if !isSetting { pendingSource += pendingContent[lineStart...] }
         if pendingContent.count >= Self.batchBytes {
             content.update(data: pendingContent)
             pendingContent.removeAll(keepingCapacity: true)
