@@ -13,7 +13,8 @@ import time
 import results
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
+# CYCLELOG_BINARY measures another build (an earlier one, beside this one).
+CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 BENCH = os.path.join(ROOT, ".build", "bench")
 CAPTURE = os.path.join(BENCH, "four-hours.btsnoop")
 FIT = os.path.join(ROOT, "..", "shared", "data", "rides", "sweatpy_4078723797.fit")

@@ -11,7 +11,8 @@ import results
 from decode_bench import measure
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CYCLELOG = os.path.join(ROOT, ".build", "release", "cyclelog")
+# CYCLELOG_BINARY measures another build (an earlier one, beside this one).
+CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 RUNS = 30
 
 
