@@ -147,6 +147,29 @@ final class DecodeCommandTests: XCTestCase {
         XCTAssertTrue(run.output.contains("3.975586 s [raw 4071]"), run.output)
     }
 
+    func testTheTableWritesFractionsSignsListsAndEmptyFlagsAsNumbersAreWritten() throws {
+        // Torque magnitudes are sint16 in 1/32 N·m (spec §1): 1 → 0.03125, −1 → −0.03125. A CSC wheel event time of
+        // 1/1024 s is 0.0009765625 s, shown to six decimals with its leading zeros. RR intervals of 1024 and 512
+        // (1/1024 s) are 1 s and 0.5 s. Flags with no bit set read "none".
+        let run = try cyclelog(["decode", "2a63", "80 00 00 00 01 00 FF FF", "00 00 96 00"])
+        XCTAssertEqual(
+            run.lines,
+            [
+                "80 00 00 00 01 00 FF FF  cycling-power-measurement (0x2A63)",
+                "  flags                   0x80  (extreme torque magnitudes)",
+                "  instantaneousPower      0 W",
+                "  maximumTorqueMagnitude  0.03125 N·m [raw 1]",
+                "  minimumTorqueMagnitude  -0.03125 N·m [raw -1]",
+                "00 00 96 00  cycling-power-measurement (0x2A63)",
+                "  flags               0x0  (none)",
+                "  instantaneousPower  150 W",
+            ])
+        let wheel = try cyclelog(["decode", "2a5b"], stdin: "01 01 00 00 00 01 00\n")
+        XCTAssertTrue(wheel.output.contains("  lastWheelEventTime          0.000977 s [raw 1]\n"), wheel.output)
+        let heart = try cyclelog(["decode", "2a37", "10 3C 00 04 00 02"])
+        XCTAssertTrue(heart.output.contains("  rrIntervals  [1, 0.5] s"), heart.output)
+    }
+
     func testUnknownCharacteristicIsAUsageError() throws {
         let run = try cyclelog(["decode", "2a99", "00"])
         XCTAssertEqual(run.status, 64)
