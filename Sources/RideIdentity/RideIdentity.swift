@@ -10,15 +10,13 @@ import Workouts
 public struct RideDigests: Sendable {
     private var content = SHA256()
     private var source = SHA256()
-    /// Lines not yet hashed, the same in both but for the settings: hashed 64 kB at a time rather than line by line.
-    private var pendingContent: [UInt8] = []
-    private var pendingSource: [UInt8] = []
+    /// Lines both digests have yet to take: hashed 64 kB at a time rather than line by line.
+    private var pending: [UInt8] = []
     private static let batchBytes = 65_536
 
     public init() {
-        pendingContent += Journal.header.utf8
-        pendingContent.append(UInt8(ascii: "\n"))
-        pendingSource = pendingContent
+        pending += Journal.header.utf8
+        pending.append(UInt8(ascii: "\n"))
     }
 
     public init(_ events: some Sequence<RideEvent>) {
@@ -27,25 +25,31 @@ public struct RideDigests: Sendable {
     }
 
     public mutating func add(_ event: RideEvent) {
-        let lineStart = pendingContent.count
-        Journal.write(event, into: &pendingContent)
-        pendingContent.append(UInt8(ascii: "\n"))
-        let isSetting = if case .setting = event.kind { true } else { false }
-        if !isSetting { pendingSource += pendingContent[lineStart...] }
-        if pendingContent.count >= Self.batchBytes {
-            content.update(data: pendingContent)
-            pendingContent.removeAll(keepingCapacity: true)
+        if case .setting = event.kind {
+            // Only the content digest takes a setting (rare: at the head of a replay's journal), after the lines
+            // before it.
+            flush()
+            var line: [UInt8] = []
+            Journal.write(event, into: &line)
+            line.append(UInt8(ascii: "\n"))
+            content.update(data: line)
+            return
         }
-        if pendingSource.count >= Self.batchBytes {
-            source.update(data: pendingSource)
-            pendingSource.removeAll(keepingCapacity: true)
-        }
+        Journal.write(event, into: &pending)
+        pending.append(UInt8(ascii: "\n"))
+        if pending.count >= Self.batchBytes { flush() }
+    }
+
+    private mutating func flush() {
+        content.update(data: pending)
+        source.update(data: pending)
+        pending.removeAll(keepingCapacity: true)
     }
 
     /// Of every event, lowercase hex, 64 digits.
-    public var contentHex: String { Self.hex(content, pendingContent) }
+    public var contentHex: String { Self.hex(content, pending) }
     /// Of the events without settings (`wheel *`, `auto-pause`), lowercase hex, 64 digits.
-    public var sourceHex: String { Self.hex(source, pendingSource) }
+    public var sourceHex: String { Self.hex(source, pending) }
 
     private static func hex(_ hash: SHA256, _ pending: [UInt8]) -> String {
         var hash = hash
