@@ -72,13 +72,17 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// Whether UTF-8 text goes into a JSON string as it is: no control character, quotation mark or backslash.
+    @inlinable
+    public static func isPlain(_ utf8: some Sequence<UInt8>) -> Bool {
+        !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    }
+
     /// `text` as a JSON string, appended to `output`.
     public static func quote(_ text: String, into output: inout String) {
         output += "\""
         // Most text (every key) has nothing to escape and goes in whole.
-        let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            !utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        }
+        let plain = text.utf8.withContiguousStorageIfAvailable { isPlain($0) }
         if plain == true {
             output += text
             output += "\""

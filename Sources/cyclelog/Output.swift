@@ -104,15 +104,15 @@ enum FieldTable {
             }
             output.append(text: field.unit)
         }
-        func writeScaled(raw: Int64) {
+        func writeScaled(_ raw: Double, appendRaw: () -> Void) {
             if field.resolution == 1 {
-                output.append(decimal: raw)
+                appendRaw()
                 writeUnit()
             } else {
-                writeScale(Double(raw), field.resolution, into: output)
+                writeScale(raw, field.resolution, into: output)
                 writeUnit()
                 output.append(static: " [raw ")
-                output.append(decimal: raw)
+                appendRaw()
                 output.append(UInt8(ascii: "]"))
             }
         }
@@ -131,15 +131,11 @@ enum FieldTable {
             if field.isBitField {
                 output.append(static: "0x")
                 output.append(hexadecimal: raw)
-            } else if raw > UInt64(Int64.max) {
-                // No field is this wide; shown raw rather than wrapped.
-                output.append(decimal: raw)
-                writeUnit()
             } else {
-                writeScaled(raw: Int64(raw))
+                writeScaled(Double(raw)) { output.append(decimal: raw) }
             }
         case .signed(let raw):
-            writeScaled(raw: raw)
+            writeScaled(Double(raw)) { output.append(decimal: raw) }
         }
     }
 
@@ -230,8 +226,7 @@ final class OutputBuffer {
     /// `text` as a JSON string. Most text (every key) has nothing to escape and goes in whole.
     func append(quoted text: String) {
         let plain = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-            else { return false }
+            guard JSONValue.isPlain(utf8) else { return false }
             reserve(utf8.count + 2)
             append(UInt8(ascii: "\""))
             append(utf8)
