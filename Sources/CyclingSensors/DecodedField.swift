@@ -18,10 +18,7 @@ public struct DecodedField: Equatable, Sendable {
     public let unit: String
     /// A word for enumerated values and flags ("Left Crank", "crank-based"), when there is one.
     public var meaning: String? {
-        guard case .setBits = description else {
-            if case .word(let word) = description { return word }
-            return nil
-        }
+        if case .word(let word) = description { return word }
         var parts: [String] = []
         forEachMeaningPart { parts.append($0) }
         return parts.joined(separator: ", ")

@@ -73,7 +73,9 @@ public enum Journal {
         let digits: StaticString = "0123456789abcdef"
         output += sensor.utf8
         output.append(UInt8(ascii: " "))
-        for shift in [12, 8, 4, 0] { output.append(digits.utf8Start[Int(characteristic >> shift & 0xF)]) }
+        for shift in stride(from: 12, through: 0, by: -4) {
+            output.append(digits.utf8Start[Int(characteristic >> shift & 0xF)])
+        }
         output.append(UInt8(ascii: " "))
         for byte in value {
             output.append(digits.utf8Start[Int(byte >> 4)])

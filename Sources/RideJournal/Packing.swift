@@ -124,12 +124,12 @@ public enum Zlib {
         guard !input.isEmpty else { return output }
         var length = compressBound(uLong(input.count))
         var compressed = [UInt8](repeating: 0, count: Int(length))
-        // Level 6, zlib's default: on the 4-hour replay, level 9 took 0.20 s more for 3 % less space, level 1
-        // saved 0.02 s more for 5 % more (README, "Performance"). compress2 cannot fail with a compressBound
+        // zlib's default level (6): on the 4-hour replay, level 9 took 0.20 s more for 3 % less space, level 1
+        // saved 0.02 s more for 5 % more (README, "Benchmarks"). compress2 cannot fail with a compressBound
         // buffer; if it ever did, the data is kept uncompressed (marked by the high bit of the size).
         let status = compressed.withUnsafeMutableBufferPointer { out in
             input.withUnsafeBufferPointer { source in
-                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), 6)
+                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), Z_DEFAULT_COMPRESSION)
             }
         }
         guard status == Z_OK else {
