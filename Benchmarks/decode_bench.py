@@ -6,13 +6,10 @@ json.dumps of each measurement. Best and median of N runs, and each one's peak m
 import os
 import subprocess
 import sys
-import time
 
 import results as record
+from results import CYCLELOG, ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# CYCLELOG_BINARY measures another build (an earlier one, beside this one).
-CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 BENCH = os.path.join(ROOT, ".build", "bench")
 LINES = 1_000_000
 RUNS = 5
@@ -26,22 +23,6 @@ def payloads():
             if len(columns) > 6 and columns[2] == "2a63" and columns[6] == "conformant":
                 found.append(columns[5])
     return found
-
-
-def measure(command, source=None, runs=RUNS):
-    """Best and median seconds over `runs` runs with `source` as standard input, and the largest peak resident
-    memory (MB) of one run."""
-    times, peak = [], 0.0
-    for _ in range(runs):
-        with open(source or os.devnull, "rb") as stdin:
-            start = time.perf_counter()
-            process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL)
-            _, _, usage = os.wait4(process.pid, 0)  # this child's own peak, not the largest so far
-            times.append(time.perf_counter() - start)
-            process.returncode = 0
-        peak = max(peak, usage.ru_maxrss / 1024)
-    times.sort()
-    return times[0], times[len(times) // 2], peak
 
 
 def main():
@@ -61,7 +42,7 @@ def main():
           " peak memory" % (LINES, len(corpus)))
     results = {}
     for label, command in rows:
-        results[label] = measure(command, source)
+        results[label] = record.measure(command, RUNS, source=source)
         fastest, median, peak = results[label]
         print("  %-32s %7.3f s / %7.3f s  %6.1f MB" % (label, fastest, median, peak))
     ours, peer = results[rows[0][0]][1], results[rows[2][0]][1]

@@ -9,7 +9,8 @@ import sys
 import tempfile
 
 import results
-from replay_bench import BENCH, CAPTURE, CYCLELOG, ROOT, best
+from replay_bench import BENCH, CAPTURE, RUNS
+from results import CYCLELOG, ROOT, measure
 
 REAL_RIDE = os.path.join(ROOT, "Fixtures", "rides", "fit", "sweatpy_4078723797.fit")
 
@@ -30,9 +31,9 @@ def main():
                 os.remove(fresh + suffix)
 
     rows = [
-        ("cyclelog export → FIT", best([CYCLELOG, "export", "1", "--db", stored, "-o", exported]), 0.030),
+        ("cyclelog export → FIT", measure([CYCLELOG, "export", "1", "--db", stored, "-o", exported], RUNS), 0.030),
         ("cyclelog import → fresh database",
-         best([CYCLELOG, "import", "--db", fresh, exported], prepare=remove_fresh), 0.040),
+         measure([CYCLELOG, "import", "--db", fresh, exported], RUNS, prepare=remove_fresh), 0.040),
     ]
     records = subprocess.run(
         [sys.executable, "-c", "import fitdecode,sys\n"
@@ -41,10 +42,10 @@ def main():
          "    n=sum(1 for f in r if f.frame_type==fitdecode.FIT_FRAME_DATA and f.name=='record')\n"
          "print(n)", exported], check=True, capture_output=True, text=True).stdout.strip()
     peers = [
-        ("fitdecode (Python) reading the file", best(
+        ("fitdecode (Python) reading the file", measure(
             [sys.executable, "-c", "import fitdecode,sys\nfor f in fitdecode.FitReader(sys.argv[1]): pass", exported],
             runs=3)),
-        ("garmin-fit-sdk (Python) reading the file", best(
+        ("garmin-fit-sdk (Python) reading the file", measure(
             [sys.executable, "-c", "from garmin_fit_sdk import Decoder, Stream\nimport sys\n"
              "Decoder(Stream.from_file(sys.argv[1])).read()", exported], runs=3)),
     ]
@@ -61,7 +62,7 @@ def main():
         results.add("FIT, 4-hour ride", label, fastest, median, peak_mb=peak)
     if os.path.exists(REAL_RIDE):
         remove_fresh()
-        real = best([CYCLELOG, "import", "--db", fresh, REAL_RIDE], prepare=remove_fresh)
+        real = measure([CYCLELOG, "import", "--db", fresh, REAL_RIDE], RUNS, prepare=remove_fresh)
         print("  %-42s %6.3f s / %6.3f s  %6.1f MB" % ("cyclelog import of a real 2 h 19 min Edge file", *real))
     subprocess.run(["rm", "-rf", folder], check=True)
 

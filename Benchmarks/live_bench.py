@@ -19,9 +19,8 @@ import tempfile
 import time
 
 import results
+from results import CYCLELOG, ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 STANDIN = os.path.join(ROOT, "Tests", "BlueZStandIn", "bluez_standin.py")
 RIDE = os.path.join(ROOT, "Fixtures", "rides", "sweatpy_2020-06-01-16-52-40.journal")
 SECONDS = float(os.environ.get("LIVE_BENCH_SECONDS", "600"))

@@ -8,13 +8,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import results
+from results import CYCLELOG, ROOT, measure
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# CYCLELOG_BINARY measures another build (an earlier one, beside this one).
-CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 BENCH = os.path.join(ROOT, ".build", "bench")
 CAPTURE = os.path.join(BENCH, "four-hours.btsnoop")
 FIT = os.path.join(ROOT, "..", "shared", "data", "rides", "sweatpy_4078723797.fit")
@@ -22,23 +19,6 @@ FIT_SECONDS = 8355.6  # the FIT session's total_elapsed_time
 RUNS = 5
 # A real 5-minute ride (a Wattbike with two pauses), stored first to measure what the 4-hour ride adds.
 FIRST_RIDE = os.path.join(ROOT, "Fixtures", "rides", "sweatpy_6449921903_ACTIVITY.journal")
-
-
-def best(command, runs=RUNS, prepare=None):
-    """Best and median seconds, and the largest peak resident memory (MB) of one run."""
-    times, peak = [], 0.0
-    for _ in range(runs):
-        if prepare:
-            prepare()
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own peak
-        times.append(time.perf_counter() - start)
-        process.returncode = 0
-        if status != 0:
-            sys.exit("%s failed (status %d)" % (command[0], status))
-        peak = max(peak, usage.ru_maxrss / 1024)
-    return min(times), sorted(times)[len(times) // 2], peak
 
 
 def main():
@@ -55,12 +35,12 @@ def main():
             if os.path.exists(database + suffix):
                 os.remove(database + suffix)
 
-    ours = best([CYCLELOG, "replay", "--db", database, CAPTURE], prepare=fresh)
+    ours = measure([CYCLELOG, "replay", "--db", database, CAPTURE], RUNS, prepare=fresh)
     size = database_bytes(database)
     rows = [("cyclelog replay → fresh database", ours)]
     if shutil.which("tshark"):
         rows.append(("tshark -r (ATT handle + value fields)",
-                     best(["tshark", "-r", CAPTURE, "-T", "fields", "-e", "btatt.handle", "-e", "btatt.value"], runs=3)))
+                     measure(["tshark", "-r", CAPTURE, "-T", "fields", "-e", "btatt.handle", "-e", "btatt.value"], 3)))
     print("\nReplay of a 4-hour, three-sensor ride (%.1f MB btsnoop, whole process; best / median, peak memory)"
           % (os.path.getsize(CAPTURE) / 1e6))
     for label, (fastest, median, peak) in rows:

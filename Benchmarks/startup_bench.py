@@ -8,11 +8,8 @@ import subprocess
 import tempfile
 
 import results
-from decode_bench import measure
+from results import CYCLELOG, measure
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# CYCLELOG_BINARY measures another build (an earlier one, beside this one).
-CYCLELOG = os.environ.get("CYCLELOG_BINARY", os.path.join(ROOT, ".build", "release", "cyclelog"))
 RUNS = 30
 
 
@@ -25,7 +22,7 @@ def main():
           % (RUNS, os.path.getsize(CYCLELOG) / 1e6))
     for label, command in (("cyclelog --version", [CYCLELOG, "--version"]),
                            ("cyclelog list (empty database)", [CYCLELOG, "list", "--db", database])):
-        fastest, median, peak = measure(command, runs=RUNS)
+        fastest, median, peak = measure(command, RUNS)
         print("  %-32s %5.1f ms / %5.1f ms  %5.1f MB" % (label, fastest * 1000, median * 1000, peak))
         results.add("start-up", label, fastest, median, peak_mb=peak, target="≤ 10 ms", met=median <= 0.010)
     shutil.rmtree(folder)
