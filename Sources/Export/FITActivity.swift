@@ -21,9 +21,12 @@ public enum FITActivity {
         static let session: UInt64 = 8
         static let lap: UInt64 = 9
         static let activity: UInt64 = 26
+        /// A point the rider marked; FIT has no message for a drink, so an intake is one too.
+        static let userMarker: UInt64 = 32
         static let start: UInt64 = 0
         static let stop: UInt64 = 1
         static let stopAll: UInt64 = 4
+        static let marker: UInt64 = 3
     }
     /// `ble_device_type`, the device_type sub-field when source_type is bluetooth_low_energy (3).
     private enum BLEDeviceType {
@@ -89,23 +92,26 @@ public enum FITActivity {
                 .init(253, .uint32), .init(7, .uint16), .init(4, .uint8), .init(6, .uint16), .init(5, .uint32),
                 .init(3, .uint8), .init(29, .uint32), .init(30, .uint8), .init(53, .uint8),
             ])
-        // Timer events (start, pause = stop_all, resume = start, end = stop_all) in time order with the records
-        // of the seconds the timer ran.
-        var timerEvents: [(microseconds: Int64, type: UInt64)] = []
+        // Timer events (start, pause = stop_all, resume = start, end = stop_all) and the rider's markers and
+        // intake (user_marker) in time order with the records of the seconds the timer ran.
+        var events: [(microseconds: Int64, event: UInt64, type: UInt64)] = []
         for event in summary.events {
             switch event.control {
-            case .start, .resume: timerEvents.append((event.timeMicroseconds, Event.start))
-            case .pause, .end: timerEvents.append((event.timeMicroseconds, Event.stopAll))
+            case .start, .resume: events.append((event.timeMicroseconds, Event.timer, Event.start))
+            case .pause, .end: events.append((event.timeMicroseconds, Event.timer, Event.stopAll))
+            case .marker where !event.isAutoPauseMarker:
+                events.append((event.timeMicroseconds, Event.userMarker, Event.marker))
+            case .intake: events.append((event.timeMicroseconds, Event.userMarker, Event.marker))
             default: break
             }
         }
         var nextEvent = 0
         func writeEvents(upTo microseconds: Int64) {
-            while nextEvent < timerEvents.count && timerEvents[nextEvent].microseconds <= microseconds {
-                let event = timerEvents[nextEvent]
+            while nextEvent < events.count && events[nextEvent].microseconds <= microseconds {
+                let event = events[nextEvent]
                 fit.write(
                     local: Local.event,
-                    [time(event.microseconds), .number(Event.timer), .number(event.type), .number(0)])
+                    [time(event.microseconds), .number(event.event), .number(event.type), .number(0)])
                 nextEvent += 1
             }
         }

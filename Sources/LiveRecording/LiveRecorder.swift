@@ -33,6 +33,9 @@ public actor LiveRecorder {
         public var policy = ReconnectPolicy()
         /// `record --auto`: wait for pedalling, end after a time without it, wait for the next ride.
         public var auto: AutoRide?
+        /// `record --wait`: connect the sensors and wait for a Start (D-Bus, `cyclelog start`); after each ride,
+        /// wait for the next Start with the sensors still connected.
+        public var waitForStart = false
         /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
         public var lowBatteryPercent = LiveStatus.lowBatteryPercent
 
@@ -73,8 +76,12 @@ public actor LiveRecorder {
     private var ride: LiveRide?
     /// The workout being recorded, 0 while waiting.
     public var workoutId: Int64 { ride?.workoutId ?? 0 }
-    /// `--auto` while waiting for a ride.
+    /// `--auto` while waiting for a ride, or a Start armed for the first pedal stroke.
     private var pedallingWatch: PedallingWatch?
+    /// A Start with `when=pedalling` waiting for the first pedal stroke.
+    private var armed: StartRequest?
+    /// Rides start on request or on pedalling, and the recorder waits again after each one.
+    private var waits: Bool { options.auto != nil || options.waitForStart }
     private var stopRequested = false
     /// The origin of the sensors' link clock (`SensorLink` is told the time since then).
     private let linkClockOrigin = ContinuousClock.now
@@ -154,10 +161,12 @@ public actor LiveRecorder {
             }
             try await findSensors()
         }
-        if options.auto == nil {
-            do { try beginRide(at: now()) } catch { throw LiveRecordingError(.store, error.description) }
-        } else {
+        if waits {
             startWaiting()
+        } else {
+            do { try beginRide(at: now(), StartRequest(plan: options.plan)) } catch {
+                throw LiveRecordingError(.store, error.description)
+            }
         }
         let events = await bluez.events()
         // The ride's work as child tasks: BlueZ's events, the flush timer, and one task per sensor that carries
@@ -202,6 +211,10 @@ public actor LiveRecorder {
     @discardableResult
     public func control(_ control: WorkoutControl) async -> String? {
         if let refusal = refusal(of: control) { return refusal }
+        if !riding, armed != nil, control == .cancel {
+            disarm()
+            return nil
+        }
         let time = now()
         record(RideEvent(timeMicroseconds: time, .control(control)))
         switch control {
@@ -215,8 +228,15 @@ public actor LiveRecorder {
     /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
     public func refusal(of control: WorkoutControl) -> String? {
         guard outcome == nil, riding else {
-            return options.auto != nil && outcome == nil
-                ? "no workout is being recorded: waiting for the rider to pedal" : "no workout is being recorded"
+            guard outcome == nil, waits else { return "no workout is being recorded" }
+            if armed != nil {
+                return control == .cancel
+                    ? nil
+                    : "no workout is being recorded yet: it starts at the first pedal stroke (`cyclelog cancel` disarms it)"
+            }
+            return options.auto != nil
+                ? "no workout is being recorded: waiting for the rider to pedal"
+                : "no workout is being recorded: waiting for a start (`cyclelog start`)"
         }
         guard var session = ride?.session else { return "no workout is being recorded" }
         return session.apply(control, at: max(lastEventTime, 1))
@@ -234,11 +254,75 @@ public actor LiveRecorder {
         }
     }
 
+    // MARK: Rides started on request
+
+    /// Why a Start was refused.
+    public enum StartRefusal: Error, Sendable {
+        /// A ride is being recorded, or the recorder does not take Starts (a plain `record`) or is stopping.
+        case refused(String)
+        /// No sensor is connected to start with.
+        case noSensors(String)
+    }
+
+    /// Starts a ride now and returns its id, or (`when=pedalling`) arms one for the first pedal stroke and
+    /// returns 0. Taken while waiting (`record --wait`, `record --auto`) or armed (a Start then replaces the
+    /// armed one).
+    public func start(_ request: StartRequest) throws(StartRefusal) -> Int64 {
+        guard outcome == nil, waits else {
+            throw .refused(
+                outcome == nil
+                    ? "this recorder records one ride and takes no start: run `cyclelog record --wait` to start rides on request"
+                    : "the recorder is stopping")
+        }
+        if riding {
+            let elapsed = RecordedTotals.seconds(status().elapsedSeconds)
+            throw .refused("workout \(workoutId) is being recorded (\(elapsed) in): end it first with `cyclelog end`")
+        }
+        if request.when == .pedalling {
+            armed = request
+            if pedallingWatch == nil { watchAfresh() }
+            tellRider("armed: the ride starts at the first pedal stroke")
+            publishStatus()
+            return 0
+        }
+        let connected = roster.sensors.filter { [.streaming, .zero, .stale].contains($0.link.state) }
+        guard !connected.isEmpty else {
+            let states = roster.sensors.map { "\($0.label) \($0.link.state.rawValue)" }.joined(separator: ", ")
+            throw .noSensors(
+                "no sensor is connected (\(states)): wake them (turn the cranks, wet the strap), or add them with "
+                    + "`cyclelog sensors add ADDRESS` (addresses from `cyclelog scan`)")
+        }
+        do { try beginRide(at: now(), request) } catch {
+            throw .refused("the ride cannot be stored: \(error.description)")
+        }
+        armed = nil
+        pedallingWatch = nil
+        tellRider("recording workout \(workoutId)")
+        warnAboutLowBatteries()
+        publishStatus()
+        return workoutId
+    }
+
+    /// Cancels an armed Start: back to waiting.
+    private func disarm() {
+        armed = nil
+        if options.auto == nil { pedallingWatch = nil }
+        tellRider("the armed start was cancelled")
+        publishStatus()
+    }
+
+    /// `endAtGoal`: ends the ride once its goal is reached.
+    private func endRideAtGoal() async {
+        guard riding, ride?.endAtGoal == true, let progress = status().goalProgress, progress >= 1 else { return }
+        tellRider("goal reached: saving workout \(workoutId)")
+        await control(.end)
+    }
+
     // MARK: Rides that start and end on their own
 
     /// Opens a workout in the store whose journal starts at `start` with the sensors' descriptions.
-    private func beginRide(at start: Int64) throws(StoreError) {
-        var plan = options.plan
+    private func beginRide(at start: Int64, _ request: StartRequest) throws(StoreError) {
+        var plan = request.plan
         let syncIdentifier = UUID().uuidString
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
@@ -246,7 +330,7 @@ public actor LiveRecorder {
             claim: claim, store: store, configuration: configuration,
             idleEnding: options.auto.map {
                 IdleEnding(endAfterSeconds: $0.endAfterSeconds, rideStartMicroseconds: start)
-            })
+            }, endAtGoal: request.endAtGoal)
         riding = true
         record(RideEvent(timeMicroseconds: start, .control(.start(plan))))
         // The options that change the result, so that the journal alone reproduces the ride.
@@ -262,7 +346,9 @@ public actor LiveRecorder {
     private func startWaiting() {
         riding = false
         ride = nil
-        watchAfresh()
+        armed = nil
+        // `--auto` watches for pedalling all the time; `--wait` only for an armed Start.
+        if options.auto != nil { watchAfresh() } else { pedallingWatch = nil }
     }
 
     private func watchAfresh() {
@@ -282,12 +368,14 @@ public actor LiveRecorder {
             return
         }
         do {
-            try beginRide(at: opening.first?.timeMicroseconds ?? event.timeMicroseconds)
+            try beginRide(
+                at: opening.first?.timeMicroseconds ?? event.timeMicroseconds, armed ?? StartRequest(plan: options.plan))
         } catch {
             message = "a ride started but cannot be stored (\(error.description)); trying again"
             return
         }
         pedallingWatch = nil
+        armed = nil
         for notification in opening { record(notification) }
         message = nil
         tellRider("pedalling: recording workout \(workoutId)")
@@ -383,6 +471,7 @@ public actor LiveRecorder {
         await setDiscovery(missing && !roster.isConnecting)
         await flush()
         await endRideWhenIdle()
+        await endRideAtGoal()
         publishStatus()
     }
 
@@ -609,7 +698,7 @@ public actor LiveRecorder {
                         + "`cyclelog recover` saves it once the database is writable")
             }
         }
-        if options.auto != nil && !stopRequested {
+        if waits && !stopRequested {
             // The service goes on: wait for the next ride with the sensors still connected.
             if let problem = finishProblem { tellRider(problem.description) }
             finishProblem = nil
@@ -656,8 +745,17 @@ public actor LiveRecorder {
         case .energyJoules(let joules): progress = workJoules / joules
         case nil: progress = nil
         }
-        return LiveStatus(
-            workoutId: workoutId, state: riding || options.auto == nil ? session.state.rawValue : "waiting",
+        var can = LiveStatus.Can()
+        can.start = outcome == nil && waits && !riding
+        can.pause = refusal(of: .pause) == nil
+        can.resume = refusal(of: .resume) == nil
+        can.lap = refusal(of: .lap) == nil
+        can.end = refusal(of: .end) == nil
+        can.cancel = refusal(of: .cancel) == nil
+        let lapStart = session.lapStarts.last ?? start
+        let waiting = armed != nil ? "armed" : "waiting"
+        var status = LiveStatus(
+            workoutId: workoutId, state: riding || !waits ? session.state.rawValue : waiting,
             elapsedSeconds: elapsed, movingSeconds: moving,
             powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
@@ -669,6 +767,13 @@ public actor LiveRecorder {
                     state: $0.link.state == .streaming && isZero($0) ? .zero : $0.link.state,
                     batteryPercent: $0.batteryPercent)
             }, message: message)
+        status.plan = riding || !waits ? session.plan : armed?.plan ?? WorkoutPlan()
+        status.can = can
+        status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
+        status.waterMillilitres = session.events.compactMap(\.intake).filter { $0.kind == .water }.reduce(0) {
+            $0 + $1.amount
+        }
+        return status
     }
 
     private func isZero(_ sensor: SensorRoster.Sensor) -> Bool {

@@ -11,6 +11,8 @@ struct LiveRide {
     let storeWriter: StoreWriter
     /// `record --auto`: when the ride ends for want of pedalling.
     private(set) var idleEnding: IdleEnding?
+    /// A Start's `endAtGoal`: the ride ends and is saved once its goal is reached.
+    let endAtGoal: Bool
     /// Problems the builder raised (a malformed notification, a refused control).
     private(set) var problemCount = 0
     /// Sensors whose low battery the rider has heard about during this ride.
@@ -22,9 +24,10 @@ struct LiveRide {
 
     init(
         claim: WorkoutStore.Claim, store: WorkoutStore, configuration: WorkoutBuilder.Configuration,
-        idleEnding: IdleEnding?
+        idleEnding: IdleEnding?, endAtGoal: Bool = false
     ) {
         workoutId = claim.workoutId
+        self.endAtGoal = endAtGoal
         pipeline = RidePipeline(configuration: configuration)
         storeWriter = StoreWriter(store: store, claim: claim)
         self.idleEnding = idleEnding

@@ -27,9 +27,24 @@ public struct LiveStatus: Sendable, Equatable {
         public var batteryPercent: Int?
     }
 
+    /// Which controls would be taken now (MPRIS's CanPause and its kin).
+    public struct Can: Sendable, Equatable {
+        public var start = false, pause = false, resume = false, lap = false, end = false, cancel = false
+
+        public init() {}
+    }
+
     public var workoutId: Int64
-    /// `running`, `paused`, `ended`, `cancelled` (Session.State).
+    /// `running`, `paused`, `ended`, `cancelled` (Session.State), or while no ride is recorded `waiting` (for a
+    /// Start or, with `--auto`, for pedalling) and `armed` (a Start waits for the first pedal stroke).
     public var state: String
+    /// The ride's plan (name, goal, place, preset): the armed one while armed, empty while waiting.
+    public var plan = WorkoutPlan()
+    public var can = Can()
+    /// Since the current lap began (the ride's start for the first lap).
+    public var lapElapsedSeconds = 0.0
+    /// Water logged during the ride.
+    public var waterMillilitres = 0.0
     public var elapsedSeconds: Double
     public var movingSeconds: Double
     /// Mean of the last 3 completed seconds.

@@ -9,10 +9,11 @@ import Workouts
 ///     2024-05-01T08:00:00.200000Z wheel C0:11:22:33:44:55 2105
 ///     2024-05-01T08:00:00.200000Z wheel * 2096
 ///     2024-05-01T08:00:00.200000Z auto-pause below=1.0 after=5
-///     2024-05-01T08:00:01.000000Z start goal=45m indoor sync=6F1C… name=Tuesday intervals
+///     2024-05-01T08:00:01.000000Z start preset=endurance-1h goal=45m indoor sync=6F1C… name=Tuesday intervals
 ///     2024-05-01T08:00:01.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040
 ///     2024-05-01T08:10:00.000000Z pause
 ///     2024-05-01T08:10:00.000000Z marker text of the marker
+///     2024-05-01T08:12:00.000000Z intake water 250ml
 ///     2024-05-01T08:30:00.000000Z disconnect C0:11:22:33:44:55
 ///
 /// Free text (names, marker text) runs to the end of the line with `\\`, `\n` and `\r` escaped.
@@ -52,6 +53,7 @@ public enum Journal {
             switch control {
             case .start(let plan):
                 var words = [" start"]
+                if let preset = plan.preset { words.append("preset=\(preset)") }
                 if let goal = plan.goal { words.append("goal=\(goal)") }
                 if let location = plan.location { words.append(location.rawValue) }
                 if let sync = plan.syncIdentifier { words.append("sync=\(sync)") }
@@ -60,6 +62,8 @@ public enum Journal {
                 output += words.joined(separator: " ").utf8
             case .marker(let text):
                 output += " marker \(escaped(text))".utf8
+            case .intake(let intake):
+                output += " intake \(intake)".utf8
             default:
                 output += " \(control.name)".utf8
             }
@@ -195,6 +199,12 @@ public enum Journal {
             kind = .control(.start(plan))
         case "marker":
             kind = .control(.marker(unescaped(rest)))
+        case "intake":
+            guard let intake = Intake(journal: rest) else {
+                throw LineError(
+                    message: "intake: '\(ShownText.cut(rest, to: 40))' is not water AMOUNTml (up to 5000) or carbs AMOUNTg (up to 1000)")
+            }
+            kind = .control(.intake(intake))
         case "pause": kind = .control(.pause)
         case "resume": kind = .control(.resume)
         case "lap": kind = .control(.lap)
@@ -257,6 +267,12 @@ public enum Journal {
                         "start: '\(ShownText.cut(word, to: 40))' is not a goal such as goal=45m, goal=30km or "
                         + "goal=600kJ (from 1 s, 1 m or 1 kJ to a week, 10 000 km or 100 MJ); the ride starts without it"
                 }
+            } else if word.hasPrefix("preset=") {
+                let id = String(word.dropFirst(7))
+                guard WorkoutPreset.isValidID(id) else {
+                    throw LineError(message: "start: '\(ShownText.cut(word, to: 40))' is not a preset such as preset=ramp")
+                }
+                plan.preset = id
             } else if word.hasPrefix("sync=") {
                 plan.syncIdentifier = String(word.dropFirst(5))
             } else if word.hasPrefix("test=") {

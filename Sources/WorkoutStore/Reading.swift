@@ -93,12 +93,14 @@ extension WorkoutStore {
                     "workout \(id): its stored start or end time is damaged (table workout); `cyclelog rebuild \(id)` "
                         + "makes it again from its journal")
             }
-            let plan = WorkoutPlan(
+            var plan = WorkoutPlan(
                 name: try row.decode(forColumn: "name"),
                 goal: (try row.decode(forColumn: "goal") as String?).flatMap(WorkoutGoal.init),
                 location: (try row.decode(forColumn: "location") as String?).flatMap(WorkoutLocation.init(rawValue:)),
                 syncIdentifier: try row.decode(forColumn: "syncIdentifier"),
                 fitnessTest: (try row.decode(forColumn: "fitnessTest") as String?).flatMap(FitnessTest.init(rawValue:)))
+            // A database not yet brought up to date has no preset column: no ride was started from one.
+            plan.preset = row["preset"]
             let laps = try Row.fetchAll(
                 db, sql: "SELECT * FROM lap WHERE workoutId = ? ORDER BY number", arguments: [id]
             )

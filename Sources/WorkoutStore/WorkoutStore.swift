@@ -376,6 +376,13 @@ public final class WorkoutStore: Sendable {
                     ALTER TABLE workout ADD COLUMN problemCount INTEGER;
                     """)
         }
+        migrator.registerMigration("v9 the suggested workout a ride was started from") { db in
+            try db.execute(
+                sql: """
+                    -- WorkoutPreset.id of `cyclelog start PRESET` or D-Bus Start's `preset`; NULL otherwise.
+                    ALTER TABLE workout ADD COLUMN preset TEXT;
+                    """)
+        }
         return migrator
     }
 

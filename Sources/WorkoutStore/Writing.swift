@@ -388,7 +388,7 @@ extension WorkoutStore {
         try db.execute(
             sql: """
                 UPDATE workout SET status = 'complete', journalDigest = ?, sourceDigest = ?, digestVersion = ?,
-                problemCount = ?, name = ?, location = ?, goal = ?,
+                problemCount = ?, name = ?, preset = ?, location = ?, goal = ?,
                 sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
                 movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
                 fitnessTest = coalesce(?, fitnessTest)
@@ -396,7 +396,7 @@ extension WorkoutStore {
                 """,
             arguments: [
                 digests.content, digests.source, RideIdentity.digestVersion, workout.problemCount, workout.plan.name,
-                workout.plan.location?.rawValue,
+                workout.plan.preset, workout.plan.location?.rawValue,
                 workout.plan.goal?.description, workout.state.rawValue, workout.startMicroseconds,
                 workout.endMicroseconds, statistics.elapsedSeconds, statistics.movingSeconds,
                 statistics.distanceMeters, statistics.averagePowerWatts,

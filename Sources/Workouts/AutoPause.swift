@@ -16,6 +16,9 @@ public struct AutoPause: Equatable, Sendable {
             && (sample.cadenceRPM ?? 0) <= 0
     }
 
+    /// The texts of the markers it adds where it pauses and resumes the timer.
+    public static let pauseMarker = "autoPause", resumeMarker = "autoResume"
+
     /// Takes still runs of at least `afterSeconds` off the timer; returns the pause and resume markers.
     func apply(to samples: inout [SecondSample], originMicroseconds origin: Int64) -> [WorkoutEvent] {
         var events: [WorkoutEvent] = []
@@ -33,10 +36,10 @@ public struct AutoPause: Equatable, Sendable {
                     samples[second].distanceMeters = 0
                 }
                 events.append(
-                    WorkoutEvent(timeMicroseconds: origin + Int64(index) * 1_000_000, control: .marker("autoPause")))
+                    WorkoutEvent(timeMicroseconds: origin + Int64(index) * 1_000_000, control: .marker(Self.pauseMarker)))
                 if end < samples.count {
                     events.append(
-                        WorkoutEvent(timeMicroseconds: origin + Int64(end) * 1_000_000, control: .marker("autoResume")))
+                        WorkoutEvent(timeMicroseconds: origin + Int64(end) * 1_000_000, control: .marker(Self.resumeMarker)))
                 }
             }
             index = end

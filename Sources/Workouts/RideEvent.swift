@@ -51,6 +51,8 @@ public enum WorkoutControl: Equatable, Sendable {
     case lap
     /// A labelled point in time that does not split the workout.
     case marker(String)
+    /// Something the rider drank or ate, logged during the ride (from a second screen, the dashboard, a script).
+    case intake(Intake)
     case end
     case cancel
 
@@ -61,6 +63,7 @@ public enum WorkoutControl: Equatable, Sendable {
         case .resume: "resume"
         case .lap: "lap"
         case .marker: "marker"
+        case .intake: "intake"
         case .end: "end"
         case .cancel: "cancel"
         }
@@ -69,6 +72,8 @@ public enum WorkoutControl: Equatable, Sendable {
 
 /// How a workout was started: its name, goal, place, identity and whether it is a fitness test.
 public struct WorkoutPlan: Equatable, Sendable {
+    /// The suggested workout it was started from (`WorkoutPreset.id`), when it was.
+    public var preset: String?
     public var name: String?
     public var goal: WorkoutGoal?
     public var location: WorkoutLocation?

@@ -37,7 +37,7 @@ public struct Session: Sendable {
             state = .running
         case (.lap, .running), (.lap, .paused):
             lapStarts.append(time)
-        case (.marker, .running), (.marker, .paused):
+        case (.marker, .running), (.marker, .paused), (.intake, .running), (.intake, .paused):
             break
         case (.end, .running), (.end, .paused):
             close(at: time)
@@ -77,5 +77,15 @@ public struct WorkoutEvent: Equatable, Sendable {
     public init(timeMicroseconds: Int64, control: WorkoutControl) {
         self.timeMicroseconds = timeMicroseconds
         self.control = control
+    }
+
+    /// A marker the automatic pause added (not the rider's).
+    public var isAutoPauseMarker: Bool {
+        control == .marker(AutoPause.pauseMarker) || control == .marker(AutoPause.resumeMarker)
+    }
+
+    /// What was drunk or eaten, for an intake.
+    public var intake: Intake? {
+        if case .intake(let intake) = control { intake } else { nil }
     }
 }

@@ -60,6 +60,12 @@ public struct WorkoutSummary: Sendable {
         problemCount = workout.problemCount
     }
 
+    /// The water the rider logged during the ride; nil when none was.
+    public var waterMillilitres: Double? {
+        let drinks = events.compactMap { $0.intake?.kind == .water ? $0.intake?.amount : nil }
+        return drinks.isEmpty ? nil : drinks.reduce(0, +)
+    }
+
     /// The FTP in force on the workout's date, when one is known: it gives IF, TSS and zones.
     public var ftpWatts: Double? { analysis?.ftp?.watts }
 
@@ -81,6 +87,7 @@ public struct WorkoutSummary: Sendable {
             ("version", .integer(Int64(version))),
             ("contentDigest", .optionalString(contentDigest)),
             ("name", .optionalString(plan.name)),
+            ("preset", .optionalString(plan.preset)),
             ("state", .string(state.rawValue)),
             ("location", .optionalString(plan.location?.rawValue)),
             ("start", .string(UTCTime.formatSeconds(microseconds: startMicroseconds))),
@@ -96,6 +103,8 @@ public struct WorkoutSummary: Sendable {
             ("goal", goalJSON),
             ("laps", .array(laps.map(lapJSON))),
             ("events", .array(events.map(eventJSON))),
+            ("intake", .array(events.filter { $0.intake != nil }.map(eventJSON))),
+            ("waterMillilitres", .rounded(waterMillilitres, 1)),
             ("dropouts", .array(dropouts.map(dropoutJSON))),
             ("sensors", .array(sensors.map(sensorJSON))),
         ]
@@ -209,6 +218,12 @@ public struct WorkoutSummary: Sendable {
             ("offsetSeconds", offset(event.timeMicroseconds)),
         ]
         if case .marker(let text) = event.control { members.append(("text", .string(text))) }
+        if let intake = event.intake {
+            members += [
+                ("kind", .string(intake.kind.rawValue)), ("amount", .rounded(intake.amount, 1)),
+                ("unit", .string(intake.kind.unit)),
+            ]
+        }
         return .object(members)
     }
 

@@ -104,9 +104,13 @@ struct Record: AsyncParsableCommand {
             c cancel. SIGINT and SIGTERM end and save the ride. Other programs control it over D-Bus
             (org.cyclelog.Recorder on the session bus; see the README).
 
-            With --auto it waits for the remembered sensors, starts a workout when power or cadence appear, ends
-            it after --end-after without pedalling (or without sensors), and waits for the next ride: what the
-            cyclelog service runs. Under systemd (Type=notify) it reports readiness and answers the watchdog.
+            With --wait it connects the sensors and waits for a start (`cyclelog start`, D-Bus Start) with each
+            ride's name, goal and preset; after each ride it waits for the next start.
+
+            With --auto it waits for the remembered sensors, starts a workout when power or cadence appear (or on
+            a start), ends it after --end-after without pedalling (or without sensors), and waits for the next
+            ride: what the cyclelog service runs. Under systemd (Type=notify) it reports readiness and answers the
+            watchdog.
             """)
 
     @Option(name: .customLong("sensor"), help: "A sensor's address or name; repeat for several.")
@@ -126,6 +130,9 @@ struct Record: AsyncParsableCommand {
 
     @Flag(help: "Start and end rides on their own, one after the other, until stopped (the service).")
     var auto = false
+
+    @Flag(help: "Connect the sensors and wait for `cyclelog start`; after each ride, wait for the next one.")
+    var wait = false
 
     @Option(help: "With --auto: end a ride after this long without pedalling or without sensors (90s, 5m, 1h).")
     var endAfter = "5m"
@@ -149,6 +156,10 @@ struct Record: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        if wait && !auto && (name != nil || goal != nil || location != nil) {
+            throw ValidationError(
+                "with --wait each ride takes its name, goal and place from its start: `cyclelog start --name … --goal …`")
+        }
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
         }
@@ -175,6 +186,7 @@ struct Record: AsyncParsableCommand {
         // An automatic ride ends minutes after the last pedal stroke: those minutes are paused, not moving time.
         options.autoPause = autoPause || auto ? AutoPause() : nil
         options.auto = auto ? LiveRecorder.AutoRide(endAfterSeconds: endAfterSeconds) : nil
+        options.waitForStart = wait
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         let known = try store.knownSensors()
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
@@ -220,7 +232,7 @@ struct Record: AsyncParsableCommand {
         case .success(let summary?):
             print(SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
         case .success(nil):
-            print(auto ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
+            print(auto || wait ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
         case .failure(let error):
             throw error
         case nil:
@@ -258,25 +270,41 @@ enum WorkoutLocationFlag: String, EnumerableFlag {
     var value: WorkoutLocation { self == .indoor ? .indoor : .outdoor }
 }
 
-/// `cyclelog pause|resume|lap|end|cancel`: one method call on the running recorder.
+/// `cyclelog pause|resume|lap|end|cancel|start|marker|water`: one method call on the running recorder.
 struct ControlCommand {
-    static func call(_ method: String, _ bus: BusAddress) async throws {
+    /// Calls `method`; its reply. A refusal or a wrong argument exits 1 with the recorder's words; no recorder on
+    /// the bus exits 1 for a control of a ride (there is no ride), 2 for a start, marker or drink (`noRecorder`:
+    /// there is no recorder to take it, and the message says how to start one).
+    @discardableResult
+    static func call(
+        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1
+    ) async throws -> [DBusValue] {
         do {
             let connection = try await DBusConnection.connect(to: bus)
-            _ = try await connection.call(
+            return try await connection.call(
                 destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: RecorderControl.interface, member: method)
+                interface: RecorderControl.interface, member: method, arguments)
         } catch {
-            throw ExitMessage.make(Self.explain(error, bus), status: 1)
+            let missing = Self.isMissing(error)
+            throw ExitMessage.make(
+                missing && noRecorder != 1
+                    ? "no recorder is running on \(bus): start one with `cyclelog record --wait` (or, for the "
+                        + "service, `systemctl start cyclelog`)"
+                    : Self.explain(error, bus),
+                status: missing ? noRecorder : 1)
         }
     }
 
+    static func isMissing(_ error: DBusError) -> Bool {
+        [DBusError.serviceUnknownName, "org.freedesktop.DBus.Error.NameHasNoOwner"].contains(error.name)
+    }
+
     static func explain(_ error: DBusError, _ bus: BusAddress) -> String {
+        if isMissing(error) { return "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))" }
         switch error.name {
-        case DBusError.serviceUnknownName, "org.freedesktop.DBus.Error.NameHasNoOwner":
-            "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))"
-        case RecorderControl.refusedError: error.message
-        default: error.description
+        case RecorderControl.refusedError, RecorderControl.noSensorsError, DBusError.invalidArgumentsName:
+            return error.message
+        default: return error.description
         }
     }
 }
@@ -288,7 +316,7 @@ protocol RecorderMethodCommand: AsyncParsableCommand {
 }
 
 extension RecorderMethodCommand {
-    func run() async throws { try await ControlCommand.call(Self.method, control.address) }
+    func run() async throws { try await ControlCommand.call(Self.method, bus: control.address) }
 }
 
 struct Pause: RecorderMethodCommand {
@@ -347,6 +375,9 @@ struct Status: AsyncParsableCommand {
             switch value {
             case .double(let number)?: return (property.name, number.isNaN ? .null : .number(number))
             case .string(let text)?: return (property.name, .string(text))
+            case .boolean(let flag)?: return (property.name, .bool(flag))
+            case .array(_, let presets)? where property.name == "SuggestedWorkouts":
+                return (property.name, .array(presets.map(Self.suggestedWorkout)))
             default: return (property.name, value?.integer.map(JSONValue.integer) ?? .null)
             }
         }
@@ -355,6 +386,19 @@ struct Status: AsyncParsableCommand {
         } else {
             for (name, value) in fields { print("\(name): \(value.rendered())") }
         }
+    }
+
+    /// One of `SuggestedWorkouts`, `(ssa{sv})`: {"id", "title", "style": {…}}.
+    static func suggestedWorkout(_ value: DBusValue) -> JSONValue {
+        guard case .structure(let fields) = value, fields.count == 3 else { return .null }
+        let style = (fields[2].dictionary ?? [:]).sorted { $0.key < $1.key }.map { key, value -> (String, JSONValue) in
+            if let flag = value.bool { return (key, .bool(flag)) }
+            return (key, .string(value.string ?? ""))
+        }
+        return .object([
+            ("id", .string(fields[0].string ?? "")), ("title", .string(fields[1].string ?? "")),
+            ("style", .object(style)),
+        ])
     }
 }
 

@@ -39,6 +39,23 @@ enum SummaryText {
         if let goal = summary.plan.goal {
             lines.append("  goal         \(goal)")
         }
+        if let preset = summary.plan.preset {
+            lines.append("  started as   \(preset)")
+        }
+        for event in summary.events {
+            let at = duration(Double(event.timeMicroseconds - summary.startMicroseconds) / 1_000_000)
+            switch event.control {
+            // The automatic pause's own markers are not the rider's: they show as moving time.
+            case .marker(let text) where !event.isAutoPauseMarker:
+                lines.append("  marker       \(at)  \(text)")
+            case .intake(let intake):
+                lines.append("  intake       \(at)  \(intake.kind.rawValue) \(amount(intake.amount)) \(intake.kind.unit)")
+            default: break
+            }
+        }
+        if let water = summary.waterMillilitres {
+            lines.append("  water        \(amount(water)) ml in all")
+        }
         if summary.laps.count > 1 {
             for lap in summary.laps {
                 let l = lap.statistics
@@ -150,6 +167,8 @@ enum SummaryText {
     }
 
     static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+    /// `250` or `354.9`: at most one decimal, none when whole.
+    static func amount(_ value: Double) -> String { JSONValue.rounded(value, 1).rendered() }
     static func whole(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }
     static func kmh(_ value: Double?) -> String { value.map { fixed($0 * 3.6, 1) } ?? "-" }
     static func pad(_ text: String, _ width: Int) -> String {

@@ -111,27 +111,6 @@ final class AutoRecordTests: XCTestCase {
         XCTAssertEqual(record.wait(seconds: 20), 1, record.output)
         XCTAssertTrue(record.output.contains("cyclelog sensors add ADDRESS"), record.output)
     }
-
-    private func controls(_ journal: [RideEvent]) -> [String] {
-        journal.compactMap { if case .control(let control) = $0.kind { control.name } else { nil } }
-    }
-
-    private func powerValues(_ journal: [RideEvent]) -> [[UInt8]] {
-        journal.compactMap { if case .notification(_, 0x2A63, let value) = $0.kind { value } else { nil } }
-    }
-
-    private func waitFor(
-        _ what: String, _ command: Cyclelog, seconds: Double = 20, _ condition: () async throws -> Bool
-    ) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try await condition() { return }
-            guard command.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("waited in vain for \(what):\n\(command.output)")
-        throw CancellationError()
-    }
 }
 
 /// An AF_UNIX datagram socket that keeps what it receives: systemd's side of `$NOTIFY_SOCKET`.

@@ -167,14 +167,6 @@ final class RecordCommandTests: XCTestCase {
 
     // MARK: Helpers
 
-    private func controls(_ journal: [RideEvent]) -> [String] {
-        journal.compactMap { if case .control(let control) = $0.kind { control.name } else { nil } }
-    }
-
-    private func powerValues(_ journal: [RideEvent]) -> [[UInt8]] {
-        journal.compactMap { if case .notification(_, 0x2A63, let value) = $0.kind { value } else { nil } }
-    }
-
     /// Starts `record --plain` with the power meter (by name or address) and waits until the stand-in has sent it
     /// `notifications` measurements; returns the run and the Unix time just before it started.
     private func recordPower(
@@ -186,19 +178,6 @@ final class RecordCommandTests: XCTestCase {
             try standIn.sent().filter { $0.time > startTime }.count >= notifications
         }
         return (record, startTime)
-    }
-
-    /// Polls a condition for up to 20 s; fails with the command's output when it never holds.
-    private func waitFor(
-        _ what: String, _ command: Cyclelog, _ condition: () async throws -> Bool
-    ) async throws {
-        for _ in 0..<200 {
-            if try await condition() { return }
-            guard command.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        XCTFail("waited in vain for \(what):\n\(command.output)")
-        throw CancellationError()
     }
 }
 

@@ -125,6 +125,8 @@ final class RideIdentityTests: XCTestCase {
                     ALTER TABLE workout DROP COLUMN sourceDigest;
                     ALTER TABLE workout DROP COLUMN digestVersion;
                     ALTER TABLE workout DROP COLUMN problemCount;
+                    ALTER TABLE workout DROP COLUMN preset;
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v9 %';
                     DELETE FROM grdb_migrations WHERE identifier LIKE 'v8 %';
                     UPDATE workout SET journalDigest = '8c1f03b2d6a4e5f70123456789abcdef', syncIdentifier = ?;
                     DELETE FROM grdb_migrations WHERE identifier LIKE 'v7 %';

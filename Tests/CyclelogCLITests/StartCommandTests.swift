@@ -1,0 +1,163 @@
+import Foundation
+import LiveRecording
+import RideJournal
+import TestSupport
+import WorkoutStore
+import Workouts
+import XCTest
+
+/// `cyclelog record --wait` with `cyclelog start`, `marker`, `water` and the controls, against the stand-in: a
+/// ride armed for the first pedal stroke that ends itself at its goal, a ride from a preset with a marker and
+/// water, refusals that name the field, and the recorder waiting again after each ride.
+final class StartCommandTests: XCTestCase {
+    func testRidesStartOnRequestWithAStyleAndTakeMarkersAndWater() async throws {
+        var power = StandIn.power
+        power["stillSeconds"] = 8
+        let standIn = try StandIn(sensors: [power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("start.sqlite").path
+        let record = try Cyclelog(
+            ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+        try await waitFor("the recorder on the bus", record) {
+            try await standIn.busNameOwner(RecorderControl.busName) != nil
+        }
+        try await waitFor("the power meter streaming", record) { try standIn.sent().count >= 2 }
+
+        // Waiting: nothing to control, and a wrong style is refused by the field that is wrong.
+        try expect(["pause"], status: 1, saying: "waiting for a start (`cyclelog start`)", standIn)
+        try expect(["start", "--goal", "45x"], status: 1, saying: "goal '45x' is not a time", standIn)
+        try expect(
+            ["start", "hill-repeats"], status: 1,
+            saying: "no preset 'hill-repeats'; the presets are open, 20min, ramp, endurance-1h", standIn)
+        try expect(["start", "--when", "later"], status: 1, saying: "when 'later' is not now or pedalling", standIn)
+        try expect(["start", "--end-at-goal"], status: 1, saying: "endAtGoal needs a goal", standIn)
+        try expect(["marker", "gel"], status: 1, saying: "waiting for a start", standIn)
+        try expect(["water", "9l"], status: 64, saying: "at most 5 l", standIn)
+
+        // Armed while the bike stands: the ride starts at the first pedal stroke and ends itself at its goal.
+        try expect(
+            ["start", "--when", "pedalling", "--goal", "4s", "--end-at-goal", "--name", "Armed"], status: 0,
+            saying: "Armed: the ride starts at the first pedal stroke", standIn)
+        try expect(["status"], status: 0, saying: "State: \"armed\"", standIn)
+        try await waitFor("the armed ride to start and end at its goal", record, seconds: 40) {
+            record.output.contains("goal reached: saving workout 1")
+        }
+        try await waitFor("the recorder waiting again", record) {
+            try run(["status"], standIn).output.contains("State: \"waiting\"")
+        }
+
+        // A ride from a preset, with its own name and place, a marker and two drinks.
+        try expect(
+            ["start", "ramp", "--name", "Ramp Tuesday", "--indoor"], status: 0, saying: "Recording workout 2.", standIn)
+        try expect(["start"], status: 1, saying: "workout 2 is being recorded", standIn)
+        try expect(["marker", "gel"], status: 0, saying: "", standIn)
+        try expect(["water", "0.5l"], status: 0, saying: "", standIn)
+        try expect(["water", "12oz"], status: 0, saying: "", standIn)
+        let status = try run(["status", "--json"], standIn).output
+        XCTAssertTrue(status.contains("\"Name\": \"Ramp Tuesday\""), status)
+        XCTAssertTrue(status.contains("\"CanPause\": true") && status.contains("\"CanStart\": false"), status)
+        // 0.5 l + 12 US fluid ounces (12 × 29.5735 ml = 354.88 ml, kept to 0.1 ml).
+        XCTAssertTrue(status.contains("\"WaterMillilitres\": 854.9"), status)
+        XCTAssertTrue(
+            status.contains(
+                "{\"id\": \"ramp\", \"title\": \"Ramp test\", \"style\": {\"preset\": \"ramp\", \"test\": \"ramp\"}}"),
+            status)
+        try await Task.sleep(for: .seconds(2))
+        try expect(["end"], status: 0, saying: "", standIn)
+        try await waitFor("the recorder waiting again", record) {
+            try run(["status"], standIn).output.contains("State: \"waiting\"")
+        }
+        record.signal(SIGTERM)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+        XCTAssertTrue(record.output.contains("Stopped while waiting for a ride."), record.output)
+
+        let store = try WorkoutStore(path: database)
+        XCTAssertEqual(try store.list().map(\.status), [.complete, .complete])
+        // The armed ride: opened with at most the 3 s of standing before the first pedal stroke, and saved once
+        // 4 s of moving time were reached (by the recorder's half-second flush, so within about 2 s more).
+        let armed = try store.journal(1)
+        XCTAssertEqual(controls(armed), ["start", "end"])
+        let still: [UInt8] = [0, 0, 0, 0]
+        let opening = powerValues(armed).prefix { $0 == still }
+        XCTAssertLessThanOrEqual(opening.count, 3 * 4 + 1, "at most 3 s of the 4 Hz standing before pedalling")
+        XCTAssertGreaterThan(opening.count, 0, "armed while the bike stood")
+        let firstPedal = try standIn.sent().first { $0.value != still }?.value
+        XCTAssertEqual(powerValues(armed).first { $0 != still }, firstPedal, "the ride opens with the first stroke")
+        let first = try XCTUnwrap(try store.summary(1))
+        XCTAssertEqual(first.plan.goal, .timeSeconds(4))
+        XCTAssertEqual(first.plan.name, "Armed")
+        XCTAssertGreaterThanOrEqual(first.statistics.movingSeconds, 4)
+        XCTAssertLessThan(first.statistics.movingSeconds, 4 + 3 + 2.5)
+
+        let ramp = try XCTUnwrap(try store.summary(2))
+        XCTAssertEqual(ramp.plan.preset, "ramp")
+        XCTAssertEqual(ramp.plan.fitnessTest, .ramp)
+        XCTAssertEqual(ramp.plan.location, .indoor)
+        XCTAssertEqual(controls(try store.journal(2)), ["start", "marker", "intake", "intake", "end"])
+        XCTAssertEqual(ramp.waterMillilitres, 854.9)
+        let lines = Journal.text(try store.journal(2)).split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.hasSuffix(" start preset=ramp indoor sync=\(ramp.syncIdentifier) test=ramp name=Ramp Tuesday") }, "\(lines.prefix(3))")
+        XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 500ml") })
+        XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 354.9ml") })
+
+        let shown = try run(["show", "2", "--db", database], standIn).output
+        XCTAssertTrue(shown.contains("started as   ramp"), shown)
+        XCTAssertTrue(shown.contains("  gel"), shown)
+        XCTAssertTrue(shown.contains("water        854.9 ml in all"), shown)
+
+        // FIT has no hydration message: the marker and each drink are user_marker events, read by Garmin's SDK at
+        // their times (the FIT clock counts whole seconds).
+        let fitPath = standIn.bus.folder.appendingPathComponent("ramp.fit").path
+        try expect(["export", "2", "--db", database, "-o", fitPath], status: 0, saying: "", standIn)
+        let fitEvents = try XCTUnwrap(readExport("fit", fitPath)["events"] as? [[String: Any]])
+        let markers = fitEvents.filter { $0["event"] as? String == "user_marker" }
+        XCTAssertEqual(markers.map { $0["event_type"] as? String }, ["marker", "marker", "marker"], "\(fitEvents)")
+        let expectedTimes = ramp.events.filter { $0.control.name == "marker" || $0.intake != nil }.map {
+            Double($0.timeMicroseconds / 1_000_000 - 631_065_600)
+        }
+        XCTAssertEqual(markers.compactMap { ($0["timestamp"] as? NSNumber)?.doubleValue }, expectedTimes)
+    }
+
+    /// A Start with no sensor connected says so with the hint, and the recorder goes on waiting.
+    func testAStartWithoutSensorsNamesTheWayToAddThem() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("nosensor.sqlite").path
+        let record = try Cyclelog(
+            ["record", "--wait", "--plain", "--sensor", "C0:11:22:33:44:99", "--db", database], standIn: standIn)
+        try await waitFor("the recorder on the bus", record) {
+            try await standIn.busNameOwner(RecorderControl.busName) != nil
+        }
+        try expect(["start"], status: 1, saying: "no sensor is connected (C0:11:22:33:44:99 searching)", standIn)
+        try expect(["start"], status: 1, saying: "`cyclelog sensors add ADDRESS`", standIn)
+        record.signal(SIGINT)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+        XCTAssertEqual(try WorkoutStore(path: database).list().count, 0)
+    }
+
+    /// No recorder on the bus: a start, a marker or a drink exits 2 and says how to start one.
+    func testWithoutARecorderStartSaysHowToRunOne() async throws {
+        let bus = try PrivateBus()
+        for arguments in [["start", "ramp"], ["marker", "top of the climb"], ["water", "250ml"]] {
+            let run = try cyclelog(arguments, environment: ["CYCLELOG_CONTROL_BUS": bus.address])
+            XCTAssertEqual(run.status, 2, "\(arguments): \(run.errorOutput)")
+            XCTAssertTrue(run.errorOutput.contains("start one with `cyclelog record --wait`"), run.errorOutput)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func run(_ arguments: [String], _ standIn: StandIn) throws -> (status: Int32?, output: String) {
+        let command = try Cyclelog(arguments, standIn: standIn)
+        let status = command.wait(seconds: 20)
+        return (status, command.output)
+    }
+
+    private func expect(
+        _ arguments: [String], status: Int32, saying text: String, _ standIn: StandIn, line: UInt = #line
+    ) throws {
+        let result = try run(arguments, standIn)
+        XCTAssertEqual(result.status, status, "\(arguments): \(result.output)", line: line)
+        if !text.isEmpty { XCTAssertTrue(result.output.contains(text), "\(arguments): \(result.output)", line: line) }
+    }
+}
