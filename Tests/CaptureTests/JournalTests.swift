@@ -33,6 +33,8 @@ final class JournalTests: XCTestCase {
         RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
         RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
         RideEvent(timeMicroseconds: 1_714_550_403_500_000, .control(.marker("top of the climb"))),
+        RideEvent(timeMicroseconds: 1_714_550_403_600_000, .control(.intake(Intake(.water, amount: 354.9, unit: "ml")!))),
+        RideEvent(timeMicroseconds: 1_714_550_403_700_000, .control(.intake(Intake(.carbs, amount: 30, unit: "g")!))),
         RideEvent(timeMicroseconds: 1_714_550_404_000_000, .disconnected(sensor: "C0:11:22:33:44:55")),
         RideEvent(timeMicroseconds: 1_714_550_405_000_000, .control(.end)),
         RideEvent(timeMicroseconds: 1_714_550_406_000_000, .control(.cancel)),
@@ -60,6 +62,26 @@ final class JournalTests: XCTestCase {
                 "2024-05-01T08:00:00.000000Z start goal=2700s indoor sync=6f1c2d3e-0000-4000-8000-000000000001 name=Tuesday\\nintervals",
                 "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
             ])
+    }
+
+    /// A ride started from a preset and the water and carbohydrate logged during it, as the README documents.
+    func testPresetsAndIntakeAreTheDocumentedWords() throws {
+        var plan = WorkoutPlan(name: "Long", goal: .timeSeconds(3600))
+        plan.preset = "endurance-1h"
+        XCTAssertEqual(
+            Journal.line(RideEvent(timeMicroseconds: 1_714_550_400_000_000, .control(.start(plan)))),
+            "2024-05-01T08:00:00.000000Z start preset=endurance-1h goal=3600s name=Long")
+        let water = try Journal.event("2024-05-01T08:12:00.000000Z intake water 250ml")
+        XCTAssertEqual(water.kind, .control(.intake(try XCTUnwrap(Intake(.water, amount: 0.25, unit: "l")))))
+        let carbs = try Journal.event("2024-05-01T08:12:00.000000Z intake carbs 30g")
+        XCTAssertEqual(carbs.kind, .control(.intake(try XCTUnwrap(Intake(.carbs, amount: 30, unit: "g")))))
+        // The journal keeps one unit per kind; other spellings, kinds and amounts beyond a drink are refused.
+        for line in [
+            "intake water 0.5l", "intake water 12oz", "intake beer 500ml", "intake water 9000ml", "intake carbs 30ml",
+            "intake water -5ml", "intake water", "start preset=Hill_Repeats",
+        ] {
+            XCTAssertThrowsError(try Journal.event(Substring("2024-05-01T08:12:00.000000Z " + line)), line)
+        }
     }
 
     func testBadLinesAreReportedByNumberAndTheRestIsRead() {

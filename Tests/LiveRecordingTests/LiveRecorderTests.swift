@@ -141,6 +141,86 @@ final class LiveRecorderTests: XCTestCase {
         XCTAssertEqual(remembered, ["C0:11:22:33:44:01", "C0:11:22:33:44:02", "C0:11:22:33:44:03"])
     }
 
+    /// `Start`, `Marker` and `Intake` over D-Bus on a recorder that waits for a start: each wrong argument is
+    /// refused with InvalidArgs naming it, a second Start with Refused, and what was accepted is in the ride.
+    func testStartMarkerAndIntakeOverDBusNameWhatIsWrong() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("start.sqlite").path)
+        var options = LiveRecorder.Options()
+        options.sensors = ["Stages Power L"]
+        options.waitForStart = true
+        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
+        let control = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        let exported = try await RecorderControl.export(on: control, recorder: recorder)
+        let serving = Task { await RecorderControl.serve(exported, for: recorder) }
+        defer { serving.cancel() }
+        let remote = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        func call(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+            try await remote.call(
+                destination: RecorderControl.busName, path: RecorderControl.path,
+                interface: RecorderControl.interface, member: method, arguments)
+        }
+        func refusal(_ method: String, _ arguments: [DBusValue]) async -> DBusError? {
+            do {
+                _ = try await call(method, arguments)
+                return nil
+            } catch { return error }
+        }
+        let script = Task {
+            for (style, words) in [
+                ([("goal", DBusValue.int32(45))], "goal takes a string (s), not i"),
+                ([("workout", .string("sweet-spot"))], "workout: structured workouts are not supported yet"),
+                ([("preset", .string("hill"))], "no preset 'hill'"),
+            ] {
+                let error = await refusal("Start", [.properties(style)])
+                XCTAssertEqual(error?.name, DBusError.invalidArgumentsName, "\(style)")
+                XCTAssertTrue(error?.message.contains(words) == true, error?.message ?? "accepted")
+            }
+            let noStyle = await refusal("Start", [])
+            XCTAssertEqual(noStyle?.name, DBusError.invalidArgumentsName)
+            let early = await refusal("Marker", [.string("gel")])
+            XCTAssertEqual(early?.name, RecorderControl.refusedError)
+            // Started once the power meter streams.
+            while await !recorder.status().sensors.contains(where: { $0.state == .streaming }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let started = try await call("Start", [.properties([("name", .string("Over the bus"))])])
+            XCTAssertEqual(started.first?.integer, 1)
+            let again = await refusal("Start", [.properties([])])
+            XCTAssertEqual(again?.name, RecorderControl.refusedError)
+            XCTAssertTrue(again?.message.contains("workout 1 is being recorded") == true, again?.message ?? "")
+            for (arguments, words) in [
+                ([DBusValue.string("beer"), .double(500), .string("ml")], "kind 'beer' is not water or carbs"),
+                ([.string("water"), .double(2), .string("cups")], "unit 'cups' is not one for water: ml, l, oz"),
+                ([.string("water"), .double(-250), .string("ml")], "amount: water takes an amount such as 250ml"),
+                ([.string("carbs"), .double(30), .string("ml")], "unit 'ml' is not one for carbs: g"),
+            ] {
+                let error = await refusal("Intake", arguments)
+                XCTAssertEqual(error?.name, DBusError.invalidArgumentsName)
+                XCTAssertTrue(error?.message.contains(words) == true, error?.message ?? "accepted")
+            }
+            let empty = await refusal("Marker", [.string("")])
+            XCTAssertEqual(empty?.name, DBusError.invalidArgumentsName)
+            _ = try await call("Marker", [.string("top of the climb")])
+            _ = try await call("Intake", [.string("water"), .double(250), .string("ml")])
+            _ = try await call("Intake", [.string("carbs"), .double(30), .string("g")])
+            try await Task.sleep(for: .seconds(1))
+            _ = try await call("End", [])
+            // Back to waiting: a second ride can start.
+            while await recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            await recorder.stop()
+        }
+        let last = try await recorder.run()
+        try await script.value
+        XCTAssertNil(last, "stopped while waiting")
+        let ride = try XCTUnwrap(try store.summary(1))
+        XCTAssertEqual(ride.plan.name, "Over the bus")
+        XCTAssertEqual(ride.events.map(\.control.name), ["start", "marker", "intake", "intake", "end"])
+        XCTAssertEqual(ride.waterMillilitres, 250)
+    }
+
     /// A power meter that sends a malformed measurement now and then: the live ride reports it as a replay
     /// does (the status line names the sensor and what is wrong), keeps the good values, and its journal keeps
     /// the bad bytes, so that a replay of it reports the same problems.
