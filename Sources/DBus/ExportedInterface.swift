@@ -47,14 +47,27 @@ public struct ExportedInterface: Sendable {
         }
     }
 
+    /// A signal the object emits (with `DBusConnection.send`), declared for introspection.
+    public struct Signal: Sendable {
+        public var name: String
+        public var arguments: [Argument]
+
+        public init(_ name: String, _ arguments: [Argument]) {
+            self.name = name
+            self.arguments = arguments
+        }
+    }
+
     public var name: String
     public var methods: [Method]
     public var properties: [Property]
+    public var signals: [Signal]
 
-    public init(name: String, methods: [Method] = [], properties: [Property] = []) {
+    public init(name: String, methods: [Method] = [], properties: [Property] = [], signals: [Signal] = []) {
         self.name = name
         self.methods = methods
         self.properties = properties
+        self.signals = signals
     }
 
     /// This interface's `<interface>` element.
@@ -72,6 +85,13 @@ public struct ExportedInterface: Sendable {
         }
         for property in properties {
             xml += "    <property name=\"\(property.name)\" type=\"\(property.signature)\" access=\"read\"/>\n"
+        }
+        for signal in signals {
+            xml += "    <signal name=\"\(signal.name)\">\n"
+            for argument in signal.arguments {
+                xml += "      <arg name=\"\(argument.name)\" type=\"\(argument.signature)\"/>\n"
+            }
+            xml += "    </signal>\n"
         }
         xml += "  </interface>\n"
         return xml

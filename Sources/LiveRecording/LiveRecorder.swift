@@ -109,6 +109,9 @@ public actor LiveRecorder {
         case resubscribe([GattCharacteristic])
         case disconnect(devicePath: String)
     }
+    /// Each notification's own readings, for `live`.
+    private var instant: InstantReadings
+    private var liveSequence: UInt64 = 0
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public private(set) var storeLatency = LatencyHistogram()
     private var arrivals: [ContinuousClock.Instant] = []
@@ -122,8 +125,25 @@ public actor LiveRecorder {
             configuration.defaultWheelCircumferenceMillimetres = millimetres
         }
         self.configuration = configuration
+        instant = InstantReadings(
+            defaultWheelCircumferenceMillimetres: configuration.defaultWheelCircumferenceMillimetres)
         roster = SensorRoster(wanted: options.sensors, policy: options.policy)
     }
+
+    /// What one notification said, the moment it arrived (D-Bus `Live`), in every state: a second screen shows
+    /// the rider's power before the ride starts too.
+    public struct LiveReading: Sendable, Equatable {
+        /// Counts the readings published, from 1.
+        public var sequence: UInt64
+        /// CLOCK_REALTIME when the notification arrived on the bus connection.
+        public var arrivalMicroseconds: Int64
+        public var sensor: String
+        public var readings: [ChannelReading]
+    }
+
+    /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
+    /// beyond its stream's buffer).
+    public nonisolated let live = Broadcast<LiveReading>(keepingLatest: false)
 
     /// The current status after every flush and control (dashboard, D-Bus properties, a mirror): each
     /// subscriber starts from the current status and sees the newest one.
@@ -144,6 +164,7 @@ public actor LiveRecorder {
         defer {
             statusUpdates.finish()
             announcements.finish()
+            live.finish()
         }
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
         adapterPath = adapter.path
@@ -585,10 +606,20 @@ public actor LiveRecorder {
             else { return }
             apply(.notification, to: sensor.wanted)
             arrivals.append(ContinuousClock.now)
-            record(
-                RideEvent(
-                    timeMicroseconds: now(),
-                    .notification(sensor: sensor.journalAddress, characteristic: uuid, value: value)))
+            var arrival = timespec()
+            clock_gettime(CLOCK_REALTIME, &arrival)
+            let event = RideEvent(
+                timeMicroseconds: now(), .notification(sensor: sensor.journalAddress, characteristic: uuid, value: value))
+            record(event)
+            let readings = instant.add(event)
+            if !readings.isEmpty {
+                liveSequence += 1
+                live.publish(
+                    LiveReading(
+                        sequence: liveSequence,
+                        arrivalMicroseconds: Int64(arrival.tv_sec) * 1_000_000 + Int64(arrival.tv_nsec) / 1000,
+                        sensor: sensor.journalAddress, readings: readings))
+            }
         case .deviceChanged(let device):
             guard let wanted = roster.sensor(atDevicePath: device.path)?.wanted else { return }
             roster.update(wanted) { $0.batteryPercent = device.batteryPercent ?? $0.batteryPercent }
@@ -631,6 +662,9 @@ public actor LiveRecorder {
 
     private func record(_ event: RideEvent) {
         roster.describe(event)
+        // Notifications reach the instant readings once, as they arrive (`handle`): the ones a ride opens with
+        // are recorded a second time.
+        if case .notification = event.kind {} else { _ = instant.add(event) }
         guard riding else {
             watchForPedalling(event)
             return
@@ -769,6 +803,7 @@ public actor LiveRecorder {
             }, message: message)
         status.plan = riding || !waits ? session.plan : armed?.plan ?? WorkoutPlan()
         status.can = can
+        status.controlSequence = riding || !waits ? UInt64(session.events.count) : 0
         status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
         status.waterMillilitres = session.events.compactMap(\.intake).filter { $0.kind == .water }.reduce(0) {
             $0 + $1.amount

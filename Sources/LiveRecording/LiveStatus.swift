@@ -45,6 +45,8 @@ public struct LiveStatus: Sendable, Equatable {
     public var lapElapsedSeconds = 0.0
     /// Water logged during the ride.
     public var waterMillilitres = 0.0
+    /// How many controls (start included) the current ride has taken; 0 while no ride is recorded.
+    public var controlSequence: UInt64 = 0
     public var elapsedSeconds: Double
     public var movingSeconds: Double
     /// Mean of the last 3 completed seconds.

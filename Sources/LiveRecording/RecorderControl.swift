@@ -20,6 +20,12 @@ public enum RecorderControl {
     public static let interface = "org.cyclelog.Recorder1"
     public static let refusedError = "org.cyclelog.Error.Refused"
     public static let noSensorsError = "org.cyclelog.Error.NoSensors"
+    /// `Control`'s `expect` is not the recorder's `ControlSequence`: the ride changed since the caller looked.
+    public static let staleError = "org.cyclelog.Error.Stale"
+
+    /// `Live`: one per decoded notification, `a{sv}` with `seq` t, `arrivalMicros` x, `sensor` s and the readings
+    /// it carried (`powerWatts`, `cadenceRPM`, `speedMetersPerSecond`, `heartRateBPM`, each d).
+    public static let signals = [ExportedInterface.Signal("Live", [.init("reading", "a{sv}")])]
 
     /// The methods, in the order the README lists them, with the control each one applies.
     public static let methods: [(name: String, control: WorkoutControl)] = [
@@ -35,7 +41,7 @@ public enum RecorderControl {
         .init("Location", "s"), .init("Goal", "s"), .init("GoalProgress", "d"), .init("LapElapsedSeconds", "d"),
         .init("WorkJoules", "d"), .init("WaterMillilitres", "d"), .init("CanStart", "b"), .init("CanPause", "b"),
         .init("CanResume", "b"), .init("CanLap", "b"), .init("CanEnd", "b"), .init("CanCancel", "b"),
-        .init("SuggestedWorkouts", "a(ssa{sv})"),
+        .init("ControlSequence", "t"), .init("Sensors", "a(sssi)"), .init("SuggestedWorkouts", "a(ssa{sv})"),
     ]
 
     /// `SuggestedWorkouts`: each preset's id, title and style.
@@ -77,6 +83,15 @@ public enum RecorderControl {
             "CanStart": .boolean(status.can.start), "CanPause": .boolean(status.can.pause),
             "CanResume": .boolean(status.can.resume), "CanLap": .boolean(status.can.lap),
             "CanEnd": .boolean(status.can.end), "CanCancel": .boolean(status.can.cancel),
+            "ControlSequence": .uint64(status.controlSequence),
+            "Sensors": .array(
+                elementSignature: "(sssi)",
+                status.sensors.map {
+                    .structure([
+                        .string($0.name), .string($0.address ?? ""), .string($0.state.rawValue),
+                        .int32(Int32($0.batteryPercent ?? -1)),
+                    ])
+                }),
             "State": .string(status.state), "WorkoutId": .int64(status.workoutId),
             "ElapsedSeconds": .double(status.elapsedSeconds.rounded()),
             "MovingSeconds": .double(status.movingSeconds.rounded()),
@@ -100,6 +115,8 @@ public enum RecorderControl {
         presets: [WorkoutPreset] = WorkoutPreset.builtIn
     ) async throws(DBusError) -> Exported {
         let (accepted, acceptedControls) = AsyncStream<WorkoutControl>.makeStream()
+        let commands = Commands(recorder: recorder, presets: presets, accepted: acceptedControls)
+        let requests = ControlRequests()
         let owner = getuid()
         /// Every method checks its caller first.
         @Sendable func checkCaller(_ call: ExportedInterface.Call) async throws(DBusError) {
@@ -111,61 +128,43 @@ public enum RecorderControl {
                     message: "only the user who runs the recorder (uid \(owner))\(who) may control it")
             }
         }
-        var handlers = methods.map { entry in
-            ExportedInterface.Method(entry.name) { (call) throws(DBusError) -> [DBusValue] in
+        /// A method that checks its caller and performs one command with the arguments `read` makes of its call.
+        func method(
+            _ name: String, in inArguments: [ExportedInterface.Argument] = [],
+            out outArguments: [ExportedInterface.Argument] = [], command: String,
+            _ read: @escaping @Sendable ([DBusValue]) -> [String: DBusValue] = { _ in [:] },
+            reply: @escaping @Sendable (Int64) -> [DBusValue] = { _ in [] }
+        ) -> ExportedInterface.Method {
+            ExportedInterface.Method(name, in: inArguments, out: outArguments) {
+                (call) throws(DBusError) -> [DBusValue] in
                 try await checkCaller(call)
-                if let refusal = await recorder.refusal(of: entry.control) {
-                    throw DBusError(name: refusedError, message: refusal)
-                }
-                // Applied by `serve` after the reply is on its way: End and Cancel finish the recorder, and the
-                // caller should hear "done" rather than see the recorder leave the bus without an answer.
-                acceptedControls.yield(entry.control)
-                return []
+                return reply(try await commands.perform(command, read(call.body)))
             }
         }
-        handlers.append(
-            ExportedInterface.Method("Start", in: [.init("style", "a{sv}")], out: [.init("workoutId", "x")]) {
-                (call) throws(DBusError) -> [DBusValue] in
+        var handlers = methods.map { method($0.name, command: $0.control.name) }
+        handlers += [
+            method(
+                "Start", in: [.init("style", "a{sv}")], out: [.init("workoutId", "x")], command: "start",
+                { $0.first?.dictionary ?? [:] }, reply: { [.int64($0)] }),
+            method("Marker", in: [.init("text", "s")], command: "marker") { ["text": $0.first ?? .string("")] },
+            method(
+                "Intake", in: [.init("kind", "s"), .init("amount", "d"), .init("unit", "s")], command: "intake"
+            ) { body in Dictionary(uniqueKeysWithValues: zip(["kind", "amount", "unit"], body)) },
+            ExportedInterface.Method(
+                "Control",
+                in: [.init("requestId", "s"), .init("command", "s"), .init("expect", "t"), .init("args", "a{sv}")],
+                out: [.init("state", "s"), .init("controlSequence", "t"), .init("duplicate", "b")]
+            ) { (call) throws(DBusError) -> [DBusValue] in
                 try await checkCaller(call)
-                let style = (call.body.first?.dictionary ?? [:]).mapValues(styleValue)
-                let request: StartRequest
-                do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
-                    throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
-                }
-                do throws(LiveRecorder.StartRefusal) { return [.int64(try await recorder.start(request))] } catch {
-                    switch error {
-                    case .refused(let reason): throw DBusError(name: refusedError, message: reason)
-                    case .noSensors(let reason): throw DBusError(name: noSensorsError, message: reason)
-                    }
-                }
-            })
-        handlers.append(
-            ExportedInterface.Method("Marker", in: [.init("text", "s")]) { (call) throws(DBusError) -> [DBusValue] in
-                try await checkCaller(call)
-                let text = call.body.first?.string ?? ""
-                guard (1...200).contains(text.count) else {
-                    throw DBusError(name: DBusError.invalidArgumentsName, message: "text takes 1 to 200 characters")
-                }
-                if let refusal = await recorder.control(.marker(text)) {
-                    throw DBusError(name: refusedError, message: refusal)
-                }
-                return []
-            })
-        handlers.append(
-            ExportedInterface.Method("Intake", in: [.init("kind", "s"), .init("amount", "d"), .init("unit", "s")]) {
-                (call) throws(DBusError) -> [DBusValue] in
-                try await checkCaller(call)
-                let intake = try intake(call.body)
-                if let refusal = await recorder.control(.intake(intake)) {
-                    throw DBusError(name: refusedError, message: refusal)
-                }
-                return []
-            })
+                let (answer, duplicate) = try await requests.answer(call.body, commands)
+                return [.string(answer.state), .uint64(answer.controlSequence), .boolean(duplicate)]
+            },
+        ]
         var initial = values(await recorder.status())
         initial["SuggestedWorkouts"] = suggestedWorkouts(presets)
         try await connection.export(
-            [ExportedInterface(name: interface, methods: handlers, properties: properties)], at: path,
-            properties: [interface: initial])
+            [ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals)],
+            at: path, properties: [interface: initial])
         do {
             try await connection.requestName(busName)
         } catch {
@@ -178,24 +177,79 @@ public enum RecorderControl {
         return Exported(connection: connection, accepted: accepted)
     }
 
-    /// `Intake(kind, amount, unit)`'s arguments, or InvalidArgs naming the one that is wrong.
-    static func intake(_ body: [DBusValue]) throws(DBusError) -> Intake {
+    /// The commands every caller shares (the methods, `Control`), with their arguments by name; each refusal is a
+    /// D-Bus error that names what was wrong.
+    struct Commands: Sendable {
+        let recorder: LiveRecorder
+        let presets: [WorkoutPreset]
+        let accepted: AsyncStream<WorkoutControl>.Continuation
+
+        static let names = ["start", "pause", "resume", "lap", "end", "cancel", "marker", "intake"]
+
+        /// Performs `command`; the new workout's id for a start (0 while armed), else 0.
+        func perform(_ command: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {
+            switch command {
+            case "start":
+                let style = arguments.mapValues(RecorderControl.styleValue)
+                let request: StartRequest
+                do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
+                    throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
+                }
+                do throws(LiveRecorder.StartRefusal) { return try await recorder.start(request) } catch {
+                    switch error {
+                    case .refused(let reason): throw DBusError(name: refusedError, message: reason)
+                    case .noSensors(let reason): throw DBusError(name: noSensorsError, message: reason)
+                    }
+                }
+            case "marker":
+                let text = arguments["text"]?.string ?? ""
+                guard (1...200).contains(text.count) else {
+                    throw DBusError(name: DBusError.invalidArgumentsName, message: "text takes 1 to 200 characters")
+                }
+                try await apply(.marker(text))
+            case "intake":
+                try await apply(.intake(try RecorderControl.intake(arguments)))
+            default:
+                guard let control = methods.first(where: { $0.control.name == command })?.control else {
+                    throw DBusError(
+                        name: DBusError.invalidArgumentsName,
+                        message: "command '\(ShownText.cut(command, to: 40))' is not one of \(Self.names.joined(separator: ", "))")
+                }
+                if let refusal = await recorder.refusal(of: control) {
+                    throw DBusError(name: refusedError, message: refusal)
+                }
+                // Applied by `serve` after the reply is on its way: End and Cancel finish the recorder, and the
+                // caller should hear "done" rather than see the recorder leave the bus without an answer.
+                accepted.yield(control)
+            }
+            return 0
+        }
+
+        private func apply(_ control: WorkoutControl) async throws(DBusError) {
+            if let refusal = await recorder.control(control) { throw DBusError(name: refusedError, message: refusal) }
+        }
+    }
+
+    /// `Intake`'s arguments (`kind`, `amount`, `unit`), or InvalidArgs naming the one that is wrong.
+    static func intake(_ arguments: [String: DBusValue]) throws(DBusError) -> Intake {
         let kinds = Intake.Kind.allCases.map(\.rawValue).joined(separator: " or ")
-        let name = body.first?.string ?? ""
+        let name = arguments["kind"]?.string ?? ""
         guard let kind = Intake.Kind(rawValue: name) else {
             throw DBusError(
                 name: DBusError.invalidArgumentsName, message: "kind '\(ShownText.cut(name, to: 40))' is not \(kinds)")
         }
-        let unit = body.dropFirst(2).first?.string ?? ""
+        let unit = arguments["unit"]?.string ?? ""
         let units = kind.units.map(\.name)
         guard units.contains(unit.lowercased()) else {
             throw DBusError(
                 name: DBusError.invalidArgumentsName,
                 message: "unit '\(ShownText.cut(unit, to: 40))' is not one for \(kind.rawValue): \(units.joined(separator: ", "))")
         }
-        guard case .double(let amount)? = body.dropFirst().first, let intake = Intake(kind, amount: amount, unit: unit)
+        guard case .double(let amount)? = arguments["amount"]?.unwrapped,
+            let intake = Intake(kind, amount: amount, unit: unit)
         else {
-            throw DBusError(name: DBusError.invalidArgumentsName, message: "amount: \(kind.rawValue) takes \(Intake.forms(kind))")
+            throw DBusError(
+                name: DBusError.invalidArgumentsName, message: "amount: \(kind.rawValue) takes \(Intake.forms(kind))")
         }
         return intake
     }
@@ -208,10 +262,26 @@ public enum RecorderControl {
                 for await control in exported.accepted { await recorder.control(control) }
             }
             group.addTask { await mirror(recorder, on: exported.connection) }
+            group.addTask {
+                for await reading in recorder.live.subscribe() {
+                    _ = try? await exported.connection.send(
+                        .signal(path: path, interface: interface, member: "Live", body: [liveValue(reading)]))
+                }
+            }
             // The mirror ends with the recorder's status stream, that is with the recorder.
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// A `Live` signal's dictionary.
+    static func liveValue(_ reading: LiveRecorder.LiveReading) -> DBusValue {
+        var pairs: [(String, DBusValue)] = [
+            ("seq", .uint64(reading.sequence)), ("arrivalMicros", .int64(reading.arrivalMicroseconds)),
+            ("sensor", .string(reading.sensor)),
+        ]
+        for reading in reading.readings { pairs.append((reading.channel.jsonKey, .double(reading.value))) }
+        return .properties(pairs)
     }
 
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
@@ -234,5 +304,58 @@ public enum RecorderControl {
             guard getgrouplist(user.pointee.pw_name, primary, &groups, &count) >= 0 else { return primary == wanted }
         }
         return groups.prefix(Int(count)).contains(wanted)
+    }
+}
+
+/// `Control`'s memory of request ids, for callers on links that drop: a request repeated with the same id gets
+/// the first answer (`duplicate`) and is not applied again. Only answered requests are kept (a refused one may
+/// be tried again), the newest `capacity` of them.
+actor ControlRequests {
+    struct Answer: Sendable {
+        var state: String
+        var controlSequence: UInt64
+    }
+
+    private let capacity: Int
+    private var answers: [String: Answer] = [:]
+    private var order: [String] = []
+    private var inFlight: Set<String> = []
+
+    init(capacity: Int = 1024) { self.capacity = capacity }
+
+    /// `Control(requestId, command, expect, args)`: the answer, and whether it was given before.
+    func answer(_ body: [DBusValue], _ commands: RecorderControl.Commands) async throws(DBusError) -> (Answer, Bool) {
+        let requestId = body.first?.string ?? ""
+        guard (1...200).contains(requestId.utf8.count) else {
+            throw DBusError(name: DBusError.invalidArgumentsName, message: "requestId takes 1 to 200 bytes")
+        }
+        if let answer = answers[requestId] { return (answer, true) }
+        guard !inFlight.contains(requestId) else {
+            throw DBusError(
+                name: RecorderControl.refusedError,
+                message: "request \(ShownText.cut(requestId, to: 40)) is being applied: ask again for its answer")
+        }
+        inFlight.insert(requestId)
+        defer { inFlight.remove(requestId) }
+        let command = body.dropFirst().first?.string ?? ""
+        let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
+        let before = await commands.recorder.status().controlSequence
+        guard expect == 0 || expect == before else {
+            throw DBusError(
+                name: RecorderControl.staleError,
+                message: "expected control sequence \(expect), but the recorder is at \(before): the ride changed "
+                    + "since (read ControlSequence again)")
+        }
+        _ = try await commands.perform(command, body.dropFirst(3).first?.dictionary ?? [:])
+        let status = await commands.recorder.status()
+        var answer = Answer(state: status.state, controlSequence: status.controlSequence)
+        if command == "end" || command == "cancel" {
+            // Carried out by `serve` just after this reply: its outcome, not the state before it.
+            answer = Answer(state: command == "end" ? "ended" : "cancelled", controlSequence: before + 1)
+        }
+        answers[requestId] = answer
+        order.append(requestId)
+        if order.count > capacity { answers[order.removeFirst()] = nil }
+        return (answer, false)
     }
 }
