@@ -284,6 +284,13 @@ public actor DBusConnection {
         }
     }
 
+    /// Gives up a well-known name this connection owns (a recorder handing over to the next one).
+    public func releaseName(_ name: String) async throws(DBusError) {
+        _ = try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReleaseName", [.string(name)])
+    }
+
     /// The current owner's unique name of a well-known name, or nil when nobody owns it.
     public func nameOwner(_ name: String) async throws(DBusError) -> String? {
         do {

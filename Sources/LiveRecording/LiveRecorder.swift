@@ -803,7 +803,8 @@ public actor LiveRecorder {
             }, message: message)
         status.plan = riding || !waits ? session.plan : armed?.plan ?? WorkoutPlan()
         status.can = can
-        status.controlSequence = riding || !waits ? UInt64(session.events.count) : 0
+        status.controlSequence =
+            riding || !waits ? UInt64(UInt32(truncatingIfNeeded: workoutId)) << 32 | UInt64(session.events.count) : 0
         status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
         status.waterMillilitres = session.events.compactMap(\.intake).filter { $0.kind == .water }.reduce(0) {
             $0 + $1.amount

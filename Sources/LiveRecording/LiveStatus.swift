@@ -45,7 +45,9 @@ public struct LiveStatus: Sendable, Equatable {
     public var lapElapsedSeconds = 0.0
     /// Water logged during the ride.
     public var waterMillilitres = 0.0
-    /// How many controls (start included) the current ride has taken; 0 while no ride is recorded.
+    /// Where the current ride's controls stand: its workout id in the high 32 bits and how many controls (start
+    /// included) it has taken in the low ones; 0 while no ride is recorded. A caller's expectation of one ride
+    /// can never match another, even after the recorder restarted (the new ride has a new id).
     public var controlSequence: UInt64 = 0
     public var elapsedSeconds: Double
     public var movingSeconds: Double

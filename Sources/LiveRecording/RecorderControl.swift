@@ -215,6 +215,10 @@ public enum RecorderControl {
                         name: DBusError.invalidArgumentsName,
                         message: "command '\(ShownText.cut(command, to: 40))' is not one of \(Self.names.joined(separator: ", "))")
                 }
+                guard control == .end || control == .cancel else {
+                    try await apply(control)
+                    return 0
+                }
                 if let refusal = await recorder.refusal(of: control) {
                     throw DBusError(name: refusedError, message: refusal)
                 }

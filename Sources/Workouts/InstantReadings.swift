@@ -1,3 +1,5 @@
+import CyclingSensors
+
 /// What each notification says on its own, the moment it arrives: for a second screen that shows the rider's
 /// power as it comes (D-Bus `Live`), where the builder's 1 Hz seconds are complete only a second or more later.
 /// Each sensor's values go through the same decoding and revolution math as the ride's (`SensorDecoder`), and
@@ -19,8 +21,20 @@ public struct InstantReadings {
             let wheel = Double(defaultWheelMillimetres) / 1000
             var decoder = decoders.removeValue(forKey: sensor) ?? SensorDecoder(wheelCircumferenceMeters: wheel)
             defer { decoders[sensor] = decoder }
-            let output = try? decoder.decode(characteristic: characteristic, value: value, at: event.timeMicroseconds)
-            return output?.readings ?? []
+            guard
+                var readings = try? decoder.decode(
+                    characteristic: characteristic, value: value, at: event.timeMicroseconds
+                ).readings
+            else { return [] }
+            // The power the meter sent (negative is 0 W), not the ride's reading of it: a meter repeating its
+            // last value while the cranks stand still counts 0 W in the ride, but a screen shows what came.
+            if characteristic == Characteristic.cyclingPowerMeasurement.rawValue,
+                let sent = try? CyclingPowerMeasurement(decoding: value),
+                let index = readings.firstIndex(where: { $0.channel == .powerWatts })
+            {
+                readings[index].value = Double(max(0, sent.instantaneousPower))
+            }
+            return readings
         case .connected(let sensor, _), .disconnected(let sensor):
             decoders[sensor]?.connectionChanged()
         case .wheelCircumference(let sensor, let millimetres):

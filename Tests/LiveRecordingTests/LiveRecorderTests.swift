@@ -146,28 +146,11 @@ final class LiveRecorderTests: XCTestCase {
     func testStartMarkerAndIntakeOverDBusNameWhatIsWrong() async throws {
         let standIn = try StandIn(sensors: [StandIn.power])
         try await standIn.waitUntilReady()
-        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
         let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("start.sqlite").path)
-        var options = LiveRecorder.Options()
-        options.sensors = ["Stages Power L"]
-        options.waitForStart = true
-        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
-        let control = try await DBusConnection.connect(to: .address(standIn.bus.address))
-        let exported = try await RecorderControl.export(on: control, recorder: recorder)
-        let serving = Task { await RecorderControl.serve(exported, for: recorder) }
-        defer { serving.cancel() }
-        let remote = try await DBusConnection.connect(to: .address(standIn.bus.address))
-        func call(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
-            try await remote.call(
-                destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: RecorderControl.interface, member: method, arguments)
-        }
-        func refusal(_ method: String, _ arguments: [DBusValue]) async -> DBusError? {
-            do {
-                _ = try await call(method, arguments)
-                return nil
-            } catch { return error }
-        }
+        let waiting = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L"])
+        defer { waiting.serving.cancel() }
+        let recorder = waiting.recorder
+        let call = waiting.call, refusal = waiting.refusal
         let script = Task {
             for (style, words) in [
                 ([("goal", DBusValue.int32(45))], "goal takes a string (s), not i"),
@@ -219,6 +202,143 @@ final class LiveRecorderTests: XCTestCase {
         XCTAssertEqual(ride.plan.name, "Over the bus")
         XCTAssertEqual(ride.events.map(\.control.name), ["start", "marker", "intake", "intake", "end"])
         XCTAssertEqual(ride.waterMillilitres, 250)
+    }
+
+    /// `Control` from a caller on a link that drops: a repeated request id is answered again and applied once, an
+    /// expectation of where the ride stands is checked, and one made of an earlier ride never matches the next
+    /// (a retried Lap after a restart cannot add a lap to the new ride). The `Live` signals carry exactly what the
+    /// sensors sent, one per notification, stamped on arrival.
+    func testControlAppliesEachRequestOnceAndLiveCarriesEveryNotification() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power, StandIn.heartRate])
+        try await standIn.waitUntilReady()
+        let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("control.sqlite").path)
+        let listener = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        let signals = try await listener.signals(
+            matching: MatchRule(
+                sender: RecorderControl.busName, interface: RecorderControl.interface, member: "Live",
+                path: RecorderControl.path))
+        let collected = Task {
+            var readings: [[String: DBusValue]] = []
+            for await signal in signals { readings.append(signal.body.first?.dictionary ?? [:]) }
+            return readings
+        }
+        let first = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L", "Polar H10"])
+        func control(_ waiting: WaitingRecorder, _ id: String, _ command: String, expect: UInt64 = 0,
+            _ args: [(String, DBusValue)] = []
+        ) async throws(DBusError) -> ControlReply {
+            let reply = try await waiting.call(
+                "Control", [.string(id), .string(command), .uint64(expect), .properties(args)])
+            guard reply.count == 3, case .string(let state) = reply[0], case .uint64(let sequence) = reply[1],
+                case .boolean(let duplicate) = reply[2]
+            else { throw DBusError(name: "test.Unexpected", message: "\(reply)") }
+            return ControlReply(state, sequence, duplicate)
+        }
+        let ride1: UInt64 = 1 << 32
+        // The Lap below, whose answer its caller never heard: retried after the restart.
+        let retried: (id: String, expect: UInt64) = ("r2", ride1 + 1)
+        let script = Task {
+            while await !first.recorder.status().sensors.allSatisfy({ $0.state == .streaming }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let started = try await control(first, "r1", "start", [("name", .string("Flaky Wi-Fi"))])
+            XCTAssertEqual(started, ControlReply("running", ride1 + 1, false))
+            let again = try await control(first, "r1", "start", [("name", .string("Flaky Wi-Fi"))])
+            XCTAssertEqual(again, ControlReply("running", ride1 + 1, true))
+            let lap = try await control(first, "r2", "lap", expect: ride1 + 1)
+            XCTAssertEqual(lap, ControlReply("running", ride1 + 2, false))
+            let lapAgain = try await control(first, "r2", "lap", expect: ride1 + 1)
+            XCTAssertEqual(lapAgain, ControlReply("running", ride1 + 2, true))
+            do {
+                _ = try await control(first, "r3", "lap", expect: ride1 + 1)
+                XCTFail("a lap expecting an earlier sequence was applied")
+            } catch {
+                XCTAssertEqual((error as? DBusError)?.name, RecorderControl.staleError, "\(error)")
+            }
+            do {
+                _ = try await control(first, "r4", "jump")
+                XCTFail("an unknown command was accepted")
+            } catch {
+                XCTAssertEqual((error as? DBusError)?.name, DBusError.invalidArgumentsName)
+                XCTAssertTrue("\(error)".contains("start, pause, resume, lap, end, cancel, marker, intake"))
+            }
+            let drink = try await control(
+                first, "r5", "intake", [("kind", .string("water")), ("amount", .double(250)), ("unit", .string("ml"))])
+            XCTAssertEqual(drink.sequence, ride1 + 3)
+            try await Task.sleep(for: .seconds(4))
+            let end = try await control(first, "r6", "end", expect: ride1 + 3)
+            XCTAssertEqual(end, ControlReply("ended", ride1 + 4, false))
+            while await first.recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            await first.recorder.stop()
+        }
+        _ = try await first.recorder.run()
+        try await script.value
+        first.serving.cancel()
+        try await first.connection.releaseName(RecorderControl.busName)
+
+        // The recorder restarted (its memory of requests gone) and a new ride began: the retried Lap is stale.
+        let second = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L", "Polar H10"])
+        defer { second.serving.cancel() }
+        let retry = Task {
+            while await !second.recorder.status().sensors.allSatisfy({ $0.state == .streaming }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let started = try await control(second, "s1", "start")
+            XCTAssertEqual(started.sequence, 2 << 32 + 1)
+            do {
+                _ = try await control(second, retried.id, "lap", expect: retried.expect)
+                XCTFail("the retried lap was applied to the next ride")
+            } catch {
+                XCTAssertEqual((error as? DBusError)?.name, RecorderControl.staleError, "\(error)")
+            }
+            _ = try await control(second, "s2", "end")
+            while await second.recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            await second.recorder.stop()
+        }
+        _ = try await second.recorder.run()
+        try await retry.value
+        let sent = try standIn.sent()
+        collected.cancel()
+        let live = await collected.value
+
+        XCTAssertEqual(try store.summary(1)?.events.map(\.control.name), ["start", "lap", "intake", "end"])
+        XCTAssertEqual(try store.summary(2)?.events.map(\.control.name), ["start", "end"])
+        // One `seq` per signal, from 1 for each recorder.
+        let sequences = live.compactMap { $0["seq"]?.integer }
+        XCTAssertEqual(sequences.count, live.count)
+        let restart = try XCTUnwrap(sequences.indices.dropFirst().first { sequences[$0] <= sequences[$0 - 1] })
+        XCTAssertEqual(Array(sequences[..<restart]), Array(1...Int64(restart)))
+        // Each signal carries what its notification said: the power field of the Cycling Power Measurement
+        // (octets 2–3, sint16, spec §1.4; negative is 0 W) and the heart rate (octet 1 as uint8 when flag bit 0
+        // is clear, else octets 1–2). The notification is the sensor's last one sent before the arrival stamp
+        // (CLOCK_REALTIME, the stand-in's clock too).
+        for (address, characteristic, key) in [
+            ("C0:11:22:33:44:01", "2a63", "powerWatts"), ("C0:11:22:33:44:03", "2a37", "heartRateBPM"),
+        ] {
+            let sentHere = sent.filter { $0.address == address && $0.characteristic == characteristic }
+            func meaning(_ value: [UInt8]) -> Double {
+                key == "powerWatts"
+                    ? Double(max(0, Int16(bitPattern: UInt16(value[2]) | UInt16(value[3]) << 8)))
+                    : Double(value[0] & 1 == 0 ? UInt16(value[1]) : UInt16(value[1]) | UInt16(value[2]) << 8)
+            }
+            let received = live.filter { $0["sensor"]?.string == address }
+            XCTAssertGreaterThan(received.count, 3, address)
+            for reading in received {
+                let arrival = Double(reading["arrivalMicros"]?.integer ?? 0) / 1e6
+                let notification = try XCTUnwrap(sentHere.last { $0.time <= arrival + 0.002 }, "\(reading)")
+                XCTAssertLessThan(arrival - notification.time, 0.5, "stamped on arrival")
+                guard case .double(let value)? = reading[key]?.unwrapped else {
+                    XCTFail("\(address): no \(key) in \(reading)")
+                    continue
+                }
+                XCTAssertEqual(value, meaning(notification.value), "\(reading)")
+            }
+            // While the first recorder listened, every notification came: its signals count from 1 without a gap.
+            let firstRun = live[..<restart].filter { $0["sensor"]?.string == address }
+            let runEnd = Double(firstRun.last?["arrivalMicros"]?.integer ?? 0) / 1e6
+            let runStart = Double(firstRun.first?["arrivalMicros"]?.integer ?? 0) / 1e6
+            XCTAssertEqual(
+                firstRun.count, sentHere.filter { $0.time >= runStart - 0.002 && $0.time <= runEnd }.count, address)
+        }
     }
 
     /// A power meter that sends a malformed measurement now and then: the live ride reports it as a replay
@@ -279,5 +399,54 @@ final class LiveRecorderTests: XCTestCase {
         let replayed = try Replayer(store: try WorkoutStore()).replay(try CaptureFile.load(path))
         XCTAssertTrue(replayed.problems.contains { $0.contains("instantaneousPower") }, "\(replayed.problems)")
         XCTAssertEqual(replayed.summary.contentDigest, summary.contentDigest)
+    }
+}
+
+/// A recorder that waits for a start (`record --wait`), its control object on the stand-in's bus served, and a
+/// caller of its methods on a connection of its own.
+private struct WaitingRecorder {
+    let recorder: LiveRecorder
+    let connection: DBusConnection
+    let serving: Task<Void, Never>
+    let remote: DBusConnection
+
+    init(_ standIn: StandIn, _ store: WorkoutStore, sensors: [String]) async throws {
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        var options = LiveRecorder.Options()
+        options.sensors = sensors
+        options.waitForStart = true
+        let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
+        connection = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        let exported = try await RecorderControl.export(on: connection, recorder: recorder)
+        serving = Task { await RecorderControl.serve(exported, for: recorder) }
+        remote = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        self.recorder = recorder
+    }
+
+    func call(_ method: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await remote.call(
+            destination: RecorderControl.busName, path: RecorderControl.path, interface: RecorderControl.interface,
+            member: method, arguments)
+    }
+
+    /// The error a call ends with, nil when it succeeds.
+    func refusal(_ method: String, _ arguments: [DBusValue]) async -> DBusError? {
+        do {
+            _ = try await call(method, arguments)
+            return nil
+        } catch { return error }
+    }
+}
+
+/// `Control`'s answer: (state, controlSequence, duplicate).
+private struct ControlReply: Equatable {
+    var state: String
+    var sequence: UInt64
+    var duplicate: Bool
+
+    init(_ state: String, _ sequence: UInt64, _ duplicate: Bool) {
+        self.state = state
+        self.sequence = sequence
+        self.duplicate = duplicate
     }
 }
