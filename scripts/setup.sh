@@ -8,9 +8,10 @@
 #                               kernel, BlueZ and its emulator tools (Debian's), virtme-ng and bumble (PyPI)
 set -euo pipefail
 
-# tmux gives the dashboard test a terminal; systemd, udev and the dbus tools check the service files.
+# tmux gives the dashboard test a terminal; systemd, udev and the dbus tools check the service files;
+# desktop-file-validate and gapplication check the desktop actions.
 packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon tmux
-    systemd udev dbus-bin dbus-system-bus-common)
+    systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
     # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.

@@ -324,6 +324,12 @@ public actor LiveRecorder {
         return workoutId
     }
 
+    /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
+    /// cannot say.
+    public func presets() -> [WorkoutPreset] {
+        (try? store.presets().map(\.preset)) ?? WorkoutPreset.builtIn
+    }
+
     /// Cancels an armed Start: back to waiting.
     private func disarm() {
         armed = nil
@@ -347,6 +353,8 @@ public actor LiveRecorder {
         let syncIdentifier = UUID().uuidString
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
+        // Recently used presets come first among the suggestions; not worth failing a ride over.
+        if let preset = plan.preset { try? store.presetUsed(preset, at: start) }
         ride = LiveRide(
             claim: claim, store: store, configuration: configuration,
             idleEnding: options.auto.map {

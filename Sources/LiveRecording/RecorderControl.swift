@@ -18,6 +18,7 @@ public enum RecorderControl {
     public static let busName = "org.cyclelog.Recorder"
     public static let path = "/org/cyclelog/Recorder"
     public static let interface = "org.cyclelog.Recorder1"
+    public static let applicationInterface = "org.freedesktop.Application"
     public static let refusedError = "org.cyclelog.Error.Refused"
     public static let noSensorsError = "org.cyclelog.Error.NoSensors"
     /// `Control`'s `expect` is not the recorder's `ControlSequence`: the ride changed since the caller looked.
@@ -56,7 +57,8 @@ public enum RecorderControl {
             })
     }
 
-    private static func dbusValue(_ value: StartRequest.Value) -> DBusValue {
+    /// A style's value on the bus.
+    public static func dbusValue(_ value: StartRequest.Value) -> DBusValue {
         switch value {
         case .text(let text): .string(text)
         case .flag(let flag): .boolean(flag)
@@ -110,12 +112,11 @@ public enum RecorderControl {
 
     /// Owns the bus name and exports the object (`serve` then keeps it working). Fails when another recorder
     /// already owns the name.
-    public static func export(
-        on connection: DBusConnection, recorder: LiveRecorder, controlGroup: String? = nil,
-        presets: [WorkoutPreset] = WorkoutPreset.builtIn
-    ) async throws(DBusError) -> Exported {
+    public static func export(on connection: DBusConnection, recorder: LiveRecorder, controlGroup: String? = nil)
+        async throws(DBusError) -> Exported
+    {
         let (accepted, acceptedControls) = AsyncStream<WorkoutControl>.makeStream()
-        let commands = Commands(recorder: recorder, presets: presets, accepted: acceptedControls)
+        let commands = Commands(recorder: recorder, accepted: acceptedControls)
         let requests = ControlRequests()
         let owner = getuid()
         /// Every method checks its caller first.
@@ -160,11 +161,29 @@ public enum RecorderControl {
                 return [.string(answer.state), .uint64(answer.controlSequence), .boolean(duplicate)]
             },
         ]
+        // The Desktop Entry Specification's D-Bus activation: a launcher's actions arrive here.
+        let application = ExportedInterface(
+            name: applicationInterface,
+            methods: [
+                ExportedInterface.Method("Activate", in: [.init("platformData", "a{sv}")]) { _ in [] },
+                ExportedInterface.Method("Open", in: [.init("uris", "as"), .init("platformData", "a{sv}")]) { _ in [] },
+                ExportedInterface.Method(
+                    "ActivateAction",
+                    in: [.init("action", "s"), .init("parameter", "av"), .init("platformData", "a{sv}")]
+                ) { (call) throws(DBusError) -> [DBusValue] in
+                    try await checkCaller(call)
+                    try await commands.activate(
+                        call.body.first?.string ?? "", parameter: call.body.dropFirst().first?.stringArray ?? [])
+                    return []
+                },
+            ])
         var initial = values(await recorder.status())
-        initial["SuggestedWorkouts"] = suggestedWorkouts(presets)
+        initial["SuggestedWorkouts"] = suggestedWorkouts(await recorder.presets())
         try await connection.export(
-            [ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals)],
-            at: path, properties: [interface: initial])
+            [
+                ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals),
+                application,
+            ], at: path, properties: [interface: initial])
         do {
             try await connection.requestName(busName)
         } catch {
@@ -181,7 +200,6 @@ public enum RecorderControl {
     /// D-Bus error that names what was wrong.
     struct Commands: Sendable {
         let recorder: LiveRecorder
-        let presets: [WorkoutPreset]
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
         static let names = ["start", "pause", "resume", "lap", "end", "cancel", "marker", "intake"]
@@ -192,6 +210,7 @@ public enum RecorderControl {
             case "start":
                 let style = arguments.mapValues(RecorderControl.styleValue)
                 let request: StartRequest
+                let presets = await recorder.presets()
                 do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
                     throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
                 }
@@ -227,6 +246,31 @@ public enum RecorderControl {
                 accepted.yield(control)
             }
             return 0
+        }
+
+        /// `ActivateAction`: `start` (with a preset's id as its parameter, or none for an open ride), `start-ID`,
+        /// `pause`, `resume`, `lap`, `end`. A start waits up to 30 s for a sensor to connect: the launcher may
+        /// have activated the recorder a moment ago.
+        func activate(_ action: String, parameter: [String]) async throws(DBusError) {
+            var arguments: [String: DBusValue] = [:]
+            if action == "start" || action.hasPrefix("start-") {
+                let preset = action == "start" ? parameter.first : String(action.dropFirst(6))
+                if let preset { arguments["preset"] = .string(preset) }
+                for _ in 0..<60 {
+                    let sensors = await recorder.status().sensors
+                    if sensors.contains(where: { [.streaming, .zero, .stale].contains($0.state) }) { break }
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+                _ = try await perform("start", arguments)
+                return
+            }
+            guard DesktopIntegration.controlActions.contains(where: { $0.0 == action }) else {
+                throw DBusError(
+                    name: DBusError.invalidArgumentsName,
+                    message: "no action '\(ShownText.cut(action, to: 40))': start, start-PRESET, "
+                        + DesktopIntegration.controlActions.map(\.0).joined(separator: ", "))
+            }
+            _ = try await perform(action, [:])
         }
 
         private func apply(_ control: WorkoutControl) async throws(DBusError) {
@@ -291,8 +335,16 @@ public enum RecorderControl {
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
     /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
     static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
+        var presetsRead = ContinuousClock.now
         for await status in recorder.statusUpdates.subscribe() {
-            try? await connection.setProperties(values(status), interface: interface, path: path)
+            var changed = values(status)
+            // The rider may change the presets while the recorder runs (`cyclelog presets add`): looked at
+            // every few seconds, announced when they changed.
+            if ContinuousClock.now - presetsRead > .seconds(3) {
+                presetsRead = ContinuousClock.now
+                changed["SuggestedWorkouts"] = suggestedWorkouts(await recorder.presets())
+            }
+            try? await connection.setProperties(changed, interface: interface, path: path)
         }
     }
 

@@ -383,6 +383,29 @@ public final class WorkoutStore: Sendable {
                     ALTER TABLE workout ADD COLUMN preset TEXT;
                     """)
         }
+        migrator.registerMigration("v10 suggested workouts") { db in
+            try db.execute(
+                sql: """
+                    -- The rider's presets, and the built-in ones as the rider edited them (WorkoutPreset.builtIn
+                    -- holds the rest). Each column is a key of a Start's style; NULL leaves it open.
+                    CREATE TABLE preset (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        title TEXT NOT NULL,
+                        name TEXT,
+                        goal TEXT,
+                        location TEXT,
+                        fitnessTest TEXT,
+                        startWhenPedalling INTEGER NOT NULL DEFAULT 0,
+                        endAtGoal INTEGER NOT NULL DEFAULT 0
+                    );
+                    -- Pinned presets come first, then the most recently used (built-in ones too).
+                    CREATE TABLE presetUse (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        pinned INTEGER NOT NULL DEFAULT 0,
+                        lastUsedMicroseconds INTEGER
+                    );
+                    """)
+        }
         return migrator
     }
 

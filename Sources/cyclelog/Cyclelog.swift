@@ -14,7 +14,7 @@ struct Cyclelog: AsyncParsableCommand {
         subcommands: [
             Decode.self, Replay.self, List.self, Show.self, Rebuild.self, Delete.self, FTP.self, Chart.self, Scan.self,
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self, Status.self, Recover.self,
-            ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Calibrate.self,
+            ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, Calibrate.self,
         ]
     )
 

@@ -101,7 +101,8 @@ struct Record: AsyncParsableCommand {
         discussion: """
             Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor
             found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end,
-            c cancel. SIGINT and SIGTERM end and save the ride. Other programs control it over D-Bus
+            c cancel, m marker (typed), w water (--water-step), s start (with --wait). SIGINT and SIGTERM end and
+            save the ride. Other programs control it over D-Bus
             (org.cyclelog.Recorder on the session bus; see the README).
 
             With --wait it connects the sensors and waits for a start (`cyclelog start`, D-Bus Start) with each
@@ -137,6 +138,9 @@ struct Record: AsyncParsableCommand {
     @Option(help: "With --auto: end a ride after this long without pedalling or without sensors (90s, 5m, 1h).")
     var endAfter = "5m"
 
+    @Option(help: "What the dashboard's w key logs: one glass of water (250ml, 0.33l, 12oz).")
+    var waterStep = "250ml"
+
     @Option(help: "Members of this Unix group may also control the ride over D-Bus (the service: cyclelog).")
     var controlGroup: String?
 
@@ -162,6 +166,9 @@ struct Record: AsyncParsableCommand {
         }
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
+        }
+        guard Intake(.water, waterStep) != nil else {
+            throw ValidationError("--water-step takes \(Intake.forms(.water)), not '\(waterStep)'")
         }
         guard case .timeSeconds = WorkoutGoal(endAfter) else {
             throw ValidationError("--end-after takes a time such as 90s, 5m or 1h, not '\(endAfter)'")
@@ -197,7 +204,8 @@ struct Record: AsyncParsableCommand {
             recorder: recorder, control: await exportControl(recorder), serviceManager: ServiceManagerNotifier(),
             logger: logger)
         let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
-        let display = LiveDisplay(interactive: interactive, recorder: recorder)
+        let display = LiveDisplay(
+            interactive: interactive, recorder: recorder, waterStep: Intake(.water, waterStep) ?? Intake(.water, "250ml")!)
         let keys = interactive ? display.startKeys() : nil
         defer { display.stopKeys(keys) }
         // SIGINT and SIGTERM start a graceful shutdown: the service ends and saves the ride.
@@ -378,6 +386,8 @@ struct Status: AsyncParsableCommand {
             case .boolean(let flag)?: return (property.name, .bool(flag))
             case .array(_, let presets)? where property.name == "SuggestedWorkouts":
                 return (property.name, .array(presets.map(Self.suggestedWorkout)))
+            case .array(_, let sensors)? where property.name == "Sensors":
+                return (property.name, .array(sensors.map(Self.sensor)))
             default: return (property.name, value?.integer.map(JSONValue.integer) ?? .null)
             }
         }
@@ -386,6 +396,16 @@ struct Status: AsyncParsableCommand {
         } else {
             for (name, value) in fields { print("\(name): \(value.rendered())") }
         }
+    }
+
+    /// One of `Sensors`, `(sssi)`: {"name", "address", "state", "batteryPercent"} (null when unknown).
+    static func sensor(_ value: DBusValue) -> JSONValue {
+        guard case .structure(let fields) = value, fields.count == 4 else { return .null }
+        let battery = fields[3].integer ?? -1
+        return .object([
+            ("name", .string(fields[0].string ?? "")), ("address", .string(fields[1].string ?? "")),
+            ("state", .string(fields[2].string ?? "")), ("batteryPercent", battery < 0 ? .null : .integer(battery)),
+        ])
     }
 
     /// One of `SuggestedWorkouts`, `(ssa{sv})`: {"id", "title", "style": {…}}.

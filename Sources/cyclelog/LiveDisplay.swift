@@ -9,24 +9,37 @@ import Workouts
 final class LiveDisplay: Sendable {
     let interactive: Bool
     let recorder: LiveRecorder
+    /// What `w` logs: one glass.
+    let waterStep: Intake
     private let state = Mutex(DisplayState())
 
     private struct DisplayState {
         var linesDrawn = 0
         var lastPlainLine = ContinuousClock.now - .seconds(60)
         var savedTerminal: termios?
-        var confirmingCancel = false
+        var prompt = Prompt.none
     }
 
-    init(interactive: Bool, recorder: LiveRecorder) {
+    /// What the bottom line asks for, when a key started something that takes more keys.
+    enum Prompt: Equatable {
+        case none
+        case confirmingCancel
+        /// `m`: the marker's text so far, as typed (UTF-8).
+        case marker([UInt8])
+        /// `s`: the presets offered, numbered from 1.
+        case start([WorkoutPreset])
+    }
+
+    init(interactive: Bool, recorder: LiveRecorder, waterStep: Intake) {
         self.interactive = interactive
         self.recorder = recorder
+        self.waterStep = waterStep
     }
 
     func show(_ status: LiveStatus) async {
         let text: String? = state.withLock { state in
             if interactive {
-                let lines = Self.dashboard(status, confirmingCancel: state.confirmingCancel)
+                let lines = Self.dashboard(status, prompt: state.prompt)
                 // Move up over the previous frame and clear it, then draw the new one.
                 let up = state.linesDrawn > 0 ? "\u{1B}[\(state.linesDrawn)A\u{1B}[J" : ""
                 state.linesDrawn = lines.count
@@ -59,7 +72,7 @@ final class LiveDisplay: Sendable {
 
     /// The frame's lines. They go to the terminal through `StandardStream` (the frame moves the cursor on purpose),
     /// so sensor names, which come over the air, and notices are escaped here.
-    static func dashboard(_ s: LiveStatus, confirmingCancel: Bool) -> [String] {
+    static func dashboard(_ s: LiveStatus, prompt: Prompt) -> [String] {
         var lines = [
             "cyclelog  workout \(s.workoutId)  \(s.state)  lap \(s.lap)"
                 + (s.goalProgress.map { "  goal \(Int(($0 * 100).rounded())) %" } ?? ""),
@@ -75,11 +88,21 @@ final class LiveDisplay: Sendable {
                         " battery \($0) %" + ($0 <= LiveStatus.lowBatteryPercent ? " (low)" : "")
                     } ?? ""))
         }
+        if s.waterMillilitres > 0 { lines.append("  water \(SummaryText.amount(s.waterMillilitres)) ml") }
         if let message = s.message { lines.append("  " + ShownText.visible(message)) }
-        lines.append(
-            confirmingCancel
-                ? "  Cancel this ride and discard it? y = yes, any other key = no"
-                : "  space pause/resume   l lap   e end and save   c cancel")
+        switch prompt {
+        case .none:
+            lines.append(
+                s.can.start
+                    ? "  s start   m marker   w water"
+                    : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water")
+        case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
+        case .marker(let typed):
+            lines.append("  Marker: \(ShownText.visible(String(decoding: typed, as: UTF8.self)))_   (Enter saves, Esc drops)")
+        case .start(let presets):
+            let choices = presets.enumerated().map { "\($0.offset + 1) \(ShownText.visible($0.element.title))" }
+            lines.append("  Start: " + choices.joined(separator: "   ") + "   (a number; Esc: none)")
+        }
         return lines
     }
 
@@ -135,25 +158,64 @@ final class LiveDisplay: Sendable {
     }
 
     private func key(_ byte: UInt8) async {
-        let confirming = state.withLock { state in
-            defer { state.confirmingCancel = false }
-            return state.confirmingCancel
+        let prompt = state.withLock { state in
+            defer { state.prompt = .none }
+            return state.prompt
         }
-        if confirming {
-            if byte == UInt8(ascii: "y") || byte == UInt8(ascii: "Y") { await recorder.control(.cancel) }
-            await show(await recorder.status())
-            return
+        switch prompt {
+        case .none: break
+        case .confirmingCancel:
+            if byte == UInt8(ascii: "y") || byte == UInt8(ascii: "Y") { await tell(recorder.control(.cancel)) }
+            return await show(await recorder.status())
+        case .marker(var typed):
+            switch byte {
+            case 13, 10:
+                let text = String(decoding: typed, as: UTF8.self)
+                if !text.isEmpty { await tell(recorder.control(.marker(String(text.prefix(200))))) }
+            case 27: break
+            case 127, 8:
+                // Back over one whole character (UTF-8 continuation bytes are 10xxxxxx).
+                while let last = typed.popLast(), last & 0xC0 == 0x80 {}
+                state.withLock { $0.prompt = .marker(typed) }
+            default:
+                if byte >= 0x20 { typed.append(byte) }
+                state.withLock { $0.prompt = .marker(typed) }
+            }
+            return await show(await recorder.status())
+        case .start(let presets):
+            if byte >= UInt8(ascii: "1"), Int(byte - UInt8(ascii: "0")) <= presets.count {
+                let preset = presets[Int(byte - UInt8(ascii: "1"))]
+                do { _ = try await recorder.start(preset.request) } catch {
+                    switch error {
+                    case .refused(let reason), .noSensors(let reason): notice(reason)
+                    }
+                }
+            }
+            return await show(await recorder.status())
         }
         switch byte {
         case UInt8(ascii: " "):
             let paused = await recorder.status().state == "paused"
-            await recorder.control(paused ? .resume : .pause)
-        case UInt8(ascii: "l"), UInt8(ascii: "L"): await recorder.control(.lap)
-        case UInt8(ascii: "e"), UInt8(ascii: "E"): await recorder.control(.end)
-        case UInt8(ascii: "c"), UInt8(ascii: "C"):
-            state.withLock { $0.confirmingCancel = true }
-            await show(await recorder.status())
+            await tell(recorder.control(paused ? .resume : .pause))
+        case UInt8(ascii: "l"), UInt8(ascii: "L"): await tell(recorder.control(.lap))
+        case UInt8(ascii: "e"), UInt8(ascii: "E"): await tell(recorder.control(.end))
+        case UInt8(ascii: "w"), UInt8(ascii: "W"): await tell(recorder.control(.intake(waterStep)))
+        case UInt8(ascii: "c"), UInt8(ascii: "C"): await ask(.confirmingCancel)
+        case UInt8(ascii: "m"), UInt8(ascii: "M"): await ask(.marker([]))
+        case UInt8(ascii: "s"), UInt8(ascii: "S"):
+            guard await recorder.status().can.start else { return }
+            await ask(.start(Array(await recorder.presets().prefix(9))))
         default: break
         }
+    }
+
+    private func ask(_ prompt: Prompt) async {
+        state.withLock { $0.prompt = prompt }
+        await show(await recorder.status())
+    }
+
+    /// A refused key says why (pausing a paused ride, a drink while waiting).
+    private func tell(_ refusal: String?) {
+        if let refusal { notice(refusal) }
     }
 }

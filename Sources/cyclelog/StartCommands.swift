@@ -9,14 +9,30 @@ struct Start: AsyncParsableCommand {
         commandName: "start",
         abstract: "Starts a ride on the waiting recorder (`cyclelog record --wait`), from a preset or a style.",
         discussion: """
-            PRESET is a suggested workout: open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h).
-            Options override the preset's. With --when pedalling the recorder is armed: the ride starts at the
+            PRESET is a suggested workout: open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h), or
+            one the rider added (`cyclelog presets`). Options override the preset's. With --when pedalling the recorder is armed: the ride starts at the
             first pedal stroke, with the last 3 s of notifications. Prints the new workout's id.
             """)
 
-    @Argument(help: "A preset: open, 20min, ramp or endurance-1h.")
+    @Argument(help: "A preset: open, 20min, ramp, endurance-1h or one of yours (`cyclelog presets list`).")
     var preset: String?
 
+    @OptionGroup var style: StyleOptions
+
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        // The recorder checks the style (one place for the rules and their messages).
+        let values = (preset.map { [("preset", StartRequest.Value.text($0))] } ?? []) + style.values
+        let pairs = values.map { ($0.0, RecorderControl.dbusValue($0.1)) }
+        let reply = try await ControlCommand.call("Start", [.properties(pairs)], bus: control.address, noRecorder: 2)
+        let id = reply.first?.integer ?? 0
+        print(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
+    }
+}
+
+/// A start's style on the command line (`cyclelog start`, `cyclelog presets add`): only what was given.
+struct StyleOptions: ParsableArguments {
     @Option(help: "The workout's name.")
     var name: String?
 
@@ -35,27 +51,16 @@ struct Start: AsyncParsableCommand {
     @Flag(help: "End and save the ride when its goal is reached.")
     var endAtGoal = false
 
-    @OptionGroup var control: ControlBusOptions
-
-    /// The style dictionary of D-Bus `Start`: only what was given, so that the preset's values stay otherwise.
-    var style: [(String, DBusValue)] {
-        var style: [(String, DBusValue)] = []
-        if let preset { style.append(("preset", .string(preset))) }
-        if let name { style.append(("name", .string(name))) }
-        if let goal { style.append(("goal", .string(goal))) }
-        if let location { style.append(("location", .string(location.rawValue))) }
-        if let test { style.append(("test", .string(test))) }
-        if let when { style.append(("when", .string(when))) }
-        if endAtGoal { style.append(("endAtGoal", .boolean(true))) }
-        return style
-    }
-
-    func run() async throws {
-        // The recorder checks the style (one place for the rules and their messages).
-        let reply = try await ControlCommand.call(
-            "Start", [.properties(style)], bus: control.address, noRecorder: 2)
-        let id = reply.first?.integer ?? 0
-        print(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
+    /// The style's keys and values (`StartRequest.keys`), the recorder's or the store's to check.
+    var values: [(String, StartRequest.Value)] {
+        var values: [(String, StartRequest.Value)] = []
+        if let name { values.append(("name", .text(name))) }
+        if let goal { values.append(("goal", .text(goal))) }
+        if let location { values.append(("location", .text(location.rawValue))) }
+        if let test { values.append(("test", .text(test))) }
+        if let when { values.append(("when", .text(when))) }
+        if endAtGoal { values.append(("endAtGoal", .flag(true))) }
+        return values
     }
 }
 

@@ -329,6 +329,53 @@ class AutoCheck:
                           log[-300:])
 
 
+class WaitCheck:
+    """`record --wait`: a ride started on request with its name and goal, a marker and a drink, ended, and the
+    recorder waiting again."""
+
+    def __init__(self, checks, out, cyclelog):
+        self.checks, self.cyclelog = checks, cyclelog
+        self.out = os.path.join(out, "wait")
+        timeline = json.load(open(os.path.join(self.out, "timeline.json")))
+        self.steps, self.power = timeline["steps"], timeline["sensors"][0]
+        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
+        self.database = os.path.join(self.out, "ride.sqlite")
+
+    def ride_on_request(self):
+        workouts = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
+        self.checks.check("record --wait saved one ride, complete", [w.get("status") for w in workouts] == ["complete"],
+                          json.dumps(workouts)[:300])
+        self.checks.check("`cyclelog start` said which workout it started",
+                          "start: Recording workout 1." in self.steps, str(list(self.steps)))
+        shown = json.loads(run(self.cyclelog, "show", "1", "--json", "--db", self.database))
+        self.checks.check("it has the start's name and goal", shown["name"] == "Started on request"
+                          and shown["goal"] and shown["goal"]["target"] == 1800, json.dumps(shown["goal"]))
+        self.checks.check("its events are start, marker, intake, end",
+                          [e["type"] for e in shown["events"]] == ["start", "marker", "intake", "end"],
+                          json.dumps(shown["events"]))
+        self.checks.check("the drink is 250 ml of water", shown["waterMillilitres"] == 250
+                          and [(i["kind"], i["amount"], i["unit"]) for i in shown["intake"]] == [("water", 250, "ml")],
+                          json.dumps(shown["intake"]))
+        lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
+        start = unix(next(words[0] for words in lines if words[1] == "start"))
+        answered = self.steps[next(s for s in self.steps if s.startswith("start: "))]
+        self.checks.check("it started when asked (before `cyclelog start` returned, at most 3 s before)",
+                          answered - 3 <= start <= answered, "%.2f s before" % (answered - start))
+        address = self.power["address"]
+        sent = [(float(words[0]), words[3]) for words in self.sent if words[1] == address and words[2] == "2a63"]
+        end = unix(next(words[0] for words in lines if words[1] == "end"))
+        # Sent a second after the start to a second before the end: stored on arrival, in order, none missing.
+        expected = [value for when, value in sent if start + 1 <= when <= end - 1]
+        stored = [value for _, value in notifications(lines, address, "2a63")]
+        self.checks.check("every power value sent between start and end is in it, in order",
+                          " ".join(expected) in " ".join(stored) and len(expected) > 20,
+                          "%d sent, %d stored" % (len(expected), len(stored)))
+        log = open(os.path.join(self.out, "record.log")).read()
+        self.checks.check("after the ride it waited again, and SIGTERM stopped it cleanly",
+                          "waiting again" in self.steps and "Stopped while waiting for a ride." in log
+                          and self.steps.get("record exited 0") is not None, log[-300:])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -363,6 +410,9 @@ def main():
     auto = AutoCheck(checks, args.out, args.cyclelog)
     auto.calibration()
     auto.ride_on_its_own()
+
+    print("wait: record --wait, then start, marker, water and end from the command line")
+    WaitCheck(checks, args.out, args.cyclelog).ride_on_request()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
     sys.exit(1 if checks.failed else 0)

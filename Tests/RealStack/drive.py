@@ -205,6 +205,7 @@ async def bumble_ride(args, streams, started):
     await asyncio.sleep(4)
     await ride.end(sensors, playing)
     await auto_ride(args, power, started)
+    await wait_ride(args, power, started)
     await transport.close()
 
 
@@ -240,6 +241,54 @@ async def auto_ride(args, power, started):
     await ride.wait_for("the ride to end on its own", lambda: said("saving workout 1"), args.end_after + 30)
     ride.mark("ended on its own")
     await asyncio.sleep(2)
+    ride.recorder.send_signal(signal.SIGTERM)
+    ride.mark("SIGTERM")
+    await ride.finish([power], playing)
+
+
+async def wait_ride(args, power, started):
+    """`record --wait`: connected and waiting; `cyclelog start` with a name and goal, a marker and a drink, `end`;
+    waiting again until SIGTERM."""
+    ride = Ride(args, "wait", started)
+    power.log = ride.log
+    power.ride_on()
+    playing = play_all([power], power.streams)
+    log_path = os.path.join(ride.out, "record.log")
+    ride.recorder = await asyncio.create_subprocess_exec(
+        args.cyclelog, "record", "--wait", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--sensor", power.address,
+        "--plain", "--db", ride.database, stdout=open(log_path, "w"), stderr=asyncio.subprocess.STDOUT)
+    ride.mark("record --wait started")
+
+    async def status():
+        return json.loads(await ride.cyclelog("status", "--json"))
+
+    async def wait_for_status(what, condition, timeout):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if condition(await status()):
+                    return
+            except SystemExit:  # not on the bus yet
+                pass
+            await asyncio.sleep(0.5)
+        raise SystemExit("gave up after %d s waiting for %s" % (timeout, what))
+    await wait_for_status("the meter streaming while waiting",
+                          lambda s: s["State"] == "waiting" and s["Sensors"][0]["state"] == "streaming", 120)
+    ride.mark("waiting, streaming")
+    await asyncio.sleep(3)
+    started_output = (await ride.cyclelog("start", "--name", "Started on request", "--goal", "30m")).decode()
+    ride.mark("start: " + started_output.strip())
+    await asyncio.sleep(4)
+    await ride.cyclelog("marker", "top of the climb")
+    ride.mark("marker")
+    await asyncio.sleep(2)
+    await ride.cyclelog("water", "250ml")
+    ride.mark("water")
+    await asyncio.sleep(3)
+    await ride.cyclelog("end")
+    ride.mark("end")
+    await wait_for_status("waiting again", lambda s: s["State"] == "waiting", 60)
+    ride.mark("waiting again")
     ride.recorder.send_signal(signal.SIGTERM)
     ride.mark("SIGTERM")
     await ride.finish([power], playing)

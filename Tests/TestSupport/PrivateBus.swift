@@ -8,8 +8,9 @@ public final class PrivateBus: @unchecked Sendable {
     public let folder: URL
     private let daemon: ChildProcess
 
-    /// `denySendingTo` names bus names that nobody may call (as a strict system policy would), for AccessDenied.
-    public init(denySendingTo denied: [String] = []) throws {
+    /// `denySendingTo` names bus names that nobody may call (as a strict system policy would), for AccessDenied;
+    /// `serviceDirectories` hold activation files (`*.service`) the bus starts services from.
+    public init(denySendingTo denied: [String] = [], serviceDirectories: [String] = []) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let socket = folder.appendingPathComponent("bus").path
@@ -22,7 +23,7 @@ public final class PrivateBus: @unchecked Sendable {
               <type>session</type>
               <listen>\(address)</listen>
               <auth>EXTERNAL</auth>
-              <policy context="default">
+            \(serviceDirectories.map { "  <servicedir>\($0)</servicedir>\n" }.joined())              <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
