@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs (or removes) cyclelog as a system service: the binary, the systemd unit and its user, the udev
-# rules and the D-Bus policy. `make install` / `make uninstall` run it; DESTDIR stages into a folder instead
+# rules and the D-Bus policy; and for desktops the built-in presets as launcher actions with the session bus's
+# activation file (a rider's own presets: `cyclelog presets install`). `make install` / `make uninstall` run it; DESTDIR stages into a folder instead
 # (packaging, tests), and then nothing on the running system is touched.
 set -eu
 action=${1:?install or uninstall}
@@ -13,6 +14,8 @@ SYSUSERSDIR=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
 UDEVDIR=${UDEVDIR:-/etc/udev/rules.d}
 DBUSDIR=${DBUSDIR:-/etc/dbus-1/system.d}
 DOCDIR=$PREFIX/share/doc/cyclelog
+# The session bus and launchers look under XDG_DATA_DIRS, /usr/local/share and /usr/share by default.
+DATADIR=${DATADIR:-$PREFIX/share}
 BINARY=${BINARY:-.build/release/cyclelog}
 
 live_system() { [ -z "$DESTDIR" ]; }
@@ -32,6 +35,7 @@ install)
     for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
+    "$BINARY" presets install --built-in --data-home "$DESTDIR$DATADIR" --executable "$BINDIR/cyclelog" >/dev/null
     if live_system; then
         command -v systemd-sysusers >/dev/null && systemd-sysusers "$SYSUSERSDIR/cyclelog.conf"
         # The service's state directory exists before its first start, so that its sensors can be remembered
@@ -51,7 +55,9 @@ install)
 uninstall)
     if systemd_running; then systemctl disable --now cyclelog.service 2>/dev/null || true; fi
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
-        "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DOCDIR/README.md"
+        "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DOCDIR/README.md" \
+        "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
+        "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     rmdir "$DESTDIR$DOCDIR" 2>/dev/null || true
     if systemd_running; then systemctl daemon-reload; fi

@@ -10,8 +10,10 @@ public enum DesktopIntegration {
     public static let serviceFileName = RecorderControl.busName + ".service"
 
     /// The actions besides the presets' `start-ID`, with their titles.
-    public static let controlActions = [("pause", "Pause the ride"), ("resume", "Resume the ride"), ("lap", "Lap"),
-        ("end", "End and save the ride")]
+    public static let controlActions = [
+        ("pause", "Pause the ride"), ("resume", "Resume the ride"), ("lap", "Lap"),
+        ("end", "End and save the ride"),
+    ]
 
     /// `org.cyclelog.Recorder.desktop` for the presets, its Exec lines running `executable`.
     public static func desktopEntry(presets: [WorkoutPreset], executable: String) -> String {

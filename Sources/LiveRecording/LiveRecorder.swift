@@ -398,7 +398,8 @@ public actor LiveRecorder {
         }
         do {
             try beginRide(
-                at: opening.first?.timeMicroseconds ?? event.timeMicroseconds, armed ?? StartRequest(plan: options.plan))
+                at: opening.first?.timeMicroseconds ?? event.timeMicroseconds, armed ?? StartRequest(plan: options.plan)
+            )
         } catch {
             message = "a ride started but cannot be stored (\(error.description)); trying again"
             return
@@ -617,7 +618,8 @@ public actor LiveRecorder {
             var arrival = timespec()
             clock_gettime(CLOCK_REALTIME, &arrival)
             let event = RideEvent(
-                timeMicroseconds: now(), .notification(sensor: sensor.journalAddress, characteristic: uuid, value: value))
+                timeMicroseconds: now(),
+                .notification(sensor: sensor.journalAddress, characteristic: uuid, value: value))
             record(event)
             let readings = instant.add(event)
             if !readings.isEmpty {

@@ -232,7 +232,9 @@ public enum RecorderControl {
                 guard let control = methods.first(where: { $0.control.name == command })?.control else {
                     throw DBusError(
                         name: DBusError.invalidArgumentsName,
-                        message: "command '\(ShownText.cut(command, to: 40))' is not one of \(Self.names.joined(separator: ", "))")
+                        message:
+                            "command '\(ShownText.cut(command, to: 40))' is not one of \(Self.names.joined(separator: ", "))"
+                    )
                 }
                 guard control == .end || control == .cancel else {
                     try await apply(control)
@@ -291,7 +293,9 @@ public enum RecorderControl {
         guard units.contains(unit.lowercased()) else {
             throw DBusError(
                 name: DBusError.invalidArgumentsName,
-                message: "unit '\(ShownText.cut(unit, to: 40))' is not one for \(kind.rawValue): \(units.joined(separator: ", "))")
+                message:
+                    "unit '\(ShownText.cut(unit, to: 40))' is not one for \(kind.rawValue): \(units.joined(separator: ", "))"
+            )
         }
         guard case .double(let amount)? = arguments["amount"]?.unwrapped,
             let intake = Intake(kind, amount: amount, unit: unit)

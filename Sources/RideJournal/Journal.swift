@@ -202,7 +202,9 @@ public enum Journal {
         case "intake":
             guard let intake = Intake(journal: rest) else {
                 throw LineError(
-                    message: "intake: '\(ShownText.cut(rest, to: 40))' is not water AMOUNTml (up to 5000) or carbs AMOUNTg (up to 1000)")
+                    message:
+                        "intake: '\(ShownText.cut(rest, to: 40))' is not water AMOUNTml (up to 5000) or carbs AMOUNTg (up to 1000)"
+                )
             }
             kind = .control(.intake(intake))
         case "pause": kind = .control(.pause)
@@ -270,7 +272,8 @@ public enum Journal {
             } else if word.hasPrefix("preset=") {
                 let id = String(word.dropFirst(7))
                 guard WorkoutPreset.isValidID(id) else {
-                    throw LineError(message: "start: '\(ShownText.cut(word, to: 40))' is not a preset such as preset=ramp")
+                    throw LineError(
+                        message: "start: '\(ShownText.cut(word, to: 40))' is not a preset such as preset=ramp")
                 }
                 plan.preset = id
             } else if word.hasPrefix("sync=") {

@@ -36,10 +36,12 @@ public struct AutoPause: Equatable, Sendable {
                     samples[second].distanceMeters = 0
                 }
                 events.append(
-                    WorkoutEvent(timeMicroseconds: origin + Int64(index) * 1_000_000, control: .marker(Self.pauseMarker)))
+                    WorkoutEvent(
+                        timeMicroseconds: origin + Int64(index) * 1_000_000, control: .marker(Self.pauseMarker)))
                 if end < samples.count {
                     events.append(
-                        WorkoutEvent(timeMicroseconds: origin + Int64(end) * 1_000_000, control: .marker(Self.resumeMarker)))
+                        WorkoutEvent(
+                            timeMicroseconds: origin + Int64(end) * 1_000_000, control: .marker(Self.resumeMarker)))
                 }
             }
             index = end

@@ -17,7 +17,8 @@ public struct WorkoutPreset: Equatable, Sendable {
     public static let builtIn: [WorkoutPreset] = [
         WorkoutPreset(id: "open", title: "Open ride", request: StartRequest()),
         WorkoutPreset(
-            id: "20min", title: "20-minute FTP test", request: StartRequest(plan: WorkoutPlan(fitnessTest: .twentyMinute))),
+            id: "20min", title: "20-minute FTP test",
+            request: StartRequest(plan: WorkoutPlan(fitnessTest: .twentyMinute))),
         WorkoutPreset(id: "ramp", title: "Ramp test", request: StartRequest(plan: WorkoutPlan(fitnessTest: .ramp))),
         WorkoutPreset(
             id: "endurance-1h", title: "Endurance 1 h",
@@ -27,7 +28,9 @@ public struct WorkoutPreset: Equatable, Sendable {
     /// Whether `id` can name a preset: 1–40 of `a`–`z`, `0`–`9` and `-`.
     public static func isValidID(_ id: String) -> Bool {
         (1...40).contains(id.utf8.count)
-            && id.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (48...57).contains($0) || $0 == 45 }
+            && id.utf8.allSatisfy {
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (48...57).contains($0) || $0 == 45
+            }
     }
 }
 
@@ -101,13 +104,15 @@ public struct StartRequest: Equatable, Sendable {
             if let reason = Self.reserved[key] { throw Problem(key: key, description: "\(key): \(reason)") }
             throw Problem(
                 key: key,
-                description: "unknown key \(ShownText.cut(key, to: 40)); a style has \(Self.keys.joined(separator: ", "))")
+                description:
+                    "unknown key \(ShownText.cut(key, to: 40)); a style has \(Self.keys.joined(separator: ", "))")
         }
         let presetList = presets.map(\.id).joined(separator: ", ")
         if let id = try text("preset", "one of \(presetList)") {
             guard let preset = presets.first(where: { $0.id == id }) else {
                 throw Problem(
-                    key: "preset", description: "no preset '\(ShownText.cut(id, to: 40))'; the presets are \(presetList)")
+                    key: "preset",
+                    description: "no preset '\(ShownText.cut(id, to: 40))'; the presets are \(presetList)")
             }
             self = preset.request
         } else {
@@ -130,7 +135,8 @@ public struct StartRequest: Equatable, Sendable {
         if let location = try text("location", "indoor or outdoor") {
             guard let parsed = WorkoutLocation(rawValue: location) else {
                 throw Problem(
-                    key: "location", description: "location '\(ShownText.cut(location, to: 40))' is not indoor or outdoor")
+                    key: "location",
+                    description: "location '\(ShownText.cut(location, to: 40))' is not indoor or outdoor")
             }
             plan.location = parsed
         }

@@ -162,7 +162,8 @@ struct Record: AsyncParsableCommand {
     func validate() throws {
         if wait && !auto && (name != nil || goal != nil || location != nil) {
             throw ValidationError(
-                "with --wait each ride takes its name, goal and place from its start: `cyclelog start --name … --goal …`")
+                "with --wait each ride takes its name, goal and place from its start: `cyclelog start --name … --goal …`"
+            )
         }
         if let goal, WorkoutGoal(goal) == nil {
             throw ValidationError("--goal takes a time (45m), a distance (30km) or an energy (600kJ), not '\(goal)'")
@@ -205,7 +206,8 @@ struct Record: AsyncParsableCommand {
             logger: logger)
         let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
         let display = LiveDisplay(
-            interactive: interactive, recorder: recorder, waterStep: Intake(.water, waterStep) ?? Intake(.water, "250ml")!)
+            interactive: interactive, recorder: recorder,
+            waterStep: Intake(.water, waterStep) ?? Intake(.water, "250ml")!)
         let keys = interactive ? display.startKeys() : nil
         defer { display.stopKeys(keys) }
         // SIGINT and SIGTERM start a graceful shutdown: the service ends and saves the ride.

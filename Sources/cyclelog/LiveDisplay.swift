@@ -98,7 +98,8 @@ final class LiveDisplay: Sendable {
                     : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water")
         case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
         case .marker(let typed):
-            lines.append("  Marker: \(ShownText.visible(String(decoding: typed, as: UTF8.self)))_   (Enter saves, Esc drops)")
+            lines.append(
+                "  Marker: \(ShownText.visible(String(decoding: typed, as: UTF8.self)))_   (Enter saves, Esc drops)")
         case .start(let presets):
             let choices = presets.enumerated().map { "\($0.offset + 1) \(ShownText.visible($0.element.title))" }
             lines.append("  Start: " + choices.joined(separator: "   ") + "   (a number; Esc: none)")

@@ -37,7 +37,8 @@ struct ListPresets: ParsableCommand {
         for stored in try database.open(.read).presets() {
             let preset = stored.preset
             if json {
-                let style = preset.request.style.filter { $0.key != "preset" }.map { key, value -> (String, JSONValue) in
+                let style = preset.request.style.filter { $0.key != "preset" }.map {
+                    key, value -> (String, JSONValue) in
                     switch value {
                     case .flag(let flag): (key, .bool(flag))
                     case .text(let text), .other(let text): (key, .string(text))
@@ -47,7 +48,10 @@ struct ListPresets: ParsableCommand {
                     JSONValue.object([
                         ("id", .string(preset.id)), ("title", .string(preset.title)), ("style", .object(style)),
                         ("pinned", .bool(stored.pinned)),
-                        ("lastUsed", stored.lastUsedMicroseconds.map { .string(UTCTime.format(microseconds: $0)) } ?? .null),
+                        (
+                            "lastUsed",
+                            stored.lastUsedMicroseconds.map { .string(UTCTime.format(microseconds: $0)) } ?? .null
+                        ),
                         ("builtIn", .bool(stored.builtIn)),
                     ]).rendered())
             } else {
@@ -165,13 +169,20 @@ struct InstallPresets: ParsableCommand {
             Writes org.cyclelog.Recorder.desktop to $XDG_DATA_HOME/applications (one action per preset, plus
             pause, resume, lap and end) and org.cyclelog.Recorder.service to $XDG_DATA_HOME/dbus-1/services,
             which starts `cyclelog record --wait` when a launcher asks for it. Changing the presets afterwards
-            rewrites the desktop file.
+            rewrites the desktop file. `make install` ships the built-in ones system-wide (--built-in).
             """)
+    @Option(help: "Where to write (default: $XDG_DATA_HOME, else ~/.local/share).")
+    var dataHome: String?
+    @Option(help: "The cyclelog the files start (default: this one).")
+    var executable: String?
+    @Flag(help: "Only the built-in presets, without reading a database (a system-wide install).")
+    var builtIn = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
-        let folders = DesktopFolders()
-        try folders.install(try database.open(.read).presets().map(\.preset))
+        let folders = dataHome.map(DesktopFolders.init(dataHome:)) ?? DesktopFolders()
+        let presets = builtIn ? WorkoutPreset.builtIn : try database.open(.read).presets().map(\.preset)
+        try folders.install(presets, executable: executable)
         print("Installed \(folders.desktopFile)")
         print("Installed \(folders.serviceFile)")
     }
@@ -180,6 +191,8 @@ struct InstallPresets: ParsableCommand {
 /// Where the desktop files go: $XDG_DATA_HOME (else ~/.local/share) as the XDG Base Directory spec says.
 struct DesktopFolders {
     let dataHome: String
+
+    init(dataHome: String) { self.dataHome = dataHome }
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         if let home = environment["XDG_DATA_HOME"], home.hasPrefix("/") {
@@ -192,10 +205,10 @@ struct DesktopFolders {
     var desktopFile: String { dataHome + "/applications/" + DesktopIntegration.desktopFileName }
     var serviceFile: String { dataHome + "/dbus-1/services/" + DesktopIntegration.serviceFileName }
 
-    /// Writes both files for this binary; the activated recorder runs the same cyclelog as the one installing.
-    func install(_ presets: [WorkoutPreset]) throws {
+    /// Writes both files; they run `executable`, by default this cyclelog (the one installing them).
+    func install(_ presets: [WorkoutPreset], executable: String? = nil) throws {
         let binary =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         for (path, text) in [
             (desktopFile, DesktopIntegration.desktopEntry(presets: presets, executable: binary)),

@@ -49,7 +49,8 @@ enum SummaryText {
             case .marker(let text) where !event.isAutoPauseMarker:
                 lines.append("  marker       \(at)  \(text)")
             case .intake(let intake):
-                lines.append("  intake       \(at)  \(intake.kind.rawValue) \(amount(intake.amount)) \(intake.kind.unit)")
+                lines.append(
+                    "  intake       \(at)  \(intake.kind.rawValue) \(amount(intake.amount)) \(intake.kind.unit)")
             default: break
             }
         }

@@ -33,7 +33,8 @@ final class JournalTests: XCTestCase {
         RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
         RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
         RideEvent(timeMicroseconds: 1_714_550_403_500_000, .control(.marker("top of the climb"))),
-        RideEvent(timeMicroseconds: 1_714_550_403_600_000, .control(.intake(Intake(.water, amount: 354.9, unit: "ml")!))),
+        RideEvent(
+            timeMicroseconds: 1_714_550_403_600_000, .control(.intake(Intake(.water, amount: 354.9, unit: "ml")!))),
         RideEvent(timeMicroseconds: 1_714_550_403_700_000, .control(.intake(Intake(.carbs, amount: 30, unit: "g")!))),
         RideEvent(timeMicroseconds: 1_714_550_404_000_000, .disconnected(sensor: "C0:11:22:33:44:55")),
         RideEvent(timeMicroseconds: 1_714_550_405_000_000, .control(.end)),

@@ -33,7 +33,8 @@ final class PresetsCommandTests: XCTestCase {
 
         let removeBuiltIn = try cyclelog(["presets", "remove", "ramp", "--db", database])
         XCTAssertEqual(removeBuiltIn.status, 1)
-        XCTAssertTrue(removeBuiltIn.errorOutput.contains("ramp is built in and cannot be removed"), removeBuiltIn.errorOutput)
+        XCTAssertTrue(
+            removeBuiltIn.errorOutput.contains("ramp is built in and cannot be removed"), removeBuiltIn.errorOutput)
         let edit = try cyclelog([
             "presets", "add", "ramp", "--title", "Ramp test (armed)", "--test", "ramp", "--when", "pedalling", "--db",
             database,
@@ -49,7 +50,8 @@ final class PresetsCommandTests: XCTestCase {
         XCTAssertEqual(try list().count, 4)
         let gone = try cyclelog(["presets", "pin", "sweet-spot", "--db", database])
         XCTAssertEqual(gone.status, 1)
-        XCTAssertTrue(gone.errorOutput.contains("no preset 'sweet-spot'; the presets are open, 20min, ramp"), gone.errorOutput)
+        XCTAssertTrue(
+            gone.errorOutput.contains("no preset 'sweet-spot'; the presets are open, 20min, ramp"), gone.errorOutput)
         let badID = try cyclelog(["presets", "add", "Hill_Repeats", "--title", "Hills", "--db", database])
         XCTAssertEqual(badID.status, 64)
         XCTAssertTrue(badID.errorOutput.contains("is not a preset id"), badID.errorOutput)
@@ -76,14 +78,17 @@ final class PresetsCommandTests: XCTestCase {
                 return
             }
         }
-        let dataHome = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-xdg-\(UUID().uuidString)")
+        let dataHome = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cyclelog-xdg-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dataHome) }
         let services = dataHome.appendingPathComponent("dbus-1/services").path
         let bus = try PrivateBus(serviceDirectories: [services])
         let standIn = try StandIn(sensors: [StandIn.power], bus: bus)
         try await standIn.waitUntilReady()
         let database = bus.folder.appendingPathComponent("activated.sqlite").path
-        XCTAssertEqual(try cyclelog(["sensors", "add", "C0:11:22:33:44:01", "--name", "Stages Power L", "--db", database]).status, 0)
+        XCTAssertEqual(
+            try cyclelog(["sensors", "add", "C0:11:22:33:44:01", "--name", "Stages Power L", "--db", database]).status,
+            0)
         let environment = ["XDG_DATA_HOME": dataHome.path, "XDG_DATA_DIRS": dataHome.path]
         let install = try cyclelog(["presets", "install", "--db", database], environment: environment)
         XCTAssertEqual(install.status, 0, install.errorOutput)
@@ -94,7 +99,8 @@ final class PresetsCommandTests: XCTestCase {
 
         // What a launcher sees: the presets as actions, then pause, resume, lap and end.
         let session = environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
-        let actions = try tool(["/usr/bin/gapplication", "list-actions", "org.cyclelog.Recorder"], in: bus.folder, session)
+        let actions = try tool(
+            ["/usr/bin/gapplication", "list-actions", "org.cyclelog.Recorder"], in: bus.folder, session)
         XCTAssertEqual(
             actions.output.split(separator: "\n").sorted(),
             ["end", "lap", "pause", "resume", "start-20min", "start-endurance-1h", "start-open", "start-ramp"],

@@ -96,7 +96,10 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(controls(try store.journal(2)), ["start", "marker", "intake", "intake", "end"])
         XCTAssertEqual(ramp.waterMillilitres, 854.9)
         let lines = Journal.text(try store.journal(2)).split(separator: "\n")
-        XCTAssertTrue(lines.contains { $0.hasSuffix(" start preset=ramp indoor sync=\(ramp.syncIdentifier) test=ramp name=Ramp Tuesday") }, "\(lines.prefix(3))")
+        XCTAssertTrue(
+            lines.contains {
+                $0.hasSuffix(" start preset=ramp indoor sync=\(ramp.syncIdentifier) test=ramp name=Ramp Tuesday")
+            }, "\(lines.prefix(3))")
         XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 500ml") })
         XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 354.9ml") })
 

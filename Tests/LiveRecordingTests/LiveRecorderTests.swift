@@ -223,7 +223,8 @@ final class LiveRecorderTests: XCTestCase {
             return readings
         }
         let first = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L", "Polar H10"])
-        func control(_ waiting: WaitingRecorder, _ id: String, _ command: String, expect: UInt64 = 0,
+        func control(
+            _ waiting: WaitingRecorder, _ id: String, _ command: String, expect: UInt64 = 0,
             _ args: [(String, DBusValue)] = []
         ) async throws(DBusError) -> ControlReply {
             let reply = try await waiting.call(

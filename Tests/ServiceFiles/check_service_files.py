@@ -253,13 +253,18 @@ def check_install(cyclelog, folder):
     expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
-                "usr/local/share/doc/cyclelog/README.md"]
+                "usr/local/share/doc/cyclelog/README.md", "usr/local/share/applications/org.cyclelog.Recorder.desktop",
+                "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service"]
     missing = [path for path in expected if not os.path.exists(os.path.join(stage, path))]
     report(not missing, "every service file installed where the system looks", ", ".join(missing))
     unit = os.path.join(stage, "usr/local/lib/systemd/system/cyclelog.service")
     if os.path.exists(unit):
         report("ExecStart=/usr/local/bin/cyclelog record --auto" in open(unit).read(),
                "the installed unit runs the installed binary")
+    service = os.path.join(stage, "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service")
+    if os.path.exists(service):
+        report("Exec=/usr/local/bin/cyclelog record --wait" in open(service).read(),
+               "the session bus starts the installed binary, waiting for a start")
     result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "uninstall"], cwd=ROOT, env=environment)
     left = [os.path.relpath(os.path.join(top, name), stage) for top, _, names in os.walk(stage) for name in names]
     report(result.returncode == 0 and not left, "install-service.sh uninstall removes them all", ", ".join(left))
