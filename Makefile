@@ -77,6 +77,7 @@ bench:
 	python3 Benchmarks/replay_bench.py
 	python3 Benchmarks/fit_bench.py
 	python3 Benchmarks/live_bench.py
+	python3 Benchmarks/start_bench.py
 	python3 Benchmarks/summary.py
 
 lint:

@@ -98,18 +98,22 @@ def wait():
 
 
 class StandIn:
-    """A private dbus-daemon with the BlueZ stand-in playing `sensors`; children stopped on exit."""
+    """A private dbus-daemon with the BlueZ stand-in playing `sensors`; children stopped on exit. With
+    `service_directories`, the bus activates services from FOLDER/share/dbus-1/services."""
 
-    def __init__(self, sensors):
+    def __init__(self, sensors, service_directories=False):
         self.sensors = sensors
         self.children = []
+        self.service_directories = service_directories
 
     def __enter__(self):
         self.folder = tempfile.mkdtemp(prefix="cyclelog-live-bench-")
         self.address = "unix:path=" + os.path.join(self.folder, "bus")
         config = os.path.join(self.folder, "bus.conf")
         with open(config, "w") as file:
-            file.write(BUS_CONFIG % self.address)
+            services = os.path.join(self.folder, "share", "dbus-1", "services")
+            file.write(BUS_CONFIG % (self.address, "<servicedir>%s</servicedir>" % services
+                                     if self.service_directories else ""))
         scenario = os.path.join(self.folder, "scenario.json")
         self.sent_log = os.path.join(self.folder, "sent.log")
         with open(scenario, "w") as file:
@@ -145,7 +149,7 @@ class StandIn:
 
 BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>session</type><listen>%s</listen><auth>EXTERNAL</auth>
+<busconfig><type>session</type><listen>%s</listen><auth>EXTERNAL</auth>%s
 <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
 </policy></busconfig>
 """

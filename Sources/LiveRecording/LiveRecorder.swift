@@ -36,6 +36,9 @@ public actor LiveRecorder {
         /// `record --wait`: connect the sensors and wait for a Start (D-Bus, `cyclelog start`); after each ride,
         /// wait for the next Start with the sensors still connected.
         public var waitForStart = false
+        /// Started by the bus for a start (D-Bus activation): how long after the launch a start may wait for the
+        /// sensors to connect.
+        public var activatedGraceSeconds = 0.0
         /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
         public var lowBatteryPercent = LiveStatus.lowBatteryPercent
 
@@ -83,8 +86,9 @@ public actor LiveRecorder {
     /// Rides start on request or on pedalling, and the recorder waits again after each one.
     private var waits: Bool { options.auto != nil || options.waitForStart }
     private var stopRequested = false
-    /// The origin of the sensors' link clock (`SensorLink` is told the time since then).
+    /// The origin of the sensors' link clock (`SensorLink` is told the time since then); when it was made.
     private let linkClockOrigin = ContinuousClock.now
+    private var launched: ContinuousClock.Instant { linkClockOrigin }
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     /// The sensors wanted, by what the rider named them (also after an `await`).
@@ -328,6 +332,17 @@ public actor LiveRecorder {
     /// cannot say.
     public func presets() -> [WorkoutPreset] {
         (try? store.presets().map(\.preset)) ?? WorkoutPreset.builtIn
+    }
+
+    /// A recorder that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action,
+    /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
+    /// a start without sensors is refused at once.
+    public func waitForASensorAfterLaunch() async {
+        while ContinuousClock.now - launched < .seconds(options.activatedGraceSeconds), outcome == nil,
+            !roster.sensors.contains(where: { [.streaming, .zero, .stale].contains($0.link.state) })
+        {
+            try? await Task.sleep(for: .milliseconds(200))
+        }
     }
 
     /// Cancels an armed Start: back to waiting.

@@ -214,6 +214,7 @@ public enum RecorderControl {
                 do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
                     throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
                 }
+                if request.when == .now { await recorder.waitForASensorAfterLaunch() }
                 do throws(LiveRecorder.StartRefusal) { return try await recorder.start(request) } catch {
                     switch error {
                     case .refused(let reason): throw DBusError(name: refusedError, message: reason)
@@ -251,19 +252,11 @@ public enum RecorderControl {
         }
 
         /// `ActivateAction`: `start` (with a preset's id as its parameter, or none for an open ride), `start-ID`,
-        /// `pause`, `resume`, `lap`, `end`. A start waits up to 30 s for a sensor to connect: the launcher may
-        /// have activated the recorder a moment ago.
+        /// `pause`, `resume`, `lap`, `end`.
         func activate(_ action: String, parameter: [String]) async throws(DBusError) {
-            var arguments: [String: DBusValue] = [:]
             if action == "start" || action.hasPrefix("start-") {
                 let preset = action == "start" ? parameter.first : String(action.dropFirst(6))
-                if let preset { arguments["preset"] = .string(preset) }
-                for _ in 0..<60 {
-                    let sensors = await recorder.status().sensors
-                    if sensors.contains(where: { [.streaming, .zero, .stale].contains($0.state) }) { break }
-                    try? await Task.sleep(for: .milliseconds(500))
-                }
-                _ = try await perform("start", arguments)
+                _ = try await perform("start", preset.map { ["preset": .string($0)] } ?? [:])
                 return
             }
             guard DesktopIntegration.controlActions.contains(where: { $0.0 == action }) else {

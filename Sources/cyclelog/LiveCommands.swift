@@ -195,6 +195,9 @@ struct Record: AsyncParsableCommand {
         options.autoPause = autoPause || auto ? AutoPause() : nil
         options.auto = auto ? LiveRecorder.AutoRide(endAfterSeconds: endAfterSeconds) : nil
         options.waitForStart = wait
+        // dbus-daemon names itself to the services it starts: this recorder was started for a start (a launcher's
+        // action, `cyclelog start`), which may come before the sensors are connected.
+        if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         let known = try store.knownSensors()
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors

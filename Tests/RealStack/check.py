@@ -257,17 +257,24 @@ class RideCheck:
                           "" if replayed == live else "live %s\n        replay %s" % (live.strip(), replayed.strip()))
 
 
-class AutoCheck:
-    """The sensor-care phase: `cyclelog calibrate` through the power meter's control point, and a ride that
-    `record --auto` started and ended on its own."""
+class PowerMeterPhase:
+    """A phase with the power meter alone: its output folder's timeline, what the meter sent, the database."""
 
-    def __init__(self, checks, out, cyclelog):
+    def __init__(self, checks, out, cyclelog, name):
         self.checks, self.cyclelog = checks, cyclelog
-        self.out = os.path.join(out, "auto")
+        self.out = os.path.join(out, name)
         timeline = json.load(open(os.path.join(self.out, "timeline.json")))
         self.steps, self.power = timeline["steps"], timeline["sensors"][0]
         self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
         self.database = os.path.join(self.out, "ride.sqlite")
+
+
+class AutoCheck(PowerMeterPhase):
+    """The sensor-care phase: `cyclelog calibrate` through the power meter's control point, and a ride that
+    `record --auto` started and ended on its own."""
+
+    def __init__(self, checks, out, cyclelog):
+        super().__init__(checks, out, cyclelog, "auto")
 
     def calibration(self):
         answers = [json.loads(line) for line in open(os.path.join(self.out, "calibrate.json"))]
@@ -329,17 +336,12 @@ class AutoCheck:
                           log[-300:])
 
 
-class WaitCheck:
+class WaitCheck(PowerMeterPhase):
     """`record --wait`: a ride started on request with its name and goal, a marker and a drink, ended, and the
     recorder waiting again."""
 
     def __init__(self, checks, out, cyclelog):
-        self.checks, self.cyclelog = checks, cyclelog
-        self.out = os.path.join(out, "wait")
-        timeline = json.load(open(os.path.join(self.out, "timeline.json")))
-        self.steps, self.power = timeline["steps"], timeline["sensors"][0]
-        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
-        self.database = os.path.join(self.out, "ride.sqlite")
+        super().__init__(checks, out, cyclelog, "wait")
 
     def ride_on_request(self):
         workouts = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
