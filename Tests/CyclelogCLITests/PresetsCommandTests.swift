@@ -140,15 +140,34 @@ final class PresetsCommandTests: XCTestCase {
             if state.contains("\"State\": \"waiting\"") { break }
             try await Task.sleep(for: .milliseconds(200))
         }
-        kill(pid_t(pid), SIGTERM)
-        for _ in 0..<100 where try await standIn.busNameOwner(RecorderControl.busName) != nil {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        try await stop(pid, standIn)
+
+        // `cyclelog start` with no recorder running: the bus starts one, which connects the meter and starts.
+        let start = try cyclelog(["start", "20min"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
+        XCTAssertEqual(start.status, 0, start.errorOutput)
+        XCTAssertEqual(start.output, "Recording workout 2.\n")
+        XCTAssertEqual(try cyclelog(["end"], environment: ["CYCLELOG_CONTROL_BUS": bus.address]).status, 0)
+        let second = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "GetConnectionUnixProcessID", [.string(RecorderControl.busName)])
+        try await stop(try XCTUnwrap(second.first?.integer), standIn)
+        XCTAssertEqual(try WorkoutStore(path: database).summary(2)?.plan.fitnessTest, .twentyMinute)
+
         let ride = try XCTUnwrap(try WorkoutStore(path: database).summary(1))
         XCTAssertEqual(ride.plan.preset, "ramp")
         XCTAssertEqual(ride.plan.fitnessTest, .ramp)
         XCTAssertEqual(ride.state, .ended)
-        XCTAssertEqual(try WorkoutStore(path: database).presets().first?.preset.id, "ramp", "used last, offered first")
+        XCTAssertEqual(
+            try WorkoutStore(path: database).presets().prefix(2).map(\.preset.id), ["20min", "ramp"],
+            "the most recently used first")
+    }
+
+    /// Stops an activated recorder (as the end of a session would) and waits until it left the bus.
+    private func stop(_ pid: Int64, _ standIn: StandIn) async throws {
+        kill(pid_t(pid), SIGTERM)
+        for _ in 0..<100 where try await standIn.busNameOwner(RecorderControl.busName) != nil {
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     /// Runs a tool to the end; its standard output and error together.

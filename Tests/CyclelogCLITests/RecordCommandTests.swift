@@ -2,6 +2,7 @@ import Capture
 import DBus
 import Foundation
 import LiveRecording
+import RideJournal
 import TestSupport
 import WorkoutStore
 import Workouts
@@ -108,16 +109,18 @@ final class RecordCommandTests: XCTestCase {
         // The build folder may sit where another user cannot read it; a copy in the bus folder can be run.
         let copy = standIn.bus.folder.appendingPathComponent("cyclelog").path
         try FileManager.default.copyItem(atPath: try cyclelogBinary().path, toPath: copy)
-        let stranger = try ChildProcess(
-            [
-                "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/env",
-                "CYCLELOG_CONTROL_BUS=\(standIn.bus.address)", copy, "pause",
-            ],
-            outputPath: standIn.bus.folder.appendingPathComponent("stranger.log").path)
-        XCTAssertEqual(stranger.wait(seconds: 20), 1)
-        let refusal = try String(
-            contentsOf: standIn.bus.folder.appendingPathComponent("stranger.log"), encoding: .utf8)
-        XCTAssertTrue(refusal.contains("only the user who runs the recorder (uid 0) may control it"), refusal)
+        // Every method is checked the same way: controls, a start, a marker, a drink.
+        for command in [["pause"], ["start", "ramp"], ["marker", "stolen"], ["water", "250ml"]] {
+            let log = standIn.bus.folder.appendingPathComponent("stranger-\(command[0]).log")
+            let stranger = try ChildProcess(
+                [
+                    "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/env",
+                    "CYCLELOG_CONTROL_BUS=\(standIn.bus.address)", copy,
+                ] + command, outputPath: log.path)
+            XCTAssertEqual(stranger.wait(seconds: 20), 1, command[0])
+            let refusal = try String(contentsOf: log, encoding: .utf8)
+            XCTAssertTrue(refusal.contains("only the user who runs the recorder (uid 0) may control it"), refusal)
+        }
 
         let pause = try Cyclelog(["pause"], standIn: standIn)
         XCTAssertEqual(pause.wait(seconds: 20), 0, pause.output)
@@ -163,6 +166,47 @@ final class RecordCommandTests: XCTestCase {
         let store = try WorkoutStore(path: database)
         XCTAssertEqual(try store.list().map(\.status), [.complete])
         XCTAssertEqual(controls(try store.journal(1)), ["start", "pause", "resume", "lap", "end"])
+    }
+
+    /// `record --wait` on a terminal: `s` offers the presets by number, `3` starts the ramp test, `m` takes a typed
+    /// marker, `w` logs a glass of `--water-step`, `e` saves the ride and the recorder waits again; Ctrl-C stops it.
+    func testTheDashboardStartsAPresetAndTakesAMarkerAndWater() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let folder = standIn.bus.folder
+        let database = folder.appendingPathComponent("wait-keys.sqlite").path
+        let terminal = try Terminal(folder: folder)
+        try terminal.start(
+            "env CYCLELOG_DBUS_ADDRESS=\(standIn.bus.address) CYCLELOG_CONTROL_BUS=\(standIn.bus.address) "
+                + "\(try cyclelogBinary().path) record --wait --water-step 0.33l --sensor C0:11:22:33:44:01 "
+                + "--db \(database); echo cyclelog-exited-$?; sleep 120")
+        try await terminal.waitFor("waiting, the meter streaming") {
+            $0.contains("waiting") && $0.contains("streaming") && $0.contains("s start   m marker   w water")
+        }
+        try terminal.press("s")
+        try await terminal.waitFor("the presets by number") {
+            $0.contains("Start: 1 Open ride   2 20-minute FTP test   3 Ramp test   4 Endurance 1 h")
+        }
+        try terminal.press("3")
+        try await terminal.waitFor("the ramp test running") { $0.contains("running  lap 1") }
+        try terminal.press("m")
+        try await terminal.waitFor("the marker prompt") { $0.contains("Marker: _") }
+        try terminal.press("gel")
+        try await terminal.waitFor("the typed text") { $0.contains("Marker: gel_") }
+        try terminal.press("Enter")
+        try terminal.press("w")
+        try await terminal.waitFor("the glass counted") { $0.contains("water 330 ml") }
+        try terminal.press("e")
+        try await terminal.waitFor("the recorder waiting again") { $0.contains("s start   m marker   w water") }
+        try terminal.press("C-c")
+        try await terminal.waitFor("the recorder stopped") { $0.contains("cyclelog-exited-0") }
+
+        let journal = try WorkoutStore(path: database).journal(1)
+        XCTAssertEqual(controls(journal), ["start", "marker", "intake", "end"])
+        let lines = Journal.text(journal).split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.contains(" start preset=ramp sync=") && $0.hasSuffix(" test=ramp") }, "\(lines)")
+        XCTAssertTrue(lines.contains { $0.hasSuffix(" marker gel") })
+        XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 330ml") })
     }
 
     // MARK: Helpers

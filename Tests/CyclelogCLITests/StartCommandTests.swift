@@ -1,3 +1,4 @@
+import DBus
 import Foundation
 import LiveRecording
 import RideJournal
@@ -119,6 +120,62 @@ final class StartCommandTests: XCTestCase {
             Double($0.timeMicroseconds / 1_000_000 - 631_065_600)
         }
         XCTAssertEqual(markers.compactMap { ($0["timestamp"] as? NSNumber)?.doubleValue }, expectedTimes)
+    }
+
+    /// A phone's Lap whose answer was lost, retried after the recorder was killed and started again: `recover`
+    /// saves the cut-short ride with its one lap, and the retry — expecting where that ride stood — is Stale on
+    /// the new ride, which gets no lap.
+    func testAControlRetriedAfterARestartAndRecoverIsStale() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("restart.sqlite").path
+        let arguments = ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database]
+        let phone = try await DBusConnection.connect(to: .address(standIn.bus.address))
+        func control(_ id: String, _ command: String, expect: UInt64 = 0) async throws(DBusError) -> UInt64 {
+            let reply = try await phone.call(
+                destination: RecorderControl.busName, path: RecorderControl.path, interface: RecorderControl.interface,
+                member: "Control", [.string(id), .string(command), .uint64(expect), .properties([])])
+            guard case .uint64(let sequence)? = reply.dropFirst().first else { return 0 }
+            return sequence
+        }
+        func streamingRecorder() async throws -> Cyclelog {
+            let record = try Cyclelog(arguments, standIn: standIn)
+            try await waitFor("the meter streaming to the recorder", record) {
+                try run(["status", "--json"], standIn).output.contains("\"state\": \"streaming\"")
+            }
+            return record
+        }
+
+        let first = try await streamingRecorder()
+        let started = try await control("phone-1", "start")
+        XCTAssertEqual(started, 1 << 32 + 1)
+        let lapped = try await control("phone-2", "lap", expect: started)
+        XCTAssertEqual(lapped, started + 1)
+        try await Task.sleep(for: .seconds(1.5))  // the lap is in the stored journal (written twice a second)
+        first.signal(SIGKILL)
+        _ = first.wait(seconds: 20)
+        let recovered = try run(["recover", "--db", database], standIn)
+        XCTAssertEqual(recovered.status, 0, recovered.output)
+        XCTAssertTrue(recovered.output.contains("Recovered workout 1"), recovered.output)
+
+        let second = try await streamingRecorder()
+        let restarted = try await control("phone-3", "start")
+        XCTAssertEqual(restarted, 2 << 32 + 1)
+        do {
+            _ = try await control("phone-2", "lap", expect: started)
+            XCTFail("the retried lap was applied to the new ride")
+        } catch {
+            XCTAssertEqual(error.name, RecorderControl.staleError, error.message)
+        }
+        _ = try await control("phone-4", "end")
+        try await waitFor("the recorder waiting again", second) {
+            try run(["status"], standIn).output.contains("State: \"waiting\"")
+        }
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.wait(seconds: 20), 0, second.output)
+        let store = try WorkoutStore(path: database)
+        XCTAssertEqual(try store.summary(1)?.laps.count, 2, "the cut-short ride kept its lap")
+        XCTAssertEqual(controls(try store.journal(2)), ["start", "end"])
     }
 
     /// A Start with no sensor connected says so with the hint, and the recorder goes on waiting.
