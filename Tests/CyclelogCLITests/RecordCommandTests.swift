@@ -204,7 +204,8 @@ final class RecordCommandTests: XCTestCase {
         let journal = try WorkoutStore(path: database).journal(1)
         XCTAssertEqual(controls(journal), ["start", "marker", "intake", "end"])
         let lines = Journal.text(journal).split(separator: "\n")
-        XCTAssertTrue(lines.contains { $0.contains(" start preset=ramp sync=") && $0.hasSuffix(" test=ramp") }, "\(lines)")
+        XCTAssertTrue(
+            lines.contains { $0.contains(" start preset=ramp sync=") && $0.hasSuffix(" test=ramp") }, "\(lines)")
         XCTAssertTrue(lines.contains { $0.hasSuffix(" marker gel") })
         XCTAssertTrue(lines.contains { $0.hasSuffix(" intake water 330ml") })
     }

@@ -178,6 +178,32 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(controls(try store.journal(2)), ["start", "end"])
     }
 
+    /// `record --auto` takes a start while it waits for pedalling: the bike stands, the ride starts on request,
+    /// and after its end the recorder waits for pedalling again.
+    func testRecordAutoTakesAStartWhileTheBikeStands() async throws {
+        var power = StandIn.power
+        power["stillSeconds"] = 1000
+        let standIn = try StandIn(sensors: [power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("auto-start.sqlite").path
+        try WorkoutStore(path: database).rememberSensors([(address: "C0:11:22:33:44:01", name: nil)], at: 1)
+        let record = try Cyclelog(["record", "--auto", "--plain", "--db", database], standIn: standIn)
+        try await waitFor("the standing meter streaming to the recorder", record) {
+            try run(["status", "--json"], standIn).output.contains("\"state\": \"streaming\"")
+        }
+        try expect(["start", "--name", "Warm-up"], status: 0, saying: "Recording workout 1.", standIn)
+        try await Task.sleep(for: .seconds(2))
+        try expect(["end"], status: 0, saying: "", standIn)
+        try await waitFor("the recorder waiting for pedalling again", record) {
+            try run(["status"], standIn).output.contains("State: \"waiting\"")
+        }
+        record.signal(SIGTERM)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+        let ride = try XCTUnwrap(try WorkoutStore(path: database).summary(1))
+        XCTAssertEqual(ride.plan.name, "Warm-up")
+        XCTAssertEqual(ride.statistics.maximumPowerWatts, 0, "the bike stood throughout")
+    }
+
     /// A Start with no sensor connected says so with the hint, and the recorder goes on waiting.
     func testAStartWithoutSensorsNamesTheWayToAddThem() async throws {
         let standIn = try StandIn(sensors: [StandIn.power])
