@@ -292,8 +292,17 @@ struct ControlCommand {
     static func call(
         _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1
     ) async throws -> [DBusValue] {
+        let connection: DBusConnection
         do {
-            let connection = try await DBusConnection.connect(to: bus)
+            connection = try await DBusConnection.connect(to: bus)
+        } catch {
+            throw ExitMessage.make(
+                "cannot reach \(bus) (\(error.message)), so no recorder either: the recorder's control "
+                    + "object is on the session bus of a desktop session, or on the system bus for the service "
+                    + "(--control-bus system)",
+                status: noRecorder)
+        }
+        do {
             return try await connection.call(
                 destination: RecorderControl.busName, path: RecorderControl.path,
                 interface: RecorderControl.interface, member: method, arguments)

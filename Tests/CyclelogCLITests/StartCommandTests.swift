@@ -229,6 +229,12 @@ final class StartCommandTests: XCTestCase {
             XCTAssertEqual(run.status, 2, "\(arguments): \(run.errorOutput)")
             XCTAssertTrue(run.errorOutput.contains("start one with `cyclelog record --wait`"), run.errorOutput)
         }
+        // No bus at all (outside a desktop session): said so, with where the recorder's object is.
+        let noBus = bus.folder.appendingPathComponent("no-such-bus").path
+        let run = try cyclelog(["start"], environment: ["CYCLELOG_CONTROL_BUS": "unix:path=" + noBus])
+        XCTAssertEqual(run.status, 2, run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("so no recorder either"), run.errorOutput)
+        XCTAssertTrue(run.errorOutput.contains("--control-bus system"), run.errorOutput)
     }
 
     // MARK: Helpers
