@@ -73,9 +73,14 @@ final class LiveDisplay: Sendable {
     /// The frame's lines. They go to the terminal through `StandardStream` (the frame moves the cursor on purpose),
     /// so sensor names, which come over the air, and notices are escaped here.
     static func dashboard(_ s: LiveStatus, prompt: Prompt) -> [String] {
+        // No workout yet (`record --wait`, `--auto`): the state alone, with what it waits for.
+        let heading =
+            s.workoutId == 0
+            ? "cyclelog  \(s.state)" + (s.state == "armed" ? ": the ride starts at the first pedal stroke" : "")
+            : "cyclelog  workout \(s.workoutId)  \(s.state)  lap \(s.lap)"
+                + (s.goalProgress.map { "  goal \(Int(($0 * 100).rounded())) %" } ?? "")
         var lines = [
-            "cyclelog  workout \(s.workoutId)  \(s.state)  lap \(s.lap)"
-                + (s.goalProgress.map { "  goal \(Int(($0 * 100).rounded())) %" } ?? ""),
+            heading,
             "  power (3 s) \(SummaryText.whole(s.powerWatts)) W   cadence \(SummaryText.whole(s.cadenceRPM)) rpm   "
                 + "speed \(SummaryText.kmh(s.speedMetersPerSecond)) km/h   heart rate \(SummaryText.whole(s.heartRateBPM)) bpm",
             "  distance \(SummaryText.fixed(s.distanceMeters / 1000, 2)) km   elapsed \(SummaryText.duration(s.elapsedSeconds))"
@@ -94,7 +99,7 @@ final class LiveDisplay: Sendable {
         case .none:
             lines.append(
                 s.can.start
-                    ? "  s start   m marker   w water"
+                    ? "  s start a ride" + (s.can.cancel ? "   c cancel the armed start" : "")
                     : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water")
         case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
         case .marker(let typed):

@@ -181,7 +181,7 @@ final class RecordCommandTests: XCTestCase {
                 + "\(try cyclelogBinary().path) record --wait --water-step 0.33l --sensor C0:11:22:33:44:01 "
                 + "--db \(database); echo cyclelog-exited-$?; sleep 120")
         try await terminal.waitFor("waiting, the meter streaming") {
-            $0.contains("waiting") && $0.contains("streaming") && $0.contains("s start   m marker   w water")
+            $0.contains("cyclelog  waiting") && $0.contains("streaming") && $0.contains("s start a ride")
         }
         try terminal.press("s")
         try await terminal.waitFor("the presets by number") {
@@ -197,7 +197,7 @@ final class RecordCommandTests: XCTestCase {
         try terminal.press("w")
         try await terminal.waitFor("the glass counted") { $0.contains("water 330 ml") }
         try terminal.press("e")
-        try await terminal.waitFor("the recorder waiting again") { $0.contains("s start   m marker   w water") }
+        try await terminal.waitFor("the recorder waiting again") { $0.contains("s start a ride") }
         try terminal.press("C-c")
         try await terminal.waitFor("the recorder stopped") { $0.contains("cyclelog-exited-0") }
 
