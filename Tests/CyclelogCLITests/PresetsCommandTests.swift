@@ -97,6 +97,16 @@ final class PresetsCommandTests: XCTestCase {
         XCTAssertEqual(validate.status, 0, validate.output)
         XCTAssertTrue(validate.output.isEmpty, "no warnings either: \(validate.output)")
 
+        // A preset added afterwards becomes an action at once; removed, it goes.
+        let add = try cyclelog(
+            ["presets", "add", "sweet-spot", "--title", "Sweet spot", "--db", database], environment: environment)
+        XCTAssertEqual(add.status, 0, add.errorOutput)
+        XCTAssertTrue(
+            try String(contentsOfFile: desktopFile, encoding: .utf8).contains("[Desktop Action start-sweet-spot]"))
+        XCTAssertEqual(
+            try cyclelog(["presets", "remove", "sweet-spot", "--db", database], environment: environment).status, 0)
+        XCTAssertFalse(try String(contentsOfFile: desktopFile, encoding: .utf8).contains("sweet-spot"))
+
         // What a launcher sees: the presets as actions, then pause, resume, lap and end.
         let session = environment.merging(["DBUS_SESSION_BUS_ADDRESS": bus.address]) { $1 }
         let actions = try tool(
