@@ -9,7 +9,8 @@ private dbus-daemon, called over D-Bus with dbus-fast (the stand-in's library) a
   5 activations: p50 / max (target ≤ 5 s on the stand-in).
 - A ride with three sensors (power 4 Hz, CSC 2 Hz, heart rate 1 Hz) for START_BENCH_RIDE_SECONDS (default 60) with
   a subscriber to `Live`: the recorder's CPU (target < 1 % of one core) and the signals per second, beside
-  qdomyos-zwift's web page, which pushes its values once per second (its source: a 1000 ms timer)."""
+  qdomyos-zwift's web page, which pushes its values once per second (its TemplateInfoSenderBuilder's
+  one-second update timer)."""
 import asyncio
 import os
 import signal
