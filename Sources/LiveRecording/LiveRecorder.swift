@@ -86,9 +86,8 @@ public actor LiveRecorder {
     /// Rides start on request or on pedalling, and the recorder waits again after each one.
     private var waits: Bool { options.auto != nil || options.waitForStart }
     private var stopRequested = false
-    /// The origin of the sensors' link clock (`SensorLink` is told the time since then); when it was made.
+    /// The origin of the sensors' link clock (`SensorLink` is told the time since then), made with the recorder.
     private let linkClockOrigin = ContinuousClock.now
-    private var launched: ContinuousClock.Instant { linkClockOrigin }
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     /// The sensors wanted, by what the rider named them (also after an `await`).
@@ -310,8 +309,7 @@ public actor LiveRecorder {
             publishStatus()
             return 0
         }
-        let connected = roster.sensors.filter { [.streaming, .zero, .stale].contains($0.link.state) }
-        guard !connected.isEmpty else {
+        guard roster.sensors.contains(where: \.link.state.isConnected) else {
             let states = roster.sensors.map { "\($0.label) \($0.link.state.rawValue)" }.joined(separator: ", ")
             throw .noSensors(
                 "no sensor is connected (\(states)): wake them (turn the cranks, wet the strap), or add them with "
@@ -338,8 +336,8 @@ public actor LiveRecorder {
     /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
     /// a start without sensors is refused at once.
     public func waitForASensorAfterLaunch() async {
-        while ContinuousClock.now - launched < .seconds(options.activatedGraceSeconds), outcome == nil,
-            !roster.sensors.contains(where: { [.streaming, .zero, .stale].contains($0.link.state) })
+        while ContinuousClock.now - linkClockOrigin < .seconds(options.activatedGraceSeconds), outcome == nil,
+            !roster.sensors.contains(where: \.link.state.isConnected)
         {
             try? await Task.sleep(for: .milliseconds(200))
         }
@@ -812,9 +810,10 @@ public actor LiveRecorder {
         can.end = refusal(of: .end) == nil
         can.cancel = refusal(of: .cancel) == nil
         let lapStart = session.lapStarts.last ?? start
-        let waiting = armed != nil ? "armed" : "waiting"
+        // A recorder that waits between rides shows its own state while none is recorded.
+        let showsRide = riding || !waits
         var status = LiveStatus(
-            workoutId: workoutId, state: riding || !waits ? session.state.rawValue : waiting,
+            workoutId: workoutId, state: showsRide ? session.state.rawValue : armed != nil ? "armed" : "waiting",
             elapsedSeconds: elapsed, movingSeconds: moving,
             powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
@@ -826,14 +825,12 @@ public actor LiveRecorder {
                     state: $0.link.state == .streaming && isZero($0) ? .zero : $0.link.state,
                     batteryPercent: $0.batteryPercent)
             }, message: message)
-        status.plan = riding || !waits ? session.plan : armed?.plan ?? WorkoutPlan()
+        status.plan = showsRide ? session.plan : armed?.plan ?? WorkoutPlan()
         status.can = can
         status.controlSequence =
-            riding || !waits ? UInt64(UInt32(truncatingIfNeeded: workoutId)) << 32 | UInt64(session.events.count) : 0
+            showsRide ? UInt64(UInt32(truncatingIfNeeded: workoutId)) << 32 | UInt64(session.events.count) : 0
         status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
-        status.waterMillilitres = session.events.compactMap(\.intake).filter { $0.kind == .water }.reduce(0) {
-            $0 + $1.amount
-        }
+        status.waterMillilitres = session.events.waterMillilitres ?? 0
         return status
     }
 

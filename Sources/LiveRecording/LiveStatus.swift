@@ -18,6 +18,9 @@ public struct LiveStatus: Sendable, Equatable {
         case stale
         /// The link was lost; connecting again with backoff.
         case reconnecting
+
+        /// Connected, whether notifications arrive or not.
+        public var isConnected: Bool { self == .streaming || self == .zero || self == .stale }
     }
 
     public struct Sensor: Sendable, Equatable {

@@ -67,7 +67,7 @@ public enum RecorderControl {
     }
 
     /// A style's value as `StartRequest` reads it.
-    private static func styleValue(_ value: DBusValue) -> StartRequest.Value {
+    public static func styleValue(_ value: DBusValue) -> StartRequest.Value {
         switch value.unwrapped {
         case .string(let text): .text(text)
         case .boolean(let flag): .flag(flag)
@@ -202,7 +202,7 @@ public enum RecorderControl {
         let recorder: LiveRecorder
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
-        static let names = ["start", "pause", "resume", "lap", "end", "cancel", "marker", "intake"]
+        static let names = ["start"] + methods.map(\.control.name) + ["marker", "intake"]
 
         /// Performs `command`; the new workout's id for a start (0 while armed), else 0.
         func perform(_ command: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {

@@ -89,3 +89,11 @@ public struct WorkoutEvent: Equatable, Sendable {
         if case .intake(let intake) = control { intake } else { nil }
     }
 }
+
+extension Sequence<WorkoutEvent> {
+    /// The water logged among these events; nil when none was.
+    public var waterMillilitres: Double? {
+        let drinks = compactMap { $0.intake?.kind == .water ? $0.intake?.amount : nil }
+        return drinks.isEmpty ? nil : drinks.reduce(0, +)
+    }
+}

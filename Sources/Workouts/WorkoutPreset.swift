@@ -29,7 +29,9 @@ public struct WorkoutPreset: Equatable, Sendable {
     public static func isValidID(_ id: String) -> Bool {
         (1...40).contains(id.utf8.count)
             && id.utf8.allSatisfy {
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (48...57).contains($0) || $0 == 45
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || $0 == UInt8(ascii: "-")
             }
     }
 }
@@ -61,6 +63,14 @@ public struct StartRequest: Equatable, Sendable {
         case text(String)
         case flag(Bool)
         case other(signature: String)
+
+        /// As `presets list --json` and `status --json` show it.
+        public var json: JSONValue {
+            switch self {
+            case .flag(let flag): .bool(flag)
+            case .text(let text), .other(let text): .string(text)
+            }
+        }
     }
 
     /// A key that was wrong, and why, in words that name the accepted forms.

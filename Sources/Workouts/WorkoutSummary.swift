@@ -61,10 +61,7 @@ public struct WorkoutSummary: Sendable {
     }
 
     /// The water the rider logged during the ride; nil when none was.
-    public var waterMillilitres: Double? {
-        let drinks = events.compactMap { $0.intake?.kind == .water ? $0.intake?.amount : nil }
-        return drinks.isEmpty ? nil : drinks.reduce(0, +)
-    }
+    public var waterMillilitres: Double? { events.waterMillilitres }
 
     /// The FTP in force on the workout's date, when one is known: it gives IF, TSS and zones.
     public var ftpWatts: Double? { analysis?.ftp?.watts }

@@ -425,9 +425,8 @@ struct Status: AsyncParsableCommand {
     /// One of `SuggestedWorkouts`, `(ssa{sv})`: {"id", "title", "style": {…}}.
     static func suggestedWorkout(_ value: DBusValue) -> JSONValue {
         guard case .structure(let fields) = value, fields.count == 3 else { return .null }
-        let style = (fields[2].dictionary ?? [:]).sorted { $0.key < $1.key }.map { key, value -> (String, JSONValue) in
-            if let flag = value.bool { return (key, .bool(flag)) }
-            return (key, .string(value.string ?? ""))
+        let style = (fields[2].dictionary ?? [:]).sorted { $0.key < $1.key }.map {
+            ($0.key, RecorderControl.styleValue($0.value).json)
         }
         return .object([
             ("id", .string(fields[0].string ?? "")), ("title", .string(fields[1].string ?? "")),

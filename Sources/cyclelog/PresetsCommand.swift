@@ -37,13 +37,7 @@ struct ListPresets: ParsableCommand {
         for stored in try database.open(.read).presets() {
             let preset = stored.preset
             if json {
-                let style = preset.request.style.filter { $0.key != "preset" }.map {
-                    key, value -> (String, JSONValue) in
-                    switch value {
-                    case .flag(let flag): (key, .bool(flag))
-                    case .text(let text), .other(let text): (key, .string(text))
-                    }
-                }
+                let style = preset.request.style.filter { $0.key != "preset" }.map { ($0.key, $0.value.json) }
                 print(
                     JSONValue.object([
                         ("id", .string(preset.id)), ("title", .string(preset.title)), ("style", .object(style)),
