@@ -115,11 +115,7 @@ extension WorkoutStore {
 
     private static func preset(_ row: Row) throws -> WorkoutPreset {
         let id: String = try row.decode(forColumn: "id")
-        var plan = WorkoutPlan(
-            name: try row.decode(forColumn: "name"),
-            goal: (try row.decode(forColumn: "goal") as String?).flatMap(WorkoutGoal.init),
-            location: (try row.decode(forColumn: "location") as String?).flatMap(WorkoutLocation.init(rawValue:)),
-            fitnessTest: (try row.decode(forColumn: "fitnessTest") as String?).flatMap(FitnessTest.init(rawValue:)))
+        var plan = try Self.plan(row)
         plan.preset = id
         return WorkoutPreset(
             id: id, title: try row.decode(forColumn: "title"),

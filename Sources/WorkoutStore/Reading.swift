@@ -67,6 +67,15 @@ extension WorkoutStore {
         return summary
     }
 
+    /// A plan's name, goal, location and fitness test from the columns a workout and a preset both have.
+    static func plan(_ row: Row) throws -> WorkoutPlan {
+        WorkoutPlan(
+            name: try row.decode(forColumn: "name"),
+            goal: (try row.decode(forColumn: "goal") as String?).flatMap(WorkoutGoal.init),
+            location: (try row.decode(forColumn: "location") as String?).flatMap(WorkoutLocation.init(rawValue:)),
+            fitnessTest: (try row.decode(forColumn: "fitnessTest") as String?).flatMap(FitnessTest.init(rawValue:)))
+    }
+
     private func storedSummary(_ id: Int64) throws(StoreError) -> WorkoutSummary? {
         try read { db -> WorkoutSummary? in
             guard
@@ -93,12 +102,8 @@ extension WorkoutStore {
                     "workout \(id): its stored start or end time is damaged (table workout); `cyclelog rebuild \(id)` "
                         + "makes it again from its journal")
             }
-            var plan = WorkoutPlan(
-                name: try row.decode(forColumn: "name"),
-                goal: (try row.decode(forColumn: "goal") as String?).flatMap(WorkoutGoal.init),
-                location: (try row.decode(forColumn: "location") as String?).flatMap(WorkoutLocation.init(rawValue:)),
-                syncIdentifier: try row.decode(forColumn: "syncIdentifier"),
-                fitnessTest: (try row.decode(forColumn: "fitnessTest") as String?).flatMap(FitnessTest.init(rawValue:)))
+            var plan = try Self.plan(row)
+            plan.syncIdentifier = try row.decode(forColumn: "syncIdentifier")
             // A database not yet brought up to date has no preset column: no ride was started from one.
             plan.preset = row["preset"]
             let laps = try Row.fetchAll(
