@@ -41,7 +41,7 @@ service-check: build
 
 # cyclelog as a system service (systemd unit, its user, udev rules, D-Bus policy); PREFIX and DESTDIR as usual.
 install:
-	@test -x .build/release/cyclelog || $(MAKE) --no-print-directory release
+	@test -x .build/release/cyclelog -a -x .build/release/cyclelog-mirror || $(MAKE) --no-print-directory release
 	scripts/install-service.sh install
 
 uninstall:
@@ -70,6 +70,7 @@ bench:
 	$(SWIFT) build $(RELEASE) --product DecodeBenchmark
 	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
 	$(SWIFT) build $(RELEASE) --product cyclelog
+	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/startup_bench.py
@@ -78,6 +79,7 @@ bench:
 	python3 Benchmarks/fit_bench.py
 	python3 Benchmarks/live_bench.py
 	python3 Benchmarks/start_bench.py
+	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/summary.py
 
 lint:

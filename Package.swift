@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "cyclelog", targets: ["cyclelog"]),
+        .executable(name: "cyclelog-mirror", targets: ["cyclelog-mirror"]),
         .library(name: "CyclingSensors", targets: ["CyclingSensors"]),
     ],
     dependencies: [
@@ -16,6 +17,11 @@ let package = Package(
         // The recorder as a service: graceful shutdown on SIGINT/SIGTERM; logging to standard error.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        // The second screen's HTTP server (cyclelog-mirror): HTTP/1.1 on SwiftNIO, streamed responses for SSE.
+        // Without its default traits (swift-configuration, full Foundation), which nothing here uses.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
@@ -50,6 +56,9 @@ let package = Package(
         .target(name: "Export", dependencies: ["FIT", "Workouts", "CyclingSensors"]),
         // Bike computers' FIT activity files as workouts (records, timer, laps, the device's totals); pure.
         .target(name: "FITImport", dependencies: ["FIT", "Workouts"]),
+        // The names of the recorder's D-Bus interface and how its values read, shared by the recorder and its
+        // clients (the CLI's control verbs, cyclelog-mirror); no Bluetooth.
+        .target(name: "RecorderInterface", dependencies: ["DBus", "Workouts"]),
         // Wires sources to the builder and the store: replay, import, rebuild and the live recorder's writes.
         .target(
             name: "Recording",
@@ -62,8 +71,27 @@ let package = Package(
         .target(
             name: "LiveRecording",
             dependencies: [
-                "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors",
+                "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors", "RecorderInterface",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP.
+        .target(
+            name: "Mirror",
+            dependencies: [
+                "DBus", "RecorderInterface", "Workouts",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .executableTarget(
+            name: "cyclelog-mirror",
+            dependencies: [
+                "Mirror", "DBus", "RecorderInterface", "Workouts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .executableTarget(
@@ -80,6 +108,7 @@ let package = Package(
                 "BlueZ",
                 "DBus",
                 "LiveRecording",
+                "RecorderInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -111,14 +140,15 @@ let package = Package(
             name: "LiveRecordingTests",
             dependencies: [
                 "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "RideJournal",
-                "TestSupport",
+                "TestSupport", "RecorderInterface",
             ],
             exclude: []),
         // GRDB to damage, lock and forge databases the way other programs and failing disks do.
         .testTarget(
             name: "CyclelogCLITests",
             dependencies: [
-                "cyclelog", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ", "Capture", "Workouts",
+                "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ",
+                "Capture", "Workouts", "RecorderInterface", "Mirror",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

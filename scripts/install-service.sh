@@ -17,23 +17,30 @@ DOCDIR=$PREFIX/share/doc/cyclelog
 # The session bus and launchers look under XDG_DATA_DIRS, /usr/local/share and /usr/share by default.
 DATADIR=${DATADIR:-$PREFIX/share}
 BINARY=${BINARY:-.build/release/cyclelog}
+MIRROR_BINARY=${MIRROR_BINARY:-.build/release/cyclelog-mirror}
 
 live_system() { [ -z "$DESTDIR" ]; }
 systemd_running() { live_system && [ -d /run/systemd/system ]; }
 
 case $action in
 install)
-    [ -x "$BINARY" ] || { echo "install-service: $BINARY is missing: run make release first" >&2; exit 1; }
+    for binary in "$BINARY" "$MIRROR_BINARY"; do
+        [ -x "$binary" ] || { echo "install-service: $binary is missing: run make release first" >&2; exit 1; }
+    done
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
-    # The unit with this prefix's paths, made outside the source tree (which may be read-only).
+    install -D -m 0755 "$MIRROR_BINARY" "$DESTDIR$BINDIR/cyclelog-mirror"
+    # The units with this prefix's paths, made outside the source tree (which may be read-only).
     unit=$(mktemp)
-    sed "s#/usr/local/bin/cyclelog#$BINDIR/cyclelog#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
-        systemd/cyclelog.service >"$unit"
-    install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/cyclelog.service"
+    for name in cyclelog cyclelog-mirror; do
+        sed "s#/usr/local/bin/#$BINDIR/#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
+            systemd/$name.service >"$unit"
+        install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/$name.service"
+    done
     rm -f "$unit"
     install -D -m 0644 systemd/cyclelog.sysusers "$DESTDIR$SYSUSERSDIR/cyclelog.conf"
     for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
+    install -D -m 0644 dbus/org.cyclelog.Mirror.conf "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
     "$BINARY" presets install --built-in --data-home "$DESTDIR$DATADIR" --executable "$BINDIR/cyclelog" >/dev/null
     if live_system; then
@@ -50,12 +57,15 @@ install)
         echo "  sudo -u cyclelog $BINDIR/cyclelog sensors add ADDRESS --db /var/lib/cyclelog/cyclelog.sqlite"
         echo "  sudo systemctl enable --now cyclelog"
         echo "Riders in the cyclelog group may control its rides: cyclelog status --control-bus system"
+        echo "The ride on a phone (local network, paired devices only):"
+        echo "  sudo systemctl enable --now cyclelog-mirror && cyclelog-mirror pair --control-bus system"
     fi
     ;;
 uninstall)
-    if systemd_running; then systemctl disable --now cyclelog.service 2>/dev/null || true; fi
+    if systemd_running; then systemctl disable --now cyclelog.service cyclelog-mirror.service 2>/dev/null || true; fi
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
-        "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DOCDIR/README.md" \
+        "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" \
+        "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
         "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done

@@ -9,9 +9,10 @@
 set -euo pipefail
 
 # tmux gives the dashboard test a terminal; systemd, udev and the dbus tools check the service files;
-# desktop-file-validate and gapplication check the desktop actions.
+# desktop-file-validate and gapplication check the desktop actions; Chromium shows the mirror's page in its
+# tests and qrencode draws `cyclelog-mirror pair`'s QR code.
 packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev dbus-daemon tmux
-    systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin)
+    systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin chromium qrencode)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
     # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.
@@ -49,7 +50,9 @@ fi
 
 # The export tests read our FIT and TCX files back with independent decoders: Garmin's own FIT SDK, fitdecode
 # (which also checks both CRCs) and tcxreader.
-for requirement in garmin-fit-sdk==21.218.0:garmin_fit_sdk fitdecode==0.11.0:fitdecode tcxreader==0.4.11:tcxreader; do
+# The mirror's page test drives Chromium over the DevTools protocol, a WebSocket (websocket-client).
+for requirement in garmin-fit-sdk==21.218.0:garmin_fit_sdk fitdecode==0.11.0:fitdecode tcxreader==0.4.11:tcxreader \
+    websocket-client==1.8.0:websocket; do
     if ! python3 -c "import ${requirement#*:}" 2>/dev/null; then
         echo "setup: installing ${requirement%:*} from PyPI"
         python3 -m pip install --quiet "${requirement%:*}"

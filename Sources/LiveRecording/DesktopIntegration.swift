@@ -1,3 +1,4 @@
+import RecorderInterface
 import Workouts
 
 /// The files that let a desktop start rides: a Desktop Entry with one action per suggested workout (launchers

@@ -148,6 +148,18 @@ public actor LiveRecorder {
     /// beyond its stream's buffer).
     public nonisolated let live = Broadcast<LiveReading>(keepingLatest: false)
 
+    /// A control applied to a ride (D-Bus `Event`): once per control, whoever asked and however often.
+    public struct AppliedControl: Sendable, Equatable {
+        public var workoutId: Int64
+        public var timeMicroseconds: Int64
+        public var control: WorkoutControl
+        /// The ride's `ControlSequence` with this control applied.
+        public var controlSequence: UInt64
+    }
+
+    /// Every control applied, in order.
+    public nonisolated let controlsApplied = Broadcast<AppliedControl>(keepingLatest: false)
+
     /// The current status after every flush and control (dashboard, D-Bus properties, a mirror): each
     /// subscriber starts from the current status and sees the newest one.
     public nonisolated let statusUpdates = Broadcast<LiveStatus>(keepingLatest: true)
@@ -168,6 +180,7 @@ public actor LiveRecorder {
             statusUpdates.finish()
             announcements.finish()
             live.finish()
+            controlsApplied.finish()
         }
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
         adapterPath = adapter.path
@@ -692,7 +705,14 @@ public actor LiveRecorder {
             watchForPedalling(event)
             return
         }
-        guard let problems = ride?.add(event), let problem = problems.last else { return }
+        let problems = ride?.add(event)
+        if case .control(let control) = event.kind, let session = ride?.session {
+            controlsApplied.publish(
+                AppliedControl(
+                    workoutId: workoutId, timeMicroseconds: event.timeMicroseconds, control: control,
+                    controlSequence: controlSequence(session)))
+        }
+        guard let problem = problems?.last else { return }
         // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
         let problemCount = ride?.problemCount ?? 0
         let sensor = event.sensor.map { roster.name(ofAddress: $0) + ": " } ?? ""
@@ -827,11 +847,16 @@ public actor LiveRecorder {
             }, message: message)
         status.plan = showsRide ? session.plan : armed?.plan ?? WorkoutPlan()
         status.can = can
-        status.controlSequence =
-            showsRide ? UInt64(UInt32(truncatingIfNeeded: workoutId)) << 32 | UInt64(session.events.count) : 0
+        status.controlSequence = showsRide ? controlSequence(session) : 0
         status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
         status.waterMillilitres = session.events.waterMillilitres ?? 0
         return status
+    }
+
+    /// The ride's id in the high half, so that an expectation from one ride never matches another; the controls
+    /// applied in the low half.
+    private func controlSequence(_ session: Session) -> UInt64 {
+        UInt64(UInt32(truncatingIfNeeded: workoutId)) << 32 | UInt64(session.events.count)
     }
 
     private func isZero(_ sensor: SensorRoster.Sensor) -> Bool {

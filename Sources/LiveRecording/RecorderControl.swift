@@ -1,80 +1,11 @@
 import DBus
 import Foundation
+import RecorderInterface
 import Workouts
 
-/// The recorder's D-Bus interface: the Linux counterpart of the Siri / App Intents workout controls. Other
-/// processes (the shell, a desktop shortcut, a script, a second screen) start a ride with a style, pause,
-/// resume, lap, end or cancel it, mark it and log water, and mirror it from the properties, which announce
-/// every change with `PropertiesChanged`.
-///
-///     bus name   org.cyclelog.Recorder   (session bus; the system bus for the service)
-///     object     /org/cyclelog/Recorder
-///     interface  org.cyclelog.Recorder1
-///
-/// Only the Unix user who runs the recorder (and root) may call the methods, plus the members of a chosen group
-/// when one is given (the service: riders in the `cyclelog` group control the service's rides); anyone allowed
-/// on the bus may read. The system bus's policy file (dbus/org.cyclelog.Recorder.conf) says the same.
-public enum RecorderControl {
-    public static let busName = "org.cyclelog.Recorder"
-    public static let path = "/org/cyclelog/Recorder"
-    public static let interface = "org.cyclelog.Recorder1"
-    public static let applicationInterface = "org.freedesktop.Application"
-    public static let refusedError = "org.cyclelog.Error.Refused"
-    public static let noSensorsError = "org.cyclelog.Error.NoSensors"
-    /// `Control`'s `expect` is not the recorder's `ControlSequence`: the ride changed since the caller looked.
-    public static let staleError = "org.cyclelog.Error.Stale"
-
-    /// `Live`: one per decoded notification, `a{sv}` with `seq` t, `arrivalMicros` x, `sensor` s and the readings
-    /// it carried (`powerWatts`, `cadenceRPM`, `speedMetersPerSecond`, `heartRateBPM`, each d).
-    public static let signals = [ExportedInterface.Signal("Live", [.init("reading", "a{sv}")])]
-
-    /// The methods, in the order the README lists them, with the control each one applies.
-    public static let methods: [(name: String, control: WorkoutControl)] = [
-        ("Pause", .pause), ("Resume", .resume), ("Lap", .lap), ("End", .end), ("Cancel", .cancel),
-    ]
-
-    /// Property names and D-Bus types. Measurements not known (no sensor for them, or a gap) are NaN; so is
-    /// GoalProgress of a ride without a goal. Name, Location and Goal are empty when not set.
-    public static let properties: [ExportedInterface.Property] = [
-        .init("State", "s"), .init("WorkoutId", "x"), .init("ElapsedSeconds", "d"), .init("MovingSeconds", "d"),
-        .init("PowerWatts", "d"), .init("CadenceRPM", "d"), .init("SpeedMetersPerSecond", "d"),
-        .init("HeartRateBPM", "d"), .init("DistanceMeters", "d"), .init("Lap", "u"), .init("Name", "s"),
-        .init("Location", "s"), .init("Goal", "s"), .init("GoalProgress", "d"), .init("LapElapsedSeconds", "d"),
-        .init("WorkJoules", "d"), .init("WaterMillilitres", "d"), .init("CanStart", "b"), .init("CanPause", "b"),
-        .init("CanResume", "b"), .init("CanLap", "b"), .init("CanEnd", "b"), .init("CanCancel", "b"),
-        .init("ControlSequence", "t"), .init("Sensors", "a(sssi)"), .init("SuggestedWorkouts", "a(ssa{sv})"),
-    ]
-
-    /// `SuggestedWorkouts`: each preset's id, title and style.
-    public static func suggestedWorkouts(_ presets: [WorkoutPreset]) -> DBusValue {
-        .array(
-            elementSignature: "(ssa{sv})",
-            presets.map { preset in
-                .structure([
-                    .string(preset.id), .string(preset.title),
-                    .properties(preset.request.style.map { ($0.key, dbusValue($0.value)) }),
-                ])
-            })
-    }
-
-    /// A style's value on the bus.
-    public static func dbusValue(_ value: StartRequest.Value) -> DBusValue {
-        switch value {
-        case .text(let text): .string(text)
-        case .flag(let flag): .boolean(flag)
-        case .other: .string("")
-        }
-    }
-
-    /// A style's value as `StartRequest` reads it.
-    public static func styleValue(_ value: DBusValue) -> StartRequest.Value {
-        switch value.unwrapped {
-        case .string(let text): .text(text)
-        case .boolean(let flag): .flag(flag)
-        case let other: .other(signature: other.signature)
-        }
-    }
-
+/// The recorder's side of its D-Bus interface (RecorderInterface names it): the exported object and the
+/// commands it performs.
+extension RecorderControl {
     /// The property values of a status.
     public static func values(_ status: LiveStatus) -> [String: DBusValue] {
         [
@@ -121,13 +52,8 @@ public enum RecorderControl {
         let owner = getuid()
         /// Every method checks its caller first.
         @Sendable func checkCaller(_ call: ExportedInterface.Call) async throws(DBusError) {
-            let caller = try await connection.unixUser(of: call.sender)
-            guard caller == owner || caller == 0 || controlGroup.map({ isMember(caller, of: $0) }) == true else {
-                let who = controlGroup.map { " and members of the group \($0)" } ?? ""
-                throw DBusError(
-                    name: DBusError.accessDeniedName,
-                    message: "only the user who runs the recorder (uid \(owner))\(who) may control it")
-            }
+            try await RecorderControl.checkCaller(
+                call, on: connection, owner: owner, group: controlGroup, what: "recorder")
         }
         /// A method that checks its caller and performs one command with the arguments `read` makes of its call.
         func method(
@@ -313,6 +239,12 @@ public enum RecorderControl {
                         .signal(path: path, interface: interface, member: "Live", body: [liveValue(reading)]))
                 }
             }
+            group.addTask {
+                for await applied in recorder.controlsApplied.subscribe() {
+                    _ = try? await exported.connection.send(
+                        .signal(path: path, interface: interface, member: "Event", body: [eventValue(applied)]))
+                }
+            }
             // The mirror ends with the recorder's status stream, that is with the recorder.
             await group.next()
             group.cancelAll()
@@ -326,6 +258,30 @@ public enum RecorderControl {
             ("sensor", .string(reading.sensor)),
         ]
         for reading in reading.readings { pairs.append((reading.channel.jsonKey, .double(reading.value))) }
+        return .properties(pairs)
+    }
+
+    /// An `Event` signal's dictionary: the control, when, its ride and sequence, and its own fields.
+    static func eventValue(_ applied: LiveRecorder.AppliedControl) -> DBusValue {
+        var pairs: [(String, DBusValue)] = [
+            ("kind", .string(applied.control.name)), ("workoutId", .int64(applied.workoutId)),
+            ("timeMicros", .int64(applied.timeMicroseconds)), ("controlSequence", .uint64(applied.controlSequence)),
+        ]
+        switch applied.control {
+        case .start(let plan):
+            let style: [(String, String?)] = [
+                ("name", plan.name), ("goal", plan.goal?.description), ("location", plan.location?.rawValue),
+                ("preset", plan.preset), ("test", plan.fitnessTest?.rawValue),
+            ]
+            for case let (key, value?) in style { pairs.append((key, .string(value))) }
+        case .marker(let text): pairs.append(("text", .string(text)))
+        case .intake(let intake):
+            pairs += [
+                ("intake", .string(intake.kind.rawValue)), ("amount", .double(intake.amount)),
+                ("unit", .string(intake.kind.unit)),
+            ]
+        default: break
+        }
         return .properties(pairs)
     }
 
@@ -344,25 +300,13 @@ public enum RecorderControl {
             try? await connection.setProperties(changed, interface: interface, path: path)
         }
     }
-
-    /// Whether the user `uid` is in `group`, as its primary group or a supplementary one (/etc/group, NSS).
-    public static func isMember(_ uid: UInt32, of group: String) -> Bool {
-        guard let groupEntry = getgrnam(group), let user = getpwuid(uid) else { return false }
-        let wanted = groupEntry.pointee.gr_gid
-        let primary = user.pointee.pw_gid
-        var count: Int32 = 64
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        if getgrouplist(user.pointee.pw_name, primary, &groups, &count) < 0 {
-            groups = [gid_t](repeating: 0, count: Int(count))
-            guard getgrouplist(user.pointee.pw_name, primary, &groups, &count) >= 0 else { return primary == wanted }
-        }
-        return groups.prefix(Int(count)).contains(wanted)
-    }
 }
 
 /// `Control`'s memory of request ids, for callers on links that drop: a request repeated with the same id gets
 /// the first answer (`duplicate`) and is not applied again. Only answered requests are kept (a refused one may
-/// be tried again), the newest `capacity` of them.
+/// be tried again), the newest `capacity` of them. Requests are carried out one at a time, so that two screens
+/// tapping Lap with the same `expect` give one lap and one `Stale`, and a retry that arrives while its first
+/// attempt is still being applied gets that attempt's answer.
 actor ControlRequests {
     struct Answer: Sendable {
         var state: String
@@ -372,7 +316,8 @@ actor ControlRequests {
     private let capacity: Int
     private var answers: [String: Answer] = [:]
     private var order: [String] = []
-    private var inFlight: Set<String> = []
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
@@ -383,13 +328,9 @@ actor ControlRequests {
             throw DBusError(name: DBusError.invalidArgumentsName, message: "requestId takes 1 to 200 bytes")
         }
         if let answer = answers[requestId] { return (answer, true) }
-        guard !inFlight.contains(requestId) else {
-            throw DBusError(
-                name: RecorderControl.refusedError,
-                message: "request \(ShownText.cut(requestId, to: 40)) is being applied: ask again for its answer")
-        }
-        inFlight.insert(requestId)
-        defer { inFlight.remove(requestId) }
+        await takeTurn()
+        defer { endTurn() }
+        if let answer = answers[requestId] { return (answer, true) }
         let command = body.dropFirst().first?.string ?? ""
         let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
         let before = await commands.recorder.status().controlSequence
@@ -410,5 +351,18 @@ actor ControlRequests {
         order.append(requestId)
         if order.count > capacity { answers[order.removeFirst()] = nil }
         return (answer, false)
+    }
+
+    private func takeTurn() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Hands the turn to the next request in line (which then holds it), or frees it.
+    private func endTurn() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

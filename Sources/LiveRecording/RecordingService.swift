@@ -1,5 +1,6 @@
 import DBus
 import Logging
+import RecorderInterface
 import ServiceLifecycle
 import Synchronization
 import Workouts

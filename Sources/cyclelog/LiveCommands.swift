@@ -4,6 +4,7 @@ import DBus
 import Dispatch
 import Foundation
 import LiveRecording
+import RecorderInterface
 import Recording
 import ServiceLifecycle
 import WorkoutStore
@@ -307,7 +308,7 @@ struct ControlCommand {
                 destination: RecorderControl.busName, path: RecorderControl.path,
                 interface: RecorderControl.interface, member: method, arguments)
         } catch {
-            let missing = Self.isMissing(error)
+            let missing = RecorderControl.isMissing(error)
             throw ExitMessage.make(
                 missing && noRecorder != 1
                     ? "no recorder is running on \(bus): start one with `cyclelog record --wait` (or, for the "
@@ -317,12 +318,10 @@ struct ControlCommand {
         }
     }
 
-    static func isMissing(_ error: DBusError) -> Bool {
-        [DBusError.serviceUnknownName, "org.freedesktop.DBus.Error.NameHasNoOwner"].contains(error.name)
-    }
-
     static func explain(_ error: DBusError, _ bus: BusAddress) -> String {
-        if isMissing(error) { return "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))" }
+        if RecorderControl.isMissing(error) {
+            return "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))"
+        }
         switch error.name {
         case RecorderControl.refusedError, RecorderControl.noSensorsError, DBusError.invalidArgumentsName:
             return error.message
@@ -392,46 +391,12 @@ struct Status: AsyncParsableCommand {
         } catch {
             throw ExitMessage.make(ControlCommand.explain(error, control.address), status: 1)
         }
-        let fields: [(String, JSONValue)] = RecorderControl.properties.map { property in
-            let value = values[property.name]?.unwrapped
-            switch value {
-            case .double(let number)?: return (property.name, number.isNaN ? .null : .number(number))
-            case .string(let text)?: return (property.name, .string(text))
-            case .boolean(let flag)?: return (property.name, .bool(flag))
-            case .array(_, let presets)? where property.name == "SuggestedWorkouts":
-                return (property.name, .array(presets.map(Self.suggestedWorkout)))
-            case .array(_, let sensors)? where property.name == "Sensors":
-                return (property.name, .array(sensors.map(Self.sensor)))
-            default: return (property.name, value?.integer.map(JSONValue.integer) ?? .null)
-            }
-        }
+        let fields = RecorderControl.properties.map { ($0.name, RecorderControl.json($0.name, values[$0.name])) }
         if json {
             print(JSONValue.object(fields).rendered())
         } else {
             for (name, value) in fields { print("\(name): \(value.rendered())") }
         }
-    }
-
-    /// One of `Sensors`, `(sssi)`: {"name", "address", "state", "batteryPercent"} (null when unknown).
-    static func sensor(_ value: DBusValue) -> JSONValue {
-        guard case .structure(let fields) = value, fields.count == 4 else { return .null }
-        let battery = fields[3].integer ?? -1
-        return .object([
-            ("name", .string(fields[0].string ?? "")), ("address", .string(fields[1].string ?? "")),
-            ("state", .string(fields[2].string ?? "")), ("batteryPercent", battery < 0 ? .null : .integer(battery)),
-        ])
-    }
-
-    /// One of `SuggestedWorkouts`, `(ssa{sv})`: {"id", "title", "style": {…}}.
-    static func suggestedWorkout(_ value: DBusValue) -> JSONValue {
-        guard case .structure(let fields) = value, fields.count == 3 else { return .null }
-        let style = (fields[2].dictionary ?? [:]).sorted { $0.key < $1.key }.map {
-            ($0.key, RecorderControl.styleValue($0.value).json)
-        }
-        return .object([
-            ("id", .string(fields[0].string ?? "")), ("title", .string(fields[1].string ?? "")),
-            ("style", .object(style)),
-        ])
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DBus
 import LiveRecording
+import RecorderInterface
 import Workouts
 
 /// `cyclelog start`: asks the waiting recorder (`record --wait`, `record --auto`) to start a ride with a style.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveRecording
+import RecorderInterface
 import TestSupport
 import WorkoutStore
 import Workouts

@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import LiveRecording
+import RecorderInterface
 import TestSupport
 import WorkoutStore
 import Workouts

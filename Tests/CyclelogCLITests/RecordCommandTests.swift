@@ -2,6 +2,7 @@ import Capture
 import DBus
 import Foundation
 import LiveRecording
+import RecorderInterface
 import RideJournal
 import TestSupport
 import WorkoutStore
@@ -226,20 +227,29 @@ final class RecordCommandTests: XCTestCase {
     }
 }
 
-/// One run of the built `cyclelog`, on the stand-in's bus for both BlueZ and control, output in a file.
+/// One run of a built program (`cyclelog`, `cyclelog-mirror`), on a private bus for both BlueZ and control, output
+/// in a file.
 final class Cyclelog {
     let process: ChildProcess
     let outputPath: String
 
-    init(_ arguments: [String], standIn: StandIn, environment: [String: String] = [:]) throws {
-        outputPath = standIn.bus.folder.appendingPathComponent("cyclelog-\(UUID().uuidString).log").path
+    init(_ arguments: [String], bus: PrivateBus, environment: [String: String] = [:], binary: String = "cyclelog")
+        throws
+    {
+        outputPath = bus.folder.appendingPathComponent("\(binary)-\(UUID().uuidString).log").path
         var variables = [
-            "CYCLELOG_DBUS_ADDRESS": standIn.bus.address, "CYCLELOG_CONTROL_BUS": standIn.bus.address,
-            "CYCLELOG_DB": standIn.bus.folder.appendingPathComponent("default.sqlite").path,
+            "CYCLELOG_DBUS_ADDRESS": bus.address, "CYCLELOG_CONTROL_BUS": bus.address,
+            "CYCLELOG_DB": bus.folder.appendingPathComponent("default.sqlite").path,
         ]
         variables.merge(environment) { $1 }
         process = try ChildProcess(
-            [try cyclelogBinary().path] + arguments, environment: variables, outputPath: outputPath)
+            [try builtBinary(binary).path] + arguments, environment: variables, outputPath: outputPath)
+    }
+
+    convenience init(
+        _ arguments: [String], standIn: StandIn, environment: [String: String] = [:], binary: String = "cyclelog"
+    ) throws {
+        try self.init(arguments, bus: standIn.bus, environment: environment, binary: binary)
     }
 
     var isRunning: Bool { process.isRunning }

@@ -1,4 +1,6 @@
 import Foundation
+import RecorderInterface
+import TestSupport
 import Workouts
 import XCTest
 
@@ -11,6 +13,17 @@ extension XCTestCase {
     /// The power meter's measurement values, in order.
     func powerValues(_ journal: [RideEvent]) -> [[UInt8]] {
         journal.compactMap { if case .notification(_, 0x2A63, let value) = $0.kind { value } else { nil } }
+    }
+
+    /// `cyclelog record --wait` with the stand-in's power meter into `database`, on the bus and streaming.
+    func waitingRecorder(_ standIn: StandIn, database: String) async throws -> Cyclelog {
+        let record = try Cyclelog(
+            ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+        try await waitFor("the recorder on the bus", record) {
+            try await standIn.busNameOwner(RecorderControl.busName) != nil
+        }
+        try await waitFor("the power meter streaming", record) { try standIn.sent().count >= 2 }
+        return record
     }
 
     /// Polls a condition for up to `seconds`; fails with the command's output when it never holds or the command

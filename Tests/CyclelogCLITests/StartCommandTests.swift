@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import LiveRecording
+import RecorderInterface
 import RideJournal
 import TestSupport
 import WorkoutStore
@@ -17,12 +18,7 @@ final class StartCommandTests: XCTestCase {
         let standIn = try StandIn(sensors: [power])
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("start.sqlite").path
-        let record = try Cyclelog(
-            ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
-        try await waitFor("the recorder on the bus", record) {
-            try await standIn.busNameOwner(RecorderControl.busName) != nil
-        }
-        try await waitFor("the power meter streaming", record) { try standIn.sent().count >= 2 }
+        let record = try await waitingRecorder(standIn, database: database)
 
         // Waiting: nothing to control, and a wrong style is refused by the field that is wrong.
         try expect(["pause"], status: 1, saying: "waiting for a start (`cyclelog start`)", standIn)

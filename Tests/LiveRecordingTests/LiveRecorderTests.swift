@@ -3,6 +3,7 @@ import Capture
 import DBus
 import Foundation
 import LiveRecording
+import RecorderInterface
 import Recording
 import RideJournal
 import Synchronization
@@ -214,14 +215,9 @@ final class LiveRecorderTests: XCTestCase {
         try await standIn.waitUntilReady()
         let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("control.sqlite").path)
         let listener = try await DBusConnection.connect(to: .address(standIn.bus.address))
-        let signals = try await listener.signals(
-            matching: MatchRule(
-                sender: RecorderControl.busName, interface: RecorderControl.interface, member: "Live",
-                path: RecorderControl.path))
-        let received = ReceivedSignals()
-        let collected = Task {
-            for await signal in signals { received.append(signal.body.first?.dictionary ?? [:]) }
-        }
+        let (received, collected) = try await collect("Live", on: listener)
+        let (events, collectedEvents) = try await collect("Event", on: listener)
+        defer { collectedEvents.cancel() }
         let first = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L", "Polar H10"])
         func control(
             _ waiting: WaitingRecorder, _ id: String, _ command: String, expect: UInt64 = 0,
@@ -273,6 +269,20 @@ final class LiveRecorderTests: XCTestCase {
         }
         _ = try await first.recorder.run()
         try await script.value
+        // One `Event` per control applied, however often it was asked for, with the sequence it left and its own
+        // fields (the mirror's stream passes them on).
+        for _ in 0..<50 where events.values.count < 4 { try await Task.sleep(for: .milliseconds(100)) }
+        let applied = events.values
+        XCTAssertEqual(applied.map { $0["kind"]?.string ?? "" }, ["start", "lap", "intake", "end"], "\(applied)")
+        XCTAssertEqual(applied.map { $0["controlSequence"]?.unwrapped }, (1...4).map { DBusValue.uint64(ride1 + $0) })
+        XCTAssertEqual(applied.map { $0["workoutId"]?.integer }, [1, 1, 1, 1])
+        XCTAssertEqual(applied.first?["name"]?.string, "Flaky Wi-Fi")
+        XCTAssertEqual(applied.dropFirst(2).first?["intake"]?.string, "water")
+        XCTAssertEqual(applied.dropFirst(2).first?["amount"]?.unwrapped, .double(250))
+        XCTAssertEqual(applied.dropFirst(2).first?["unit"]?.string, "ml")
+        let stamps = applied.compactMap { $0["timeMicros"]?.integer }
+        XCTAssertEqual(stamps, stamps.sorted(), "events out of order")
+        XCTAssertEqual(stamps.count, 4)
         first.serving.cancel()
         try await first.connection.releaseName(RecorderControl.busName)
 
@@ -462,7 +472,21 @@ private struct ControlReply: Equatable {
     }
 }
 
-/// The `Live` signals a listener received so far, shared between its task and the test.
+/// Collects the recorder's signals called `member` (`Live`, `Event`) as they arrive, until the task is cancelled.
+private func collect(_ member: String, on listener: DBusConnection) async throws -> (ReceivedSignals, Task<Void, Never>)
+{
+    let signals = try await listener.signals(
+        matching: MatchRule(
+            sender: RecorderControl.busName, interface: RecorderControl.interface, member: member,
+            path: RecorderControl.path))
+    let received = ReceivedSignals()
+    let collecting = Task {
+        for await signal in signals { received.append(signal.body.first?.dictionary ?? [:]) }
+    }
+    return (received, collecting)
+}
+
+/// The `Live` (or `Event`) signals a listener received so far, shared between its task and the test.
 private final class ReceivedSignals: Sendable {
     private let received = Mutex<[[String: DBusValue]]>([])
 

@@ -206,7 +206,7 @@ class RideCheck:
         cadence, speed = ride_expectations(ride)
         for column, series, tolerance, unit in (("cadence_rpm", cadence, 1, "rpm"),
                                                 ("speed_m_per_s", speed, 0.1, "m/s")):
-            compared, worst = 0, 0.0
+            compared, worst, where = 0, 0.0, ""
             for index, (t, row) in enumerate(rows):
                 expected = ride_range(series, int(t - offset), 2 * tolerance)
                 # Away from transitions: the two seconds after a gap, and the three before one (a value held after
@@ -216,11 +216,15 @@ class RideCheck:
                     continue
                 compared += 1
                 value = float(row[column])
-                worst = max(worst, expected[0] - value, value - expected[1])
+                outside = max(expected[0] - value, value - expected[1])
+                if outside > worst:
+                    worst = outside
+                    where = " (%g at %s, ride second %d: %g to %g)" % (value, row["time_utc"], int(t - offset),
+                                                                       expected[0], expected[1])
             self.checks.check("%s agrees with the ride within %g %s away from transitions" % (column, tolerance, unit),
                               compared >= 20 and worst <= tolerance,
-                              "%d seconds compared, worst %.3f %s outside the ride's range"
-                              % (compared, max(worst, 0), unit))
+                              "%d seconds compared, worst %.3f %s outside the ride's range%s"
+                              % (compared, max(worst, 0), unit, where))
 
     def capture_matches_live(self, capture_lines):
         # The capture goes on after `end` (the links are still up); the live ride stops there. A value that crossed
@@ -372,10 +376,38 @@ class WaitCheck(PowerMeterPhase):
         self.checks.check("every power value sent between start and end is in it, in order",
                           " ".join(expected) in " ".join(stored) and len(expected) > 20,
                           "%d sent, %d stored" % (len(expected), len(stored)))
+        self.mirror_stream(address)
         log = open(os.path.join(self.out, "record.log")).read()
         self.checks.check("after the ride it waited again, and SIGTERM stopped it cleanly",
                           "waiting again" in self.steps and "Stopped while waiting for a ride." in log
                           and self.steps.get("record exited 0") is not None, log[-300:])
+
+
+    def mirror_stream(self, address):
+        """The paired stream client of `cyclelog-mirror` saw every power value the meter sent while it listened,
+        in order, and each control once."""
+        path = os.path.join(self.out, "mirror-stream.jsonl")
+        messages = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+        self.checks.check("the mirror's stream began with a snapshot of the waiting recorder",
+                          bool(messages) and messages[0]["event"] == "snapshot"
+                          and messages[0]["data"].get("state") == "waiting", json.dumps(messages[:1])[:300])
+        live = [m["data"] for m in messages if m["event"] == "live" and m["data"].get("sensor") == address]
+        shown = [round(m["powerWatts"]) for m in live if "powerWatts" in m]
+        # Bytes 2-3 of a cycling power measurement: the instantaneous power, sint16 little-endian.
+        opened, closed = self.steps.get("mirror stream open", 0), self.steps.get("mirror stream closed", 0)
+        sent = [(float(words[0]), words[3]) for words in self.sent if words[1] == address and words[2] == "2a63"]
+        expected = [int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True)
+                    for when, value in sent if opened + 1 <= when <= closed - 1]
+        text = " ".join(map(str, shown))
+        self.checks.check("a stream client of cyclelog-mirror saw every power value the meter sent, in order",
+                          len(expected) > 20 and " ".join(map(str, expected)) in text,
+                          "%d sent while it listened, %d seen" % (len(expected), len(shown)))
+        kinds = [m["data"].get("kind") for m in messages if m["event"] == "event"]
+        self.checks.check("and each control once, as an event: start, marker, intake, end",
+                          kinds == ["start", "marker", "intake", "end"], str(kinds))
+        log = open(os.path.join(self.out, "mirror.log")).read() if os.path.exists(os.path.join(self.out, "mirror.log")) else ""
+        self.checks.check("the mirror stopped cleanly on SIGTERM", self.steps.get("mirror exited 0") is not None,
+                          log[-300:])
 
 
 def main():

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through three rides.
 
-  drive.py --cyclelog BIN --streams STREAMS.json --out DIR   (streams from emulated_sensors.py)
+  drive.py --cyclelog BIN --mirror BIN --streams STREAMS.json --out DIR   (streams from emulated_sensors.py)
 
 1. btvirt (BlueZ to BlueZ, ATT 0x23): one device with Cycling Power, Cycling Speed and Cadence and Heart Rate (as
    a smart trainer with a heart-rate relay) registered with bluetoothd on hci1; `cyclelog scan` and a short
@@ -16,6 +16,8 @@
    length with `cyclelog calibrate` through its control point (write + indicate); then `cyclelog record --auto`
    waits while the bike stands, records when the meter sends power, and saves the ride on its own after
    --end-after without pedalling; SIGTERM stops it while it waits for the next ride.
+4. wait (the same air): `cyclelog record --wait`, then `cyclelog start`, `marker`, `water` and `end` from the command
+   line, with `cyclelog-mirror` beside it and a paired stream client reading every message it sends.
 With --service (service_guest.sh, systemd as PID 1): cyclelog.service as `make install` leaves it, recording the btvirt
 bike: started (READY=1), killed with SIGKILL (Restart= brings it back), stopped with `systemctl stop` (the ride
 saved), started again and frozen with SIGSTOP (the watchdog restarts it), stopped again; what systemd and /proc say
@@ -120,6 +122,64 @@ class Ride:
                                    for s in sensors], "steps": self.timeline}, f, indent=1)
         if self.recorder.returncode != 0:
             raise SystemExit("cyclelog record exited with %d" % self.recorder.returncode)
+
+
+class MirrorStream:
+    """`cyclelog-mirror` beside the recorder, and a paired script reading its stream: every message's event,
+    data and arrival time go to mirror-stream.jsonl."""
+
+    def __init__(self, ride, binary):
+        self.ride, self.binary = ride, binary
+
+    async def start(self):
+        out = self.ride.out
+        self.process = await asyncio.create_subprocess_exec(
+            self.binary, "serve", "--listen", "127.0.0.1:0", "--state-dir", os.path.join(out, "mirror-state"),
+            stdout=open(os.path.join(out, "mirror.log"), "w"), stderr=asyncio.subprocess.STDOUT)
+        port = None
+        for _ in range(300):
+            text = open(os.path.join(out, "mirror.log")).read()
+            if "serving http://127.0.0.1:" in text:
+                port = int(text.split("serving http://127.0.0.1:")[1].split()[0])
+                break
+            await asyncio.sleep(0.1)
+        if port is None:
+            raise SystemExit("cyclelog-mirror did not start: " + open(os.path.join(out, "mirror.log")).read())
+        pairing = await asyncio.create_subprocess_exec(
+            self.binary, "pair", "--name", "vm", "--scope", "read", "--token", "--json",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
+        if pairing.returncode != 0:
+            raise SystemExit("cyclelog-mirror pair failed: " + errors.decode())
+        token = json.loads(answer)["token"]
+        reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
+        self.writer.write(("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                           "Accept: text/event-stream\r\n\r\n" % (port, token)).encode())
+        self.reading = asyncio.create_task(self.read(reader))
+        self.ride.mark("mirror stream open")
+
+    async def read(self, reader):
+        """Each message is one chunk whose JSON is one `data:` line: the chunk sizes between are skipped."""
+        with open(os.path.join(self.ride.out, "mirror-stream.jsonl"), "w") as log:
+            event = None
+            while True:
+                line = await reader.readline()
+                if not line:
+                    return
+                text = line.decode().rstrip("\r\n")
+                if text.startswith("event: "):
+                    event = text[7:]
+                elif text.startswith("data: "):
+                    log.write(json.dumps({"time": time.time(), "event": event, "data": json.loads(text[6:])}) + "\n")
+                    log.flush()
+
+    async def stop(self):
+        self.ride.mark("mirror stream closed")
+        self.reading.cancel()
+        self.writer.close()
+        self.process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(self.process.wait(), 20)
+        self.ride.mark("mirror exited %d" % self.process.returncode)
 
 
 def play_all(sensors, streams):
@@ -275,6 +335,8 @@ async def wait_ride(args, power, started):
     await wait_for_status("the meter streaming while waiting",
                           lambda s: s["State"] == "waiting" and s["Sensors"][0]["state"] == "streaming", 120)
     ride.mark("waiting, streaming")
+    mirror = MirrorStream(ride, args.mirror)
+    await mirror.start()
     await asyncio.sleep(3)
     started_output = (await ride.cyclelog("start", "--name", "Started on request", "--goal", "30m")).decode()
     ride.mark("start: " + started_output.strip())
@@ -289,6 +351,7 @@ async def wait_ride(args, power, started):
     ride.mark("end")
     await wait_for_status("waiting again", lambda s: s["State"] == "waiting", 60)
     ride.mark("waiting again")
+    await mirror.stop()
     ride.recorder.send_signal(signal.SIGTERM)
     ride.mark("SIGTERM")
     await ride.finish([power], playing)
@@ -435,6 +498,7 @@ async def main(args):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cyclelog", required=True)
+    parser.add_argument("--mirror", help="cyclelog-mirror, run beside `record --wait`")
     parser.add_argument("--streams", required=True)
     parser.add_argument("--btvirt-seconds", type=float, default=8)
     parser.add_argument("--drop-seconds", type=float, default=10)

@@ -1,11 +1,11 @@
 #!/bin/bash
 # Inside the VM (virtme-ng: the host's filesystem read-only, OUT writable): the real Linux Bluetooth stack.
-#   guest.sh OUT CYCLELOG PYTHON
+#   guest.sh OUT CYCLELOG PYTHON MIRROR
 # Kernel Bluetooth + hci_vhci, a system bus, btmon writing the capture, btvirt's two LE controllers on one
 # emulated air (hci0 for cyclelog, hci1 for an emulated sensor), bluetoothd, then drive.py (which adds a third
 # controller, bumble's, behind /dev/vhci).
 set -u
-OUT=$1 CYCLELOG=$2 PYTHON=$3
+OUT=$1 CYCLELOG=$2 PYTHON=$3 MIRROR=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 exec > >(tee "$OUT/guest.log") 2>&1
 echo 1 > "$OUT/guest.status"
@@ -30,7 +30,7 @@ printf '[GATT]\nChannels = 1\n' > "$OUT/main.conf"
 wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) on the bus"
 
-"$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --streams "$OUT/streams.json" --out "$OUT" \
+"$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --mirror "$MIRROR" --streams "$OUT/streams.json" --out "$OUT" \
     || fail "the ride did not complete"
 sleep 1
 pkill -INT btmon

@@ -3,11 +3,12 @@
 
 - udev/*.rules: a syntax check of our own (keys, operators, quoting, a comment saying why before every rule),
   and `udevadm verify` where udev has it (systemd 253 and later).
-- systemd/cyclelog.service: `systemd-analyze verify`, its exposure score from `systemd-analyze security`, and
-  its ExecStart command line parsed by the real binary.
+- systemd/cyclelog.service and cyclelog-mirror.service: `systemd-analyze verify`, the exposure score from
+  `systemd-analyze security`, and the ExecStart command line parsed by the real binary.
 - systemd/cyclelog.sysusers: `systemd-sysusers --dry-run` into an empty root.
-- dbus/org.cyclelog.Recorder.conf: a real dbus-daemon with the system bus's default-deny policy loads it, and
-  then refuses a stranger's Pause while letting root's through and anyone read the properties.
+- dbus/org.cyclelog.Recorder.conf and org.cyclelog.Mirror.conf: a real dbus-daemon with the system bus's
+  default-deny policy loads them, and then refuses a stranger's Pause and device list while letting root's
+  through and anyone read the recorder's properties.
 - `make install` / `make uninstall` with DESTDIR: every file where the system looks for it, then gone.
 Prints one line per check; exits 1 if any failed. A check that cannot run says why.
 """
@@ -119,35 +120,49 @@ def check_udev():
               "the syntax check above stands in", flush=True)
 
 
-def check_unit(cyclelog, folder):
-    unit = open(os.path.join(ROOT, "systemd", "cyclelog.service")).read()
+def check_unit(name, binary, folder, needed, exit_status, says):
+    """One unit: `systemd-analyze verify` and `security`, the lines it must have, and its ExecStart command
+    line parsed by the real binary (which, with no bus there, stops with `exit_status` saying `says`, where a
+    wrong argument would be a usage error, 64)."""
+    unit = open(os.path.join(ROOT, "systemd", name)).read()
+    installed = "/usr/local/bin/" + os.path.basename(binary)
     # verify checks that ExecStart's binary exists: point it at the one just built.
-    testable = os.path.join(folder, "cyclelog.service")
+    testable = os.path.join(folder, name)
     with open(testable, "w") as file:
-        file.write(unit.replace("/usr/local/bin/cyclelog", cyclelog))
+        file.write(unit.replace(installed, binary))
     result = run(["systemd-analyze", "verify", testable])
     output = (result.stdout + result.stderr).strip()
-    report(result.returncode == 0 and not output, "systemd-analyze verify cyclelog.service", output)
+    report(result.returncode == 0 and not output, f"systemd-analyze verify {name}", output)
     result = run(["systemd-analyze", "security", "--offline=true", testable])
-    level = re.search(r"Overall exposure level for cyclelog.service: ([0-9.]+)", result.stdout)
+    level = re.search(rf"Overall exposure level for {re.escape(name)}: ([0-9.]+)", result.stdout)
     exposure = float(level.group(1)) if level else None
-    report(exposure is not None and exposure <= 1.5, "systemd-analyze security exposure at most 1.5 (of 10)",
+    report(exposure is not None and exposure <= 1.5, f"systemd-analyze security exposure of {name} at most 1.5 (of 10)",
            f"{exposure}" if exposure is not None else (result.stdout + result.stderr)[-400:])
-    for needed in ["Type=notify", "WatchdogSec=", "User=cyclelog", "SupplementaryGroups=bluetooth",
-                   "StateDirectory=cyclelog", "ProtectSystem=strict", "NoNewPrivileges=yes"]:
-        report(needed in unit, f"unit has {needed}")
-    # The command line the service runs is one the binary accepts: with no bus there it stops with status 2
-    # ("cannot reach"), where a wrong argument would be a usage error (64).
+    for line in needed:
+        report(line in unit, f"{name} has {line}")
     exec_start = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1).split()
-    arguments = [cyclelog] + exec_start[1:]
+    arguments = [binary] + exec_start[1:]
     nowhere = "unix:path=" + os.path.join(folder, "no-bus-here")
     arguments = [nowhere if previous in ("--bus", "--control-bus") else word
                  for previous, word in zip([""] + arguments, arguments)]
     arguments = [os.path.join(folder, "service.sqlite") if previous == "--db" else word
                  for previous, word in zip([""] + arguments, arguments)]
-    result = run(arguments, timeout=60)
-    report(result.returncode == 2 and "cannot reach" in result.stderr, "the unit's ExecStart parses",
-           f"status {result.returncode}: {result.stderr.strip()[-300:]}")
+    result = run(arguments, timeout=60, env=dict(os.environ, STATE_DIRECTORY=folder))
+    report(result.returncode == exit_status and says in result.stdout + result.stderr, f"{name}'s ExecStart parses",
+           f"status {result.returncode}: {(result.stdout + result.stderr).strip()[-300:]}")
+
+
+def check_units(cyclelog, mirror, folder):
+    check_unit("cyclelog.service", cyclelog, folder,
+               ["Type=notify", "WatchdogSec=", "User=cyclelog", "SupplementaryGroups=bluetooth",
+                "StateDirectory=cyclelog", "ProtectSystem=strict", "NoNewPrivileges=yes", "PrivateNetwork=yes",
+                "RestrictAddressFamilies=AF_UNIX\n", "IPAddressDeny=any"], 2, "cannot reach")
+    # The mirror: its own user, in the recorder's group; IP only to loopback and private ranges.
+    check_unit("cyclelog-mirror.service", mirror, folder,
+               ["User=cyclelog-mirror", "SupplementaryGroups=cyclelog", "StateDirectory=cyclelog-mirror",
+                "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "IPAddressDeny=any",
+                "IPAddressAllow=localhost link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16",
+                "ProtectSystem=strict", "NoNewPrivileges=yes"], 1, "cannot reach the bus")
 
 
 def check_sysusers(folder):
@@ -155,7 +170,7 @@ def check_sysusers(folder):
     os.makedirs(os.path.join(root, "etc"), exist_ok=True)
     result = run(["systemd-sysusers", "--dry-run", f"--root={root}", os.path.join(ROOT, "systemd", "cyclelog.sysusers")])
     output = result.stdout + result.stderr
-    report(result.returncode == 0 and "cyclelog" in output and "bluetooth" in output,
+    report(result.returncode == 0 and "cyclelog" in output and "bluetooth" in output and "cyclelog-mirror" in output,
            "systemd-sysusers --dry-run cyclelog.sysusers", output.strip()[-300:])
 
 
@@ -168,8 +183,9 @@ SYSTEM_LIKE_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bu
   <!-- The system bus's own defaults, from dbus's system.conf on this machine. -->
   {defaults}
   <include ignore_missing="no">{policy}</include>
-  <!-- Only for this test: the cyclelog user does not exist here, so root stands in as the owner. -->
-  <policy user="root"><allow own="org.cyclelog.Recorder"/></policy>
+  <include ignore_missing="no">{mirror_policy}</include>
+  <!-- Only for this test: the cyclelog users do not exist here, so root stands in as the owners. -->
+  <policy user="root"><allow own="org.cyclelog.Recorder"/><allow own="org.cyclelog.Mirror"/></policy>
 </busconfig>
 """
 
@@ -190,7 +206,8 @@ def check_dbus_policy(folder):
     with open(config, "w") as file:
         file.write(SYSTEM_LIKE_CONFIG.format(
             socket=socket, defaults=system_bus_defaults(),
-            policy=os.path.join(ROOT, "dbus", "org.cyclelog.Recorder.conf")))
+            policy=os.path.join(ROOT, "dbus", "org.cyclelog.Recorder.conf"),
+            mirror_policy=os.path.join(ROOT, "dbus", "org.cyclelog.Mirror.conf")))
     os.chmod(folder, 0o755)
     daemon = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork", "--nopidfile", "--print-address"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -198,17 +215,28 @@ def check_dbus_policy(folder):
     if not address:
         report(False, "dbus-daemon loads org.cyclelog.Recorder.conf", daemon.stderr.read())
         return
-    report(True, "dbus-daemon loads org.cyclelog.Recorder.conf")
+    report(True, "dbus-daemon loads org.cyclelog.Recorder.conf and org.cyclelog.Mirror.conf")
     os.chmod(socket, 0o777)
-    owner = subprocess.Popen([sys.executable, "-c", OWNER, address], stdout=subprocess.PIPE, text=True)
+    # Two owners, as on a real system: dbus-daemon matches a rule's destination against every name the
+    # receiving connection owns, so one process owning both names would mix the two policies.
+    owners = [subprocess.Popen([sys.executable, "-c", OWNER, address, name], stdout=subprocess.PIPE, text=True)
+              for name in ("Recorder", "Mirror")]
     try:
-        ready = owner.stdout.readline().strip()  # the owner exits (empty line) if it cannot take the name
-        report(ready == "owned", "root may own org.cyclelog.Recorder under the policy", ready)
+        ready = [owner.stdout.readline().strip() for owner in owners]  # empty if it cannot take the name
+        report(ready == ["owned", "owned"],
+               "root may own org.cyclelog.Recorder and org.cyclelog.Mirror under the policies", str(ready))
 
-        def call(user, interface, member, *arguments):
+        def call(user, interface, member, *arguments, name="Recorder"):
             prefix = [] if user == "root" else ["runuser", "-u", user, "--"]
-            return run(prefix + ["dbus-send", f"--bus={address}", "--print-reply", "--dest=org.cyclelog.Recorder",
-                                 "/org/cyclelog/Recorder", f"{interface}.{member}", *arguments], timeout=20)
+            return run(prefix + ["dbus-send", f"--bus={address}", "--print-reply", f"--dest=org.cyclelog.{name}",
+                                 f"/org/cyclelog/{name}", f"{interface}.{member}", *arguments], timeout=20)
+
+        stranger = call("nobody", "org.cyclelog.Mirror1", "Devices", name="Mirror")
+        report("AccessDenied" in stranger.stderr, "a stranger cannot list or pair the mirror's devices",
+               stranger.stderr.strip())
+        root = call("root", "org.cyclelog.Mirror1", "Devices", name="Mirror")
+        report(root.returncode == 0 and "AccessDenied" not in root.stderr, "root may list the mirror's devices",
+               root.stderr.strip())
 
         stranger = call("nobody", "org.cyclelog.Recorder1", "Pause")
         report("AccessDenied" in stranger.stderr, "a stranger's Pause is refused by the bus",
@@ -219,7 +247,8 @@ def check_dbus_policy(folder):
         reading = call("nobody", "org.freedesktop.DBus.Properties", "GetAll", "string:org.cyclelog.Recorder1")
         report(reading.returncode == 0, "anyone may read the recorder's properties", reading.stderr.strip())
     finally:
-        owner.kill()
+        for owner in owners:
+            owner.kill()
         daemon.kill()
 
 
@@ -235,22 +264,29 @@ class Recorder(ServiceInterface):
     def Pause(self): pass
     @dbus_property(access=PropertyAccess.READ)
     def State(self) -> "s": return "running"
+class Mirror(ServiceInterface):
+    def __init__(self): super().__init__("org.cyclelog.Mirror1")
+    @method()
+    def Devices(self) -> "a(sssxx)": return []
 async def main():
     bus = await MessageBus(bus_address=sys.argv[1]).connect()
-    bus.export("/org/cyclelog/Recorder", Recorder())
-    await bus.request_name("org.cyclelog.Recorder")
+    name = sys.argv[2]
+    bus.export(f"/org/cyclelog/{name}", Recorder() if name == "Recorder" else Mirror())
+    await bus.request_name(f"org.cyclelog.{name}")
     print("owned", flush=True)
     await asyncio.sleep(60)
 asyncio.run(main())
 """
 
 
-def check_install(cyclelog, folder):
+def check_install(cyclelog, mirror, folder):
     stage = os.path.join(folder, "stage")
-    environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, PREFIX="/usr/local")
+    environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, MIRROR_BINARY=mirror, PREFIX="/usr/local")
     result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "install"], cwd=ROOT, env=environment)
     report(result.returncode == 0, "install-service.sh install (DESTDIR)", result.stderr.strip())
     expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
+                "usr/local/bin/cyclelog-mirror", "usr/local/lib/systemd/system/cyclelog-mirror.service",
+                "etc/dbus-1/system.d/org.cyclelog.Mirror.conf",
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
                 "usr/local/share/doc/cyclelog/README.md", "usr/local/share/applications/org.cyclelog.Recorder.desktop",
@@ -273,15 +309,17 @@ def check_install(cyclelog, folder):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cyclelog", required=True, help="the built binary")
+    parser.add_argument("--mirror", help="the built cyclelog-mirror (default: next to cyclelog)")
     arguments = parser.parse_args()
     cyclelog = os.path.abspath(arguments.cyclelog)
+    mirror = os.path.abspath(arguments.mirror or os.path.join(os.path.dirname(cyclelog), "cyclelog-mirror"))
     with tempfile.TemporaryDirectory(prefix="cyclelog-service-") as folder:
         check_udev_checker(folder)
         check_udev()
-        check_unit(cyclelog, folder)
+        check_units(cyclelog, mirror, folder)
         check_sysusers(folder)
         check_dbus_policy(folder)
-        check_install(cyclelog, folder)
+        check_install(cyclelog, mirror, folder)
     if failures:
         print(f"{len(failures)} service-file checks failed: {', '.join(failures)}", flush=True)
         sys.exit(1)

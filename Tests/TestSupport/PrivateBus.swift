@@ -51,6 +51,9 @@ public final class PrivateBus: @unchecked Sendable {
         }
     }
 
+    /// Stops the daemon now (a session that ends, a restarted system bus); the folder stays until release.
+    public func stop() { daemon.stop() }
+
     private static func acceptsConnections(_ path: String) -> Bool {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The mirror benchmark (`make bench`): the release `cyclelog record --wait` with three sensors on the BlueZ
+stand-in (power 4 Hz, speed and cadence 2 Hz, heart rate 1 Hz), the release `cyclelog-mirror`, and the page in
+headless Chromium (Debian's) on a phone-sized screen, driven over the DevTools protocol.
+
+- Notification arrival at the recorder (the `live` message's `arrivalMicros`, CLOCK_REALTIME) → the value
+  painted on the page (the frame after the page's handler ran, `performance.timeOrigin + performance.now()` on
+  the same machine's clock): p50 / p99 / max over MIRROR_BENCH_SECONDS (default 30), with the page as the only
+  screen, then with 15 more stream clients reading at full speed (targets p50 ≤ 30 ms, p99 ≤ 100 ms, max ≤ 250 ms;
+  p99 ≤ 150 ms with 16).
+- A tap on Lap (its click, when the finger lifts) → its `event` back on the page, over 40 taps: p50 / p99
+  (target p99 ≤ 150 ms).
+- `cyclelog-mirror`'s CPU (% of one core) in each window, its peak resident memory, and the recorder's CPU
+  (targets ≤ 1 % with 1 client, ≤ 3 % with 16, ≤ 30 MB, recorder < 1 %), beside qdomyos-zwift's web page, which
+  pushes once per second.
+"""
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import results
+from live_bench import SENSORS, StandIn, verdict
+from results import CYCLELOG, ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "Tests", "MirrorPage"))
+from page_check import Browser  # noqa: E402
+
+MIRROR = os.path.join(os.path.dirname(CYCLELOG), "cyclelog-mirror")
+SECONDS = float(os.environ.get("MIRROR_BENCH_SECONDS", "30"))
+TAPS = 40
+
+# Before the page's own script: every `live` and `event` message the page handles is timed, one frame later.
+HOOK = """
+(() => {
+  const now = () => performance.timeOrigin + performance.now();
+  window.__paint = []; window.__taps = []; window.__tapAt = null;
+  // A tap is done when the finger lifts: the click, which is when the page sends the control.
+  document.addEventListener("click", () => { window.__tapAt = now(); }, true);
+  const Original = window.EventSource;
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    const add = source.addEventListener.bind(source);
+    source.addEventListener = (type, handler, more) => add(type, (message) => {
+      handler(message);
+      const data = JSON.parse(message.data);
+      if (type === "live" && data.powerWatts !== undefined) {
+        requestAnimationFrame(() => setTimeout(() => window.__paint.push(now() - data.arrivalMicros / 1000), 0));
+      }
+      if (type === "event" && data.kind === "lap" && window.__tapAt !== null) {
+        const at = window.__tapAt; window.__tapAt = null;
+        requestAnimationFrame(() => setTimeout(() => window.__taps.push(now() - at), 0));
+      }
+    }, more);
+    return source;
+  };
+})();
+"""
+
+
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def cpu_seconds(pid):
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_megabytes(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def run(command, environment):
+    return subprocess.run(command, env=environment, capture_output=True, text=True, check=True).stdout
+
+
+class StreamReader(threading.Thread):
+    """A screen that is not a browser: reads its stream as fast as it comes and counts the `live` messages."""
+
+    def __init__(self, port, token):
+        super().__init__(daemon=True)
+        self.connection = socket.create_connection(("127.0.0.1", port))
+        self.connection.sendall(("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                                 "\r\n" % (port, token)).encode())
+        self.live = 0
+
+    def run(self):
+        try:
+            while True:
+                data = self.connection.recv(65536)
+                if not data:
+                    return
+                self.live += data.count(b"event: live")
+        except OSError:
+            return
+
+
+def window(browser, mirror, recorder, seconds):
+    """Paint latencies (ms) and the two processes' CPU (% of one core) over `seconds`."""
+    browser.evaluate("window.__paint = []")
+    mirror_cpu, recorder_cpu = cpu_seconds(mirror.pid), cpu_seconds(recorder.pid)
+    time.sleep(seconds)
+    latencies = browser.evaluate("window.__paint")
+    return (latencies, 100 * (cpu_seconds(mirror.pid) - mirror_cpu) / seconds,
+            100 * (cpu_seconds(recorder.pid) - recorder_cpu) / seconds)
+
+
+def bench():
+    if not os.access(MIRROR, os.X_OK):
+        sys.exit("mirror bench: %s is not built (make bench builds it)" % MIRROR)
+    with StandIn(SENSORS) as stand_in:
+        environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=stand_in.address,
+                           CYCLELOG_CONTROL_BUS=stand_in.address)
+        database = os.path.join(stand_in.folder, "mirror.sqlite")
+        recorder = stand_in.start([CYCLELOG, "record", "--wait", "--plain", "--db", database], database + ".log")
+        mirror_log = os.path.join(stand_in.folder, "mirror.log")
+        mirror = stand_in.start([MIRROR, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                                 os.path.join(stand_in.folder, "state")], mirror_log)
+        port = None
+        for _ in range(300):
+            text = open(mirror_log).read()
+            if "serving http://127.0.0.1:" in text:
+                port = int(text.split("serving http://127.0.0.1:")[1].split()[0])
+                break
+            time.sleep(0.1)
+        if port is None:
+            sys.exit("mirror bench: cyclelog-mirror did not start: " + open(mirror_log).read())
+        url = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+        token = json.loads(run([MIRROR, "pair", "--name", "bench-readers", "--scope", "read", "--token", "--json"],
+                               environment))["token"]
+        browser = Browser()
+        try:
+            browser.call("Page.enable")
+            browser.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
+            browser.size(390, 844)
+            browser.call("Page.navigate", url=url)
+            browser.wait_for("the waiting recorder", "document.getElementById('state')?.textContent === 'waiting'",
+                             60)
+            browser.wait_for("three sensors streaming",
+                             "document.querySelectorAll('.chip.streaming').length === 3", 60)
+            browser.tap("#start button")
+            browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+            print("mirror bench: %.0f s with the page alone, then with 15 more stream clients" % SECONDS, flush=True)
+            alone, mirror_alone, recorder_alone = window(browser, mirror, recorder, SECONDS)
+            readers = [StreamReader(port, token) for _ in range(15)]
+            for reader in readers:
+                reader.start()
+            crowded, mirror_crowded, recorder_crowded = window(browser, mirror, recorder, SECONDS)
+            for reader in readers:
+                reader.connection.close()
+            print("mirror bench: %d taps on Lap" % TAPS, flush=True)
+            browser.evaluate("window.__taps = []")
+            for _ in range(TAPS):
+                browser.tap("#lapButton")
+                time.sleep(0.4)
+            time.sleep(1)
+            taps = browser.evaluate("window.__taps")
+            peak = peak_megabytes(mirror.pid)
+        finally:
+            browser.close()
+        mirror.send_signal(signal.SIGTERM)
+        recorder.send_signal(signal.SIGTERM)
+    return alone, crowded, taps, mirror_alone, mirror_crowded, recorder_alone, recorder_crowded, peak
+
+
+def main():
+    alone, crowded, taps, mirror_alone, mirror_crowded, recorder_alone, recorder_crowded, peak = bench()
+    if len(alone) < 10 or len(crowded) < 10 or len(taps) < TAPS / 2:
+        sys.exit("mirror bench: too few values painted (%d, %d) or taps seen (%d)" % (len(alone), len(crowded),
+                                                                                       len(taps)))
+    p = {name: (statistics.median(values), percentile(values, 0.99), max(values))
+         for name, values in (("alone", alone), ("crowded", crowded), ("taps", taps))}
+    print("| mirror | value | target |")
+    print("|---|---|---|")
+    print("| arrival → painted, 1 screen (%d values): p50 / p99 / max | %.1f / %.1f / %.1f ms | ≤ 30 / 100 / 250 ms (%s) |"
+          % (len(alone), *p["alone"], verdict(p["alone"][0] <= 30 and p["alone"][1] <= 100 and p["alone"][2] <= 250)))
+    print("| arrival → painted, 16 screens (%d values): p50 / p99 / max | %.1f / %.1f / %.1f ms | p99 ≤ 150 ms (%s) |"
+          % (len(crowded), *p["crowded"], verdict(p["crowded"][1] <= 150)))
+    print("| tap on Lap → its event on the page (%d): p50 / p99 | %.1f / %.1f ms | p99 ≤ 150 ms (%s) |"
+          % (len(taps), p["taps"][0], p["taps"][1], verdict(p["taps"][1] <= 150)))
+    print("| cyclelog-mirror CPU, 1 / 16 screens | %.2f / %.2f %% of a core | ≤ 1 / 3 %% (%s) |"
+          % (mirror_alone, mirror_crowded, verdict(mirror_alone <= 1 and mirror_crowded <= 3)))
+    print("| cyclelog-mirror peak resident memory | %.1f MB | ≤ 30 MB (%s) |" % (peak, verdict(peak <= 30)))
+    print("| recorder CPU meanwhile, 1 / 16 screens | %.2f / %.2f %% of a core | < 1 %% (%s) |"
+          % (recorder_alone, recorder_crowded, verdict(max(recorder_alone, recorder_crowded) < 1)))
+    print("| power values painted per second (the meter sends 4; qdomyos-zwift's web page pushes 1/s) | %.1f | |"
+          % (len(alone) / SECONDS))
+    results.add("Mirror", "arrival → painted p99, 1 screen (p50 %.1f, max %.1f ms)" % (p["alone"][0], p["alone"][2]),
+                median=round(p["alone"][1], 1), unit="ms", target="p99 ≤ 100 ms", met=p["alone"][1] <= 100)
+    results.add("Mirror", "arrival → painted p99, 16 screens", median=round(p["crowded"][1], 1), unit="ms",
+                target="p99 ≤ 150 ms", met=p["crowded"][1] <= 150)
+    results.add("Mirror", "tap → event on the page p99", median=round(p["taps"][1], 1), unit="ms",
+                target="p99 ≤ 150 ms", met=p["taps"][1] <= 150)
+    results.add("Mirror", "cyclelog-mirror CPU with 16 screens, %% of a core (1 screen: %.2f)" % mirror_alone,
+                median=round(mirror_crowded, 2), unit="%", target="≤ 3 %", met=mirror_crowded <= 3)
+    results.add("Mirror", "cyclelog-mirror peak memory", median=round(peak, 1), unit="MB", target="≤ 30 MB",
+                met=peak <= 30)
+
+
+if __name__ == "__main__":
+    main()

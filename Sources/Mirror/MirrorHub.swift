@@ -1,0 +1,233 @@
+import DBus
+import Foundation
+import RecorderInterface
+import Workouts
+
+/// What the mirror knows of the ride, and the screens it tells: the recorder's properties as the API's snapshot,
+/// the control events of the last 1024 with their ids, and every open stream.
+///
+/// Event ids are `BOOT.SEQ`: BOOT names the recorder the mirror follows (new each time one appears or goes), SEQ
+/// counts its events from 1. A screen that reconnects with the id of the last event it saw gets the ones it
+/// missed, then a fresh snapshot; with an unknown id, or after the recorder restarted, only the snapshot.
+public actor MirrorHub {
+    public static let ringCapacity = 1024
+
+    /// The recorder's properties, nil while none is on the bus.
+    private var properties: [String: DBusValue]?
+    private var boot = MirrorHub.newBoot()
+    private var ring: [(sequence: Int, message: String)] = []
+    private var lastSequence = 0
+    /// The power of the newest `Live` reading that carried one (the 3-s figure is the recorder's `PowerWatts`).
+    private var instantaneousPowerWatts: Double?
+    /// Properties changed since the last `status` message (sent at most every 500 ms).
+    private var changed: Set<String> = []
+    private var clients: [Int: StreamClient] = [:]
+    private var nextClientID = 1
+    public let maximumClients: Int
+
+    public init(maximumClients: Int = 16) {
+        self.maximumClients = maximumClients
+    }
+
+    private static func newBoot() -> String {
+        String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+    }
+
+    /// Whether a recorder is on the bus.
+    public var recorderPresent: Bool { properties != nil }
+
+    /// The current workout id (0 when none) and control sequence, which a control's `workoutId` and `expect`
+    /// are checked against.
+    public var current: (workoutId: Int64, controlSequence: UInt64) {
+        let sequence: UInt64 = if case .uint64(let value)? = properties?["ControlSequence"] { value } else { 0 }
+        return (properties?["WorkoutId"]?.integer ?? 0, sequence)
+    }
+
+    // MARK: What the recorder says
+
+    public func apply(_ update: RecorderUpdate) {
+        switch update {
+        case .appeared(let values):
+            properties = values
+            restart()
+        case .gone:
+            properties = nil
+            restart()
+        case .changed(let values):
+            guard properties != nil else { return }
+            for (name, value) in values {
+                properties?[name] = value
+                changed.insert(name)
+            }
+        case .live(let reading):
+            if case .double(let watts)? = reading["powerWatts"]?.unwrapped { instantaneousPowerWatts = watts }
+            let message = Self.message("live", RecorderControl.json(reading))
+            for client in clients.values { client.pushLive(message) }
+        case .event(let event):
+            lastSequence += 1
+            let id = "\(boot).\(lastSequence)"
+            let message = Self.message("event", Self.eventJSON(event), id: id)
+            ring.append((lastSequence, message))
+            if ring.count > Self.ringCapacity { ring.removeFirst(ring.count - Self.ringCapacity) }
+            for client in clients.values { client.push(message) }
+        }
+    }
+
+    /// A different recorder (or none): nothing said of the previous one applies; every screen starts afresh.
+    private func restart() {
+        boot = Self.newBoot()
+        ring.removeAll()
+        lastSequence = 0
+        instantaneousPowerWatts = nil
+        changed.removeAll()
+        let message = snapshotMessage()
+        for client in clients.values { client.push(message) }
+    }
+
+    /// Every 500 ms: the properties that changed as one `status` message, and a snapshot to the screens that lost
+    /// `live` values.
+    public func flushStatus() {
+        var fields: [(String, JSONValue)] = []
+        if let properties, !changed.isEmpty {
+            let all = Self.fields(properties, instantaneousPowerWatts: instantaneousPowerWatts)
+            let keys = Set(changed.map(Self.apiKey))
+            fields = all.filter { keys.contains($0.0) }
+        }
+        changed.removeAll()
+        let status = fields.isEmpty ? nil : Self.message("status", .object(fields))
+        var snapshot: String?
+        for client in clients.values {
+            if client.takeOwedSnapshot() {
+                snapshot = snapshot ?? snapshotMessage()
+                client.push(snapshot!)
+            } else if let status {
+                client.push(status)
+            }
+        }
+    }
+
+    /// A comment line every 15 s keeps proxies and phones from closing an idle stream (and finds dead sockets).
+    public func keepAlive() {
+        for client in clients.values { client.push(": keep-alive\n\n") }
+    }
+
+    // MARK: Screens
+
+    /// Opens a stream for a device: the events missed since `lastEventID` (when it names this recorder's ring),
+    /// then a snapshot. Nil when `maximumClients` streams are open.
+    public func subscribe(device: String, lastEventID: String?) -> StreamClient? {
+        guard clients.count < maximumClients else { return nil }
+        let client = StreamClient(id: nextClientID, device: device)
+        nextClientID += 1
+        clients[client.id] = client
+        if let missed = missedEvents(since: lastEventID) {
+            for event in missed { client.push(event) }
+        }
+        // `retry`: a browser whose stream broke asks again after 1 s, not its default 3 s.
+        client.push("retry: 1000\n" + snapshotMessage())
+        return client
+    }
+
+    public func unsubscribe(_ client: StreamClient) {
+        clients[client.id] = nil
+        client.close()
+    }
+
+    /// Closes the streams of the devices whose token hashes are given (a revoked device).
+    public func close(devices: Set<String>) {
+        for client in clients.values where devices.contains(client.device) { unsubscribe(client) }
+    }
+
+    public func closeAll() {
+        for client in clients.values { unsubscribe(client) }
+    }
+
+    public var clientCount: Int { clients.count }
+
+    /// The events after `id`, when `id` is `BOOT.SEQ` of this recorder and none after it has left the ring.
+    private func missedEvents(since id: String?) -> [String]? {
+        guard let id, let dot = id.lastIndex(of: "."), id[..<dot] == boot,
+            let sequence = Int(id[id.index(after: dot)...]), sequence <= lastSequence,
+            sequence >= (ring.first?.sequence ?? lastSequence + 1) - 1
+        else { return nil }
+        return ring.filter { $0.sequence > sequence }.map(\.message)
+    }
+
+    // MARK: JSON
+
+    /// `GET /api/v1/status`: nil while no recorder is on the bus.
+    public func status() -> JSONValue? {
+        properties.map { .object(Self.fields($0, instantaneousPowerWatts: instantaneousPowerWatts)) }
+    }
+
+    /// The snapshot, with `recorder` saying whether one is on the bus (every other value null when not).
+    private func snapshotMessage() -> String {
+        let fields = Self.fields(properties ?? [:], instantaneousPowerWatts: instantaneousPowerWatts)
+        return Self.message(
+            "snapshot", .object([("recorder", .bool(properties != nil))] + fields), id: "\(boot).\(lastSequence)")
+    }
+
+    /// The API's key of a property: `PowerWatts` → `powerWatts`, every `Can…` → `can`.
+    static func apiKey(_ property: String) -> String {
+        property.hasPrefix("Can") ? "can" : property.prefix(1).lowercased() + property.dropFirst()
+    }
+
+    /// The snapshot's fields in the documented order. Unknown values (NaN, an empty name, no workout) are null.
+    static func fields(_ properties: [String: DBusValue], instantaneousPowerWatts: Double?) -> [(String, JSONValue)] {
+        func value(_ name: String) -> JSONValue {
+            switch RecorderControl.json(name, properties[name]) {
+            case .string(let text) where text.isEmpty: .null
+            case .integer(0) where name == "WorkoutId": .null
+            case let other: other
+            }
+        }
+        var fields: [(String, JSONValue)] = []
+        for property in [
+            "State", "WorkoutId", "Name", "Location", "Goal", "GoalProgress", "ElapsedSeconds", "MovingSeconds",
+            "PowerWatts",
+        ] {
+            fields.append((apiKey(property), value(property)))
+        }
+        fields.append(
+            ("instantaneousPowerWatts", properties.isEmpty ? .null : JSONValue.rounded(instantaneousPowerWatts)))
+        for property in [
+            "CadenceRPM", "SpeedMetersPerSecond", "HeartRateBPM", "DistanceMeters", "WorkJoules", "Lap",
+            "LapElapsedSeconds", "WaterMillilitres", "ControlSequence",
+        ] {
+            fields.append((apiKey(property), value(property)))
+        }
+        let can = ["Start", "Pause", "Resume", "Lap", "End", "Cancel"].map { name in
+            (name.lowercased(), properties["Can" + name]?.bool.map(JSONValue.bool) ?? .null)
+        }
+        fields.append(("can", properties.isEmpty ? .null : .object(can)))
+        fields.append(("sensors", properties.isEmpty ? .null : value("Sensors")))
+        fields.append(("suggestedWorkouts", properties.isEmpty ? .null : value("SuggestedWorkouts")))
+        return fields
+    }
+
+    /// An `Event` signal as the stream's `event`: `kind`, `time` (ISO 8601, UTC), `workoutId`, `controlSequence`
+    /// and the control's own fields.
+    static func eventJSON(_ event: [String: DBusValue]) -> JSONValue {
+        var fields: [(String, JSONValue)] = [("kind", RecorderControl.json("kind", event["kind"]))]
+        if let micros = event["timeMicros"]?.integer {
+            fields.append(("time", .string(isoTime(micros))))
+        }
+        for key in ["workoutId", "controlSequence"] { fields.append((key, RecorderControl.json(key, event[key]))) }
+        let own = Set(["kind", "timeMicros", "workoutId", "controlSequence"])
+        for (key, value) in event.sorted(by: { $0.key < $1.key }) where !own.contains(key) {
+            fields.append((key, RecorderControl.json(key, value)))
+        }
+        return .object(fields)
+    }
+
+    static func isoTime(_ micros: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(micros) / 1e6))
+    }
+
+    /// One Server-Sent Events message (the JSON is one line, so one `data:` field).
+    static func message(_ event: String, _ data: JSONValue, id: String? = nil) -> String {
+        (id.map { "id: \($0)\n" } ?? "") + "event: \(event)\ndata: \(data.rendered())\n\n"
+    }
+}

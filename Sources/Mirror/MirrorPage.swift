@@ -1,0 +1,323 @@
+/// The second screen's page: one file with its CSS and script inline, no external requests, no framework.
+///
+/// It pairs with the 6-digit code when the device has no token yet, then follows `/api/v1/stream` with the
+/// browser's `EventSource` (which reconnects and sends `Last-Event-ID` by itself) and sends each tap as a control
+/// with a fresh request id, retried with the same id until it is answered.
+enum MirrorPage {
+    static let html = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+        <meta name="color-scheme" content="dark light">
+        <title>cyclelog</title>
+        <style>
+        :root{--bg:#0d0f12;--panel:#181c22;--text:#f2f4f7;--dim:#9aa4b2;--accent:#ffb020;--good:#3ecf8e;--bad:#ff5d5d;--line:#2a3038}
+        @media (prefers-color-scheme:light){:root.auto{--bg:#f6f7f9;--panel:#fff;--text:#111;--dim:#555;--line:#d9dde3}}
+        *{box-sizing:border-box}
+        html,body{margin:0;background:var(--bg);color:var(--text);font:16px/1.25 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+        body{padding:max(8px,env(safe-area-inset-top)) 8px max(8px,env(safe-area-inset-bottom))}
+        .banner{display:none;padding:10px 12px;border-radius:8px;margin-bottom:8px;font-weight:600}
+        .banner.show{display:block}
+        #stale{background:#5a4300}#down{background:#5a1b1b}#info{background:var(--panel);color:var(--dim);font-weight:400}
+        header{display:flex;justify-content:space-between;align-items:baseline;gap:8px;margin:2px 4px 8px}
+        #state{font-size:1.3rem;font-weight:700;text-transform:uppercase;letter-spacing:.05em}
+        #state.running{color:var(--good)}#state.paused,#state.armed{color:var(--accent)}
+        #title{color:var(--dim);overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+        .grid{display:grid;grid-template-columns:repeat(2,1fr);gap:8px}
+        .tile{background:var(--panel);border-radius:12px;padding:8px 10px;min-width:0}
+        .tile .label{color:var(--dim);font-size:.85rem;text-transform:uppercase;letter-spacing:.04em}
+        .tile .value{font-size:clamp(2rem,11vw,3.6rem);font-weight:700;font-variant-numeric:tabular-nums;line-height:1.1}
+        .tile .unit{font-size:1rem;color:var(--dim);font-weight:400;margin-left:4px}
+        .tile.big{grid-column:span 2}.tile.big .value{font-size:clamp(3.5rem,24vw,7rem);color:var(--accent)}
+        .tile .sub{color:var(--dim);font-variant-numeric:tabular-nums}
+        @media (orientation:landscape) and (min-width:640px){.grid{grid-template-columns:repeat(4,1fr)}.tile.big{grid-row:span 2}}
+        progress{width:100%;height:10px;accent-color:var(--accent)}
+        #sensors{display:flex;flex-wrap:wrap;gap:6px;margin:8px 0}
+        .chip{border:1px solid var(--line);border-radius:999px;padding:4px 10px;font-size:.9rem}
+        .chip.connected{border-color:var(--good)}.chip.lost,.chip.searching{border-color:var(--bad)}
+        .controls{display:grid;grid-template-columns:repeat(2,1fr);gap:8px;margin-top:8px}
+        button,input{font:inherit;min-height:56px;border-radius:12px;border:1px solid var(--line);background:var(--panel);color:var(--text);padding:0 14px}
+        button{font-size:1.2rem;font-weight:700;touch-action:manipulation}
+        button:disabled{opacity:.35}
+        button.primary{background:var(--accent);color:#111;border:none}
+        button.danger{border-color:var(--bad);color:var(--bad)}
+        button.hold{background:linear-gradient(90deg,var(--bad) var(--p,0%),var(--panel) var(--p,0%))}
+        button:focus-visible,input:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+        .row{display:flex;gap:8px;margin-top:8px}.row input{flex:1;min-width:0}
+        #start{display:grid;gap:8px;margin-top:8px}
+        #pending{color:var(--accent);min-height:1.4em;margin:6px 4px}
+        #pair{max-width:420px;margin:12vh auto;display:none}
+        #pair h1{font-size:1.6rem}#pair input{width:100%;margin:6px 0;font-size:1.6rem;letter-spacing:.2em;text-align:center}
+        #pair button{width:100%}
+        .hidden{display:none!important}
+        dialog{background:var(--panel);color:var(--text);border:1px solid var(--line);border-radius:12px}
+        </style>
+        </head>
+        <body>
+        <section id="pair" aria-labelledby="pairTitle">
+          <h1 id="pairTitle">Pair this screen</h1>
+          <p>On the recorder, run <code>cyclelog-mirror pair</code> and type the 6-digit code it shows (or scan its QR code).</p>
+          <form id="pairForm">
+            <label for="code">Code</label>
+            <input id="code" inputmode="numeric" autocomplete="one-time-code" maxlength="6" pattern="[0-9]{6}" required>
+            <label for="deviceName">This device's name</label>
+            <input id="deviceName" maxlength="60" value="phone" style="letter-spacing:0;font-size:1.1rem">
+            <button class="primary" type="submit">Pair</button>
+          </form>
+          <p id="pairError" role="alert"></p>
+        </section>
+        <main id="ride" class="hidden">
+          <div id="down" class="banner" role="status">Reconnecting to the recorder…</div>
+          <div id="stale" class="banner" role="status">Stale: nothing arrived for 3 s</div>
+          <div id="norecorder" class="banner" style="background:#5a1b1b" role="status">No recorder is running: start one with <code>cyclelog record --wait</code>.</div>
+          <header><span id="state" aria-live="polite">…</span><span id="title"></span></header>
+          <div class="grid">
+            <div class="tile big"><div class="label">Power 3 s</div><div class="value"><span id="power">–</span><span class="unit">W</span></div><div class="sub">now <span id="ipower">–</span> W</div></div>
+            <div class="tile"><div class="label">Cadence</div><div class="value"><span id="cadence">–</span><span class="unit">rpm</span></div></div>
+            <div class="tile"><div class="label">Speed</div><div class="value"><span id="speed">–</span><span class="unit">km/h</span></div></div>
+            <div class="tile"><div class="label">Heart rate</div><div class="value"><span id="hr">–</span><span class="unit">bpm</span></div></div>
+            <div class="tile"><div class="label">Distance</div><div class="value"><span id="distance">–</span><span class="unit">km</span></div></div>
+            <div class="tile"><div class="label">Elapsed</div><div class="value" id="elapsed">–</div><div class="sub">moving <span id="moving">–</span></div></div>
+            <div class="tile"><div class="label">Lap <span id="lap">–</span></div><div class="value" id="laptime">–</div><div class="sub">water <span id="water">0</span> ml</div></div>
+          </div>
+          <div id="goalBox" class="tile hidden" style="margin-top:8px"><div class="label">Goal <span id="goal"></span></div><progress id="goalProgress" max="1" value="0"></progress></div>
+          <div id="sensors" aria-label="Sensors"></div>
+          <div id="pending" aria-live="polite"></div>
+          <div id="start" class="hidden" aria-label="Suggested workouts"></div>
+          <div id="rideControls" class="controls">
+            <button id="pauseResume" class="primary">Pause</button>
+            <button id="lapButton">Lap</button>
+            <button id="endButton" class="hold danger" aria-label="End: hold for one second">Hold to end</button>
+            <button id="cancelButton" class="danger">Cancel</button>
+            <button id="water250">Water +250</button>
+            <button id="water500">Water +500</button>
+          </div>
+          <form id="noteForm" class="row"><input id="note" maxlength="200" placeholder="A note (flat tyre, gel…)" aria-label="Note"><button type="submit">Note</button></form>
+          <div id="info" class="banner"></div>
+        </main>
+        <dialog id="confirm"><p>Cancel this ride? Nothing of it is kept.</p><form method="dialog" class="row"><button value="no">Keep riding</button><button value="yes" class="danger">Cancel ride</button></form></dialog>
+        <script>
+        "use strict";
+        const $ = (id) => document.getElementById(id);
+        let status = null, lastArrival = 0, source = null, streamUp = false;
+
+        // Request ids come from the system's random source (crypto.randomUUID needs a secure page; this does not).
+        function requestId() {
+          const bytes = new Uint8Array(16);
+          crypto.getRandomValues(bytes);
+          return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+        }
+
+        async function api(method, path, body) {
+          const init = { method, credentials: "same-origin", headers: {} };
+          if (body !== undefined) {
+            init.headers["Content-Type"] = "application/json";
+            init.headers["X-Cyclelog-Request"] = "1";
+            init.body = JSON.stringify(body);
+          }
+          const response = await fetch(path, init);
+          let json = null;
+          try { json = await response.json(); } catch (e) {}
+          return { status: response.status, json };
+        }
+
+        // ---- Pairing ----
+        $("pairForm").addEventListener("submit", async (event) => {
+          event.preventDefault();
+          $("pairError").textContent = "";
+          try {
+            const answer = await api("POST", "/api/v1/pair", { code: $("code").value.trim(), name: $("deviceName").value.trim() });
+            if (answer.status === 200) { start(); return; }
+            $("pairError").textContent = (answer.json && answer.json.error) || ("pairing failed (" + answer.status + ")");
+          } catch (e) { $("pairError").textContent = "the mirror did not answer"; }
+        });
+
+        async function start() {
+          let answer;
+          try { answer = await api("GET", "/api/v1/status"); } catch (e) { answer = { status: 0 }; }
+          if (answer.status === 401) { $("pair").style.display = "block"; $("ride").classList.add("hidden"); return; }
+          $("pair").style.display = "none";
+          $("ride").classList.remove("hidden");
+          if (answer.status === 200) show(answer.json); else show(null);
+          connect();
+          keepScreenOn();
+        }
+
+        // ---- The stream ----
+        function connect() {
+          if (source) source.close();
+          source = new EventSource("/api/v1/stream");
+          source.onopen = () => { streamUp = true; banners(); };
+          source.onerror = () => { streamUp = false; banners(); };
+          source.addEventListener("snapshot", (e) => { arrived(); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
+          source.addEventListener("status", (e) => { arrived(); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
+          source.addEventListener("live", (e) => { arrived(); live(JSON.parse(e.data)); });
+          source.addEventListener("event", (e) => { arrived(); eventShown(JSON.parse(e.data)); });
+        }
+        function arrived() { lastArrival = Date.now(); banners(); }
+
+        function banners() {
+          $("down").classList.toggle("show", !streamUp);
+          const running = status && status.state === "running";
+          $("stale").classList.toggle("show", streamUp && running && Date.now() - lastArrival > 3000);
+          $("norecorder").classList.toggle("show", streamUp && !status);
+        }
+        setInterval(banners, 500);
+
+        // ---- Showing ----
+        const number = (v, digits) => v === null || v === undefined ? "–" : Number(v).toFixed(digits);
+        function clock(seconds) {
+          if (seconds === null || seconds === undefined) return "–";
+          const s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
+          return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(r).padStart(2, "0");
+        }
+
+        function show(s) {
+          status = s;
+          const can = (s && s.can) || {};
+          $("state").textContent = s ? s.state : "no recorder";
+          $("state").className = s ? s.state : "";
+          $("title").textContent = s && s.name ? s.name : (s && s.workoutId ? "Ride " + s.workoutId : "");
+          $("power").textContent = number(s && s.powerWatts, 0);
+          $("ipower").textContent = number(s && s.instantaneousPowerWatts, 0);
+          $("cadence").textContent = number(s && s.cadenceRPM, 0);
+          $("speed").textContent = number(s && s.speedMetersPerSecond !== null ? s.speedMetersPerSecond * 3.6 : null, 1);
+          $("hr").textContent = number(s && s.heartRateBPM, 0);
+          $("distance").textContent = number(s && s.distanceMeters !== null ? s.distanceMeters / 1000 : null, 2);
+          $("elapsed").textContent = clock(s && s.elapsedSeconds);
+          $("moving").textContent = clock(s && s.movingSeconds);
+          $("lap").textContent = s && s.lap ? s.lap : "–";
+          $("laptime").textContent = clock(s && s.lapElapsedSeconds);
+          $("water").textContent = number(s && s.waterMillilitres, 0);
+          $("goalBox").classList.toggle("hidden", !(s && s.goal));
+          if (s && s.goal) { $("goal").textContent = s.goal; $("goalProgress").value = s.goalProgress || 0; }
+          const chips = $("sensors");
+          chips.textContent = "";
+          for (const sensor of (s && s.sensors) || []) {
+            const chip = document.createElement("span");
+            chip.className = "chip " + sensor.state;
+            chip.textContent = sensor.name + " · " + sensor.state + (sensor.batteryPercent === null ? "" : " · " + sensor.batteryPercent + "%");
+            chips.appendChild(chip);
+          }
+          const waiting = s && (s.state === "waiting");
+          $("start").classList.toggle("hidden", !waiting);
+          $("rideControls").classList.toggle("hidden", !!waiting || !s);
+          $("noteForm").classList.toggle("hidden", !(s && (can.pause || can.resume)));
+          if (waiting && $("start").dataset.shown !== JSON.stringify(s.suggestedWorkouts)) {
+            $("start").dataset.shown = JSON.stringify(s.suggestedWorkouts);
+            $("start").textContent = "";
+            for (const workout of s.suggestedWorkouts || []) {
+              const button = document.createElement("button");
+              button.className = "primary";
+              button.textContent = "Start: " + workout.title;
+              button.onclick = () => send("start", { preset: workout.id }, "Starting " + workout.title);
+              $("start").appendChild(button);
+            }
+          }
+          $("pauseResume").textContent = can.resume ? "Resume" : "Pause";
+          $("pauseResume").disabled = !(can.pause || can.resume);
+          $("lapButton").disabled = !can.lap;
+          $("endButton").disabled = !can.end;
+          $("cancelButton").disabled = !can.cancel;
+          $("water250").disabled = $("water500").disabled = !(can.pause || can.resume);
+          banners();
+        }
+
+        function live(reading) {
+          if (!status) return;
+          if (reading.powerWatts !== undefined) { status.instantaneousPowerWatts = reading.powerWatts; $("ipower").textContent = number(reading.powerWatts, 0); }
+          if (reading.cadenceRPM !== undefined) $("cadence").textContent = number(reading.cadenceRPM, 0);
+          if (reading.heartRateBPM !== undefined) $("hr").textContent = number(reading.heartRateBPM, 0);
+          if (reading.speedMetersPerSecond !== undefined) $("speed").textContent = number(reading.speedMetersPerSecond * 3.6, 1);
+        }
+
+        function eventShown(event) {
+          if (status && event.controlSequence > status.controlSequence) status.controlSequence = event.controlSequence;
+          const words = { start: "Started", pause: "Paused", resume: "Resumed", lap: "Lap", end: "Ended", cancel: "Cancelled", marker: "Note", intake: "Drink" };
+          let text = words[event.kind] || event.kind;
+          if (event.kind === "marker") text += ": " + event.text;
+          if (event.kind === "intake") text += ": " + event.amount + " " + event.unit + " " + event.intake;
+          $("info").textContent = text + " at " + new Date(event.time).toLocaleTimeString();
+          $("info").classList.add("show");
+        }
+
+        // ---- Controls: one request id per tap, retried with it until answered (0.5, 1, 2, 4… s, for 30 s).
+        // Taps go out one after another, each with the sequence the previous answer left, so that Lap then
+        // Pause in quick succession is two controls, not one and a "stale".
+        const inFlight = [];
+        let queue = Promise.resolve();
+        function send(command, args, label) {
+          const began = Date.now();
+          inFlight.push(label); pendingShown();
+          queue = queue.then(() => sendNow(command, args, label, began)).finally(() => { inFlight.splice(inFlight.indexOf(label), 1); pendingShown(); });
+        }
+        async function sendNow(command, args, label, began) {
+          const body = { requestId: requestId(), command, args: args || {} };
+          if (status && command !== "start") { body.expect = status.controlSequence; if (status.workoutId) body.workoutId = status.workoutId; }
+          let delay = 500;
+          for (;;) {
+            // An End (or anything) never goes out more than 30 s after the tap: the rider may have ridden on.
+            if (Date.now() - began > 30000) return say(label + ": not sent (no answer for 30 s)");
+            let answer = null;
+            try { answer = await api("POST", "/api/v1/control", body); } catch (e) {}
+            if (answer && answer.status === 200) {
+              if (status && answer.json) { status.state = answer.json.state; status.controlSequence = answer.json.controlSequence; }
+              return;
+            }
+            if (answer && answer.status === 412) { if (answer.json && answer.json.status) show(answer.json.status); return say(label + ": the ride changed, look again"); }
+            if (answer && [400, 401, 403, 409].includes(answer.status)) return say(label + ": " + ((answer.json && answer.json.error) || answer.status));
+            await new Promise((resolve) => setTimeout(resolve, delay));
+            delay = Math.min(delay * 2, 4000);
+          }
+        }
+        function pendingShown() { $("pending").textContent = inFlight.length ? "sending… " + inFlight.join(", ") : ""; }
+        function say(text) { $("info").textContent = text; $("info").classList.add("show"); }
+
+        $("pauseResume").onclick = () => send(status && status.can && status.can.resume ? "resume" : "pause", {}, $("pauseResume").textContent);
+        $("lapButton").onclick = () => send("lap", {}, "Lap");
+        $("water250").onclick = () => send("intake", { kind: "water", amount: 250, unit: "ml" }, "Water 250 ml");
+        $("water500").onclick = () => send("intake", { kind: "water", amount: 500, unit: "ml" }, "Water 500 ml");
+        $("noteForm").addEventListener("submit", (event) => {
+          event.preventDefault();
+          const text = $("note").value.trim();
+          if (text) { send("marker", { text }, "Note"); $("note").value = ""; }
+        });
+        $("cancelButton").onclick = () => $("confirm").showModal();
+        $("confirm").addEventListener("close", () => { if ($("confirm").returnValue === "yes") send("cancel", {}, "Cancel"); });
+
+        // End is held for one second: a bump on the road does not end a ride.
+        let holdTimer = null, holdStart = 0;
+        function holdBegin(event) {
+          event.preventDefault();
+          if ($("endButton").disabled) return;
+          holdStart = Date.now();
+          holdTimer = setInterval(() => {
+            const part = Math.min(1, (Date.now() - holdStart) / 1000);
+            $("endButton").style.setProperty("--p", part * 100 + "%");
+            if (part >= 1) { holdEnd(); send("end", {}, "End"); }
+          }, 50);
+        }
+        function holdEnd() { clearInterval(holdTimer); holdTimer = null; $("endButton").style.setProperty("--p", "0%"); }
+        for (const name of ["pointerdown"]) $("endButton").addEventListener(name, holdBegin);
+        for (const name of ["pointerup", "pointerleave", "pointercancel"]) $("endButton").addEventListener(name, holdEnd);
+        $("endButton").addEventListener("keydown", (e) => { if ((e.key === " " || e.key === "Enter") && !holdTimer && !e.repeat) holdBegin(e); });
+        $("endButton").addEventListener("keyup", (e) => { if (e.key === " " || e.key === "Enter") holdEnd(); });
+
+        // ---- The screen stays on only on a secure page (Wake Lock) ----
+        async function keepScreenOn() {
+          if (!window.isSecureContext || !("wakeLock" in navigator)) {
+            say("This page is not served over TLS, so it cannot keep the screen on: set the phone's auto-lock to never while riding.");
+            return;
+          }
+          try { await navigator.wakeLock.request("screen"); } catch (e) {}
+          document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") navigator.wakeLock.request("screen").catch(() => {}); });
+        }
+
+        start();
+        </script>
+        </body>
+        </html>
+        """#
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import DBus
+import Foundation
+import Hummingbird
+import Logging
+import Mirror
+import RecorderInterface
+
+@main
+struct CyclelogMirror: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cyclelog-mirror",
+        abstract: "The ride being recorded on a second screen: a phone on the handlebars, a tablet, a browser.",
+        discussion: """
+            Serves a page and a JSON API (/api/v1) for paired devices, and passes their controls to the recorder \
+            (`cyclelog record`) over D-Bus. Listens on 127.0.0.1:8787 unless told otherwise; nothing is shown to a \
+            device that is not paired (`cyclelog-mirror pair`).
+            """,
+        version: "0.19.0",
+        subcommands: [Serve.self, Pair.self, Devices.self, Revoke.self], defaultSubcommand: Serve.self)
+}
+
+/// `--control-bus`: the recorder's bus, which the mirror's own object shares.
+struct ControlBusOptions: ParsableArguments {
+    @Option(
+        help:
+            "The recorder's bus: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session).")
+    var controlBus: String?
+
+    var address: BusAddress {
+        BusAddress(controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"] ?? "session")
+    }
+}
+
+/// A usage or run-time failure in the rider's words, with the exit status.
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+}
+
+extension CyclelogMirror {
+    /// Calls a method of the running mirror's object; explains a missing mirror.
+    static func call(_ member: String, _ arguments: [DBusValue], bus: BusAddress) async throws -> [DBusValue] {
+        do {
+            let connection = try await DBusConnection.connect(to: bus)
+            return try await connection.call(
+                destination: MirrorControl.busName, path: MirrorControl.path, interface: MirrorControl.interface,
+                member: member, arguments)
+        } catch  where RecorderControl.isMissing(error) {
+            throw Failure(description: "no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`")
+        } catch {
+            throw Failure(description: error.message.isEmpty ? error.name : error.message)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import ArgumentParser
+import DBus
+import Foundation
+import Mirror
+import Workouts
+
+/// `cyclelog-mirror pair`: a one-time link (with its QR code) and a 6-digit code for a new screen.
+struct Pair: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Offers a pairing to a new screen: a link with its QR code, and a code valid for 120 s.")
+    @OptionGroup var control: ControlBusOptions
+
+    @Option(help: "The device's name, as `devices` lists it.")
+    var name = "phone"
+
+    @Option(help: "read: sees the ride; control: also pauses, laps, ends and logs water.")
+    var scope = "control"
+
+    @Flag(help: "Pairs at once and prints a long-lived token for a script or Home Assistant.")
+    var token = false
+
+    @Flag(help: "Prints {\"url\", \"code\", \"token\"} as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard DeviceRegistry.Scope(rawValue: scope) != nil else { throw ValidationError("--scope is read or control") }
+    }
+
+    func run() async throws {
+        let reply = try await CyclelogMirror.call(
+            "Pair", [.string(name), .string(scope), .boolean(token)], bus: control.address)
+        let url = reply.first?.string ?? "", code = reply.dropFirst().first?.string ?? ""
+        let deviceToken = reply.dropFirst(2).first?.string ?? ""
+        if json {
+            var fields: [(String, JSONValue)] = [("url", .string(url)), ("code", .string(code))]
+            if token { fields.append(("token", .string(deviceToken))) }
+            print(JSONValue.object(fields).rendered())
+            return
+        }
+        if token {
+            print("\(name) is paired (\(scope)). Its token, shown only now:\n\(deviceToken)")
+            print("Send it as `Authorization: Bearer TOKEN` to \(url)/api/v1/…")
+            return
+        }
+        print("Open this on the phone (valid for 120 s, once):\n  \(url)")
+        if let picture = Self.qrCode(url) { print(picture) }
+        print("or open \(url.components(separatedBy: "/pair").first ?? url) and type the code \(code)")
+    }
+
+    /// The URL as a QR code for the terminal, drawn by `qrencode` (Debian's qrencode package) when it is there.
+    static func qrCode(_ text: String) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/qrencode")
+        process.arguments = ["-t", "UTF8", "-m", "2", text]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return "(install qrencode for a QR code here)" }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    }
+}
+
+/// `cyclelog-mirror devices`: the paired screens.
+struct Devices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lists the paired devices.")
+    @OptionGroup var control: ControlBusOptions
+
+    @Flag(help: "As a JSON array.")
+    var json = false
+
+    func run() async throws {
+        let reply = try await CyclelogMirror.call("Devices", [], bus: control.address)
+        guard case .array(_, let entries)? = reply.first else { return }
+        let rows: [(name: String, scope: String, created: Int64, lastSeen: Int64)] = entries.compactMap { entry in
+            guard case .structure(let fields) = entry, fields.count == 5 else { return nil }
+            return (fields[0].string ?? "", fields[1].string ?? "", fields[3].integer ?? 0, fields[4].integer ?? 0)
+        }
+        let formatter = ISO8601DateFormatter()
+        func time(_ seconds: Int64) -> String {
+            seconds == 0 ? "never" : formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+        }
+        if json {
+            let items: [JSONValue] = rows.map {
+                .object([
+                    ("name", .string($0.name)), ("scope", .string($0.scope)), ("paired", .string(time($0.created))),
+                    ("lastSeen", $0.lastSeen == 0 ? .null : .string(time($0.lastSeen))),
+                ])
+            }
+            print(JSONValue.array(items).rendered())
+            return
+        }
+        if rows.isEmpty { print("No device is paired: `cyclelog-mirror pair` pairs one.") }
+        for row in rows {
+            print("\(row.name)  \(row.scope)  paired \(time(row.created))  last seen \(time(row.lastSeen))")
+        }
+    }
+}
+
+/// `cyclelog-mirror revoke NAME`: forgets a device and closes its streams.
+struct Revoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Forgets a paired device; its open streams close at once.")
+    @OptionGroup var control: ControlBusOptions
+
+    @Argument(help: "The device's name, as `devices` lists it.")
+    var name: String
+
+    func run() async throws {
+        let reply = try await CyclelogMirror.call("Revoke", [.string(name)], bus: control.address)
+        let count = reply.first?.integer ?? 0
+        guard count > 0 else {
+            throw Failure(description: "no device is called '\(name)' (see `cyclelog-mirror devices`)")
+        }
+        print("Revoked \(name).")
+    }
+}

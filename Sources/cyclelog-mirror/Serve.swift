@@ -1,0 +1,110 @@
+import ArgumentParser
+import DBus
+import Foundation
+import Hummingbird
+import Logging
+import Mirror
+
+/// `cyclelog-mirror` (`serve`): follows the recorder and serves the paired screens.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Serves the page and the API (the default).")
+
+    @OptionGroup var control: ControlBusOptions
+
+    @Option(
+        help:
+            "Where to listen, ADDRESS:PORT. 0.0.0.0:8787 (every interface) lets phones on the network in; they still need pairing."
+    )
+    var listen = "127.0.0.1:8787"
+
+    @Option(
+        name: .customLong("state-dir"),
+        help: "Where the paired devices are kept (default: $STATE_DIRECTORY, else ~/.local/state/cyclelog).")
+    var stateDirectory: String?
+
+    @Option(help: "At most this many open streams (screens).")
+    var maxClients = 16
+
+    @Option(help: "Members of this group may pair and revoke devices, besides the mirror's own user and root.")
+    var controlGroup: String?
+
+    func validate() throws {
+        guard Self.split(listen) != nil else {
+            throw ValidationError("--listen takes ADDRESS:PORT (127.0.0.1:8787, 0.0.0.0:8787, [::]:8787)")
+        }
+        guard (1...1024).contains(maxClients) else { throw ValidationError("--max-clients takes 1 to 1024") }
+    }
+
+    static func split(_ listen: String) -> (host: String, port: Int)? {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
+            (0...65535).contains(port)
+        else { return nil }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    var devicesFile: URL {
+        let environment = ProcessInfo.processInfo.environment
+        let folder =
+            stateDirectory ?? environment["STATE_DIRECTORY"]
+            ?? (environment["XDG_STATE_HOME"] ?? NSHomeDirectory() + "/.local/state") + "/cyclelog"
+        return URL(fileURLWithPath: folder).appendingPathComponent("mirror-devices.json")
+    }
+
+    func run() async throws {
+        let (host, port) = Self.split(listen)!
+        let devices: DeviceRegistry
+        do { devices = try DeviceRegistry(file: devicesFile) } catch {
+            throw Failure(description: "cannot read the paired devices in \(devicesFile.path): \(error)")
+        }
+        let bus = control.address
+        let link: RecorderLink
+        do { link = try await RecorderLink.connect(to: bus) } catch {
+            throw Failure(description: "cannot reach \(bus): \(error.message)")
+        }
+        let hub = MirrorHub(maximumClients: maxClients)
+        let responder = MirrorResponder(
+            hub: hub, devices: devices, recorder: link, requestGuard: .machine())
+        var logger = Logger(label: "cyclelog-mirror")
+        logger.logLevel = .notice
+        let pairingHost = Self.pairingHost(host)
+        var application = Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                let base = "http://\(pairingHost):\(bound)"
+                do {
+                    try await MirrorControl.export(
+                        on: link.connection, devices: devices, hub: hub, pairingBase: base,
+                        controlGroup: controlGroup)
+                } catch {
+                    Self.announce("cyclelog-mirror: \(error) — `cyclelog-mirror pair` will not reach this one")
+                }
+                Self.announce(
+                    "cyclelog-mirror: serving \(base) (recorder on \(bus)); pair a screen with `cyclelog-mirror pair`")
+            }, logger: logger)
+        application.addServices(RecorderFollower(link: link, hub: hub))
+        do { try await application.runService() } catch let error as DBusError {
+            throw Failure(
+                description: "\(error.message): stopping (the service is restarted by systemd; screens reconnect)")
+        } catch {
+            throw Failure(description: "cannot serve on \(listen): \(error)")
+        }
+    }
+
+    /// A line on standard output at once, not when a buffer fills: scripts and tests wait for "serving".
+    static func announce(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// The address a phone uses in the pairing URL: the listening one, or for every interface the machine's first
+    /// non-loopback IPv4 address.
+    static func pairingHost(_ host: String) -> String {
+        guard host == "0.0.0.0" || host == "::" else { return host.contains(":") ? "[\(host)]" : host }
+        let addresses = RequestGuard.interfaceAddresses()
+        return addresses.first { !$0.contains(":") && !$0.hasPrefix("127.") } ?? "127.0.0.1"
+    }
+}

@@ -1,0 +1,473 @@
+import Foundation
+import RecorderInterface
+import TestSupport
+import WorkoutStore
+import Workouts
+import XCTest
+
+/// `cyclelog-mirror` between the real `cyclelog record --wait` on the stand-in's private bus and plain HTTP
+/// clients: a paired screen sees the ride and controls it exactly once per request, and everyone else is kept out.
+final class MirrorTests: XCTestCase {
+    func testAPairedScreenFollowsTheRideAndControlsItOncePerRequest() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("mirror.sqlite").path
+        let record = try await waitingRecorder(standIn, database: database)
+        let (mirror, port) = try await startMirror(bus: standIn.bus, listen: "127.0.0.1:0")
+        defer { mirror.signal(SIGTERM) }
+        XCTAssertEqual(try get(port, "/api/v1/status", token: nil).status, 401)
+        let token = try XCTUnwrap(try pairedToken(standIn.bus, port))
+        try await waitFor("the snapshot of a waiting recorder", mirror) {
+            try self.get(port, "/api/v1/status", token: token).json["state"] as? String == "waiting"
+        }
+
+        // The snapshot: the documented fields in order, unknown values null, the suggested workouts offered.
+        let status = try get(port, "/api/v1/status", token: token)
+        XCTAssertEqual(status.headers["content-type"], "application/json")
+        for key in [
+            "state", "workoutId", "name", "location", "goal", "goalProgress", "elapsedSeconds", "movingSeconds",
+            "powerWatts", "instantaneousPowerWatts", "cadenceRPM", "speedMetersPerSecond", "heartRateBPM",
+            "distanceMeters", "workJoules", "lap", "lapElapsedSeconds", "waterMillilitres", "controlSequence", "can",
+            "sensors", "suggestedWorkouts",
+        ] {
+            XCTAssertTrue(status.body.contains("\"\(key)\": "), "\(key) missing: \(status.body)")
+        }
+        XCTAssertTrue(status.body.contains("\"workoutId\": null"), status.body)
+        let can = try XCTUnwrap(status.json["can"] as? [String: Bool], status.body)
+        XCTAssertEqual(can["start"], true)
+        XCTAssertEqual(can["pause"], false)
+        let suggested = (status.json["suggestedWorkouts"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        XCTAssertEqual(suggested, ["open", "20min", "ramp", "endurance-1h"], status.body)
+        let sensors = status.json["sensors"] as? [[String: Any]] ?? []
+        XCTAssertEqual(sensors.first?["name"] as? String, "Stages Power L", status.body)
+        XCTAssertEqual(sensors.first?["batteryPercent"] as? Int, 80, status.body)
+
+        // The stream: a snapshot first, then every notification's values as the stand-in sent them, at once.
+        let stream = try openStream(port, token: token)
+        let first = try XCTUnwrap(stream.nextEvent(seconds: 5))
+        XCTAssertEqual(first.event, "snapshot")
+        XCTAssertTrue(first.data.jsonObject["recorder"] as? Bool == true, first.data)
+        let streamStart = Date().timeIntervalSince1970
+        var livePower: [Double] = []
+        var arrivals: [Double] = []
+        while livePower.count < 12, let message = stream.nextEvent(seconds: 5) {
+            guard message.event == "live" else { continue }
+            let values = try XCTUnwrap(
+                JSONSerialization.jsonObject(with: Data(message.data.utf8)) as? [String: Any], message.data)
+            XCTAssertEqual(values["sensor"] as? String, "C0:11:22:33:44:01")
+            XCTAssertNil(message.id, "live values carry no id: they are never replayed")
+            livePower.append(try XCTUnwrap(values["powerWatts"] as? Double, message.data))
+            arrivals.append(Date().timeIntervalSince1970)
+        }
+        // The cycling power measurement's bytes 2–3 are the instantaneous power, signed 16-bit little-endian
+        // (GATT specification supplement, 3.65): the values the stand-in sent after the stream opened, in order.
+        let sent = try standIn.sent().filter { $0.time > streamStart - 1 }.map {
+            Double(Int16(bitPattern: UInt16($0.value[2]) | UInt16($0.value[3]) << 8))
+        }
+        XCTAssertGreaterThanOrEqual(livePower.count, 12)
+        XCTAssertNotNil(
+            (0..<max(1, sent.count - livePower.count + 1)).first {
+                Array(sent.dropFirst($0).prefix(livePower.count)) == livePower
+            },
+            "live \(livePower) is not a run of what was sent \(sent)")
+        // 4 Hz from the stand-in: a buffered stream would deliver them in bursts, not about 0.25 s apart.
+        let gaps = zip(arrivals.dropFirst(), arrivals).map { $0 - $1 }
+        XCTAssertLessThan(gaps.filter { $0 < 0.05 }.count, gaps.count / 2, "bursts, not one by one: \(gaps)")
+
+        // Controls from a browser need JSON and the marker header; with them, Start starts a ride.
+        let bare = try post(
+            port, "/api/v1/control", token: token, json: #"{"requestId":"a","command":"start"}"#, marker: false)
+        XCTAssertEqual(bare.status, 403, bare.body)
+        let start = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"s-1","command":"start","args":{"name":"Mirror ride","location":"indoor"}}"#)
+        XCTAssertEqual(start.status, 200, start.body)
+        XCTAssertEqual(start.json["applied"] as? Bool, true, start.body)
+        XCTAssertEqual(start.json["state"] as? String, "running", start.body)
+        let startEvent = try XCTUnwrap(nextEvent(stream, "event"))
+        XCTAssertTrue(startEvent.data.jsonObject["kind"] as? String == "start", startEvent.data)
+        XCTAssertTrue(startEvent.data.jsonObject["name"] as? String == "Mirror ride", startEvent.data)
+        let startEventID = try XCTUnwrap(startEvent.id)
+        let sequence = try XCTUnwrap(startEvent.data.jsonObject["controlSequence"] as? Int, startEvent.data)
+        let workoutId = try XCTUnwrap(startEvent.data.jsonObject["workoutId"] as? Int, startEvent.data)
+
+        // A lap asked three times with one request id, as a phone on a bad link retries: one lap.
+        let lapBody =
+            #"{"requestId":"lap-1","command":"lap","expect":\#(sequence),"workoutId":\#(workoutId),"args":{}}"#
+        let lap = try post(port, "/api/v1/control", token: token, json: lapBody)
+        XCTAssertEqual(lap.json["applied"] as? Bool, true, lap.body)
+        for _ in 0..<2 {
+            let again = try post(port, "/api/v1/control", token: token, json: lapBody)
+            XCTAssertEqual(again.status, 200, again.body)
+            XCTAssertEqual(again.json["duplicate"] as? Bool, true, again.body)
+            XCTAssertEqual(again.json["applied"] as? Bool, false, again.body)
+        }
+        // The same lap under a new id but the old sequence: stale, with the current status to show.
+        let stale = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"lap-2","command":"lap","expect":\#(sequence),"args":{}}"#)
+        XCTAssertEqual(stale.status, 412, stale.body)
+        XCTAssertEqual((stale.json["status"] as? [String: Any])?["controlSequence"] as? Int, sequence + 1, stale.body)
+        let lapEvent = try XCTUnwrap(nextEvent(stream, "event"))
+        XCTAssertTrue(lapEvent.data.jsonObject["kind"] as? String == "lap", lapEvent.data)
+
+        // Two phones tap Lap at the same moment, each with what it saw: one lap, the other told it is stale.
+        let together = try await withThrowingTaskGroup(of: Int.self) { group in
+            for phone in ["a", "b"] {
+                let body = #"{"requestId":"lap-\#(phone)","command":"lap","expect":\#(sequence + 1),"args":{}}"#
+                group.addTask {
+                    try HTTPConnection.request(
+                        port: port, "POST", "/api/v1/control",
+                        headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: body
+                    ).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }.sorted()
+        }
+        XCTAssertEqual(together, [200, 412])
+        XCTAssertEqual(nextEvent(stream, "event")?.data.jsonObject["kind"] as? String, "lap")
+
+        // Water and a note, sent back from the handlebars; a refused control says why.
+        let water = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"w-1","command":"intake","args":{"kind":"water","amount":250,"unit":"ml"}}"#)
+        XCTAssertEqual(water.status, 200, water.body)
+        let note = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"m-1","command":"marker","args":{"text":"flat tyre"}}"#)
+        XCTAssertEqual(note.status, 200, note.body)
+        let resume = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"r-1","command":"resume"}"#)
+        XCTAssertEqual(resume.status, 409, resume.body)
+        let badAmount = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"w-2","command":"intake","args":{"kind":"water","amount":-1,"unit":"ml"}}"#)
+        XCTAssertEqual(badAmount.status, 400, badAmount.body)
+
+        // A screen that was away gets the events it missed, in order, then a fresh snapshot.
+        let back = try openStream(port, token: token, lastEventID: startEventID)
+        let replayed = (0..<5).compactMap { _ in back.nextEvent(seconds: 5) }
+        XCTAssertEqual(
+            replayed.map { $0.event ?? "" }, ["event", "event", "event", "event", "snapshot"], "\(replayed)")
+        XCTAssertEqual(
+            replayed.prefix(4).map { $0.data.jsonObject["kind"] as? String ?? "" }, ["lap", "lap", "intake", "marker"])
+        let unknown = try openStream(port, token: token, lastEventID: "ffff.3")
+        XCTAssertEqual(unknown.nextEvent(seconds: 5)?.event, "snapshot")
+
+        // A recorder that does not answer within 2 s (stopped here): 504. The call stays on the bus and is
+        // carried out once the recorder runs again, so the screen's retry with the same id is a duplicate.
+        kill(record.process.pid, SIGSTOP)
+        let slow = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"t-1","command":"lap"}"#)
+        kill(record.process.pid, SIGCONT)
+        XCTAssertEqual(slow.status, 504, slow.body)
+        let retried = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"t-1","command":"lap"}"#)
+        XCTAssertEqual(retried.json["duplicate"] as? Bool, true, retried.body)
+
+        let end = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"e-1","command":"end"}"#)
+        XCTAssertEqual(end.status, 200, end.body)
+        try await waitFor("the recorder waiting again", record) {
+            try self.get(port, "/api/v1/status", token: token).json["state"] as? String == "waiting"
+        }
+
+        // The recorder killed mid-ride and started again: every screen gets a fresh snapshot (a new BOOT in its
+        // id), and a control still in flight for the old ride is stale (412), never applied to something else.
+        let second = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"s-2","command":"start"}"#)
+        XCTAssertEqual(second.status, 200, second.body)
+        let secondSequence = try XCTUnwrap(second.json["controlSequence"] as? Int)
+        let secondStart = try XCTUnwrap(nextEvent(stream, "event"))
+        let oldBoot = try XCTUnwrap(secondStart.id?.split(separator: ".").first)
+        record.signal(SIGKILL)
+        _ = record.wait(seconds: 10)
+        let restarted = try Cyclelog(
+            ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+        defer { restarted.signal(SIGTERM) }
+        var fresh: (id: String?, event: String?, data: String, comment: Bool)?
+        repeat {
+            fresh = nextEvent(stream, "snapshot")
+        } while fresh != nil && fresh?.data.jsonObject["recorder"] as? Bool != true
+        XCTAssertNotEqual(fresh?.id?.split(separator: ".").first, oldBoot, "the same BOOT after a restart")
+        XCTAssertEqual(fresh?.data.jsonObject["state"] as? String, "waiting", fresh?.data ?? "no snapshot")
+        let inFlight = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"l-late","command":"lap","expect":\#(secondSequence),"workoutId":2}"#)
+        XCTAssertEqual(inFlight.status, 412, inFlight.body)
+        XCTAssertEqual((inFlight.json["status"] as? [String: Any])?["state"] as? String, "waiting", inFlight.body)
+
+        // The recorder gone: the API says so, the streams get a snapshot without it.
+        restarted.signal(SIGTERM)
+        XCTAssertEqual(restarted.wait(seconds: 20), 0, restarted.output)
+        try await waitFor("503 without a recorder", mirror) {
+            try self.get(port, "/api/v1/status", token: token).status == 503
+        }
+        let gone = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"l-9","command":"lap"}"#)
+        XCTAssertEqual(gone.status, 503, gone.body)
+        XCTAssertTrue(gone.body.contains("cyclelog record --wait"), gone.body)
+        let lastSnapshot = try XCTUnwrap(nextEvent(stream, "snapshot"))
+        XCTAssertTrue(lastSnapshot.data.jsonObject["recorder"] as? Bool == false, lastSnapshot.data)
+
+        // What the journal kept: each control once.
+        let store = try WorkoutStore(path: database)
+        let journal = try store.journal(Int64(workoutId))
+        XCTAssertEqual(controls(journal), ["start", "lap", "lap", "intake", "marker", "lap", "end"])
+
+        mirror.signal(SIGTERM)
+        XCTAssertEqual(mirror.wait(seconds: 20), 0, mirror.output)
+    }
+
+    func testStrangersStayOut() async throws {
+        let bus = try PrivateBus()
+        let state = bus.folder.appendingPathComponent("state").path
+        let (mirror, port) = try await startMirror(bus: bus, listen: "0.0.0.0:0", stateDirectory: state)
+        defer { mirror.signal(SIGTERM) }
+
+        // Listening on every interface changes nothing for a device that is not paired.
+        XCTAssertEqual(try get(port, "/api/v1/status", token: nil).status, 401)
+        XCTAssertEqual(try get(port, "/api/v1/stream", token: nil).status, 401)
+        XCTAssertEqual(try get(port, "/api/v1/status", token: "forged").status, 401)
+        // A name that merely resolves here (DNS rebinding), and a page on another site.
+        let rebound = try HTTPConnection.request(port: port, "GET", "/", host: "evil.example:\(port)")
+        XCTAssertEqual(rebound.status, 421, rebound.body)
+        let crossSite = try HTTPConnection.request(
+            port: port, "GET", "/", headers: ["Origin": "http://evil.example"])
+        XCTAssertEqual(crossSite.status, 403, crossSite.body)
+        let page = try HTTPConnection.request(port: port, "GET", "/", headers: ["Origin": "http://127.0.0.1:\(port)"])
+        XCTAssertEqual(page.status, 200)
+        XCTAssertNil(page.headers["access-control-allow-origin"], "no CORS")
+        XCTAssertTrue(page.headers["content-security-policy"]?.contains("default-src 'none'") ?? false)
+
+        // A code dies after five wrong tries: the right one no longer pairs.
+        let offer = try pairOffer(bus)
+        let wrong = offer.code == "000000" ? "000001" : "000000"
+        for attempt in 1...5 {
+            let answer = try pairWithCode(port, wrong)
+            XCTAssertEqual(answer.status, 401, "attempt \(attempt): \(answer.body)")
+        }
+        let late = try pairWithCode(port, offer.code)
+        XCTAssertEqual(late.status, 401, late.body)
+        // With the code, the offer's link died too.
+        XCTAssertEqual(try HTTPConnection.request(port: port, "GET", "/pair?t=" + offer.oneTimeToken).status, 401)
+        // A new offer's link pairs once, and only once.
+        let linkOffer = try pairOffer(bus)
+        let linked = try HTTPConnection.request(port: port, "GET", "/pair?t=" + linkOffer.oneTimeToken)
+        XCTAssertEqual(linked.status, 303, linked.body)
+        XCTAssertEqual(linked.headers["location"], "/")
+        let cookie = try XCTUnwrap(linked.headers["set-cookie"])
+        XCTAssertTrue(
+            cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age=31536000"),
+            cookie)
+        XCTAssertFalse(cookie.contains("Secure"), "no Secure cookie on plain HTTP: \(cookie)")
+        XCTAssertEqual(try HTTPConnection.request(port: port, "GET", "/pair?t=" + linkOffer.oneTimeToken).status, 401)
+        // Ten attempts a minute from one address (nine so far), then 429 even with a fresh, right code.
+        let fresh = try pairOffer(bus)
+        XCTAssertEqual(try pairWithCode(port, "999999").status, 401)
+        XCTAssertEqual(try pairWithCode(port, fresh.code).status, 429)
+
+        // A cookie is a browser: its POSTs need JSON and the marker header (a form on another site sends neither).
+        let cookieToken = String(cookie.split(separator: ";")[0].dropFirst("cyclelog=".count))
+        let form = try HTTPConnection.request(
+            port: port, "POST", "/api/v1/control",
+            headers: ["Cookie": "cyclelog=\(cookieToken)", "Content-Type": "application/x-www-form-urlencoded"],
+            body: "requestId=a&command=end")
+        XCTAssertEqual(form.status, 403, form.body)
+        let huge = try HTTPConnection.request(
+            port: port, "POST", "/api/v1/control",
+            headers: ["Authorization": "Bearer \(cookieToken)", "Content-Type": "application/json"],
+            body: "{\"requestId\":\"" + String(repeating: "x", count: 5000) + "\"}")
+        XCTAssertEqual(huge.status, 413, huge.body)
+        // Paired, but no recorder on the bus: 503 and how to start one.
+        let noRecorder = try get(port, "/api/v1/status", token: cookieToken)
+        XCTAssertEqual(noRecorder.status, 503, noRecorder.body)
+
+        // A script's token; a read-only one cannot control.
+        let script = try runMirror(["pair", "--name", "dashboard", "--scope", "read", "--token", "--json"], bus)
+        let scriptToken = try XCTUnwrap(script.jsonObject["token"] as? String, script)
+        let readOnly = try post(
+            port, "/api/v1/control", token: scriptToken, json: #"{"requestId":"x","command":"lap"}"#)
+        XCTAssertEqual(readOnly.status, 403, readOnly.body)
+
+        // Only hashes are stored, readable by the mirror's user alone.
+        let file = URL(fileURLWithPath: state).appendingPathComponent("mirror-devices.json").path
+        let stored = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertFalse(stored.contains(scriptToken) || stored.contains(cookieToken), stored)
+        let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+        XCTAssertEqual(mode & 0o077, 0, String(mode, radix: 8))
+        let listed = try runMirror(["devices"], bus)
+        XCTAssertTrue(listed.contains("phone") && listed.contains("dashboard"), listed)
+
+        // Revoking a device closes its open stream within a second; its token is dead.
+        let stream = try openStream(port, token: scriptToken)
+        XCTAssertEqual(stream.nextEvent(seconds: 5)?.event, "snapshot")
+        XCTAssertTrue(try runMirror(["revoke", "dashboard"], bus).contains("Revoked dashboard"))
+        XCTAssertTrue(stream.closes(within: 1), "the revoked device's stream stayed open")
+        XCTAssertEqual(try get(port, "/api/v1/status", token: scriptToken).status, 401)
+
+        // Tokens outlive the mirror: a restarted one still knows the phone.
+        mirror.signal(SIGTERM)
+        XCTAssertEqual(mirror.wait(seconds: 20), 0, mirror.output)
+        let (again, secondPort) = try await startMirror(bus: bus, listen: "127.0.0.1:0", stateDirectory: state)
+        defer { again.signal(SIGTERM) }
+        XCTAssertEqual(try get(secondPort, "/api/v1/status", token: cookieToken).status, 503)
+
+        // The bus itself going (a session ending) stops the mirror with the reason, for systemd to restart it.
+        bus.stop()
+        XCTAssertEqual(again.wait(seconds: 10), 1, again.output)
+        XCTAssertTrue(again.output.contains("went away: stopping"), again.output)
+    }
+
+    /// The page in headless Chromium on a phone-sized screen (Tests/MirrorPage/page_check.py), paired through the
+    /// QR code's URL: the numbers it shows are what the stand-in sent, and each tap is one journal line however
+    /// the network behaves. Screenshots are kept in `.build/artefacts/mirror`.
+    func testThePageOnAPhoneShowsTheRideAndEachTapIsOneControl() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("page.sqlite").path
+        let record = try await waitingRecorder(standIn, database: database)
+        let (mirror, port) = try await startMirror(bus: standIn.bus, listen: "127.0.0.1:0")
+        defer {
+            mirror.signal(SIGTERM)
+            record.signal(SIGTERM)
+        }
+        let page = try HTTPConnection.request(port: port, "GET", "/")
+        XCTAssertLessThanOrEqual(page.body.utf8.count, 60 * 1024, "the page is at most 60 kB")
+        XCTAssertEqual(page.headers["content-type"], "text/html; charset=utf-8")
+
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
+        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
+        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/page_check.py").path
+        let outputPath = standIn.bus.folder.appendingPathComponent("page.json").path
+        let check = try ChildProcess(
+            ["/usr/bin/env", "python3", script, url, artefacts, String(mirror.process.pid)], outputPath: outputPath)
+        XCTAssertEqual(check.wait(seconds: 180), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
+        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+        // The page restarted the mirror as it was; that one is stopped here.
+        if let restarted = report["newMirrorPid"] as? Int { kill(pid_t(restarted), SIGTERM) }
+        XCTAssertEqual(report["bannerWhileAway"] as? Bool, true, "no \"reconnecting\" while the mirror was away")
+
+        XCTAssertEqual(
+            report["startButtons"] as? [String],
+            ["Start: Open ride", "Start: 20-minute FTP test", "Start: Ramp test", "Start: Endurance 1 h"])
+        // What the page painted, each change in order, is a run of what the power meter sent (bytes 2–3 of each
+        // cycling power measurement, GATT specification supplement 3.65) — values may be painted over before
+        // the page looks, never invented or reordered.
+        let shown = try XCTUnwrap(report["powersShown"] as? [Int], output)
+        XCTAssertGreaterThanOrEqual(shown.count, 4, output)
+        let sent = try standIn.sent().map { Int(Int16(bitPattern: UInt16($0.value[2]) | UInt16($0.value[3]) << 8)) }
+        var next = sent.startIndex
+        for value in shown {
+            guard let found = sent[next...].firstIndex(of: value) else {
+                XCTFail("the page showed \(value) W, which was not sent after \(shown): sent \(sent)")
+                break
+            }
+            next = found + 1
+        }
+        for (button, height) in report["buttonHeights"] as? [String: Double] ?? [:] {
+            XCTAssertGreaterThanOrEqual(height, 48, "\(button) is smaller than a fingertip")
+        }
+        XCTAssertEqual(report["lostAnswer"] as? Bool, true, "the answer to a lap was not lost on the way")
+        XCTAssertTrue((report["offlinePending"] as? String ?? "").hasPrefix("sending…"), output)
+        XCTAssertEqual(report["stateAfterShortPress"] as? String, "running", "a short press on End ended the ride")
+        XCTAssertEqual(report["foreignRequests"] as? [String], [], "the page asked another site")
+
+        let store = try WorkoutStore(path: database)
+        let workout = try XCTUnwrap(try store.list().first)
+        XCTAssertEqual(
+            controls(try store.journal(workout.id)),
+            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end"])
+    }
+
+    // MARK: Helpers
+
+    /// Starts `cyclelog-mirror` and reads the port it announced.
+    private func startMirror(bus: PrivateBus, listen: String, stateDirectory: String? = nil) async throws -> (
+        Cyclelog, Int
+    ) {
+        let state = stateDirectory ?? bus.folder.appendingPathComponent("state").path
+        let mirror = try Cyclelog(["--listen", listen, "--state-dir", state], bus: bus, binary: "cyclelog-mirror")
+        var port: Int?
+        try await waitFor("the mirror serving", mirror) {
+            guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http://") })
+            else { return false }
+            let address = line.split(separator: " ").first { $0.hasPrefix("http://") } ?? ""
+            port = Int(address.split(separator: ":").last ?? "")
+            return port != nil
+        }
+        return (mirror, try XCTUnwrap(port))
+    }
+
+    private func runMirror(_ arguments: [String], _ bus: PrivateBus) throws -> String {
+        let command = try Cyclelog(arguments, bus: bus, binary: "cyclelog-mirror")
+        XCTAssertEqual(command.wait(seconds: 20), 0, "\(arguments): \(command.output)")
+        return command.output
+    }
+
+    private func pairOffer(_ bus: PrivateBus) throws -> (code: String, oneTimeToken: String) {
+        let offer = try runMirror(["pair", "--name", "phone", "--json"], bus).jsonObject
+        let url = try XCTUnwrap(offer["url"] as? String)
+        let token = try XCTUnwrap(url.components(separatedBy: "/pair?t=").last)
+        return (try XCTUnwrap(offer["code"] as? String), token)
+    }
+
+    /// Pairs a phone by its code, as the page does; its token.
+    private func pairedToken(_ bus: PrivateBus, _ port: Int) throws -> String? {
+        let offer = try pairOffer(bus)
+        let answer = try pairWithCode(port, offer.code)
+        XCTAssertEqual(answer.status, 200, answer.body)
+        XCTAssertTrue(answer.headers["set-cookie"]?.hasPrefix("cyclelog=") ?? false)
+        return answer.json["token"] as? String
+    }
+
+    private func pairWithCode(_ port: Int, _ code: String) throws -> HTTPConnection.Answer {
+        try HTTPConnection.request(
+            port: port, "POST", "/api/v1/pair", headers: ["Content-Type": "application/json"],
+            body: #"{"code":"\#(code)","name":"Anna's phone"}"#)
+    }
+
+    private func get(_ port: Int, _ path: String, token: String?) throws -> HTTPConnection.Answer {
+        try HTTPConnection.request(
+            port: port, "GET", path, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
+    }
+
+    /// A browser's POST: the cookie, JSON and (unless `marker` is false) `X-Cyclelog-Request: 1`.
+    private func post(_ port: Int, _ path: String, token: String, json: String, marker: Bool = true) throws
+        -> HTTPConnection.Answer
+    {
+        var headers = ["Cookie": "cyclelog=\(token)", "Content-Type": "application/json"]
+        if marker { headers["X-Cyclelog-Request"] = "1" }
+        return try HTTPConnection.request(port: port, "POST", path, headers: headers, body: json)
+    }
+
+    private func openStream(_ port: Int, token: String, lastEventID: String? = nil) throws -> HTTPConnection {
+        let connection = try HTTPConnection(port: port)
+        var headers = ["Authorization": "Bearer \(token)", "Accept": "text/event-stream"]
+        if let lastEventID { headers["Last-Event-ID"] = lastEventID }
+        try connection.send("GET", "/api/v1/stream", host: "127.0.0.1:\(port)", headers: headers)
+        let head = try connection.readHead(seconds: 5)
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-type"], "text/event-stream")
+        return connection
+    }
+
+    /// The next message of a kind, skipping the others (`live`, `status`, keep-alives).
+    private func nextEvent(_ stream: HTTPConnection, _ kind: String) -> (
+        id: String?, event: String?, data: String, comment: Bool
+    )? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, let message = stream.nextEvent(seconds: 10) {
+            if message.event == kind { return message }
+        }
+        return nil
+    }
+}
+
+extension String {
+    /// The text as a JSON object (empty when it is not one).
+    fileprivate var jsonObject: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(utf8))) as? [String: Any] ?? [:]
+    }
+}

@@ -1,0 +1,252 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium (Debian's) over the DevTools protocol through the mirror's page, as a rider's phone
+would: pairs through the QR code's URL, starts a ride, taps Lap, Pause, Resume, Water and Note, loses a response
+(the page must retry with the same request id), goes offline for 10 s, holds End. Prints what it saw as JSON;
+the Swift test compares it with what the stand-in sent and what the journal kept.
+
+usage: page_check.py PAIR_URL ARTEFACTS_FOLDER MIRROR_PID
+
+MIRROR_PID is restarted once mid-ride (the same command line and environment, on the same port) to see the page
+say "reconnecting" and come back; the new mirror's pid is in the report.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+import websocket  # websocket-client
+
+PORTRAIT = (390, 844)
+LANDSCAPE = (844, 390)
+
+
+class Browser:
+    def __init__(self):
+        self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
+        # --no-sandbox: tests run as root in CI containers, where Chromium's sandbox cannot start.
+        self.process = subprocess.Popen(
+            ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-background-networking", "--remote-debugging-port=0",
+             f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        port = None
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            line = self.process.stderr.readline()
+            found = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
+            if found:
+                port = found.group(1)
+                break
+        if port is None:
+            raise SystemExit("Chromium did not start (scripts/setup.sh installs it)")
+        pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+        page = next(p for p in pages if p["type"] == "page")
+        self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30)
+        self.next_id = 0
+        self.events = []
+
+    def close(self):
+        self.socket.close()
+        self.process.terminate()
+        self.process.wait(10)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            self.events.append(message)
+
+    def pump(self, seconds):
+        """Reads the protocol's events for a while (the socket's timeout bounds each read)."""
+        self.socket.settimeout(seconds)
+        try:
+            self.events.append(json.loads(self.socket.recv()))
+        except websocket.WebSocketTimeoutException:
+            pass
+        finally:
+            self.socket.settimeout(30)
+
+    def evaluate(self, expression):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, what, expression, seconds=15):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if self.evaluate(expression):
+                return
+            time.sleep(0.1)
+        raise SystemExit(f"the page never showed {what}; it shows: {self.evaluate('document.body.innerText')}")
+
+    def size(self, width, height):
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=2,
+                  mobile=True, screenOrientation={"type": "portraitPrimary" if height > width else
+                                                  "landscapePrimary", "angle": 0 if height > width else 90})
+
+    def tap(self, selector, hold_seconds=0.05):
+        """A real pointer press and release at the element's centre (pointer events, as a finger gives)."""
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView({{block: 'center'}});"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2, r.height]; })()")
+        x, y, height = box
+        self.call("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y, button="left", clickCount=1)
+        time.sleep(hold_seconds)
+        self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y, button="left", clickCount=1)
+        return height
+
+    def screenshot(self, path):
+        import base64
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(data))
+        return path
+
+
+def restart(pid, base, banner_shown, report):
+    """Stops the mirror and starts it again as it was (command line, environment, port); the new pid."""
+    command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
+    environment = dict(entry.split(b"=", 1) for entry in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                       if b"=" in entry)
+    port = base.rsplit(":", 1)[1].encode()
+    command = [word.replace(b":0", b":" + port) if word.endswith(b":0") else word for word in command]
+    output = open(f"/proc/{pid}/fd/1", "ab")
+    os.kill(pid, signal.SIGTERM)
+    # Gone when its port refuses connections (its parent reaps it later, so /proc still shows it a while).
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+            time.sleep(0.05)
+        except OSError:
+            break
+    time.sleep(3)
+    report["bannerWhileAway"] = banner_shown()
+    process = subprocess.Popen(command, env=environment, stdout=output, stderr=output)
+    return process.pid
+
+
+def main():
+    pair_url, artefacts, mirror_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    os.makedirs(artefacts, exist_ok=True)
+    base = pair_url.split("/pair")[0]
+    browser = Browser()
+    report = {"screenshots": [], "buttonHeights": {}}
+    try:
+        browser.call("Page.enable")
+        browser.call("Network.enable")
+        browser.size(*PORTRAIT)
+        browser.call("Page.navigate", url=pair_url)
+        browser.wait_for("the waiting recorder", "document.getElementById('state')?.textContent === 'waiting'")
+        browser.wait_for("the suggested workouts", "document.querySelectorAll('#start button').length >= 4")
+        report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-waiting-portrait.png"))
+        report["startButtons"] = browser.evaluate(
+            "Array.from(document.querySelectorAll('#start button'), b => b.textContent)")
+
+        report["buttonHeights"]["start"] = browser.tap("#start button")
+        browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+
+        # The instantaneous power shown, each time it changes, for 6 s.
+        shown, deadline = [], time.time() + 6
+        while time.time() < deadline:
+            text = browser.evaluate("document.getElementById('ipower').textContent")
+            if text != "–" and (not shown or shown[-1] != text):
+                shown.append(text)
+            time.sleep(0.05)
+        report["powersShown"] = [int(value) for value in shown]
+        report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-riding-portrait.png"))
+
+        for name, selector in [("lap", "#lapButton"), ("pause", "#pauseResume")]:
+            report["buttonHeights"][name] = browser.tap(selector)
+        browser.wait_for("the ride paused", "document.getElementById('state').textContent === 'paused'")
+        browser.wait_for("Resume offered", "document.getElementById('pauseResume').textContent === 'Resume'")
+        browser.tap("#pauseResume")
+        browser.wait_for("the ride running again", "document.getElementById('state').textContent === 'running'")
+        report["buttonHeights"]["water"] = browser.tap("#water250")
+        browser.wait_for("the water counted", "document.getElementById('water').textContent === '250'")
+        browser.evaluate("document.getElementById('note').focus()")
+        browser.call("Input.insertText", text="flat tyre")
+        browser.tap("#noteForm button")
+        browser.wait_for("the note shown", "document.getElementById('info').textContent.startsWith('Note: flat tyre')")
+
+        # A lap whose answer is lost on the way back: the server applied it, the page sends it again with the
+        # same request id and the recorder answers `duplicate` — one lap.
+        browser.call("Fetch.enable", patterns=[{"urlPattern": "*/api/v1/control", "requestStage": "Response"}])
+        browser.tap("#lapButton")
+        failed = False
+        deadline = time.time() + 10
+        while not failed and time.time() < deadline:
+            for event in list(browser.events):
+                if event.get("method") == "Fetch.requestPaused":
+                    browser.events.remove(event)
+                    if not failed:
+                        browser.call("Fetch.failRequest", requestId=event["params"]["requestId"],
+                                     errorReason="ConnectionReset")
+                        failed = True
+                    else:
+                        browser.call("Fetch.continueRequest", requestId=event["params"]["requestId"])
+            if not failed:
+                browser.pump(0.2)
+        browser.call("Fetch.disable")
+        report["lostAnswer"] = failed
+        browser.wait_for("the retried lap answered", "document.getElementById('pending').textContent === ''")
+
+        # Ten seconds offline with a lap tapped: "reconnecting", then the lap sent once when back.
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0, downloadThroughput=-1,
+                     uploadThroughput=-1)
+        browser.tap("#lapButton")
+        time.sleep(10)
+        report["offlineBanners"] = browser.evaluate(
+            "Array.from(document.querySelectorAll('.banner.show'), b => b.id)")
+        report["offlinePending"] = browser.evaluate("document.getElementById('pending').textContent")
+        report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-offline-portrait.png"))
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0, downloadThroughput=-1,
+                     uploadThroughput=-1)
+        browser.wait_for("the queued lap sent", "document.getElementById('pending').textContent === ''", 20)
+        browser.wait_for("the stream back", "!document.getElementById('down').classList.contains('show')", 20)
+
+        # The mirror restarted mid-ride: "reconnecting" while it is away, then the same numbers again.
+        report["newMirrorPid"] = restart(mirror_pid, base, lambda: browser.evaluate(
+            "document.getElementById('down').classList.contains('show')"), report)
+        browser.wait_for("the stream back after the restart",
+                         "!document.getElementById('down').classList.contains('show')", 20)
+        before = browser.evaluate("document.getElementById('elapsed').textContent")
+        browser.wait_for("the ride's clock moving again",
+                         f"document.getElementById('elapsed').textContent !== {json.dumps(before)}", 10)
+
+        browser.size(*LANDSCAPE)
+        time.sleep(0.5)
+        report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-riding-landscape.png"))
+        browser.size(*PORTRAIT)
+
+        # End needs a hold of one second: a short press does nothing.
+        browser.tap("#endButton", hold_seconds=0.3)
+        time.sleep(1.5)
+        report["stateAfterShortPress"] = browser.evaluate("document.getElementById('state').textContent")
+        report["buttonHeights"]["end"] = browser.tap("#endButton", hold_seconds=1.3)
+        browser.wait_for("the recorder waiting again", "document.getElementById('state').textContent === 'waiting'")
+
+        requested = [e["params"]["request"]["url"] for e in browser.events
+                     if e.get("method") == "Network.requestWillBeSent"]
+        report["foreignRequests"] = [url for url in requested if not url.startswith(base)]
+    finally:
+        browser.close()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
