@@ -51,7 +51,7 @@ boot_service() {
     rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$SERVICE_OUT/streams.json" || return 1
-    printf 'CYCLELOG=%q\nPYTHON=%q\n' "$CYCLELOG" "$PYTHON" > "$SERVICE_OUT/settings"
+    printf 'CYCLELOG=%q\nMIRROR=%q\nPYTHON=%q\n' "$CYCLELOG" "$MIRROR" "$PYTHON" > "$SERVICE_OUT/settings"
     local started=$SECONDS
     timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
         -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \

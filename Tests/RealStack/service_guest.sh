@@ -7,7 +7,8 @@
 # - btvirt's two controllers; the system bus and bluetoothd as systemd starts them on a Debian box
 #   (dbus.service, bluetooth.service with its own hardening);
 # - `scripts/install-service.sh install` (what `make install` runs): binary, unit, sysusers, udev, D-Bus policy.
-# OUT/settings (written by run.sh) names the binary and the Python with the test's packages.
+# OUT/settings (written by run.sh) names the binaries (cyclelog, cyclelog-mirror) and the Python with the test's
+# packages.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -51,7 +52,7 @@ systemctl start dbus.service bluetooth.service || fail "the system bus or blueto
 wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "dbus.service and bluetooth.service running"
 
-(cd "$ROOT" && BINARY=$CYCLELOG scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
+(cd "$ROOT" && BINARY=$CYCLELOG MIRROR_BINARY=$MIRROR scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
     || { cat "$OUT/install.log"; fail "make install's script failed"; }
 step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
 
