@@ -19,24 +19,33 @@ public struct GATTReplay {
         var handle: UInt16
     }
 
-    private struct Connection {
-        var address: String
+    /// A class: the hot path looks a connection up once per packet and changes it in place, where a struct would
+    /// be copied out of the dictionary and back (its arrays retained and released) for every notification.
+    private final class Connection {
+        let address: String
         /// The capturing controller was the peripheral of this link (its peer connected to it): it is the sensor
         /// side, as when a capture holds both ends of an emulated link, and nothing on it is a sensor's value.
-        var localIsPeripheral = false
+        let localIsPeripheral: Bool
         /// Value handle → 16-bit characteristic UUID.
-        var characteristics: [UInt16: UInt16] = [:]
+        var characteristics: [UInt16: UInt16]
         /// Partly received L2CAP PDU per direction (index 0 sent, 1 received) and the octets still expected.
         var partial: [[UInt8]] = [[], []]
         var expected: [Int] = [0, 0]
         /// The last request per direction it was sent in, to match its response.
         var pendingRequest: [[UInt8]?] = [nil, nil]
 
+        init(address: String, localIsPeripheral: Bool = false, characteristics: [UInt16: UInt16] = [:]) {
+            self.address = address
+            self.localIsPeripheral = localIsPeripheral
+            self.characteristics = characteristics
+        }
+
         /// HCI ACL reassembly (spec §9.4): a fragment with PB ≠ 0b01 starts an L2CAP PDU whose first two octets
         /// give its length; continuing fragments append until it is whole. Returns the whole PDU (L2CAP header
-        /// included) once complete, and what was wrong on the way.
-        mutating func reassemble(_ payload: ArraySlice<UInt8>, continuing: Bool, side: Int) -> (
-            pdu: [UInt8]?, problems: [String]
+        /// included) once complete, and what was wrong on the way. A PDU in one fragment, nearly every one, is
+        /// handed back as the fragment itself, not copied.
+        func reassemble(_ payload: ArraySlice<UInt8>, continuing: Bool, side: Int) -> (
+            pdu: ArraySlice<UInt8>?, problems: [String]
         ) {
             var problems: [String] = []
             if continuing {
@@ -49,11 +58,15 @@ public struct GATTReplay {
                     return (nil, problems + ["an L2CAP header cut short"])
                 }
                 let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
+                if problems.isEmpty && payload.count == 4 + length {
+                    expected[side] = 0
+                    return (payload, [])
+                }
                 partial[side] = Array(payload)
                 expected[side] = 4 + length
             }
             guard partial[side].count >= expected[side] else { return (nil, problems) }
-            let pdu = partial[side]
+            let pdu = partial[side][...]
             let wanted = expected[side]
             partial[side] = []
             expected[side] = 0
@@ -98,6 +111,11 @@ public struct GATTReplay {
         _ bytes: [UInt8], explicitMap: [UInt16: UInt16] = [:], progress: ((Double) -> Void)? = nil
     ) throws(Btsnoop.FileError) -> GATTReplay {
         var replay = GATTReplay(explicitMap: explicitMap)
+        // At most one event per 35 octets (the smallest record that carries a notification: a 24-octet record
+        // header, the ACL and L2CAP headers and a 3-octet ATT header): reserved once, so the lists never grow by
+        // copying; the pages beyond what is used are never touched, so they cost no memory.
+        replay.events.reserveCapacity(bytes.count / 35)
+        replay.eventRecords.reserveCapacity(bytes.count / 35)
         let total = Double(bytes.count)
         var nextReport = 0
         let fileProblems = try Btsnoop.forEachPacket(in: bytes) { record, packet in
@@ -183,42 +201,52 @@ public struct GATTReplay {
             return
         }
         let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
-        guard connections[key]?.localIsPeripheral != true else { return }
-        // A capture started mid-connection has no Connection Complete: an anonymous peer.
-        let anonymous = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
-        var connection =
-            connections[key] ?? Connection(address: anonymous, characteristics: learntMaps[anonymous] ?? [:])
+        let connection: Connection
+        if let known = connections[key] {
+            connection = known
+        } else {
+            // A capture started mid-connection has no Connection Complete: an anonymous peer.
+            let anonymous = "hci\(packet.controllerIndex)-handle-0x" + String(handle, radix: 16)
+            connection = Connection(address: anonymous, characteristics: learntMaps[anonymous] ?? [:])
+            connections[key] = connection
+        }
+        guard !connection.localIsPeripheral else { return }
         let (completed, messages) = connection.reassemble(
             payload, continuing: boundary == 0b01, side: packet.received ? 1 : 0)
-        connections[key] = connection
-        problems += messages.map { CaptureProblem(record: record, message: $0) }
+        for message in messages { problems.append(CaptureProblem(record: record, message: message)) }
         guard let pdu = completed else { return }
-        let channel = UInt16(pdu[2]) | UInt16(pdu[3]) << 8
+        let channel = UInt16(pdu[pdu.startIndex + 2]) | UInt16(pdu[pdu.startIndex + 3]) << 8
         guard channel == 0x0004 else {
             otherChannelPDUs += 1
             return
         }
-        attribute(Array(pdu[4...]), key: key, received: packet.received, time: packet.timeMicroseconds, record: record)
+        attribute(
+            pdu.dropFirst(4), connection, received: packet.received, time: packet.timeMicroseconds, record: record)
     }
 
     // MARK: - ATT
 
-    private mutating func attribute(_ pdu: [UInt8], key: ConnectionKey, received: Bool, time: Int64, record: Int) {
-        guard let opcode = pdu.first, var connection = connections[key] else { return }
-        defer { connections[key] = connection }
+    private mutating func attribute(
+        _ pdu: ArraySlice<UInt8>, _ connection: Connection, received: Bool, time: Int64, record: Int
+    ) {
+        guard let opcode = pdu.first else { return }
+        let start = pdu.startIndex
         let side = received ? 1 : 0
         // Values and responses count only when they arrive: the same PDUs going out are this host serving its own
         // attributes to the peer.
-        if !received && [0x1B, 0x1D, 0x23, 0x05].contains(opcode) { return }
+        if !received && (opcode == 0x1B || opcode == 0x1D || opcode == 0x23 || opcode == 0x05) { return }
         switch opcode {
         case 0x1B, 0x1D:
             guard pdu.count >= 3 else {
                 problems.append(CaptureProblem(record: record, message: "a notification without a handle"))
                 return
             }
-            deliver(handle: UInt16(pdu[1]) | UInt16(pdu[2]) << 8, value: Array(pdu[3...]), connection, time)
+            deliver(
+                handle: UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8, value: Array(pdu.dropFirst(3)),
+                connection, time)
         case 0x23:
             // Multiple Handle Value Notification: {handle, length, value} repeated.
+            let pdu = Array(pdu)
             var offset = 1
             while offset < pdu.count {
                 guard pdu.count - offset >= 4 else {
@@ -237,14 +265,14 @@ public struct GATTReplay {
             }
         case 0x08, 0x0A:
             // Requests whose responses we read: Read By Type (characteristic declarations) and Read.
-            connection.pendingRequest[side] = pdu
+            connection.pendingRequest[side] = Array(pdu)
         case 0x05:
             // Find Information Response: the type of every attribute in a range. A value attribute's type is its
             // characteristic's UUID, so this maps handles too when a client discovers that way.
-            informationEntries(pdu, into: &connection)
+            informationEntries(Array(pdu), into: connection)
         case 0x09:
             if received, let request = connection.pendingRequest[1 - side], request.first == 0x08 {
-                declarations(pdu, request: request, into: &connection, record: record)
+                declarations(Array(pdu), request: request, into: connection, record: record)
             }
             connection.pendingRequest[1 - side] = nil
         case 0x0B:
@@ -254,7 +282,7 @@ public struct GATTReplay {
                     emit(
                         RideEvent(
                             timeMicroseconds: time,
-                            .read(sensor: connection.address, characteristic: uuid, value: Array(pdu[1...]))))
+                            .read(sensor: connection.address, characteristic: uuid, value: Array(pdu.dropFirst()))))
                 }
             }
             connection.pendingRequest[1 - side] = nil
@@ -266,8 +294,7 @@ public struct GATTReplay {
     }
 
     /// Read By Type Response to a 0x2803 request: {declaration handle, properties, value handle, UUID}.
-    private mutating func declarations(_ pdu: [UInt8], request: [UInt8], into connection: inout Connection, record: Int)
-    {
+    private mutating func declarations(_ pdu: [UInt8], request: [UInt8], into connection: Connection, record: Int) {
         guard request.count >= 7, request[5] == 0x03, request[6] == 0x28, pdu.count >= 2 else { return }
         let entryLength = Int(pdu[1])
         guard entryLength == 7 || entryLength == 21, (pdu.count - 2) % entryLength == 0 else {
@@ -295,7 +322,7 @@ public struct GATTReplay {
     }
 
     /// {handle, 16-bit UUID} entries (format 0x01); declarations (0x28xx) and descriptors (0x29xx) are not values.
-    private mutating func informationEntries(_ pdu: [UInt8], into connection: inout Connection) {
+    private mutating func informationEntries(_ pdu: [UInt8], into connection: Connection) {
         guard pdu.count >= 2, pdu[1] == 0x01 else { return }
         var offset = 2
         while offset + 4 <= pdu.count {
@@ -321,7 +348,9 @@ public struct GATTReplay {
     }
 
     private mutating func deliver(handle: UInt16, value: [UInt8], _ connection: Connection, _ time: Int64) {
-        if let uuid = explicitMap[handle] ?? connection.characteristics[handle] {
+        // Most captures have no explicit map: skip hashing the handle into an empty one.
+        let explicit = explicitMap.isEmpty ? nil : explicitMap[handle]
+        if let uuid = explicit ?? connection.characteristics[handle] {
             emit(
                 RideEvent(
                     timeMicroseconds: time,

@@ -15,12 +15,17 @@ public struct RequestGuard: Sendable {
         var names: Set<String> = ["localhost", "127.0.0.1", "::1"]
         var buffer = [CChar](repeating: 0, count: 256)
         if gethostname(&buffer, buffer.count) == 0 {
-            let name = String(cString: buffer).lowercased()
+            let name = cText(buffer).lowercased()
             names.insert(name)
             names.insert(name + ".local")
         }
         names.formUnion(interfaceAddresses().map { $0.lowercased() })
         return RequestGuard(hostNames: names)
+    }
+
+    /// A C string filled in by the system, up to its terminating zero.
+    private static func cText(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The numeric addresses of the machine's interfaces (IPv4 and IPv6, link-local ones without their zone).
@@ -40,7 +45,7 @@ public struct RequestGuard: Sendable {
             guard getnameinfo(address, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0 else {
                 continue
             }
-            let text = String(cString: host)
+            let text = cText(host)
             addresses.append(String(text.split(separator: "%").first ?? Substring(text)))
         }
         return addresses

@@ -2,12 +2,13 @@ import Capture
 import CyclingSensors
 import Foundation
 import RideIdentity
+import RideJournal
 import WorkoutStore
 import Workouts
 
-/// Runs a file's or a stored journal's events through the `RidePipeline` into the store, in small transactions
-/// as it goes: a replayed capture and a rebuilt workout.
-public struct Replayer {
+/// Runs a file's or a stored journal's events through the `RidePipeline` into the store, its journal in small
+/// transactions and the workout in the last one: a replayed capture and a rebuilt workout.
+public struct Replayer: Sendable {
     public struct Options: Sendable {
         /// Wheel circumference for sensors the capture does not set one for; nil leaves the builder's default.
         /// Written into the stored journal as its `wheel *` line, so that the journal alone reproduces the ride.
@@ -74,7 +75,7 @@ public struct Replayer {
             let settings = options.settings(at: first.timeMicroseconds)
             // Without settings the capture's own events, not a copy of 100 000 of them.
             let events = settings.isEmpty ? capture.events : settings + capture.events
-            let computed = RideDigests(events)
+            let computed = Self.digests(events)
             let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
             let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
             // Another cyclelog replaying the same file right now: wait for it (it stores the ride, or is killed and
@@ -124,7 +125,7 @@ public struct Replayer {
                 if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
                 throw ReplayError(.nothingToRebuild, "workout \(id) has no stored journal or file to rebuild from")
             }
-            let computed = RideDigests(events)
+            let computed = Self.digests(events)
             let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
             let claim = try store.beginRebuild(id)
             let result = try build(
@@ -140,6 +141,30 @@ public struct Replayer {
         } catch {
             throw ReplayError(.notARide, "workout \(id): \(error)")
         }
+    }
+
+    /// The digests of a whole journal: its lines formatted a piece per core at a time (most of the work), then
+    /// hashed in order. A piece is 8192 events, about 600 kB of text.
+    static func digests(_ events: [RideEvent]) -> RideDigests {
+        var digests = RideDigests()
+        let piece = 8192
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        var start = 0
+        while start < events.count {
+            let ranges = (0..<cores).map { core in
+                min(events.count, start + core * piece)..<min(events.count, start + (core + 1) * piece)
+            }.filter { !$0.isEmpty }
+            let texts = parallelMap(ranges.count) { RideDigests.lines(events[ranges[$0]]) }
+            for (range, text) in zip(ranges, texts) {
+                if let text {
+                    digests.add(lines: text)
+                } else {
+                    for event in events[range] { digests.add(event) }
+                }
+            }
+            start = ranges[ranges.count - 1].upperBound
+        }
+        return digests
     }
 
     /// The capture's own identity (a live ride's journal carries it in its `start` line), else the ride this
@@ -159,7 +184,7 @@ public struct Replayer {
         digests: WorkoutStore.Digests, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
         // Origin 0: a setting from the command line, not from the file.
-        func at(_ index: Int) -> String {
+        @Sendable func at(_ index: Int) -> String {
             index < origins.count && origins[index] > 0 ? "\(originWord) \(origins[index])" : "the command line"
         }
         // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
@@ -188,31 +213,36 @@ public struct Replayer {
     }
 
     /// The pipeline fed: the builder with the repaired events, the journal with every event as it came, in
-    /// transactions of `eventsPerChunk` events.
+    /// pieces of `eventsPerChunk` events. The workout is built on one core while the journal's pieces are packed
+    /// on the other(s); then each piece goes in its own transaction, and the workout in the last one.
     private func build(
-        _ claim: WorkoutStore.Claim, _ timeline: RideTimeline.Repaired, _ events: [RideEvent], at: (Int) -> String,
-        problems: ProblemList, writeJournal: Bool, digests: WorkoutStore.Digests, label: String
+        _ claim: WorkoutStore.Claim, _ timeline: RideTimeline.Repaired, _ events: [RideEvent],
+        at: @escaping @Sendable (Int) -> String, problems: ProblemList, writeJournal: Bool,
+        digests: WorkoutStore.Digests, label: String
     ) throws -> (summary: WorkoutSummary, problems: [String]) {
-        var problems = problems
-        var pipeline = RidePipeline(digests: digests)
-        var writer = WorkoutWriter(store: store, claim: claim)
-        var chunkStart = 0
-        var journalWritten = 0
-        for (position, event) in timeline.events.enumerated() {
-            let index = timeline.indices[position]
-            for problem in pipeline.build(event) { problems.add("\(at(index)): \(problem.message)") }
-            let last = position + 1 == timeline.events.count
-            if position + 1 - chunkStart >= options.eventsPerChunk || last {
-                // The raw events up to this one (the last chunk takes every one left, misdated ones included).
-                let journalEnd = last ? events.count : index + 1
-                if writeJournal { for event in events[journalWritten..<journalEnd] { pipeline.journal(event) } }
-                try writer.write(pipeline.takeBatch())
-                journalWritten = journalEnd
-                chunkStart = position + 1
-                if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
-            }
+        let eventsPerChunk = options.eventsPerChunk
+        let chunkCount = (timeline.events.count + eventsPerChunk - 1) / eventsPerChunk
+        // Where each piece of the raw journal ends: after the event of its chunk's last built one; the last piece
+        // takes every one left, misdated ones included.
+        let journalEnds = (0..<chunkCount).map { chunk in
+            chunk == chunkCount - 1 ? events.count : timeline.indices[(chunk + 1) * eventsPerChunk - 1] + 1
         }
-        guard var finished = pipeline.finishWorkout() else {
+        let work = parallelMap(writeJournal ? 1 + chunkCount : 1) { item -> BuildWork in
+            guard item > 0 else {
+                return .built(buildWorkout(timeline, at: at, problems: problems, digests: digests))
+            }
+            let start = item == 1 ? 0 : journalEnds[item - 2]
+            return .packed(CompactJournal.encode(events[start..<journalEnds[item - 1]]))
+        }
+        guard case .built(let built) = work[0] else { preconditionFailure("item 0 builds the workout") }
+        // The journal's pieces, a transaction each; the 1 Hz series is written whole by `finish` (a replay cut
+        // short is rebuilt from its journal, as `cyclelog recover` does).
+        var writer = WorkoutWriter(store: store, claim: claim)
+        for case .packed(let piece) in work.dropFirst() {
+            try writer.write(packedJournal: piece)
+            if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
+        }
+        guard var finished = built.finished else {
             try writer.discard()
             throw ReplayError(
                 .notARide, label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
@@ -220,13 +250,40 @@ public struct Replayer {
         // The clock faults the time-jump rule found are the ride's problems too.
         finished.workout.problemCount += timeline.faults.count
         let summary = try writer.finish(finished)
-        return (summary, problems.messages)
+        return (summary, built.problems.messages)
+    }
+
+    /// What one core did while the others packed the journal: the finished workout (nil without a measurement)
+    /// and the problems.
+    private struct BuiltWorkout: Sendable {
+        var finished: WorkoutWriter.Finished?
+        var problems: ProblemList
+    }
+
+    private enum BuildWork: Sendable {
+        case built(BuiltWorkout)
+        case packed([UInt8])
+    }
+
+    private func buildWorkout(
+        _ timeline: RideTimeline.Repaired, at: @Sendable (Int) -> String, problems: ProblemList,
+        digests: WorkoutStore.Digests
+    ) -> BuiltWorkout {
+        var built = BuiltWorkout(problems: problems)
+        var pipeline = RidePipeline(digests: digests)
+        for (position, event) in timeline.events.enumerated() {
+            for problem in pipeline.build(event) {
+                built.problems.add("\(at(timeline.indices[position])): \(problem.message)")
+            }
+        }
+        built.finished = pipeline.finishWorkout()
+        return built
     }
 }
 
 /// Repeated problems are shown a few times, then counted: a sensor that sends 10 000 bad values should not
 /// bury the summary.
-struct ProblemList {
+struct ProblemList: Sendable {
     private var counts: [String: Int] = [:]
     private(set) var messages: [String] = []
 

@@ -6,8 +6,8 @@ import Workouts
 /// event goes to the journal (kept exactly as it came, digested as it goes) and to the workout builder; what has
 /// come since the last time is handed out as a `WorkoutWriter.Batch` for the store, and the finished workout
 /// with its digests. The builder's problems (a malformed notification, a refused control) are handed out once
-/// each, so every source reports them alike. It does no I/O: a replay writes its batches as it goes, a live ride
-/// hands them to a writer of its own so that the database never holds up the sensors.
+/// each, so every source reports them alike. It does no I/O: a live ride hands its batches to a writer of its own
+/// so that the database never holds up the sensors; a replay, whose events are all known, packs its journal apart.
 public struct RidePipeline: Sendable {
     public private(set) var builder: WorkoutBuilder
     /// Given when the whole journal is known beforehand (a file); otherwise computed as the events come.

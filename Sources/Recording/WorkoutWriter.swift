@@ -46,8 +46,9 @@ public struct WorkoutWriter: Sendable {
     /// ride is never taken for an abandoned one.
     @discardableResult
     public mutating func write(_ batch: Batch) throws(StoreError) -> Bool {
-        pendingEvents += batch.events
-        pendingSamples += batch.samples
+        // Taken as they are when nothing waits (nearly always), not copied element by element.
+        if pendingEvents.isEmpty { pendingEvents = batch.events } else { pendingEvents += batch.events }
+        if pendingSamples.isEmpty { pendingSamples = batch.samples } else { pendingSamples += batch.samples }
         let chunk = WorkoutStore.secondsPerSampleChunk
         let whole = pendingSamples.count / chunk * chunk
         guard !pendingEvents.isEmpty || whole > 0 else {
@@ -64,6 +65,16 @@ public struct WorkoutWriter: Sendable {
         pendingEvents.removeAll(keepingCapacity: true)
         pendingSamples.removeFirst(whole)
         return true
+    }
+
+    /// Writes a piece of the journal packed beforehand (`CompactJournal.encode`), alone: a replay, whose pieces
+    /// are packed on other cores while the workout is built, and whose 1 Hz series `finish` writes whole.
+    public mutating func write(packedJournal: [UInt8]) throws(StoreError) {
+        precondition(pendingEvents.isEmpty && pendingSamples.isEmpty, "a writer takes events or packed pieces")
+        lastWrite = ContinuousClock.now
+        try store.append(
+            to: claim, journalSequence: journalSequence, packedJournal: packedJournal, samples: [SecondSample]())
+        journalSequence += 1
     }
 
     /// The last transaction: the workout, complete from here on. Write the last batch first.

@@ -12,6 +12,7 @@ public struct RideDigests: Sendable {
     private var source = SHA256()
     /// Lines both digests have yet to take: hashed 64 kB at a time rather than line by line.
     private var pending: [UInt8] = []
+    private var times = UTCTime.Writer()
     private static let batchBytes = 65_536
 
     public init() {
@@ -30,14 +31,36 @@ public struct RideDigests: Sendable {
             // before it.
             flush()
             var line: [UInt8] = []
-            Journal.write(event, into: &line)
+            Journal.write(event, into: &line, times: &times)
             line.append(UInt8(ascii: "\n"))
             content.update(data: line)
             return
         }
-        Journal.write(event, into: &pending)
+        Journal.write(event, into: &pending, times: &times)
         pending.append(UInt8(ascii: "\n"))
         if pending.count >= Self.batchBytes { flush() }
+    }
+
+    /// The lines `add` would feed both digests for these events, one after another; nil when a setting is among
+    /// them (it goes to one digest only). For a long journal formatted piece by piece on several cores, then
+    /// given to `add(lines:)` in order.
+    public static func lines(_ events: ArraySlice<RideEvent>) -> [UInt8]? {
+        var text: [UInt8] = []
+        text.reserveCapacity(events.count * 80)
+        var times = UTCTime.Writer()
+        for event in events {
+            if case .setting = event.kind { return nil }
+            Journal.write(event, into: &text, times: &times)
+            text.append(UInt8(ascii: "\n"))
+        }
+        return text
+    }
+
+    /// Lines made by `lines(_:)`, for both digests.
+    public mutating func add(lines: [UInt8]) {
+        flush()
+        content.update(data: lines)
+        source.update(data: lines)
     }
 
     private mutating func flush() {

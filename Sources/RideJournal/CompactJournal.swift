@@ -17,13 +17,15 @@ public enum CompactJournal {
 
     public static func encode(_ events: some Collection<RideEvent>) -> [UInt8] {
         var writer = PackedWriter()
-        var sensors: [String: Int] = [:]
-        var previousValues: [Int: [UInt8]] = [:]
+        // A chunk names a handful of sensors and characteristics: lists searched in order cost less than hashing
+        // an address or a key per event.
+        var sensors: [String] = []
+        var previousValues: [(key: Int, value: [UInt8])] = []
         var lastTime: Int64 = 0
         func sensorIndex(_ address: String) -> Int {
-            if let index = sensors[address] { return index }
+            for index in sensors.indices where sensors[index] == address { return index }
             let index = sensors.count
-            sensors[address] = index
+            sensors.append(address)
             writer.byte(Kind.sensor.rawValue)
             writer.text(address)
             return index
@@ -44,11 +46,13 @@ public enum CompactJournal {
                 writer.unsigned(UInt64(characteristic))
                 writer.unsigned(UInt64(value.count))
                 let key = (sensor ?? 0) << 17 | Int(characteristic) << 1 | (isNotification ? 1 : 0)
-                let previous = previousValues[key] ?? []
-                for (index, byte) in value.enumerated() {
-                    writer.byte(index < previous.count ? byte ^ previous[index] : byte)
+                guard let slot = previousValues.firstIndex(where: { $0.key == key }) else {
+                    writer.bytes(value)
+                    previousValues.append((key, value))
+                    break
                 }
-                previousValues[key] = value
+                writer.xored(value, with: previousValues[slot].value)
+                previousValues[slot].value = value
             case .connected(_, let name):
                 header(.connected)
                 writer.text(name ?? "")

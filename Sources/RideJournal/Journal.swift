@@ -30,7 +30,13 @@ public enum Journal {
     /// One event's line (without the newline) appended as UTF-8. A ride's digests are made of a line per event,
     /// 100 000 of them for four hours, so the common lines (notifications, reads) are written without a String.
     public static func write(_ event: RideEvent, into output: inout [UInt8]) {
-        UTCTime.write(microseconds: event.timeMicroseconds, into: &output)
+        var times = UTCTime.Writer()
+        write(event, into: &output, times: &times)
+    }
+
+    /// The same, for events written in order: `times` keeps the last second's text.
+    public static func write(_ event: RideEvent, into output: inout [UInt8], times: inout UTCTime.Writer) {
+        times.write(microseconds: event.timeMicroseconds, into: &output)
         switch event.kind {
         case .notification(let sensor, let characteristic, let value):
             output += " notify ".utf8

@@ -30,6 +30,15 @@ public struct PackedWriter: Sendable {
 
     public mutating func byte(_ value: UInt8) { bytes.append(value) }
 
+    public mutating func bytes(_ values: [UInt8]) { bytes += values }
+
+    /// `values`, each octet XORed with the one at the same place in `previous` where it has one.
+    public mutating func xored(_ values: [UInt8], with previous: [UInt8]) {
+        let common = min(values.count, previous.count)
+        for index in 0..<common { bytes.append(values[index] ^ previous[index]) }
+        bytes += values[common...]
+    }
+
     public mutating func unsigned(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {

@@ -165,7 +165,7 @@ extension WorkoutStore {
 
     /// The journal's notifications of one characteristic whose value `keep` accepts, without decoding the rest.
     public func journalNotifications(
-        _ id: Int64, of characteristic: UInt16, where keep: ([UInt8]) -> Bool
+        _ id: Int64, of characteristic: UInt16, where keep: @escaping @Sendable ([UInt8]) -> Bool
     ) throws(StoreError) -> [RideEvent] {
         try journalEvents(id) { blob throws(CompactJournal.DecodeError) in
             try CompactJournal.notifications(blob, of: characteristic, where: keep)
@@ -173,7 +173,7 @@ extension WorkoutStore {
     }
 
     private func journalEvents(
-        _ id: Int64, _ decode: ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
+        _ id: Int64, _ decode: @escaping @Sendable ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
     ) throws(StoreError) -> [RideEvent] {
         let blobs = try read { db in try Self.journalChunks(id, db) }
         return try Self.decodeJournal(id, blobs, decode)
@@ -184,15 +184,24 @@ extension WorkoutStore {
             db, sql: "SELECT events FROM journalChunk WHERE workoutId = ? ORDER BY sequence", arguments: [id])
     }
 
-    /// A workout's journal chunks decoded in order; a damaged chunk is an error naming it (code `.damaged`).
+    /// A workout's journal chunks decoded in order, each on whichever core is free (each stands alone); the
+    /// first damaged chunk is an error naming it (code `.damaged`).
     static func decodeJournal(
-        _ id: Int64, _ blobs: [Data], _ decode: ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
+        _ id: Int64, _ blobs: [Data],
+        _ decode: @escaping @Sendable ([UInt8]) throws(CompactJournal.DecodeError) -> [RideEvent]
     ) throws(StoreError) -> [RideEvent] {
-        var events: [RideEvent] = []
-        for (sequence, blob) in blobs.enumerated() {
-            do {
-                events += try decode([UInt8](blob))
+        let decoded = parallelMap(blobs.count) { sequence -> Result<[RideEvent], CompactJournal.DecodeError> in
+            do throws(CompactJournal.DecodeError) {
+                return .success(try decode([UInt8](blobs[sequence])))
             } catch {
+                return .failure(error)
+            }
+        }
+        var events: [RideEvent] = []
+        for (sequence, chunk) in decoded.enumerated() {
+            switch chunk {
+            case .success(let chunkEvents): events += chunkEvents
+            case .failure(let error):
                 throw StoreError(
                     .damaged,
                     "workout \(id): its stored journal is damaged (table journalChunk, chunk \(sequence + 1) of "
@@ -220,12 +229,20 @@ extension WorkoutStore {
             db, sql: "SELECT firstSecond, samples FROM sampleChunk WHERE workoutId = ? ORDER BY firstSecond",
             arguments: [id]
         ).map { (try $0.decode(Int.self, forColumn: "firstSecond"), try $0.decode(Data.self, forColumn: "samples")) }
+        // Each chunk stands alone: unpacked on whichever core is free, joined in order.
+        let unpacked = parallelMap(rows.count) { index -> Result<[SecondSample], PackedDataError> in
+            do throws(PackedDataError) {
+                return .success(try StoredPacking.unpackSamples([UInt8](rows[index].1), firstSecond: rows[index].0))
+            } catch {
+                return .failure(error)
+            }
+        }
         var samples: [SecondSample] = []
         var damaged: [DamagedValue] = []
-        for (firstSecond, blob) in rows {
-            do {
-                samples += try StoredPacking.unpackSamples([UInt8](blob), firstSecond: firstSecond)
-            } catch {
+        for ((firstSecond, _), chunk) in zip(rows, unpacked) {
+            switch chunk {
+            case .success(let chunkSamples): samples += chunkSamples
+            case .failure(let error):
                 damaged.append(
                     DamagedValue(workoutId: id, table: "sampleChunk", problem: "second \(firstSecond) on: \(error)"))
             }

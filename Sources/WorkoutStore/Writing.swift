@@ -235,8 +235,18 @@ extension WorkoutStore {
         to claim: Claim, journalSequence: Int, events: some Collection<RideEvent>,
         samples: some Collection<SecondSample>
     ) throws(StoreError) {
+        try append(
+            to: claim, journalSequence: journalSequence,
+            packedJournal: events.isEmpty ? nil : CompactJournal.encode(events), samples: samples)
+    }
+
+    /// The same with the journal's piece packed beforehand by `CompactJournal.encode` (a replay packs its pieces
+    /// on other cores while it builds the workout); nil when the piece has no events.
+    public func append(
+        to claim: Claim, journalSequence: Int, packedJournal journal: [UInt8]?,
+        samples: some Collection<SecondSample>
+    ) throws(StoreError) {
         let id = claim.workoutId
-        let journal = events.isEmpty ? nil : CompactJournal.encode(events)
         let chunks = Self.chunks(samples)
         try write { db in
             try Self.renew(claim, db)
@@ -323,12 +333,35 @@ extension WorkoutStore {
         var chunks: [(Int, [UInt8])]
         var laps: [LapSummary]
 
+        /// The power curve, statistics and laps on one core while the 1 Hz series is packed, chunk by chunk, on
+        /// the other(s): for a four-hour ride, 240 chunks to pack and deflate.
         init(_ workout: Workout) {
             self.workout = workout
-            curve = workout.powerCurve
-            statistics = workout.statistics(powerCurve: curve)
-            chunks = WorkoutStore.chunks(workout.samples)
-            laps = workout.laps(wholeRidePowerCurve: curve)
+            let groups = WorkoutStore.chunkGroups(workout.samples)
+            let parts = parallelMap(1 + groups.count) { item -> Part in
+                guard item > 0 else {
+                    let curve = workout.powerCurve
+                    return .analysis(
+                        curve, workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve))
+                }
+                let (firstSecond, samples) = groups[item - 1]
+                return .chunk(firstSecond, StoredPacking.packSamples(samples))
+            }
+            guard case .analysis(let curve, let statistics, let laps) = parts[0] else {
+                preconditionFailure("item 0 analyses the ride")
+            }
+            self.curve = curve
+            self.statistics = statistics
+            self.laps = laps
+            chunks = parts.dropFirst().map { part in
+                guard case .chunk(let firstSecond, let blob) = part else { preconditionFailure("items 1… pack") }
+                return (firstSecond, blob)
+            }
+        }
+
+        private enum Part: Sendable {
+            case analysis(PowerCurve, WorkoutStatistics, [LapSummary])
+            case chunk(Int, [UInt8])
         }
     }
 
@@ -429,12 +462,15 @@ extension WorkoutStore {
 
     /// Samples grouped by the minute they start in, packed.
     static func chunks(_ samples: some Collection<SecondSample>) -> [(Int, [UInt8])] {
+        chunkGroups(samples).map { ($0.firstSecond, StoredPacking.packSamples($0.samples)) }
+    }
+
+    /// Samples by the chunk they are stored in, in order of time.
+    static func chunkGroups(_ samples: some Collection<SecondSample>) -> [(firstSecond: Int, samples: [SecondSample])] {
         var groups: [Int: [SecondSample]] = [:]
         for sample in samples {
             groups[sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds, default: []].append(sample)
         }
-        return groups.keys.sorted().map { key in
-            (key, StoredPacking.packSamples(groups[key]!.sorted { $0.second < $1.second }))
-        }
+        return groups.keys.sorted().map { key in (key, groups[key]!.sorted { $0.second < $1.second }) }
     }
 }

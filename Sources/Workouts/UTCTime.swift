@@ -17,6 +17,29 @@ public enum UTCTime {
         output.append(UInt8(ascii: "Z"))
     }
 
+    /// Writes the times of events in order, as a journal's digest does: events of the same second share its date
+    /// and time of day, worked out once and copied after.
+    public struct Writer: Sendable {
+        private var second: Int64 = .min
+        private var secondText: [UInt8] = []
+
+        public init() {}
+
+        /// As `UTCTime.write(microseconds:into:)`.
+        public mutating func write(microseconds: Int64, into output: inout [UInt8]) {
+            let (seconds, micros) = floorDivide(microseconds, 1_000_000)
+            if seconds != second {
+                secondText.removeAll(keepingCapacity: true)
+                UTCTime.write(seconds: seconds, into: &secondText)
+                second = seconds
+            }
+            output += secondText
+            output.append(UInt8(ascii: "."))
+            appendPadded(micros, 6, to: &output)
+            output.append(UInt8(ascii: "Z"))
+        }
+    }
+
     /// `2024-05-01T08:00:00Z` for the JSON contract (whole seconds, rounded down).
     public static func formatSeconds(microseconds: Int64) -> String {
         var text: [UInt8] = []
@@ -25,7 +48,7 @@ public enum UTCTime {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private static func write(seconds: Int64, into output: inout [UInt8]) {
+    fileprivate static func write(seconds: Int64, into output: inout [UInt8]) {
         let (days, secondOfDay) = floorDivide(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
         appendPadded(year, 4, to: &output)
@@ -42,7 +65,7 @@ public enum UTCTime {
     }
 
     /// `value` in at least `width` digits (leading zeros), as `padded` writes it.
-    private static func appendPadded(_ value: Int64, _ width: Int, to output: inout [UInt8]) {
+    fileprivate static func appendPadded(_ value: Int64, _ width: Int, to output: inout [UInt8]) {
         var limit: Int64 = 1
         for _ in 0..<width { limit *= 10 }
         guard value >= 0, value < limit else {
@@ -50,10 +73,16 @@ public enum UTCTime {
             output += padded(value, width).utf8
             return
         }
-        var divisor = limit / 10
-        while divisor > 0 {
-            output.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
+        // Zeros first, then the digits from the right: a division by the constant 10 is a multiplication, where
+        // dividing by a power of ten held in a variable is a real division per digit.
+        let start = output.count
+        output.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width))
+        var rest = value
+        var position = start + width - 1
+        while rest > 0 {
+            output[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            position -= 1
         }
     }
 

@@ -25,12 +25,31 @@ public struct WorkoutBuilder: Sendable {
         var integratedUntil: Int64
     }
 
+    /// A sensor's held values by channel: four slots, where a dictionary would hash the channel for every reading.
+    private struct HeldValues {
+        private var slots = [Held?](repeating: nil, count: Channel.allCases.count)
+
+        subscript(channel: Channel) -> Held? {
+            get { slots[channel.rawValue] }
+            set { slots[channel.rawValue] = newValue }
+        }
+
+        /// The held values in channel order.
+        var all: [(channel: Channel, held: Held)] {
+            Channel.allCases.compactMap { channel in slots[channel.rawValue].map { (channel, $0) } }
+        }
+
+        mutating func removeAll() {
+            for index in slots.indices { slots[index] = nil }
+        }
+    }
+
     private struct SensorState {
         var info: WorkoutSensor
         var decoder: SensorDecoder
         var connected = true
         var lastNotification: Int64?
-        var held: [Channel: Held] = [:]
+        var held = HeldValues()
         var disconnectedSince: Int64?
         /// A `wheelCircumference` event named this sensor: the default no longer applies to it.
         var hasOwnWheel = false
@@ -178,7 +197,13 @@ public struct WorkoutBuilder: Sendable {
     }
 
     private mutating func sensorIndex(_ address: String, at time: Int64) -> Int {
-        if let index = sensorIndexByAddress[address] { return index }
+        // A ride has a handful of sensors, and each one's events share one address string: comparing is cheaper
+        // than hashing 17 characters per event.
+        if sensors.count <= 8 {
+            for index in sensors.indices where sensors[index].info.address == address { return index }
+        } else if let index = sensorIndexByAddress[address] {
+            return index
+        }
         let index = sensors.count
         let millimetres = configuration.defaultWheelCircumferenceMillimetres
         sensors.append(
@@ -238,7 +263,7 @@ public struct WorkoutBuilder: Sendable {
 
     /// Counts every held value of a sensor up to `time` and forgets them (disconnect, end of ride).
     private mutating func release(_ index: Int, at time: Int64) {
-        for (channel, var held) in sensors[index].held {
+        for (channel, var held) in sensors[index].held.all {
             integrate(&held, index: index, channel: channel, upTo: time)
         }
         sensors[index].held.removeAll()
@@ -250,7 +275,8 @@ public struct WorkoutBuilder: Sendable {
             return
         }
         for index in sensors.indices {
-            for (channel, var held) in sensors[index].held {
+            for channel in Channel.allCases {
+                guard var held = sensors[index].held[channel] else { continue }
                 integrate(&held, index: index, channel: channel, upTo: time)
                 sensors[index].held[channel] = held
             }

@@ -8,10 +8,17 @@ import XCTest
 /// versions, not new rides; a database written before the rule finds its rides again.
 final class RideIdentityTests: XCTestCase {
     /// One minute of a wheel sensor turning 3 times a second: the distance is the revolutions counted times the
-    /// wheel's circumference, so it scales with the circumference.
-    func wheelRide() throws -> String {
+    /// wheel's circumference, so it scales with the circumference. `seconds` makes it longer; `settingAt` puts a
+    /// `wheel *` setting line after that many notifications.
+    func wheelRide(seconds: Int = 60, settingAt: Int? = nil) throws -> String {
         var lines = ["# cyclelog journal 1"]
-        for second in 0...60 {
+        for second in 0...seconds {
+            if second == settingAt {
+                lines.append(
+                    String(
+                        format: "2024-05-01T%02d:%02d:%02d.000000Z", 8 + second / 3600, second / 60 % 60, second % 60)
+                        + " wheel * 2000")
+            }
             let revolutions = UInt32(second * 3)
             let eventTime = UInt16(truncatingIfNeeded: second * 1024)
             let value =
@@ -19,7 +26,7 @@ final class RideIdentityTests: XCTestCase {
                 + withUnsafeBytes(of: eventTime.littleEndian, Array.init)
             let hex = value.map { String(format: "%02x", $0) }.joined()
             lines.append(
-                String(format: "2024-05-01T08:%02d:%02d.000000Z", second / 60, second % 60)
+                String(format: "2024-05-01T%02d:%02d:%02d.000000Z", 8 + second / 3600, second / 60 % 60, second % 60)
                     + " notify C0:11:22:33:44:66 2a5b \(hex)")
         }
         let path = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
@@ -63,6 +70,22 @@ final class RideIdentityTests: XCTestCase {
         XCTAssertNotNil(UUID(uuidString: sync), sync)
         XCTAssertEqual(Array(sync)[14], "8")
         XCTAssertTrue("89ab".contains(Array(sync)[19]), sync)
+    }
+
+    /// A journal of many thousand lines is formatted for its digests in pieces on several cores: its digest is
+    /// still sha256sum's of the whole printed journal, with a setting at its head (an option) or in its middle.
+    func testTheDigestOfALongJournalIsTheSHA256OfThePrintedJournal() throws {
+        let db = try temporaryDatabase()
+        // 6 hours at one line a second: 21 601 lines, three pieces of 8192; the setting falls in the second.
+        let file = try wheelRide(seconds: 6 * 3600, settingAt: 10_000)
+        let ride = try json(["replay", "--auto-pause", "--db", db, file])
+        let id = try XCTUnwrap(ride["id"] as? Int)
+        let (text, sum) = try printedJournal(id, db)
+        XCTAssertTrue(
+            text.hasPrefix("# cyclelog journal 1\n2024-05-01T08:00:00.000000Z auto-pause "), String(text.prefix(200)))
+        XCTAssertTrue(text.contains("2024-05-01T10:46:40.000000Z wheel * 2000\n"))
+        XCTAssertEqual(text.split(separator: "\n").count, 1 + 1 + 21_601 + 1)
+        XCTAssertEqual(ride["contentDigest"] as? String, sum)
     }
 
     func testAChangedOptionIsTheNextVersionOfTheSameRideAndItsJournalReproducesIt() throws {

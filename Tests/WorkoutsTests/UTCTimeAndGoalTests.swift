@@ -22,6 +22,27 @@ final class UTCTimeAndGoalTests: XCTestCase {
         }
     }
 
+    /// The journal's writer keeps the last second's text: times within a second, across seconds, days and back
+    /// again all come out as Python's datetime prints them.
+    func testTheJournalsTimeWriterReusesASecondOnlyWithinIt() {
+        let expected: [(Int64, String)] = [
+            (1_714_550_400_510_000, "2024-05-01T08:00:00.510000Z"),
+            (1_714_550_400_999_999, "2024-05-01T08:00:00.999999Z"),
+            (1_714_550_401_000_001, "2024-05-01T08:00:01.000001Z"),
+            (951_782_400_000_000, "2000-02-29T00:00:00.000000Z"),
+            (951_868_799_999_999, "2000-02-29T23:59:59.999999Z"),
+            (0, "1970-01-01T00:00:00.000000Z"),
+            (-500_000, "1969-12-31T23:59:59.500000Z"),
+            (1_714_550_401_000_001, "2024-05-01T08:00:01.000001Z"),
+        ]
+        var writer = UTCTime.Writer()
+        for (microseconds, text) in expected {
+            var output: [UInt8] = []
+            writer.write(microseconds: microseconds, into: &output)
+            XCTAssertEqual(String(decoding: output, as: UTF8.self), text)
+        }
+    }
+
     func testGoalsReadAsBikeComputersWriteThem() {
         XCTAssertEqual(WorkoutGoal("45m"), .timeSeconds(2700))
         XCTAssertEqual(WorkoutGoal("1h30m"), .timeSeconds(5400))
