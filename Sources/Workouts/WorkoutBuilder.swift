@@ -285,14 +285,17 @@ public struct WorkoutBuilder: Sendable {
     }
 
     private mutating func finalizeBins(upTo count: Int, end: Int64) {
-        guard let bins else { return }
+        guard let origin = bins?.originMicroseconds else { return }
         while completed.count < count {
             let index = completed.count
-            let binStart = bins.originMicroseconds + Int64(index) * 1_000_000
+            let binStart = origin + Int64(index) * 1_000_000
             let binEnd = min(binStart + 1_000_000, end)
             let running = binEnd - binStart - session.pausedMicroseconds(from: binStart, to: binEnd)
-            completed.append(bins.sample(index, runningFraction: Double(max(0, running)) / 1_000_000))
+            guard let sample = bins?.sample(index, runningFraction: Double(max(0, running)) / 1_000_000) else { return }
+            completed.append(sample)
         }
+        // Every value is counted up to `end` before this is called, and later ones come after it.
+        bins?.dropBins(before: completed.count)
     }
 }
 
