@@ -5,7 +5,8 @@ import Workouts
 /// Turns the HCI packets of a btsnoop capture into ride events (spec §9.4–9.7): ACL reassembly per connection,
 /// L2CAP channel 0x0004, ATT notifications (0x1B), indications (0x1D) and multiple notifications (0x23), reads,
 /// and the handle → characteristic map learnt from the discovery exchange, from an earlier connection to the
-/// same peer, or from the user.
+/// same peer, or from the user. The connections' state is held by reference: a copy made part-way through a file
+/// shares it, so a file is read by one value from start to end (`read`).
 public struct GATTReplay {
     /// A characteristic value handle seen in notifications that nothing mapped to a UUID.
     public struct UnmappedHandle: Equatable, Sendable {
