@@ -227,18 +227,16 @@ public struct Replayer: Sendable {
         let journalEnds = (0..<chunkCount).map { chunk in
             chunk == chunkCount - 1 ? events.count : timeline.indices[(chunk + 1) * eventsPerChunk - 1] + 1
         }
-        let work = parallelMap(writeJournal ? 1 + chunkCount : 1) { item -> BuildWork in
-            guard item > 0 else {
-                return .built(buildWorkout(timeline, at: at, problems: problems, digests: digests))
-            }
-            let start = item == 1 ? 0 : journalEnds[item - 2]
-            return .packed(CompactJournal.encode(events[start..<journalEnds[item - 1]]))
+        let (built, pieces) = parallelMap(
+            first: { buildWorkout(timeline, at: at, problems: problems, digests: digests) },
+            writeJournal ? chunkCount : 0
+        ) { chunk in
+            CompactJournal.encode(events[(chunk == 0 ? 0 : journalEnds[chunk - 1])..<journalEnds[chunk]])
         }
-        guard case .built(let built) = work[0] else { preconditionFailure("item 0 builds the workout") }
         // The journal's pieces, a transaction each; the 1 Hz series is written whole by `finish` (a replay cut
         // short is rebuilt from its journal, as `cyclelog recover` does).
         var writer = WorkoutWriter(store: store, claim: claim)
-        for case .packed(let piece) in work.dropFirst() {
+        for piece in pieces {
             try writer.write(packedJournal: piece)
             if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
         }
@@ -258,11 +256,6 @@ public struct Replayer: Sendable {
     private struct BuiltWorkout: Sendable {
         var finished: WorkoutWriter.Finished?
         var problems: ProblemList
-    }
-
-    private enum BuildWork: Sendable {
-        case built(BuiltWorkout)
-        case packed([UInt8])
     }
 
     private func buildWorkout(

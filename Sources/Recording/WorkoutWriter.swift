@@ -46,9 +46,8 @@ public struct WorkoutWriter: Sendable {
     /// ride is never taken for an abandoned one.
     @discardableResult
     public mutating func write(_ batch: Batch) throws(StoreError) -> Bool {
-        // Taken as they are when nothing waits (nearly always), not copied element by element.
-        if pendingEvents.isEmpty { pendingEvents = batch.events } else { pendingEvents += batch.events }
-        if pendingSamples.isEmpty { pendingSamples = batch.samples } else { pendingSamples += batch.samples }
+        pendingEvents += batch.events
+        pendingSamples += batch.samples
         let chunk = WorkoutStore.secondsPerSampleChunk
         let whole = pendingSamples.count / chunk * chunk
         guard !pendingEvents.isEmpty || whole > 0 else {

@@ -338,30 +338,14 @@ extension WorkoutStore {
         init(_ workout: Workout) {
             self.workout = workout
             let groups = WorkoutStore.chunkGroups(workout.samples)
-            let parts = parallelMap(1 + groups.count) { item -> Part in
-                guard item > 0 else {
+            let (analysis, chunks) = parallelMap(
+                first: {
                     let curve = workout.powerCurve
-                    return .analysis(
-                        curve, workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve))
-                }
-                let (firstSecond, samples) = groups[item - 1]
-                return .chunk(firstSecond, StoredPacking.packSamples(samples))
-            }
-            guard case .analysis(let curve, let statistics, let laps) = parts[0] else {
-                preconditionFailure("item 0 analyses the ride")
-            }
-            self.curve = curve
-            self.statistics = statistics
-            self.laps = laps
-            chunks = parts.dropFirst().map { part in
-                guard case .chunk(let firstSecond, let blob) = part else { preconditionFailure("items 1… pack") }
-                return (firstSecond, blob)
-            }
-        }
-
-        private enum Part: Sendable {
-            case analysis(PowerCurve, WorkoutStatistics, [LapSummary])
-            case chunk(Int, [UInt8])
+                    return (curve, workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve))
+                }, groups.count
+            ) { (groups[$0].firstSecond, StoredPacking.packSamples(groups[$0].samples)) }
+            (curve, statistics, laps) = analysis
+            self.chunks = chunks
         }
     }
 

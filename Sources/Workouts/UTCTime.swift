@@ -10,11 +10,8 @@ public enum UTCTime {
 
     /// `format(microseconds:)` appended as UTF-8: the journal's digest formats one per event, without a String.
     public static func write(microseconds: Int64, into output: inout [UInt8]) {
-        let (seconds, micros) = floorDivide(microseconds, 1_000_000)
-        write(seconds: seconds, into: &output)
-        output.append(UInt8(ascii: "."))
-        appendPadded(micros, 6, to: &output)
-        output.append(UInt8(ascii: "Z"))
+        var writer = Writer()
+        writer.write(microseconds: microseconds, into: &output)
     }
 
     /// Writes the times of events in order, as a journal's digest does: events of the same second share its date
