@@ -23,10 +23,17 @@ public struct FITEncoder {
         /// Bytes; for strings the fixed length including the terminating NUL.
         public var size: Int
 
+        /// The type's "no value", and the largest value the field can hold (a larger one is written as none).
+        let invalid: UInt64
+        let largest: UInt64
+
         public init(_ number: UInt8, _ type: BaseType, size: Int? = nil) {
             self.number = number
             self.type = type
             self.size = size ?? type.size
+            // Worked out once here, not per value: a 4-hour file writes about 130 000 of them.
+            invalid = type.invalid
+            largest = type == .uint32z ? UInt64(UInt32.max) : type.invalid - 1
         }
     }
 
@@ -40,14 +47,15 @@ public struct FITEncoder {
     static let profileVersion: UInt16 = 2132
 
     private var records: [UInt8] = []
-    private var definitions: [UInt8: [Field]] = [:]
+    /// Each local message type's fields, by local number (none until defined).
+    private var definitions = [[Field]](repeating: [], count: 16)
 
     public init() {}
 
     /// Defines local message `local` (0…15) as global message `global` with these fields, in this order.
     public mutating func define(local: UInt8, global: UInt16, fields: [Field]) {
         precondition(local < 16, "FIT has 16 local message types")
-        definitions[local] = fields
+        definitions[Int(local)] = fields
         records.append(0x40 | local)
         records.append(0)  // reserved
         records.append(0)  // little-endian
@@ -61,7 +69,8 @@ public struct FITEncoder {
 
     /// A data message of local type `local`, values in the order of its definition.
     public mutating func write(local: UInt8, _ values: [Value]) {
-        guard let fields = definitions[local], fields.count == values.count else {
+        guard local < 16, case let fields = definitions[Int(local)], !fields.isEmpty, fields.count == values.count
+        else {
             preconditionFailure("FIT message \(local) written without a matching definition")
         }
         records.append(local)
@@ -69,8 +78,7 @@ public struct FITEncoder {
             switch value {
             case .number(let number):
                 // A value the field cannot hold is written as "no value" rather than as a wrong one.
-                let limit = field.type == .uint32z ? UInt64(UInt32.max) : field.type.invalid - 1
-                let raw = number.flatMap { $0 <= limit ? $0 : nil } ?? field.type.invalid
+                let raw = number.flatMap { $0 <= field.largest ? $0 : nil } ?? field.invalid
                 for index in 0..<field.size { records.append(UInt8(truncatingIfNeeded: raw >> (8 * UInt64(index)))) }
             case .text(let text):
                 // Whole characters only, so a UTF-8 sequence is never cut in two; NUL-padded.

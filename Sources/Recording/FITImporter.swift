@@ -20,23 +20,49 @@ public struct FITImporter {
 
     /// Imports a file's rides: one, or each cycling session of a multisport file.
     public func importFile(_ path: String) throws(ReplayError) -> [Replayer.Outcome] {
-        let bytes: [UInt8]
-        do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-        } catch {
-            throw ReplayError(.unreadable, path: path, "cannot be read (\((error as NSError).localizedDescription))")
-        }
-        return try importBytes(bytes, name: path)
+        try store(Self.read(path))
     }
 
     public func importBytes(_ bytes: [UInt8], name: String) throws(ReplayError) -> [Replayer.Outcome] {
-        let activities: [ImportedActivity]
+        try store(Self.decode(bytes, name: name))
+    }
+
+    /// A FIT file read and decoded, nothing stored yet: reading needs no database, so the next file can be read
+    /// while this one is stored, or the first one while the database opens.
+    public struct ReadFile: Sendable {
+        public let name: String
+        let bytes: [UInt8]
+        /// The file's SHA-256, its content's identity.
+        let digest: String
+        /// The file's rides, or why it holds none that can be imported.
+        let activities: Result<[ImportedActivity], ReplayError>
+    }
+
+    /// Reads and decodes a file; its problems wait in the result until `store(_:)` reports them.
+    public static func read(_ path: String) -> ReadFile {
         do {
-            activities = try FITActivityReader.read(bytes)
+            return decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), name: path)
         } catch {
-            throw ReplayError(.notARide, "\(name) \(error); nothing was imported")
+            let reason = "cannot be read (\((error as NSError).localizedDescription))"
+            return ReadFile(
+                name: path, bytes: [], digest: "", activities: .failure(ReplayError(.unreadable, path: path, reason)))
         }
-        let digest = RideIdentity.digest(bytes: bytes)
+    }
+
+    static func decode(_ bytes: [UInt8], name: String) -> ReadFile {
+        let activities: Result<[ImportedActivity], ReplayError>
+        do {
+            activities = .success(try FITActivityReader.read(bytes))
+        } catch {
+            activities = .failure(ReplayError(.notARide, "\(name) \(error); nothing was imported"))
+        }
+        return ReadFile(name: name, bytes: bytes, digest: RideIdentity.digest(bytes: bytes), activities: activities)
+    }
+
+    /// Stores the rides of a file read by `read(_:)`, or throws what was wrong with it.
+    public func store(_ file: ReadFile) throws(ReplayError) -> [Replayer.Outcome] {
+        let (bytes, name, digest) = (file.bytes, file.name, file.digest)
+        let activities = try file.activities.get()
         var outcomes: [Replayer.Outcome] = []
         for activity in activities {
             // The device and time the file names, else the file's bytes (and the session of a multisport file).

@@ -9,19 +9,20 @@ public enum RideExport {
         case fit, tcx, csv
     }
 
-    /// The file's bytes, and what could not be read and was left out as a gap.
-    public static func file(
-        _ summary: WorkoutSummary, format: Format, from store: WorkoutStore
-    ) throws(StoreError) -> (bytes: [UInt8], leftOut: [WorkoutStore.DamagedValue]) {
-        let (samples, damaged) = try store.samplesReadingPastDamage(summary.id)
+    /// The file's bytes of a stored ride (read by `WorkoutStore.ride(_:analysed:)`; a file needs no analysis).
+    /// What could not be read is in `ride.damaged`, left out as gaps.
+    public static func file(_ ride: WorkoutStore.StoredRide, format: Format, from store: WorkoutStore)
+        throws(StoreError) -> [UInt8]
+    {
+        let summary = ride.summary
         switch format {
         case .fit:
             let measurements = try store.journalNotifications(
                 summary.id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
             let balance = FITActivity.pedalBalanceBytes(measurements, startMicroseconds: summary.startMicroseconds)
-            return (FITActivity.encode(summary, samples: samples, pedalBalance: balance), damaged)
-        case .tcx: return (Array(TCXDocument.encode(summary, samples: samples).utf8), damaged)
-        case .csv: return (Array(CSVTable.encode(summary, samples: samples).utf8), damaged)
+            return FITActivity.encode(summary, samples: ride.samples, pedalBalance: balance)
+        case .tcx: return Array(TCXDocument.encode(summary, samples: ride.samples).utf8)
+        case .csv: return Array(CSVTable.encode(summary, samples: ride.samples).utf8)
         }
     }
 

@@ -129,13 +129,9 @@ public enum CompactJournal {
                     continue
                 }
                 let key = sensorIndex << 17 | Int(characteristic) << 1 | (kind == .notification ? 1 : 0)
-                let previous = previousValues[key] ?? []
-                var value = [UInt8](repeating: 0, count: count)
-                for index in 0..<count {
-                    let byte = try reader.byte()
-                    value[index] = index < previous.count ? byte ^ previous[index] : byte
-                }
-                previousValues[key] = value
+                // Changed in place: only a value that is kept costs its own copy (when the next one changes it).
+                try reader.xored(count, onto: &previousValues[key, default: []])
+                let value = previousValues[key, default: []]
                 if !keep(value) { continue }
                 events.append(
                     RideEvent(

@@ -111,6 +111,20 @@ public struct PackedReader: Sendable {
         offset += count
     }
 
+    /// The next `count` bytes XORed, in place, onto `value` (the previous value of the same field), which becomes
+    /// `count` long; bytes past the previous value's end are taken as they are. No allocation while `value`'s
+    /// buffer is not shared and large enough.
+    public mutating func xored(_ count: Int, onto value: inout [UInt8]) throws(PackedDataError) {
+        guard count <= bytes.count - offset else {
+            throw PackedDataError(.cutShort, description: "the stored data is cut short")
+        }
+        let common = min(count, value.count)
+        if value.count > count { value.removeLast(value.count - count) }
+        for index in 0..<common { value[index] ^= bytes[offset + index] }
+        value += bytes[(offset + common)..<(offset + count)]
+        offset += count
+    }
+
     public mutating func text() throws(PackedDataError) -> String {
         let count = try count()
         defer { offset += count }

@@ -56,15 +56,33 @@ extension WorkoutStore {
     /// The stored summary of a complete workout; nil for an unknown id or a workout still 'recording'. Damaged
     /// sample chunks are left out as gaps and named in `damagedParts`.
     public func summary(_ id: Int64) throws(StoreError) -> WorkoutSummary? {
+        try ride(id)?.summary
+    }
+
+    /// A complete workout as stored: its summary and its 1 Hz series, the series read and unpacked once.
+    public struct StoredRide: Sendable {
+        public var summary: WorkoutSummary
+        /// Each damaged chunk's seconds left out as a gap.
+        public var samples: [SecondSample]
+        /// What could not be read back, also named in `summary.damagedParts`.
+        public var damaged: [DamagedValue]
+    }
+
+    /// The stored ride of a complete workout; nil for an unknown id or a workout still 'recording'. Without
+    /// `analysed` the summary has no `analysis` (its FTP context, zones and W′ balance), which a file written for
+    /// another program does not carry.
+    public func ride(_ id: Int64, analysed: Bool = true) throws(StoreError) -> StoredRide? {
         guard var summary = try storedSummary(id) else { return nil }
-        let history = try ftpHistory()
         let (samples, damaged) = try samplesReadingPastDamage(id)
         summary.damagedParts += damaged.map { "\($0.table): \($0.problem)" }
-        summary.analysis = RideAnalysis(
-            samples: samples, statistics: summary.statistics,
-            ftp: history.inForce(at: summary.startMicroseconds),
-            criticalPower: history.criticalPower(at: summary.startMicroseconds))
-        return summary
+        if analysed {
+            let history = try ftpHistory()
+            summary.analysis = RideAnalysis(
+                samples: samples, statistics: summary.statistics,
+                ftp: history.inForce(at: summary.startMicroseconds),
+                criticalPower: history.criticalPower(at: summary.startMicroseconds))
+        }
+        return StoredRide(summary: summary, samples: samples, damaged: damaged)
     }
 
     /// A plan's name, goal, location and fitness test from the columns a workout and a preset both have.

@@ -61,13 +61,19 @@ public final class WorkoutStore: Sendable {
                 try db.execute(sql: "PRAGMA journal_size_limit = 0")
             }
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.checkOwnership(queue, path: path, reading: false)
-            try queue.writeWithoutTransaction { db in
-                if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
-                    try db.execute(sql: "PRAGMA journal_mode = WAL")
-                }
+            let isNew = try !Self.checkOwnership(queue, path: path, reading: false)
+            try Self.useWAL(queue)
+            if isNew {
+                // A new database holds nothing to lose: its tables are made without waiting for the disk after each
+                // step (in WAL mode NORMAL never corrupts; a power cut loses at most the empty tables, made again
+                // next time). The first real transaction, at the usual FULL, makes them durable with itself.
+                let usual = try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } ?? 2
+                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+                try Self.migrate(queue)
+                try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(usual)") }
+            } else {
+                try Self.migrate(queue)
             }
-            try Self.migrate(queue)
             try queue.write { db in
                 if try !Self.ftpHistoryIsCurrent(db) { try Self.refreshFTPEstimates(db) }
             }
@@ -142,6 +148,26 @@ public final class WorkoutStore: Sendable {
         }
     }
 
+    /// Puts the database in WAL mode (readers never wait for a writer). Switching needs the database to itself for
+    /// a moment, and SQLite answers "busy" at once, without its busy timeout, when waiting could deadlock: another
+    /// cyclelog creating the same new database holds the write lock. Asked again until the usual 5 s have passed.
+    static func useWAL(_ queue: DatabaseQueue) throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            do {
+                try queue.writeWithoutTransaction { db in
+                    if try String.fetchOne(db, sql: "PRAGMA journal_mode") != "wal" {
+                        try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    }
+                }
+                return
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
+                usleep(10_000)
+            }
+        }
+    }
+
     /// Brings the schema up to date. Two cyclelogs opening a new database at once both try; each migration is its
     /// own immediate transaction, so the second one fails on the first's tables and simply reads again.
     static func migrate(_ queue: DatabaseQueue) throws {
@@ -171,10 +197,14 @@ public final class WorkoutStore: Sendable {
         return dataHome + "/cyclelog/cyclelog.sqlite"
     }
 
-    /// The schema, one named migration per change. Never edit a migration that has shipped: add one.
+    /// The schema, one named migration per change. Never edit a migration that has shipped: add one. Each only
+    /// creates tables and indexes and adds columns, so foreign keys are checked as it runs (`.immediate`); GRDB's
+    /// deferred checks would turn them off and check the whole database after each migration, for nothing.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1 workouts, laps, events, dropouts, sensors, samples, journal") { db in
+        migrator.registerMigration(
+            "v1 workouts, laps, events, dropouts, sensors, samples, journal", foreignKeyChecks: .immediate
+        ) { db in
             try db.execute(
                 sql: """
                     CREATE TABLE workout (
@@ -255,7 +285,7 @@ public final class WorkoutStore: Sendable {
                     ) WITHOUT ROWID;
                     """)
         }
-        migrator.registerMigration("v2 power curves, FTP history, fitness tests") { db in
+        migrator.registerMigration("v2 power curves, FTP history, fitness tests", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     ALTER TABLE workout ADD COLUMN fitnessTest TEXT;
@@ -297,7 +327,7 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
-        migrator.registerMigration("v3 remembered sensors") { db in
+        migrator.registerMigration("v3 remembered sensors", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     -- The sensors `cyclelog record` uses when none are named, with what the rider set for each.
@@ -309,7 +339,7 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
-        migrator.registerMigration("v4 imported files") { db in
+        migrator.registerMigration("v4 imported files", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     -- The file an imported ride came from, byte for byte: what `cyclelog rebuild` reads it from again
@@ -321,7 +351,7 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
-        migrator.registerMigration("v5 sensor care") { db in
+        migrator.registerMigration("v5 sensor care", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     ALTER TABLE knownSensor ADD COLUMN crankLengthMillimetres REAL;
@@ -341,7 +371,9 @@ public final class WorkoutStore: Sendable {
                     CREATE INDEX calibrationByAddress ON calibration (address, timeMicroseconds);
                     """)
         }
-        migrator.registerMigration("v6 build claims, derived state, sessions of imported files") { db in
+        migrator.registerMigration(
+            "v6 build claims, derived state, sessions of imported files", foreignKeyChecks: .immediate
+        ) { db in
             try db.execute(
                 sql: """
                     -- Which build holds a workout being written, and when it last wrote: a second replay of the same
@@ -356,7 +388,7 @@ public final class WorkoutStore: Sendable {
                     ALTER TABLE importedFile ADD COLUMN session INTEGER;
                     """)
         }
-        migrator.registerMigration("v7 ride identity by SHA-256 over the journal") { db in
+        migrator.registerMigration("v7 ride identity by SHA-256 over the journal", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     -- RideIdentity: journalDigest now holds the content digest (SHA-256 of the journal's text, or of
@@ -368,7 +400,7 @@ public final class WorkoutStore: Sendable {
                     """)
             try recomputeDigests(db)
         }
-        migrator.registerMigration("v8 problems found in a ride's events") { db in
+        migrator.registerMigration("v8 problems found in a ride's events", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     -- How many problems the builder found in the ride's events (malformed values, refused controls,
@@ -376,14 +408,15 @@ public final class WorkoutStore: Sendable {
                     ALTER TABLE workout ADD COLUMN problemCount INTEGER;
                     """)
         }
-        migrator.registerMigration("v9 the suggested workout a ride was started from") { db in
+        migrator.registerMigration("v9 the suggested workout a ride was started from", foreignKeyChecks: .immediate) {
+            db in
             try db.execute(
                 sql: """
                     -- WorkoutPreset.id of `cyclelog start PRESET` or D-Bus Start's `preset`; NULL otherwise.
                     ALTER TABLE workout ADD COLUMN preset TEXT;
                     """)
         }
-        migrator.registerMigration("v10 suggested workouts") { db in
+        migrator.registerMigration("v10 suggested workouts", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
                     -- The rider's presets, and the built-in ones as the rider edited them (WorkoutPreset.builtIn

@@ -338,13 +338,15 @@ extension WorkoutStore {
         init(_ workout: Workout) {
             self.workout = workout
             let groups = WorkoutStore.chunkGroups(workout.samples)
+            // The curve first, on its own: it shares its durations out over the cores itself, which it cannot do
+            // as one item among others (a nested share-out runs on one core).
+            let curve = workout.powerCurve
             let (analysis, chunks) = parallelMap(
-                first: {
-                    let curve = workout.powerCurve
-                    return (curve, workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve))
-                }, groups.count
+                first: { (workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve)) },
+                groups.count
             ) { (groups[$0].firstSecond, StoredPacking.packSamples(groups[$0].samples)) }
-            (curve, statistics, laps) = analysis
+            self.curve = curve
+            (statistics, laps) = analysis
             self.chunks = chunks
         }
     }

@@ -39,43 +39,65 @@ public struct PowerCurve: Equatable, Sendable {
     public static func meanMaximal(_ powerWatts: [Double]) -> [Double] {
         let count = powerWatts.count
         guard count > 0 else { return [] }
-        var prefix = [Double](repeating: 0, count: count + 1)
-        for index in 0..<count { prefix[index + 1] = prefix[index] + max(0, powerWatts[index]) }
-        let blockSize = 16, groupSize = 128
-        var curve = [Double](repeating: 0, count: count)
-        var bestStart = 0
-        prefix.withUnsafeBufferPointer { sums in
-            for duration in 1...count {
-                let lastStart = count - duration
-                // Seed with the previous duration's best start, moved back if that window no longer fits.
-                bestStart = min(bestStart, lastStart)
-                var bestSum = sums[bestStart + duration] - sums[bestStart]
-                // Two levels: a group of blocks is skipped whole when its bound fails, else its blocks one by one.
-                var groupFirst = 0
-                while groupFirst <= lastStart {
-                    let groupLast = min(groupFirst + groupSize - 1, lastStart)
-                    if sums[groupLast + duration] - sums[groupFirst] > bestSum {
-                        var first = groupFirst
-                        while first <= groupLast {
-                            let last = min(first + blockSize - 1, groupLast)
-                            if sums[last + duration] - sums[first] > bestSum {
-                                for start in first...last {
-                                    let sum = sums[start + duration] - sums[start]
-                                    if sum > bestSum {
-                                        bestSum = sum
-                                        bestStart = start
-                                    }
-                                }
-                            }
-                            first += blockSize
-                        }
-                    }
-                    groupFirst += groupSize
-                }
-                curve[duration - 1] = bestSum / Double(duration)
+        var sums = [Double](repeating: 0, count: count + 1)
+        for index in 0..<count { sums[index + 1] = sums[index] + max(0, powerWatts[index]) }
+        let prefix = sums
+        // Each duration's search stands alone (a seed only decides how many blocks are skipped), so a long series
+        // shares its durations out in interleaved streams, one per core that is free: stream k takes durations
+        // k + 1, k + 1 + streams, … and seeds each from its own previous one, which is nearly as close.
+        let streams = count >= parallelFromSeconds ? 4 : 1
+        let parts = parallelMap(streams) { stream in
+            prefix.withUnsafeBufferPointer { sums in
+                bestMeans(sums, from: stream + 1, step: streams)
             }
         }
+        var curve = [Double](repeating: 0, count: count)
+        for (stream, part) in parts.enumerated() {
+            for (index, watts) in part.enumerated() { curve[stream + index * streams] = watts }
+        }
         return curve
+    }
+
+    /// Below this many seconds a series' curve is computed on one core: sharing it out would cost more.
+    static let parallelFromSeconds = 1800
+
+    /// The best mean power over `first`, `first + step`, … seconds up to the series' length, from its prefix sums.
+    private static func bestMeans(_ sums: UnsafeBufferPointer<Double>, from first: Int, step: Int) -> [Double] {
+        let count = sums.count - 1
+        let blockSize = 16, groupSize = 128
+        var means: [Double] = []
+        means.reserveCapacity(max(0, count - first) / step + 1)
+        var bestStart = 0
+        for duration in stride(from: first, through: count, by: step) {
+            let lastStart = count - duration
+            // Seed with the previous duration's best start, moved back if that window no longer fits.
+            bestStart = min(bestStart, lastStart)
+            var bestSum = sums[bestStart + duration] - sums[bestStart]
+            // Two levels: a group of blocks is skipped whole when its bound fails, else its blocks one by one.
+            var groupFirst = 0
+            while groupFirst <= lastStart {
+                let groupLast = min(groupFirst + groupSize - 1, lastStart)
+                if sums[groupLast + duration] - sums[groupFirst] > bestSum {
+                    var blockFirst = groupFirst
+                    while blockFirst <= groupLast {
+                        let last = min(blockFirst + blockSize - 1, groupLast)
+                        if sums[last + duration] - sums[blockFirst] > bestSum {
+                            for start in blockFirst...last {
+                                let sum = sums[start + duration] - sums[start]
+                                if sum > bestSum {
+                                    bestSum = sum
+                                    bestStart = start
+                                }
+                            }
+                        }
+                        blockFirst += blockSize
+                    }
+                }
+                groupFirst += groupSize
+            }
+            means.append(bestSum / Double(duration))
+        }
+        return means
     }
 
     /// The pointwise maximum of several curves, and for each duration the index of the curve that gave it.

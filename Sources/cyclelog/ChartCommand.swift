@@ -48,8 +48,8 @@ struct Chart: ParsableCommand {
             path = output ?? "power-curve.svg"
         } else {
             let id = try WorkoutReference.resolve(workout ?? "last", in: store)
-            let summary = try WorkoutReference.summary(id, in: store)
-            svg = RideChart.svg(summary, samples: try store.samplesReadingPastDamage(id).0)
+            let ride = try WorkoutReference.ride(id, in: store, analysed: false)
+            svg = RideChart.svg(ride.summary, samples: ride.samples)
             path = output ?? "ride-\(id).svg"
         }
         do {

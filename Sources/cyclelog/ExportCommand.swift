@@ -91,10 +91,10 @@ struct ExportRides: ParsableCommand {
             }
         }
         for id in ids {
-            let summary = try WorkoutReference.summary(id, in: store)
-            let (bytes, leftOut) = try RideExport.file(summary, format: format.export, from: store)
-            for part in leftOut { printError("cyclelog: warning: \(part) (left out as a gap)") }
-            let name = RideExport.fileName(summary, format: format.export)
+            let ride = try WorkoutReference.ride(id, in: store, analysed: false)
+            let bytes = try RideExport.file(ride, format: format.export, from: store)
+            for part in ride.damaged { printError("cyclelog: warning: \(part) (left out as a gap)") }
+            let name = RideExport.fileName(ride.summary, format: format.export)
             let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(name).path
             do {
                 try OutputFile.write(bytes, to: path)

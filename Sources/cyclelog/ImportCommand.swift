@@ -4,7 +4,7 @@ import Recording
 import WorkoutStore
 import Workouts
 
-struct ImportRides: ParsableCommand {
+struct ImportRides: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Imports rides recorded by bike computers from FIT activity files.",
@@ -23,23 +23,28 @@ struct ImportRides: ParsableCommand {
     @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
     var json = false
 
-    func run() throws {
-        let store = try database.open()
+    func run() async throws {
+        let (files, folderErrors) = files()
+        // The first file is read while the database opens, and each next one while the one before is stored.
+        async let opened = database.open()
+        var next = files.first.map(FITImporter.read)
+        let store = try await opened
         var importer = FITImporter(store: store)
         importer.refreshesFTP = false
-        let (files, folderErrors) = files()
         for problem in folderErrors { printError("error: \(problem)") }
         var failed = !folderErrors.isEmpty, imported = false
-        for file in files {
+        for index in files.indices {
+            guard let file = next else { break }
+            async let following = index + 1 < files.count ? FITImporter.read(files[index + 1]) : nil
             do {
-                for outcome in try importer.importFile(file) {
+                for outcome in try importer.store(file) {
                     imported = imported || !outcome.alreadyStored
                     for problem in outcome.problems { printError("warning: \(problem)") }
                     if json {
                         print(outcome.summary.json.rendered())
                     } else {
                         print(
-                            "\(file): \(outcome.alreadyStored ? "already stored as" : "imported as") "
+                            "\(file.name): \(outcome.alreadyStored ? "already stored as" : "imported as") "
                                 + line(outcome.summary))
                     }
                 }
@@ -47,6 +52,7 @@ struct ImportRides: ParsableCommand {
                 printError("error: \(error)")
                 failed = true
             }
+            next = await following
         }
         if imported { try store.refreshFTPEstimates() }
         if failed { throw ExitCode(1) }

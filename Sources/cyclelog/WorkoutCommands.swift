@@ -74,12 +74,17 @@ struct WorkoutReference: ParsableArguments {
 
     /// A complete workout's summary, or an exit saying how to recover or discard an unfinished one.
     static func summary(_ id: Int64, in store: WorkoutStore) throws -> WorkoutSummary {
-        guard let summary = try store.summary(id) else {
+        try ride(id, in: store).summary
+    }
+
+    /// A complete workout's summary and 1 Hz series, or an exit saying how to recover or discard an unfinished one.
+    static func ride(_ id: Int64, in store: WorkoutStore, analysed: Bool = true) throws -> WorkoutStore.StoredRide {
+        guard let ride = try store.ride(id, analysed: analysed) else {
             throw ExitMessage.make(
                 "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
                     + "`cyclelog delete \(id)` discards it", status: 1)
         }
-        return summary
+        return ride
     }
 }
 

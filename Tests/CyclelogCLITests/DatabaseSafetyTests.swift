@@ -170,6 +170,31 @@ final class DatabaseSafetyTests: XCTestCase {
         XCTAssertEqual(try listed(path).count, 10)
     }
 
+    func testANewDatabaseThatAnotherProgramHoldsIsSwitchedToWALOnceItMay() throws {
+        // SQLite answers "busy" at once, without waiting its busy timeout, when a connection that reads asks for
+        // the lock another one has reserved (waiting could deadlock): switching a new database to WAL while
+        // another cyclelog creating it holds that lock. Four identical replays into a new database met this.
+        let dir = try folder()
+        let path = dir.appendingPathComponent("new.sqlite").path
+        let other = try DatabaseQueue(path: path)
+        let reading = expectation(description: "write lock reserved")
+        let reader = Thread {
+            try? other.inDatabase { db in
+                try db.beginTransaction(.immediate)
+                reading.fulfill()
+                usleep(700_000)
+                try db.commit()
+            }
+        }
+        reader.start()
+        wait(for: [reading], timeout: 5)
+        let replay = try cyclelog(["replay", "--db", path, ride.path])
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        while !reader.isFinished { usleep(50_000) }
+        try other.close()
+        XCTAssertEqual(try listed(path).count, 1)
+    }
+
     func testIdenticalReplaysAtOnceStoreOneRideOnce() throws {
         let dir = try folder()
         let path = dir.appendingPathComponent("rides.sqlite").path
