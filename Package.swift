@@ -75,11 +75,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP.
+        // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
+        // history API.
+        .target(name: "RideHistory", dependencies: ["Workouts", "WorkoutStore", "Recording", "RideJournal"]),
+        // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP,
+        // and the ride history from the database, read-only.
         .target(
             name: "Mirror",
             dependencies: [
-                "DBus", "RecorderInterface", "Workouts",
+                "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -89,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-mirror",
             dependencies: [
-                "Mirror", "DBus", "RecorderInterface", "Workouts",
+                "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,6 +113,7 @@ let package = Package(
                 "DBus",
                 "LiveRecording",
                 "RecorderInterface",
+                "RideHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -28,6 +28,8 @@ public struct MirrorResponder: HTTPResponder {
     public let devices: DeviceRegistry
     public let recorder: RecorderLink
     public let requestGuard: RequestGuard
+    /// The ride history from the database, whether or not a recorder runs.
+    public let history: HistoryAPI?
     /// Whether the page is served over TLS (the cookie is then `Secure`).
     public let secure: Bool
     let pairingAttempts = AttemptLimiter(limit: 10)
@@ -40,12 +42,13 @@ public struct MirrorResponder: HTTPResponder {
 
     public init(
         hub: MirrorHub, devices: DeviceRegistry, recorder: RecorderLink, requestGuard: RequestGuard,
-        secure: Bool = false
+        history: HistoryAPI? = nil, secure: Bool = false
     ) {
         self.hub = hub
         self.devices = devices
         self.recorder = recorder
         self.requestGuard = requestGuard
+        self.history = history
         self.secure = secure
     }
 
@@ -90,6 +93,10 @@ public struct MirrorResponder: HTTPResponder {
                     return Self.error(.tooManyRequests, "too many controls: wait a minute")
                 }
                 return await control(&request)
+            case (.get, _):
+                // Reading the history needs no more than the read scope every paired device has.
+                if let history, let answer = await history.respond(to: request, path: path) { return answer }
+                return Self.error(.notFound, "no \(request.method) \(path) here")
             default:
                 return Self.error(.notFound, "no \(request.method) \(path) here")
             }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Mirror
+import WorkoutStore
 
 /// `cyclelog-mirror` (`serve`): follows the recorder and serves the paired screens.
 struct Serve: AsyncParsableCommand {
@@ -28,6 +29,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Members of this group may pair and revoke devices, besides the mirror's own user and root.")
     var controlGroup: String?
+
+    @Option(help: "The ride database whose history is served, read-only (default: $CYCLELOG_DB, else cyclelog's).")
+    var db: String?
 
     func validate() throws {
         guard Self.split(listen) != nil else {
@@ -66,7 +70,8 @@ struct Serve: AsyncParsableCommand {
         }
         let hub = MirrorHub(maximumClients: maxClients)
         let responder = MirrorResponder(
-            hub: hub, devices: devices, recorder: link, requestGuard: .machine())
+            hub: hub, devices: devices, recorder: link, requestGuard: .machine(),
+            history: HistoryAPI(databasePath: db ?? WorkoutStore.defaultPath()))
         var logger = Logger(label: "cyclelog-mirror")
         logger.logLevel = .notice
         let pairingHost = Self.pairingHost(host)

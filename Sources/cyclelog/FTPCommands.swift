@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Recording
+import RideHistory
 import WorkoutStore
 import Workouts
 
@@ -18,10 +19,8 @@ struct Days: ExpressibleByArgument {
     var days: Int
 
     init?(argument: String) {
-        let factor = argument.hasSuffix("w") ? 7 : 1
-        let digits = argument.hasSuffix("w") || argument.hasSuffix("d") ? argument.dropLast() : Substring(argument)
-        guard let count = Int(digits), count > 0, count <= 36_500 else { return nil }
-        days = count * factor
+        guard let days = PowerCurveReport.days(argument) else { return nil }
+        self.days = days
     }
 }
 
@@ -47,12 +46,7 @@ struct FTPShow: ParsableCommand {
     var json = false
 
     func run() throws {
-        let store = try database.open(.read)
-        let ftpHistory = try store.ftpHistory()
-        let rides = try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound)
-        let report = FTPReport(
-            history: ftpHistory, window: FTPWindow(endingWithNewestOf: rides, days: window.days),
-            rideCount: rides.count)
+        let report = try FTPReport(try database.open(.read), days: window.days)
         print(json ? report.json.rendered() : report.text(withHistory: history))
     }
 }
@@ -130,61 +124,7 @@ struct FTPTest: ParsableCommand {
     }
 }
 
-/// What `cyclelog ftp` prints.
-struct FTPReport {
-    var history: FTPHistory
-    var window: FTPWindow
-    var rideCount: Int
-
-    var inForce: FTPEstimate? { history.inForce(at: .max) }
-    var estimate: FTPEstimate? { window.estimate }
-    var best20: FTPEffort? { window.effort(seconds: 1200) }
-
-    var json: JSONValue {
-        let efforts = estimate?.efforts ?? (best20.map { [$0] } ?? [])
-        return .object([
-            ("ftpWatts", .rounded(inForce?.watts, 1)),
-            ("method", .optionalString(inForce?.method.rawValue)),
-            (
-                "effective",
-                inForce.map { .string(UTCTime.formatSeconds(microseconds: $0.effectiveMicroseconds)) } ?? .null
-            ),
-            ("criticalPowerWatts", .rounded(estimate?.criticalPower?.criticalPowerWatts, 1)),
-            ("wPrimeJoules", .rounded(estimate?.criticalPower?.wPrimeJoules, 0)),
-            ("best20MinuteWatts", .rounded(best20?.watts, 1)),
-            ("ftpFrom20MinuteWatts", .rounded(best20.map { 0.95 * $0.watts }, 1)),
-            ("windowDays", .integer(Int64(window.days))),
-            ("windowStart", .string(UTCTime.formatSeconds(microseconds: window.startMicroseconds))),
-            ("windowEnd", .string(UTCTime.formatSeconds(microseconds: window.endMicroseconds))),
-            ("windowRides", .integer(Int64(window.rides.count))),
-            ("efforts", .array(efforts.map(Self.effortJSON))),
-            ("pending", history.pending(at: .max).map(Self.entryJSON) ?? .null),
-            ("history", .array(history.entries.map(Self.entryJSON))),
-        ])
-    }
-
-    static func effortJSON(_ effort: FTPEffort) -> JSONValue {
-        .object([
-            ("workoutId", .integer(effort.workoutId)),
-            ("date", .string(UTCTime.formatSeconds(microseconds: effort.rideStartMicroseconds))),
-            ("durationSeconds", .integer(Int64(effort.durationSeconds))),
-            ("watts", .rounded(effort.watts, 1)),
-        ])
-    }
-
-    static func entryJSON(_ entry: FTPEstimate) -> JSONValue {
-        .object([
-            ("date", .string(UTCTime.formatSeconds(microseconds: entry.effectiveMicroseconds))),
-            ("method", .string(entry.method.rawValue)),
-            ("ftpWatts", .rounded(entry.watts, 1)),
-            ("workoutId", entry.workoutId.map { .integer($0) } ?? .null),
-            ("criticalPowerWatts", .rounded(entry.criticalPower?.criticalPowerWatts, 1)),
-            ("wPrimeJoules", .rounded(entry.criticalPower?.wPrimeJoules, 0)),
-            ("best20MinuteWatts", .rounded(entry.best20MinuteWatts, 1)),
-            ("efforts", .array(entry.efforts.map(effortJSON))),
-        ])
-    }
-
+extension FTPReport {
     func text(withHistory: Bool) -> String {
         var lines: [String] = []
         if let inForce {

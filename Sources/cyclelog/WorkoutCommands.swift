@@ -2,6 +2,7 @@ import ArgumentParser
 import Capture
 import Foundation
 import Recording
+import RideHistory
 import RideJournal
 import WorkoutStore
 import Workouts
@@ -187,29 +188,35 @@ struct List: ParsableCommand {
     @Flag(help: "Print a JSON array.")
     var json = false
 
+    @Option(help: "Only rides that started on or after this date (YYYY-MM-DD) or UTC time.")
+    var since: String?
+
+    @Option(help: "Only rides that started up to this date (through its end) or UTC time.")
+    var until: String?
+
+    @Option(help: "Only rides whose name or source holds this text (any case).")
+    var search: String?
+
+    var filter: RideList.Filter {
+        get throws { try RideList.Filter.parse(since: since, until: until, text: search).get() }
+    }
+
+    func validate() throws {
+        do { _ = try filter } catch { throw ValidationError("--\(error)") }
+    }
+
     func run() throws {
-        let entries = try database.open(.read).list()
+        let entries = try RideList.entries(in: try database.open(.read), try filter)
         if json {
-            let array = JSONValue.array(
-                entries.map { entry in
-                    .object([
-                        ("id", .integer(entry.id)),
-                        ("syncIdentifier", .string(entry.syncIdentifier)),
-                        ("contentDigest", .optionalString(entry.contentDigest)),
-                        ("name", .optionalString(entry.name)),
-                        ("status", .string(entry.status.rawValue)),
-                        ("start", .string(UTCTime.formatSeconds(microseconds: entry.startMicroseconds))),
-                        ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
-                        ("distanceMeters", .rounded(entry.distanceMeters, 2)),
-                        ("averagePowerWatts", .rounded(entry.averagePowerWatts, 1)),
-                        ("source", .string(entry.source)),
-                    ])
-                })
-            print(array.rendered(pretty: true))
+            print(RideList.json(entries).rendered(pretty: true))
             return
         }
         guard !entries.isEmpty else {
-            print("No workouts yet. `cyclelog replay FILE` stores a captured ride.")
+            let filtered = since != nil || until != nil || search != nil
+            print(
+                filtered
+                    ? "No workouts match; `cyclelog list` without --since, --until and --search shows every one."
+                    : "No workouts yet. `cyclelog replay FILE` stores a captured ride.")
             return
         }
         print(SummaryText.listHeader)

@@ -381,14 +381,132 @@ final class MirrorTests: XCTestCase {
             ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end"])
     }
 
+    // MARK: The ride history
+
+    /// Every fixture ride and every real third-party ride that imports, served by the mirror from the database
+    /// read-only: each answer equals, byte for byte, what the CLI prints or writes for the same ride.
+    func testTheHistoryAnswersWhatTheCLIPrints() async throws {
+        let database = try temporaryDatabase()
+        let rides = fixturesFolder.appendingPathComponent("rides")
+        let captures = try FileManager.default.contentsOfDirectory(atPath: rides.path)
+            .filter { $0.hasSuffix(".btsnoop") || $0.hasSuffix(".journal") }.sorted()
+            .map { rides.appendingPathComponent($0).path }
+        let replay = try cyclelog(["replay", "--db", database] + captures)
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        let thirdParty = fixturesFolder.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/data/thirdparty/fit").path
+        var folders = [rides.appendingPathComponent("fit").path]
+        if FileManager.default.fileExists(atPath: thirdParty) {
+            folders.append(thirdParty)
+        } else {
+            print("MirrorTests: \(thirdParty) is missing (shared/ beside the clone): fixture rides only")
+        }
+        // Files that hold no ride are refused (status 1); every ride in the others is stored.
+        _ = try cyclelog(["import", "--db", database] + folders)
+
+        let bus = try PrivateBus()
+        let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--db", database])
+        defer { mirror.signal(SIGTERM) }
+        XCTAssertEqual(try get(port, "/api/v1/workouts", token: nil).status, 401)
+        let paired = try runMirror(["pair", "--name", "big screen", "--scope", "read", "--token", "--json"], bus)
+        let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
+
+        @discardableResult
+        func same(_ path: String, _ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws
+            -> String
+        {
+            let answer = try get(port, path, token: token)
+            let printed = try cyclelog(arguments + ["--db", database])
+            XCTAssertEqual(answer.status, 200, "\(path): \(answer.body)", file: file, line: line)
+            XCTAssertEqual(printed.status, 0, printed.errorOutput, file: file, line: line)
+            XCTAssertEqual(answer.body, printed.output, path, file: file, line: line)
+            return printed.output
+        }
+        try same("/api/v1/workouts", ["list", "--json"])
+        let entries = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(try get(port, "/api/v1/workouts", token: token).body.utf8))
+                as? [[String: Any]])
+        XCTAssertGreaterThan(entries.count, 60)
+        var shown: [[String: Any]] = []
+        for entry in entries {
+            let id = try XCTUnwrap(entry["id"] as? Int)
+            shown.append(try same("/api/v1/workouts/\(id)", ["show", "\(id)", "--json"]).jsonObject)
+        }
+        try same(
+            "/api/v1/workouts?since=2019-09-20&until=2021-03-18",
+            ["list", "--json", "--since", "2019-09-20", "--until", "2021-03-18"])
+        try same("/api/v1/workouts?q=SWEATPY", ["list", "--json", "--search", "SWEATPY"])
+        try same("/api/v1/ftp", ["ftp", "--json"])
+        try same("/api/v1/ftp?window=6w", ["ftp", "--json", "--window", "6w"])
+        XCTAssertEqual(try get(port, "/api/v1/workouts?since=yesterday", token: token).status, 400)
+        XCTAssertEqual(try get(port, "/api/v1/workouts/99999", token: token).status, 404)
+        XCTAssertEqual(try get(port, "/api/v1/power-curve?window=soon", token: token).status, 400)
+
+        // Files: the bytes `cyclelog export` and `show --journal` write; an imported ride keeps no journal.
+        let replayed = try XCTUnwrap(entries.last { ($0["source"] as? String)?.hasSuffix(".btsnoop") ?? false })
+        let imported = try XCTUnwrap(entries.last { ($0["source"] as? String)?.hasSuffix(".fit") ?? false })
+        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        for ride in [replayed, imported] {
+            let id = try XCTUnwrap(ride["id"] as? Int)
+            for kind in ["fit", "tcx", "csv"] {
+                let path = folder.appendingPathComponent("\(id).\(kind)").path
+                XCTAssertEqual(try cyclelog(["export", "\(id)", "--db", database, "-o", path]).status, 0)
+                let answer = try HTTPConnection.request(
+                    port: port, "GET", "/api/v1/workouts/\(id)/export.\(kind)",
+                    headers: ["Authorization": "Bearer \(token)"])
+                XCTAssertEqual(answer.status, 200)
+                XCTAssertEqual(answer.bytes, Array(try Data(contentsOf: URL(fileURLWithPath: path))), "\(id).\(kind)")
+                XCTAssertTrue(answer.headers["content-disposition"]?.contains("cyclelog-\(id)-") ?? false)
+            }
+        }
+        try same(
+            "/api/v1/workouts/\(try XCTUnwrap(replayed["id"] as? Int))/export.journal",
+            ["show", "\(try XCTUnwrap(replayed["id"] as? Int))", "--journal"])
+        XCTAssertEqual(
+            try get(port, "/api/v1/workouts/\(try XCTUnwrap(imported["id"] as? Int))/export.journal", token: token)
+                .status, 404)
+
+        // The 1 Hz series: a column per channel, one value per second; its distances add up to the ride's.
+        let replayedID = try XCTUnwrap(replayed["id"] as? Int)
+        let series = try get(port, "/api/v1/workouts/\(replayedID)/samples", token: token).json
+        let summary = try cyclelog(["show", "\(replayedID)", "--json", "--db", database]).output.jsonObject
+        let seconds = try XCTUnwrap(series["seconds"] as? [Int])
+        XCTAssertEqual(seconds, Array(0..<seconds.count))
+        for column in ["powerWatts", "cadenceRPM", "speedMetersPerSecond", "heartRateBPM", "runningFraction"] {
+            XCTAssertEqual((series[column] as? [Any])?.count, seconds.count, column)
+        }
+        let metres = try XCTUnwrap(series["distanceMetersThisSecond"] as? [Double]).reduce(0, +)
+        XCTAssertEqual(metres, try XCTUnwrap(summary["distanceMeters"] as? Double), accuracy: 1)
+
+        // The power curve of every ride: at each duration the best of the rides' own curves.
+        let curve = try get(port, "/api/v1/power-curve?window=36500d", token: token).json
+        let watts = try XCTUnwrap(curve["watts"] as? [Double])
+        for duration in ["1", "60", "1200", "3600"] {
+            let best = shown.map { (($0["powerCurveWatts"] as? [String: Any])?[duration] as? Double) ?? 0 }.max()
+            // The window's curves are stored as Float32 (README, "Storage"), a summary's as Double: both shown to
+            // 0.1 W, a value within 1e-4 W of a rounding edge can come out one step apart.
+            XCTAssertEqual(watts[Int(duration)! - 1], try XCTUnwrap(best), accuracy: 0.1 + 1e-9, "\(duration) s")
+        }
+
+        // An unchanged answer is not sent again.
+        let first = try get(port, "/api/v1/workouts/\(replayedID)", token: token)
+        let tag = try XCTUnwrap(first.headers["etag"])
+        let again = try HTTPConnection.request(
+            port: port, "GET", "/api/v1/workouts/\(replayedID)",
+            headers: ["Authorization": "Bearer \(token)", "If-None-Match": tag])
+        XCTAssertEqual(again.status, 304)
+        XCTAssertEqual(again.body, "")
+    }
+
     // MARK: Helpers
 
     /// Starts `cyclelog-mirror` and reads the port it announced.
-    private func startMirror(bus: PrivateBus, listen: String, stateDirectory: String? = nil) async throws -> (
-        Cyclelog, Int
-    ) {
+    private func startMirror(
+        bus: PrivateBus, listen: String, stateDirectory: String? = nil, extra: [String] = []
+    ) async throws -> (Cyclelog, Int) {
         let state = stateDirectory ?? bus.folder.appendingPathComponent("state").path
-        let mirror = try Cyclelog(["--listen", listen, "--state-dir", state], bus: bus, binary: "cyclelog-mirror")
+        let mirror = try Cyclelog(
+            ["--listen", listen, "--state-dir", state] + extra, bus: bus, binary: "cyclelog-mirror")
         var port: Int?
         try await waitFor("the mirror serving", mirror) {
             guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http://") })

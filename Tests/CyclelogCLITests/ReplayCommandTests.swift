@@ -51,6 +51,37 @@ final class ReplayCommandTests: XCTestCase {
         }
     }
 
+    func testListIsNarrowedByDateAndText() throws {
+        let db = try temporaryDatabase()
+        let journals = try FileManager.default.contentsOfDirectory(atPath: rides.path).filter {
+            $0.hasSuffix(".journal")
+        }
+        XCTAssertEqual(
+            try cyclelog(["replay", "--db", db] + journals.map { rides.appendingPathComponent($0).path }).status, 0)
+        func listed(_ options: [String]) throws -> [[String: Any]] {
+            let run = try cyclelog(["list", "--json", "--db", db] + options)
+            XCTAssertEqual(run.status, 0, run.errorOutput)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
+        }
+        func starts(_ entries: [[String: Any]]) -> [String] { entries.compactMap { $0["start"] as? String } }
+        let all = try listed([])
+        XCTAssertEqual(all.count, journals.count)
+        // Start times are ISO 8601 in UTC: as strings they sort as times do.
+        XCTAssertEqual(starts(try listed(["--since", "2019-09-20"])), starts(all).filter { $0 >= "2019-09-20" })
+        XCTAssertEqual(starts(try listed(["--until", "2019-09-20"])), starts(all).filter { $0 < "2019-09-21" })
+        XCTAssertEqual(
+            starts(try listed(["--since", "2019-09-20T14:10:04Z", "--until", "2021-03-18T13:02:33Z"])),
+            starts(all).filter { $0 >= "2019-09-20T14:10:04Z" && $0 <= "2021-03-18T13:02:33Z" })
+        let edge = try listed(["--search", "EDGE810"])
+        XCTAssertEqual(edge.count, 1)
+        XCTAssertTrue((edge.first?["source"] as? String)?.contains("Edge810") ?? false)
+        let none = try cyclelog(["list", "--db", db, "--search", "no such ride"])
+        XCTAssertTrue(none.output.contains("No workouts match"), none.output)
+        let bad = try cyclelog(["list", "--db", db, "--since", "yesterday"])
+        XCTAssertEqual(bad.status, 64, bad.errorOutput)
+        XCTAssertTrue(bad.errorOutput.contains("--since takes a date"), bad.errorOutput)
+    }
+
     func testPausedRidesKeepTheTimerTimeOfTheDevice() throws {
         let references = try references()
         for ride in ["sweatpy_2020-06-01-16-52-40", "sweatpy_6449921903_ACTIVITY"] {

@@ -13,6 +13,8 @@ public final class HTTPConnection: @unchecked Sendable {
         public var status: Int
         public var headers: [String: String]
         public var body: String
+        /// The body as it came (a file's bytes).
+        public var bytes: [UInt8] = []
 
         /// The body as a JSON object (empty when it is not one).
         public var json: [String: Any] {
@@ -52,7 +54,8 @@ public final class HTTPConnection: @unchecked Sendable {
         let connection = try HTTPConnection(port: port)
         try connection.send(method, path, host: host ?? "127.0.0.1:\(port)", headers: headers, body: body)
         var answer = try connection.readHead(seconds: 10)
-        answer.body = connection.readToEnd(seconds: 10)
+        answer.bytes = connection.readBytesToEnd(seconds: 10)
+        answer.body = String(decoding: answer.bytes, as: UTF8.self)
         return answer
     }
 
@@ -123,10 +126,14 @@ public final class HTTPConnection: @unchecked Sendable {
     }
 
     public func readToEnd(seconds: Double) -> String {
+        String(decoding: readBytesToEnd(seconds: seconds), as: UTF8.self)
+    }
+
+    public func readBytesToEnd(seconds: Double) -> [UInt8] {
         let deadline = Date().addingTimeInterval(seconds)
         while case .data = fill(until: deadline) {}
         defer { pending.removeAll() }
-        return String(decoding: pending, as: UTF8.self)
+        return pending
     }
 
     private enum Fill { case data, closed, timeout }

@@ -1,0 +1,150 @@
+import Crypto
+import Dispatch
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import RideHistory
+import WorkoutStore
+import Workouts
+
+/// The ride history under `/api/v1` (README, "The ride history"): the rides, one ride's summary, its 1 Hz series
+/// and its files, the FTP and the power curve — the same JSON and bytes as `cyclelog list --json`, `show --json`,
+/// `ftp --json` and `export`, from the same code. The database is opened read-only for each request, so a ride the
+/// recorder is writing is read through WAL without holding it up, and nothing here ever writes.
+public struct HistoryAPI: Sendable {
+    /// The ride database, resolved as the CLI resolves `--db`.
+    public let databasePath: String
+
+    public init(databasePath: String) {
+        self.databasePath = databasePath
+    }
+
+    /// The answer to a history request, or nil when `path` is not one.
+    func respond(to request: Request, path: String) async -> Response? {
+        // After "/api/v1/": workouts, workouts/ID, workouts/ID/samples, workouts/ID/export.KIND, ftp, power-curve.
+        let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
+        let query = request.uri.queryParameters
+        let answer: Answer
+        switch (parts.first ?? "", parts.count) {
+        case ("workouts", 1):
+            answer = await read { store throws(StoreError) in
+                switch RideList.Filter.parse(
+                    since: query.get("since"), until: query.get("until"), text: query.get("q"))
+                {
+                case .success(let filter):
+                    return .json(RideList.json(try RideList.entries(in: store, filter)), pretty: true)
+                case .failure(let error): return .error(.badRequest, error.description)
+                }
+            }
+        case ("workouts", 2):
+            answer = await ride(parts[1]) { ride, _ throws(StoreError) in .json(ride.summary.json) }
+        case ("workouts", 3) where parts[2] == "samples":
+            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+                .json(RideFiles.samplesJSON(ride))
+            }
+        case ("workouts", 3) where parts[2].hasPrefix("export."):
+            guard let kind = RideFiles.Kind(rawValue: String(parts[2].dropFirst("export.".count))) else { return nil }
+            answer = await ride(parts[1], analysed: false) { ride, store throws(StoreError) in
+                do throws(RideFiles.FileError) {
+                    return .file(
+                        try RideFiles.file(ride, kind, from: store), kind.mediaType,
+                        name: RideFiles.fileName(ride.summary, kind))
+                } catch {
+                    if case .store(let storeError) = error { throw storeError }
+                    return .error(.notFound, "workout \(ride.summary.id): \(error)")
+                }
+            }
+        case ("ftp", 1):
+            guard let days = PowerCurveReport.days(query.get("window") ?? "42d") else { return Self.badWindow }
+            answer = await read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
+        case ("power-curve", 1):
+            guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
+            answer = await read { store throws(StoreError) in
+                .json(PowerCurveReport.json(try PowerCurveReport.window(store, days: days)))
+            }
+        default:
+            return nil
+        }
+        return answer.response(ifNoneMatch: request.headers[.ifNoneMatch])
+    }
+
+    static let badWindow = MirrorResponder.error(.badRequest, "window takes days (42d), weeks (6w) or a number of days")
+
+    /// A stored ride by its id, or the answer `show` would give instead (404 unknown, 409 unfinished).
+    private func ride(
+        _ reference: Substring, analysed: Bool = true,
+        _ work: @escaping @Sendable (WorkoutStore.StoredRide, WorkoutStore) throws(StoreError) -> Answer
+    ) async -> Answer {
+        await read { store throws(StoreError) in
+            guard let id = Int64(reference), try store.resolve(String(id)) != nil else {
+                return .error(.notFound, "there is no workout '\(reference)'")
+            }
+            guard let ride = try store.ride(id, analysed: analysed) else {
+                return .error(
+                    .conflict,
+                    "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers "
+                        + "it, `cyclelog delete \(id)` discards it")
+            }
+            return try work(ride, store)
+        }
+    }
+
+    /// `work` on the database opened read-only, on a thread of its own: SQLite blocks, the server's threads must not.
+    private func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Answer {
+        let path = databasePath
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                do throws(StoreError) {
+                    continuation.resume(returning: try work(try WorkoutStore(path: path, access: .read)))
+                } catch {
+                    let status: HTTPResponse.Status = error.code == .busy ? .serviceUnavailable : .internalServerError
+                    continuation.resume(returning: .error(status, "the ride database: \(error.description)"))
+                }
+            }
+        }
+    }
+
+    /// What a history request answers, before its ETag is compared.
+    enum Answer: Sendable {
+        case json(JSONValue, pretty: Bool = false)
+        case file([UInt8], String, name: String)
+        case error(HTTPResponse.Status, String)
+
+        /// 200 with the body and its ETag (the SHA-256 of the body), or 304 when the client already holds it.
+        func response(ifNoneMatch: String?) -> Response {
+            let bytes: [UInt8]
+            var headers: HTTPFields = [.cacheControl: "no-cache"]
+            switch self {
+            case .error(let status, let message): return MirrorResponder.error(status, message)
+            case .json(let value, let pretty):
+                bytes = Array((value.rendered(pretty: pretty) + "\n").utf8)
+                headers[.contentType] = "application/json"
+            case .file(let file, let mediaType, let name):
+                bytes = file
+                headers[.contentType] = mediaType
+                headers[.contentDisposition] = "attachment; filename=\"\(name)\""
+            }
+            let tag = "\"" + SHA256.hash(data: bytes).map { String($0, radix: 16).leftPadded(2) }.joined() + "\""
+            headers[.eTag] = tag
+            if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmed == tag }) {
+                return Response(status: .notModified, headers: headers)
+            }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension Substring {
+    fileprivate var trimmed: Substring {
+        var text = self
+        while text.first == " " { text = text.dropFirst() }
+        while text.last == " " { text = text.dropLast() }
+        return text
+    }
+}

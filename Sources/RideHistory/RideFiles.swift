@@ -1,0 +1,91 @@
+import Recording
+import RideJournal
+import WorkoutStore
+import Workouts
+
+/// One stored ride as the history shows and hands it out: its summary, its 1 Hz series as columns, and the files
+/// `cyclelog export` and `show --journal` write.
+public enum RideFiles {
+    /// The 1 Hz series as columns, each name with its unit; `null` where a second has no value. Values are those
+    /// stored (power, cadence and heart rate to 0.1, speed to 1 mm/s, distance to 1 mm).
+    public static func samplesJSON(_ ride: WorkoutStore.StoredRide) -> JSONValue {
+        let samples = ride.samples
+        func column(_ value: (SecondSample) -> Double?, _ decimals: Int) -> JSONValue {
+            .array(samples.map { .rounded(value($0), decimals) })
+        }
+        return .object([
+            ("workoutId", .integer(ride.summary.id)),
+            ("start", .string(UTCTime.formatSeconds(microseconds: ride.summary.startMicroseconds))),
+            ("seconds", .array(samples.map { .integer(Int64($0.second)) })),
+            ("powerWatts", column(\.powerWatts, 1)),
+            ("cadenceRPM", column(\.cadenceRPM, 1)),
+            ("speedMetersPerSecond", column(\.speedMetersPerSecond, 3)),
+            ("heartRateBPM", column(\.heartRateBPM, 1)),
+            ("distanceMetersThisSecond", column(\.distanceMeters, 3)),
+            ("runningFraction", column(\.runningFraction, 3)),
+            ("leftOut", .array(ride.damaged.map { .string($0.description) })),
+        ])
+    }
+
+    /// The file kinds a ride is handed out as.
+    public enum Kind: String, CaseIterable, Sendable {
+        case fit, tcx, csv, journal
+
+        /// The media type it is served with.
+        public var mediaType: String {
+            switch self {
+            case .fit: "application/vnd.ant.fit"
+            case .tcx: "application/vnd.garmin.tcx+xml"
+            case .csv: "text/csv; charset=utf-8"
+            case .journal: "text/plain; charset=utf-8"
+            }
+        }
+    }
+
+    /// What stands in the way of a file.
+    public enum FileError: Error, CustomStringConvertible {
+        /// An imported ride keeps the device's FIT file, not a journal.
+        case noJournal(fileName: String)
+        case store(StoreError)
+
+        public var description: String {
+            switch self {
+            case .noJournal(let fileName):
+                "it was imported from \(fileName): it has no journal, its FIT file is kept instead"
+            case .store(let error): error.description
+            }
+        }
+    }
+
+    /// The bytes `cyclelog export` (FIT, TCX, CSV) or `cyclelog show --journal` writes for this ride.
+    public static func file(_ ride: WorkoutStore.StoredRide, _ kind: Kind, from store: WorkoutStore)
+        throws(FileError) -> [UInt8]
+    {
+        let events: [RideEvent]
+        let importedFrom: String?
+        do throws(StoreError) {
+            switch kind {
+            case .fit: return try RideExport.file(ride, format: .fit, from: store)
+            case .tcx: return try RideExport.file(ride, format: .tcx, from: store)
+            case .csv: return try RideExport.file(ride, format: .csv, from: store)
+            case .journal:
+                events = try store.journal(ride.summary.id)
+                importedFrom = events.isEmpty ? try store.importedFile(ride.summary.id)?.fileName : nil
+            }
+        } catch {
+            throw .store(error)
+        }
+        if let importedFrom { throw .noJournal(fileName: importedFrom) }
+        return Array(Journal.text(events).utf8)
+    }
+
+    /// The name a download is saved under: `cyclelog export`'s, and `.journal` for the journal.
+    public static func fileName(_ summary: WorkoutSummary, _ kind: Kind) -> String {
+        switch kind {
+        case .fit: RideExport.fileName(summary, format: .fit)
+        case .tcx: RideExport.fileName(summary, format: .tcx)
+        case .csv: RideExport.fileName(summary, format: .csv)
+        case .journal: String(RideExport.fileName(summary, format: .csv).dropLast(3)) + "journal"
+        }
+    }
+}

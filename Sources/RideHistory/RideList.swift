@@ -1,0 +1,88 @@
+import WorkoutStore
+import Workouts
+
+/// The stored rides, newest first, narrowed by date and text: `cyclelog list` and `GET /api/v1/workouts`.
+public enum RideList {
+    /// Rides that started in a range of dates, whose name or source holds a text.
+    public struct Filter: Equatable, Sendable {
+        /// Started at or after this time (µs since 1970, UTC).
+        public var sinceMicroseconds: Int64?
+        /// Started before this time.
+        public var beforeMicroseconds: Int64?
+        /// Found in the name or the source, whatever the case.
+        public var text: String?
+
+        public init(sinceMicroseconds: Int64? = nil, beforeMicroseconds: Int64? = nil, text: String? = nil) {
+            self.sinceMicroseconds = sinceMicroseconds
+            self.beforeMicroseconds = beforeMicroseconds
+            self.text = text
+        }
+
+        /// The filter the words of a query or of the command line name: `since` and `until` a date (YYYY-MM-DD,
+        /// `until` through the end of that day) or a UTC time; empty words mean no limit.
+        public static func parse(since: String?, until: String?, text: String?) -> Result<Filter, FilterError> {
+            var filter = Filter()
+            if let since, !since.isEmpty {
+                guard let start = UTCTime.parseDate(since) else { return .failure(FilterError(word: "since", since)) }
+                filter.sinceMicroseconds = start
+            }
+            if let until, !until.isEmpty {
+                guard let end = UTCTime.parseDate(until) else { return .failure(FilterError(word: "until", until)) }
+                // A date is the whole day; a time is that moment.
+                filter.beforeMicroseconds = until.utf8.count == 10 ? end + 86_400_000_000 : end + 1
+            }
+            if let text, !text.isEmpty { filter.text = text }
+            return .success(filter)
+        }
+
+        func admits(_ entry: WorkoutStore.ListEntry) -> Bool {
+            if let sinceMicroseconds, entry.startMicroseconds < sinceMicroseconds { return false }
+            if let beforeMicroseconds, entry.startMicroseconds >= beforeMicroseconds { return false }
+            if let text {
+                let wanted = text.lowercased()
+                return (entry.name ?? "").lowercased().contains(wanted) || entry.source.lowercased().contains(wanted)
+            }
+            return true
+        }
+    }
+
+    /// A date that is not one.
+    public struct FilterError: Error, CustomStringConvertible {
+        public let word: String
+        public let value: String
+
+        init(word: String, _ value: String) {
+            self.word = word
+            self.value = value
+        }
+
+        public var description: String {
+            "\(word) takes a date (2024-05-01) or a UTC time (2024-05-01T06:30:00Z), not '\(value)'"
+        }
+    }
+
+    public static func entries(in store: WorkoutStore, _ filter: Filter = Filter()) throws(StoreError)
+        -> [WorkoutStore.ListEntry]
+    {
+        try store.list().filter(filter.admits)
+    }
+
+    /// The JSON array of `cyclelog list --json` (keys in DESIGN.md §3).
+    public static func json(_ entries: [WorkoutStore.ListEntry]) -> JSONValue {
+        .array(
+            entries.map { entry in
+                .object([
+                    ("id", .integer(entry.id)),
+                    ("syncIdentifier", .string(entry.syncIdentifier)),
+                    ("contentDigest", .optionalString(entry.contentDigest)),
+                    ("name", .optionalString(entry.name)),
+                    ("status", .string(entry.status.rawValue)),
+                    ("start", .string(UTCTime.formatSeconds(microseconds: entry.startMicroseconds))),
+                    ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
+                    ("distanceMeters", .rounded(entry.distanceMeters, 2)),
+                    ("averagePowerWatts", .rounded(entry.averagePowerWatts, 1)),
+                    ("source", .string(entry.source)),
+                ])
+            })
+    }
+}
