@@ -13,7 +13,8 @@ final class MirrorTests: XCTestCase {
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("mirror.sqlite").path
         let record = try await waitingRecorder(standIn, database: database)
-        let (mirror, port) = try await startMirror(bus: standIn.bus, listen: "127.0.0.1:0")
+        let (mirror, port) = try await startMirror(
+            bus: standIn.bus, listen: "127.0.0.1:0", extra: ["--db", database])
         defer { mirror.signal(SIGTERM) }
         XCTAssertEqual(try get(port, "/api/v1/status", token: nil).status, 401)
         let token = try XCTUnwrap(try pairedToken(standIn.bus, port))
@@ -91,6 +92,19 @@ final class MirrorTests: XCTestCase {
         let sequence = try XCTUnwrap(startEvent.data.jsonObject["controlSequence"] as? Int, startEvent.data)
         let workoutId = try XCTUnwrap(startEvent.data.jsonObject["workoutId"] as? Int, startEvent.data)
 
+        // The history read during the ride, through WAL: at once, the ride listed as being recorded, and the
+        // recorder's values still arriving one by one behind it.
+        let asked = Date()
+        let during = try get(port, "/api/v1/workouts", token: token)
+        XCTAssertEqual(during.status, 200, during.body)
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 1, "the history waited for the recorder")
+        let listed = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(during.body.utf8)) as? [[String: Any]], during.body)
+        XCTAssertEqual(listed.first?["id"] as? Int, workoutId, during.body)
+        XCTAssertEqual(listed.first?["status"] as? String, "recording", during.body)
+        XCTAssertEqual(try get(port, "/api/v1/workouts/\(workoutId)", token: token).status, 409)
+        XCTAssertNotNil(nextEvent(stream, "live"), "no value after the history was read")
+
         // A lap asked three times with one request id, as a phone on a bad link retries: one lap.
         let lapBody =
             #"{"requestId":"lap-1","command":"lap","expect":\#(sequence),"workoutId":\#(workoutId),"args":{}}"#
@@ -167,6 +181,10 @@ final class MirrorTests: XCTestCase {
         try await waitFor("the recorder waiting again", record) {
             try self.get(port, "/api/v1/status", token: token).json["state"] as? String == "waiting"
         }
+        // Once saved, the ride is in the history as `show` has it.
+        let saved = try get(port, "/api/v1/workouts/\(workoutId)", token: token)
+        XCTAssertEqual(saved.status, 200, saved.body)
+        XCTAssertEqual(saved.body, try cyclelog(["show", "\(workoutId)", "--json", "--db", database]).output)
 
         // The recorder killed mid-ride and started again: every screen gets a fresh snapshot (a new BOOT in its
         // id), and a control still in flight for the old ride is stale (412), never applied to something else.
