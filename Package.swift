@@ -83,7 +83,7 @@ let package = Package(
         .target(
             name: "Mirror",
             dependencies: [
-                "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore",
+                "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore", "Charts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

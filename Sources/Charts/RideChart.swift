@@ -21,14 +21,29 @@ public enum RideChart {
         Panel(title: "Heart rate", unit: "bpm", colour: "#2ca02c", channel: .heartRateBPM, scale: 1),
     ]
 
-    public static func svg(_ summary: WorkoutSummary, samples: [SecondSample]) -> String {
+    /// The whole ride, or with `seconds` only that part of it (a zoom): seconds from the start, the part's first
+    /// and the one after its last. The root element carries the plot's place (`data-plot-left`, `data-plot-width`,
+    /// in the picture's units) and the seconds it spans (`data-from`, `data-to`), for a page that lets the rider
+    /// pick a range on it.
+    public static func svg(_ summary: WorkoutSummary, samples allSamples: [SecondSample], seconds: Range<Int>? = nil)
+        -> String
+    {
         let width = 1100.0, left = 70.0, right = 20.0, top = 50.0, panelHeight = 150.0, gap = 30.0
         let plotWidth = width - left - right
+        let rideSeconds = max(1, summary.statistics.elapsedSeconds)
+        let from = Double(seconds?.lowerBound ?? 0)
+        let to = seconds.map { Double($0.upperBound) } ?? rideSeconds
+        let samples = seconds.map { range in allSamples.filter { range.contains($0.second) } } ?? allSamples
         let shown = panels.filter { panel in samples.contains { panel.value($0) != nil } }
         let height = top + Double(max(shown.count, 1)) * (panelHeight + gap) + 20
         var svg = SVG(width: width, height: height)
-        let elapsed = max(1, summary.statistics.elapsedSeconds)
-        func x(_ seconds: Double) -> Double { left + seconds / elapsed * plotWidth }
+        svg.data = [
+            ("plot-left", "\(left)"), ("plot-width", "\(plotWidth)"), ("from", "\(from)"), ("to", "\(to)"),
+        ]
+        let elapsed = max(1, to - from)
+        // A zoom keeps what lies outside its seconds (a pause, a gap) at its edges.
+        let clamp: (Double) -> Double = seconds == nil ? { $0 } : { min(max($0, from), to) }
+        func x(_ seconds: Double) -> Double { left + (clamp(seconds) - from) / elapsed * plotWidth }
 
         let name = summary.plan.name.map { " “\($0)”" } ?? ""
         svg.text(
@@ -39,13 +54,16 @@ public enum RideChart {
         facts.append("moving \(clockLabel(seconds: Int(s.movingSeconds)))")
         if let np = s.normalizedPowerWatts { facts.append("NP \(Int(np.rounded())) W") }
         if let ftp = summary.ftpWatts { facts.append("FTP \(Int(ftp.rounded())) W") }
+        if seconds != nil {
+            facts.append("shown: \(clockLabel(seconds: Int(from)))–\(clockLabel(seconds: Int(to)))")
+        }
         facts.append("grey: paused · orange: sensor gap · dashed: lap")
         svg.text(facts.joined(separator: "   "), x: left, y: 40, size: 11, fill: "#555")
         if shown.isEmpty { svg.text("no sensor data", x: left, y: top + 40) }
 
         for (index, panel) in shown.enumerated() {
             let panelTop = top + Double(index) * (panelHeight + gap) + 12
-            let drawn = columns(samples, pixels: Int(plotWidth), elapsed: elapsed, value: panel.value)
+            let drawn = columns(samples, pixels: Int(plotWidth), from: from, elapsed: elapsed, value: panel.value)
             // Scale to what is drawn (pixel means), so one sprint second does not flatten the rest.
             let highest = max(drawn.compactMap(\.value).max() ?? 1, 1)
             let axis = ValueAxis(highest: highest, ticks: 4)
@@ -53,20 +71,23 @@ public enum RideChart {
 
             svg.text(
                 "\(panel.title) (\(panel.unit))", x: left, y: panelTop - 4, size: 12, fill: panel.colour, bold: true)
-            shadeStops(&svg, summary: summary, samples: samples, x: x, top: panelTop, height: panelHeight)
+            shadeStops(
+                &svg, summary: summary, samples: samples, end: seconds?.upperBound ?? samples.count, x: x,
+                top: panelTop, height: panelHeight)
             axis.draw(on: &svg, left: left, right: left + plotWidth, y: y)
             svg.polyline(
                 drawn.map { column in column.value.map { (x(column.second), y($0)) } },
                 stroke: panel.colour)
             for lap in summary.laps.dropFirst() {
                 let offset = Double(lap.startMicroseconds - summary.startMicroseconds) / 1_000_000
+                guard seconds == nil || (offset >= from && offset <= to) else { continue }
                 svg.line(x(offset), panelTop, x(offset), panelTop + panelHeight, stroke: "#444", dashed: true)
                 if index == 0 { svg.text("lap \(lap.number)", x: x(offset) + 3, y: panelTop + 11, size: 10) }
             }
             svg.line(left, panelTop + panelHeight, left + plotWidth, panelTop + panelHeight, stroke: "#888")
             svg.line(left, panelTop, left, panelTop + panelHeight, stroke: "#888")
             let timeStep = timeTickStep(elapsed)
-            for tick in stride(from: 0, through: elapsed, by: timeStep) {
+            for tick in stride(from: (from / timeStep).rounded(.up) * timeStep, through: to, by: timeStep) {
                 svg.line(x(tick), panelTop + panelHeight, x(tick), panelTop + panelHeight + 4, stroke: "#888")
                 svg.text(
                     clockLabel(seconds: Int(tick)), x: x(tick), y: panelTop + panelHeight + 15, anchor: "middle",
@@ -78,11 +99,11 @@ public enum RideChart {
 
     /// Paused seconds in grey and dropouts in orange, behind the lines.
     private static func shadeStops(
-        _ svg: inout SVG, summary: WorkoutSummary, samples: [SecondSample], x: (Double) -> Double, top: Double,
-        height: Double
+        _ svg: inout SVG, summary: WorkoutSummary, samples: [SecondSample], end: Int, x: (Double) -> Double,
+        top: Double, height: Double
     ) {
         var pauseStart: Int?
-        for sample in samples + [SecondSample(second: samples.count, runningFraction: 1)] {
+        for sample in samples + [SecondSample(second: end, runningFraction: 1)] {
             if !sample.isRunning, pauseStart == nil { pauseStart = sample.second }
             if sample.isRunning, let start = pauseStart {
                 svg.rect(
@@ -102,19 +123,19 @@ public enum RideChart {
     /// The mean of each pixel column's seconds (nil where none has a value), so a 12-hour ride draws as fast as
     /// a short one and a gap stays a gap.
     static func columns(
-        _ samples: [SecondSample], pixels: Int, elapsed: Double, value: (SecondSample) -> Double?
+        _ samples: [SecondSample], pixels: Int, from: Double = 0, elapsed: Double, value: (SecondSample) -> Double?
     ) -> [(second: Double, value: Double?)] {
         // Never more columns than seconds, or a short ride would draw as isolated dots.
         let pixels = max(1, min(pixels, samples.count))
         var sums = [Double](repeating: 0, count: pixels), counts = [Int](repeating: 0, count: pixels)
         for sample in samples {
             guard let measured = value(sample) else { continue }
-            let column = min(pixels - 1, Int(Double(sample.second) / elapsed * Double(pixels)))
+            let column = min(pixels - 1, max(0, Int((Double(sample.second) - from) / elapsed * Double(pixels))))
             sums[column] += measured
             counts[column] += 1
         }
         return (0..<pixels).map { column in
-            let second = (Double(column) + 0.5) / Double(pixels) * elapsed
+            let second = from + (Double(column) + 0.5) / Double(pixels) * elapsed
             return (second, counts[column] > 0 ? sums[column] / Double(counts[column]) : nil)
         }
     }

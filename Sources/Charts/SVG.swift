@@ -5,6 +5,8 @@ struct SVG {
     private(set) var body: [String] = []
     let width: Double
     let height: Double
+    /// `data-` attributes of the root element, for a page that works with the picture (names without the prefix).
+    var data: [(name: String, value: String)] = []
 
     init(width: Double, height: Double) {
         self.width = width
@@ -12,13 +14,15 @@ struct SVG {
     }
 
     var document: String {
-        """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
-        viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="12">
-        <rect width="100%" height="100%" fill="white"/>
+        let attributes = data.map { " data-\($0.name)=\"\(escaped($0.value))\"" }.joined()
+        return """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
+            viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" \
+            font-size="12"\(attributes)>
+            <rect width="100%" height="100%" fill="white"/>
 
-        """ + body.joined(separator: "\n") + "\n</svg>\n"
+            """ + body.joined(separator: "\n") + "\n</svg>\n"
     }
 
     mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1) {

@@ -1,3 +1,4 @@
+import Charts
 import Crypto
 import Dispatch
 import HTTPTypes
@@ -42,6 +43,21 @@ public struct HistoryAPI: Sendable {
             answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
                 .json(RideFiles.samplesJSON(ride))
             }
+        case ("workouts", 3) where parts[2] == "range":
+            guard let from = query.get("from").flatMap(Int.init), let to = query.get("to").flatMap(Int.init) else {
+                return MirrorResponder.error(.badRequest, "range takes from=SECOND&to=SECOND (from the ride's start)")
+            }
+            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+                .json(RideFiles.rangeJSON(ride, from: from, to: to))
+            }
+        case ("workouts", 3) where parts[2] == "chart.svg":
+            let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
+            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+                let seconds = from.flatMap { from in to.map { from..<max(from + 1, $0) } }
+                return .file(
+                    Array(RideChart.svg(ride.summary, samples: ride.samples, seconds: seconds).utf8),
+                    "image/svg+xml", name: nil)
+            }
         case ("workouts", 3) where parts[2].hasPrefix("export."):
             guard let kind = RideFiles.Kind(rawValue: String(parts[2].dropFirst("export.".count))) else { return nil }
             answer = await ride(parts[1], analysed: false) { ride, store throws(StoreError) in
@@ -57,6 +73,14 @@ public struct HistoryAPI: Sendable {
         case ("ftp", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "42d") else { return Self.badWindow }
             answer = await read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
+        case ("power-curve.svg", 1):
+            guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
+            answer = await read { store throws(StoreError) in
+                let window = try PowerCurveReport.window(store, days: days)
+                return .file(
+                    Array(PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve).utf8),
+                    "image/svg+xml", name: nil)
+            }
         case ("power-curve", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
             answer = await read { store throws(StoreError) in
@@ -107,7 +131,8 @@ public struct HistoryAPI: Sendable {
     /// What a history request answers, before its ETag is compared.
     enum Answer: Sendable {
         case json(JSONValue, pretty: Bool = false)
-        case file([UInt8], String, name: String)
+        /// Bytes of a media type; with a name, a download saved under it.
+        case file([UInt8], String, name: String?)
         case error(HTTPResponse.Status, String)
 
         /// 200 with the body and its ETag (the SHA-256 of the body), or 304 when the client already holds it.
@@ -122,7 +147,7 @@ public struct HistoryAPI: Sendable {
             case .file(let file, let mediaType, let name):
                 bytes = file
                 headers[.contentType] = mediaType
-                headers[.contentDisposition] = "attachment; filename=\"\(name)\""
+                if let name { headers[.contentDisposition] = "attachment; filename=\"\(name)\"" }
             }
             let tag = "\"" + SHA256.hash(data: bytes).map { String($0, radix: 16).leftPadded(2) }.joined() + "\""
             headers[.eTag] = tag

@@ -70,6 +70,14 @@ public struct MirrorResponder: HTTPResponder {
                     .contentSecurityPolicy:
                         "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src data:",
                 ], body: .init(byteBuffer: ByteBuffer(string: MirrorPage.html)))
+        case (.get, "/history"):
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                    .contentSecurityPolicy:
+                        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+                ], body: .init(byteBuffer: ByteBuffer(string: HistoryPage.html)))
         case (.get, "/pair"):
             return await pairWithLink(request, context)
         case (.post, "/api/v1/pair"):

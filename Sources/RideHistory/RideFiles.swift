@@ -27,6 +27,18 @@ public enum RideFiles {
         ])
     }
 
+    /// The statistics of seconds `from`..<`to` of the ride (from its start, clamped to it), computed as a lap's
+    /// are (`show --json`'s lap keys), from the stored 1 Hz series: what a range picked on the ride's chart says.
+    public static func rangeJSON(_ ride: WorkoutStore.StoredRide, from: Int, to: Int) -> JSONValue {
+        let lower = min(max(0, from), ride.samples.count)
+        let upper = min(max(lower, to), ride.samples.count)
+        var statistics = WorkoutStatistics(ride.samples[lower..<upper], elapsedSeconds: Double(upper - lower))
+        statistics.keepMovingWithinElapsed()
+        return .object(
+            [("fromSecond", .integer(Int64(lower))), ("toSecond", .integer(Int64(upper)))]
+                + WorkoutSummary.statisticsMembers(statistics))
+    }
+
     /// The file kinds a ride is handed out as.
     public enum Kind: String, CaseIterable, Sendable {
         case fit, tcx, csv, journal

@@ -76,7 +76,7 @@ public struct WorkoutStatistics: Equatable, Sendable {
 
     /// Moving time is never shown above elapsed time (a device's timer, or its records, a second longer than its
     /// elapsed time); the correction is named.
-    mutating func keepMovingWithinElapsed() {
+    public mutating func keepMovingWithinElapsed() {
         guard movingSeconds > elapsedSeconds else { return }
         if movingSeconds - elapsedSeconds >= 0.5 && !corrections.contains(where: { $0.contains("timer time") }) {
             corrections.append(

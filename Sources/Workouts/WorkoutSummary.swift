@@ -119,7 +119,8 @@ public struct WorkoutSummary: Sendable {
         return .object(members)
     }
 
-    static func statisticsMembers(_ statistics: WorkoutStatistics) -> [(String, JSONValue)] {
+    /// A lap's or a whole ride's statistics as `show --json` writes them.
+    public static func statisticsMembers(_ statistics: WorkoutStatistics) -> [(String, JSONValue)] {
         let curve = statistics.powerCurveWatts.keys.sorted().map {
             (String($0), JSONValue.rounded(statistics.powerCurveWatts[$0], 1))
         }

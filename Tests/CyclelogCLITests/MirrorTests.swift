@@ -516,6 +516,99 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(again.body, "")
     }
 
+    /// The history's pages in headless Chromium at a phone's and a desktop's width (Tests/MirrorPage/
+    /// history_check.py; screenshots in .build/artefacts/mirror): the ride page shows `show --json`'s numbers, and
+    /// a range picked on the chart over a lap's seconds gives that lap's statistics.
+    func testTheHistoryPagesShowTheRideAndARangeIsALap() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        // A real ride's journal with two laps added (at 20 and 45 minutes after its first line).
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let database = folder.appendingPathComponent("rides.sqlite").path
+        let original = try String(
+            contentsOf: fixturesFolder.appendingPathComponent(
+                "rides/fitparse_Edge810-Vector-2013-08-16-15-35-10.journal"), encoding: .utf8)
+        var laps = ["2013-08-16T18:25:08.000000Z lap", "2013-08-16T18:50:08.000000Z lap"]
+        var lines: [String] = []
+        for line in original.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            // Journal times are ISO 8601 in UTC with fixed width: as text they sort as times do.
+            while let lap = laps.first, !line.hasPrefix("#"), line.count >= 27, line.prefix(27) > lap.prefix(27) {
+                lines.append(lap)
+                laps.removeFirst()
+            }
+            lines.append(line)
+        }
+        let journal = folder.appendingPathComponent("laps.journal").path
+        try (lines + laps).joined(separator: "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        let replay = try cyclelog(
+            [
+                "replay", "--db", database, journal,
+                fixturesFolder.appendingPathComponent("rides/sweatpy_4078723797.btsnoop").path,
+            ])
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        let shown = try cyclelog(["show", "1", "--json", "--db", database]).output.jsonObject
+        let shownLaps = try XCTUnwrap(shown["laps"] as? [[String: Any]])
+        XCTAssertEqual(shownLaps.count, 3)
+
+        let bus = try PrivateBus()
+        let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--db", database])
+        defer { mirror.signal(SIGTERM) }
+        let page = try HTTPConnection.request(port: port, "GET", "/history")
+        XCTAssertLessThanOrEqual(page.body.utf8.count, 60 * 1024, "the page is at most 60 kB")
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "laptop", "--scope", "read", "--json"], bus).jsonObject["url"] as? String)
+        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
+        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/history_check.py").path
+        let outputPath = folder.appendingPathComponent("history.json").path
+        let check = try ChildProcess(
+            ["/usr/bin/env", "python3", script, url, artefacts, "1", "2"], outputPath: outputPath)
+        XCTAssertEqual(check.wait(seconds: 180), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
+        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+
+        XCTAssertEqual(report["rideRows"] as? Int, 2, output)
+        XCTAssertEqual(report["rideLinks"] as? Int, 2, "every ride reachable by keyboard")
+        XCTAssertEqual((report["errors"] as? [Any])?.count, 0, output)
+        XCTAssertEqual((report["requestsElsewhere"] as? [Any])?.count, 0, output)
+        XCTAssertEqual(report["powerCurveLoaded"] as? Bool, true, output)
+        for width in ["phone", "desktop"] {
+            // Every number on the ride page is the one `show --json` has, under the same key.
+            let tiles = try XCTUnwrap(report["tiles-\(width)"] as? [String: Any], output)
+            XCTAssertGreaterThanOrEqual(tiles.count, 12)
+            for (key, value) in tiles {
+                if let text = value as? String {
+                    XCTAssertEqual(Double(text), shown[key] as? Double, "\(width): \(key)")
+                } else {
+                    XCTAssertTrue(shown[key] is NSNull, "\(width): \(key) is \(shown[key] ?? "missing") in show --json")
+                }
+            }
+            XCTAssertEqual(report["laps-\(width)"] as? Int, 3)
+            // The range over lap 2's seconds, picked on the chart, gives lap 2's statistics. The lap was computed
+            // from the values as measured, the range from them as stored (power to 0.1 W, distance to 1 mm each
+            // second): sums and means agree to those steps.
+            let range = try XCTUnwrap(report["range-\(width)"] as? [String: Any], output)
+            let lap = shownLaps[1]
+            let tolerances: [String: Double] = [
+                "elapsedSeconds": 0.001, "distanceMeters": 1, "averagePowerWatts": 0.1, "normalizedPowerWatts": 0.1,
+                "maximumPowerWatts": 0.1, "workJoules": 0.0001 * (lap["workJoules"] as? Double ?? 0) + 1,
+                "averageCadenceRPM": 0.1, "averageHeartRateBPM": 0.1,
+            ]
+            for (key, tolerance) in tolerances {
+                let seen = try XCTUnwrap(Double(range[key] as? String ?? ""), "\(width): \(key) \(range)")
+                XCTAssertEqual(seen, try XCTUnwrap(lap[key] as? Double), accuracy: tolerance + 1e-9, "\(width): \(key)")
+            }
+            XCTAssertEqual(
+                (report["fitness-\(width)"] as? [String: Any])?["ftpWatts"] as? String,
+                (try cyclelog(["ftp", "--json", "--db", database]).output.jsonObject["ftpWatts"] as? Double)
+                    .map { "\($0)" })
+        }
+        XCTAssertTrue((report["powerCurveAlt"] as? String ?? "").contains("1 min"), output)
+        XCTAssertEqual((report["screenshots"] as? [String])?.count, 8, output)
+    }
+
     // MARK: Helpers
 
     /// Starts `cyclelog-mirror` and reads the port it announced.
