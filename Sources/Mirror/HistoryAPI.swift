@@ -33,7 +33,9 @@ public struct HistoryAPI: Sendable {
                     since: query.get("since"), until: query.get("until"), text: query.get("q"))
                 {
                 case .success(let filter):
-                    return .json(RideList.json(try RideList.entries(in: store, filter)), pretty: true)
+                    return .json(
+                        RideList.json(try RideList.entries(in: store, filter), ftp: try store.ftpHistory()),
+                        pretty: true)
                 case .failure(let error): return .error(.badRequest, error.description)
                 }
             }
@@ -73,6 +75,16 @@ public struct HistoryAPI: Sendable {
         case ("ftp", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "42d") else { return Self.badWindow }
             answer = await read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
+        case ("weekly-load", 1), ("weekly-load.svg", 1):
+            guard let weeks = Int(query.get("weeks") ?? "12"), (1...520).contains(weeks) else {
+                return MirrorResponder.error(.badRequest, "weeks takes 1 to 520")
+            }
+            let picture = parts[0] == "weekly-load.svg"
+            answer = await read { store throws(StoreError) in
+                let load = try RideList.weeklyLoad(in: store, weeks: weeks)
+                return picture
+                    ? .file(Array(WeeklyLoadChart.svg(load).utf8), "image/svg+xml", name: nil) : .json(load.json)
+            }
         case ("power-curve.svg", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
             answer = await read { store throws(StoreError) in

@@ -91,10 +91,10 @@ enum HistoryPage {
             return `<tr><td class="text">${unfinished ? esc(day(ride.start)) : `<a href="#/ride/${ride.id}">${esc(day(ride.start))}</a>`}</td>
               <td class="text">${esc(name)}${unfinished ? ` <span class="unfinished">unfinished — <code>cyclelog rebuild ${ride.id}</code> recovers it</span>` : ""}</td>
               <td>${num("elapsedSeconds", ride.elapsedSeconds, "", clock)}</td><td>${num("distanceMeters", ride.distanceMeters, "km", km)}</td>
-              <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td></tr>`;
+              <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td><td>${num("normalizedPowerWatts", ride.normalizedPowerWatts, "W")}</td><td>${num("trainingStressScore", ride.trainingStressScore)}</td></tr>`;
           }).join("");
           document.getElementById("list").outerHTML = list.length
-            ? `<div class="scroll"><table id="rides"><caption class="message">${list.length} rides, newest first</caption><thead><tr><th class="text">Date (UTC)</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th></tr></thead><tbody>${rows}</tbody></table></div>`
+            ? `<div class="scroll"><table id="rides"><caption class="message">${list.length} rides, newest first</caption><thead><tr><th class="text">Date (UTC)</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th></tr></thead><tbody>${rows}</tbody></table></div>`
             : `<p class="message">No rides match.</p>`;
         }
 
@@ -181,7 +181,7 @@ enum HistoryPage {
         async function fitness() {
           const query = new URLSearchParams(location.hash.split("?")[1] || "");
           const span = query.get("window") || "90d";
-          const [ftp, curve] = await Promise.all([api("ftp"), api("power-curve?window=" + encodeURIComponent(span))]);
+          const [ftp, curve, load] = await Promise.all([api("ftp"), api("power-curve?window=" + encodeURIComponent(span)), api("weekly-load?weeks=12")]);
           const at = s => curve.watts[s - 1];
           view.innerHTML = `<h1>Fitness</h1><div class="grid">
             ${tile("FTP", "ftpWatts", ftp.ftpWatts, "W")}${tile("Method", "method", ftp.method)}${tile("Since", "effective", ftp.effective, "", day)}
@@ -189,6 +189,8 @@ enum HistoryPage {
             ${tile("Best 1 min", "best.60", at(60), "W")}${tile("Best 5 min", "best.300", at(300), "W")}${tile("Best 20 min", "best.1200", at(1200), "W")}</div>
             <h2>Power curve</h2><form id="window"><label>Window<select name="window">${["42d", "90d", "365d", "36500d"].map(w => `<option${w === span ? " selected" : ""} value="${w}">${w === "36500d" ? "every ride" : w.replace("d", " days")}</option>`).join("")}</select></label></form>
             <div class="chart"><img src="/api/v1/power-curve.svg?window=${encodeURIComponent(span)}" alt="Best power for each duration over ${esc(span)} (${curve.windowRides} rides): 1 min ${at(60) ?? "–"} W, 5 min ${at(300) ?? "–"} W, 20 min ${at(1200) ?? "–"} W; critical power ${curve.criticalPowerWatts ?? "–"} W"></div>
+            <h2>Training load</h2><div class="chart"><img src="/api/v1/weekly-load.svg?weeks=12" alt="TSS per week for the 12 weeks to the newest ride; the numbers are in the table below"></div>
+            <div class="scroll"><table id="load"><thead><tr><th class="text">Week from</th><th>TSS</th><th>Rides</th></tr></thead><tbody>${load.map(w => `<tr><td class="text">${esc(w.weekStart.slice(0, 10))}</td><td>${num("weekTSS", w.trainingStressScore)}</td><td>${w.rides}</td></tr>`).join("")}</tbody></table></div>
             <h2>FTP history</h2><div class="scroll"><table id="history"><thead><tr><th class="text">Date</th><th class="text">Method</th><th>FTP</th><th>CP</th><th>W′</th><th class="text">Efforts</th></tr></thead><tbody>
             ${ftp.history.map(e => `<tr><td class="text">${esc(day(e.date))}</td><td class="text">${esc(e.method)}</td><td>${num("ftpWatts", e.ftpWatts, "W")}</td><td>${num("criticalPowerWatts", e.criticalPowerWatts, "W")}</td><td>${num("wPrimeJoules", e.wPrimeJoules, "J")}</td><td class="text">${e.efforts.map(f => `<a href="#/ride/${f.workoutId}">${clock(f.durationSeconds)} ${f.watts} W</a>`).join(", ")}</td></tr>`).join("") || `<tr><td class="text" colspan="6">No FTP yet.</td></tr>`}
             </tbody></table></div>`;

@@ -67,8 +67,23 @@ public enum RideList {
         try store.list().filter(filter.admits)
     }
 
-    /// The JSON array of `cyclelog list --json` (keys in DESIGN.md §3).
-    public static func json(_ entries: [WorkoutStore.ListEntry]) -> JSONValue {
+    /// A ride's Training Stress Score against the FTP in force when it started, as `show` gives it.
+    public static func trainingStressScore(_ entry: WorkoutStore.ListEntry, _ history: FTPHistory) -> Double? {
+        guard let np = entry.normalizedPowerWatts, let moving = entry.movingSeconds,
+            let ftp = history.inForce(at: entry.startMicroseconds)
+        else { return nil }
+        return PowerMetrics.trainingStressScore(normalizedPowerWatts: np, movingSeconds: moving, ftpWatts: ftp.watts)
+    }
+
+    /// The TSS per week of the complete rides, the `weeks` weeks ending with the newest ride's.
+    public static func weeklyLoad(in store: WorkoutStore, weeks: Int) throws(StoreError) -> WeeklyLoad {
+        let history = try store.ftpHistory()
+        let rides = try store.list().filter { $0.status == .complete }
+        return WeeklyLoad(rides.map { ($0.startMicroseconds, trainingStressScore($0, history)) }, count: weeks)
+    }
+
+    /// The JSON array of `cyclelog list --json` (keys in DESIGN.md §3), NP and TSS as `show` has them.
+    public static func json(_ entries: [WorkoutStore.ListEntry], ftp history: FTPHistory) -> JSONValue {
         .array(
             entries.map { entry in
                 .object([
@@ -81,6 +96,8 @@ public enum RideList {
                     ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
                     ("distanceMeters", .rounded(entry.distanceMeters, 2)),
                     ("averagePowerWatts", .rounded(entry.averagePowerWatts, 1)),
+                    ("normalizedPowerWatts", .rounded(entry.normalizedPowerWatts, 1)),
+                    ("trainingStressScore", .rounded(trainingStressScore(entry, history), 1)),
                     ("source", .string(entry.source)),
                 ])
             })

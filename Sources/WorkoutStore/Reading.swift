@@ -17,6 +17,28 @@ extension WorkoutStore {
         public var elapsedSeconds: Double?
         public var distanceMeters: Double?
         public var averagePowerWatts: Double?
+        /// From the stored statistics of a complete ride (nil when it has no power, or they cannot be read).
+        public var normalizedPowerWatts: Double?
+        public var movingSeconds: Double?
+
+        init(
+            id: Int64, syncIdentifier: String, name: String?, status: WorkoutStatus, contentDigest: String?,
+            source: String, startMicroseconds: Int64, elapsedSeconds: Double?, distanceMeters: Double?,
+            averagePowerWatts: Double?, statistics: WorkoutStatistics?
+        ) {
+            self.id = id
+            self.syncIdentifier = syncIdentifier
+            self.name = name
+            self.status = status
+            self.contentDigest = contentDigest
+            self.source = source
+            self.startMicroseconds = startMicroseconds
+            self.elapsedSeconds = elapsedSeconds
+            self.distanceMeters = distanceMeters
+            self.averagePowerWatts = averagePowerWatts
+            normalizedPowerWatts = status == .complete ? statistics?.normalizedPowerWatts : nil
+            movingSeconds = status == .complete ? statistics?.movingSeconds : nil
+        }
     }
 
     /// Every workout, newest first.
@@ -36,7 +58,11 @@ extension WorkoutStore {
                     startMicroseconds: try $0.decode(forColumn: "startMicroseconds"),
                     elapsedSeconds: try $0.decode(forColumn: "elapsedSeconds"),
                     distanceMeters: try $0.decode(forColumn: "distanceMeters"),
-                    averagePowerWatts: try $0.decode(forColumn: "averagePowerWatts"))
+                    averagePowerWatts: try $0.decode(forColumn: "averagePowerWatts"),
+                    // Damaged statistics are `show`'s to report (with the rebuild hint); a list leaves them out.
+                    statistics: (try $0.decode(forColumn: "statistics") as Data?).flatMap {
+                        try? StoredPacking.unpackStatistics([UInt8]($0))
+                    })
             }
         }
     }

@@ -206,9 +206,10 @@ struct List: ParsableCommand {
     }
 
     func run() throws {
-        let entries = try RideList.entries(in: try database.open(.read), try filter)
+        let store = try database.open(.read)
+        let entries = try RideList.entries(in: store, try filter)
         if json {
-            print(RideList.json(entries).rendered(pretty: true))
+            print(RideList.json(entries, ftp: try store.ftpHistory()).rendered(pretty: true))
             return
         }
         guard !entries.isEmpty else {

@@ -448,8 +448,15 @@ final class MirrorTests: XCTestCase {
         var shown: [[String: Any]] = []
         for entry in entries {
             let id = try XCTUnwrap(entry["id"] as? Int)
-            shown.append(try same("/api/v1/workouts/\(id)", ["show", "\(id)", "--json"]).jsonObject)
+            let summary = try same("/api/v1/workouts/\(id)", ["show", "\(id)", "--json"]).jsonObject
+            shown.append(summary)
+            // The list's NP and TSS are the ride's own.
+            for key in ["normalizedPowerWatts", "trainingStressScore"] {
+                XCTAssertEqual(entry[key] as? Double, summary[key] as? Double, "workout \(id) \(key)")
+                XCTAssertEqual(entry[key] is NSNull, summary[key] is NSNull, "workout \(id) \(key)")
+            }
         }
+        XCTAssertGreaterThan(entries.filter { $0["trainingStressScore"] is Double }.count, 10, "rides with a TSS")
         try same(
             "/api/v1/workouts?since=2019-09-20&until=2021-03-18",
             ["list", "--json", "--since", "2019-09-20", "--until", "2021-03-18"])
@@ -505,6 +512,32 @@ final class MirrorTests: XCTestCase {
             // 0.1 W, a value within 1e-4 W of a rounding edge can come out one step apart.
             XCTAssertEqual(watts[Int(duration)! - 1], try XCTUnwrap(best), accuracy: 0.1 + 1e-9, "\(duration) s")
         }
+
+        // The weekly load: each ISO week's (Monday to Sunday, UTC, by Foundation's calendar) TSS added up.
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let iso = ISO8601DateFormatter()
+        var expected: [String: Double] = [:]
+        for entry in entries where entry["status"] as? String == "complete" {
+            let start = try XCTUnwrap(iso.date(from: try XCTUnwrap(entry["start"] as? String)))
+            let monday = iso.string(from: try XCTUnwrap(calendar.dateInterval(of: .weekOfYear, for: start)).start)
+            expected[monday, default: 0] += entry["trainingStressScore"] as? Double ?? 0
+        }
+        let weeks = try XCTUnwrap(
+            try JSONSerialization.jsonObject(
+                with: Data(try get(port, "/api/v1/weekly-load?weeks=520", token: token).body.utf8)) as? [[String: Any]])
+        XCTAssertEqual(weeks.count, 520)
+        XCTAssertEqual(weeks.last?["weekStart"] as? String, expected.keys.max())
+        for week in weeks {
+            let monday = try XCTUnwrap(week["weekStart"] as? String)
+            // Each ride's TSS is rounded to 0.1 in the list: a week of n rides may differ by n × 0.05.
+            XCTAssertEqual(
+                week["trainingStressScore"] as? Double ?? -1, expected[monday] ?? 0,
+                accuracy: 0.05 * Double(week["rides"] as? Int ?? 0) + 0.05 + 1e-9, monday)
+        }
+        let loadPicture = try get(port, "/api/v1/weekly-load.svg", token: token)
+        XCTAssertEqual(loadPicture.headers["content-type"], "image/svg+xml")
+        XCTAssertTrue(loadPicture.body.contains("TSS per week"))
 
         // An unchanged answer is not sent again.
         let first = try get(port, "/api/v1/workouts/\(replayedID)", token: token)
