@@ -52,6 +52,20 @@ public struct HistoryAPI: Sendable {
             answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
                 .json(RideFiles.rangeJSON(ride, from: from, to: to))
             }
+        case ("workouts", 3) where parts[2] == "wprime" || parts[2] == "wprime.svg":
+            let picture = parts[2] == "wprime.svg"
+            answer = await ride(parts[1]) { ride, _ throws(StoreError) in
+                guard let balance = RideFiles.wPrimeBalance(ride) else {
+                    return .error(.notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
+                }
+                guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride)) }
+                return .file(
+                    Array(
+                        WPrimeBalanceChart.svg(
+                            ride.summary, model: balance.model, integralJoules: balance.integralJoules,
+                            differentialJoules: balance.differentialJoules
+                        ).utf8), "image/svg+xml", name: nil)
+            }
         case ("workouts", 3) where parts[2] == "chart.svg":
             let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
             answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in

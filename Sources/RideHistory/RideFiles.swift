@@ -39,6 +39,28 @@ public enum RideFiles {
                 + WorkoutSummary.statisticsMembers(statistics))
     }
 
+    /// W′ balance after each second of the ride (every elapsed second, a pause or gap at 0 W, as `show`'s lowest
+    /// values are computed), against the critical-power model of its date; nil without one, or without power.
+    public static func wPrimeBalance(_ ride: WorkoutStore.StoredRide) -> (
+        model: CriticalPowerModel, integralJoules: [Double], differentialJoules: [Double]
+    )? {
+        guard let model = ride.summary.analysis?.criticalPower, ride.samples.contains(where: { $0.powerWatts != nil }),
+            let balance = PowerMetrics.wPrimeBalance(ride.samples.map { $0.powerWatts ?? 0 }, model: model)
+        else { return nil }
+        return (model, balance.integralJoules, balance.differentialJoules)
+    }
+
+    public static func wPrimeBalanceJSON(_ ride: WorkoutStore.StoredRide) -> JSONValue {
+        guard let balance = wPrimeBalance(ride) else { return .null }
+        return .object([
+            ("workoutId", .integer(ride.summary.id)),
+            ("criticalPowerWatts", .rounded(balance.model.criticalPowerWatts, 1)),
+            ("wPrimeJoules", .rounded(balance.model.wPrimeJoules, 0)),
+            ("integralJoules", .array(balance.integralJoules.map { .rounded($0, 0) })),
+            ("differentialJoules", .array(balance.differentialJoules.map { .rounded($0, 0) })),
+        ])
+    }
+
     /// The file kinds a ride is handed out as.
     public enum Kind: String, CaseIterable, Sendable {
         case fit, tcx, csv, journal

@@ -93,25 +93,39 @@ public enum PowerMetrics {
     public static func wPrimeBalanceMinimum(_ watts: [Double], model: CriticalPowerModel) -> (
         integralJoules: Double, differentialJoules: Double
     )? {
+        guard let balance = wPrimeBalance(watts, model: model) else { return nil }
+        return (
+            min(model.wPrimeJoules, balance.integralJoules.min() ?? model.wPrimeJoules),
+            min(model.wPrimeJoules, balance.differentialJoules.min() ?? model.wPrimeJoules)
+        )
+    }
+
+    /// W′ balance after each second, by both models (the integral one of Skiba 2012, the differential one of
+    /// Skiba 2015), for the chart of a ride; nil without W′.
+    public static func wPrimeBalance(_ watts: [Double], model: CriticalPowerModel) -> (
+        integralJoules: [Double], differentialJoules: [Double]
+    )? {
         guard !watts.isEmpty, model.wPrimeJoules > 0 else { return nil }
         let criticalPower = model.criticalPowerWatts, wPrime = model.wPrimeJoules
         let below = watts.filter { $0 < criticalPower }
         let recoveryDeficit = below.isEmpty ? 0 : criticalPower - below.reduce(0, +) / Double(below.count)
         let tau = 546 * exp(-0.01 * recoveryDeficit) + 316
         let decay = exp(-1 / tau)
-        var expended = 0.0, integralMinimum = wPrime
-        var balance = wPrime, differentialMinimum = wPrime
+        var expended = 0.0, balance = wPrime
+        var integral: [Double] = [], differential: [Double] = []
+        integral.reserveCapacity(watts.count)
+        differential.reserveCapacity(watts.count)
         for value in watts {
             expended = expended * decay + max(0, value - criticalPower)
-            integralMinimum = min(integralMinimum, wPrime - expended)
+            integral.append(wPrime - expended)
             if value >= criticalPower {
                 balance -= value - criticalPower
             } else {
                 balance += (criticalPower - value) * (wPrime - balance) / wPrime
             }
-            differentialMinimum = min(differentialMinimum, balance)
+            differential.append(balance)
         }
-        return (integralMinimum, differentialMinimum)
+        return (integral, differential)
     }
 
     static func pow4(_ x: Double) -> Double { (x * x) * (x * x) }

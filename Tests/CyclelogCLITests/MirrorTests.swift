@@ -513,6 +513,42 @@ final class MirrorTests: XCTestCase {
             XCTAssertEqual(watts[Int(duration)! - 1], try XCTUnwrap(best), accuracy: 0.1 + 1e-9, "\(duration) s")
         }
 
+        // W′ balance over a ride with a critical-power model: its lowest values are `show`'s, it never exceeds
+        // W′, and above CP the differential form falls by exactly the excess each second (Skiba 2015).
+        let modelled = try XCTUnwrap(
+            shown.first { $0["wPrimeBalanceMinimumJoules"] is Double }, "no ride with power and a CP model")
+        let modelledID = try XCTUnwrap(modelled["id"] as? Int)
+        let balance = try get(port, "/api/v1/workouts/\(modelledID)/wprime", token: token).json
+        let integral = try XCTUnwrap(balance["integralJoules"] as? [Double])
+        let differential = try XCTUnwrap(balance["differentialJoules"] as? [Double])
+        let wPrime = try XCTUnwrap(modelled["wPrimeJoules"] as? Double)
+        let criticalPower = try XCTUnwrap(balance["criticalPowerWatts"] as? Double)
+        XCTAssertEqual(criticalPower, modelled["criticalPowerWatts"] as? Double)
+        XCTAssertEqual(
+            min(wPrime, integral.min() ?? wPrime), try XCTUnwrap(modelled["wPrimeBalanceMinimumJoules"] as? Double),
+            accuracy: 1)
+        XCTAssertEqual(
+            min(wPrime, differential.min() ?? wPrime),
+            try XCTUnwrap(modelled["wPrimeBalanceMinimumDifferentialJoules"] as? Double), accuracy: 1)
+        XCTAssertLessThanOrEqual(integral.max() ?? 0, wPrime + 0.5)
+        let power =
+            (try get(port, "/api/v1/workouts/\(modelledID)/samples", token: token).json["powerWatts"]
+            as? [Any] ?? []).map { ($0 as? Double) ?? 0 }
+        XCTAssertEqual(power.count, differential.count)
+        var checked = 0
+        for second in 1..<differential.count where power[second] > criticalPower + 1 {
+            // Both seconds' balances are rounded to 1 J.
+            XCTAssertEqual(
+                differential[second - 1] - differential[second], power[second] - criticalPower, accuracy: 1.01)
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 10)
+        XCTAssertEqual(
+            try get(port, "/api/v1/workouts/\(modelledID)/wprime.svg", token: token).headers["content-type"],
+            "image/svg+xml")
+        let unmodelled = try XCTUnwrap(shown.first { $0["wPrimeBalanceMinimumJoules"] is NSNull }?["id"] as? Int)
+        XCTAssertEqual(try get(port, "/api/v1/workouts/\(unmodelled)/wprime", token: token).status, 404)
+
         // The weekly load: each ISO week's (Monday to Sunday, UTC, by Foundation's calendar) TSS added up.
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!
