@@ -80,6 +80,7 @@ bench:
 	python3 Benchmarks/live_bench.py
 	python3 Benchmarks/start_bench.py
 	python3 Benchmarks/mirror_bench.py
+	python3 Benchmarks/history_bench.py
 	python3 Benchmarks/summary.py
 
 lint:

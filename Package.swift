@@ -153,7 +153,7 @@ let package = Package(
             name: "CyclelogCLITests",
             dependencies: [
                 "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ",
-                "Capture", "Workouts", "RecorderInterface", "Mirror",
+                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -80,6 +80,16 @@ def peak_megabytes(pid):
     return 0.0
 
 
+def serving_port(log):
+    """The port a starting `cyclelog-mirror` announces in its log ("serving http://127.0.0.1:PORT")."""
+    for _ in range(300):
+        text = open(log).read()
+        if "serving http://127.0.0.1:" in text:
+            return int(text.split("serving http://127.0.0.1:")[1].split()[0])
+        time.sleep(0.1)
+    sys.exit("cyclelog-mirror did not start: " + open(log).read())
+
+
 def run(command, environment):
     return subprocess.run(command, env=environment, capture_output=True, text=True, check=True).stdout
 
@@ -126,15 +136,7 @@ def bench():
         mirror_log = os.path.join(stand_in.folder, "mirror.log")
         mirror = stand_in.start([MIRROR, "serve", "--listen", "127.0.0.1:0", "--state-dir",
                                  os.path.join(stand_in.folder, "state")], mirror_log)
-        port = None
-        for _ in range(300):
-            text = open(mirror_log).read()
-            if "serving http://127.0.0.1:" in text:
-                port = int(text.split("serving http://127.0.0.1:")[1].split()[0])
-                break
-            time.sleep(0.1)
-        if port is None:
-            sys.exit("mirror bench: cyclelog-mirror did not start: " + open(mirror_log).read())
+        port = serving_port(mirror_log)
         url = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
         token = json.loads(run([MIRROR, "pair", "--name", "bench-readers", "--scope", "read", "--token", "--json"],
                                environment))["token"]

@@ -43,7 +43,7 @@ public struct HistoryAPI: Sendable {
             answer = await ride(parts[1]) { ride, _ throws(StoreError) in .json(ride.summary.json) }
         case ("workouts", 3) where parts[2] == "samples":
             answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
-                .json(RideFiles.samplesJSON(ride))
+                .file(RideFiles.samplesJSONBytes(ride) + [UInt8(ascii: "\n")], "application/json", name: nil)
             }
         case ("workouts", 3) where parts[2] == "range":
             guard let from = query.get("from").flatMap(Int.init), let to = query.get("to").flatMap(Int.init) else {
@@ -56,7 +56,8 @@ public struct HistoryAPI: Sendable {
             let picture = parts[2] == "wprime.svg"
             answer = await ride(parts[1]) { ride, _ throws(StoreError) in
                 guard let balance = RideFiles.wPrimeBalance(ride) else {
-                    return .error(.notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
+                    return .error(
+                        .notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
                 }
                 guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride)) }
                 return .file(

@@ -63,21 +63,10 @@ public struct MirrorResponder: HTTPResponder {
         var request = request
         switch (request.method, request.uri.path) {
         case (.get, "/"):
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                    .contentSecurityPolicy:
-                        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src data:",
-                ], body: .init(byteBuffer: ByteBuffer(string: MirrorPage.html)))
+            return Self.page(MirrorPage.html, images: "data:")
         case (.get, "/history"):
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                    .contentSecurityPolicy:
-                        "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
-                ], body: .init(byteBuffer: ByteBuffer(string: HistoryPage.html)))
+            // The history's charts are SVG from its own API.
+            return Self.page(HistoryPage.html, images: "'self' data:")
         case (.get, "/pair"):
             return await pairWithLink(request, context)
         case (.post, "/api/v1/pair"):
@@ -322,6 +311,18 @@ public struct MirrorResponder: HTTPResponder {
         do { return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView)) } catch {
             throw Refusal(response: Self.error(.badRequest, usage + " (JSON)"))
         }
+    }
+
+    /// A page: its own inline style and script, requests to this site only, images from `images`.
+    static func page(_ html: String, images: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
+                .contentSecurityPolicy:
+                    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; "
+                    + "img-src \(images)",
+            ], body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {

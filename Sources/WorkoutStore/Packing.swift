@@ -48,7 +48,7 @@ enum StoredPacking {
             sample.heartRateBPM = try value(.heartRateBPM, 10)
             sample.distanceMeters = Double(try reader.signed()) / 1000
             sample.runningFraction = Double(try reader.unsigned()) / 1000
-            sample.sources = try (0..<4).map { (_: Int) throws(PackedDataError) in Int8(bitPattern: try reader.byte()) }
+            for channel in sample.sources.indices { sample.sources[channel] = Int8(bitPattern: try reader.byte()) }
             samples.append(sample)
         }
         return samples

@@ -1,5 +1,6 @@
 import Foundation
 import RecorderInterface
+import RideHistory
 import TestSupport
 import WorkoutStore
 import Workouts
@@ -493,7 +494,15 @@ final class MirrorTests: XCTestCase {
 
         // The 1 Hz series: a column per channel, one value per second; its distances add up to the ride's.
         let replayedID = try XCTUnwrap(replayed["id"] as? Int)
-        let series = try get(port, "/api/v1/workouts/\(replayedID)/samples", token: token).json
+        let seriesAnswer = try get(port, "/api/v1/workouts/\(replayedID)/samples", token: token)
+        let series = seriesAnswer.json
+        // Written straight into bytes for speed: the very text the JSON tree of the same ride prints.
+        for id in [replayedID, try XCTUnwrap(imported["id"] as? Int)] {
+            let stored = try XCTUnwrap(try WorkoutStore(path: database, access: .read).ride(Int64(id)))
+            XCTAssertEqual(
+                try get(port, "/api/v1/workouts/\(id)/samples", token: token).body,
+                RideFiles.samplesJSON(stored).rendered() + "\n", "workout \(id)")
+        }
         let summary = try cyclelog(["show", "\(replayedID)", "--json", "--db", database]).output.jsonObject
         let seconds = try XCTUnwrap(series["seconds"] as? [Int])
         XCTAssertEqual(seconds, Array(0..<seconds.count))

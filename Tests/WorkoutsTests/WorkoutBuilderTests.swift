@@ -36,6 +36,18 @@ final class WorkoutBuilderTests: XCTestCase {
         return try XCTUnwrap(builder.finish())
     }
 
+    func testASampleHoldsOneSourcePerChannelInPlace() {
+        var sources: ChannelSources = [-1, -1, -1, -1]
+        XCTAssertEqual(sources.count, Channel.allCases.count)
+        sources[Channel.heartRateBPM.rawValue] = 2
+        sources[Channel.powerWatts.rawValue] = 0
+        XCTAssertEqual(Array(sources), [0, -1, -1, 2])
+        XCTAssertEqual(sources, ChannelSources([0, -1, -1, 2]))
+        XCTAssertNotEqual(sources, [0, -1, 1, 2])
+        // Plain data: no reference to count when a second is copied.
+        XCTAssertTrue(_isPOD(SecondSample.self))
+    }
+
     func testEachSecondIsTheTimeWeightedMeanOfTheHeldValues() throws {
         // 100 W held for 0.5 s, then 300 W: the first second averages 200 W; the second is all 300 W.
         let workout = try build([
