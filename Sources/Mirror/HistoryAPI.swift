@@ -22,7 +22,8 @@ public struct HistoryAPI: Sendable {
 
     /// The answer to a history request, or nil when `path` is not one.
     func respond(to request: Request, path: String) async -> Response? {
-        // After "/api/v1/": workouts, workouts/ID, workouts/ID/samples, workouts/ID/export.KIND, ftp, power-curve.
+        // After "/api/v1/": workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg and export.KIND;
+        // ftp, weekly-load(.svg), power-curve(.svg).
         let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
         let query = request.uri.queryParameters
         let answer: Answer
