@@ -60,7 +60,7 @@ public struct HistoryAPI: Sendable {
                     return .error(
                         .notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
                 }
-                guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride)) }
+                guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride, balance)) }
                 return .file(
                     Array(
                         WPrimeBalanceChart.svg(

@@ -28,8 +28,13 @@ public enum RideExport {
 
     /// `cyclelog-<id>-<date>.<format>`.
     public static func fileName(_ summary: WorkoutSummary, format: Format) -> String {
+        fileName(summary, ending: format.rawValue)
+    }
+
+    /// `cyclelog-<id>-<date>.<ending>`, for a file of the ride that is not an export (its journal).
+    public static func fileName(_ summary: WorkoutSummary, ending: String) -> String {
         let date = UTCTime.formatSeconds(microseconds: summary.startMicroseconds).prefix(10)
-        return "cyclelog-\(summary.id)-\(date).\(format.rawValue)"
+        return "cyclelog-\(summary.id)-\(date).\(ending)"
     }
 
     /// The complete rides that started at or after `startMicroseconds`, oldest first.

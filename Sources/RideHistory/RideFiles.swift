@@ -32,7 +32,6 @@ public enum RideFiles {
         text("{\"workoutId\": \(ride.summary.id), \"start\": ")
         text(JSONValue.string(UTCTime.formatSeconds(microseconds: ride.summary.startMicroseconds)).rendered())
         text(", \"seconds\": [")
-        // By index, not `enumerated()`: a sample is read in place, never copied (with its array of sources).
         for index in samples.indices {
             if index > 0 { output.append(UInt8(ascii: ",")) }
             writeDecimal(Int64(samples[index].second), decimals: 0, into: &output)
@@ -107,20 +106,23 @@ public enum RideFiles {
                 + WorkoutSummary.statisticsMembers(statistics))
     }
 
+    /// A ride's W′ balance after each second by both of Skiba's forms, and the model it was worked out against.
+    public typealias WPrimeBalance = (
+        model: CriticalPowerModel, integralJoules: [Double], differentialJoules: [Double]
+    )
+
     /// W′ balance after each second of the ride (every elapsed second, a pause or gap at 0 W, as `show`'s lowest
     /// values are computed), against the critical-power model of its date; nil without one, or without power.
-    public static func wPrimeBalance(_ ride: WorkoutStore.StoredRide) -> (
-        model: CriticalPowerModel, integralJoules: [Double], differentialJoules: [Double]
-    )? {
+    public static func wPrimeBalance(_ ride: WorkoutStore.StoredRide) -> WPrimeBalance? {
         guard let model = ride.summary.analysis?.criticalPower, ride.samples.contains(where: { $0.powerWatts != nil }),
             let balance = PowerMetrics.wPrimeBalance(ride.samples.map { $0.powerWatts ?? 0 }, model: model)
         else { return nil }
         return (model, balance.integralJoules, balance.differentialJoules)
     }
 
-    public static func wPrimeBalanceJSON(_ ride: WorkoutStore.StoredRide) -> JSONValue {
-        guard let balance = wPrimeBalance(ride) else { return .null }
-        return .object([
+    /// A balance `wPrimeBalance` worked out, as JSON.
+    public static func wPrimeBalanceJSON(_ ride: WorkoutStore.StoredRide, _ balance: WPrimeBalance) -> JSONValue {
+        .object([
             ("workoutId", .integer(ride.summary.id)),
             ("criticalPowerWatts", .rounded(balance.model.criticalPowerWatts, 1)),
             ("wPrimeJoules", .rounded(balance.model.wPrimeJoules, 0)),
@@ -132,6 +134,9 @@ public enum RideFiles {
     /// The file kinds a ride is handed out as.
     public enum Kind: String, CaseIterable, Sendable {
         case fit, tcx, csv, journal
+
+        /// The export format that writes it; nil for the journal.
+        var exportFormat: RideExport.Format? { RideExport.Format(rawValue: rawValue) }
 
         /// The media type it is served with.
         public var mediaType: String {
@@ -166,14 +171,9 @@ public enum RideFiles {
         let events: [RideEvent]
         let importedFrom: String?
         do throws(StoreError) {
-            switch kind {
-            case .fit: return try RideExport.file(ride, format: .fit, from: store)
-            case .tcx: return try RideExport.file(ride, format: .tcx, from: store)
-            case .csv: return try RideExport.file(ride, format: .csv, from: store)
-            case .journal:
-                events = try store.journal(ride.summary.id)
-                importedFrom = events.isEmpty ? try store.importedFile(ride.summary.id)?.fileName : nil
-            }
+            if let format = kind.exportFormat { return try RideExport.file(ride, format: format, from: store) }
+            events = try store.journal(ride.summary.id)
+            importedFrom = events.isEmpty ? try store.importedFile(ride.summary.id)?.fileName : nil
         } catch {
             throw .store(error)
         }
@@ -183,11 +183,6 @@ public enum RideFiles {
 
     /// The name a download is saved under: `cyclelog export`'s, and `.journal` for the journal.
     public static func fileName(_ summary: WorkoutSummary, _ kind: Kind) -> String {
-        switch kind {
-        case .fit: RideExport.fileName(summary, format: .fit)
-        case .tcx: RideExport.fileName(summary, format: .tcx)
-        case .csv: RideExport.fileName(summary, format: .csv)
-        case .journal: String(RideExport.fileName(summary, format: .csv).dropLast(3)) + "journal"
-        }
+        RideExport.fileName(summary, ending: kind.rawValue)
     }
 }
