@@ -30,6 +30,7 @@ let package = Package(
         .target(name: "Workouts", dependencies: ["CyclingSensors"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMalloc"),
         // libdbus-1, the reference D-Bus library, for talking to BlueZ and for the recorder's control object.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
@@ -93,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-mirror",
             dependencies: [
-                "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore",
+                "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

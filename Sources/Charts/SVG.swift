@@ -7,6 +7,8 @@ struct SVG {
     let height: Double
     /// `data-` attributes of the root element, for a page that works with the picture (names without the prefix).
     var data: [(name: String, value: String)] = []
+    /// The paint under the picture; nil leaves it transparent (a small picture on the page's own colour).
+    var background: String? = "white"
 
     init(width: Double, height: Double) {
         self.width = width
@@ -20,9 +22,9 @@ struct SVG {
             <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
             viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" \
             font-size="12"\(attributes)>
-            <rect width="100%" height="100%" fill="white"/>
 
-            """ + body.joined(separator: "\n") + "\n</svg>\n"
+            """ + (background.map { "<rect width=\"100%\" height=\"100%\" fill=\"\($0)\"/>\n" } ?? "")
+                + body.joined(separator: "\n") + "\n</svg>\n"
     }
 
     mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1) {

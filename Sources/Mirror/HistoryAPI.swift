@@ -22,14 +22,17 @@ public struct HistoryAPI: Sendable {
 
     /// The answer to a history request, or nil when `path` is not one.
     func respond(to request: Request, path: String) async -> Response? {
-        // After "/api/v1/": workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg and export.KIND;
+        // After "/api/v1/": workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg, sparkline.svg and
+        // export.KIND;
         // ftp, weekly-load(.svg), power-curve(.svg).
         let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
         let query = request.uri.queryParameters
-        let answer: Answer
+        let exchange = Exchange(
+            databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch])
+        let answer: Response
         switch (parts.first ?? "", parts.count) {
         case ("workouts", 1):
-            answer = await read { store throws(StoreError) in
+            answer = await exchange.read { store throws(StoreError) in
                 switch RideList.Filter.parse(
                     since: query.get("since"), until: query.get("until"), text: query.get("q"))
                 {
@@ -41,21 +44,21 @@ public struct HistoryAPI: Sendable {
                 }
             }
         case ("workouts", 2):
-            answer = await ride(parts[1]) { ride, _ throws(StoreError) in .json(ride.summary.json) }
+            answer = await exchange.ride(parts[1]) { ride, _ throws(StoreError) in .json(ride.summary.json) }
         case ("workouts", 3) where parts[2] == "samples":
-            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
-                .file(RideFiles.samplesJSONBytes(ride) + [UInt8(ascii: "\n")], "application/json", name: nil)
+            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+                .file(RideFiles.samplesJSONBytes(ride), "application/json", name: nil)
             }
         case ("workouts", 3) where parts[2] == "range":
             guard let from = query.get("from").flatMap(Int.init), let to = query.get("to").flatMap(Int.init) else {
                 return MirrorResponder.error(.badRequest, "range takes from=SECOND&to=SECOND (from the ride's start)")
             }
-            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
                 .json(RideFiles.rangeJSON(ride, from: from, to: to))
             }
         case ("workouts", 3) where parts[2] == "wprime" || parts[2] == "wprime.svg":
             let picture = parts[2] == "wprime.svg"
-            answer = await ride(parts[1]) { ride, _ throws(StoreError) in
+            answer = await exchange.ride(parts[1]) { ride, _ throws(StoreError) in
                 guard let balance = RideFiles.wPrimeBalance(ride) else {
                     return .error(
                         .notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
@@ -70,15 +73,19 @@ public struct HistoryAPI: Sendable {
             }
         case ("workouts", 3) where parts[2] == "chart.svg":
             let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
-            answer = await ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
                 let seconds = from.flatMap { from in to.map { from..<max(from + 1, $0) } }
                 return .file(
                     Array(RideChart.svg(ride.summary, samples: ride.samples, seconds: seconds).utf8),
                     "image/svg+xml", name: nil)
             }
+        case ("workouts", 3) where parts[2] == "sparkline.svg":
+            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+                .file(Array(PowerSparkline.svg(ride.samples).utf8), "image/svg+xml", name: nil)
+            }
         case ("workouts", 3) where parts[2].hasPrefix("export."):
             guard let kind = RideFiles.Kind(rawValue: String(parts[2].dropFirst("export.".count))) else { return nil }
-            answer = await ride(parts[1], analysed: false) { ride, store throws(StoreError) in
+            answer = await exchange.ride(parts[1], analysed: false) { ride, store throws(StoreError) in
                 do throws(RideFiles.FileError) {
                     return .file(
                         try RideFiles.file(ride, kind, from: store), kind.mediaType,
@@ -90,20 +97,20 @@ public struct HistoryAPI: Sendable {
             }
         case ("ftp", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "42d") else { return Self.badWindow }
-            answer = await read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
+            answer = await exchange.read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
         case ("weekly-load", 1), ("weekly-load.svg", 1):
             guard let weeks = Int(query.get("weeks") ?? "12"), (1...520).contains(weeks) else {
                 return MirrorResponder.error(.badRequest, "weeks takes 1 to 520")
             }
             let picture = parts[0] == "weekly-load.svg"
-            answer = await read { store throws(StoreError) in
+            answer = await exchange.read { store throws(StoreError) in
                 let load = try RideList.weeklyLoad(in: store, weeks: weeks)
                 return picture
                     ? .file(Array(WeeklyLoadChart.svg(load).utf8), "image/svg+xml", name: nil) : .json(load.json)
             }
         case ("power-curve.svg", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
-            answer = await read { store throws(StoreError) in
+            answer = await exchange.read { store throws(StoreError) in
                 let window = try PowerCurveReport.window(store, days: days)
                 return .file(
                     Array(PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve).utf8),
@@ -111,49 +118,76 @@ public struct HistoryAPI: Sendable {
             }
         case ("power-curve", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
-            answer = await read { store throws(StoreError) in
+            answer = await exchange.read { store throws(StoreError) in
                 .json(PowerCurveReport.json(try PowerCurveReport.window(store, days: days)))
             }
         default:
             return nil
         }
-        return answer.response(ifNoneMatch: request.headers[.ifNoneMatch])
+        return answer
     }
 
     static let badWindow = MirrorResponder.error(.badRequest, "window takes days (42d), weeks (6w) or a number of days")
 
-    /// A stored ride by its id, or the answer `show` would give instead (404 unknown, 409 unfinished).
-    private func ride(
-        _ reference: Substring, analysed: Bool = true,
-        _ work: @escaping @Sendable (WorkoutStore.StoredRide, WorkoutStore) throws(StoreError) -> Answer
-    ) async -> Answer {
-        await read { store throws(StoreError) in
-            guard let id = Int64(reference), try store.resolve(String(id)) != nil else {
-                return .error(.notFound, "there is no workout '\(reference)'")
-            }
-            guard let ride = try store.ride(id, analysed: analysed) else {
-                return .error(
-                    .conflict,
-                    "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers "
-                        + "it, `cyclelog delete \(id)` discards it")
-            }
-            return try work(ride, store)
-        }
-    }
+    /// One request's reading of the database, with what its client already holds.
+    struct Exchange: Sendable {
+        let databasePath: String
+        /// The path and query, part of the ETag.
+        let url: String
+        let ifNoneMatch: String?
 
-    /// `work` on the database opened read-only, on a thread of its own: SQLite blocks, the server's threads must not.
-    private func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Answer {
-        let path = databasePath
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                do throws(StoreError) {
-                    continuation.resume(returning: try work(try WorkoutStore(path: path, access: .read)))
-                } catch {
-                    let status: HTTPResponse.Status = error.code == .busy ? .serviceUnavailable : .internalServerError
-                    continuation.resume(returning: .error(status, "the ride database: \(error.description)"))
+        /// A stored ride by its id, or the answer `show` would give instead (404 unknown, 409 unfinished).
+        func ride(
+            _ reference: Substring, analysed: Bool = true,
+            _ work: @escaping @Sendable (WorkoutStore.StoredRide, WorkoutStore) throws(StoreError) -> Answer
+        ) async -> Response {
+            await read { store throws(StoreError) in
+                guard let id = Int64(reference), try store.resolve(String(id)) != nil else {
+                    return .error(.notFound, "there is no workout '\(reference)'")
+                }
+                guard let ride = try store.ride(id, analysed: analysed) else {
+                    return .error(
+                        .conflict,
+                        "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` "
+                            + "recovers it, `cyclelog delete \(id)` discards it")
+                }
+                return try work(ride, store)
+            }
+        }
+
+        /// `work` on the database opened read-only, on a thread of its own: SQLite blocks, the server's threads
+        /// must not. When the database counts its changes, the ETag is that count with the URL, checked before
+        /// anything is read: an unchanged page costs one query. (The count is read first, so a change landing in
+        /// between gives a page newer than its tag, which the next request simply fetches again.)
+        func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Response {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    do throws(StoreError) {
+                        let store = try WorkoutStore(path: databasePath, access: .read)
+                        let tag = try store.changeCount().map(tag)
+                        if let tag, Answer.holds(ifNoneMatch, tag) {
+                            continuation.resume(returning: Answer.notModified(tag))
+                            return
+                        }
+                        continuation.resume(returning: try work(store).response(ifNoneMatch: ifNoneMatch, tag: tag))
+                    } catch {
+                        let status: HTTPResponse.Status =
+                            error.code == .busy ? .serviceUnavailable : .internalServerError
+                        continuation.resume(
+                            returning: MirrorResponder.error(status, "the ride database: \(error.description)"))
+                    }
                 }
             }
         }
+
+        /// Every answer is a function of the database's contents and the URL alone (windows end with the newest
+        /// ride, not today), and of this program: the count of changes, this process's own random number and a
+        /// digest of the URL.
+        func tag(changes: Int64) -> String {
+            "\"\(changes)-\(Self.process)-" + SHA256.hash(data: Array(url.utf8)).prefix(8).hexadecimal + "\""
+        }
+
+        static let process = String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
     /// What a history request answers, before its ETag is compared.
@@ -163,27 +197,58 @@ public struct HistoryAPI: Sendable {
         case file([UInt8], String, name: String?)
         case error(HTTPResponse.Status, String)
 
-        /// 200 with the body and its ETag (the SHA-256 of the body), or 304 when the client already holds it.
-        func response(ifNoneMatch: String?) -> Response {
-            let bytes: [UInt8]
+        /// 200 with the body and its ETag (`tag`, else the SHA-256 of the body), or 304 when the client already
+        /// holds it.
+        func response(ifNoneMatch: String?, tag: String? = nil) -> Response {
             var headers: HTTPFields = [.cacheControl: "no-cache"]
+            let body: ResponseBody
+            let digest: () -> SHA256.Digest
             switch self {
             case .error(let status, let message): return MirrorResponder.error(status, message)
             case .json(let value, let pretty):
-                bytes = Array((value.rendered(pretty: pretty) + "\n").utf8)
+                let buffer = ByteBuffer(string: value.rendered(pretty: pretty) + "\n")
                 headers[.contentType] = "application/json"
+                body = .init(byteBuffer: buffer)
+                digest = { buffer.withUnsafeReadableBytes { SHA256.hash(data: $0) } }
             case .file(let file, let mediaType, let name):
-                bytes = file
                 headers[.contentType] = mediaType
                 if let name { headers[.contentDisposition] = "attachment; filename=\"\(name)\"" }
+                body = Self.inPieces(file)
+                digest = { SHA256.hash(data: file) }
             }
-            let tag = "\"" + SHA256.hash(data: bytes).map { String($0, radix: 16).leftPadded(2) }.joined() + "\""
+            let tag = tag ?? "\"" + digest().hexadecimal + "\""
+            if Self.holds(ifNoneMatch, tag) { return Self.notModified(tag) }
             headers[.eTag] = tag
-            if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmed == tag }) {
-                return Response(status: .notModified, headers: headers)
-            }
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return Response(status: .ok, headers: headers, body: body)
         }
+
+        /// A large file (a long ride's samples, chart or FIT) goes out 64 kB at a time as the connection takes it,
+        /// instead of being copied whole into the server's buffer beside the bytes themselves.
+        static func inPieces(_ bytes: [UInt8]) -> ResponseBody {
+            let piece = 64 * 1024
+            guard bytes.count > piece else { return .init(byteBuffer: ByteBuffer(bytes: bytes)) }
+            return ResponseBody(contentLength: bytes.count) { writer in
+                for start in stride(from: 0, to: bytes.count, by: piece) {
+                    try await writer.write(ByteBuffer(bytes: bytes[start..<min(start + piece, bytes.count)]))
+                }
+                try await writer.finish(nil)
+            }
+        }
+
+        static func notModified(_ tag: String) -> Response {
+            Response(status: .notModified, headers: [.cacheControl: "no-cache", .eTag: tag])
+        }
+
+        /// Whether an If-None-Match header names `tag`.
+        static func holds(_ ifNoneMatch: String?, _ tag: String) -> Bool {
+            ifNoneMatch?.split(separator: ",").contains { $0.trimmed == tag } ?? false
+        }
+    }
+}
+
+extension Sequence<UInt8> {
+    fileprivate var hexadecimal: String {
+        map { String($0, radix: 16).leftPadded(2) }.joined()
     }
 }
 

@@ -41,6 +41,7 @@ enum HistoryPage {
         .message{background:var(--panel);border-radius:8px;padding:12px;color:var(--dim)}
         caption{text-align:left}
         .downloads a{margin-right:16px}
+        img.spark{display:block;margin-left:auto}
         </style>
         </head>
         <body>
@@ -91,10 +92,11 @@ enum HistoryPage {
             return `<tr><td class="text">${unfinished ? esc(day(ride.start)) : `<a href="#/ride/${ride.id}">${esc(day(ride.start))}</a>`}</td>
               <td class="text">${esc(name)}${unfinished ? ` <span class="unfinished">unfinished — <code>cyclelog rebuild ${ride.id}</code> recovers it</span>` : ""}</td>
               <td>${num("elapsedSeconds", ride.elapsedSeconds, "", clock)}</td><td>${num("distanceMeters", ride.distanceMeters, "km", km)}</td>
-              <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td><td>${num("normalizedPowerWatts", ride.normalizedPowerWatts, "W")}</td><td>${num("trainingStressScore", ride.trainingStressScore)}</td></tr>`;
+              <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td><td>${num("normalizedPowerWatts", ride.normalizedPowerWatts, "W")}</td><td>${num("trainingStressScore", ride.trainingStressScore)}</td>
+              <td>${unfinished || ride.averagePowerWatts == null ? "–" : `<img class="spark" loading="lazy" width="120" height="28" src="/api/v1/workouts/${ride.id}/sparkline.svg" alt="Power over the ride, averaging ${ride.averagePowerWatts} W">`}</td></tr>`;
           }).join("");
           document.getElementById("list").outerHTML = list.length
-            ? `<div class="scroll"><table id="rides"><caption class="message">${list.length} rides, newest first</caption><thead><tr><th class="text">Date (UTC)</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th></tr></thead><tbody>${rows}</tbody></table></div>`
+            ? `<div class="scroll"><table id="rides"><caption class="message">${list.length} rides, newest first</caption><thead><tr><th class="text">Date (UTC)</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th><th>Power</th></tr></thead><tbody>${rows}</tbody></table></div>`
             : `<p class="message">No rides match.</p>`;
         }
 

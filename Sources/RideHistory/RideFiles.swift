@@ -21,7 +21,7 @@ public enum RideFiles {
                 } + [("leftOut", .array(ride.damaged.map { .string($0.description) }))])
     }
 
-    /// `samplesJSON(ride).rendered()`, byte for byte, written straight into bytes: a 12-hour ride has 300 000
+    /// `samplesJSON(ride).rendered()` and a newline, byte for byte, written straight into bytes: a 12-hour ride has 300 000
     /// numbers, each written here from its fixed-point integer rather than built as a `JSONValue` and printed by
     /// `String(Double)` (about 15 times the time and memory).
     public static func samplesJSONBytes(_ ride: WorkoutStore.StoredRide) -> [UInt8] {
@@ -54,7 +54,7 @@ public enum RideFiles {
         }
         text(", \"leftOut\": ")
         text(JSONValue.array(ride.damaged.map { .string($0.description) }).rendered())
-        output.append(UInt8(ascii: "}"))
+        output += "}\n".utf8
         return output
     }
 

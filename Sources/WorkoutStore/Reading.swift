@@ -67,6 +67,15 @@ extension WorkoutStore {
         }
     }
 
+    /// How many changes the database has seen, counted by the triggers of migration v11: equal counts mean equal
+    /// contents. Nil for a database a cyclelog older than that wrote last (the next writing command adds them).
+    public func changeCount() throws(StoreError) -> Int64? {
+        try read { db in
+            try db.tableExists("changeCount")
+                ? try Int64.fetchOne(db, sql: "SELECT changes FROM changeCount WHERE id = 1") : nil
+        }
+    }
+
     /// `last` → the newest workout's id; a number → itself if it exists.
     public func resolve(_ reference: String) throws(StoreError) -> Int64? {
         try read { db in

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMalloc
 import DBus
 import Foundation
 import Hummingbird
@@ -58,6 +59,10 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A block of 256 kB or more (a long ride's samples, its chart) is mapped for itself and unmapped when freed,
+        // as glibc does by default only until the first such block is freed: after that it raises the threshold
+        // and keeps megabytes in its heap that a history request held for a moment.
+        mallopt(M_MMAP_THRESHOLD, 256 * 1024)
         let (host, port) = Self.split(listen)!
         let devices: DeviceRegistry
         do { devices = try DeviceRegistry(file: devicesFile) } catch {

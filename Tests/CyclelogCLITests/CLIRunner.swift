@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import Workouts
 import XCTest
 
 /// What one run of the `cyclelog` binary printed and returned.
@@ -83,4 +84,53 @@ func readExport(_ kind: String, _ path: String) throws -> [String: Any] {
     XCTAssertEqual(
         status, 0, "the decoder failed (scripts/setup.sh installs garmin-fit-sdk, fitdecode, tcxreader):\n\(text)")
     return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+}
+
+extension XCTestCase {
+    /// What Garmin's FIT SDK and fitdecode read in an exported FIT file (`readExport("fit", …)`) against the
+    /// stored ride: records, laps, the session's totals and the timer's events.
+    func checkFIT(_ fit: [String: Any], summary: WorkoutSummary, samples: [SecondSample]) throws {
+        XCTAssertEqual(fit["isFIT"] as? Bool, true)
+        XCTAssertEqual(fit["integrity"] as? Bool, true, "Garmin's SDK checks the header and file CRCs")
+        XCTAssertEqual(fit["sdkErrors"] as? [String], [])
+        let running = samples.filter(\.isRunning)
+        let counts = try XCTUnwrap(fit["fitdecodeCounts"] as? [String: Int])
+        XCTAssertEqual(counts["record"], running.count)
+        XCTAssertEqual(counts["file_id"], 1)
+        XCTAssertEqual(counts["session"], 1)
+        XCTAssertEqual(counts["activity"], 1)
+        XCTAssertEqual(counts["lap"], summary.laps.count)
+        XCTAssertEqual(counts["device_info"], summary.sensors.count + 1)
+
+        let records = try XCTUnwrap(fit["records"] as? [[String: Any]])
+        XCTAssertEqual(records.count, running.count)
+        for (record, sample) in zip(records, running) {
+            let unix = Int64(try XCTUnwrap(record["timestamp"] as? Int)) + ExportCommandTests.fitEpochSeconds
+            XCTAssertEqual(unix, summary.startMicroseconds / 1_000_000 + Int64(sample.second))
+            XCTAssertEqual((record["power"] as? Int).map(Double.init), sample.powerWatts.map { $0.rounded() })
+            XCTAssertEqual((record["heart_rate"] as? Int).map(Double.init), sample.heartRateBPM.map { $0.rounded() })
+        }
+
+        let session = try XCTUnwrap((fit["sessions"] as? [[String: Any]])?.first)
+        let statistics = summary.statistics
+        XCTAssertEqual(
+            try XCTUnwrap(session["total_elapsed_time"] as? Double), statistics.elapsedSeconds, accuracy: 5e-4)
+        XCTAssertEqual(try XCTUnwrap(session["total_timer_time"] as? Double), statistics.movingSeconds, accuracy: 5e-4)
+        XCTAssertEqual(try XCTUnwrap(session["total_distance"] as? Double), statistics.distanceMeters, accuracy: 5e-3)
+        XCTAssertEqual(session["total_work"] as? Int, statistics.workJoules.map { Int($0.rounded()) })
+        XCTAssertEqual(session["avg_power"] as? Int, statistics.averagePowerWatts.map { Int($0.rounded()) })
+        XCTAssertEqual(session["max_power"] as? Int, statistics.maximumPowerWatts.map { Int($0.rounded()) })
+        XCTAssertEqual(session["normalized_power"] as? Int, statistics.normalizedPowerWatts.map { Int($0.rounded()) })
+        XCTAssertEqual(session["avg_heart_rate"] as? Int, statistics.averageHeartRateBPM.map { Int($0.rounded()) })
+        XCTAssertEqual(session["sport"] as? String, "cycling")
+        XCTAssertEqual(session["num_laps"] as? Int, summary.laps.count)
+
+        // Pauses: the timer stops at each pause and at the end, and starts at the start and each resume.
+        let timer = try XCTUnwrap(fit["events"] as? [[String: Any]]).filter { $0["event"] as? String == "timer" }
+        let pauses = summary.events.filter { $0.control == .pause }.count
+        XCTAssertEqual(timer.filter { $0["event_type"] as? String == "stop_all" }.count, pauses + 1)
+        XCTAssertEqual(timer.filter { $0["event_type"] as? String == "start" }.count, pauses + 1)
+        let activity = try XCTUnwrap((fit["activities"] as? [[String: Any]])?.first)
+        XCTAssertEqual(try XCTUnwrap(activity["total_timer_time"] as? Double), statistics.movingSeconds, accuracy: 5e-4)
+    }
 }

@@ -484,6 +484,27 @@ final class MirrorTests: XCTestCase {
                 XCTAssertEqual(answer.bytes, Array(try Data(contentsOf: URL(fileURLWithPath: path))), "\(id).\(kind)")
                 XCTAssertTrue(answer.headers["content-disposition"]?.contains("cyclelog-\(id)-") ?? false)
             }
+            // The downloads themselves, read by the export tests' independent readers.
+            let stored = try XCTUnwrap(try WorkoutStore(path: database, access: .read).ride(Int64(id)))
+            for kind in ["fit", "tcx"] {
+                let download = folder.appendingPathComponent("download-\(id).\(kind)")
+                try Data(
+                    try HTTPConnection.request(
+                        port: port, "GET", "/api/v1/workouts/\(id)/export.\(kind)",
+                        headers: ["Authorization": "Bearer \(token)"]
+                    ).bytes
+                ).write(to: download)
+                let read = try readExport(kind, download.path)
+                if kind == "fit" {
+                    try checkFIT(read, summary: stored.summary, samples: stored.samples)
+                } else {
+                    XCTAssertEqual(read["sport"] as? String, "Biking")
+                    XCTAssertEqual(
+                        (read["trackpoints"] as? [Any])?.count, stored.samples.filter(\.isRunning).count,
+                        "a trackpoint per second on the timer")
+                    XCTAssertEqual((read["laps"] as? [Any])?.count, stored.summary.laps.count)
+                }
+            }
         }
         try same(
             "/api/v1/workouts/\(try XCTUnwrap(replayed["id"] as? Int))/export.journal",
@@ -584,17 +605,51 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(loadPicture.headers["content-type"], "image/svg+xml")
         XCTAssertTrue(loadPicture.body.contains("TSS per week"))
 
-        // An unchanged answer is not sent again.
-        let first = try get(port, "/api/v1/workouts/\(replayedID)", token: token)
-        let tag = try XCTUnwrap(first.headers["etag"])
-        let again = try HTTPConnection.request(
-            port: port, "GET", "/api/v1/workouts/\(replayedID)",
-            headers: ["Authorization": "Bearer \(token)", "If-None-Match": tag])
-        XCTAssertEqual(again.status, 304)
-        XCTAssertEqual(again.body, "")
+        // The list's power line: each of its 60 points the mean power of one sixtieth of the ride's seconds.
+        let sparkline = try get(port, "/api/v1/workouts/\(replayedID)/sparkline.svg", token: token)
+        XCTAssertEqual(sparkline.headers["content-type"], "image/svg+xml")
+        let wattsAttribute = try XCTUnwrap(
+            sparkline.body.range(of: #"data-watts="([^"]*)""#, options: .regularExpression))
+        let drawn = sparkline.body[wattsAttribute].dropFirst(#"data-watts=""#.count).dropLast()
+            .split(separator: " ", omittingEmptySubsequences: false).map { Double($0) }
+        let everySecond = try XCTUnwrap(series["powerWatts"] as? [Any]).map { $0 as? Double }
+        XCTAssertEqual(drawn.count, min(60, everySecond.count))
+        for (index, watts) in drawn.enumerated() {
+            let stretch = everySecond[
+                index * everySecond.count / drawn.count..<(index + 1) * everySecond.count
+                    / drawn.count
+            ].compactMap { $0 }
+            let mean = stretch.isEmpty ? nil : stretch.reduce(0, +) / Double(stretch.count)
+            XCTAssertEqual(watts == nil, mean == nil, "stretch \(index)")
+            // Both to 0.1 W: the samples' values and the stretch's mean.
+            XCTAssertEqual(watts ?? 0, mean ?? 0, accuracy: 0.05 + 1e-9, "stretch \(index)")
+        }
+        XCTAssertGreaterThan(drawn.compactMap { $0 }.count, 50)
+
+        // An unchanged answer is not sent again, nor worked out again; any change to the database (here an FTP
+        // set by hand, which changes the ride's zones and TSS) makes the old tag stale.
+        let ridePath = "/api/v1/workouts/\(replayedID)"
+        var tags: [String: String] = [:]
+        for path in [ridePath, "/api/v1/workouts", "/api/v1/workouts/\(replayedID)/sparkline.svg"] {
+            tags[path] = try XCTUnwrap(try get(port, path, token: token).headers["etag"], path)
+            let again = try HTTPConnection.request(
+                port: port, "GET", path, headers: ["Authorization": "Bearer \(token)", "If-None-Match": tags[path]!])
+            XCTAssertEqual(again.status, 304, path)
+            XCTAssertEqual(again.body, "", path)
+        }
+        XCTAssertNotEqual(tags[ridePath], tags["/api/v1/workouts"], "two answers under one tag")
+        let before = try get(port, ridePath, token: token).body
+        XCTAssertEqual(try cyclelog(["ftp", "set", "123", "--from", "2000-01-01", "--db", database]).status, 0)
+        let changed = try HTTPConnection.request(
+            port: port, "GET", ridePath,
+            headers: ["Authorization": "Bearer \(token)", "If-None-Match": tags[ridePath]!])
+        XCTAssertEqual(changed.status, 200)
+        XCTAssertNotEqual(changed.body, before, "the FTP changed nothing in the ride: a poor test")
+        XCTAssertEqual(changed.body, try cyclelog(["show", "\(replayedID)", "--json", "--db", database]).output)
+        XCTAssertNotEqual(changed.headers["etag"], tags[ridePath])
     }
 
-    /// The history's pages in headless Chromium at a phone's and a desktop's width (Tests/MirrorPage/
+    /// The history's pages in headless Chromium at a phone's, a tablet's, a desktop's and a TV's width (Tests/MirrorPage/
     /// history_check.py; screenshots in .build/artefacts/mirror): the ride page shows `show --json`'s numbers, and
     /// a range picked on the chart over a lap's seconds gives that lap's statistics.
     func testTheHistoryPagesShowTheRideAndARangeIsALap() async throws {
@@ -652,7 +707,12 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual((report["errors"] as? [Any])?.count, 0, output)
         XCTAssertEqual((report["requestsElsewhere"] as? [Any])?.count, 0, output)
         XCTAssertEqual(report["powerCurveLoaded"] as? Bool, true, output)
-        for width in ["phone", "desktop"] {
+        for width in ["phone", "tablet", "desktop", "tv"] {
+            // Both rides have power: a sparkline each, loaded, with its text alternative.
+            XCTAssertEqual(report["sparklines-\(width)"] as? Int, 2, output)
+            for page in ["rides", "ride"] {
+                XCTAssertEqual(report["overflow-\(page)-\(width)"] as? Int, 0, "\(width): the \(page) page is too wide")
+            }
             // Every number on the ride page is the one `show --json` has, under the same key.
             let tiles = try XCTUnwrap(report["tiles-\(width)"] as? [String: Any], output)
             XCTAssertGreaterThanOrEqual(tiles.count, 12)
@@ -684,7 +744,7 @@ final class MirrorTests: XCTestCase {
                     .map { "\($0)" })
         }
         XCTAssertTrue((report["powerCurveAlt"] as? String ?? "").contains("1 min"), output)
-        XCTAssertEqual((report["screenshots"] as? [String])?.count, 8, output)
+        XCTAssertEqual((report["screenshots"] as? [String])?.count, 16, output)
     }
 
     // MARK: Helpers

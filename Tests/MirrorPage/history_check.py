@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives headless Chromium (Debian's) over the DevTools protocol through the mirror's ride history (`/history`)
 as a rider at a laptop or a phone would: pairs through the QR code's URL, opens the rides, one ride and the
-fitness page at a phone's and a desktop's width (screenshots kept), reads every number the ride page shows, and
+fitness page at a phone's, a tablet's, a desktop's and a TV's width (screenshots kept), reads every number the ride page shows, and
 picks a range on the ride's chart by zooming into a lap's seconds and dragging across the whole picture. Prints
 what it saw as JSON; the Swift test compares it with `cyclelog show --json`.
 
@@ -14,7 +14,10 @@ import time
 
 from page_check import Browser
 
-SIZES = [("phone", 390, 844, True), ("desktop", 1440, 900, False)]
+SIZES = [("phone", 390, 844, True), ("tablet", 820, 1180, True), ("desktop", 1440, 900, False),
+         ("tv", 1920, 1080, False)]
+# How far the page reaches past the screen's right edge (tables scroll inside their own box instead).
+OVERFLOW = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
 
 
 def numbers(browser, selector):
@@ -51,6 +54,10 @@ def main():
             browser.call("Page.navigate", url=base + "/history#/")
             browser.wait_for("the rides", "document.querySelector('#rides tbody tr') !== null")
             report.setdefault("rideRows", browser.evaluate("document.querySelectorAll('#rides tbody tr').length"))
+            browser.wait_for("the sparklines", "[...document.querySelectorAll('img.spark')].every(i => i.complete)")
+            report[f"sparklines-{name}"] = browser.evaluate(
+                "[...document.querySelectorAll('img.spark')].filter(i => i.naturalWidth > 0 && i.alt).length")
+            report[f"overflow-rides-{name}"] = browser.evaluate(OVERFLOW)
             report["screenshots"].append(browser.screenshot(os.path.join(artefacts, f"history-rides-{name}.png")))
             # The keyboard reaches every ride: the links are in the tab order.
             report.setdefault("rideLinks", browser.evaluate(
@@ -61,6 +68,7 @@ def main():
             report[f"tiles-{name}"] = numbers(browser, "main > .grid")
             report[f"laps-{name}"] = browser.evaluate("document.querySelectorAll('#laps tbody tr').length")
             report["chartLabel"] = browser.evaluate("document.getElementById('chart').getAttribute('aria-label')")
+            report[f"overflow-ride-{name}"] = browser.evaluate(OVERFLOW)
             report["screenshots"].append(browser.screenshot(os.path.join(artefacts, f"history-ride-{name}.png")))
 
             # Zoom into the lap's seconds, then drag across the whole plot: the range is exactly those seconds.

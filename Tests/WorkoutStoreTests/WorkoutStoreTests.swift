@@ -1,4 +1,5 @@
 import Capture
+import GRDB
 import Workouts
 import XCTest
 
@@ -68,6 +69,48 @@ final class WorkoutStoreTests: XCTestCase {
         XCTAssertEqual(try store.delete(id), true)
         XCTAssertEqual(try store.list(), [])
         XCTAssertNil(try store.resolve("last"))
+    }
+
+    /// The history's ETags rest on this: any write to any table raises the count, a read never does.
+    func testEveryChangeToEveryTableIsCounted() throws {
+        let store = try WorkoutStore()
+        let tables = try store.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+                    AND name NOT IN ('grdb_migrations', 'changeCount') ORDER BY name
+                    """)
+        }
+        XCTAssertGreaterThan(tables.count, 15)
+        for table in tables {
+            let events = try store.read { db in
+                try String.fetchAll(
+                    db,
+                    sql: """
+                        SELECT upper(substr(sql, instr(sql, ' AFTER ') + 7, 6)) FROM sqlite_master
+                        WHERE type = 'trigger' AND tbl_name = ? AND sql LIKE '%changeCount%' ORDER BY 1
+                        """, arguments: [table])
+            }
+            XCTAssertEqual(events, ["DELETE", "INSERT", "UPDATE"], "\(table): a change to it would not be counted")
+        }
+        var counts = [try XCTUnwrap(try store.changeCount())]
+        let (workout, events) = try ride()
+        let claim = try store.beginWorkout(syncIdentifier: "sync-3", source: "test", startMicroseconds: 0)
+        counts.append(try XCTUnwrap(try store.changeCount()))
+        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
+        counts.append(try XCTUnwrap(try store.changeCount()))
+        _ = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
+        counts.append(try XCTUnwrap(try store.changeCount()))
+        _ = try store.ride(claim.workoutId)
+        _ = try store.list()
+        XCTAssertEqual(try store.changeCount(), counts.last, "a read changed the count")
+        try store.setManualFTP(watts: 250, fromMicroseconds: 0, nowMicroseconds: 1)
+        counts.append(try XCTUnwrap(try store.changeCount()))
+        XCTAssertEqual(try store.delete(claim.workoutId), true)
+        counts.append(try XCTUnwrap(try store.changeCount()))
+        XCTAssertEqual(counts, counts.sorted())
+        XCTAssertEqual(Set(counts).count, counts.count, "a write left the count as it was: \(counts)")
     }
 
     func testTheDefaultPathFollowsTheEnvironment() {
