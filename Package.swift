@@ -31,6 +31,8 @@ let package = Package(
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),
+        // libbluetooth's HCI ioctls behind plain functions (Debian: libbluetooth-dev).
+        .target(name: "CBluetooth", linkerSettings: [.linkedLibrary("bluetooth")]),
         // libdbus-1, the reference D-Bus library, for talking to BlueZ and for the recorder's control object.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
@@ -73,7 +75,7 @@ let package = Package(
             name: "LiveRecording",
             dependencies: [
                 "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors", "RecorderInterface",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "CBluetooth", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
@@ -146,6 +148,7 @@ let package = Package(
             name: "LiveRecordingTests",
             dependencies: [
                 "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "RideJournal",
+                "CBluetooth",
                 "TestSupport", "RecorderInterface",
             ],
             exclude: []),

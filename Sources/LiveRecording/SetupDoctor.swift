@@ -52,6 +52,8 @@ public struct SetupDoctor: Sendable {
         public var run: @Sendable (_ path: String, _ arguments: [String]) -> (status: Int32, output: String)?
         /// Whether a file is there (unit files, bluetoothd's binary).
         public var fileExists: @Sendable (_ path: String) -> Bool
+        /// The kernel's facts about each controller (HCI ioctls).
+        public var adapterFacts: @Sendable () -> AdapterFacts.Reading = { .adapters([]) }
 
         /// This machine's.
         public static func system(
@@ -63,7 +65,7 @@ public struct SetupDoctor: Sendable {
                 connectBlueZ: { () throws(BlueZError) in try await BlueZClient.connect(to: bluezBus) },
                 bluezBus: "\(bluezBus)", adapterName: adapterName, sensorSearch: sensorSearch,
                 databasePath: databasePath, run: SetupDoctor.runProgram,
-                fileExists: { FileManager.default.fileExists(atPath: $0) })
+                fileExists: { FileManager.default.fileExists(atPath: $0) }, adapterFacts: AdapterFacts.read)
         }
     }
 
@@ -83,6 +85,11 @@ public struct SetupDoctor: Sendable {
         checks.append(storeCheck)
         checks.append(serviceCheck())
         return checks
+    }
+
+    /// Each controller's bus, address, LE support, open links, version and maker, as the kernel has them.
+    public func adapters() -> AdapterFacts.Reading {
+        probes.adapterFacts()
     }
 
     /// The kernel's controllers and their rfkill switches (`$CYCLELOG_SYSFS` replaces /sys, for tests).

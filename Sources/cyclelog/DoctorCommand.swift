@@ -13,7 +13,12 @@ struct Doctor: AsyncParsableCommand {
             recording (warnings included), 1 when something does.
             """)
 
-    @Flag(help: "One JSON object: {healthy, checks: [{name, status (ok|warning|problem), detail, fix}]}.")
+    @Flag(
+        help: """
+            One JSON object: {healthy, checks: [{name, status (ok|warning|problem), detail, fix}], adapters: \
+            [{name, address, bus, up, leSupported, leLinks, classicLinks, hciVersion, hciRevision, manufacturerId, \
+            manufacturer}], adaptersUnavailable}.
+            """)
     var json = false
 
     @Option(help: "Seconds to look for the remembered sensors.")
@@ -29,8 +34,18 @@ struct Doctor: AsyncParsableCommand {
                 databasePath: database.db ?? WorkoutStore.defaultPath()))
         let checks = await doctor.checks()
         let healthy = !checks.contains { $0.status == .problem }
+        var adapters: [AdapterFacts] = []
+        var unavailable: String?
+        switch doctor.adapters() {
+        case .adapters(let facts): adapters = facts
+        case .unavailable(let reason): unavailable = reason
+        }
         if json {
-            print(JSONValue.object([("healthy", .bool(healthy)), ("checks", .array(checks.map(\.json)))]).rendered())
+            print(
+                JSONValue.object([
+                    ("healthy", .bool(healthy)), ("checks", .array(checks.map(\.json))),
+                    ("adapters", .array(adapters.map(\.json))), ("adaptersUnavailable", .optionalString(unavailable)),
+                ]).rendered())
         } else {
             for check in checks {
                 print(
@@ -38,6 +53,9 @@ struct Doctor: AsyncParsableCommand {
                 )
                 if let fix = check.fix { print("        fix: \(fix)") }
             }
+            // The kernel's own facts, for a bug report: which adapter, on which bus, how loaded.
+            for adapter in adapters { print("adapter " + adapter.summary) }
+            if let unavailable { print("adapter " + unavailable) }
         }
         if !healthy { throw ExitCode(1) }
     }

@@ -55,6 +55,34 @@ final class DoctorCommandTests: XCTestCase {
         return (status, checks)
     }
 
+    /// The kernel's facts about the controllers (HCI ioctls, no privilege) name exactly the controllers this
+    /// machine's real /sys shows; on a machine without any (as CI's), none, and the radio check says so.
+    func testTheAdaptersFactsAreTheKernelsControllers() throws {
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let output = folder.appendingPathComponent("doctor.json").path
+        let process = try ChildProcess(
+            [
+                try cyclelogBinary().path, "doctor", "--json", "--timeout", "1", "--db",
+                folder.appendingPathComponent("rides.sqlite").path,
+            ], environment: ["CYCLELOG_DBUS_ADDRESS": "unix:path=/nonexistent"], outputPath: output)
+        _ = process.wait(seconds: 60)
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+        XCTAssertTrue(object["adaptersUnavailable"] is NSNull, text)
+        let adapters = try XCTUnwrap(object["adapters"] as? [[String: Any]], text)
+        let controllers = ((try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/bluetooth")) ?? [])
+            .filter { $0.hasPrefix("hci") && !$0.contains(":") }
+        XCTAssertEqual(Set(adapters.compactMap { $0["name"] as? String }), Set(controllers), text)
+        if controllers.isEmpty {
+            print(
+                "DoctorCommandTests: this machine has no Bluetooth controller; make test-vm checks the facts of real ones"
+            )
+            let radio = try XCTUnwrap(
+                (object["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "radio" }, text)
+            XCTAssertEqual(radio["detail"] as? String, "the kernel shows no Bluetooth controller")
+        }
+    }
+
     func testAWorkingSetupPassesAndAnAsleepSensorIsOnlyAWarning() async throws {
         let standIn = try StandIn(sensors: [StandIn.power, StandIn.cadence])
         try await standIn.waitUntilReady()

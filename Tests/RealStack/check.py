@@ -12,6 +12,7 @@ import csv
 import datetime
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -410,6 +411,45 @@ class WaitCheck(PowerMeterPhase):
                           log[-300:])
 
 
+# The Bluetooth Core version of each HCI version number (Bluetooth Assigned Numbers, 2.1).
+CORE_VERSIONS = ["1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2", "5.3", "5.4"]
+
+
+def adapter_facts(checks, out):
+    """`cyclelog doctor --json`'s adapters (HCI ioctls through libbluetooth) against `btmgmt info` (BlueZ's
+    management API) taken at the same moment of the bumble ride, three sensors connected."""
+    folder = os.path.join(out, "bumble")
+    adapters = {a["name"]: a for a in json.load(open(os.path.join(folder, "doctor-during.json")))["adapters"]}
+    management = {}
+    name = None
+    for line in open(os.path.join(folder, "btmgmt-info.txt")):
+        heading = re.match(r"^(hci\d+):", line)
+        if heading:
+            name = heading.group(1)
+            management[name] = {}
+        facts = re.search(r"addr (\S+) version (\d+) manufacturer (\d+)", line)
+        if facts and name:
+            management[name].update(address=facts.group(1), version=int(facts.group(2)),
+                                    manufacturer=int(facts.group(3)))
+        if name and line.strip().startswith("current settings:"):
+            management[name]["powered"] = "powered" in line.split(":", 1)[1].split()
+    checks.check("doctor lists the controllers the management API lists", set(adapters) == set(management),
+                 "%s vs %s" % (sorted(adapters), sorted(management)))
+    for name in sorted(set(adapters) & set(management)):
+        seen, known = adapters[name], management[name]
+        checks.check("%s: its address, and up exactly when powered" % name,
+                     seen["address"] == known.get("address") and seen["up"] == known.get("powered"),
+                     "%s %s vs %s" % (seen["address"], seen["up"], known))
+        checks.check("%s: virtual, LE" % name, seen["bus"] == "virtual" and seen["leSupported"], json.dumps(seen))
+        if seen["up"]:
+            checks.check("%s: its HCI version and manufacturer as the controller reports them" % name,
+                         seen["hciVersion"] == CORE_VERSIONS[known["version"]]
+                         and seen["manufacturerId"] == known["manufacturer"], "%s vs %s" % (json.dumps(seen), known))
+    bumble = [a for a in adapters.values() if a["address"] == "00:AA:02:00:00:00"]
+    checks.check("the recording adapter holds one LE link per connected sensor (3)",
+                 len(bumble) == 1 and bumble[0]["leLinks"] == 3, json.dumps(bumble))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -439,6 +479,7 @@ def main():
     ride.agrees_with_the_ride(rows, args.ride)
     ride.capture_matches_live(capture_lines)
     ride.journal_replays_identically()
+    adapter_facts(checks, args.out)
 
     print("auto: calibrate through the control point, then record --auto")
     auto = AutoCheck(checks, args.out, args.cyclelog)

@@ -244,6 +244,14 @@ async def bumble_ride(args, streams, started):
     await ride.cyclelog("scan", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--timeout", "2", "--json",
                         output="scan-during.json")
     ride.mark("scanned while recording")
+    # The kernel's facts about each controller while the three sensors are connected (doctor's exit status says
+    # whether recording could start, which is beside the point here), and the management API's view beside them.
+    for command, name in (([args.cyclelog, "doctor", "--json", "--timeout", "1"], "doctor-during.json"),
+                          (["btmgmt", "info"], "btmgmt-info.txt")):
+        _, out, _ = await run_command(*command)
+        with open(os.path.join(ride.out, name), "w") as f:
+            f.write(out)
+    ride.mark("adapter facts")
     for command in ("pause", "resume", "lap"):
         await asyncio.sleep(4)
         await ride.cyclelog(command)
