@@ -156,15 +156,15 @@ public struct HistoryAPI: Sendable {
         }
 
         /// `work` on the database opened read-only, on a thread of its own: SQLite blocks, the server's threads
-        /// must not. When the database counts its changes, the ETag is that count with the URL, checked before
-        /// anything is read: an unchanged page costs one query. (The count is read first, so a change landing in
+        /// must not. When the database marks its changes, the ETag is that mark with the URL, checked before
+        /// anything is read: an unchanged page costs one query. (The mark is read first, so a change landing in
         /// between gives a page newer than its tag, which the next request simply fetches again.)
         func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Response {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
                     do throws(StoreError) {
                         let store = try WorkoutStore(path: databasePath, access: .read)
-                        let tag = try store.changeCount().map(tag)
+                        let tag = try store.changeMark().map(tag)
                         if let tag, Answer.holds(ifNoneMatch, tag) {
                             continuation.resume(returning: Answer.notModified(tag))
                             return
@@ -181,10 +181,11 @@ public struct HistoryAPI: Sendable {
         }
 
         /// Every answer is a function of the database's contents and the URL alone (windows end with the newest
-        /// ride, not today), and of this program: the count of changes, this process's own random number and a
-        /// digest of the URL.
-        func tag(changes: Int64) -> String {
-            "\"\(changes)-\(Self.process)-" + SHA256.hash(data: Array(url.utf8)).prefix(8).hexadecimal + "\""
+        /// ride, not today), and of this program: the mark of the last change, this process's own random number
+        /// and a digest of the URL.
+        func tag(mark: Int64) -> String {
+            "\"\(String(UInt64(bitPattern: mark), radix: 36))-\(Self.process)-"
+                + SHA256.hash(data: Array(url.utf8)).prefix(8).hexadecimal + "\""
         }
 
         static let process = String(UInt64.random(in: 0...UInt64.max), radix: 36)

@@ -67,12 +67,12 @@ extension WorkoutStore {
         }
     }
 
-    /// How many changes the database has seen, counted by the triggers of migration v11: equal counts mean equal
-    /// contents. Nil for a database a cyclelog older than that wrote last (the next writing command adds them).
-    public func changeCount() throws(StoreError) -> Int64? {
+    /// The random number the triggers of migration v11 set at the database's last change: the same mark, the
+    /// same contents. Nil for a database a cyclelog older than that wrote last (the next writing command adds them).
+    public func changeMark() throws(StoreError) -> Int64? {
         try read { db in
-            try db.tableExists("changeCount")
-                ? try Int64.fetchOne(db, sql: "SELECT changes FROM changeCount WHERE id = 1") : nil
+            try db.tableExists("changeMark")
+                ? try Int64.fetchOne(db, sql: "SELECT mark FROM changeMark WHERE id = 1") : nil
         }
     }
 

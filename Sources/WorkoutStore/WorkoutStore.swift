@@ -439,33 +439,35 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
         }
-        migrator.registerMigration("v11 a count of the database's changes", foreignKeyChecks: .immediate) { db in
+        migrator.registerMigration("v11 a mark of the database's last change", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
-                    -- Raised by every insert, update and delete in every table (the triggers below): the ride
-                    -- history's ETag, so that `cyclelog-mirror` answers a page unchanged since it was last served
-                    -- without reading the rides again (README, "The ride history").
-                    CREATE TABLE changeCount (id INTEGER PRIMARY KEY CHECK (id = 1), changes INTEGER NOT NULL);
-                    INSERT INTO changeCount VALUES (1, 0);
+                    -- A fresh random number after every insert, update and delete in every table (the triggers
+                    -- below): the ride history's ETag, so that `cyclelog-mirror` answers a page unchanged since it
+                    -- was last served without reading the rides again (README, "The ride history"). Random rather
+                    -- than counted: a database restored from a copy, or made anew, never comes back to a mark a
+                    -- browser holds for other contents.
+                    CREATE TABLE changeMark (id INTEGER PRIMARY KEY CHECK (id = 1), mark INTEGER NOT NULL);
+                    INSERT INTO changeMark VALUES (1, random());
                     """)
             let tables = try String.fetchAll(
                 db,
                 sql: """
                     SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-                    AND name NOT IN ('grdb_migrations', 'changeCount')
+                    AND name NOT IN ('grdb_migrations', 'changeMark')
                     """)
-            for table in tables { try db.execute(sql: countedChanges(of: table)) }
+            for table in tables { try db.execute(sql: markedChanges(of: table)) }
         }
         return migrator
     }
 
-    /// The triggers that count each change to `table` in `changeCount`. A later migration that adds a table adds
+    /// The triggers that mark each change to `table` in `changeMark`. A later migration that adds a table adds
     /// these for it too.
-    static func countedChanges(of table: String) -> String {
+    static func markedChanges(of table: String) -> String {
         ["INSERT", "UPDATE", "DELETE"].map { event in
             """
-            CREATE TRIGGER \(table)\(event.capitalized)Counted AFTER \(event) ON \(table)
-            BEGIN UPDATE changeCount SET changes = changes + 1; END;
+            CREATE TRIGGER \(table)\(event.capitalized)Marked AFTER \(event) ON \(table)
+            BEGIN UPDATE changeMark SET mark = random(); END;
             """
         }.joined(separator: "\n")
     }
