@@ -140,7 +140,7 @@ public struct SetupDoctor: Sendable {
             checks.append(
                 HealthCheck(
                     name: "bluetoothd", status: .problem,
-                    detail: "the bus \(probes.bluezBus) cannot be reached (\(error.dbus.name))",
+                    detail: "\(probes.bluezBus) cannot be reached (\(error.dbus.name))",
                     fix: "is dbus running (`systemctl status dbus`), and is --bus or $CYCLELOG_DBUS_ADDRESS right?"))
         }
         return nil

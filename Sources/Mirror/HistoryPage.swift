@@ -16,6 +16,7 @@ enum HistoryPage {
         *{box-sizing:border-box}
         html,body{margin:0;background:var(--bg);color:var(--text);font:16px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
         body{padding:12px;max-width:1400px;margin:auto}
+        @media (min-width:1800px){html,body{font-size:21px}body{max-width:1760px}}
         nav{display:flex;gap:16px;align-items:baseline;flex-wrap:wrap;margin-bottom:12px}
         nav b{font-size:1.2rem}
         a{color:var(--accent)}
@@ -31,7 +32,7 @@ enum HistoryPage {
         th:first-child,td:first-child,td.text,th.text{text-align:left}
         th{color:var(--dim);font-weight:600;font-size:.85rem}
         .unfinished{color:var(--bad)}
-        .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:8px}
+        .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(9.5rem,1fr));gap:8px}
         .tile{background:var(--panel);border-radius:10px;padding:8px 10px}
         .tile .label{color:var(--dim);font-size:.8rem;text-transform:uppercase;letter-spacing:.04em}
         .tile .value{font-size:1.5rem;font-weight:700;font-variant-numeric:tabular-nums}
