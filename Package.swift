@@ -69,13 +69,14 @@ let package = Package(
                 "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
                 "FITImport", "Export",
             ]),
-        // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog and the D-Bus
-        // control object.
+        // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog, the D-Bus
+        // control object, and the kernel's side (adapter facts, the HCI capture).
         .target(
             name: "LiveRecording",
             dependencies: [
                 "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors", "RecorderInterface",
-                "CBluetooth", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "CBluetooth", "Capture", "RideJournal",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
@@ -119,6 +120,7 @@ let package = Package(
                 "RideHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -1,6 +1,8 @@
 // libFuzzer entry point for the readers of files and stored data, compiled by Fuzz/run.sh with the Capture,
 // RideJournal and Workouts modules and WorkoutStore's packing (swiftc -sanitize=fuzzer). CYCLELOG_FUZZ_TARGET names the reader:
 //   btsnoop          a btsnoop capture through GATTReplay (records, ACL reassembly, ATT, handle mapping)
+//   btsnoop-writer   monitor records (opcode, index, time, packet) through the capture's privacy filter and the
+//                    btsnoop writer, read back by the btsnoop reader: the same records, in order
 //   journal          a cyclelog journal's text, then the time-jump rule over its events
 //   compact-journal  a stored journal chunk (deflated, packed events)
 //   stored-blobs     a stored sample chunk and a stored statistics blob
@@ -27,6 +29,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         if let replay = try? GATTReplay.read(bytes, explicitMap: [:], progress: nil) {
             _ = RideTimeline.repair(replay.events).events.count
         }
+    case "btsnoop-writer":
+        writeAndReadBack(bytes)
     case "journal":
         let journal = Journal.read(String(decoding: bytes, as: UTF8.self))
         let repaired = RideTimeline.repair(journal.events)
@@ -60,4 +64,49 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         abort()
     }
     return 0
+}
+
+/// The input as monitor records — opcode, index, 8 octets of time, a length octet, that many octets of packet —
+/// each through the privacy filter (which must never trap on a packet), then all written with the btsnoop writer
+/// (drained part by part, as a live capture writes) and read back with the btsnoop reader as the oracle.
+private func writeAndReadBack(_ bytes: [UInt8]) {
+    var filter = HCIPrivacyFilter(
+        sensorServices: [0x1818], isNamedSensor: { $0.hasSuffix("1") },
+        connectionAddress: { _, _ in "C0:11:22:33:44:51" })
+    var writer = BtsnoopWriter(datalink: .linuxMonitor)
+    var file: [UInt8] = []
+    var written: [(opcode: UInt16, index: UInt16, time: Int64, packet: ArraySlice<UInt8>)] = []
+    var offset = 0
+    while bytes.count - offset >= 11 {
+        let opcode = UInt16(bytes[offset] % 24)
+        let index = UInt16(bytes[offset + 1])
+        let time = bytes[(offset + 2)..<(offset + 10)].reduce(Int64(0)) { $0 << 8 | Int64($1) }
+        let length = min(Int(bytes[offset + 10]), bytes.count - offset - 11)
+        let packet = bytes[(offset + 11)..<(offset + 11 + length)]
+        _ = filter.keeps(opcode: opcode, index: index, packet)
+        writer.appendMonitor(opcode: opcode, index: index, timeMicroseconds: time, packet)
+        written.append((opcode, index, time, packet))
+        if written.count % 3 == 0 { file += writer.drain() }
+        offset += 11 + length
+    }
+    file += writer.drain()
+    var read: [Btsnoop.Packet] = []
+    let problems = try? Btsnoop.forEachPacket(in: file) { _, packet in read.append(packet) }
+    precondition(problems?.isEmpty == true, "the reader found problems in what the writer wrote")
+    precondition(read.count == written.count, "\(written.count) records written, \(read.count) read")
+    for (packet, record) in zip(read, written) {
+        let type: Btsnoop.PacketType =
+            switch record.opcode {
+            case 2: .command
+            case 3: .event
+            case 4, 5: .aclData
+            case 13: .log
+            default: .other
+            }
+        precondition(
+            packet.type == type && packet.controllerIndex == record.index && packet.timeMicroseconds == record.time
+                && packet.data.elementsEqual(record.packet)
+                && packet.received == (record.opcode == 3 || record.opcode == 5),
+            "a record read back differs from the one written")
+    }
 }

@@ -58,7 +58,7 @@ tail -q -n +2 Fixtures/captures/*.tsv | cut -f6 | sort -u | while read -r hex; d
     [ -e "$seeds/$hex" ] || printf '%s' "$hex" | xxd -r -p > "$seeds/$hex"
 done
 
-stored_targets=(btsnoop journal compact-journal stored-blobs)
+stored_targets=(btsnoop btsnoop-writer journal compact-journal stored-blobs)
 
 limit=(-max_total_time="$seconds")
 [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")

@@ -36,6 +36,9 @@ install)
             systemd/$name.service >"$unit"
         install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/$name.service"
     done
+    # The capture drop-in is documentation until a rider copies it (README: a capture for a bug report).
+    sed "s#/usr/local/bin/#$BINDIR/#" systemd/cyclelog-capture.conf >"$unit"
+    install -D -m 0644 "$unit" "$DESTDIR$DOCDIR/cyclelog-capture.conf"
     rm -f "$unit"
     install -D -m 0644 systemd/cyclelog.sysusers "$DESTDIR$SYSUSERSDIR/cyclelog.conf"
     for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
@@ -66,6 +69,7 @@ uninstall)
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
         "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" \
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
+        "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
         "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done

@@ -66,6 +66,15 @@ public struct GattCharacteristic: Sendable, Equatable {
     public var notifying: Bool
 
     public var shortUUID: UInt16? { BluetoothUUID.short(uuid) }
+    /// The handle its values travel on. BlueZ names a characteristic's object after its declaration's handle
+    /// (`…/service000c/char000d`), and the value's attribute immediately follows the declaration (Core Vol 3 Part G
+    /// §3.3); nil for a path named otherwise.
+    public var valueHandle: UInt16? {
+        guard let name = path.split(separator: "/").last, name.hasPrefix("char"),
+            let declaration = UInt16(name.dropFirst(4), radix: 16), declaration < .max
+        else { return nil }
+        return declaration + 1
+    }
     public var canNotify: Bool { flags.contains("notify") || flags.contains("indicate") }
     public var canRead: Bool { flags.contains("read") }
 }

@@ -19,6 +19,9 @@ public enum Btsnoop {
         case command
         case event
         case aclData
+        /// A program's log line (monitor records only: btmon shows it as "ident: message"): how cyclelog keeps a
+        /// live ride's own events in its capture.
+        case log
         /// New Index, SCO, ISO, notes, vendor diagnostics…: nothing a GATT replay needs.
         case other
     }
@@ -59,6 +62,26 @@ public enum Btsnoop {
                 "datalink \(link) is not supported (only 1001 HCI, 1002 H4 and 2001 Linux monitor)"
             }
         }
+    }
+
+    /// "C0:11:22:33:44:55" from the six octets of a Bluetooth address as HCI carries it (least significant first).
+    public static func address(leastSignificantFirst octets: ArraySlice<UInt8>) -> String {
+        octets.reversed().map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined(separator: ":")
+    }
+
+    /// The ident and message of a log record's packet (`Packet.data` of a `.log` packet), or nil when it is
+    /// not one.
+    public static func logLine(_ data: ArraySlice<UInt8>) -> (ident: String, message: String)? {
+        guard data.count >= 2 else { return nil }
+        let identEnd = data.startIndex + 2 + Int(data[data.startIndex + 1])
+        guard identEnd <= data.endIndex else { return nil }
+        func text(_ bytes: ArraySlice<UInt8>) -> String {
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return (text(data[(data.startIndex + 2)..<identEnd]), text(data[identEnd...]))
     }
 
     static func bigEndian32(_ bytes: [UInt8], _ offset: Int) -> UInt32 {
@@ -147,6 +170,7 @@ public enum Btsnoop {
             case 3: (type, incoming) = (.event, true)
             case 4: (type, incoming) = (.aclData, false)
             case 5: (type, incoming) = (.aclData, true)
+            case 13: (type, incoming) = (.log, false)
             default: (type, incoming) = (.other, false)
             }
             return Packet(
@@ -155,7 +179,9 @@ public enum Btsnoop {
     }
 }
 
-/// Writes btsnoop files (H4 or Linux monitor): fixtures, emulation and the round-trip tests.
+/// Writes btsnoop files (H4 or Linux monitor): live HCI captures, fixtures, emulation and the round-trip tests. A
+/// capture written while it is taken takes the bytes written so far out with `drain()` after each record, so that
+/// a file cut short by a crash holds every record before the cut.
 public struct BtsnoopWriter: Sendable {
     public let datalink: Btsnoop.Datalink
     public private(set) var bytes: [UInt8]
@@ -188,9 +214,33 @@ public struct BtsnoopWriter: Sendable {
             case .command: flags = 2
             case .event: flags = 3
             case .aclData: flags = received ? 5 : 4
+            case .log: flags = 13
             case .other: flags = 12
             }
         }
+        appendRecord(flags: flags, timeMicroseconds: timeMicroseconds, payload[...])
+    }
+
+    /// Appends one record of the kernel's monitor channel as it came (datalink 2001 only): its opcode and controller
+    /// index become the record's flags, as `btmon -w` writes them.
+    public mutating func appendMonitor(
+        opcode: UInt16, index: UInt16, timeMicroseconds: Int64, _ packet: ArraySlice<UInt8>
+    ) {
+        precondition(datalink == .linuxMonitor, "monitor records need datalink 2001")
+        appendRecord(flags: UInt32(index) << 16 | UInt32(opcode), timeMicroseconds: timeMicroseconds, packet)
+    }
+
+    /// Appends a log line of `ident` (datalink 2001 only), as BlueZ's programs log into the monitor: priority,
+    /// the ident's length, the ident and the message, each NUL-terminated. Priority 6 is syslog's "info".
+    public mutating func appendLog(ident: String, _ message: String, timeMicroseconds: Int64) {
+        let name = Array(ident.utf8) + [0]
+        appendMonitor(
+            opcode: 13, index: 0xFFFF, timeMicroseconds: timeMicroseconds,
+            ([6, UInt8(name.count)] + name + Array(message.utf8) + [0])[...])
+    }
+
+    /// The 24-octet record header (original and included length, flags, cumulative drops, time) and the packet.
+    private mutating func appendRecord(flags: UInt32, timeMicroseconds: Int64, _ payload: ArraySlice<UInt8>) {
         append32(UInt32(payload.count))
         append32(UInt32(payload.count))
         append32(flags)
@@ -199,6 +249,12 @@ public struct BtsnoopWriter: Sendable {
         append32(UInt32(stamp >> 32))
         append32(UInt32(stamp & 0xFFFF_FFFF))
         bytes += payload
+    }
+
+    /// The bytes appended since the last drain (the file header first), taken out of the writer.
+    public mutating func drain() -> [UInt8] {
+        defer { bytes = [] }
+        return bytes
     }
 
     /// An LE Connection Complete event (spec §9.4) for `address` ("C0:11:22:33:44:55") on `handle`.

@@ -34,6 +34,13 @@ public struct GATTReplay {
         var expected: [Int] = [0, 0]
         /// The last request per direction it was sent in, to match its response.
         var pendingRequest: [[UInt8]?] = [nil, nil]
+        /// Enhanced ATT bearers (EATT, L2CAP enhanced credit-based channels of SPSM 0x0027): their channel ids,
+        /// both ends' (a packet carries the receiver's). BlueZ opens them when both sides support them.
+        var eattChannels: Set<UInt16> = []
+        /// Signalling identifiers of the EATT connection requests not answered yet.
+        var eattRequests: Set<UInt8> = []
+        /// A partly received SDU per EATT channel and direction (K-frames), and the octets it will have.
+        var eattPartial: [UInt32: (sdu: [UInt8], expected: Int)] = [:]
 
         init(address: String, localIsPeripheral: Bool = false, characteristics: [UInt16: UInt16] = [:]) {
             self.address = address
@@ -90,8 +97,25 @@ public struct GATTReplay {
     private var learntMaps: [String: [UInt16: UInt16]] = [:]
     private var unmapped: [String: [UInt16: Int]] = [:]
     private var unmappedOrder: [(String, UInt16)] = []
-    /// L2CAP PDUs on channels other than ATT (EATT, signalling, SMP); counted, not used.
+    /// L2CAP PDUs on channels other than ATT and EATT (signalling, SMP, other protocols); counted, not used.
     public private(set) var otherChannelPDUs = 0
+    /// The ride's own events a live recording logged into its capture (`record --capture`), with their records.
+    private var rideLog: [(event: RideEvent, record: Int)] = []
+
+    /// The ident of the log lines in which `record --capture` keeps the ride's own events, as journal lines.
+    public static let rideLogIdent = "cyclelog"
+    /// The ident of the log lines in which `record --capture` keeps each sensor's handle map, as BlueZ found it:
+    /// `C0:11:22:33:44:55 000e=2a63 0012=2a5b` (value handle = 16-bit UUID, hexadecimal).
+    public static let handleMapIdent = "cyclelog-gatt"
+
+    public static func handleMapLine(address: String, _ handles: [UInt16: UInt16]) -> String {
+        func hex(_ value: UInt16) -> String {
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 4 - digits.count) + digits
+        }
+        return ([address] + handles.sorted { $0.key < $1.key }.map { hex($0.key) + "=" + hex($0.value) })
+            .joined(separator: " ")
+    }
 
     public init(explicitMap: [UInt16: UInt16] = [:]) {
         self.explicitMap = explicitMap
@@ -127,7 +151,41 @@ public struct GATTReplay {
             }
         }
         replay.problems += fileProblems
+        replay.mergeRideLog()
         return replay
+    }
+
+    /// A capture `record --capture` wrote holds the ride's own events as log lines: its start (name, goal),
+    /// controls, settings, and what the recorder learnt of each sensor (its name, its reads, its links). Those are
+    /// taken from the log, and the sensors' values from the air, those of the ride only (from its start to its end,
+    /// as the recorder took them); each event at its own time.
+    private mutating func mergeRideLog() {
+        guard !rideLog.isEmpty else { return }
+        var rides: [ClosedRange<Int64>] = []
+        var opened: Int64?
+        for (event, _) in rideLog {
+            guard case .control(let control) = event.kind else { continue }
+            switch control {
+            case .start: opened = opened ?? event.timeMicroseconds
+            case .end, .cancel:
+                if let start = opened { rides.append(start...max(start, event.timeMicroseconds)) }
+                opened = nil
+            default: break
+            }
+        }
+        if let start = opened { rides.append(start...Int64.max) }
+        var merged: [(event: RideEvent, record: Int)] = rideLog
+        for (event, record) in zip(events, eventRecords) {
+            guard case .notification = event.kind, rides.contains(where: { $0.contains(event.timeMicroseconds) })
+            else { continue }
+            merged.append((event, record))
+        }
+        // Stable: events of the same microsecond keep the file's order.
+        merged = merged.enumerated().sorted {
+            ($0.element.event.timeMicroseconds, $0.offset) < ($1.element.event.timeMicroseconds, $1.offset)
+        }.map(\.element)
+        events = merged.map(\.event)
+        eventRecords = merged.map(\.record)
     }
 
     /// Feeds one HCI packet.
@@ -136,7 +194,43 @@ public struct GATTReplay {
         switch packet.type {
         case .event: event(packet, record: record)
         case .aclData: acl(packet, record: record)
+        case .log: log(packet, record: record)
         case .command, .other: break
+        }
+    }
+
+    private mutating func log(_ packet: Btsnoop.Packet, record: Int) {
+        guard let (ident, message) = Btsnoop.logLine(packet.data) else { return }
+        if ident == Self.handleMapIdent {
+            learnHandleMap(message, record: record)
+            return
+        }
+        guard ident == Self.rideLogIdent else { return }
+        do {
+            rideLog.append((try Journal.event(Substring(message)), record))
+        } catch {
+            if let kept = error.kept { rideLog.append((kept, record)) }
+            problems.append(CaptureProblem(record: record, message: "a ride log line: \(error.message)"))
+        }
+    }
+
+    /// A sensor's handle map as the recorder had it from BlueZ: for this peer's connections now and later.
+    private mutating func learnHandleMap(_ line: String, record: Int) {
+        let words = line.split(separator: " ")
+        var handles: [UInt16: UInt16] = [:]
+        for word in words.dropFirst() {
+            let parts = word.split(separator: "=")
+            guard parts.count == 2, let handle = UInt16(parts[0], radix: 16), let uuid = UInt16(parts[1], radix: 16)
+            else {
+                problems.append(CaptureProblem(record: record, message: "a handle map line cannot be read: \(line)"))
+                return
+            }
+            handles[handle] = uuid
+        }
+        guard let address = words.first.map(String.init), !handles.isEmpty else { return }
+        learntMaps[address, default: [:]].merge(handles) { _, given in given }
+        for connection in connections.values where connection.address == address {
+            connection.characteristics.merge(handles) { learnt, _ in learnt }
         }
     }
 
@@ -156,10 +250,7 @@ public struct GATTReplay {
             guard data[3] == 0 else { return }
             let handle = UInt16(data[4]) | UInt16(data[5] & 0x0F) << 8
             let localIsPeripheral = data[6] == 0x01
-            let address = data[8..<14].reversed().map { byte in
-                let digits = String(byte, radix: 16, uppercase: true)
-                return digits.count == 1 ? "0" + digits : digits
-            }.joined(separator: ":")
+            let address = Btsnoop.address(leastSignificantFirst: data[8..<14])
             let key = ConnectionKey(controller: packet.controllerIndex, handle: handle)
             guard !localIsPeripheral else {
                 connections[key] = Connection(address: address, localIsPeripheral: true)
@@ -217,12 +308,87 @@ public struct GATTReplay {
         for message in messages { problems.append(CaptureProblem(record: record, message: message)) }
         guard let pdu = completed else { return }
         let channel = UInt16(pdu[pdu.startIndex + 2]) | UInt16(pdu[pdu.startIndex + 3]) << 8
+        if channel == 0x0005 {
+            leSignalling(pdu.dropFirst(4), connection)
+        } else if connection.eattChannels.contains(channel) {
+            if let sdu = eattSDU(pdu.dropFirst(4), channel: channel, received: packet.received, connection) {
+                attribute(
+                    sdu[...], connection, received: packet.received, time: packet.timeMicroseconds, record: record)
+            }
+            return
+        }
         guard channel == 0x0004 else {
             otherChannelPDUs += 1
             return
         }
         attribute(
             pdu.dropFirst(4), connection, received: packet.received, time: packet.timeMicroseconds, record: record)
+    }
+
+    // MARK: - EATT: ATT on enhanced credit-based channels
+
+    /// LE signalling (Core Vol 3 Part A §4): a connection request for SPSM 0x0027 names the requester's channel —
+    /// LE Credit Based (0x14, one channel, as BlueZ 5.66 asks) or Enhanced Credit Based (0x17, up to five) — and
+    /// its response (0x15 or 0x18, the same identifier) the responder's.
+    private func leSignalling(_ command: ArraySlice<UInt8>, _ connection: Connection) {
+        let bytes = Array(command)
+        guard bytes.count >= 4 else { return }
+        let identifier = bytes[1]
+        let length = Int(bytes[2]) | Int(bytes[3]) << 8
+        guard bytes.count >= 4 + length else { return }
+        let data = bytes[4..<(4 + length)]
+        func channels(from offset: Int) -> [UInt16] {
+            stride(from: data.startIndex + offset, to: data.endIndex - 1, by: 2).map {
+                UInt16(data[$0]) | UInt16(data[$0 + 1]) << 8
+            }.filter { $0 != 0 }
+        }
+        let spsm = data.count >= 2 ? UInt16(data[data.startIndex]) | UInt16(data[data.startIndex + 1]) << 8 : 0
+        switch bytes[0] {
+        case 0x14 where data.count >= 10 && spsm == 0x0027:
+            // SPSM, source channel id, MTU, MPS, initial credits.
+            connection.eattRequests.insert(identifier)
+            connection.eattChannels.formUnion(channels(from: 2).prefix(1))
+        case 0x15 where data.count >= 10 && connection.eattRequests.contains(identifier):
+            // Destination channel id, MTU, MPS, initial credits, result (0: accepted).
+            connection.eattRequests.remove(identifier)
+            if data[data.startIndex + 8] == 0 && data[data.startIndex + 9] == 0 {
+                connection.eattChannels.formUnion(channels(from: 0).prefix(1))
+            }
+        case 0x17 where data.count >= 8:
+            // SPSM, MTU, MPS, initial credits, then the source channel ids.
+            guard spsm == 0x0027 else { return }
+            connection.eattRequests.insert(identifier)
+            connection.eattChannels.formUnion(channels(from: 8))
+        case 0x18 where data.count >= 8 && connection.eattRequests.contains(identifier):
+            // MTU, MPS, initial credits, result, then the destination channel ids (0 for refused ones).
+            connection.eattRequests.remove(identifier)
+            connection.eattChannels.formUnion(channels(from: 8))
+        default:
+            break
+        }
+    }
+
+    /// One K-frame's payload on an EATT channel: the first of an SDU starts with the SDU's length; the ATT PDU once
+    /// the SDU is whole.
+    private func eattSDU(
+        _ payload: ArraySlice<UInt8>, channel: UInt16, received: Bool, _ connection: Connection
+    ) -> [UInt8]? {
+        let key = UInt32(channel) << 1 | (received ? 1 : 0)
+        if var partial = connection.eattPartial[key] {
+            partial.sdu += payload
+            guard partial.sdu.count >= partial.expected else {
+                connection.eattPartial[key] = partial
+                return nil
+            }
+            connection.eattPartial[key] = nil
+            return partial.sdu.count == partial.expected ? partial.sdu : nil
+        }
+        guard payload.count >= 2 else { return nil }
+        let expected = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
+        let sdu = Array(payload.dropFirst(2))
+        guard sdu.count < expected else { return sdu.count == expected ? sdu : nil }
+        connection.eattPartial[key] = (sdu, expected)
+        return nil
     }
 
     // MARK: - ATT

@@ -1,4 +1,5 @@
 import CBluetooth
+import Capture
 import Foundation
 import Workouts
 
@@ -48,10 +49,7 @@ public struct AdapterFacts: Sendable, Equatable {
     init(_ raw: cbluetooth_adapter) {
         var raw = raw
         name = withUnsafeBytes(of: &raw.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        address = withUnsafeBytes(of: raw.address) { bytes in
-            bytes.reversed().map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }
-                .joined(separator: ":")
-        }
+        address = withUnsafeBytes(of: raw.address) { Btsnoop.address(leastSignificantFirst: Array($0)[...]) }
         bus = Self.buses.indices.contains(Int(raw.bus)) ? Self.buses[Int(raw.bus)] : "bus \(raw.bus)"
         isUp = raw.flags & (1 << UInt32(cbluetooth_flag_up)) != 0
         supportsLE = raw.features.4 & 0x40 != 0

@@ -41,6 +41,9 @@ public actor LiveRecorder {
         public var activatedGraceSeconds = 0.0
         /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
         public var lowBatteryPercent = LiveStatus.lowBatteryPercent
+        /// `record --capture`: told each sensor's address before it is connected (its connection's traffic is
+        /// kept), its handle map before it is subscribed to, and the ride's journal events as they are stored.
+        public var capture: HCICapture?
 
         public init() {}
     }
@@ -583,6 +586,7 @@ public actor LiveRecorder {
         }
         await setDiscovery(false)
         func label() -> String { roster[wanted]?.label ?? wanted }
+        if let address = roster[wanted]?.address { options.capture?.addSensor(address) }
         do throws(BlueZError) {
             try await bluez.connect(path)
             // LE: the GATT objects are there once ServicesResolved is true.
@@ -594,6 +598,7 @@ public actor LiveRecorder {
             let characteristics = await bluez.characteristics(ofDevice: path)
             apply(.linkEstablished(attempt: attempt), to: wanted)
             guard let address = roster[wanted]?.journalAddress else { return }
+            options.capture?.noteCharacteristics(characteristics, of: address)
             if let battery = await bluez.device(path)?.batteryPercent {
                 // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
                 record(
@@ -731,6 +736,7 @@ public actor LiveRecorder {
         guard var ride else { return }
         self.ride = nil  // so that changing the copy does not copy its storage
         let batch = ride.takeBatch()
+        options.capture?.note(batch.events)
         // Back in place before the wait: events go on arriving meanwhile.
         self.ride = ride
         let storeWriter = ride.storeWriter

@@ -151,6 +151,13 @@ struct Record: AsyncParsableCommand {
     @OptionGroup var buses: BusOptions
     @OptionGroup var control: ControlBusOptions
 
+    @Option(
+        help: ArgumentHelp(
+            "Also write the Bluetooth traffic of the ride's sensors to this btsnoop file, as `btmon -w` does.",
+            discussion: "Needs CAP_NET_RAW (see `cyclelog capture --help`); without it the ride is recorded alone.",
+            valueName: "file"))
+    var capture: String?
+
     @Flag(help: "Print a plain status line every few seconds even on a terminal.")
     var plain = false
 
@@ -203,6 +210,10 @@ struct Record: AsyncParsableCommand {
         let known = try store.knownSensors()
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
+        let hciCapture = capture.flatMap {
+            CaptureCommand.forRide(file: $0, adapter: buses.adapter, sensors: options.sensors)
+        }
+        options.capture = hciCapture
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let logger = Logs.logger("record", verbose: verbose)
         let service = RecordingService(
@@ -236,7 +247,16 @@ struct Record: AsyncParsableCommand {
                 }
             }
             if let bytes = keys?.bytes { tasks.addTask { await display.follow(bytes) } }
+            if let hciCapture, let file = capture {
+                tasks.addTask {
+                    let outcome = await hciCapture.run()
+                    printError(CaptureCommand.report(outcome, file: file))
+                    // The ride goes on without the rest of its capture.
+                    if let problem = outcome.problem { printError("cyclelog: \(problem)") }
+                }
+            }
             try await group.run()
+            hciCapture?.stop()
             // The recorder finished its streams as it ended; the presenters end with them, the keys now.
             display.stopKeys(keys)
             try await tasks.waitForAll()

@@ -73,6 +73,133 @@ final class BtsnoopTests: XCTestCase {
         }
     }
 
+    /// `record --capture`: the ride's own events are log lines beside the air's packets, written after them (up to
+    /// a fraction of a second late); the replay takes the sensors' values from the air, everything else from the
+    /// log, each at its own time. Log lines of other programs are not the ride's.
+    func testARideLoggedIntoItsCaptureReplaysWithItsOwnEvents() throws {
+        let sensor = "C0:11:22:33:44:55"
+        let start = RideEvent(
+            timeMicroseconds: 1_000, .control(.start(WorkoutPlan(name: "Tempo", goal: .timeSeconds(3600)))))
+        let connected = RideEvent(timeMicroseconds: 1_500, .connected(sensor: sensor, name: "Stages Power L"))
+        let battery = RideEvent(timeMicroseconds: 1_600, .read(sensor: sensor, characteristic: 0x2A19, value: [81]))
+        let lap = RideEvent(timeMicroseconds: 2_003, .control(.lap))
+        let end = RideEvent(timeMicroseconds: 9_500, .control(.end))
+        var writer = BtsnoopWriter(datalink: .linuxMonitor)
+        writer.appendLog(ident: "cyclelog", Journal.line(start), timeMicroseconds: 1_200)
+        writer.appendConnection(handle: 0x0040, address: sensor, timeMicroseconds: 1_400)
+        let exchange: [(Bool, String)] = [
+            (false, "100100ffff0028"), (true, "110601000700001808000b0001180c0016001818"),
+            (false, "080c0016000328"), (true, "09070d00100e00632a100002110065 2a12000213005d2a"),
+            (false, "0a1100"), (true, "0b0c000000"),
+        ]
+        for (index, (received, pdu)) in exchange.enumerated() {
+            writer.appendATT(handle: 0x0040, received: received, timeMicroseconds: Int64(1_410 + index), bytes(pdu))
+        }
+        writer.appendLog(ident: "bluetoothd", "Battery: 81%", timeMicroseconds: 1_650)
+        writer.appendLog(ident: "cyclelog", Journal.line(connected), timeMicroseconds: 1_700)
+        writer.appendLog(ident: "cyclelog", Journal.line(battery), timeMicroseconds: 1_700)
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 2_000, bytes("1b0e002000fa002a000040"))
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 3_000, bytes("1b0e002000fb002a000040"))
+        writer.appendLog(ident: "cyclelog", Journal.line(lap), timeMicroseconds: 3_100)
+        writer.appendLog(ident: "cyclelog", "this is not a journal line", timeMicroseconds: 3_200)
+        writer.appendLog(ident: "cyclelog", Journal.line(end), timeMicroseconds: 9_600)
+        writer.appendDisconnection(handle: 0x0040, timeMicroseconds: 9_700)
+        let replay = try GATTReplay.read(writer.bytes)
+        func power(_ time: Int64, _ hex: String) -> RideEvent {
+            RideEvent(timeMicroseconds: time, .notification(sensor: sensor, characteristic: 0x2A63, value: bytes(hex)))
+        }
+        XCTAssertEqual(
+            replay.events,
+            [start, connected, battery, power(2_000, "2000fa002a000040"), lap, power(3_000, "2000fb002a000040"), end])
+        XCTAssertEqual(replay.problems.map(\.record), [15])
+        XCTAssertTrue(replay.problems.first?.message.hasPrefix("a ride log line: ") == true)
+        // The events keep the records they came from, for messages: the lap is record 14.
+        XCTAssertEqual(replay.eventRecords[4], 14)
+    }
+
+    /// A sensor BlueZ already knows is not discovered again: `record --capture` logs the handle map BlueZ has
+    /// before subscribing, and the replay maps the sensor's values with it, on this connection and later ones.
+    func testAHandleMapLoggedBeforeTheValuesMapsThem() throws {
+        let sensor = "C0:11:22:33:44:55"
+        XCTAssertEqual(
+            GATTReplay.handleMapLine(address: sensor, [0x0012: 0x2A5B, 0x000E: 0x2A63]),
+            "C0:11:22:33:44:55 000e=2a63 0012=2a5b")
+        var writer = BtsnoopWriter(datalink: .linuxMonitor)
+        writer.appendConnection(handle: 0x0040, address: sensor, timeMicroseconds: 1_000)
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 1_100, bytes("1b0e002000fa002a000040"))
+        writer.appendLog(ident: "cyclelog-gatt", "C0:11:22:33:44:55 000e=2a63", timeMicroseconds: 1_200)
+        writer.appendLog(ident: "cyclelog-gatt", "D4:00:00:00:00:01 0010=2a37", timeMicroseconds: 1_200)
+        writer.appendLog(ident: "cyclelog-gatt", "C0:11:22:33:44:55 0010:2a37", timeMicroseconds: 1_200)
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 2_000, bytes("1b0e002000fb002a000040"))
+        writer.appendATT(handle: 0x0040, received: true, timeMicroseconds: 2_100, bytes("1b10000601"))
+        writer.appendDisconnection(handle: 0x0040, timeMicroseconds: 3_000)
+        writer.appendConnection(handle: 0x0041, address: sensor, timeMicroseconds: 4_000)
+        writer.appendATT(handle: 0x0041, received: true, timeMicroseconds: 5_000, bytes("1b0e002000fc002a000040"))
+        let replay = try GATTReplay.read(writer.bytes)
+        XCTAssertEqual(
+            replay.events.compactMap { event -> [UInt8]? in
+                guard case .notification(sensor, 0x2A63, let value) = event.kind else { return nil }
+                return value
+            },
+            [bytes("2000fb002a000040"), bytes("2000fc002a000040")],
+            "the value before the map is unmapped; the heart-rate map of another device is not this one's")
+        XCTAssertEqual(replay.unmappedHandles.map(\.notifications), [1, 1])
+        XCTAssertEqual(replay.problems.map(\.record), [5])
+    }
+
+    /// EATT (Core Vol 3 Part G §5.3.2, Part A §4.25–4.26): BlueZ opens enhanced credit-based channels of SPSM 0x0027
+    /// when both sides can, and notifications travel on them as K-frames, an SDU length before the ATT PDU.
+    func testNotificationsOnAnEnhancedATTBearerAreRead() throws {
+        let sensor = "C0:11:22:33:44:55"
+        var writer = BtsnoopWriter(datalink: .linuxMonitor)
+        writer.appendConnection(handle: 0x0040, address: sensor, timeMicroseconds: 1_000)
+        // L2CAP frames on the ACL link: length, channel id, payload.
+        func frame(_ channel: UInt16, _ payload: [UInt8]) -> [UInt8] {
+            [UInt8(payload.count & 0xFF), UInt8(payload.count >> 8), UInt8(channel & 0xFF), UInt8(channel >> 8)]
+                + payload
+        }
+        func send(_ received: Bool, _ time: Int64, _ l2cap: [UInt8]) {
+            let boundary: UInt8 = received ? 0x20 : 0x00
+            writer.append(
+                .aclData, received: received, timeMicroseconds: time,
+                [0x40, boundary, UInt8(l2cap.count), 0] + l2cap)
+        }
+        // Request (id 7): SPSM 0x0027, MTU 517, MPS 251, credits 10, source channels 0x0040 and 0x0041.
+        send(false, 1_100, frame(0x0005, bytes("17 07 0c00 2700 0502 fb00 0a00 4000 4100")))
+        // Response: MTU, MPS, credits, result 0, destination channels 0x0050 and 0x0051.
+        send(true, 1_200, frame(0x0005, bytes("18 07 0c00 0502 fb00 0a00 0000 5000 5100")))
+        // BlueZ 5.66 asks for one channel at a time (LE Credit Based, 0x14): SPSM, source channel 0x0043, MTU,
+        // MPS, credits; the answer (0x15): destination channel 0x0053, MTU, MPS, credits, result 0.
+        send(false, 1_210, frame(0x0005, bytes("14 09 0a00 2700 4300 0502 bc00 0300")))
+        send(true, 1_220, frame(0x0005, bytes("15 09 0a00 5300 0502 bc00 0300 0000")))
+        // A request for another protocol's SPSM opens no ATT bearer.
+        send(false, 1_250, frame(0x0005, bytes("17 08 0a00 8000 0502 fb00 0a00 4200")))
+        writer.appendLog(ident: "cyclelog-gatt", "C0:11:22:33:44:55 000e=2a63", timeMicroseconds: 1_300)
+        let notification = bytes("1b0e002000fa002a000040")
+        send(true, 2_000, frame(0x0040, [UInt8(notification.count), 0] + notification))
+        // One SDU in two K-frames: the first with the SDU's length.
+        let second = bytes("1b0e002000fb002a000040")
+        send(true, 3_000, frame(0x0041, [UInt8(second.count), 0] + second.prefix(5)))
+        send(true, 3_001, frame(0x0041, Array(second.dropFirst(5))))
+        send(true, 3_500, frame(0x0053, [UInt8(notification.count), 0] + notification))
+        send(true, 4_000, frame(0x0042, [UInt8(notification.count), 0] + notification))
+        let replay = try GATTReplay.read(writer.bytes)
+        XCTAssertEqual(
+            replay.events.filter { if case .notification = $0.kind { true } else { false } },
+            [
+                RideEvent(
+                    timeMicroseconds: 2_000,
+                    .notification(sensor: sensor, characteristic: 0x2A63, value: bytes("2000fa002a000040"))),
+                RideEvent(
+                    timeMicroseconds: 3_001,
+                    .notification(sensor: sensor, characteristic: 0x2A63, value: bytes("2000fb002a000040"))),
+                RideEvent(
+                    timeMicroseconds: 3_500,
+                    .notification(sensor: sensor, characteristic: 0x2A63, value: bytes("2000fa002a000040"))),
+            ])
+        XCTAssertEqual(replay.otherChannelPDUs, 6, "the five signalling commands and the frame on channel 0x0042")
+    }
+
     func testFindInformationAlsoMapsValueHandles() throws {
         // Spec §9.6 0x05 format 0x01: 0x000D is a declaration (0x2803), 0x000E the CPM value, 0x000F its CCCD.
         var writer = BtsnoopWriter(datalink: .hciUART)

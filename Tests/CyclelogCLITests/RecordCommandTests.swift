@@ -233,9 +233,11 @@ final class Cyclelog {
     let process: ChildProcess
     let outputPath: String
 
-    init(_ arguments: [String], bus: PrivateBus, environment: [String: String] = [:], binary: String = "cyclelog")
-        throws
-    {
+    /// With `prefix`, the binary is started through that command (e.g. `setpriv` without a capability).
+    init(
+        _ arguments: [String], bus: PrivateBus, environment: [String: String] = [:], binary: String = "cyclelog",
+        prefix: [String] = []
+    ) throws {
         outputPath = bus.folder.appendingPathComponent("\(binary)-\(UUID().uuidString).log").path
         var variables = [
             "CYCLELOG_DBUS_ADDRESS": bus.address, "CYCLELOG_CONTROL_BUS": bus.address,
@@ -243,13 +245,14 @@ final class Cyclelog {
         ]
         variables.merge(environment) { $1 }
         process = try ChildProcess(
-            [try builtBinary(binary).path] + arguments, environment: variables, outputPath: outputPath)
+            prefix + [try builtBinary(binary).path] + arguments, environment: variables, outputPath: outputPath)
     }
 
     convenience init(
-        _ arguments: [String], standIn: StandIn, environment: [String: String] = [:], binary: String = "cyclelog"
+        _ arguments: [String], standIn: StandIn, environment: [String: String] = [:], binary: String = "cyclelog",
+        prefix: [String] = []
     ) throws {
-        try self.init(arguments, bus: standIn.bus, environment: environment, binary: binary)
+        try self.init(arguments, bus: standIn.bus, environment: environment, binary: binary, prefix: prefix)
     }
 
     var isRunning: Bool { process.isRunning }

@@ -40,6 +40,12 @@ final class BlueZClientTests: XCTestCase {
         let measurement = try XCTUnwrap(characteristics.first { $0.shortUUID == 0x2A63 })
         let feature = try XCTUnwrap(characteristics.first { $0.shortUUID == 0x2A65 })
         XCTAssertEqual(measurement.serviceUUID, "00001818-0000-1000-8000-00805f9b34fb")
+        // The stand-in names the measurement's object after its declaration at 0x000D, as bluetoothd does: its
+        // value follows at 0x000E.
+        XCTAssertEqual(measurement.valueHandle, 0x000E)
+        var unnamed = measurement
+        unnamed.path = path + "/service000c/characteristic"
+        XCTAssertNil(unnamed.valueHandle)
         let featureValue = try await bluez.read(feature)
         XCTAssertEqual(featureValue, [0x08, 0, 0, 0])
 

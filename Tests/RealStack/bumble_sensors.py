@@ -60,6 +60,32 @@ async def kernel_controller(link, address):
     return transport
 
 
+class Bystander:
+    """A device that is not a sensor (a keyboard, say) on the same air: a bumble device advertising a service of its
+    own and answering GATT discovery, which the host connects to during the ride. A capture of the ride must hold
+    none of its traffic."""
+
+    SERVICE = "6E400001-B5A3-F393-E0A9-E50E24DCCA9E"
+
+    def __init__(self, link, address, name):
+        own = controller(name, link, address)
+        self.device = Device(name=name, address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
+        self.address, self.name = address, name
+        characteristic = Characteristic("6E400003-B5A3-F393-E0A9-E50E24DCCA9E", Characteristic.Properties.READ,
+                                        Characteristic.READABLE, b"keys pressed: none")
+        self.device.add_services([Service(self.SERVICE, [characteristic])])
+        self.device.advertising_data = bytes(AdvertisingData([
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_128_BIT_SERVICE_CLASS_UUIDS,
+             bytes(reversed(bytes.fromhex(self.SERVICE.replace("-", ""))))),
+            (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
+        ]))
+
+    async def start(self):
+        await self.device.power_on()
+        await self.device.start_advertising(own_address_type=hci.OwnAddressType.PUBLIC)
+
+
 class BumbleSensor(RideSensor):
     """One emulated sensor: a bumble device on its own controller on `link`, with public address `address`,
     advertising its services (connectable, general discoverable) whenever it is not connected."""

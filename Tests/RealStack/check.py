@@ -14,6 +14,7 @@ import json
 import os
 import re
 import statistics
+import struct
 import subprocess
 import sys
 
@@ -450,6 +451,112 @@ def adapter_facts(checks, out):
                  len(bumble) == 1 and bumble[0]["leLinks"] == 3, json.dumps(bumble))
 
 
+def monitor_records(path):
+    """(btsnoop time, controller index, monitor opcode, packet) of each record of a datalink 2001 file."""
+    data = open(path, "rb").read()
+    if data[:8] != b"btsnoop\0" or struct.unpack(">II", data[8:16]) != (1, 2001):
+        raise SystemExit("%s is not a btsnoop file of datalink 2001" % path)
+    records, offset = [], 16
+    while offset + 24 <= len(data):
+        _, included, flags, _, stamp = struct.unpack(">IIIIq", data[offset:offset + 24])
+        records.append((stamp, flags >> 16, flags & 0xFFFF, data[offset + 24:offset + 24 + included]))
+        offset += 24 + included
+    return records, data
+
+
+def acl_by_peer(records):
+    """The ACL records (opcodes 4 and 5) with the peer address of their connection, learnt from the LE (Enhanced)
+    Connection Complete events before them (BlueZ's monitor/packet.c layouts)."""
+    peers, found = {}, []
+    for record in records:
+        _, index, opcode, packet = record
+        if opcode == 3 and len(packet) >= 14 and packet[0] == 0x3E and packet[2] in (0x01, 0x0A) and packet[3] == 0:
+            handle = packet[4] | (packet[5] & 0x0F) << 8
+            peers[(index, handle)] = ":".join("%02X" % b for b in reversed(packet[8:14]))
+        elif opcode in (4, 5) and len(packet) >= 2:
+            found.append((peers.get((index, packet[0] | (packet[1] & 0x0F) << 8)), record))
+    return found
+
+
+def ride_capture(checks, ride):
+    """`record --capture` against `btmon -w` of the same run: the sensors' traffic the same, record for record and
+    byte for byte (the kernel stamps a packet once for every monitor); nothing of the connected bystander."""
+    ours, our_bytes = monitor_records(os.path.join(ride.out, "ride.btsnoop"))
+    btmon, btmon_bytes = monitor_records(os.path.join(ride.out, "..", "capture.btsnoop"))
+    sensors = {sensor["address"] for sensor in ride.sensors}
+    bystander = json.load(open(os.path.join(ride.out, "timeline.json")))["bystander"]
+    first, last = ours[0][0], ours[-1][0]
+    expected = [record for peer, record in acl_by_peer(btmon) if peer in sensors and first <= record[0] <= last]
+    got = [record for _, record in acl_by_peer(ours)]
+    # Each notification stored live crossed the HCI in at least one ACL packet.
+    live_notifications = sum(1 for words in ride.lines if words[1] == "notify")
+    checks.check("the capture holds the sensors' ACL packets btmon captured while it ran, in order, byte for byte",
+                 len(expected) >= live_notifications and got == expected,
+                 "%d in the capture, %d in btmon's, %d notifications live" % (len(got), len(expected),
+                                                                              live_notifications))
+    theirs = [record for peer, record in acl_by_peer(btmon) if peer == bystander["address"]]
+    octets = bytes(reversed(bytes.fromhex(bystander["address"].replace(":", ""))))
+    checks.check("btmon heard the bystander (its address, its name, the packets of its connection)",
+                 len(theirs) > 4 and octets in btmon_bytes and bystander["name"].encode() in btmon_bytes,
+                 "%d ACL packets" % len(theirs))
+    checks.check("the capture holds nothing of the bystander: not its address, its name or its connection",
+                 octets not in our_bytes and bystander["name"].encode() not in our_bytes
+                 and not any(first <= record[0] <= last and record in ours for record in theirs))
+    said = re.search(r"Capture: (\d+) records in (\S+) \((\d+) of other", open(os.path.join(ride.out, "record.log")).read())
+    checks.check("record reports the records it wrote and those it left out",
+                 said is not None and int(said.group(1)) == len(ours) and int(said.group(3)) > 0,
+                 said.group(0) if said else "no report in record.log")
+    alone, _ = monitor_records(os.path.join(ride.out, "power.btsnoop"))
+    power = ride.sensor("power")["address"]
+    start, end = alone[0][0], alone[-1][0]
+    expected = [record for peer, record in acl_by_peer(btmon) if peer == power and start <= record[0] <= end]
+    got = [record for _, record in acl_by_peer(alone)]
+    checks.check("`capture --sensor` beside the ride holds the power meter's packets btmon captured, and no other's",
+                 len(got) >= 5 and got == expected and {peer for peer, _ in acl_by_peer(alone)} <= {power, None},
+                 "%d in the capture, %d in btmon's" % (len(got), len(expected)))
+    denied = open(os.path.join(ride.out, "capture-denied.txt")).read()
+    checks.check("without CAP_NET_RAW: exit 2 and how to get it", denied.startswith("exit 2\n")
+                 and "CAP_NET_RAW" in denied and "setcap cap_net_raw+ep" in denied, denied.strip())
+    replayed_db = fresh_database(os.path.join(ride.out, "ride-capture.sqlite"))
+    replayed = json.loads(run(ride.cyclelog, "replay", os.path.join(ride.out, "ride.btsnoop"), "--db", replayed_db,
+                              "--json"))
+    lines = journal_lines(run(ride.cyclelog, "show", "last", "--journal", "--db", replayed_db))
+    # The ride's own events (start with its name, controls, settings, the sensors' names, reads and links) are
+    # logged into the capture as they are journalled: the same lines, at the same times.
+    own = [words for words in lines if words[1] != "notify"]
+    live_own = [words for words in ride.lines if words[1] != "notify"]
+    checks.check("the capture holds the ride's own events as the journal does: the same lines, the same times",
+                 own == live_own, "%d in the capture's replay, %d live; first difference: %s" % (
+                     len(own), len(live_own), next((pair for pair in zip(own, live_own) if pair[0] != pair[1]),
+                                                   "none")))
+    # The live journal dates each value when it reached cyclelog, the capture when it crossed the HCI (the same
+    # times btmon wrote: its records are the capture's, checked above). The live journal with each value dated
+    # as the capture dates it is the same ride: its replay gives the capture's summary, field for field.
+    crossed = {}
+    for words in lines:
+        if words[1] == "notify":
+            crossed.setdefault((words[2], words[3]), []).append(words)
+    retimed = []
+    for words in ride.lines:
+        if words[1] == "notify":
+            air = crossed.get((words[2], words[3]), [])
+            retimed.append([air.pop(0)[0] if air and air[0][4] == words[4] else "unmatched"] + words[1:])
+        else:
+            retimed.append(words)
+    retimed.sort(key=lambda words: words[0])
+    retimed_path = os.path.join(ride.out, "live-at-hci-times.journal")
+    with open(retimed_path, "w") as f:
+        f.write("# cyclelog journal 1\n" + "".join(" ".join(words) + "\n" for words in retimed))
+    expected = json.loads(run(ride.cyclelog, "replay", retimed_path, "--db",
+                              fresh_database(os.path.join(ride.out, "live-at-hci-times.sqlite")), "--json"))
+    differing = sorted(key for key in set(expected) | set(replayed) if expected.get(key) != replayed.get(key))
+    checks.check("the capture replays to the live ride's summary, each value dated when it crossed the HCI",
+                 not differing and all(not left for left in crossed.values()),
+                 "fields that differ: %s; values of the capture not in the journal: %d" % (
+                     differing, sum(len(left) for left in crossed.values())))
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True)
@@ -479,6 +586,8 @@ def main():
     ride.agrees_with_the_ride(rows, args.ride)
     ride.capture_matches_live(capture_lines)
     ride.journal_replays_identically()
+    print("bumble: record --capture beside btmon -w, a keyboard connected as well")
+    ride.capture_matches_live(ride_capture(checks, ride))
     adapter_facts(checks, args.out)
 
     print("auto: calibrate through the control point, then record --auto")

@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check import Checks, journal_lines, run, unix  # noqa: E402
+from check import Checks, acl_by_peer, journal_lines, monitor_records, run, unix  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -142,7 +142,38 @@ def main():
     recovered = subprocess.run([args.cyclelog, "recover", "--db", database], capture_output=True, text=True)
     check("`cyclelog recover` saves it", recovered.returncode == 0 and "Recovered workout 1" in recovered.stdout,
           recovered.stdout.splitlines()[0] if recovered.stdout else recovered.stderr.strip())
+    captured_ride = json.loads(run(args.cyclelog, "show", "5", "--json", "--db", database)) if 5 in rides else {}
     shutil.rmtree(folder)
+
+    # The README's capture drop-in: CAP_NET_RAW and Bluetooth sockets, still no IP; the bike's traffic captured.
+    print("the capture drop-in (systemd/cyclelog-capture.conf):")
+    captured = facts.get("captureProcess") or {}
+    check("it holds CAP_NET_RAW and nothing more, effective and bounding",
+          captured.get("effectiveCapabilities") == captured.get("boundingCapabilities") == "%016x" % (1 << 13),
+          "%s / %s" % (captured.get("effectiveCapabilities"), captured.get("boundingCapabilities")))
+    check("it runs as user cyclelog with NoNewPrivileges= and its system call filter",
+          captured.get("user") == "cyclelog" and captured.get("noNewPrivileges") == "1"
+          and captured.get("seccomp") == "2", json.dumps(captured)[:200])
+    file_facts = facts.get("capture") or {}
+    check("the capture is the service's alone (mode 0600)",
+          file_facts.get("owner") == "cyclelog" and file_facts.get("mode") == "0o600", json.dumps(file_facts))
+    path = os.path.join(out, "capture.btsnoop")
+    records = monitor_records(path)[0] if os.path.exists(path) else []
+    bike = timeline["sensors"][0]["address"]
+    ours = [peer for peer, _ in acl_by_peer(records)]
+    check("it holds the bike's traffic and no other connection's",
+          ours.count(bike) > 20 and set(ours) == {bike}, "%d ACL packets of %s" % (len(ours), sorted(set(ours))))
+    replayed = json.loads(run(args.cyclelog, "replay", path, "--db", os.path.join(tempfile.mkdtemp(), "c.sqlite"),
+                              "--json")) if records else {}
+    kinds = [event["type"] for event in replayed.get("events", [])]
+    live_kinds = [event["type"] for event in captured_ride.get("events", [])]
+    check("it replays to the service's ride: its events at their times, its length, its power (on EATT here)",
+          kinds[:1] == ["start"] and kinds[-1:] == ["end"] and replayed.get("events") == captured_ride.get("events")
+          and replayed.get("elapsedSeconds") == captured_ride.get("elapsedSeconds")
+          and (replayed.get("averagePowerWatts") or 0) > 0,
+          "events %s, %s s, %s W; the service's ride: %s, %s s, %s W" % (
+              kinds, replayed.get("elapsedSeconds"), replayed.get("averagePowerWatts"), live_kinds,
+              captured_ride.get("elapsedSeconds"), captured_ride.get("averagePowerWatts")))
     print("service: %s" % ("all checks passed" if checks.failed == 0 else "%d checks FAILED" % checks.failed))
     return 1 if checks.failed else 0
 

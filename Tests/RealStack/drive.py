@@ -47,6 +47,7 @@ BUMBLE_SENSORS = [  # kind, address, name, battery %
     ("csc", "00:AA:02:00:00:02", "Emulated Speed", 64),
     ("heart", "00:AA:02:00:00:03", "Emulated Heart", 12),
 ]
+BYSTANDER = ("00:AA:02:00:00:09", "Keyboard")  # legacy advertising data holds 31 octets
 
 
 class Ride:
@@ -89,11 +90,11 @@ class Ride:
         await self.wait_for(step, lambda: sensor.sent[measurement] > before + 4, 60)
         self.mark(step)
 
-    async def record(self, adapter, sensors):
+    async def record(self, adapter, sensors, capture=None):
         # SQLite's shared-memory WAL index does not work on the VM's shared folder: the database lives in the
         # guest's own memory and is copied out at the end.
         command = [self.args.cyclelog, "record", "--adapter", adapter, "--plain", "--db", self.database,
-                   "--name", "Real stack ride"]
+                   "--name", "Real stack ride"] + (["--capture", capture] if capture else [])
         for sensor in sensors:
             command += ["--sensor", sensor.address]
         self.recorder = await asyncio.create_subprocess_exec(
@@ -119,7 +120,8 @@ class Ride:
                 shutil.copy(self.database + suffix, os.path.join(self.out, "ride.sqlite" + suffix))
         with open(os.path.join(self.out, "timeline.json"), "w") as f:
             json.dump({"sensors": [{"address": s.address, "name": s.name, "battery": s.battery, "kinds": s.kinds}
-                                   for s in sensors], "steps": self.timeline}, f, indent=1)
+                                   for s in sensors], "steps": self.timeline,
+                   "bystander": {"address": BYSTANDER[0], "name": BYSTANDER[1]}}, f, indent=1)
         if self.recorder.returncode != 0:
             raise SystemExit("cyclelog record exited with %d" % self.recorder.returncode)
 
@@ -220,6 +222,28 @@ async def adapter_path(bus, address, timeout=60):
     raise SystemExit("bluetoothd never showed the adapter %s" % address)
 
 
+async def discover_bystander(bus, adapter):
+    """The bystander's object in bluetoothd, made trusted so that it stays until it is connected. `cyclelog scan`
+    looks for cycling services only, so bluetoothd made none for it; and the kernel reports no advertisement while
+    the adapter holds connections, so this runs before the ride connects its sensors."""
+    keyboard = "%s/dev_%s" % (adapter, BYSTANDER[0].replace(":", "_"))
+    # LE only: an unfiltered discovery is interleaved with classic inquiry, which this LE controller ends at once.
+    await emulated_sensors.call(bus, adapter, "org.bluez.Adapter1", "SetDiscoveryFilter", "a{sv}",
+                                [{"Transport": Variant("s", "le")}])
+    await emulated_sensors.call(bus, adapter, "org.bluez.Adapter1", "StartDiscovery")
+    for _ in range(150):
+        objects = await emulated_sensors.call(bus, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        if keyboard in objects[0]:
+            break
+        await asyncio.sleep(0.2)
+    else:
+        raise SystemExit("bluetoothd never showed the bystander %s" % keyboard)
+    await emulated_sensors.call(bus, adapter, "org.bluez.Adapter1", "StopDiscovery")
+    await emulated_sensors.call(bus, keyboard, "org.freedesktop.DBus.Properties", "Set", "ssv",
+                                ["org.bluez.Device1", "Trusted", Variant("b", True)])
+    return keyboard
+
+
 async def bumble_ride(args, streams, started):
     ride = Ride(args, "bumble", started)
     import bumble_sensors  # slow under software emulation (about 20 s), so only now
@@ -240,7 +264,11 @@ async def bumble_ride(args, streams, started):
     await ride.cyclelog("scan", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--timeout", "6", "--json",
                         output="scan-before.json")
     ride.mark("scanned")
-    await ride.record(BUMBLE_KERNEL_CONTROLLER, sensors)
+    bystander = bumble_sensors.Bystander(link, *BYSTANDER)
+    await bystander.start()
+    keyboard = await discover_bystander(bus, adapter)
+    ride.mark("bystander discovered")
+    await ride.record(BUMBLE_KERNEL_CONTROLLER, sensors, capture=os.path.join(ride.out, "ride.btsnoop"))
     await ride.cyclelog("scan", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--timeout", "2", "--json",
                         output="scan-during.json")
     ride.mark("scanned while recording")
@@ -252,6 +280,28 @@ async def bumble_ride(args, streams, started):
         with open(os.path.join(ride.out, name), "w") as f:
             f.write(out)
     ride.mark("adapter facts")
+    # A device that is not a sensor, connected during the ride (BlueZ discovers its services and reads them): the
+    # ride's capture must hold none of it, while btmon's holds all.
+    await emulated_sensors.call(bus, keyboard, "org.bluez.Device1", "Connect")
+    for _ in range(100):
+        resolved = await emulated_sensors.call(bus, keyboard, "org.freedesktop.DBus.Properties", "Get", "ss",
+                                               ["org.bluez.Device1", "ServicesResolved"])
+        if resolved[0].value:
+            break
+        await asyncio.sleep(0.2)
+    ride.mark("bystander connected")
+    # Without CAP_NET_RAW (root without it here) there is no capture, and the message says how to get one.
+    code, _, err = await run_command("setpriv", "--bounding-set", "-net_raw", "--inh-caps", "-net_raw",
+                                     args.cyclelog, "capture", "/tmp/denied.btsnoop", "--seconds", "1")
+    with open(os.path.join(ride.out, "capture-denied.txt"), "w") as f:
+        f.write("exit %d\n%s" % (code, err))
+    ride.mark("capture without CAP_NET_RAW")
+    # `capture` alone, beside the ride, naming the power meter only: its connection is kept, the others' are not
+    # (connected sensors do not advertise, and nothing else names them).
+    await run_command(args.cyclelog, "capture", os.path.join(ride.out, "power.btsnoop"), "--seconds", "4",
+                      "--adapter", BUMBLE_KERNEL_CONTROLLER, "--sensor", BUMBLE_SENSORS[0][1], "--db",
+                      "/tmp/no-such.sqlite")
+    ride.mark("captured the power meter alone")
     for command in ("pause", "resume", "lap"):
         await asyncio.sleep(4)
         await ride.cyclelog(command)
@@ -475,6 +525,25 @@ async def service_ride(args, streams, started):
     await journal_says("pedalling: recording workout 4", 90)
     await asyncio.sleep(args.service_ride_seconds / 2)
     await systemctl("stop", step="stop again")
+
+    # The README's drop-in for a capture: the service then holds CAP_NET_RAW and writes the bike's traffic.
+    drop_in = "/etc/systemd/system/%s.d/capture.conf" % SERVICE
+    os.makedirs(os.path.dirname(drop_in), exist_ok=True)
+    shutil.copy("/usr/local/share/doc/cyclelog/cyclelog-capture.conf", drop_in)
+    await run_command("systemctl", "daemon-reload")
+    unit = await systemctl("start", step="start with the capture drop-in")
+    pid = int(unit["MainPID"])
+    facts["captureProcess"] = process_facts(pid) if pid else None
+    await journal_says("pedalling: recording workout 5", 90)
+    await asyncio.sleep(args.service_ride_seconds / 2)
+    await systemctl("stop", step="stop with the capture drop-in")
+    capture = "/var/lib/cyclelog/capture.btsnoop"
+    if os.path.exists(capture):
+        facts["capture"] = {"mode": oct(os.stat(capture).st_mode & 0o777),
+                            "owner": pwd.getpwuid(os.stat(capture).st_uid).pw_name}
+        shutil.copy(capture, os.path.join(ride.out, "capture.btsnoop"))
+    os.remove(drop_in)
+    await run_command("systemctl", "daemon-reload")
 
     for task in playing:
         task.cancel()

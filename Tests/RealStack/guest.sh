@@ -23,8 +23,8 @@ start_controllers "$OUT" || fail "no virtual controllers"
 btmon -w "$OUT/capture.btsnoop" > /dev/null 2>&1 &
 step "two virtual controllers"
 
-# One ATT bearer: with EATT (BlueZ's default of three channels) the notifications move to credit-based L2CAP
-# channels that a capture reader does not see as ATT.
+# One ATT bearer, as most sensors have: the notifications stay on the fixed ATT channel. (With EATT, BlueZ's
+# default of three channels, they move to credit-based L2CAP channels; the service VM rides on those.)
 printf '[GATT]\nChannels = 1\n' > "$OUT/main.conf"
 /usr/libexec/bluetooth/bluetoothd -n -d -f "$OUT/main.conf" > "$OUT/bluetoothd.log" 2>&1 &
 wait_for_adapters || fail "bluetoothd did not show the adapters"

@@ -289,7 +289,8 @@ def check_install(cyclelog, mirror, folder):
                 "etc/dbus-1/system.d/org.cyclelog.Mirror.conf",
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
-                "usr/local/share/doc/cyclelog/README.md", "usr/local/share/applications/org.cyclelog.Recorder.desktop",
+                "usr/local/share/doc/cyclelog/README.md", "usr/local/share/doc/cyclelog/cyclelog-capture.conf",
+                "usr/local/share/applications/org.cyclelog.Recorder.desktop",
                 "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service"]
     missing = [path for path in expected if not os.path.exists(os.path.join(stage, path))]
     report(not missing, "every service file installed where the system looks", ", ".join(missing))

@@ -39,6 +39,30 @@ int cbluetooth_adapters(cbluetooth_adapter *adapters, int capacity, int version_
 /// The name of a Bluetooth SIG company identifier, from libbluetooth's list ("Intel Corp."); never NULL.
 const char *cbluetooth_company_name(uint16_t identifier);
 
+/// Opens the kernel's HCI monitor channel (what btmon reads: every controller's commands, events and data, and
+/// the controllers coming and going). Returns the socket, or -errno: -EPERM without CAP_NET_RAW, -EAFNOSUPPORT
+/// when the kernel has no Bluetooth. Close it with close(2).
+int cbluetooth_monitor_open(void);
+
+/// One record of the monitor channel: its opcode (HCI_MON_*), controller index, the kernel's time stamp and the
+/// length of the packet read into the caller's buffer.
+typedef struct {
+    uint16_t opcode;
+    uint16_t index;
+    int64_t unix_microseconds;
+    int length;
+} cbluetooth_monitor_record;
+
+/// Waits at most `timeout_ms` for the next record and reads its packet into `buffer` (the monitor's 6-octet header
+/// taken off). Returns 1 with `record` filled, 0 when nothing came in time, or -errno. A packet longer than
+/// `capacity` is cut to it (the monitor's largest, an ACL fragment of 65 535 octets plus its header, fits 65 540).
+int cbluetooth_monitor_read(
+    int socket_fd, uint8_t *buffer, int capacity, int timeout_ms, cbluetooth_monitor_record *record);
+
+/// The peer address (least significant byte first) of connection `handle` on controller `dev_id`, from the
+/// kernel's connection list (no privilege needed). Returns 1 when found, 0 when no such connection is open now.
+int cbluetooth_connection_address(uint16_t dev_id, uint16_t handle, uint8_t address[6]);
+
 /// The bit of HCI_UP in `cbluetooth_adapter.flags`.
 extern const int cbluetooth_flag_up;
 
