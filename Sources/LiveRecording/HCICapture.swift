@@ -26,6 +26,8 @@ public final class HCICapture: Sendable {
         public var leftOut = 0
         /// Why it stopped before it was asked to (a full disk, the monitor closed), or nil.
         public var problem: String?
+
+        public init() {}
     }
 
     private let path: String

@@ -57,19 +57,27 @@ struct CaptureCommand: AsyncParsableCommand {
             throw ExitMessage.make("cannot capture: \(error.description)", status: 2)
         }
         printError("Capturing to \(file); " + (seconds.map { "for \(Self.number($0)) s" } ?? "Ctrl-C ends it") + ".")
-        async let captured = capture.run()
-        await withTaskGroup(of: Void.self) { waits in
+        // Until the time is up or a signal comes, or until the capture stops on its own (a full disk).
+        let outcome = await withTaskGroup(of: HCICapture.Outcome?.self) { waits in
+            waits.addTask { await capture.run() }
             waits.addTask {
                 try? await Task.sleep(for: .seconds(seconds ?? Double(Int32.max)))
+                return nil
             }
             waits.addTask {
-                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return }
+                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+                return nil
             }
-            await waits.next()
-            waits.cancelAll()
+            for await finished in waits {
+                guard let finished else {
+                    capture.stop()
+                    continue
+                }
+                waits.cancelAll()
+                return finished
+            }
+            return HCICapture.Outcome()
         }
-        capture.stop()
-        let outcome = await captured
         print(Self.report(outcome, file: file))
         if let problem = outcome.problem { throw ExitMessage.make(problem, status: 1) }
     }

@@ -514,6 +514,12 @@ def ride_capture(checks, ride):
     checks.check("`capture --sensor` beside the ride holds the power meter's packets btmon captured, and no other's",
                  len(got) >= 5 and got == expected and {peer for peer, _ in acl_by_peer(alone)} <= {power, None},
                  "%d in the capture, %d in btmon's" % (len(got), len(expected)))
+    full = open(os.path.join(ride.out, "capture-full.txt")).read()
+    kept = monitor_records(os.path.join(ride.out, "full.btsnoop"))[0]
+    size = os.path.getsize(os.path.join(ride.out, "full.btsnoop"))
+    checks.check("a capture on a disk that fills stops, says so (exit 1) and keeps what fitted, record by record",
+                 full.startswith("exit 1\n") and "No space left on device" in full and len(kept) > 5 and size <= 4096,
+                 "%d records in %d bytes; %s" % (len(kept), size, full.strip().replace("\n", " ")))
     denied = open(os.path.join(ride.out, "capture-denied.txt")).read()
     checks.check("without CAP_NET_RAW: exit 2 and how to get it", denied.startswith("exit 2\n")
                  and "CAP_NET_RAW" in denied and "setcap cap_net_raw+ep" in denied, denied.strip())

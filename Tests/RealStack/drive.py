@@ -302,6 +302,20 @@ async def bumble_ride(args, streams, started):
                       "--adapter", BUMBLE_KERNEL_CONTROLLER, "--sensor", BUMBLE_SENSORS[0][1], "--db",
                       "/tmp/no-such.sqlite")
     ride.mark("captured the power meter alone")
+    # A capture on a disk that fills: one free page of a tiny tmpfs. It stops, says so, and keeps whole records.
+    tiny = "/tmp/tiny-disk"
+    os.makedirs(tiny, exist_ok=True)
+    await run_command("mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", tiny)
+    with open(os.path.join(tiny, "filler"), "wb") as f:
+        f.write(bytes(4096))
+    code, _, err = await run_command(args.cyclelog, "capture", os.path.join(tiny, "full.btsnoop"), "--seconds", "20",
+                                     "--adapter", BUMBLE_KERNEL_CONTROLLER, "--db", "/tmp/no-such.sqlite",
+                                     *[argument for sensor in sensors for argument in ("--sensor", sensor.address)])
+    with open(os.path.join(ride.out, "capture-full.txt"), "w") as f:
+        f.write("exit %d\n%s" % (code, err))
+    shutil.copy(os.path.join(tiny, "full.btsnoop"), os.path.join(ride.out, "full.btsnoop"))
+    await run_command("umount", tiny)
+    ride.mark("capture on a full disk")
     for command in ("pause", "resume", "lap"):
         await asyncio.sleep(4)
         await ride.cyclelog(command)
