@@ -14,6 +14,13 @@ public enum Btsnoop {
         case linuxMonitor = 2001
     }
 
+    /// The kinds of record of the kernel's monitor channel, a datalink 2001 record's flags (BlueZ's `monitor/bt.h`).
+    public enum MonitorOpcode: UInt16, Sendable {
+        case newIndex = 0, deleteIndex, command, event, aclSent, aclReceived, scoSent, scoReceived
+        case openIndex, closeIndex, indexInfo, vendorDiagnostic, systemNote, userLogging
+        case controlOpen, controlClose, controlCommand, controlEvent, isoSent, isoReceived
+    }
+
     /// What an HCI packet is, whatever the datalink encoded it as.
     public enum PacketType: Sendable, Equatable {
         case command
@@ -165,12 +172,12 @@ public enum Btsnoop {
             let index = UInt16(truncatingIfNeeded: flags >> 16)
             let type: PacketType
             let incoming: Bool
-            switch flags & 0xFFFF {
-            case 2: (type, incoming) = (.command, false)
-            case 3: (type, incoming) = (.event, true)
-            case 4: (type, incoming) = (.aclData, false)
-            case 5: (type, incoming) = (.aclData, true)
-            case 13: (type, incoming) = (.log, false)
+            switch MonitorOpcode(rawValue: UInt16(truncatingIfNeeded: flags)) {
+            case .command?: (type, incoming) = (.command, false)
+            case .event?: (type, incoming) = (.event, true)
+            case .aclSent?: (type, incoming) = (.aclData, false)
+            case .aclReceived?: (type, incoming) = (.aclData, true)
+            case .userLogging?: (type, incoming) = (.log, false)
             default: (type, incoming) = (.other, false)
             }
             return Packet(
@@ -210,13 +217,15 @@ public struct BtsnoopWriter: Sendable {
                 payload.insert(h4, at: 0)
             }
         case .linuxMonitor:
+            let opcode: Btsnoop.MonitorOpcode
             switch type {
-            case .command: flags = 2
-            case .event: flags = 3
-            case .aclData: flags = received ? 5 : 4
-            case .log: flags = 13
-            case .other: flags = 12
+            case .command: opcode = .command
+            case .event: opcode = .event
+            case .aclData: opcode = received ? .aclReceived : .aclSent
+            case .log: opcode = .userLogging
+            case .other: opcode = .systemNote
             }
+            flags = UInt32(opcode.rawValue)
         }
         appendRecord(flags: flags, timeMicroseconds: timeMicroseconds, payload[...])
     }
@@ -235,7 +244,7 @@ public struct BtsnoopWriter: Sendable {
     public mutating func appendLog(ident: String, _ message: String, timeMicroseconds: Int64) {
         let name = Array(ident.utf8) + [0]
         appendMonitor(
-            opcode: 13, index: 0xFFFF, timeMicroseconds: timeMicroseconds,
+            opcode: Btsnoop.MonitorOpcode.userLogging.rawValue, index: 0xFFFF, timeMicroseconds: timeMicroseconds,
             ([6, UInt8(name.count)] + name + Array(message.utf8) + [0])[...])
     }
 

@@ -8,13 +8,6 @@
 /// A sensor is an address the caller names (`isNamedSensor`: the sensors a ride connects to) or one that advertised
 /// one of `sensorServices` in this capture.
 public struct HCIPrivacyFilter {
-    /// The monitor channel's record kinds (btsnoop datalink 2001 flags, BlueZ's `monitor/bt.h`).
-    public enum Opcode: UInt16, Sendable {
-        case newIndex = 0, deleteIndex, command, event, aclSent, aclReceived, scoSent, scoReceived
-        case openIndex, closeIndex, indexInfo, vendorDiagnostic, systemNote, userLogging
-        case controlOpen, controlClose, controlCommand, controlEvent, isoSent, isoReceived
-    }
-
     private struct ConnectionKey: Hashable {
         var index: UInt16
         var handle: UInt16
@@ -43,7 +36,7 @@ public struct HCIPrivacyFilter {
     public mutating func keeps(opcode rawOpcode: UInt16, index: UInt16, _ packet: ArraySlice<UInt8>) -> Bool {
         // Index 0xFFFF is no controller: the system notes.
         if let adapterIndex, index != adapterIndex, index != 0xFFFF { return false }
-        guard let opcode = Opcode(rawValue: rawOpcode) else { return false }
+        guard let opcode = Btsnoop.MonitorOpcode(rawValue: rawOpcode) else { return false }
         let data = Array(packet)
         switch opcode {
         case .newIndex, .deleteIndex, .openIndex, .closeIndex, .indexInfo, .systemNote:

@@ -43,7 +43,7 @@ final class HCIPrivacyFilterTests: XCTestCase {
     }
 
     func keeps(
-        _ filter: inout HCIPrivacyFilter, _ opcode: HCIPrivacyFilter.Opcode, _ packet: [UInt8], index: UInt16 = 0
+        _ filter: inout HCIPrivacyFilter, _ opcode: Btsnoop.MonitorOpcode, _ packet: [UInt8], index: UInt16 = 0
     )
         -> Bool
     {
@@ -106,7 +106,7 @@ final class HCIPrivacyFilterTests: XCTestCase {
         XCTAssertFalse(keeps(&filter, .event, [0xFF, 1, 0]))
         // Audio, vendor diagnostics, bluetoothd's log lines, management commands of other programs, and an opcode
         // from a later kernel that nobody has described yet.
-        for opcode: HCIPrivacyFilter.Opcode in [
+        for opcode: Btsnoop.MonitorOpcode in [
             .scoSent, .scoReceived, .isoSent, .isoReceived, .vendorDiagnostic, .userLogging, .controlOpen,
             .controlClose, .controlCommand, .controlEvent,
         ] {
@@ -114,7 +114,7 @@ final class HCIPrivacyFilterTests: XCTestCase {
         }
         XCTAssertFalse(filter.keeps(opcode: 42, index: 0, [1, 2, 3][...]))
         // Short and empty packets are dropped, never read past.
-        for opcode: HCIPrivacyFilter.Opcode in [.command, .event, .aclSent, .aclReceived] {
+        for opcode: Btsnoop.MonitorOpcode in [.command, .event, .aclSent, .aclReceived] {
             XCTAssertFalse(keeps(&filter, opcode, []), "\(opcode)")
             XCTAssertFalse(keeps(&filter, opcode, [0x3E]), "\(opcode)")
         }
