@@ -41,7 +41,7 @@ service-check: build
 
 # cyclelog as a system service (systemd unit, its user, udev rules, D-Bus policy); PREFIX and DESTDIR as usual.
 install:
-	@test -x .build/release/cyclelog -a -x .build/release/cyclelog-mirror || $(MAKE) --no-print-directory release
+	@test -x .build/release/cyclelog -a -x .build/release/cyclelog-mirror -a -x .build/release/cyclelog-sync || $(MAKE) --no-print-directory release
 	scripts/install-service.sh install
 
 uninstall:

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "cyclelog", targets: ["cyclelog"]),
         .executable(name: "cyclelog-mirror", targets: ["cyclelog-mirror"]),
+        .executable(name: "cyclelog-sync", targets: ["cyclelog-sync"]),
         .library(name: "CyclingSensors", targets: ["CyclingSensors"]),
     ],
     dependencies: [
@@ -22,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0", traits: []),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The shared store of rides (cyclelog-sync): PostgreSQL's wire protocol on SwiftNIO, TLS by swift-nio-ssl.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
@@ -102,6 +105,21 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Rides kept consistent with a shared PostgreSQL by sync identifier and version: the server's schema, the
+        // push rule, pull, tombstones; no Bluetooth.
+        .target(
+            name: "RideSync",
+            dependencies: [
+                "WorkoutStore", "Recording", "RideHistory", "Workouts", "RideJournal",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .executableTarget(
+            name: "cyclelog-sync",
+            dependencies: [
+                "RideSync", "WorkoutStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
@@ -154,6 +172,13 @@ let package = Package(
                 "TestSupport", "RecorderInterface",
             ],
             exclude: []),
+        .testTarget(
+            name: "RideSyncTests",
+            dependencies: [
+                "RideSync", "WorkoutStore", "Recording", "Workouts", "RideJournal", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // GRDB to damage, lock and forge databases the way other programs and failing disks do.
         .testTarget(
             name: "CyclelogCLITests",

@@ -18,24 +18,27 @@ DOCDIR=$PREFIX/share/doc/cyclelog
 DATADIR=${DATADIR:-$PREFIX/share}
 BINARY=${BINARY:-.build/release/cyclelog}
 MIRROR_BINARY=${MIRROR_BINARY:-.build/release/cyclelog-mirror}
+SYNC_BINARY=${SYNC_BINARY:-.build/release/cyclelog-sync}
 
 live_system() { [ -z "$DESTDIR" ]; }
 systemd_running() { live_system && [ -d /run/systemd/system ]; }
 
 case $action in
 install)
-    for binary in "$BINARY" "$MIRROR_BINARY"; do
+    for binary in "$BINARY" "$MIRROR_BINARY" "$SYNC_BINARY"; do
         [ -x "$binary" ] || { echo "install-service: $binary is missing: run make release first" >&2; exit 1; }
     done
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
     install -D -m 0755 "$MIRROR_BINARY" "$DESTDIR$BINDIR/cyclelog-mirror"
+    install -D -m 0755 "$SYNC_BINARY" "$DESTDIR$BINDIR/cyclelog-sync"
     # The units with this prefix's paths, made outside the source tree (which may be read-only).
     unit=$(mktemp)
-    for name in cyclelog cyclelog-mirror; do
+    for name in cyclelog cyclelog-mirror cyclelog-sync; do
         sed "s#/usr/local/bin/#$BINDIR/#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
             systemd/$name.service >"$unit"
         install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/$name.service"
     done
+    install -D -m 0644 systemd/cyclelog-sync.timer "$DESTDIR$UNITDIR/cyclelog-sync.timer"
     # The capture drop-in is documentation until a rider copies it (README: a capture for a bug report).
     sed "s#/usr/local/bin/#$BINDIR/#" systemd/cyclelog-capture.conf >"$unit"
     install -D -m 0644 "$unit" "$DESTDIR$DOCDIR/cyclelog-capture.conf"
@@ -62,12 +65,17 @@ install)
         echo "Riders in the cyclelog group may control its rides: cyclelog status --control-bus system"
         echo "The ride on a phone (local network, paired devices only):"
         echo "  sudo systemctl enable --now cyclelog-mirror && cyclelog-mirror pair --control-bus system"
+        echo "Rides to and from a shared PostgreSQL: README, \"Rides on every machine\"; then"
+        echo "  sudo systemctl enable --now cyclelog-sync.timer"
     fi
     ;;
 uninstall)
-    if systemd_running; then systemctl disable --now cyclelog.service cyclelog-mirror.service 2>/dev/null || true; fi
+    if systemd_running; then
+        systemctl disable --now cyclelog.service cyclelog-mirror.service cyclelog-sync.timer 2>/dev/null || true
+    fi
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
         "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" \
+        "$DESTDIR$BINDIR/cyclelog-sync" "$DESTDIR$UNITDIR/cyclelog-sync.service" "$DESTDIR$UNITDIR/cyclelog-sync.timer" \
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
         "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \

@@ -53,6 +53,16 @@ public struct CaptureFile: Sendable {
     }
 }
 
+extension CaptureFile {
+    /// A journal's text that came from elsewhere than a file (the shared store); `label` names it in messages.
+    public static func journal(text: String, label: String) -> CaptureFile {
+        let journal = Journal.read(text)
+        return CaptureFile(
+            path: label, format: .journal, events: journal.events, origins: journal.lines, problems: journal.problems,
+            unmappedHandles: [])
+    }
+}
+
 /// A capture's bytes, from a file, a pipe or process substitution (`-` is standard input). The first bytes are
 /// looked at before the rest is read: a file that is neither a btsnoop capture nor a journal is refused at once,
 /// whatever its size.

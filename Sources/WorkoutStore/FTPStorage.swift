@@ -135,7 +135,10 @@ extension WorkoutStore {
     /// Declares a stored workout a fitness test (or not, with nil), and updates the FTP history.
     public func setFitnessTest(_ id: Int64, _ test: FitnessTest?) throws(StoreError) {
         try write { db in
-            try db.execute(sql: "UPDATE workout SET fitnessTest = ? WHERE id = ?", arguments: [test?.rawValue, id])
+            // A change of the ride: its next version, which the shared store takes in place of the last.
+            try db.execute(
+                sql: "UPDATE workout SET fitnessTest = ?, version = version + 1 WHERE id = ? AND fitnessTest IS NOT ?",
+                arguments: [test?.rawValue, id, test?.rawValue])
         }
         try refreshFTPEstimates()
     }

@@ -458,6 +458,46 @@ public final class WorkoutStore: Sendable {
                     """)
             for table in tables { try db.execute(sql: markedChanges(of: table)) }
         }
+        migrator.registerMigration("v12 rider, collector and sync state", foreignKeyChecks: .immediate) { db in
+            try db.execute(
+                sql: """
+                    -- Whose rides these are, and this database as one collector of them (README, "Rides on every
+                    -- machine"): named by `cyclelog rider`, made an existing rider's by `cyclelog-sync join`.
+                    CREATE TABLE rider (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        uuid TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        collectorUUID TEXT NOT NULL,
+                        collectorName TEXT NOT NULL
+                    );
+                    -- The collector a ride pulled from the shared store was recorded by; NULL for rides made here.
+                    ALTER TABLE workout ADD COLUMN collector TEXT;
+                    -- The version and content digest the shared store last acknowledged for this ride.
+                    ALTER TABLE workout ADD COLUMN syncedVersion INTEGER;
+                    ALTER TABLE workout ADD COLUMN syncedDigest TEXT;
+                    -- A deleted ride's identity and the version its deletion is: synced, so that no old copy brings
+                    -- the ride back.
+                    CREATE TABLE tombstone (
+                        syncIdentifier TEXT PRIMARY KEY NOT NULL,
+                        version INTEGER NOT NULL,
+                        deletedMicroseconds INTEGER NOT NULL,
+                        synced INTEGER NOT NULL DEFAULT 0
+                    ) WITHOUT ROWID;
+                    -- How the last syncs went, for `cyclelog-sync status` and its back-off.
+                    CREATE TABLE syncStatus (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        lastSuccessMicroseconds INTEGER,
+                        lastFailureMicroseconds INTEGER,
+                        lastFailure TEXT,
+                        failuresInARow INTEGER NOT NULL DEFAULT 0
+                    );
+                    """)
+            let user = ProcessInfo.processInfo.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "rider"
+            try db.execute(
+                sql: "INSERT INTO rider VALUES (1, ?, ?, ?, ?)",
+                arguments: [UUID().uuidString.lowercased(), user, UUID().uuidString.lowercased(), hostName])
+            for table in ["rider", "tombstone", "syncStatus"] { try db.execute(sql: markedChanges(of: table)) }
+        }
         return migrator
     }
 

@@ -197,9 +197,13 @@ extension WorkoutStore {
                     """, arguments: [source, startMicroseconds, id])
             return id
         }
+        // A ride deleted here and stored again (the same file replayed) comes back as the version after its
+        // deletion, so that the shared store takes it over the tombstone.
+        let deletedVersion = try Int.fetchOne(
+            db, sql: "DELETE FROM tombstone WHERE syncIdentifier = ? RETURNING version", arguments: [syncIdentifier])
         try db.execute(
-            sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds) VALUES (?, ?, ?)",
-            arguments: [syncIdentifier, source, startMicroseconds])
+            sql: "INSERT INTO workout (syncIdentifier, source, startMicroseconds, version) VALUES (?, ?, ?, ?)",
+            arguments: [syncIdentifier, source, startMicroseconds, (deletedVersion ?? 0) + 1])
         return db.lastInsertedRowID
     }
 
@@ -426,6 +430,12 @@ extension WorkoutStore {
     /// Deletes a workout and everything stored with it.
     public func delete(_ id: Int64) throws(StoreError) -> Bool {
         let deleted = try write { db in
+            // Its deletion is the ride's next version, kept as a tombstone for the shared store.
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO tombstone (syncIdentifier, version, deletedMicroseconds)
+                    SELECT syncIdentifier, version + 1, ? FROM workout WHERE id = ?
+                    """, arguments: [Int64(Date().timeIntervalSince1970 * 1_000_000), id])
             try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

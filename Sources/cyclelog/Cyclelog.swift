@@ -16,7 +16,7 @@ struct Cyclelog: AsyncParsableCommand {
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self,
             Status.self, Recover.self,
             ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, Calibrate.self,
-            CaptureCommand.self,
+            CaptureCommand.self, RiderCommand.self,
         ]
     )
 

@@ -120,7 +120,7 @@ def check_udev():
               "the syntax check above stands in", flush=True)
 
 
-def check_unit(name, binary, folder, needed, exit_status, says):
+def check_unit(name, binary, folder, needed, exit_status, says, environment=None):
     """One unit: `systemd-analyze verify` and `security`, the lines it must have, and its ExecStart command
     line parsed by the real binary (which, with no bus there, stops with `exit_status` saying `says`, where a
     wrong argument would be a usage error, 64)."""
@@ -147,7 +147,7 @@ def check_unit(name, binary, folder, needed, exit_status, says):
                  for previous, word in zip([""] + arguments, arguments)]
     arguments = [os.path.join(folder, "service.sqlite") if previous == "--db" else word
                  for previous, word in zip([""] + arguments, arguments)]
-    result = run(arguments, timeout=60, env=dict(os.environ, STATE_DIRECTORY=folder))
+    result = run(arguments, timeout=60, env=dict(os.environ, STATE_DIRECTORY=folder, **(environment or {})))
     report(result.returncode == exit_status and says in result.stdout + result.stderr, f"{name}'s ExecStart parses",
            f"status {result.returncode}: {(result.stdout + result.stderr).strip()[-300:]}")
 
@@ -163,6 +163,18 @@ def check_units(cyclelog, mirror, folder):
                 "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "IPAddressDeny=any",
                 "IPAddressAllow=localhost link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16",
                 "ProtectSystem=strict", "NoNewPrivileges=yes"], 1, "cannot reach the bus")
+    # The sync: the recorder's user and database, the network opened, the password as a credential. With no
+    # server where PGHOST points it says so and exits 75 (try again later).
+    sync = os.path.join(os.path.dirname(mirror), "cyclelog-sync")
+    check_unit("cyclelog-sync.service", sync, folder,
+               ["User=cyclelog", "StateDirectory=cyclelog", "LoadCredential=postgres-password:",
+                "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "ProtectSystem=strict", "NoNewPrivileges=yes",
+                "SuccessExitStatus=75"], 75, "cannot reach the shared store",
+               environment={"PGHOST": os.path.join(folder, "no-server-here")})
+    timer = os.path.join(ROOT, "systemd", "cyclelog-sync.timer")
+    result = run(["systemd-analyze", "verify", timer])
+    output = (result.stdout + result.stderr).strip()
+    report(result.returncode == 0 and not output, "systemd-analyze verify cyclelog-sync.timer", output)
 
 
 def check_sysusers(folder):
@@ -281,11 +293,14 @@ asyncio.run(main())
 
 def check_install(cyclelog, mirror, folder):
     stage = os.path.join(folder, "stage")
-    environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, MIRROR_BINARY=mirror, PREFIX="/usr/local")
+    environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, MIRROR_BINARY=mirror, PREFIX="/usr/local",
+                       SYNC_BINARY=os.path.join(os.path.dirname(mirror), "cyclelog-sync"))
     result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "install"], cwd=ROOT, env=environment)
     report(result.returncode == 0, "install-service.sh install (DESTDIR)", result.stderr.strip())
     expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
                 "usr/local/bin/cyclelog-mirror", "usr/local/lib/systemd/system/cyclelog-mirror.service",
+                "usr/local/bin/cyclelog-sync", "usr/local/lib/systemd/system/cyclelog-sync.service",
+                "usr/local/lib/systemd/system/cyclelog-sync.timer",
                 "etc/dbus-1/system.d/org.cyclelog.Mirror.conf",
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",

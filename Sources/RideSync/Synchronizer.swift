@@ -1,0 +1,453 @@
+import Foundation
+import PostgresNIO
+import Recording
+import RideJournal
+import WorkoutStore
+import Workouts
+
+/// Keeps one database's rides consistent with the shared store: pushes the rides recorded here by sync identifier
+/// and version (the server applies the rule of `cyclelog_push`), pulls this rider's rides recorded elsewhere, and
+/// settles conflicts. Each ride is its own transaction on the server; a ride the server refuses is reported and
+/// the others go on.
+public struct Synchronizer: Sendable {
+    public let local: WorkoutStore
+    public let server: SharedStore
+
+    public init(local: WorkoutStore, server: SharedStore) {
+        self.local = local
+        self.server = server
+    }
+
+    // MARK: The schema
+
+    /// Creates or brings up to date the server's schema; returns the migrations applied now.
+    public static func initialize(_ server: SharedStore) async throws(SyncError) -> [String] {
+        try await server.transaction { server throws(SyncError) in
+            try await server.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.lockKey))")
+            try await server.execute(
+                """
+                CREATE TABLE IF NOT EXISTS cyclelog_migration (
+                    name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
+                """)
+            let names: [String] = try await server.rows("SELECT name FROM cyclelog_migration", as: String.self)
+            let applied = Set(names)
+            let known = Set(ServerSchema.migrations.map(\.name))
+            if let newer = applied.subtracting(known).first {
+                throw SyncError(
+                    .schema,
+                    "the shared store's schema was made by a newer cyclelog-sync (it has \"\(newer)\"): update this one"
+                )
+            }
+            var done: [String] = []
+            for migration in ServerSchema.migrations where !applied.contains(migration.name) {
+                for statement in migration.statements { try await server.execute(PostgresQuery(unsafeSQL: statement)) }
+                try await server.execute("INSERT INTO cyclelog_migration (name) VALUES (\(migration.name))")
+                done.append(migration.name)
+            }
+            return done
+        }
+    }
+
+    /// Refuses a server without this program's schema, or with a newer one, before anything is sent.
+    func checkSchema() async throws(SyncError) {
+        let applied: [String]
+        do {
+            applied = try await server.rows(
+                "SELECT name FROM cyclelog_migration ORDER BY applied_at, name", as: String.self)
+        } catch  where error.kind == .server {
+            throw SyncError(.schema, "the shared store has no cyclelog schema yet: `cyclelog-sync init` makes it")
+        }
+        let known = ServerSchema.migrations.map(\.name)
+        if let newer = applied.first(where: { !known.contains($0) }) {
+            throw SyncError(
+                .schema, "the shared store's schema was made by a newer cyclelog-sync (\"\(newer)\"): update this one")
+        }
+        if let missing = known.first(where: { !applied.contains($0) }) {
+            throw SyncError(.schema, "the shared store lacks \"\(missing)\": `cyclelog-sync init` brings it up to date")
+        }
+    }
+
+    /// Names this rider and collector on the server (a renamed rider is renamed there too).
+    func register() async throws(SyncError) -> WorkoutStore.Rider {
+        try await checkSchema()
+        let rider = try localCall { try $0.rider() }
+        guard let riderID = UUID(uuidString: rider.uuid), let collectorID = UUID(uuidString: rider.collectorUUID) else {
+            throw SyncError(.local, "the database's rider has no valid UUID")
+        }
+        let holders = try await server.rows(
+            "SELECT id FROM rider WHERE name = \(rider.name) AND id <> \(riderID)", as: UUID.self)
+        if !holders.isEmpty {
+            throw SyncError(
+                .refused,
+                "the shared store already has another rider named \(rider.name): `cyclelog-sync join \(rider.name)` "
+                    + "makes this machine's rides theirs; `cyclelog rider NEW-NAME` names this rider otherwise")
+        }
+        try await server.execute(
+            """
+            INSERT INTO rider (id, name) VALUES (\(riderID), \(rider.name))
+            ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
+            """)
+        try await server.execute(
+            """
+            INSERT INTO collector (id, name, rider_id) VALUES (\(collectorID), \(rider.collectorName), \(riderID))
+            ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, rider_id = EXCLUDED.rider_id, last_seen = now()
+            """)
+        return rider
+    }
+
+    // MARK: Push
+
+    /// What the server did with one ride (or tombstone) pushed.
+    public struct Pushed: Sendable, Equatable {
+        public enum Result: String, Sendable {
+            case inserted, replaced, unchanged, conflict, stale, refused
+            /// `--dry-run`: would be sent.
+            case pending
+        }
+
+        public var syncIdentifier: String
+        public var version: Int
+        /// The local workout; nil for a tombstone.
+        public var id: Int64?
+        public var result: Result
+        /// Why the server refused it.
+        public var reason: String?
+
+        public init(syncIdentifier: String, version: Int, id: Int64? = nil, result: Result, reason: String? = nil) {
+            self.syncIdentifier = syncIdentifier
+            self.version = version
+            self.id = id
+            self.result = result
+            self.reason = reason
+        }
+    }
+
+    /// Sends every ride recorded here that the server has not acknowledged at its version, then every tombstone.
+    public func push() async throws(SyncError) -> [Pushed] {
+        let pending = try localCall { try $0.pendingRides() }
+        let tombstones = try localCall { try $0.tombstones(pendingOnly: true) }
+        let rider = try await register()
+        var report: [Pushed] = []
+        for ride in pending {
+            report.append(try await push(ride, rider: rider))
+        }
+        for tombstone in tombstones {
+            guard let sync = UUID(uuidString: tombstone.syncIdentifier) else { continue }
+            let result = try await callPush(
+                sync: sync, rider: rider, version: tombstone.version, digest: nil, journal: nil, file: nil,
+                fitnessTest: nil, summary: nil, start: nil, end: nil)
+            // Stale: the server deleted it already, or holds a newer version that a pull brings back.
+            if result.result != .refused && result.result != .conflict {
+                try localCall { try $0.markTombstoneSynced(tombstone.syncIdentifier, version: tombstone.version) }
+            }
+            report.append(
+                Pushed(
+                    syncIdentifier: tombstone.syncIdentifier, version: tombstone.version, result: result.result,
+                    reason: result.reason))
+        }
+        return report
+    }
+
+    private func push(_ ride: WorkoutStore.PendingRide, rider: WorkoutStore.Rider) async throws(SyncError) -> Pushed {
+        func refused(_ reason: String) -> Pushed {
+            Pushed(
+                syncIdentifier: ride.syncIdentifier, version: ride.version, id: ride.id, result: .refused,
+                reason: reason)
+        }
+        guard let sync = UUID(uuidString: ride.syncIdentifier) else {
+            return refused("its sync identifier \(ride.syncIdentifier) is not a UUID")
+        }
+        guard let stored = try localCall({ try $0.ride(ride.id, analysed: true) }) else {
+            return refused("it could not be read back")
+        }
+        var journal: String?
+        var file: (fileName: String, bytes: [UInt8], session: Int?)?
+        let events = try localCall { try $0.journal(ride.id) }
+        if events.isEmpty {
+            file = try localCall { try $0.importedFile(ride.id) }
+            if file == nil { return refused("it has neither a journal nor an imported file") }
+        } else {
+            journal = Journal.text(events)
+        }
+        let summary = stored.summary
+        let result = try await callPush(
+            sync: sync, rider: rider, version: ride.version, digest: ride.contentDigest, journal: journal, file: file,
+            fitnessTest: ride.fitnessTest, summary: summary.json.rendered(),
+            start: Date(timeIntervalSince1970: Double(summary.startMicroseconds) / 1_000_000),
+            end: Date(timeIntervalSince1970: Double(summary.endMicroseconds) / 1_000_000))
+        switch result.result {
+        case .inserted, .replaced, .unchanged:
+            try localCall { try $0.markSynced(ride.id, version: ride.version, digest: ride.contentDigest) }
+        default: break
+        }
+        return Pushed(
+            syncIdentifier: ride.syncIdentifier, version: ride.version, id: ride.id, result: result.result,
+            reason: result.reason)
+    }
+
+    /// One call of the server's rule; a nil digest is a tombstone.
+    private func callPush(
+        sync: UUID, rider: WorkoutStore.Rider, version: Int, digest: String?, journal: String?,
+        file: (fileName: String, bytes: [UInt8], session: Int?)?, fitnessTest: String?, summary: String?, start: Date?,
+        end: Date?
+    ) async throws(SyncError) -> (result: Pushed.Result, reason: String?) {
+        let riderID = UUID(uuidString: rider.uuid)
+        let collectorID = UUID(uuidString: rider.collectorUUID)
+        let bytes = file.map { ByteBuffer(bytes: $0.bytes) }
+        let answer =
+            try await server.rows(
+                """
+                SELECT cyclelog_push(\(sync), \(riderID), \(collectorID), \(version)::integer, \(digest)::text,
+                    \(journal)::text, \(bytes)::bytea, \(file?.fileName)::text, \(file?.session)::integer,
+                    \(fitnessTest)::text, \(summary)::jsonb, \(start)::timestamptz, \(end)::timestamptz)
+                """, as: String.self
+            ).first ?? "refused: no answer"
+        if answer.hasPrefix("refused: ") { return (.refused, String(answer.dropFirst("refused: ".count))) }
+        guard let result = Pushed.Result(rawValue: answer) else { return (.refused, "the server answered \(answer)") }
+        return (result, nil)
+    }
+
+    // MARK: Pull
+
+    /// What a pull did with one of the server's rides.
+    public struct Pulled: Sendable, Equatable {
+        public enum Result: String, Sendable {
+            /// Stored here (new, or a newer version of one held here).
+            case stored
+            /// Deleted here, as it was on the server.
+            case deleted
+            /// Held here already at that version and content: now marked as acknowledged.
+            case acknowledged
+        }
+
+        public var syncIdentifier: String
+        public var version: Int
+        public var result: Result
+        /// The workout here, when there is one.
+        public var id: Int64?
+        /// Something to know: the rebuilt ride's content differs from the server's, say.
+        public var problem: String?
+    }
+
+    /// Brings this rider's rides from the server that this database does not hold at their version: rides recorded
+    /// elsewhere, newer versions, deletions. A ride being recorded here, one with a newer or conflicting version
+    /// here, or one deleted here, is left for the push.
+    public func pull() async throws(SyncError) -> [Pulled] {
+        let rider = try await register()
+        guard let riderID = UUID(uuidString: rider.uuid) else { throw SyncError(.local, "the rider has no valid UUID") }
+        let rides = try await server.rows(
+            """
+            SELECT r.sync_identifier, r.version, r.content_digest, r.deleted, r.collector_id, c.name
+            FROM ride r JOIN collector c ON c.id = r.collector_id WHERE r.rider_id = \(riderID)
+            ORDER BY r.start_time NULLS FIRST, r.sync_identifier
+            """, as: (UUID, Int, String?, Bool, UUID, String).self)
+        let copies = try localCall { try $0.localCopies() }
+        let here = UUID(uuidString: rider.collectorUUID)
+        var report: [Pulled] = []
+        for (sync, version, digest, deleted, collectorID, collectorName) in rides {
+            let key = sync.uuidString.lowercased()
+            let copy = copies[key]
+            if let copy {
+                // Being recorded, newer here, or deleted here at this version or later: the push's to send.
+                if !copy.complete || copy.version > version || (copy.deleted && (deleted || copy.version >= version)) {
+                    continue
+                }
+                if !copy.deleted && copy.version == version {
+                    // The same content is acknowledged; other content is a conflict the push reports.
+                    if let id = copy.id, let digest, !deleted, copy.contentDigest == digest,
+                        copy.syncedVersion != version
+                    {
+                        try localCall { try $0.markSynced(id, version: version, digest: digest) }
+                        report.append(Pulled(syncIdentifier: key, version: version, result: .acknowledged, id: id))
+                    }
+                    continue
+                }
+            }
+            if deleted {
+                if let copy, !copy.deleted {
+                    try localCall { try $0.deletePulled(key, version: version) }
+                    report.append(Pulled(syncIdentifier: key, version: version, result: .deleted, id: copy.id))
+                }
+                continue
+            }
+            // A ride recorded here too (the same capture replayed on two machines) stays this collector's.
+            let recordedHere = collectorID == here || (copy.map { !$0.deleted && $0.collector == nil } ?? false)
+            report.append(try await fetch(sync, version: version, collector: recordedHere ? nil : collectorName))
+        }
+        return report
+    }
+
+    /// Stores the server's copy of one ride here at the server's version.
+    func fetch(_ sync: UUID, version: Int, collector: String?) async throws(SyncError) -> Pulled {
+        let key = sync.uuidString.lowercased()
+        guard
+            let (digest, journal, file, fileName, session, fitnessTest) = try await server.rows(
+                """
+                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test FROM ride
+                WHERE sync_identifier = \(sync) AND NOT deleted
+                """, as: (String, String?, ByteBuffer?, String?, Int?, String?).self
+            ).first
+        else { throw SyncError(.refused, "ride \(key) is no longer on the shared store") }
+        let label = "shared store (\(collector ?? "this collector")) \(key)"
+        let outcomes: [Replayer.Outcome]
+        do {
+            if let journal {
+                outcomes = [try Replayer(store: local).replay(CaptureFile.journal(text: journal, label: label))]
+            } else if var file {
+                let bytes = file.readBytes(length: file.readableBytes) ?? []
+                outcomes = try FITImporter(store: local).importBytes(bytes, name: fileName ?? label)
+            } else {
+                outcomes = []
+            }
+        } catch {
+            throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
+        }
+        guard let outcome = outcomes.first(where: { $0.summary.syncIdentifier.lowercased() == key }) else {
+            throw SyncError(
+                .local,
+                "ride \(key) from the shared store rebuilt to another ride here"
+                    + (session.map { " (session \($0) of its file)" } ?? ""))
+        }
+        let id = outcome.summary.id
+        try localCall {
+            try $0.adoptPulled(id, version: version, digest: digest, collector: collector, fitnessTest: fitnessTest)
+        }
+        let problem =
+            outcome.summary.contentDigest == digest
+            ? nil
+            : "rebuilt here to content \(outcome.summary.contentDigest ?? "unknown"), not the shared store's \(digest)"
+        return Pulled(syncIdentifier: key, version: version, result: .stored, id: id, problem: problem)
+    }
+
+    // MARK: Conflicts, duplicates, riders
+
+    /// A version pushed with other content than the server's, not yet settled.
+    public struct Conflict: Sendable, Equatable {
+        public var id: Int64
+        public var syncIdentifier: String
+        public var version: Int
+        public var incomingDigest: String?
+        public var collector: String
+        public var serverVersion: Int
+        public var serverDigest: String?
+        public var serverCollector: String
+        public var recordedAt: Date
+    }
+
+    public func conflicts() async throws(SyncError) -> [Conflict] {
+        let rider = try await register()
+        return try await server.rows(
+            """
+            SELECT k.id, k.sync_identifier, k.version, k.content_digest, kc.name, r.version, r.content_digest,
+                rc.name, k.recorded_at
+            FROM ride_conflict k JOIN ride r USING (sync_identifier) JOIN collector kc ON kc.id = k.collector_id
+            JOIN collector rc ON rc.id = r.collector_id
+            WHERE r.rider_id = \(UUID(uuidString: rider.uuid)) AND k.resolved_at IS NULL ORDER BY k.id
+            """, as: (Int64, UUID, Int, String?, String, Int, String?, String, Date).self
+        ).map {
+            Conflict(
+                id: $0.0, syncIdentifier: $0.1.uuidString.lowercased(), version: $0.2, incomingDigest: $0.3,
+                collector: $0.4, serverVersion: $0.5, serverDigest: $0.6, serverCollector: $0.7, recordedAt: $0.8)
+        }
+    }
+
+    public enum Keep: String, Sendable, CaseIterable {
+        case server, local
+    }
+
+    /// Settles conflict `id`: `server` stores the server's copy here; `local` pushes this copy as the version after
+    /// the server's. Only the collector that pushed the conflicting copy holds it, so only it can settle.
+    public func resolve(_ id: Int64, keep: Keep) async throws(SyncError) -> String {
+        let rider = try await register()
+        guard let conflict = try await conflicts().first(where: { $0.id == id }) else {
+            throw SyncError(.refused, "there is no open conflict \(id): `cyclelog-sync conflicts` lists them")
+        }
+        let collectorID = UUID(uuidString: rider.collectorUUID)
+        let holders = try await server.rows(
+            "SELECT collector_id FROM ride_conflict WHERE id = \(id)", as: UUID.self)
+        guard holders.first == collectorID else {
+            throw SyncError(
+                .refused, "conflict \(id) was pushed by \(conflict.collector): settle it there, which holds that copy")
+        }
+        guard let local = try localCall({ try $0.workout(syncIdentifier: conflict.syncIdentifier) }),
+            let sync = UUID(uuidString: conflict.syncIdentifier)
+        else {
+            throw SyncError(.refused, "ride \(conflict.syncIdentifier) is no longer in this database")
+        }
+        let message: String
+        switch keep {
+        case .server:
+            let pulled = try await fetch(sync, version: conflict.serverVersion, collector: conflict.serverCollector)
+            message =
+                "kept the shared store's version \(conflict.serverVersion) of ride \(conflict.syncIdentifier) "
+                + "(workout \(pulled.id ?? local.id) here)"
+        case .local:
+            let next = conflict.serverVersion + 1
+            try localCall { try $0.setVersion(local.id, next) }
+            let pushed = try await push().first { $0.syncIdentifier == conflict.syncIdentifier }
+            guard pushed?.result == .replaced else {
+                throw SyncError(
+                    .refused,
+                    "ride \(conflict.syncIdentifier) as version \(next) was not taken: \(pushed?.result.rawValue ?? "not sent")"
+                )
+            }
+            message = "pushed this copy of ride \(conflict.syncIdentifier) as version \(next)"
+        }
+        try await server.execute(
+            "UPDATE ride_conflict SET resolved_at = now(), kept = \(keep.rawValue) WHERE id = \(id)")
+        return message
+    }
+
+    /// Two rides of this rider from different collectors whose times overlap (the same bike heard twice).
+    public struct Duplicate: Sendable, Equatable {
+        public var first: String
+        public var firstCollector: String
+        public var second: String
+        public var secondCollector: String
+        public var overlapSeconds: Double
+    }
+
+    public func duplicates() async throws(SyncError) -> [Duplicate] {
+        let rider = try await register()
+        return try await server.rows(
+            """
+            SELECT a.sync_identifier, ca.name, b.sync_identifier, cb.name,
+                extract(epoch FROM least(a.end_time, b.end_time) - greatest(a.start_time, b.start_time))::float8
+            FROM ride a JOIN ride b ON a.rider_id = b.rider_id AND a.sync_identifier < b.sync_identifier
+                AND a.collector_id <> b.collector_id AND a.start_time < b.end_time AND b.start_time < a.end_time
+            JOIN collector ca ON ca.id = a.collector_id JOIN collector cb ON cb.id = b.collector_id
+            WHERE a.rider_id = \(UUID(uuidString: rider.uuid)) AND NOT a.deleted AND NOT b.deleted
+            ORDER BY a.start_time, a.sync_identifier, b.sync_identifier
+            """, as: (UUID, String, UUID, String, Double).self
+        ).map {
+            Duplicate(
+                first: $0.0.uuidString.lowercased(), firstCollector: $0.1, second: $0.2.uuidString.lowercased(),
+                secondCollector: $0.3, overlapSeconds: $0.4)
+        }
+    }
+
+    /// Makes this database's rider the server's rider `name`: the rides recorded here become theirs (each at its
+    /// next version). Returns how many rides changed hands.
+    public func join(_ name: String) async throws(SyncError) -> Int {
+        try await checkSchema()
+        guard let id = try await server.rows("SELECT id FROM rider WHERE name = \(name)", as: UUID.self).first else {
+            let names = try await server.rows("SELECT name FROM rider ORDER BY name", as: String.self)
+            throw SyncError(
+                .refused,
+                "the shared store has no rider named \(name)"
+                    + (names.isEmpty ? "" : " (it has \(names.joined(separator: ", ")))"))
+        }
+        let moved = try localCall { try $0.adoptRider(uuid: id.uuidString.lowercased(), name: name) }
+        _ = try await register()
+        return moved
+    }
+
+    /// A call into the local database, its error as a sync error.
+    func localCall<T>(_ body: (WorkoutStore) throws -> T) throws(SyncError) -> T {
+        do {
+            return try body(local)
+        } catch {
+            throw SyncError(.local, "\(error)")
+        }
+    }
+}

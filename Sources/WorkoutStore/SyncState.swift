@@ -1,0 +1,216 @@
+import Foundation
+import GRDB
+import RideIdentity
+
+/// The local half of keeping rides consistent with a shared store (cyclelog-sync): whose rides these are, which
+/// versions the store has acknowledged, the tombstones of deleted rides, and how the last syncs went. The store
+/// itself is never contacted from here.
+extension WorkoutStore {
+    /// The rider of this database and this database as a collector of rides.
+    public struct Rider: Equatable, Sendable {
+        /// Lowercase UUIDs.
+        public var uuid: String
+        public var name: String
+        public var collectorUUID: String
+        public var collectorName: String
+    }
+
+    public func rider() throws(StoreError) -> Rider {
+        try read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM rider WHERE id = 1") else {
+                throw StoreError(.damaged, "the database has no rider (its rider table is empty)")
+            }
+            return Rider(
+                uuid: row["uuid"], name: row["name"], collectorUUID: row["collectorUUID"],
+                collectorName: row["collectorName"])
+        }
+    }
+
+    /// `cyclelog rider NAME`.
+    public func renameRider(_ name: String) throws(StoreError) {
+        try write { db in try db.execute(sql: "UPDATE rider SET name = ? WHERE id = 1", arguments: [name]) }
+    }
+
+    /// This database's rides become the rider `uuid`'s (`cyclelog-sync join`): each ride recorded here gets its next
+    /// version, so that the shared store takes it as that rider's. Returns how many rides changed hands.
+    @discardableResult
+    public func adoptRider(uuid: String, name: String) throws(StoreError) -> Int {
+        try write { db in
+            let current = try String.fetchOne(db, sql: "SELECT uuid FROM rider WHERE id = 1")
+            try db.execute(sql: "UPDATE rider SET uuid = ?, name = ? WHERE id = 1", arguments: [uuid, name])
+            guard current != uuid else { return 0 }
+            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE collector IS NULL")
+            return db.changesCount
+        }
+    }
+
+    /// A complete ride recorded here whose version the shared store has not acknowledged.
+    public struct PendingRide: Equatable, Sendable {
+        public var id: Int64
+        public var syncIdentifier: String
+        public var version: Int
+        public var contentDigest: String
+        public var fitnessTest: String?
+    }
+
+    /// What a push sends: complete rides recorded here (never pulled ones, never rides being recorded) at a
+    /// version or content the store has not acknowledged, oldest first.
+    public func pendingRides() throws(StoreError) -> [PendingRide] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, syncIdentifier, version, journalDigest, fitnessTest FROM workout
+                    WHERE status = 'complete' AND collector IS NULL AND journalDigest IS NOT NULL
+                    AND digestVersion = ? AND (syncedVersion IS NOT version OR syncedDigest IS NOT journalDigest)
+                    ORDER BY startMicroseconds, id
+                    """, arguments: [RideIdentity.digestVersion]
+            ).map {
+                PendingRide(
+                    id: $0["id"], syncIdentifier: $0["syncIdentifier"], version: $0["version"],
+                    contentDigest: $0["journalDigest"], fitnessTest: $0["fitnessTest"])
+            }
+        }
+    }
+
+    /// Rides being recorded or unfinished, which a push leaves for later.
+    public func unfinishedCount() throws(StoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM workout WHERE status <> 'complete'") ?? 0 }
+    }
+
+    /// The shared store holds `version` with `digest` of this ride (pushed, pulled, or found equal).
+    public func markSynced(_ id: Int64, version: Int, digest: String?) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE workout SET syncedVersion = ?, syncedDigest = ? WHERE id = ?",
+                arguments: [version, digest, id])
+        }
+    }
+
+    /// A deleted ride: its identity and the version its deletion is.
+    public struct Tombstone: Equatable, Sendable {
+        public var syncIdentifier: String
+        public var version: Int
+        public var synced: Bool
+    }
+
+    public func tombstones(pendingOnly: Bool = false) throws(StoreError) -> [Tombstone] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM tombstone \(pendingOnly ? "WHERE synced = 0" : "") ORDER BY syncIdentifier"
+            ).map { Tombstone(syncIdentifier: $0["syncIdentifier"], version: $0["version"], synced: $0["synced"]) }
+        }
+    }
+
+    public func markTombstoneSynced(_ syncIdentifier: String, version: Int) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE tombstone SET synced = 1 WHERE syncIdentifier = ? AND version = ?",
+                arguments: [syncIdentifier, version])
+        }
+    }
+
+    /// What this database holds of a ride, for deciding what a pull brings.
+    public struct LocalCopy: Equatable, Sendable {
+        public var id: Int64?
+        public var version: Int
+        public var contentDigest: String?
+        public var complete: Bool
+        public var deleted: Bool
+        public var collector: String?
+        /// The version the shared store acknowledged.
+        public var syncedVersion: Int?
+    }
+
+    /// Every ride this database holds or deleted, by sync identifier.
+    public func localCopies() throws(StoreError) -> [String: LocalCopy] {
+        try read { db in
+            var copies: [String: LocalCopy] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM tombstone") {
+                copies[row["syncIdentifier"]] = LocalCopy(
+                    id: nil, version: row["version"], contentDigest: nil, complete: true, deleted: true, collector: nil,
+                    syncedVersion: (row["synced"] as Bool) ? row["version"] : nil)
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT * FROM workout") {
+                copies[row["syncIdentifier"]] = LocalCopy(
+                    id: row["id"], version: row["version"], contentDigest: Self.contentDigest(row),
+                    complete: WorkoutStatus(stored: row["status"]) == .complete, deleted: false,
+                    collector: row["collector"], syncedVersion: row["syncedVersion"])
+            }
+            return copies
+        }
+    }
+
+    /// A ride just stored from the shared store's copy: it takes the store's version and its marks, and is
+    /// acknowledged at that version. `collector` is nil for a ride that was recorded here.
+    public func adoptPulled(
+        _ id: Int64, version: Int, digest: String, collector: String?, fitnessTest: String?
+    ) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, syncedVersion = ?,
+                    syncedDigest = ? WHERE id = ?
+                    """, arguments: [version, collector, fitnessTest, version, digest, id])
+        }
+        try refreshFTPEstimates()
+    }
+
+    /// Sets a ride recorded here to `version` (a conflict settled by keeping this copy: the version after the
+    /// store's).
+    public func setVersion(_ id: Int64, _ version: Int) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "UPDATE workout SET version = ? WHERE id = ?", arguments: [version, id])
+        }
+    }
+
+    /// A ride deleted in the shared store: deleted here, its tombstone already synced.
+    public func deletePulled(_ syncIdentifier: String, version: Int) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO tombstone (syncIdentifier, version, deletedMicroseconds, synced)
+                    VALUES (?, ?, ?, 1)
+                    """, arguments: [syncIdentifier, version, Int64(Date().timeIntervalSince1970 * 1_000_000)])
+        }
+        try refreshFTPEstimates()
+    }
+
+    /// How the syncs have gone.
+    public struct SyncHistory: Equatable, Sendable {
+        public var lastSuccessMicroseconds: Int64?
+        public var lastFailureMicroseconds: Int64?
+        public var lastFailure: String?
+        /// Failed attempts since the last success: what the next attempt's back-off is counted from.
+        public var failuresInARow: Int
+    }
+
+    public func syncHistory() throws(StoreError) -> SyncHistory {
+        try read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT * FROM syncStatus WHERE id = 1")
+            return SyncHistory(
+                lastSuccessMicroseconds: row?["lastSuccessMicroseconds"],
+                lastFailureMicroseconds: row?["lastFailureMicroseconds"], lastFailure: row?["lastFailure"],
+                failuresInARow: row?["failuresInARow"] ?? 0)
+        }
+    }
+
+    /// Records a sync's outcome: nil for a success, else why it failed.
+    public func recordSync(failure: String?, atMicroseconds time: Int64) throws(StoreError) {
+        try write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO syncStatus (id) VALUES (1)")
+            if let failure {
+                try db.execute(
+                    sql: """
+                        UPDATE syncStatus SET lastFailureMicroseconds = ?, lastFailure = ?,
+                        failuresInARow = failuresInARow + 1 WHERE id = 1
+                        """, arguments: [time, failure])
+            } else {
+                try db.execute(
+                    sql: "UPDATE syncStatus SET lastSuccessMicroseconds = ?, failuresInARow = 0 WHERE id = 1",
+                    arguments: [time])
+            }
+        }
+    }
+}

@@ -1,0 +1,262 @@
+import ArgumentParser
+import Foundation
+import RideSync
+import WorkoutStore
+
+/// The commands each catch their `Failure` and exit with its status and message.
+protocol SyncCommand: AsyncParsableCommand {
+    func perform() async throws
+}
+
+extension SyncCommand {
+    func run() async throws {
+        do {
+            try await perform()
+        } catch let failure as Failure {
+            CyclelogSync.exit(failure)
+        }
+    }
+}
+
+/// `cyclelog-sync` alone: push, then pull.
+struct SyncNow: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Pushes the rides recorded here, then pulls this rider's other rides.")
+    @OptionGroup var places: Places
+
+    @Flag(help: "When the server cannot be reached, try again after 1, 2, 4 … 300 s until it can.")
+    var keepTrying = false
+
+    func perform() async throws {
+        let local = try places.openLocal()
+        while true {
+            do {
+                try await places.withSynchronizer { sync throws(SyncError) in
+                    printPush(try await sync.push())
+                    printPull(try await sync.pull())
+                }
+                try? local.recordSync(failure: nil, atMicroseconds: nowMicroseconds())
+                return
+            } catch let failure as Failure {
+                try? local.recordSync(failure: failure.description, atMicroseconds: nowMicroseconds())
+                guard keepTrying, failure.status == 75 else { throw failure }
+                let failures = (try? local.syncHistory().failuresInARow) ?? 1
+                let seconds = Backoff.seconds(afterFailures: failures)
+                FileHandle.standardError.write(
+                    Data("cyclelog-sync: \(failure.description); again in \(seconds) s\n".utf8))
+                try await Task.sleep(for: .seconds(seconds))
+            }
+        }
+    }
+}
+
+struct Init: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Creates the shared store's schema, or brings it up to date.")
+    @OptionGroup var places: Places
+
+    func perform() async throws {
+        let address = try places.address()
+        let applied = try await sync { () throws(SyncError) in
+            try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server)
+            }
+        }
+        print(
+            applied.isEmpty
+                ? "The shared store's schema is up to date."
+                : applied.map { "Applied \($0)." }.joined(separator: "\n"))
+    }
+}
+
+struct Push: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push", abstract: "Sends the rides recorded here that the shared store lacks at their version.")
+    @OptionGroup var places: Places
+
+    @Flag(help: "Lists what would be sent; nothing is.")
+    var dryRun = false
+
+    func perform() async throws {
+        let report: [Synchronizer.Pushed]
+        if dryRun {
+            let local = try places.openLocal()
+            let pending = try local.pendingRides()
+            let tombstones = try local.tombstones(pendingOnly: true)
+            report =
+                pending.map {
+                    .init(syncIdentifier: $0.syncIdentifier, version: $0.version, id: $0.id, result: .pending)
+                }
+                + tombstones.map { .init(syncIdentifier: $0.syncIdentifier, version: $0.version, result: .pending) }
+        } else {
+            report = try await places.withSynchronizer { sync throws(SyncError) in try await sync.push() }
+        }
+        printPush(report)
+        if report.contains(where: { $0.result == .refused }) { throw ExitCode(1) }
+    }
+}
+
+struct Pull: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull", abstract: "Brings this rider's rides recorded elsewhere, newer versions and deletions.")
+    @OptionGroup var places: Places
+
+    func perform() async throws {
+        printPull(try await places.withSynchronizer { sync throws(SyncError) in try await sync.pull() })
+    }
+}
+
+struct Status: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "What is waiting to be pushed, and how the last syncs went (no server needed)."
+    )
+    @OptionGroup var places: Places
+
+    @Flag(help: "Prints the status as JSON.")
+    var json = false
+
+    func perform() async throws {
+        let local = try places.openLocal()
+        let pending = try local.pendingRides()
+        let tombstones = try local.tombstones(pendingOnly: true)
+        let unfinished = try local.unfinishedCount()
+        let history = try local.syncHistory()
+        let rider = try local.rider()
+        if json {
+            printJSON([
+                "rider": rider.name, "riderUUID": rider.uuid, "collector": rider.collectorName,
+                "collectorUUID": rider.collectorUUID,
+                "pendingRides": pending.map {
+                    ["id": $0.id, "syncIdentifier": $0.syncIdentifier, "version": $0.version]
+                },
+                "pendingDeletions": tombstones.map { ["syncIdentifier": $0.syncIdentifier, "version": $0.version] },
+                "unfinishedRides": unfinished,
+                "lastSuccess": history.lastSuccessMicroseconds.map(isoTime) ?? NSNull(),
+                "lastFailure": history.lastFailureMicroseconds.map(isoTime) ?? NSNull(),
+                "lastFailureReason": history.lastFailure ?? NSNull(),
+                "failuresInARow": history.failuresInARow,
+            ])
+            return
+        }
+        print("Rider \(rider.name) (\(rider.uuid)), collector \(rider.collectorName).")
+        print(
+            "Waiting to be pushed: \(pending.count) ride\(pending.count == 1 ? "" : "s"), \(tombstones.count) "
+                + "deletion\(tombstones.count == 1 ? "" : "s")"
+                + (unfinished > 0 ? "; \(unfinished) being recorded or unfinished (pushed once saved)" : "") + ".")
+        print("Last successful sync: \(history.lastSuccessMicroseconds.map(isoTime) ?? "never").")
+        if let failure = history.lastFailure, let time = history.lastFailureMicroseconds,
+            time > history.lastSuccessMicroseconds ?? .min
+        {
+            print("Last failure, \(isoTime(time)) (\(history.failuresInARow) in a row): \(failure)")
+        }
+    }
+}
+
+struct Conflicts: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conflicts", abstract: "Lists versions pushed with content other than the shared store's.")
+    @OptionGroup var places: Places
+
+    func perform() async throws {
+        let conflicts = try await places.withSynchronizer { sync throws(SyncError) in try await sync.conflicts() }
+        if conflicts.isEmpty { print("No conflicts.") }
+        for conflict in conflicts {
+            print(
+                "\(conflict.id): ride \(conflict.syncIdentifier) version \(conflict.version) from \(conflict.collector) "
+                    + "(\(conflict.incomingDigest?.prefix(12) ?? "deleted")) against the store's version "
+                    + "\(conflict.serverVersion) from \(conflict.serverCollector) "
+                    + "(\(conflict.serverDigest?.prefix(12) ?? "deleted")); "
+                    + "`cyclelog-sync resolve \(conflict.id) --keep server|local`")
+        }
+    }
+}
+
+struct Resolve: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resolve", abstract: "Settles a conflict: keeps the shared store's copy or this one.")
+    @OptionGroup var places: Places
+
+    @Argument(help: "The conflict's number, from `cyclelog-sync conflicts`.")
+    var conflict: Int64
+
+    @Option(help: "server: store the shared store's copy here; local: push this copy as the next version.")
+    var keep: String
+
+    func validate() throws {
+        guard Synchronizer.Keep(rawValue: keep) != nil else { throw ValidationError("--keep is server or local") }
+    }
+
+    func perform() async throws {
+        let keep = Synchronizer.Keep(rawValue: keep)!
+        print(
+            try await places.withSynchronizer { sync throws(SyncError) in try await sync.resolve(conflict, keep: keep) }
+        )
+    }
+}
+
+struct Duplicates: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "duplicates", abstract: "Lists this rider's rides from two collectors that overlap in time.")
+    @OptionGroup var places: Places
+
+    func perform() async throws {
+        let pairs = try await places.withSynchronizer { sync throws(SyncError) in try await sync.duplicates() }
+        if pairs.isEmpty { print("No overlapping rides.") }
+        for pair in pairs {
+            print(
+                "\(pair.first) (\(pair.firstCollector)) and \(pair.second) (\(pair.secondCollector)) overlap by "
+                    + "\(Int(pair.overlapSeconds.rounded())) s; nothing is merged: `cyclelog delete` the one to drop")
+        }
+    }
+}
+
+struct Join: SyncCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join", abstract: "Makes this machine's rides those of a rider already in the shared store.")
+    @OptionGroup var places: Places
+
+    @Argument(help: "The rider's name in the shared store.")
+    var name: String
+
+    func perform() async throws {
+        let moved = try await places.withSynchronizer { sync throws(SyncError) in try await sync.join(name) }
+        print("This machine's rides are now \(name)'s (\(moved) to push as their next version).")
+    }
+}
+
+func printPush(_ report: [Synchronizer.Pushed]) {
+    if report.isEmpty { print("Nothing to push.") }
+    for ride in report {
+        let what = ride.id.map { "workout \($0)" } ?? "deletion"
+        let words: String
+        switch ride.result {
+        case .pending: words = "would be pushed"
+        case .inserted: words = "pushed (new to the shared store)"
+        case .replaced: words = "pushed (replaced an older version)"
+        case .unchanged: words = "already in the shared store"
+        case .conflict:
+            words = "CONFLICT: the shared store has other content at this version (`cyclelog-sync conflicts`)"
+        case .stale: words = "not pushed: the shared store has a newer version or deleted it (`cyclelog-sync pull`)"
+        case .refused: words = "REFUSED: \(ride.reason ?? "")"
+        }
+        print("\(what) \(ride.syncIdentifier) v\(ride.version): \(words)")
+    }
+}
+
+func printPull(_ report: [Synchronizer.Pulled]) {
+    if report.isEmpty { print("Nothing to pull.") }
+    for ride in report {
+        let words: String
+        switch ride.result {
+        case .stored: words = "stored as workout \(ride.id ?? 0)"
+        case .deleted: words = "deleted here, as in the shared store"
+        case .acknowledged: words = "already here"
+        }
+        print("ride \(ride.syncIdentifier) v\(ride.version): \(words)" + (ride.problem.map { " (\($0))" } ?? ""))
+    }
+}
+
+func nowMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+
+func isoTime(_ microseconds: Int64) -> String {
+    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(microseconds) / 1_000_000))
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import RideSync
+import WorkoutStore
+
+@main
+struct CyclelogSync: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cyclelog-sync",
+        abstract: "Keeps this database's rides consistent with a shared PostgreSQL, by sync identifier and version.",
+        discussion: """
+            Pushes the rides recorded here and pulls this rider's rides recorded elsewhere. The server is named by \
+            --postgres or libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGPASSFILE); the \
+            password never goes on the command line.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            SyncNow.self, Init.self, Push.self, Pull.self, Status.self, Conflicts.self, Resolve.self, Duplicates.self,
+            Join.self,
+        ], defaultSubcommand: SyncNow.self)
+}
+
+/// A failure in the rider's words, and the exit status it gives: 1 for something refused, 2 for bad input or the
+/// local database, 75 (EX_TEMPFAIL) when the server could not be reached and a later attempt may succeed.
+struct Failure: Error, CustomStringConvertible {
+    var description: String
+    var status: Int32
+
+    init(_ error: SyncError) {
+        description = error.description
+        switch error.kind {
+        case .unreachable: status = 75
+        case .local: status = 2
+        case .server, .schema, .refused: status = 1
+        }
+    }
+}
+
+/// Where the rides are and where the shared store is.
+struct Places: ParsableArguments {
+    @Option(help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite).")
+    var db: String?
+
+    @Option(help: "The shared store: postgres://USER@HOST:PORT/DATABASE?sslmode=… (no password in it).")
+    var postgres: String?
+
+    @Option(help: "A file whose first line is the password (else the credential postgres-password, PGPASSFILE).")
+    var passwordFile: String?
+
+    func openLocal() throws -> WorkoutStore {
+        do {
+            return try WorkoutStore(path: db ?? WorkoutStore.defaultPath(), access: .write)
+        } catch {
+            throw Failure(SyncError(.local, error.description))
+        }
+    }
+
+    func address() throws -> ServerAddress {
+        do {
+            return try ServerAddress.resolve(url: postgres, passwordFile: passwordFile)
+        } catch {
+            throw Failure(SyncError(.local, error.description))
+        }
+    }
+
+    /// Opens both ends, runs `body`, closes the connection.
+    func withSynchronizer<T>(_ body: (Synchronizer) async throws(SyncError) -> T) async throws -> T {
+        let local = try openLocal()
+        let address = try address()
+        return try await sync { () throws(SyncError) in
+            try await SharedStore.with(address) { server throws(SyncError) in
+                try await body(Synchronizer(local: local, server: server))
+            }
+        }
+    }
+}
+
+/// Runs a sync step, its error as a `Failure`.
+func sync<T>(_ body: () async throws(SyncError) -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch {
+        throw Failure(error)
+    }
+}
+
+/// Prints a failure and exits with its status instead of ArgumentParser's usage text.
+extension CyclelogSync {
+    static func exit(_ failure: Failure) -> Never {
+        FileHandle.standardError.write(Data("cyclelog-sync: \(failure.description)\n".utf8))
+        Foundation.exit(failure.status)
+    }
+}
+
+/// What `--json` prints.
+func printJSON(_ value: Any) {
+    if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
+        print(String(decoding: data, as: UTF8.self))
+    }
+}

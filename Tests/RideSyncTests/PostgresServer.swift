@@ -1,0 +1,128 @@
+import Foundation
+import PostgresNIO
+
+@testable import RideSync
+
+/// A real PostgreSQL server (Debian's postgresql-15) for the tests: a cluster made by `initdb` in a temporary
+/// folder, run by an unprivileged user (nobody, when the tests run as root: PostgreSQL refuses root), listening
+/// only on a Unix socket in that folder, trusting local logins; stopped and removed when the test process ends.
+/// Each test makes a database of its own in it.
+final class PostgresServer: Sendable {
+    static let shared: PostgresServer = {
+        do {
+            return try PostgresServer()
+        } catch {
+            fatalError("PostgreSQL could not be started for the tests (make test installs postgresql-15): \(error)")
+        }
+    }()
+
+    let folder: String
+    let binaries: String
+    let socketFolder: String
+    /// The unprivileged account the server runs as, nil when the tests are not root.
+    let account: String?
+    static let superuser = "cyclelog"
+
+    struct Failed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private init() throws {
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+        guard let version = versions.compactMap(Int.init).max() else {
+            throw Failed(description: "no PostgreSQL server in /usr/lib/postgresql")
+        }
+        binaries = "/usr/lib/postgresql/\(version)/bin"
+        var template = Array("/tmp/cyclelog-postgres-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw Failed(description: "mkdtemp failed") }
+        folder = String(cString: made)
+        socketFolder = folder + "/socket"
+        account = getuid() == 0 ? "nobody" : nil
+        try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
+        if let account { try Self.run("/bin/chown", ["-R", "\(account):nogroup", folder]) }
+        try asServer(
+            "initdb",
+            ["-D", folder + "/data", "-U", Self.superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        try asServer(
+            "pg_ctl",
+            [
+                "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "60", "-o",
+                "-k \(socketFolder) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
+            ])
+        // Stopped and removed when the test process ends, however it ends (a crash, a kill): a watchdog waits for it.
+        let stop = (account.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + binaries + "/pg_ctl"
+        try Self.run(
+            "/bin/sh",
+            [
+                "-c",
+                "(while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop) -D '\(folder)/data' -m immediate "
+                    + "stop; rm -rf '\(folder)') >/dev/null 2>&1 &",
+            ])
+    }
+
+    /// The server's log, for a failing test's message.
+    var log: String { (try? String(contentsOfFile: folder + "/server.log", encoding: .utf8)) ?? "" }
+
+    /// Runs one of the server's programs as the server's account.
+    func asServer(_ program: String, _ arguments: [String]) throws {
+        if let account {
+            try Self.run("/usr/sbin/runuser", ["-u", account, "--", binaries + "/" + program] + arguments)
+        } else {
+            try Self.run(binaries + "/" + program, arguments)
+        }
+    }
+
+    /// Runs a program to its end; throws with its output when it fails.
+    static func run(_ path: String, _ arguments: [String]) throws {
+        let (status, output) = try runProgram(path, arguments)
+        guard status == 0 else {
+            throw Failed(description: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output)")
+        }
+    }
+
+    /// The address of database `name` as the superuser.
+    func address(_ database: String = "postgres") -> ServerAddress {
+        ServerAddress(
+            endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.5432"), user: Self.superuser, database: database,
+            password: nil, tlsMode: .disable, rootCertificatePath: nil)
+    }
+
+    /// A new empty database for one test.
+    func newDatabase() async throws -> ServerAddress {
+        let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let admin = try await SharedStore.connect(address())
+        try await admin.execute(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
+        await admin.close()
+        return address(name)
+    }
+}
+
+/// Runs a program to its end from /tmp (the server's account may not enter the tests' folder) with its output in a
+/// file (Foundation's Process can miss the exit of a program that leaves a daemon behind, as pg_ctl does): its exit
+/// status and output.
+func runProgram(
+    _ path: String, _ arguments: [String], environment: [String: String] = [:]
+) throws -> (status: Int32, output: String) {
+    let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-run-\(UUID())").path
+    defer { unlink(outputPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let settings = environment.map { "\($0.key)=\($0.value)" }
+    let argv = (["/usr/bin/env", "-C", "/tmp"] + settings + [path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, environ)
+    guard spawned == 0 else {
+        throw PostgresServer.Failed(description: "\(path) could not be started: \(String(cString: strerror(spawned)))")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    // The exit status, as the shell gives it (WEXITSTATUS), or 128 + the signal.
+    let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    return (code, output)
+}

@@ -1,0 +1,214 @@
+import Foundation
+import PostgresNIO
+import Recording
+import RideJournal
+import Testing
+import WorkoutStore
+import Workouts
+
+@testable import RideSync
+
+@Suite("Rides across machines: pull, join, deletions, conflicts, concurrency")
+struct SyncAcrossMachinesTests {
+    /// `show --json` of a workout without what depends on the database it is in (its local id).
+    func shown(_ store: WorkoutStore, _ id: Int64) throws -> String {
+        var summary = try #require(try store.summary(id))
+        summary.id = 0
+        return summary.json.rendered()
+    }
+
+    @Test("a second machine joins the rider and pulls every ride: the same content, marked, never pushed back")
+    func joinAndPull() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let ids = try Fixtures.journals.map { try box.replay($0) }
+        // An imported FIT file travels as its bytes.
+        let imported = try FITImporter(store: box.store).importFile(
+            Fixtures.folder + "/rides/fit/sweatpy_2020-06-01-16-52-40.fit")
+        let fitID = try #require(imported.first?.summary.id)
+        try box.store.renameRider("Anna")
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            #expect(try await boxSync.push().count == ids.count + 1)
+            let laptopSync = try await connections.sync(laptop, address)
+            #expect(try await laptopSync.join("Anna") == 0)
+            #expect(try laptop.store.rider().uuid == box.store.rider().uuid)
+            let pulled = try await laptopSync.pull()
+            #expect(pulled.count == ids.count + 1)
+            #expect(pulled.allSatisfy { $0.result == .stored && $0.problem == nil })
+            for id in ids + [fitID] {
+                let original = try #require(try box.store.summary(id))
+                let copy = try #require(try laptop.store.workout(syncIdentifier: original.syncIdentifier))
+                #expect(copy.version == original.version && copy.contentDigest == original.contentDigest)
+                #expect(try shown(laptop.store, copy.id) == (try shown(box.store, id)))
+            }
+            // Marked with the collector that recorded them; nothing to push back, nothing more to pull.
+            let boxName = try box.store.rider().collectorName
+            #expect(try laptop.store.localCopies().values.allSatisfy { $0.collector == boxName })
+            #expect(try laptop.store.pendingRides().isEmpty)
+            #expect(try await laptopSync.push().isEmpty)
+            #expect(try await laptopSync.pull().isEmpty)
+            // A joining machine's own rides become the rider's, each at its next version.
+            let third = try Collector("third")
+            let own = try third.replay("journals/polar-h7.journal")
+            let thirdSync = try await connections.sync(third, address)
+            #expect(try await thirdSync.join("Anna") == 1)
+            #expect(try third.store.summary(own)?.version == 2)
+            #expect(try await thirdSync.push().map(\.result) == [.inserted])
+            #expect(try await boxSync.pull().map(\.result) == [.stored])
+        }
+    }
+
+    @Test("a ride deleted on one machine is deleted on the others and never comes back from an old copy")
+    func deletionTravels() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let id = try box.replay(Fixtures.journals[1])
+        let syncIdentifier = try #require(try box.store.summary(id)).syncIdentifier
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            _ = try await laptopSync.pull()
+            let backup = try box.copy("backup")
+            #expect(try box.store.delete(id))
+            #expect(try await boxSync.push().map(\.result) == [.replaced])
+            #expect(try await laptopSync.pull().map(\.result) == [.deleted])
+            #expect(try laptop.store.workout(syncIdentifier: syncIdentifier) == nil)
+            // The backup, restored and replayed again: its version is older than the deletion.
+            try backup.clearSyncMarks()
+            let backupSync = try await connections.sync(backup, address)
+            #expect(try await backupSync.push().map(\.result) == [.stale])
+            #expect(try await backupSync.pull().map(\.result) == [.deleted])
+            #expect(try backup.store.workout(syncIdentifier: syncIdentifier) == nil)
+            let row = try await serverRows(
+                address, "SELECT deleted FROM ride WHERE sync_identifier = '\(syncIdentifier)'", as: Bool.self)
+            #expect(row == [true])
+        }
+    }
+
+    @Test("a conflict is listed and settled either way; the settled ride is the same everywhere")
+    func conflictSettled() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let id = try box.replay(Fixtures.journals[3])
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            let copy = try box.copy("copy")
+            var options = Replayer.Options()
+            options.autoPause = AutoPause()
+            try box.replay(Fixtures.journals[3], options: options)
+            options.autoPause = nil
+            options.wheelCircumferenceMillimetres = 2000
+            try copy.replay(Fixtures.journals[3], options: options)
+            #expect(try await boxSync.push().map(\.result) == [.replaced])
+            let copySync = try await connections.sync(copy, address)
+            #expect(try await copySync.push().map(\.result) == [.conflict])
+            var conflicts = try await copySync.conflicts()
+            #expect(conflicts.count == 1)
+            let conflict = try #require(conflicts.first)
+            // Only the machine holding the conflicting copy can settle it.
+            await #expect(throws: SyncError.self) { try await boxSync.resolve(conflict.id, keep: .local) }
+            _ = try await copySync.resolve(conflict.id, keep: .local)
+            #expect(try copy.store.summary(id)?.version == 3)
+            conflicts = try await copySync.conflicts()
+            #expect(conflicts.isEmpty)
+            let kept = try #require(try copy.store.summary(id)?.contentDigest)
+            let server = try await serverRows(
+                address, "SELECT version, content_digest FROM ride", as: (Int, String).self)
+            #expect(server.first?.0 == 3 && server.first?.1 == kept)
+            // The box now pulls the settled version.
+            #expect(try await boxSync.pull().map(\.result) == [.stored])
+            #expect(try box.store.summary(id)?.contentDigest == kept)
+            #expect(try box.store.summary(id)?.version == 3)
+
+            // Keeping the server's copy instead: the local one is replaced by it.
+            let other = try box.copy("other")
+            try other.clearSyncMarks()
+            options.wheelCircumferenceMillimetres = 2300
+            try box.replay(Fixtures.journals[3], options: options)
+            options.wheelCircumferenceMillimetres = 2400
+            try other.replay(Fixtures.journals[3], options: options)
+            #expect(try await boxSync.push().map(\.result) == [.replaced])
+            let otherSync = try await connections.sync(other, address)
+            #expect(try await otherSync.push().map(\.result) == [.conflict])
+            let second = try #require(try await otherSync.conflicts().first)
+            _ = try await otherSync.resolve(second.id, keep: .server)
+            #expect(try other.store.summary(id)?.contentDigest == box.store.summary(id)?.contentDigest)
+            #expect(try other.store.summary(id)?.version == 4)
+            #expect(try await otherSync.conflicts().isEmpty)
+            #expect(try await otherSync.push().isEmpty)
+        }
+    }
+
+    @Test("three collectors pushing overlapping rides at once: each ride once; two pushing one ride: one inserts")
+    func concurrentCollectors() async throws {
+        let address = try await initializedServer()
+        let first = try Collector("first")
+        for fixture in Fixtures.journals { try first.replay(fixture) }
+        try first.store.renameRider("Club")
+        // Copies of one database: the same rides, the same rider, three collectors (each its own UUID).
+        let collectors = try [first, first.copy("second"), first.copy("third")]
+        try collectors[1].replay("journals/polar-h7.journal")
+        try collectors[2].replay("journals/polar-h7.journal")
+        for collector in collectors.dropFirst() { try collector.clearSyncMarks() }
+        try await withConnections { connections in
+            var syncs: [Synchronizer] = []
+            for collector in collectors { syncs.append(try await connections.sync(collector, address)) }
+            let reports = try await withThrowingTaskGroup(of: [Synchronizer.Pushed].self) { group in
+                for sync in syncs { group.addTask { try await sync.push() } }
+                var all: [[Synchronizer.Pushed]] = []
+                for try await report in group { all.append(report) }
+                return all
+            }
+            let results = reports.flatMap { $0 }
+            let distinct = Set(results.map(\.syncIdentifier))
+            #expect(distinct.count == Fixtures.journals.count + 1)
+            // Each ride inserted exactly once, every other push of it unchanged.
+            for syncIdentifier in distinct {
+                let outcomes = results.filter { $0.syncIdentifier == syncIdentifier }.map(\.result)
+                #expect(outcomes.filter { $0 == .inserted }.count == 1)
+                #expect(outcomes.allSatisfy { $0 == .inserted || $0 == .unchanged })
+            }
+            let count = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self)
+            #expect(count == [distinct.count])
+            #expect(try await serverRows(address, "SELECT count(*) FROM ride_conflict", as: Int.self) == [0])
+        }
+    }
+
+    @Test("the same ride heard by two collectors (two sync identifiers, overlapping times) is listed as a duplicate")
+    func duplicatesListed() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let laptop = try Collector("laptop")
+        let ride = try box.replay(Fixtures.journals[2])
+        // The laptop heard the same ride through a different capture: its journal with one notification less.
+        let text = Journal.text(try box.store.journal(ride))
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let notification = try #require(lines.lastIndex { $0.contains(" notify ") })
+        lines.remove(at: notification)
+        let capture = CaptureFile.journal(text: lines.joined(separator: "\n"), label: "heard twice")
+        let other = try Replayer(store: laptop.store).replay(capture).summary
+        #expect(other.syncIdentifier != (try box.store.summary(ride)?.syncIdentifier))
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            _ = try await laptopSync.push()
+            let duplicates = try await laptopSync.duplicates()
+            #expect(duplicates.count == 1)
+            let summary = try #require(try box.store.summary(ride))
+            #expect(
+                Set([duplicates.first?.first, duplicates.first?.second])
+                    == Set([summary.syncIdentifier, other.syncIdentifier]))
+            #expect((duplicates.first?.overlapSeconds ?? 0) > 0)
+            // Nothing was merged: both rides are on the server.
+            #expect(try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self) == [2])
+        }
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import GRDB
+import PostgresNIO
+import Recording
+import RideJournal
+import Testing
+import WorkoutStore
+import Workouts
+
+@testable import RideSync
+
+/// One collector: its own SQLite database in a temporary folder.
+struct Collector {
+    let path: String
+    let store: WorkoutStore
+
+    init(_ name: String = "collector") throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-sync-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        path = folder.appendingPathComponent("\(name).sqlite").path
+        store = try WorkoutStore(path: path)
+    }
+
+    /// A copy of this database's file as it is now, on another machine (restored from a backup, say): the same
+    /// rides and rider, a collector of its own.
+    func copy(_ name: String) throws -> Collector {
+        let other = try Collector(name)
+        try FileManager.default.removeItem(atPath: other.path)
+        try DatabaseQueue(path: path).writeWithoutTransaction { db in
+            try db.execute(sql: "VACUUM INTO ?", arguments: [other.path])
+        }
+        let copy = Collector(path: other.path, store: try WorkoutStore(path: other.path))
+        try copy.newCollectorIdentity()
+        return copy
+    }
+
+    private init(path: String, store: WorkoutStore) {
+        self.path = path
+        self.store = store
+    }
+
+    /// Replays a journal of the fixtures; returns the workout's id.
+    @discardableResult
+    func replay(_ fixture: String, options: Replayer.Options = Replayer.Options()) throws -> Int64 {
+        let capture = try CaptureFile.load(Fixtures.folder + "/" + fixture)
+        return try Replayer(store: store, options: options).replay(capture).summary.id
+    }
+
+}
+
+/// The connections a test opens, all closed when it ends however it ends (PostgresNIO insists on it).
+final class Connections: @unchecked Sendable {
+    private var stores: [SharedStore] = []
+    private let lock = NSLock()
+
+    /// A synchronizer of `collector`'s database against the server at `address`.
+    func sync(_ collector: Collector, _ address: ServerAddress) async throws -> Synchronizer {
+        Synchronizer(local: collector.store, server: try await server(address))
+    }
+
+    func server(_ address: ServerAddress) async throws -> SharedStore {
+        let server = try await SharedStore.connect(address)
+        lock.withLock { stores.append(server) }
+        return server
+    }
+
+    func closeAll() async {
+        for store in lock.withLock({ stores }) { await store.close() }
+    }
+}
+
+/// Runs a test's body with its connections closed at the end.
+func withConnections(_ body: (Connections) async throws -> Void) async throws {
+    let connections = Connections()
+    do {
+        try await body(connections)
+    } catch {
+        await connections.closeAll()
+        throw error
+    }
+    await connections.closeAll()
+}
+
+enum Fixtures {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fixtures").path
+    static let journals = [
+        "journals/4iiii-crank-power-meter.journal", "journals/favero-assioma-uno.journal", "journals/srm-pm9.journal",
+        "journals/powertap-p1-pedals.journal", "journals/stages-sc3-indoor-bike.journal",
+    ]
+}
+
+/// A server database with the schema made.
+func initializedServer() async throws -> ServerAddress {
+    let address = try await PostgresServer.shared.newDatabase()
+    _ = try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server) }
+    return address
+}
+
+/// Rows of a query on the server, for checking what it holds.
+func serverRows<each Column: PostgresDecodable & Sendable>(
+    _ address: ServerAddress, _ sql: String, as columns: (repeat each Column).Type
+) async throws -> [(repeat each Column)] {
+    try await SharedStore.with(address) { server throws(SyncError) in
+        try await server.rows(PostgresQuery(unsafeSQL: sql), as: columns)
+    }
+}
+
+@Suite("cyclelog-sync against a real PostgreSQL")
+struct SyncTests {
+    @Test("init makes the schema once; a second init applies nothing; a newer schema is refused")
+    func initTwice() async throws {
+        let address = try await PostgresServer.shared.newDatabase()
+        try await withConnections { connections in
+            let server = try await connections.server(address)
+            #expect(try await Synchronizer.initialize(server) == ServerSchema.migrations.map(\.name))
+            #expect(try await Synchronizer.initialize(server).isEmpty)
+            try await server.execute("INSERT INTO cyclelog_migration (name) VALUES ('v99 from the future')")
+            await #expect(throws: SyncError.self) { try await Synchronizer.initialize(server) }
+            let collector = try Collector()
+            let sync = Synchronizer(local: collector.store, server: server)
+            let error = await #expect(throws: SyncError.self) { try await sync.push() }
+            #expect(error?.kind == .schema)
+            #expect(error?.description.contains("newer cyclelog-sync") == true)
+        }
+    }
+
+    @Test("a server without the schema: push says to run init")
+    func noSchema() async throws {
+        let address = try await PostgresServer.shared.newDatabase()
+        let collector = try Collector()
+        try collector.replay(Fixtures.journals[0])
+        try await withConnections { connections in
+            let sync = try await connections.sync(collector, address)
+            let error = await #expect(throws: SyncError.self) { try await sync.push() }
+            #expect(error?.description.contains("cyclelog-sync init") == true)
+        }
+    }
+
+    @Test("push sends each ride once; the server's own sha256() of the journal is the ride's contentDigest")
+    func pushIdempotent() async throws {
+        let address = try await initializedServer()
+        let collector = try Collector()
+        let ids = try Fixtures.journals.map { try collector.replay($0) }
+        try await withConnections { connections in
+            let sync = try await connections.sync(collector, address)
+            let first = try await sync.push()
+            #expect(first.map(\.result) == Array(repeating: .inserted, count: ids.count))
+            let before = try await serverRows(
+                address, "SELECT sync_identifier::text, xmin::text::bigint FROM ride ORDER BY 1",
+                as: (String, Int64).self)
+            #expect(try await sync.push().isEmpty)
+            let after = try await serverRows(
+                address, "SELECT sync_identifier::text, xmin::text::bigint FROM ride ORDER BY 1",
+                as: (String, Int64).self)
+            #expect(before.map(\.0) == after.map(\.0) && before.map(\.1) == after.map(\.1))
+            // The digest as PostgreSQL computes it from the text it holds, against the local one and against the text
+            // `show --journal` prints.
+            for id in ids {
+                let summary = try #require(try collector.store.summary(id))
+                let rows = try await serverRows(
+                    address,
+                    """
+                    SELECT encode(sha256(convert_to(journal, 'UTF8')), 'hex'), content_digest, version, journal
+                    FROM ride WHERE sync_identifier = '\(summary.syncIdentifier)'
+                    """, as: (String, String, Int, String).self)
+                let row = try #require(rows.first)
+                #expect(row.0 == summary.contentDigest && row.1 == summary.contentDigest && row.2 == summary.version)
+                #expect(row.3 == Journal.text(try collector.store.journal(id)))
+            }
+            // A copy of the database pushing the same rides: unchanged, nothing written.
+            let copy = try collector.copy("copy")
+            try copy.clearSyncMarks()
+            let copied = try await connections.sync(copy, address).push()
+            #expect(copied.map(\.result) == Array(repeating: .unchanged, count: ids.count))
+            let afterCopy = try await serverRows(
+                address, "SELECT sync_identifier::text, xmin::text::bigint FROM ride ORDER BY 1",
+                as: (String, Int64).self)
+            #expect(afterCopy.map(\.1) == before.map(\.1))
+        }
+    }
+
+    @Test("the server refuses content whose digest does not match, and the other rides go on")
+    func digestMismatch() async throws {
+        let address = try await initializedServer()
+        try await withConnections { connections in
+            let server = try await connections.server(address)
+            let rider = UUID()
+            let collector = UUID()
+            try await server.execute("INSERT INTO rider (id, name) VALUES (\(rider), 'Anna')")
+            try await server.execute(
+                "INSERT INTO collector (id, name, rider_id) VALUES (\(collector), 'box', \(rider))")
+            let journal = "# cyclelog journal 1\n"
+            let wrong = String(repeating: "0", count: 64)
+            let answer = try await server.rows(
+                """
+                SELECT cyclelog_push(\(UUID()), \(rider), \(collector), 1, \(wrong), \(journal), NULL, NULL, NULL, NULL,
+                    '{}'::jsonb, NULL, NULL)
+                """, as: String.self)
+            #expect(answer.first?.hasPrefix("refused: its content digest is \(wrong)") == true)
+            #expect(try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self).first == 0)
+        }
+    }
+
+    @Test("the rule: older → replaced, same → unchanged, other content → conflict, newer or tombstone → stale")
+    func theRule() async throws {
+        let address = try await initializedServer()
+        let a = try Collector("a")
+        let id = try a.replay(Fixtures.journals[2])
+        try await withConnections { connections in
+            let syncA = try await connections.sync(a, address)
+            #expect(try await syncA.push().map(\.result) == [.inserted])
+            let summary = try #require(try a.store.summary(id))
+
+            // A copy of this database made now (version 1), then a rebuild with another option here: version 2.
+            let old = try a.copy("old")
+            var options = Replayer.Options()
+            options.wheelCircumferenceMillimetres = 2000
+            try a.replay(Fixtures.journals[2], options: options)
+            #expect(try a.store.summary(id)?.version == 2)
+            #expect(try await syncA.push().map(\.result) == [.replaced])
+            let held = try await serverRows(
+                address,
+                "SELECT version, content_digest FROM ride WHERE sync_identifier = '\(summary.syncIdentifier)'",
+                as: (Int, String).self)
+            let newDigest = try a.store.summary(id)?.contentDigest
+            #expect(held.first?.0 == 2 && held.first?.1 == newDigest)
+
+            // The old copy, changed differently to its own version 2: the same version, another content.
+            options.wheelCircumferenceMillimetres = 2300
+            try old.replay(Fixtures.journals[2], options: options)
+            let syncOld = try await connections.sync(old, address)
+            #expect(try await syncOld.push().map(\.result) == [.conflict])
+            let conflicts = try await syncOld.conflicts()
+            #expect(conflicts.count == 1 && conflicts.first?.version == 2 && conflicts.first?.serverVersion == 2)
+            #expect(conflicts.first?.syncIdentifier == summary.syncIdentifier)
+            let oldDigest = try old.store.summary(id)?.contentDigest
+            #expect(conflicts.first?.incomingDigest == oldDigest)
+            // The server's row is kept.
+            let kept = try await serverRows(
+                address, "SELECT content_digest FROM ride WHERE sync_identifier = '\(summary.syncIdentifier)'",
+                as: String.self)
+            #expect(kept.first == newDigest)
+
+            // A copy still at version 1 with changed content: stale, nothing written.
+            let older = try Collector("older")
+            options.wheelCircumferenceMillimetres = 2100
+            let olderID = try older.replay(Fixtures.journals[2], options: options)
+            #expect(try older.store.summary(olderID)?.version == 1)
+            let syncOlder = try await connections.sync(older, address)
+            _ = try await syncOlder.join(a.store.rider().name)
+            // Joining raised its version to 2 (a rider change): make it 1 again, as an old machine would hold it.
+            try older.store.setVersion(olderID, 1)
+            #expect(try await syncOlder.push().map(\.result) == [.stale])
+
+            // Deleted where it was recorded: the tombstone replaces it; the old copy's version 2 is then stale.
+            #expect(try a.store.delete(id))
+            #expect(try await syncA.push().map(\.result) == [.replaced])
+            let tombstone = try await serverRows(
+                address,
+                "SELECT deleted, version, journal IS NULL FROM ride WHERE sync_identifier = '\(summary.syncIdentifier)'",
+                as: (Bool, Int, Bool).self)
+            #expect(tombstone.first?.0 == true && tombstone.first?.1 == 3 && tombstone.first?.2 == true)
+            try old.clearSyncMarks()
+            #expect(try await syncOld.push().map(\.result) == [.stale])
+        }
+    }
+}
+
+extension Collector {
+    /// Forgets what the shared store acknowledged, as a database copied from before a sync would.
+    func clearSyncMarks() throws {
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE workout SET syncedVersion = NULL, syncedDigest = NULL")
+            try db.execute(sql: "UPDATE tombstone SET synced = 0")
+        }
+    }
+}
+
+extension Collector {
+    /// This database as a collector of its own (a copy keeps the original's identity until told otherwise).
+    func newCollectorIdentity() throws {
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "UPDATE rider SET collectorUUID = ?", arguments: [UUID().uuidString.lowercased()])
+        }
+    }
+}
