@@ -18,27 +18,30 @@ DOCDIR=$PREFIX/share/doc/cyclelog
 DATADIR=${DATADIR:-$PREFIX/share}
 BINARY=${BINARY:-.build/release/cyclelog}
 MIRROR_BINARY=${MIRROR_BINARY:-.build/release/cyclelog-mirror}
-SYNC_BINARY=${SYNC_BINARY:-.build/release/cyclelog-sync}
+# Empty: installed without cyclelog-sync and its units (a box that never syncs).
+SYNC_BINARY=${SYNC_BINARY-.build/release/cyclelog-sync}
 
 live_system() { [ -z "$DESTDIR" ]; }
 systemd_running() { live_system && [ -d /run/systemd/system ]; }
 
 case $action in
 install)
-    for binary in "$BINARY" "$MIRROR_BINARY" "$SYNC_BINARY"; do
+    for binary in "$BINARY" "$MIRROR_BINARY" ${SYNC_BINARY:+"$SYNC_BINARY"}; do
         [ -x "$binary" ] || { echo "install-service: $binary is missing: run make release first" >&2; exit 1; }
     done
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
     install -D -m 0755 "$MIRROR_BINARY" "$DESTDIR$BINDIR/cyclelog-mirror"
-    install -D -m 0755 "$SYNC_BINARY" "$DESTDIR$BINDIR/cyclelog-sync"
     # The units with this prefix's paths, made outside the source tree (which may be read-only).
     unit=$(mktemp)
-    for name in cyclelog cyclelog-mirror cyclelog-sync; do
+    for name in cyclelog cyclelog-mirror ${SYNC_BINARY:+cyclelog-sync}; do
         sed "s#/usr/local/bin/#$BINDIR/#; s#/usr/local/share/doc/cyclelog#$DOCDIR#" \
             systemd/$name.service >"$unit"
         install -D -m 0644 "$unit" "$DESTDIR$UNITDIR/$name.service"
     done
-    install -D -m 0644 systemd/cyclelog-sync.timer "$DESTDIR$UNITDIR/cyclelog-sync.timer"
+    if [ -n "$SYNC_BINARY" ]; then
+        install -D -m 0755 "$SYNC_BINARY" "$DESTDIR$BINDIR/cyclelog-sync"
+        install -D -m 0644 systemd/cyclelog-sync.timer "$DESTDIR$UNITDIR/cyclelog-sync.timer"
+    fi
     # The capture drop-in is documentation until a rider copies it (README: a capture for a bug report).
     sed "s#/usr/local/bin/#$BINDIR/#" systemd/cyclelog-capture.conf >"$unit"
     install -D -m 0644 "$unit" "$DESTDIR$DOCDIR/cyclelog-capture.conf"

@@ -47,10 +47,19 @@ public final class SharedStore: Sendable {
         }
     }
 
+    /// Refuses to send on a connection the server has closed: PostgresNIO 1.33 leaves a query written to a closed
+    /// connection waiting for ever (found by the tests that stop the server in the middle of a push).
+    private func checkOpen() throws(SyncError) {
+        if connection.isClosed {
+            throw SyncError(.unreachable, "the connection to the shared store was lost: the server closed it")
+        }
+    }
+
     /// Runs `query` and decodes its rows as `columns`.
     func rows<each Column: PostgresDecodable & Sendable>(
         _ query: PostgresQuery, as columns: (repeat each Column).Type
     ) async throws(SyncError) -> [(repeat each Column)] {
+        try checkOpen()
         do {
             var rows: [(repeat each Column)] = []
             for try await row in try await connection.query(query, logger: logger).decode(columns) {
@@ -64,6 +73,7 @@ public final class SharedStore: Sendable {
 
     /// Runs a statement whose rows do not matter.
     func execute(_ query: PostgresQuery) async throws(SyncError) {
+        try checkOpen()
         do {
             try await connection.query(query, logger: logger)
         } catch {

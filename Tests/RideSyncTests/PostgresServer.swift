@@ -27,7 +27,8 @@ final class PostgresServer: Sendable {
         var description: String
     }
 
-    private init() throws {
+    /// A server of its own: for tests that stop and start it (the shared one serves tests running alongside).
+    init() throws {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
             throw Failed(description: "no PostgreSQL server in /usr/lib/postgresql")
@@ -43,12 +44,7 @@ final class PostgresServer: Sendable {
         try asServer(
             "initdb",
             ["-D", folder + "/data", "-U", Self.superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
-        try asServer(
-            "pg_ctl",
-            [
-                "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "60", "-o",
-                "-k \(socketFolder) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
-            ])
+        try start()
         // Stopped and removed when the test process ends, however it ends (a crash, a kill): a watchdog waits for it.
         let stop = (account.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + binaries + "/pg_ctl"
         try Self.run(
@@ -58,6 +54,20 @@ final class PostgresServer: Sendable {
                 "(while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(stop) -D '\(folder)/data' -m immediate "
                     + "stop; rm -rf '\(folder)') >/dev/null 2>&1 &",
             ])
+    }
+
+    func start() throws {
+        try asServer(
+            "pg_ctl",
+            [
+                "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "60", "-o",
+                "-k \(socketFolder) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
+            ])
+    }
+
+    /// Stops the server as a crash or a pulled plug would: no clean shutdown.
+    func stopImmediately() throws {
+        try asServer("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "-w", "stop"])
     }
 
     /// The server's log, for a failing test's message.
@@ -81,13 +91,18 @@ final class PostgresServer: Sendable {
     }
 
     /// The address of database `name` as the superuser.
+    /// libpq's variables naming `database` on this server, for a `cyclelog-sync` process.
+    func environment(_ database: String) -> [String: String] {
+        ["PGHOST": socketFolder, "PGUSER": Self.superuser, "PGDATABASE": database, "PGPASSFILE": "/dev/null"]
+    }
+
     func address(_ database: String = "postgres") -> ServerAddress {
         ServerAddress(
             endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.5432"), user: Self.superuser, database: database,
             password: nil, tlsMode: .disable, rootCertificatePath: nil)
     }
 
-    /// A new empty database for one test.
+    /// A new empty database for one test; the address carries its name.
     func newDatabase() async throws -> ServerAddress {
         let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try await SharedStore.connect(address())
@@ -99,7 +114,7 @@ final class PostgresServer: Sendable {
 
 /// Runs a program to its end from /tmp (the server's account may not enter the tests' folder) with its output in a
 /// file (Foundation's Process can miss the exit of a program that leaves a daemon behind, as pg_ctl does): its exit
-/// status and output.
+/// status (as `waitProgram` gives it, -1 when it hung) and output.
 func runProgram(
     _ path: String, _ arguments: [String], environment: [String: String] = [:]
 ) throws -> (status: Int32, output: String) {
@@ -119,10 +134,7 @@ func runProgram(
     guard spawned == 0 else {
         throw PostgresServer.Failed(description: "\(path) could not be started: \(String(cString: strerror(spawned)))")
     }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let status = waitProgram(pid, seconds: 120)
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    // The exit status, as the shell gives it (WEXITSTATUS), or 128 + the signal.
-    let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return (code, output)
+    return (status ?? -1, status == nil ? "(killed after 120 s) " + output : output)
 }
