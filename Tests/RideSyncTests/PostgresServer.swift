@@ -28,7 +28,10 @@ final class PostgresServer: Sendable {
     }
 
     /// A server of its own: for tests that stop and start it (the shared one serves tests running alongside).
-    init() throws {
+    /// The loopback port it listens on with TLS, for `withTLS` servers; nil: the Unix socket only.
+    let tlsPort: Int?
+
+    init(withTLS: Bool = false) throws {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
             throw Failed(description: "no PostgreSQL server in /usr/lib/postgresql")
@@ -39,11 +42,37 @@ final class PostgresServer: Sendable {
         folder = String(cString: made)
         socketFolder = folder + "/socket"
         account = getuid() == 0 ? "nobody" : nil
+        tlsPort = withTLS ? try Self.freeLoopbackPort() : nil
         try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
         if let account { try Self.run("/bin/chown", ["-R", "\(account):nogroup", folder]) }
         try asServer(
             "initdb",
             ["-D", folder + "/data", "-U", Self.superuser, "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"])
+        if let tlsPort {
+            // A certificate for localhost signed by a throw-away authority (tls/ca.crt), and a loopback port where
+            // only TLS logins are let in.
+            try Self.makeCertificates(in: folder + "/tls")
+            let data = folder + "/data"
+            try FileManager.default.copyItem(atPath: folder + "/tls/server.crt", toPath: data + "/server.crt")
+            try FileManager.default.copyItem(atPath: folder + "/tls/server.key", toPath: data + "/server.key")
+            try """
+            local all all trust
+            hostssl all all 127.0.0.1/32 trust
+            hostnossl all all 127.0.0.1/32 reject
+
+            """.write(toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
+            try """
+            listen_addresses = '127.0.0.1'
+            port = \(tlsPort)
+            ssl = on
+
+            """.write(toFile: data + "/conf.d.tls", atomically: false, encoding: .utf8)
+            let conf = try String(contentsOfFile: data + "/postgresql.conf", encoding: .utf8)
+            try (conf + "include 'conf.d.tls'\n").write(
+                toFile: data + "/postgresql.conf", atomically: false, encoding: .utf8)
+            chmod(data + "/server.key", 0o600)
+            if let account { try Self.run("/bin/chown", ["-R", "\(account):nogroup", folder]) }
+        }
         try start()
         // Stopped and removed when the test process ends, however it ends (a crash, a kill): a watchdog waits for it.
         let stop = (account.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + binaries + "/pg_ctl"
@@ -61,7 +90,54 @@ final class PostgresServer: Sendable {
             "pg_ctl",
             [
                 "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "60", "-o",
-                "-k \(socketFolder) -c listen_addresses='' -c fsync=off -c max_connections=200", "start",
+                "-k \(socketFolder) -c fsync=off -c max_connections=200"
+                    + (tlsPort == nil ? " -c listen_addresses=''" : ""), "start",
+            ])
+    }
+
+    /// A loopback TCP port nothing listens on now.
+    static func freeLoopbackPort() throws -> Int {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw Failed(description: "no free loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// `folder`/ca.crt (an authority), server.crt and server.key (localhost and 127.0.0.1, signed by it), and
+    /// other-ca.crt (an authority that signed nothing here), made by openssl.
+    static func makeCertificates(in folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let openssl = "/usr/bin/openssl"
+        for name in ["ca", "other-ca"] {
+            try run(
+                openssl,
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=cyclelog test \(name)",
+                    "-keyout", "\(folder)/\(name).key", "-out", "\(folder)/\(name).crt",
+                ])
+        }
+        try run(
+            openssl,
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(folder)/server.key",
+                "-out", "\(folder)/server.csr",
+            ])
+        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(
+            toFile: folder + "/san.ext", atomically: false, encoding: .utf8)
+        try run(
+            openssl,
+            [
+                "x509", "-req", "-in", "\(folder)/server.csr", "-CA", "\(folder)/ca.crt", "-CAkey", "\(folder)/ca.key",
+                "-CAcreateserial", "-days", "2", "-extfile", "\(folder)/san.ext", "-out", "\(folder)/server.crt",
             ])
     }
 
@@ -93,12 +169,16 @@ final class PostgresServer: Sendable {
     /// The address of database `name` as the superuser.
     /// libpq's variables naming `database` on this server, for a `cyclelog-sync` process.
     func environment(_ database: String) -> [String: String] {
-        ["PGHOST": socketFolder, "PGUSER": Self.superuser, "PGDATABASE": database, "PGPASSFILE": "/dev/null"]
+        [
+            "PGHOST": socketFolder, "PGPORT": "\(tlsPort ?? 5432)", "PGUSER": Self.superuser, "PGDATABASE": database,
+            "PGPASSFILE": "/dev/null",
+        ]
     }
 
     func address(_ database: String = "postgres") -> ServerAddress {
         ServerAddress(
-            endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.5432"), user: Self.superuser, database: database,
+            endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.\(tlsPort ?? 5432)"), user: Self.superuser,
+            database: database,
             password: nil, tlsMode: .disable, rootCertificatePath: nil)
     }
 
