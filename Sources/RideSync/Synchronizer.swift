@@ -218,6 +218,8 @@ public struct Synchronizer: Sendable {
             case deleted
             /// Held here already at that version and content: now marked as acknowledged.
             case acknowledged
+            /// Could not be stored here (`problem` says why); the other rides went on.
+            case skipped
         }
 
         public var syncIdentifier: String
@@ -272,7 +274,12 @@ public struct Synchronizer: Sendable {
             }
             // A ride recorded here too (the same capture replayed on two machines) stays this collector's.
             let recordedHere = collectorID == here || (copy.map { !$0.deleted && $0.collector == nil } ?? false)
-            report.append(try await fetch(sync, version: version, collector: recordedHere ? nil : collectorName))
+            do {
+                report.append(try await fetch(sync, version: version, collector: recordedHere ? nil : collectorName))
+            } catch  where error.kind == .local || error.kind == .refused {
+                report.append(
+                    Pulled(syncIdentifier: key, version: version, result: .skipped, problem: error.description))
+            }
         }
         return report
     }

@@ -28,19 +28,23 @@ struct SyncNow: SyncCommand {
     var keepTrying = false
 
     func perform() async throws {
-        let local = try places.openLocal()
         while true {
             do {
-                try await places.withSynchronizer { sync throws(SyncError) in
-                    printPush(try await sync.push())
-                    printPull(try await sync.pull())
+                let (pushed, pulled) = try await places.withSynchronizer { sync throws(SyncError) in
+                    (try await sync.push(), try await sync.pull())
                 }
-                try? local.recordSync(failure: nil, atMicroseconds: nowMicroseconds())
+                printPush(pushed)
+                printPull(pulled)
+                // A ride refused or skipped is reported, after the others went.
+                if pushed.contains(where: { $0.result == .refused })
+                    || pulled.contains(where: { $0.result == .skipped })
+                {
+                    throw ExitCode(1)
+                }
                 return
             } catch let failure as Failure {
-                try? local.recordSync(failure: failure.description, atMicroseconds: nowMicroseconds())
                 guard keepTrying, failure.status == 75 else { throw failure }
-                let failures = (try? local.syncHistory().failuresInARow) ?? 1
+                let failures = (try? places.openLocal().syncHistory().failuresInARow) ?? 1
                 let seconds = Backoff.seconds(afterFailures: failures)
                 FileHandle.standardError.write(
                     Data("cyclelog-sync: \(failure.description); again in \(seconds) s\n".utf8))
@@ -101,7 +105,9 @@ struct Pull: SyncCommand {
     @OptionGroup var places: Places
 
     func perform() async throws {
-        printPull(try await places.withSynchronizer { sync throws(SyncError) in try await sync.pull() })
+        let report = try await places.withSynchronizer { sync throws(SyncError) in try await sync.pull() }
+        printPull(report)
+        if report.contains(where: { $0.result == .skipped }) { throw ExitCode(1) }
     }
 }
 
@@ -250,6 +256,7 @@ func printPull(_ report: [Synchronizer.Pulled]) {
         case .stored: words = "stored as workout \(ride.id ?? 0)"
         case .deleted: words = "deleted here, as in the shared store"
         case .acknowledged: words = "already here"
+        case .skipped: words = "SKIPPED"
         }
         print("ride \(ride.syncIdentifier) v\(ride.version): \(words)" + (ride.problem.map { " (\($0))" } ?? ""))
     }

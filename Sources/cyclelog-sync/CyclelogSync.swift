@@ -63,14 +63,21 @@ struct Places: ParsableArguments {
         }
     }
 
-    /// Opens both ends, runs `body`, closes the connection.
+    /// Opens both ends, runs `body`, closes the connection; records how it went for `status` (and the back-off).
     func withSynchronizer<T>(_ body: (Synchronizer) async throws(SyncError) -> T) async throws -> T {
         let local = try openLocal()
         let address = try address()
-        return try await sync { () throws(SyncError) in
-            try await SharedStore.with(address) { server throws(SyncError) in
-                try await body(Synchronizer(local: local, server: server))
+        do {
+            let result = try await sync { () throws(SyncError) in
+                try await SharedStore.with(address) { server throws(SyncError) in
+                    try await body(Synchronizer(local: local, server: server))
+                }
             }
+            try? local.recordSync(failure: nil, atMicroseconds: nowMicroseconds())
+            return result
+        } catch let failure as Failure {
+            try? local.recordSync(failure: failure.description, atMicroseconds: nowMicroseconds())
+            throw failure
         }
     }
 }

@@ -200,11 +200,22 @@ func runProgram(
 ) throws -> (status: Int32, output: String) {
     let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-run-\(UUID())").path
     defer { unlink(outputPath) }
+    let pid = try spawnProgram(path, arguments, environment: environment, output: outputPath)
+    let status = waitProgram(pid, seconds: 120)
+    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    return (status ?? -1, status == nil ? "(killed after 120 s) " + output : output)
+}
+
+/// Starts a program from /tmp with `environment` added, its output (standard output and error) into the file
+/// `output` or nowhere; its pid.
+func spawnProgram(
+    _ path: String, _ arguments: [String], environment: [String: String], output: String = "/dev/null"
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
     let settings = environment.map { "\($0.key)=\($0.value)" }
     let argv = (["/usr/bin/env", "-C", "/tmp"] + settings + [path] + arguments).map { strdup($0) } + [nil]
@@ -214,7 +225,24 @@ func runProgram(
     guard spawned == 0 else {
         throw PostgresServer.Failed(description: "\(path) could not be started: \(String(cString: strerror(spawned)))")
     }
-    let status = waitProgram(pid, seconds: 120)
-    let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-    return (status ?? -1, status == nil ? "(killed after 120 s) " + output : output)
+    return pid
+}
+
+/// Waits for a program started by `spawnProgram`: its exit status, or 128 + the signal that ended it; nil when it
+/// had not ended after `seconds` (it is then killed: a hang is a failure to report, not a test run that never ends).
+func waitProgram(_ pid: pid_t, seconds: Double = 60) -> Int32? {
+    var status: Int32 = 0
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while true {
+        let ended = waitpid(pid, &status, WNOHANG)
+        if ended == pid { break }
+        if ended < 0 && errno != EINTR { return nil }
+        if ContinuousClock.now > deadline {
+            kill(pid, SIGKILL)
+            _ = waitpid(pid, &status, 0)
+            return nil
+        }
+        usleep(5_000)
+    }
+    return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
 }

@@ -211,4 +211,34 @@ struct SyncAcrossMachinesTests {
             #expect(try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self) == [2])
         }
     }
+
+    @Test("a ride that cannot be stored here is skipped and reported; the others are pulled")
+    func pullSkipsWhatCannotBeStored() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        try box.replay(Fixtures.journals[0])
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            // Another collector's ride whose journal holds no event this cyclelog can read (its digest is right).
+            let rider = try #require(UUID(uuidString: try box.store.rider().uuid))
+            let collector = try #require(UUID(uuidString: try box.store.rider().collectorUUID))
+            let text = "# cyclelog journal 1\nnot a journal line\n"
+            let server = try await connections.server(address)
+            let answer = try await server.rows(
+                """
+                SELECT cyclelog_push(\(UUID()), \(rider), \(collector), 1,
+                    encode(sha256(convert_to(\(text)::text, 'UTF8')), 'hex'), \(text)::text, NULL, NULL, NULL, NULL,
+                    '{}'::jsonb, now(), now())
+                """, as: String.self)
+            #expect(answer == ["inserted"])
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            let pulled = try await laptopSync.pull()
+            #expect(pulled.map(\.result).sorted { $0.rawValue < $1.rawValue } == [.skipped, .stored])
+            #expect(pulled.first { $0.result == .skipped }?.problem?.contains("could not be stored here") == true)
+            #expect(try laptop.store.list().count == 1)
+        }
+    }
 }
