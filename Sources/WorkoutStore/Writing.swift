@@ -198,7 +198,7 @@ extension WorkoutStore {
             return id
         }
         // A ride deleted here and stored again (the same file replayed) comes back as the version after its
-        // deletion, so that the shared store takes it over the tombstone.
+        // deletion: a ride's versions only ever rise (a shared store that has the deletion keeps it: README).
         let deletedVersion = try Int.fetchOne(
             db, sql: "DELETE FROM tombstone WHERE syncIdentifier = ? RETURNING version", arguments: [syncIdentifier])
         try db.execute(
