@@ -11,6 +11,18 @@ public enum ServerSchema {
     /// Serialises two `init`s against one server (a transaction-level advisory lock; any number, the same for all).
     static let lockKey = 0x6379_636C_656C_6F67  // "cyclelog"
 
+    /// The migrations a server that has `applied` lacks, in order; a server with a migration this program does not
+    /// know was made by a newer cyclelog-sync, and is refused.
+    static func missing(applied: [String]) throws(SyncError) -> [Migration] {
+        let known = Set(migrations.map(\.name))
+        if let newer = applied.first(where: { !known.contains($0) }) {
+            throw SyncError(
+                .schema,
+                "the shared store's schema was made by a newer cyclelog-sync (it has \"\(newer)\"): update this one")
+        }
+        return migrations.filter { !applied.contains($0.name) }
+    }
+
     public static let migrations: [Migration] = [
         Migration(
             name: "v1 riders, collectors, rides, conflicts, the push rule",

@@ -7,12 +7,10 @@ import PostgresNIO
 public final class SharedStore: Sendable {
     let connection: PostgresConnection
     let logger: Logger
-    public let address: ServerAddress
 
-    private init(connection: PostgresConnection, logger: Logger, address: ServerAddress) {
+    private init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
         self.logger = logger
-        self.address = address
     }
 
     /// Connects and logs in, or says in words why not.
@@ -22,7 +20,7 @@ public final class SharedStore: Sendable {
         do {
             let connection = try await PostgresConnection.connect(
                 configuration: try address.configuration(), id: 1, logger: logger)
-            return SharedStore(connection: connection, logger: logger, address: address)
+            return SharedStore(connection: connection, logger: logger)
         } catch {
             throw SyncError.unreachable(address, error)
         }

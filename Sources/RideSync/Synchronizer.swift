@@ -29,17 +29,9 @@ public struct Synchronizer: Sendable {
                 CREATE TABLE IF NOT EXISTS cyclelog_migration (
                     name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())
                 """)
-            let names: [String] = try await server.rows("SELECT name FROM cyclelog_migration", as: String.self)
-            let applied = Set(names)
-            let known = Set(ServerSchema.migrations.map(\.name))
-            if let newer = applied.subtracting(known).first {
-                throw SyncError(
-                    .schema,
-                    "the shared store's schema was made by a newer cyclelog-sync (it has \"\(newer)\"): update this one"
-                )
-            }
+            let applied: [String] = try await server.rows("SELECT name FROM cyclelog_migration", as: String.self)
             var done: [String] = []
-            for migration in ServerSchema.migrations where !applied.contains(migration.name) {
+            for migration in try ServerSchema.missing(applied: applied) {
                 for statement in migration.statements { try await server.execute(PostgresQuery(unsafeSQL: statement)) }
                 try await server.execute("INSERT INTO cyclelog_migration (name) VALUES (\(migration.name))")
                 done.append(migration.name)
@@ -52,23 +44,23 @@ public struct Synchronizer: Sendable {
     func checkSchema() async throws(SyncError) {
         let applied: [String]
         do {
-            applied = try await server.rows(
-                "SELECT name FROM cyclelog_migration ORDER BY applied_at, name", as: String.self)
+            applied = try await server.rows("SELECT name FROM cyclelog_migration", as: String.self)
         } catch  where error.kind == .server {
             throw SyncError(.schema, "the shared store has no cyclelog schema yet: `cyclelog-sync init` makes it")
         }
-        let known = ServerSchema.migrations.map(\.name)
-        if let newer = applied.first(where: { !known.contains($0) }) {
-            throw SyncError(
-                .schema, "the shared store's schema was made by a newer cyclelog-sync (\"\(newer)\"): update this one")
-        }
-        if let missing = known.first(where: { !applied.contains($0) }) {
+        if let missing = try ServerSchema.missing(applied: applied).first?.name {
             throw SyncError(.schema, "the shared store lacks \"\(missing)\": `cyclelog-sync init` brings it up to date")
         }
     }
 
+    /// This database as the server knows it: its rider's and its collector's UUIDs, read once.
+    struct Identity {
+        var riderID: UUID
+        var collectorID: UUID
+    }
+
     /// Names this rider and collector on the server (a renamed rider is renamed there too).
-    func register() async throws(SyncError) -> WorkoutStore.Rider {
+    func register() async throws(SyncError) -> Identity {
         try await checkSchema()
         let rider = try localCall { try $0.rider() }
         guard let riderID = UUID(uuidString: rider.uuid), let collectorID = UUID(uuidString: rider.collectorUUID) else {
@@ -92,7 +84,7 @@ public struct Synchronizer: Sendable {
             INSERT INTO collector (id, name, rider_id) VALUES (\(collectorID), \(rider.collectorName), \(riderID))
             ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, rider_id = EXCLUDED.rider_id, last_seen = now()
             """)
-        return rider
+        return Identity(riderID: riderID, collectorID: collectorID)
     }
 
     // MARK: Push
@@ -124,17 +116,20 @@ public struct Synchronizer: Sendable {
 
     /// Sends every ride recorded here that the server has not acknowledged at its version, then every tombstone.
     public func push() async throws(SyncError) -> [Pushed] {
+        try await push(as: try await register())
+    }
+
+    func push(as identity: Identity) async throws(SyncError) -> [Pushed] {
         let pending = try localCall { try $0.pendingRides() }
         let tombstones = try localCall { try $0.tombstones(pendingOnly: true) }
-        let rider = try await register()
         var report: [Pushed] = []
         for ride in pending {
-            report.append(try await push(ride, rider: rider))
+            report.append(try await push(ride, as: identity))
         }
         for tombstone in tombstones {
             guard let sync = UUID(uuidString: tombstone.syncIdentifier) else { continue }
             let result = try await callPush(
-                sync: sync, rider: rider, version: tombstone.version, digest: nil, journal: nil, file: nil,
+                sync: sync, as: identity, version: tombstone.version, digest: nil, journal: nil, file: nil,
                 fitnessTest: nil, summary: nil, start: nil, end: nil)
             // Stale: the server deleted it already, or holds a newer version that a pull brings back.
             if result.result != .refused && result.result != .conflict {
@@ -148,7 +143,7 @@ public struct Synchronizer: Sendable {
         return report
     }
 
-    private func push(_ ride: WorkoutStore.PendingRide, rider: WorkoutStore.Rider) async throws(SyncError) -> Pushed {
+    private func push(_ ride: WorkoutStore.PendingRide, as identity: Identity) async throws(SyncError) -> Pushed {
         func refused(_ reason: String) -> Pushed {
             Pushed(
                 syncIdentifier: ride.syncIdentifier, version: ride.version, id: ride.id, result: .refused,
@@ -171,7 +166,7 @@ public struct Synchronizer: Sendable {
         }
         let summary = stored.summary
         let result = try await callPush(
-            sync: sync, rider: rider, version: ride.version, digest: ride.contentDigest, journal: journal, file: file,
+            sync: sync, as: identity, version: ride.version, digest: ride.contentDigest, journal: journal, file: file,
             fitnessTest: ride.fitnessTest, summary: summary.json.rendered(),
             start: Date(timeIntervalSince1970: Double(summary.startMicroseconds) / 1_000_000),
             end: Date(timeIntervalSince1970: Double(summary.endMicroseconds) / 1_000_000))
@@ -187,17 +182,15 @@ public struct Synchronizer: Sendable {
 
     /// One call of the server's rule; a nil digest is a tombstone.
     private func callPush(
-        sync: UUID, rider: WorkoutStore.Rider, version: Int, digest: String?, journal: String?,
+        sync: UUID, as identity: Identity, version: Int, digest: String?, journal: String?,
         file: (fileName: String, bytes: [UInt8], session: Int?)?, fitnessTest: String?, summary: String?, start: Date?,
         end: Date?
     ) async throws(SyncError) -> (result: Pushed.Result, reason: String?) {
-        let riderID = UUID(uuidString: rider.uuid)
-        let collectorID = UUID(uuidString: rider.collectorUUID)
         let bytes = file.map { ByteBuffer(bytes: $0.bytes) }
         let answer =
             try await server.rows(
                 """
-                SELECT cyclelog_push(\(sync), \(riderID), \(collectorID), \(version)::integer, \(digest)::text,
+                SELECT cyclelog_push(\(sync), \(identity.riderID), \(identity.collectorID), \(version)::integer, \(digest)::text,
                     \(journal)::text, \(bytes)::bytea, \(file?.fileName)::text, \(file?.session)::integer,
                     \(fitnessTest)::text, \(summary)::jsonb, \(start)::timestamptz, \(end)::timestamptz)
                 """, as: String.self
@@ -235,19 +228,17 @@ public struct Synchronizer: Sendable {
     /// elsewhere, newer versions, deletions. A ride being recorded here, one with a newer or conflicting version
     /// here, or one deleted here, is left for the push.
     public func pull() async throws(SyncError) -> [Pulled] {
-        let rider = try await register()
-        guard let riderID = UUID(uuidString: rider.uuid) else { throw SyncError(.local, "the rider has no valid UUID") }
+        let identity = try await register()
         let rides = try await server.rows(
             """
             SELECT r.sync_identifier, r.version, r.content_digest, r.deleted, r.collector_id, c.name
-            FROM ride r JOIN collector c ON c.id = r.collector_id WHERE r.rider_id = \(riderID)
+            FROM ride r JOIN collector c ON c.id = r.collector_id WHERE r.rider_id = \(identity.riderID)
             ORDER BY r.start_time NULLS FIRST, r.sync_identifier
             """, as: (UUID, Int, String?, Bool, UUID, String).self)
         let copies = try localCall { try $0.localCopies() }
-        let here = UUID(uuidString: rider.collectorUUID)
         var report: [Pulled] = []
         for (sync, version, digest, deleted, collectorID, collectorName) in rides {
-            let key = sync.uuidString.lowercased()
+            let key = sync.lowercased
             let copy = copies[key]
             if let copy {
                 // Being recorded, newer here, or deleted here at this version or later: the push's to send.
@@ -273,7 +264,8 @@ public struct Synchronizer: Sendable {
                 continue
             }
             // A ride recorded here too (the same capture replayed on two machines) stays this collector's.
-            let recordedHere = collectorID == here || (copy.map { !$0.deleted && $0.collector == nil } ?? false)
+            let recordedHere =
+                collectorID == identity.collectorID || (copy.map { !$0.deleted && $0.collector == nil } ?? false)
             do {
                 report.append(try await fetch(sync, version: version, collector: recordedHere ? nil : collectorName))
             } catch  where error.kind == .local || error.kind == .refused {
@@ -286,7 +278,7 @@ public struct Synchronizer: Sendable {
 
     /// Stores the server's copy of one ride here at the server's version.
     func fetch(_ sync: UUID, version: Int, collector: String?) async throws(SyncError) -> Pulled {
-        let key = sync.uuidString.lowercased()
+        let key = sync.lowercased
         guard
             let (digest, journal, file, fileName, session, fitnessTest) = try await server.rows(
                 """
@@ -334,7 +326,9 @@ public struct Synchronizer: Sendable {
         public var syncIdentifier: String
         public var version: Int
         public var incomingDigest: String?
+        /// The collector that pushed the conflicting copy, which alone holds it.
         public var collector: String
+        public var collectorUUID: String
         public var serverVersion: Int
         public var serverDigest: String?
         public var serverCollector: String
@@ -342,19 +336,23 @@ public struct Synchronizer: Sendable {
     }
 
     public func conflicts() async throws(SyncError) -> [Conflict] {
-        let rider = try await register()
-        return try await server.rows(
+        try await conflicts(of: try await register())
+    }
+
+    func conflicts(of identity: Identity) async throws(SyncError) -> [Conflict] {
+        try await server.rows(
             """
-            SELECT k.id, k.sync_identifier, k.version, k.content_digest, kc.name, r.version, r.content_digest,
+            SELECT k.id, k.sync_identifier, k.version, k.content_digest, kc.name, kc.id, r.version, r.content_digest,
                 rc.name, k.recorded_at
             FROM ride_conflict k JOIN ride r USING (sync_identifier) JOIN collector kc ON kc.id = k.collector_id
             JOIN collector rc ON rc.id = r.collector_id
-            WHERE r.rider_id = \(UUID(uuidString: rider.uuid)) AND k.resolved_at IS NULL ORDER BY k.id
-            """, as: (Int64, UUID, Int, String?, String, Int, String?, String, Date).self
+            WHERE r.rider_id = \(identity.riderID) AND k.resolved_at IS NULL ORDER BY k.id
+            """, as: (Int64, UUID, Int, String?, String, UUID, Int, String?, String, Date).self
         ).map {
             Conflict(
-                id: $0.0, syncIdentifier: $0.1.uuidString.lowercased(), version: $0.2, incomingDigest: $0.3,
-                collector: $0.4, serverVersion: $0.5, serverDigest: $0.6, serverCollector: $0.7, recordedAt: $0.8)
+                id: $0.0, syncIdentifier: $0.1.lowercased, version: $0.2, incomingDigest: $0.3, collector: $0.4,
+                collectorUUID: $0.5.lowercased, serverVersion: $0.6, serverDigest: $0.7, serverCollector: $0.8,
+                recordedAt: $0.9)
         }
     }
 
@@ -365,14 +363,11 @@ public struct Synchronizer: Sendable {
     /// Settles conflict `id`: `server` stores the server's copy here; `local` pushes this copy as the version after
     /// the server's. Only the collector that pushed the conflicting copy holds it, so only it can settle.
     public func resolve(_ id: Int64, keep: Keep) async throws(SyncError) -> String {
-        let rider = try await register()
-        guard let conflict = try await conflicts().first(where: { $0.id == id }) else {
+        let identity = try await register()
+        guard let conflict = try await conflicts(of: identity).first(where: { $0.id == id }) else {
             throw SyncError(.refused, "there is no open conflict \(id): `cyclelog-sync conflicts` lists them")
         }
-        let collectorID = UUID(uuidString: rider.collectorUUID)
-        let holders = try await server.rows(
-            "SELECT collector_id FROM ride_conflict WHERE id = \(id)", as: UUID.self)
-        guard holders.first == collectorID else {
+        guard conflict.collectorUUID == identity.collectorID.lowercased else {
             throw SyncError(
                 .refused, "conflict \(id) was pushed by \(conflict.collector): settle it there, which holds that copy")
         }
@@ -391,7 +386,7 @@ public struct Synchronizer: Sendable {
         case .local:
             let next = conflict.serverVersion + 1
             try localCall { try $0.setVersion(local.id, next) }
-            let pushed = try await push().first { $0.syncIdentifier == conflict.syncIdentifier }
+            let pushed = try await push(as: identity).first { $0.syncIdentifier == conflict.syncIdentifier }
             guard pushed?.result == .replaced else {
                 throw SyncError(
                     .refused,
@@ -415,7 +410,7 @@ public struct Synchronizer: Sendable {
     }
 
     public func duplicates() async throws(SyncError) -> [Duplicate] {
-        let rider = try await register()
+        let identity = try await register()
         return try await server.rows(
             """
             SELECT a.sync_identifier, ca.name, b.sync_identifier, cb.name,
@@ -423,12 +418,12 @@ public struct Synchronizer: Sendable {
             FROM ride a JOIN ride b ON a.rider_id = b.rider_id AND a.sync_identifier < b.sync_identifier
                 AND a.collector_id <> b.collector_id AND a.start_time < b.end_time AND b.start_time < a.end_time
             JOIN collector ca ON ca.id = a.collector_id JOIN collector cb ON cb.id = b.collector_id
-            WHERE a.rider_id = \(UUID(uuidString: rider.uuid)) AND NOT a.deleted AND NOT b.deleted
+            WHERE a.rider_id = \(identity.riderID) AND NOT a.deleted AND NOT b.deleted
             ORDER BY a.start_time, a.sync_identifier, b.sync_identifier
             """, as: (UUID, String, UUID, String, Double).self
         ).map {
             Duplicate(
-                first: $0.0.uuidString.lowercased(), firstCollector: $0.1, second: $0.2.uuidString.lowercased(),
+                first: $0.0.lowercased, firstCollector: $0.1, second: $0.2.lowercased,
                 secondCollector: $0.3, overlapSeconds: $0.4)
         }
     }
@@ -444,7 +439,7 @@ public struct Synchronizer: Sendable {
                 "the shared store has no rider named \(name)"
                     + (names.isEmpty ? "" : " (it has \(names.joined(separator: ", ")))"))
         }
-        let moved = try localCall { try $0.adoptRider(uuid: id.uuidString.lowercased(), name: name) }
+        let moved = try localCall { try $0.adoptRider(uuid: id.lowercased, name: name) }
         _ = try await register()
         return moved
     }
@@ -457,4 +452,9 @@ public struct Synchronizer: Sendable {
             throw SyncError(.local, "\(error)")
         }
     }
+}
+
+extension UUID {
+    /// The form the local database keeps: lowercase, as `cyclelog show --json` prints sync identifiers.
+    var lowercased: String { uuidString.lowercased() }
 }
