@@ -44,7 +44,7 @@ struct SyncFaultTests {
         let local = Dictionary(
             uniqueKeysWithValues: try collector.store.pendingRides().map { ($0.syncIdentifier, $0) })
         let binary = try builtBinary("cyclelog-sync").path
-        // How long a whole push takes here: the faults land at moments drawn within it.
+        // How long a whole push takes here: the faults land at moments drawn inside it.
         let timing = try await server.newDatabase()
         _ = try await SharedStore.with(timing) { store throws(SyncError) in try await Synchronizer.initialize(store) }
         let started = ContinuousClock.now
@@ -54,6 +54,8 @@ struct SyncFaultTests {
         let pushMicroseconds = UInt64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
         var generator = SplitMix64(seed: 0x5EED_2026)
         var interrupted = 0
+        // Faults after which the server held some of the rides but not all: cut in the middle of the transfer.
+        var midTransfer = 0
         for fault in 0..<Self.faults {
             let address = try await server.newDatabase()
             _ = try await SharedStore.with(address) { store throws(SyncError) in
@@ -62,7 +64,9 @@ struct SyncFaultTests {
             try collector.clearSyncMarks()
             let environment = server.environment(address.database)
             let killing = fault % 2 == 1
-            let delayMicroseconds = UInt32(generator.next() % max(1, pushMicroseconds * 9 / 10))
+            // Within the middle of a push's time: its first tenth is mostly the process starting and connecting,
+            // and a push often runs faster than the first one measured.
+            let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
             let pid = try spawnProgram(binary, ["push", "--db", collector.path], environment: environment)
             usleep(delayMicroseconds)
             if killing {
@@ -78,6 +82,8 @@ struct SyncFaultTests {
             let expected: Set<Int32> = killing ? [0, 137] : [0, 75]
             #expect(expected.contains(status), "fault \(fault): exit \(status)")
             if status != 0 { interrupted += 1 }
+            let before = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self).first ?? 0
+            if before > 0 && before < rides { midTransfer += 1 }
             let again = try runProgram(binary, ["push", "--db", collector.path], environment: environment)
             #expect(again.status == 0, "fault \(fault): the push after recovery: \(again.output)")
             let held = try await serverRows(
@@ -96,10 +102,11 @@ struct SyncFaultTests {
             #expect(try collector.store.pendingRides().isEmpty, "fault \(fault)")
         }
         print(
-            "sync faults: \(interrupted) of \(Self.faults) interrupted a push of \(rides) rides (\(pushMicroseconds) µs)"
-        )
+            "sync faults: \(interrupted) of \(Self.faults) interrupted a push of \(rides) rides (\(pushMicroseconds) µs), "
+                + "\(midTransfer) with some of the rides on the server")
         // The faults must have landed mid-push most of the time, or they test nothing.
         #expect(interrupted >= Self.faults / 2, "only \(interrupted) of \(Self.faults) faults interrupted a push")
+        #expect(midTransfer >= Self.faults / 4, "only \(midTransfer) of \(Self.faults) faults landed mid-transfer")
         try server.stopImmediately()
     }
 }
