@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-sync",
             dependencies: [
-                "RideSync", "WorkoutStore",
+                "RideSync", "WorkoutStore", "Workouts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

@@ -114,6 +114,16 @@ public struct Synchronizer: Sendable {
         }
     }
 
+    /// What a push would send (`push --dry-run`), from the local database alone: each as `pending`.
+    public static func pending(in local: WorkoutStore) throws(StoreError) -> [Pushed] {
+        try local.pendingRides().map {
+            Pushed(syncIdentifier: $0.syncIdentifier, version: $0.version, id: $0.id, result: .pending)
+        }
+            + local.tombstones(pendingOnly: true).map {
+                Pushed(syncIdentifier: $0.syncIdentifier, version: $0.version, result: .pending)
+            }
+    }
+
     /// Sends every ride recorded here that the server has not acknowledged at its version, then every tombstone.
     public func push() async throws(SyncError) -> [Pushed] {
         try await push(as: try await register())

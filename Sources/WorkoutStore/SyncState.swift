@@ -172,7 +172,7 @@ extension WorkoutStore {
                 sql: """
                     INSERT OR REPLACE INTO tombstone (syncIdentifier, version, deletedMicroseconds, synced)
                     VALUES (?, ?, ?, 1)
-                    """, arguments: [syncIdentifier, version, Int64(Date().timeIntervalSince1970 * 1_000_000)])
+                    """, arguments: [syncIdentifier, version, Self.nowMicroseconds()])
         }
         try refreshFTPEstimates()
     }
@@ -196,8 +196,9 @@ extension WorkoutStore {
         }
     }
 
-    /// Records a sync's outcome: nil for a success, else why it failed.
-    public func recordSync(failure: String?, atMicroseconds time: Int64) throws(StoreError) {
+    /// Records a sync's outcome, now: nil for a success, else why it failed.
+    public func recordSync(failure: String?) throws(StoreError) {
+        let time = Self.nowMicroseconds()
         try write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO syncStatus (id) VALUES (1)")
             if let failure {

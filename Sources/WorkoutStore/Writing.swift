@@ -84,7 +84,7 @@ extension WorkoutStore {
     public func claimWorkout(
         syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?
     ) throws(StoreError) -> ClaimOutcome {
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = Self.nowMicroseconds()
         return try write { db in
             let row = try Row.fetchOne(
                 db,
@@ -146,6 +146,9 @@ extension WorkoutStore {
         "\(hostName) \(getpid()) \(UUID().uuidString)"
     }
 
+    /// The wall clock in microseconds since 1970, as the database stores times.
+    static func nowMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
+
     static let hostName: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         gethostname(&buffer, buffer.count - 1)
@@ -155,7 +158,7 @@ extension WorkoutStore {
 
     /// Checks, inside a write, that `claim` still holds its row, and renews it.
     static func renew(_ claim: Claim, _ db: Database, clearing: Bool = false) throws {
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = Self.nowMicroseconds()
         try db.execute(
             sql: "UPDATE workout SET claimedMicroseconds = ?, claimToken = ? WHERE id = ? AND claimToken = ?",
             arguments: [now, clearing ? nil : claim.token, claim.workoutId, claim.token])
@@ -169,7 +172,7 @@ extension WorkoutStore {
 
     /// Whether another build holds the workout right now (a recording, a replay).
     public func isBeingWritten(_ id: Int64) throws(StoreError) -> Bool {
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = Self.nowMicroseconds()
         return try read { db in try Self.claimColumns(id, db).map { try Self.isHeld($0, now: now) } ?? false }
     }
 
@@ -210,7 +213,7 @@ extension WorkoutStore {
     /// Starts rebuilding a workout from its stored journal: everything but the journal is dropped, in one
     /// transaction, unless another cyclelog is writing the workout right now (a recording, another rebuild).
     public func beginRebuild(_ id: Int64) throws(StoreError) -> Claim {
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        let now = Self.nowMicroseconds()
         return try write { db in
             guard let row = try Self.claimColumns(id, db) else { throw StoreError(.notFound, "no workout \(id)") }
             if try Self.isHeld(row, now: now) {
@@ -435,7 +438,7 @@ extension WorkoutStore {
                 sql: """
                     INSERT OR REPLACE INTO tombstone (syncIdentifier, version, deletedMicroseconds)
                     SELECT syncIdentifier, version + 1, ? FROM workout WHERE id = ?
-                    """, arguments: [Int64(Date().timeIntervalSince1970 * 1_000_000), id])
+                    """, arguments: [Self.nowMicroseconds(), id])
             try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RideSync
 import WorkoutStore
+import Workouts
 
 /// The commands each catch their `Failure` and exit with its status and message.
 protocol SyncCommand: AsyncParsableCommand {
@@ -47,7 +48,7 @@ struct SyncNow: SyncCommand {
                 let failures = (try? places.openLocal().syncHistory().failuresInARow) ?? 1
                 let seconds = Backoff.seconds(afterFailures: failures)
                 FileHandle.standardError.write(
-                    Data("cyclelog-sync: \(failure.description); again in \(seconds) s\n".utf8))
+                    Data("cyclelog-sync: \(shown(failure.description)); again in \(seconds) s\n".utf8))
                 try await Task.sleep(for: .seconds(seconds))
             }
         }
@@ -61,7 +62,7 @@ struct Init: SyncCommand {
 
     func perform() async throws {
         let address = try places.address()
-        let applied = try await sync { () throws(SyncError) in
+        let applied = try await failingInWords { () throws(SyncError) in
             try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server)
             }
         }
@@ -83,14 +84,7 @@ struct Push: SyncCommand {
     func perform() async throws {
         let report: [Synchronizer.Pushed]
         if dryRun {
-            let local = try places.openLocal()
-            let pending = try local.pendingRides()
-            let tombstones = try local.tombstones(pendingOnly: true)
-            report =
-                pending.map {
-                    .init(syncIdentifier: $0.syncIdentifier, version: $0.version, id: $0.id, result: .pending)
-                }
-                + tombstones.map { .init(syncIdentifier: $0.syncIdentifier, version: $0.version, result: .pending) }
+            report = try Synchronizer.pending(in: places.openLocal())
         } else {
             report = try await places.withSynchronizer { sync throws(SyncError) in try await sync.push() }
         }
@@ -128,31 +122,48 @@ struct Status: SyncCommand {
         let history = try local.syncHistory()
         let rider = try local.rider()
         if json {
-            printJSON([
-                "rider": rider.name, "riderUUID": rider.uuid, "collector": rider.collectorName,
-                "collectorUUID": rider.collectorUUID,
-                "pendingRides": pending.map {
-                    ["id": $0.id, "syncIdentifier": $0.syncIdentifier, "version": $0.version]
-                },
-                "pendingDeletions": tombstones.map { ["syncIdentifier": $0.syncIdentifier, "version": $0.version] },
-                "unfinishedRides": unfinished,
-                "lastSuccess": history.lastSuccessMicroseconds.map(isoTime) ?? NSNull(),
-                "lastFailure": history.lastFailureMicroseconds.map(isoTime) ?? NSNull(),
-                "lastFailureReason": history.lastFailure ?? NSNull(),
-                "failuresInARow": history.failuresInARow,
+            let time = { (microseconds: Int64?) in
+                JSONValue.optionalString(microseconds.map { UTCTime.formatSeconds(microseconds: $0) })
+            }
+            let pendingRides = pending.map { ride -> JSONValue in
+                .object([
+                    ("id", .integer(ride.id)), ("syncIdentifier", .string(ride.syncIdentifier)),
+                    ("version", .integer(Int64(ride.version))),
+                ])
+            }
+            let pendingDeletions = tombstones.map { tombstone -> JSONValue in
+                .object([
+                    ("syncIdentifier", .string(tombstone.syncIdentifier)),
+                    ("version", .integer(Int64(tombstone.version))),
+                ])
+            }
+            let status: JSONValue = .object([
+                ("rider", .string(rider.name)), ("riderUUID", .string(rider.uuid)),
+                ("collector", .string(rider.collectorName)), ("collectorUUID", .string(rider.collectorUUID)),
+                ("pendingRides", .array(pendingRides)), ("pendingDeletions", .array(pendingDeletions)),
+                ("unfinishedRides", .integer(Int64(unfinished))),
+                ("lastSuccess", time(history.lastSuccessMicroseconds)),
+                ("lastFailure", time(history.lastFailureMicroseconds)),
+                ("lastFailureReason", .optionalString(history.lastFailure)),
+                ("failuresInARow", .integer(Int64(history.failuresInARow))),
             ])
+            print(status.rendered())
             return
         }
-        print("Rider \(rider.name) (\(rider.uuid)), collector \(rider.collectorName).")
+        print("Rider \(shown(rider.name)) (\(rider.uuid)), collector \(shown(rider.collectorName)).")
         print(
             "Waiting to be pushed: \(pending.count) ride\(pending.count == 1 ? "" : "s"), \(tombstones.count) "
                 + "deletion\(tombstones.count == 1 ? "" : "s")"
                 + (unfinished > 0 ? "; \(unfinished) being recorded or unfinished (pushed once saved)" : "") + ".")
-        print("Last successful sync: \(history.lastSuccessMicroseconds.map(isoTime) ?? "never").")
+        print(
+            "Last successful sync: "
+                + "\(history.lastSuccessMicroseconds.map { UTCTime.formatSeconds(microseconds: $0) } ?? "never").")
         if let failure = history.lastFailure, let time = history.lastFailureMicroseconds,
             time > history.lastSuccessMicroseconds ?? .min
         {
-            print("Last failure, \(isoTime(time)) (\(history.failuresInARow) in a row): \(failure)")
+            print(
+                "Last failure, \(UTCTime.formatSeconds(microseconds: time)) (\(history.failuresInARow) in a row): "
+                    + shown(failure))
         }
     }
 }
@@ -167,9 +178,9 @@ struct Conflicts: SyncCommand {
         if conflicts.isEmpty { print("No conflicts.") }
         for conflict in conflicts {
             print(
-                "\(conflict.id): ride \(conflict.syncIdentifier) version \(conflict.version) from \(conflict.collector) "
+                "\(conflict.id): ride \(conflict.syncIdentifier) version \(conflict.version) from \(shown(conflict.collector)) "
                     + "(\(conflict.incomingDigest?.prefix(12) ?? "deleted")) against the store's version "
-                    + "\(conflict.serverVersion) from \(conflict.serverCollector) "
+                    + "\(conflict.serverVersion) from \(shown(conflict.serverCollector)) "
                     + "(\(conflict.serverDigest?.prefix(12) ?? "deleted")); "
                     + "`cyclelog-sync resolve \(conflict.id) --keep server|local`")
         }
@@ -185,19 +196,17 @@ struct Resolve: SyncCommand {
     var conflict: Int64
 
     @Option(help: "server: store the shared store's copy here; local: push this copy as the next version.")
-    var keep: String
-
-    func validate() throws {
-        guard Synchronizer.Keep(rawValue: keep) != nil else { throw ValidationError("--keep is server or local") }
-    }
+    var keep: Synchronizer.Keep
 
     func perform() async throws {
-        let keep = Synchronizer.Keep(rawValue: keep)!
-        print(
-            try await places.withSynchronizer { sync throws(SyncError) in try await sync.resolve(conflict, keep: keep) }
-        )
+        let settled = try await places.withSynchronizer { sync throws(SyncError) in
+            try await sync.resolve(conflict, keep: keep)
+        }
+        print(shown(settled))
     }
 }
+
+extension Synchronizer.Keep: ExpressibleByArgument {}
 
 struct Duplicates: SyncCommand {
     static let configuration = CommandConfiguration(
@@ -209,7 +218,8 @@ struct Duplicates: SyncCommand {
         if pairs.isEmpty { print("No overlapping rides.") }
         for pair in pairs {
             print(
-                "\(pair.first) (\(pair.firstCollector)) and \(pair.second) (\(pair.secondCollector)) overlap by "
+                "\(pair.first) (\(shown(pair.firstCollector))) and \(pair.second) (\(shown(pair.secondCollector))) "
+                    + "overlap by "
                     + "\(Int(pair.overlapSeconds.rounded())) s; nothing is merged: `cyclelog delete` the one to drop")
         }
     }
@@ -225,7 +235,7 @@ struct Join: SyncCommand {
 
     func perform() async throws {
         let moved = try await places.withSynchronizer { sync throws(SyncError) in try await sync.join(name) }
-        print("This machine's rides are now \(name)'s (\(moved) to push as their next version).")
+        print("This machine's rides are now \(shown(name))'s (\(moved) to push as their next version).")
     }
 }
 
@@ -242,7 +252,7 @@ func printPush(_ report: [Synchronizer.Pushed]) {
         case .conflict:
             words = "CONFLICT: the shared store has other content at this version (`cyclelog-sync conflicts`)"
         case .stale: words = "not pushed: the shared store has a newer version or deleted it (`cyclelog-sync pull`)"
-        case .refused: words = "REFUSED: \(ride.reason ?? "")"
+        case .refused: words = "REFUSED: \(shown(ride.reason ?? ""))"
         }
         print("\(what) \(ride.syncIdentifier) v\(ride.version): \(words)")
     }
@@ -258,12 +268,6 @@ func printPull(_ report: [Synchronizer.Pulled]) {
         case .acknowledged: words = "already here"
         case .skipped: words = "SKIPPED"
         }
-        print("ride \(ride.syncIdentifier) v\(ride.version): \(words)" + (ride.problem.map { " (\($0))" } ?? ""))
+        print("ride \(ride.syncIdentifier) v\(ride.version): \(words)" + (ride.problem.map { " (\(shown($0)))" } ?? ""))
     }
-}
-
-func nowMicroseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1_000_000) }
-
-func isoTime(_ microseconds: Int64) -> String {
-    ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(microseconds) / 1_000_000))
 }

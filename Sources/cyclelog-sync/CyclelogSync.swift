@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RideSync
 import WorkoutStore
+import Workouts
 
 @main
 struct CyclelogSync: AsyncParsableCommand {
@@ -68,22 +69,22 @@ struct Places: ParsableArguments {
         let local = try openLocal()
         let address = try address()
         do {
-            let result = try await sync { () throws(SyncError) in
+            let result = try await failingInWords { () throws(SyncError) in
                 try await SharedStore.with(address) { server throws(SyncError) in
                     try await body(Synchronizer(local: local, server: server))
                 }
             }
-            try? local.recordSync(failure: nil, atMicroseconds: nowMicroseconds())
+            try? local.recordSync(failure: nil)
             return result
         } catch let failure as Failure {
-            try? local.recordSync(failure: failure.description, atMicroseconds: nowMicroseconds())
+            try? local.recordSync(failure: failure.description)
             throw failure
         }
     }
 }
 
 /// Runs a sync step, its error as a `Failure`.
-func sync<T>(_ body: () async throws(SyncError) -> T) async throws -> T {
+func failingInWords<T>(_ body: () async throws(SyncError) -> T) async throws -> T {
     do {
         return try await body()
     } catch {
@@ -94,14 +95,11 @@ func sync<T>(_ body: () async throws(SyncError) -> T) async throws -> T {
 /// Prints a failure and exits with its status instead of ArgumentParser's usage text.
 extension CyclelogSync {
     static func exit(_ failure: Failure) -> Never {
-        FileHandle.standardError.write(Data("cyclelog-sync: \(failure.description)\n".utf8))
+        FileHandle.standardError.write(Data("cyclelog-sync: \(shown(failure.description))\n".utf8))
         Foundation.exit(failure.status)
     }
 }
 
-/// What `--json` prints.
-func printJSON(_ value: Any) {
-    if let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) {
-        print(String(decoding: data, as: UTF8.self))
-    }
-}
+/// Text that came from elsewhere (a rider's or a collector's name, a server's message), as every cyclelog command
+/// shows it: control characters escaped.
+func shown(_ text: String) -> String { ShownText.visible(text) }
