@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Recording
 import RideJournal
+import TestSupport
 import Testing
 import WorkoutStore
 import Workouts
@@ -24,7 +25,7 @@ struct SyncAcrossMachinesTests {
         let ids = try Fixtures.journals.map { try box.replay($0) }
         // An imported FIT file travels as its bytes.
         let imported = try FITImporter(store: box.store).importFile(
-            Fixtures.folder + "/rides/fit/sweatpy_2020-06-01-16-52-40.fit")
+            RideRecords.fitFile("sweatpy_2020-06-01-16-52-40").path)
         let fitID = try #require(imported.first?.summary.id)
         try box.store.renameRider("Anna")
         let laptop = try Collector("laptop")
