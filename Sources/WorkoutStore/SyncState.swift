@@ -146,14 +146,17 @@ extension WorkoutStore {
     public func adoptPulled(
         _ id: Int64, version: Int, digest: String, collector: String?, fitnessTest: String?
     ) throws(StoreError) {
-        try write { db in
+        let testChanged = try write { db in
+            let before = try String.fetchOne(db, sql: "SELECT fitnessTest FROM workout WHERE id = ?", arguments: [id])
             try db.execute(
                 sql: """
                     UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, syncedVersion = ?,
                     syncedDigest = ? WHERE id = ?
                     """, arguments: [version, collector, fitnessTest, version, digest, id])
+            return before != fitnessTest
         }
-        try refreshFTPEstimates()
+        // Storing the ride brought the FTP history up to date already; only a fitness test's mark changes it again.
+        if testChanged { try refreshFTPEstimates() }
     }
 
     /// Sets a ride recorded here to `version` (a conflict settled by keeping this copy: the version after the

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import PostgresNIO
 import Recording
 import RideJournal
@@ -27,6 +28,8 @@ struct SyncAcrossMachinesTests {
         let imported = try FITImporter(store: box.store).importFile(
             RideRecords.fitFile("sweatpy_2020-06-01-16-52-40").path)
         let fitID = try #require(imported.first?.summary.id)
+        // Its mark as a ramp test travels with it (its version 2) and gives the laptop the box's FTP.
+        try box.store.setFitnessTest(fitID, .ramp)
         try box.store.renameRider("Anna")
         let laptop = try Collector("laptop")
         try await withConnections { connections in
@@ -44,6 +47,17 @@ struct SyncAcrossMachinesTests {
                 #expect(copy.version == original.version && copy.contentDigest == original.contentDigest)
                 #expect(try shown(laptop.store, copy.id) == (try shown(box.store, id)))
             }
+            #expect(try laptop.store.workout(syncIdentifier: box.store.summary(fitID)!.syncIdentifier)?.version == 2)
+            let fitSync = try #require(try box.store.summary(fitID)).syncIdentifier
+            let mark = try await DatabaseQueue(path: laptop.path).read { db in
+                try String.fetchOne(
+                    db, sql: "SELECT fitnessTest FROM workout WHERE syncIdentifier = ?", arguments: [fitSync])
+            }
+            #expect(mark == "ramp")
+            let estimates = { (store: WorkoutStore) in
+                try store.ftpHistory().estimates.map { "\($0.method) \($0.watts) \($0.effectiveMicroseconds)" }
+            }
+            #expect(try estimates(laptop.store) == estimates(box.store))
             // Marked with the collector that recorded them; nothing to push back, nothing more to pull.
             let boxName = try box.store.rider().collectorName
             #expect(try laptop.store.localCopies().values.allSatisfy { $0.collector == boxName })
