@@ -290,11 +290,11 @@ public struct Synchronizer: Sendable {
     func fetch(_ sync: UUID, version: Int, collector: String?) async throws(SyncError) -> Pulled {
         let key = sync.lowercased
         guard
-            let (digest, journal, file, fileName, session, fitnessTest) = try await server.rows(
+            let (digest, journal, file, fileName, session, fitnessTest, name) = try await server.rows(
                 """
-                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test FROM ride
-                WHERE sync_identifier = \(sync) AND NOT deleted
-                """, as: (String, String?, ByteBuffer?, String?, Int?, String?).self
+                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test, summary ->> 'name'
+                FROM ride WHERE sync_identifier = \(sync) AND NOT deleted
+                """, as: (String, String?, ByteBuffer?, String?, Int?, String?, String?).self
             ).first
         else { throw SyncError(.refused, "ride \(key) is no longer on the shared store") }
         let label = "shared store (\(collector ?? "this collector")) \(key)"
@@ -319,7 +319,8 @@ public struct Synchronizer: Sendable {
         }
         let id = outcome.summary.id
         try localCall {
-            try $0.adoptPulled(id, version: version, digest: digest, collector: collector, fitnessTest: fitnessTest)
+            try $0.adoptPulled(
+                id, version: version, digest: digest, collector: collector, fitnessTest: fitnessTest, name: name)
         }
         let problem =
             outcome.summary.contentDigest == digest

@@ -141,18 +141,19 @@ extension WorkoutStore {
         }
     }
 
-    /// A ride just stored from the shared store's copy: it takes the store's version and its marks, and is
+    /// A ride just stored from the shared store's copy: it takes the store's version, name and marks, and is
     /// acknowledged at that version. `collector` is nil for a ride that was recorded here.
     public func adoptPulled(
-        _ id: Int64, version: Int, digest: String, collector: String?, fitnessTest: String?
+        _ id: Int64, version: Int, digest: String, collector: String?, fitnessTest: String?, name: String?
     ) throws(StoreError) {
         let testChanged = try write { db in
             let before = try String.fetchOne(db, sql: "SELECT fitnessTest FROM workout WHERE id = ?", arguments: [id])
+            // The name as the recording collector has it, which may be the rider's rename of the recorded one.
             try db.execute(
                 sql: """
-                    UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, syncedVersion = ?,
-                    syncedDigest = ? WHERE id = ?
-                    """, arguments: [version, collector, fitnessTest, version, digest, id])
+                    UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, name = ?,
+                    renamed = (name IS NOT ?), syncedVersion = ?, syncedDigest = ? WHERE id = ?
+                    """, arguments: [version, collector, fitnessTest, name, name, version, digest, id])
             return before != fitnessTest
         }
         // Storing the ride brought the FTP history up to date already; only a fitness test's mark changes it again.

@@ -498,6 +498,10 @@ public final class WorkoutStore: Sendable {
                 arguments: [UUID().uuidString.lowercased(), user, UUID().uuidString.lowercased(), hostName])
             for table in ["rider", "tombstone", "syncStatus"] { try db.execute(sql: markedChanges(of: table)) }
         }
+        migrator.registerMigration("v13 a ride's name given by the rider", foreignKeyChecks: .immediate) { db in
+            // 1 once `cyclelog rename` named the ride: a rebuild keeps that name instead of the recorded one.
+            try db.execute(sql: "ALTER TABLE workout ADD COLUMN renamed INTEGER NOT NULL DEFAULT 0")
+        }
         return migrator
     }
 

@@ -414,7 +414,7 @@ extension WorkoutStore {
         try db.execute(
             sql: """
                 UPDATE workout SET status = 'complete', journalDigest = ?, sourceDigest = ?, digestVersion = ?,
-                problemCount = ?, name = ?, preset = ?, location = ?, goal = ?,
+                problemCount = ?, name = CASE renamed WHEN 1 THEN name ELSE ? END, preset = ?, location = ?, goal = ?,
                 sessionState = ?, startMicroseconds = ?, endMicroseconds = ?, elapsedSeconds = ?,
                 movingSeconds = ?, distanceMeters = ?, averagePowerWatts = ?, statistics = ?,
                 fitnessTest = coalesce(?, fitnessTest)
@@ -444,6 +444,34 @@ extension WorkoutStore {
         }
         try refreshFTPEstimates()
         return deleted
+    }
+
+    /// Gives a saved ride the rider's name for it, kept over the recorded name by every rebuild. A change of the
+    /// ride: its next version, which the shared store takes in place of the last. Returns false when the ride
+    /// already had that name (nothing changes).
+    public func rename(_ id: Int64, to name: String) throws(StoreError) -> Bool {
+        try write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT status, collector FROM workout WHERE id = ?", arguments: [id])
+            else { throw StoreError(.notFound, "no workout \(id)") }
+            guard WorkoutStatus(stored: row["status"]) == .complete else {
+                throw StoreError(
+                    .conflict, "workout \(id) is not saved yet (being recorded or rebuilt); rename it once it is")
+            }
+            if let collector: String = row["collector"] {
+                // Pulled rides are never pushed back, so a name given here would be replaced by the next pull.
+                throw StoreError(
+                    .conflict,
+                    "workout \(id) was recorded by \(collector) and came here by cyclelog-sync; rename it there")
+            }
+            try db.execute(
+                sql: "UPDATE workout SET name = ?, renamed = 1, version = version + 1 WHERE id = ? AND name IS NOT ?",
+                arguments: [name, id, name])
+            let changed = db.changesCount > 0
+            if !changed { try db.execute(sql: "UPDATE workout SET renamed = 1 WHERE id = ?", arguments: [id]) }
+            return changed
+        }
     }
 
     /// Everything built from a workout's journal; the journal itself is `journalChunk`.

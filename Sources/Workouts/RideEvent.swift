@@ -92,6 +92,15 @@ public struct WorkoutPlan: Equatable, Sendable {
         self.location = location
         self.syncIdentifier = syncIdentifier
     }
+
+    /// How a ride's name is written: `text` without its surrounding white space, 1 to 200 characters; nil otherwise.
+    public static func name(_ text: String) -> String? {
+        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        return trimmed.isEmpty || trimmed.count > 200 ? nil : trimmed
+    }
+
+    /// What `name(_:)` asks of a name, for a message that refuses one.
+    public static let nameRule = "a name takes 1 to 200 characters"
 }
 
 public enum WorkoutLocation: String, Equatable, Sendable {

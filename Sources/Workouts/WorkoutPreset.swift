@@ -129,11 +129,10 @@ public struct StartRequest: Equatable, Sendable {
             self.init()
         }
         if let name = try text("name", "the ride's name") {
-            let trimmed = String(name.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-            guard !trimmed.isEmpty, trimmed.count <= 200 else {
+            guard let valid = WorkoutPlan.name(name) else {
                 throw Problem(key: "name", description: "name takes 1 to 200 characters")
             }
-            plan.name = trimmed
+            plan.name = valid
         }
         let goalForms = "a time (45m, 1h30m), a distance (30km, 20mi) or an energy (600kJ, 800kcal)"
         if let goal = try text("goal", goalForms) {

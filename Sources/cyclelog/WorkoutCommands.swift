@@ -301,6 +301,29 @@ struct Delete: ParsableCommand {
     }
 }
 
+struct Rename: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename",
+        abstract: "Names a saved workout (its next version: cyclelog-sync passes the name on).",
+        discussion: "The name stays through `rebuild` and a replay of the same ride; `show` and `list` use it.")
+
+    @OptionGroup var reference: WorkoutReference
+    @Argument(help: "The new name, 1 to 200 characters.") var name: String
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        guard let valid = WorkoutPlan.name(name) else {
+            throw ValidationError("'\(ShownText.cut(name, to: 40))' cannot name a ride: \(WorkoutPlan.nameRule)")
+        }
+        let store = try database.open()
+        let id = try reference.resolve(in: store)
+        let changed = try store.rename(id, to: valid)
+        print(
+            changed ? "Workout \(id) is now named \(ShownText.visible(valid))." : "Workout \(id) already had that name."
+        )
+    }
+}
+
 /// A one-line progress bar on standard error, only when it is a terminal.
 final class ProgressBar {
     let label: String

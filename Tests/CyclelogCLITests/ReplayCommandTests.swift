@@ -82,6 +82,30 @@ final class ReplayCommandTests: XCTestCase {
         XCTAssertTrue(bad.errorOutput.contains("--since takes a date"), bad.errorOutput)
     }
 
+    func testARenamedRideIsShownListedAndRebuiltByItsNewName() throws {
+        let db = try temporaryDatabase()
+        let first = try replayJSON("sweatpy_4078723797.journal", db: db)
+        let run = try cyclelog(["rename", "last", "  Sunday loop ", "--db", db])
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        XCTAssertEqual(run.output, "Workout 1 is now named Sunday loop.\n")
+        func shown() throws -> [String: Any] {
+            let show = try cyclelog(["show", "last", "--json", "--db", db])
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(show.output.utf8)) as? [String: Any])
+        }
+        XCTAssertEqual(try shown()["name"] as? String, "Sunday loop")
+        XCTAssertEqual(try shown()["version"] as? Int, (first["version"] as? Int).map { $0 + 1 })
+        XCTAssertTrue(try cyclelog(["list", "--db", db, "--search", "sunday"]).output.contains("Sunday loop"))
+        XCTAssertEqual(try cyclelog(["rebuild", "last", "--db", db]).status, 0)
+        XCTAssertEqual(try shown()["name"] as? String, "Sunday loop")
+        // The content is the recording's: a rename changes the name and the version, not the digest.
+        XCTAssertEqual(try shown()["contentDigest"] as? String, first["contentDigest"] as? String)
+        let empty = try cyclelog(["rename", "last", " ", "--db", db])
+        XCTAssertEqual(empty.status, 64)
+        XCTAssertTrue(empty.errorOutput.contains("a name takes 1 to 200 characters"), empty.errorOutput)
+        XCTAssertEqual(try cyclelog(["rename", "7", "x", "--db", db]).status, 1)
+        XCTAssertEqual(try shown()["name"] as? String, "Sunday loop")
+    }
+
     func testPausedRidesKeepTheTimerTimeOfTheDevice() throws {
         let references = try references()
         for ride in ["sweatpy_2020-06-01-16-52-40", "sweatpy_6449921903_ACTIVITY"] {

@@ -105,6 +105,42 @@ struct SyncAcrossMachinesTests {
         }
     }
 
+    @Test("a rename is the ride's next version: it replaces the server's row and reaches the other machines")
+    func renameTravels() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let id = try box.replay(Fixtures.journals[2])
+        let original = try #require(try box.store.summary(id))
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            _ = try await laptopSync.pull()
+            #expect(try box.store.rename(id, to: "Hill repeats, Tuesday"))
+            #expect(try await boxSync.push().map(\.result) == [.replaced])
+            let row = try await serverRows(
+                address,
+                """
+                SELECT r.version, r.content_digest, s.name FROM ride r JOIN ride_summary s USING (sync_identifier)
+                WHERE sync_identifier = '\(original.syncIdentifier)'
+                """,
+                as: (Int, String, String).self)
+            // The content is the same journal: only the version and the name changed.
+            #expect(row.map(\.0) == [original.version + 1])
+            #expect(row.map(\.1) == [try #require(original.contentDigest)])
+            #expect(row.map(\.2) == ["Hill repeats, Tuesday"])
+            #expect(try await laptopSync.pull().map(\.result) == [.stored])
+            let copy = try #require(try laptop.store.workout(syncIdentifier: original.syncIdentifier))
+            #expect(copy.version == original.version + 1)
+            #expect(try laptop.store.summary(copy.id)?.plan.name == "Hill repeats, Tuesday")
+            // A pulled ride is renamed on the machine that recorded it, not here.
+            #expect(throws: StoreError.self) { try laptop.store.rename(copy.id, to: "Mine") }
+            #expect(try await laptopSync.push().isEmpty)
+        }
+    }
+
     @Test("a conflict is listed and settled either way; the settled ride is the same everywhere")
     func conflictSettled() async throws {
         let address = try await initializedServer()

@@ -71,6 +71,41 @@ final class WorkoutStoreTests: XCTestCase {
         XCTAssertNil(try store.resolve("last"))
     }
 
+    func testARenameIsTheNextVersionAndOutlivesARebuild() throws {
+        let store = try WorkoutStore()
+        let (workout, events) = try ride()
+        let claim = try store.beginWorkout(syncIdentifier: "sync-3", source: "test", startMicroseconds: 0)
+        let id = claim.workoutId
+        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
+        _ = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
+        XCTAssertEqual(try store.summary(id)?.plan.name, "Test \"ride\"")
+        XCTAssertEqual(try store.rename(id, to: "Col du Test"), true)
+        XCTAssertEqual(try store.summary(id)?.plan.name, "Col du Test")
+        XCTAssertEqual(try store.summary(id)?.version, 2)
+        // The same name again changes nothing, not even the version.
+        XCTAssertEqual(try store.rename(id, to: "Col du Test"), false)
+        XCTAssertEqual(try store.summary(id)?.version, 2)
+        // A rebuild from the journal (whose start names the ride "Test "ride"") keeps the rider's name.
+        let rebuild = try store.beginRebuild(id)
+        let rebuilt = try store.finish(rebuild, workout: workout, digests: .init(source: nil, content: "digest"))
+        XCTAssertEqual(rebuilt.plan.name, "Col du Test")
+        XCTAssertEqual(rebuilt.version, 3)
+        // A ride being recorded, one pulled from another collector, and one that is not there are refused.
+        let recording = try store.beginWorkout(syncIdentifier: "sync-4", source: "live", startMicroseconds: 5)
+        XCTAssertThrowsError(try store.rename(recording.workoutId, to: "x")) {
+            XCTAssertEqual(($0 as? StoreError)?.code, .conflict)
+        }
+        try store.write { db in
+            try db.execute(sql: "UPDATE workout SET collector = 'laptop' WHERE id = ?", arguments: [id])
+        }
+        XCTAssertThrowsError(try store.rename(id, to: "y")) {
+            XCTAssertEqual(($0 as? StoreError)?.code, .conflict)
+            XCTAssertTrue("\($0)".contains("recorded by laptop"))
+        }
+        XCTAssertThrowsError(try store.rename(99, to: "z")) { XCTAssertEqual(($0 as? StoreError)?.code, .notFound) }
+        XCTAssertEqual(try store.summary(id)?.version, 3)
+    }
+
     /// The history's ETags rest on this: any write to any table sets a new mark, a read never does, and two
     /// databases made alike do not share one.
     func testEveryChangeToEveryTableIsMarked() throws {
