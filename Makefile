@@ -71,6 +71,7 @@ bench:
 	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
 	$(SWIFT) build $(RELEASE) --product cyclelog
 	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
+	$(SWIFT) build $(RELEASE) --product cyclelog-sync
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/startup_bench.py
@@ -81,6 +82,7 @@ bench:
 	python3 Benchmarks/start_bench.py
 	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/history_bench.py
+	python3 Benchmarks/sync_bench.py
 	python3 Benchmarks/summary.py
 
 lint:

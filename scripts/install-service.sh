@@ -41,6 +41,7 @@ install)
     if [ -n "$SYNC_BINARY" ]; then
         install -D -m 0755 "$SYNC_BINARY" "$DESTDIR$BINDIR/cyclelog-sync"
         install -D -m 0644 systemd/cyclelog-sync.timer "$DESTDIR$UNITDIR/cyclelog-sync.timer"
+        install -D -m 0644 systemd/cyclelog-sync.path "$DESTDIR$UNITDIR/cyclelog-sync.path"
     fi
     # The capture drop-in is documentation until a rider copies it (README: a capture for a bug report).
     sed "s#/usr/local/bin/#$BINDIR/#" systemd/cyclelog-capture.conf >"$unit"
@@ -69,16 +70,18 @@ install)
         echo "The ride on a phone (local network, paired devices only):"
         echo "  sudo systemctl enable --now cyclelog-mirror && cyclelog-mirror pair --control-bus system"
         echo "Rides to and from a shared PostgreSQL: README, \"Rides on every machine\"; then"
-        echo "  sudo systemctl enable --now cyclelog-sync.timer"
+        echo "  sudo systemctl enable --now cyclelog-sync.timer cyclelog-sync.path"
     fi
     ;;
 uninstall)
     if systemd_running; then
-        systemctl disable --now cyclelog.service cyclelog-mirror.service cyclelog-sync.timer 2>/dev/null || true
+        systemctl disable --now cyclelog.service cyclelog-mirror.service cyclelog-sync.timer cyclelog-sync.path \
+            2>/dev/null || true
     fi
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
         "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" \
         "$DESTDIR$BINDIR/cyclelog-sync" "$DESTDIR$UNITDIR/cyclelog-sync.service" "$DESTDIR$UNITDIR/cyclelog-sync.timer" \
+        "$DESTDIR$UNITDIR/cyclelog-sync.path" \
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
         "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \

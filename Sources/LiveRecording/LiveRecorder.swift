@@ -44,6 +44,8 @@ public actor LiveRecorder {
         /// `record --capture`: told each sensor's address before it is connected (its connection's traffic is
         /// kept), its handle map before it is subscribed to, and the ride's journal events as they are stored.
         public var capture: HCICapture?
+        /// `record --sync-trigger`: rewritten after each saved ride, for the path unit that starts cyclelog-sync.
+        public var savedRideSignal: SavedRideSignal?
 
         public init() {}
     }
@@ -769,10 +771,11 @@ public actor LiveRecorder {
                 } else {
                     try await ride?.storeWriter.discard()
                 }
-                if summary == nil {
-                    finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
-                } else {
+                if let summary {
+                    if let problem = options.savedRideSignal?.announce(summary) { tellRider(problem) }
                     try store.rememberSensors(roster.used, at: now())
+                } else {
+                    finishProblem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
                 }
             } catch {
                 finishProblem = LiveRecordingError(

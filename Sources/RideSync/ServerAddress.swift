@@ -109,10 +109,13 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
             }
             return String(text.prefix { $0 != "\n" && $0 != "\r" })
         }
+        // The unit's `SetCredential=postgres-password:` makes the credential empty when its file is missing: then the
+        // server takes no password (a Unix socket with peer authentication) or ~/.pgpass has it.
         if let directory = environment["CREDENTIALS_DIRECTORY"],
             FileManager.default.fileExists(atPath: directory + "/postgres-password")
         {
-            return try firstLine(directory + "/postgres-password", what: "the credential")
+            let credential = try firstLine(directory + "/postgres-password", what: "the credential")
+            if !credential.isEmpty { return credential }
         }
         if let file { return try firstLine(file, what: "the password file") }
         if let password = environment["PGPASSWORD"], !password.isEmpty { return password }

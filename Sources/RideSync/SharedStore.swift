@@ -1,40 +1,67 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// One connection to the shared PostgreSQL store. Queries are plain SQL with bound values; what the rows mean is
 /// `Synchronizer`'s.
 public final class SharedStore: Sendable {
     let connection: PostgresConnection
     let logger: Logger
+    /// How long one request may wait for its answer before the connection is taken for lost.
+    let replySeconds: Double
 
-    private init(connection: PostgresConnection, logger: Logger) {
+    /// A network that goes away mid-request (a Wi-Fi out of reach, a cable pulled) sends no reset: without a
+    /// deadline a request would wait for ever. A minute carries a one-hour ride's journal (about 2 MB) over a
+    /// link of 300 kbit/s.
+    public static let defaultReplySeconds = 60.0
+
+    private init(connection: PostgresConnection, logger: Logger, replySeconds: Double) {
         self.connection = connection
         self.logger = logger
+        self.replySeconds = replySeconds
     }
 
     /// Connects and logs in, or says in words why not.
-    public static func connect(_ address: ServerAddress) async throws(SyncError) -> SharedStore {
+    public static func connect(
+        _ address: ServerAddress, replySeconds: Double = defaultReplySeconds
+    ) async throws(SyncError) -> SharedStore {
         // PostgresNIO logs each connection's life at debug level; the messages here say what matters.
         let logger = Logger(label: "cyclelog-sync") { _ in SwiftLogNoOpLogHandler() }
+        let configuration: PostgresConnection.Configuration
         do {
-            let connection = try await PostgresConnection.connect(
-                configuration: try address.configuration(), id: 1, logger: logger)
-            return SharedStore(connection: connection, logger: logger)
+            configuration = try address.configuration()
         } catch {
             throw SyncError.unreachable(address, error)
         }
+        // The login is a request too: a network gone between the TCP handshake and the server's answer would
+        // otherwise hold it for ever.
+        let login = await firstOf(seconds: replySeconds) {
+            try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        }
+        switch login {
+        case .success(let connection)?:
+            return SharedStore(connection: connection, logger: logger, replySeconds: replySeconds)
+        case .failure(let error)?:
+            throw SyncError.unreachable(address, error)
+        case nil:
+            throw SyncError(
+                .unreachable, "cannot reach the shared store \(address): no answer within \(Int(replySeconds)) s")
+        }
     }
 
+    /// Closes the connection, waiting at most 5 s (closing a connection whose network is gone may never end).
     public func close() async {
-        try? await connection.close()
+        let connection = self.connection
+        _ = await firstOf(seconds: 5) { try await connection.close() }
     }
 
     /// Connects, runs `body`, and closes the connection however `body` ends.
     public static func with<T>(
-        _ address: ServerAddress, _ body: (SharedStore) async throws(SyncError) -> T
+        _ address: ServerAddress, replySeconds: Double = defaultReplySeconds,
+        _ body: (SharedStore) async throws(SyncError) -> T
     ) async throws(SyncError) -> T {
-        let store = try await connect(address)
+        let store = try await connect(address, replySeconds: replySeconds)
         do {
             let result = try await body(store)
             await store.close()
@@ -58,24 +85,38 @@ public final class SharedStore: Sendable {
         _ query: PostgresQuery, as columns: (repeat each Column).Type
     ) async throws(SyncError) -> [(repeat each Column)] {
         try checkOpen()
-        do {
+        let (connection, logger) = (self.connection, self.logger)
+        return try await answered {
             var rows: [(repeat each Column)] = []
             for try await row in try await connection.query(query, logger: logger).decode(columns) {
                 rows.append(row)
             }
             return rows
-        } catch {
-            throw SyncError.server(error)
         }
     }
 
     /// Runs a statement whose rows do not matter.
     func execute(_ query: PostgresQuery) async throws(SyncError) {
         try checkOpen()
-        do {
-            try await connection.query(query, logger: logger)
-        } catch {
-            throw SyncError.server(error)
+        let (connection, logger) = (self.connection, self.logger)
+        try await answered { _ = try await connection.query(query, logger: logger) }
+    }
+
+    /// `request`'s result, or the connection closed when no answer came within `replySeconds`.
+    private func answered<T: Sendable>(
+        _ request: @escaping @Sendable () async throws -> T
+    ) async throws(SyncError) -> T {
+        switch await firstOf(seconds: replySeconds, request) {
+        case .success(let value)?: return value
+        case .failure(let error)?: throw SyncError.server(error)
+        case nil:
+            let connection = self.connection
+            // Closing may never end either (the connection's state is what failed): it is left to finish alone.
+            Task { try? await connection.close() }
+            throw SyncError(
+                .unreachable,
+                "the shared store did not answer within \(Int(replySeconds)) s (the network to it, or the server, is "
+                    + "gone); what it did not acknowledge goes at the next sync")
         }
     }
 
@@ -91,6 +132,48 @@ public final class SharedStore: Sendable {
         } catch {
             try? await execute("ROLLBACK")
             throw error
+        }
+    }
+}
+
+/// The result of `work`, or nil when `seconds` passed first. `work` runs as a task of its own, not a child: PostgresNIO
+/// 1.33 may never end a query on a connection that went away, not even once the connection is closed (found by the
+/// fault tests), and a child task that never ends holds its parent for ever. Such a task is left behind; the
+/// program's exit ends it.
+func firstOf<T: Sendable>(
+    seconds: Double, _ work: @escaping @Sendable () async throws -> T
+) async -> Result<T, any Error>? {
+    await withCheckedContinuation { continuation in
+        let first = FirstResult<T>(continuation)
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            if !Task.isCancelled { first.finish(nil) }
+        }
+        Task {
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await work())
+            } catch {
+                result = .failure(error)
+            }
+            first.finish(result)
+            timer.cancel()
+        }
+    }
+}
+
+/// Resumes its continuation once, with whichever result comes first.
+private final class FirstResult<T: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<T, any Error>?, Never>?>
+
+    init(_ continuation: CheckedContinuation<Result<T, any Error>?, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func finish(_ result: Result<T, any Error>?) {
+        continuation.withLock { waiting in
+            waiting?.resume(returning: result)
+            waiting = nil
         }
     }
 }

@@ -112,6 +112,10 @@ public struct Synchronizer: Sendable {
             self.result = result
             self.reason = reason
         }
+
+        /// One version of one ride (or its deletion), as sent.
+        var attempt: String { Self.attempt(syncIdentifier, version) }
+        static func attempt(_ syncIdentifier: String, _ version: Int) -> String { "\(syncIdentifier) v\(version)" }
     }
 
     /// What a push would send (`push --dry-run`), from the local database alone: each as `pending`.
@@ -129,9 +133,25 @@ public struct Synchronizer: Sendable {
         try await push(as: try await register())
     }
 
-    func push(as identity: Identity) async throws(SyncError) -> [Pushed] {
-        let pending = try localCall { try $0.pendingRides() }
-        let tombstones = try localCall { try $0.tombstones(pendingOnly: true) }
+    /// `cyclelog-sync sync`: a push, a pull, then a push of what was saved meanwhile. A ride saved while a sync runs
+    /// has its trigger merged by systemd into the run already going (a oneshot unit is not started twice), so the
+    /// run sends it itself instead of leaving it to the timer; what the first push tried is not sent again.
+    public func sync() async throws(SyncError) -> (pushed: [Pushed], pulled: [Pulled]) {
+        let identity = try await register()
+        var pushed = try await push(as: identity)
+        let pulled = try await pull()
+        pushed += try await push(as: identity, skipping: Set(pushed.map(\.attempt)))
+        return (pushed, pulled)
+    }
+
+    /// `skipping`: attempts (`Pushed.attempt`) already made in this run.
+    func push(as identity: Identity, skipping: Set<String> = []) async throws(SyncError) -> [Pushed] {
+        let pending = try localCall { try $0.pendingRides() }.filter {
+            !skipping.contains(Pushed.attempt($0.syncIdentifier, $0.version))
+        }
+        let tombstones = try localCall { try $0.tombstones(pendingOnly: true) }.filter {
+            !skipping.contains(Pushed.attempt($0.syncIdentifier, $0.version))
+        }
         var report: [Pushed] = []
         for ride in pending {
             report.append(try await push(ride, as: identity))

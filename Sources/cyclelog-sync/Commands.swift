@@ -32,7 +32,7 @@ struct SyncNow: SyncCommand {
         while true {
             do {
                 let (pushed, pulled) = try await places.withSynchronizer { sync throws(SyncError) in
-                    (try await sync.push(), try await sync.pull())
+                    try await sync.sync()
                 }
                 printPush(pushed)
                 printPull(pulled)
@@ -63,7 +63,8 @@ struct Init: SyncCommand {
     func perform() async throws {
         let address = try places.address()
         let applied = try await failingInWords { () throws(SyncError) in
-            try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server)
+            try await SharedStore.with(address, replySeconds: places.replyTimeout) { server throws(SyncError) in
+                try await Synchronizer.initialize(server)
             }
         }
         print(

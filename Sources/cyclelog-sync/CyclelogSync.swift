@@ -48,6 +48,18 @@ struct Places: ParsableArguments {
     @Option(help: "A file whose first line is the password (else the credential postgres-password, PGPASSFILE).")
     var passwordFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How long the server may take to answer one request before the connection counts as lost (exit 75).",
+            valueName: "seconds"))
+    var replyTimeout: Double = SharedStore.defaultReplySeconds
+
+    func validate() throws {
+        guard replyTimeout > 0, replyTimeout.isFinite else {
+            throw ValidationError("--reply-timeout takes a number of seconds above 0")
+        }
+    }
+
     func openLocal() throws -> WorkoutStore {
         do {
             return try WorkoutStore(path: db ?? WorkoutStore.defaultPath(), access: .write)
@@ -70,7 +82,7 @@ struct Places: ParsableArguments {
         let address = try address()
         do {
             let result = try await failingInWords { () throws(SyncError) in
-                try await SharedStore.with(address) { server throws(SyncError) in
+                try await SharedStore.with(address, replySeconds: replyTimeout) { server throws(SyncError) in
                     try await body(Synchronizer(local: local, server: server))
                 }
             }

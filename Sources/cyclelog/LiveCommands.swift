@@ -158,6 +158,14 @@ struct Record: AsyncParsableCommand {
             valueName: "file"))
     var capture: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "After each saved ride, write its sync identifier and version to this file.",
+            discussion:
+                "A systemd path unit watching the file (cyclelog-sync.path) then starts cyclelog-sync at once.",
+            valueName: "file"))
+    var syncTrigger: String?
+
     @Flag(help: "Print a plain status line every few seconds even on a terminal.")
     var plain = false
 
@@ -214,6 +222,7 @@ struct Record: AsyncParsableCommand {
             CaptureCommand.forRide(file: $0, adapter: buses.adapter, sensors: options.sensors)
         }
         options.capture = hciCapture
+        options.savedRideSignal = syncTrigger.map(SavedRideSignal.init(path:))
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let logger = Logs.logger("record", verbose: verbose)
         let service = RecordingService(

@@ -29,12 +29,15 @@ final class AutoRecordTests: XCTestCase {
         try WorkoutStore(path: database).rememberSensors([(address: address, name: "Stages Power L")], at: 1)
         let notifySocket = try DatagramListener(path: folder.appendingPathComponent("notify.socket").path)
 
+        let trigger = folder.appendingPathComponent("ride-saved").path
         let record = try Cyclelog(
-            ["record", "--auto", "--end-after", "6s", "--plain", "--db", database], standIn: standIn,
+            ["record", "--auto", "--end-after", "6s", "--plain", "--db", database, "--sync-trigger", trigger],
+            standIn: standIn,
             environment: ["NOTIFY_SOCKET": notifySocket.path, "WATCHDOG_USEC": "2000000"])
         try await waitFor("the recorder's readiness", record) {
             notifySocket.received().contains { $0.hasPrefix("READY=1") }
         }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: trigger), "no ride saved yet")
         // Waiting: nothing to pause yet, and it says why.
         let pause = try Cyclelog(["pause"], standIn: standIn)
         XCTAssertEqual(pause.wait(seconds: 20), 1, pause.output)
@@ -44,6 +47,8 @@ final class AutoRecordTests: XCTestCase {
             _ = notifySocket.received()  // read as systemd does, so the queue never fills
             return record.output.contains("pedalling: recording workout 2")
         }
+        // The first ride saved: the sync trigger names it (what cyclelog-sync.path waits for).
+        let firstSaved = try String(contentsOfFile: trigger, encoding: .utf8)
         try await Task.sleep(for: .seconds(2))
         record.signal(SIGTERM)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
@@ -55,6 +60,9 @@ final class AutoRecordTests: XCTestCase {
 
         let store = try WorkoutStore(path: database)
         XCTAssertEqual(try store.list().map(\.status), [.complete, .complete])
+        let identities = try [1, 2].map { try XCTUnwrap(try store.summary(Int64($0))?.syncIdentifier) }
+        XCTAssertEqual(firstSaved, "\(identities[0]) 1\n")
+        XCTAssertEqual(try String(contentsOfFile: trigger, encoding: .utf8), "\(identities[1]) 1\n")
         let still: [UInt8] = [0, 0, 0, 0]
         let sent = try standIn.sent()
         let firstRide = try store.journal(1)

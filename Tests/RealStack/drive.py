@@ -461,6 +461,23 @@ def process_facts(pid):
             "homeMount": mounts.get("/home")}
 
 
+SYNC_TRIGGER = "/var/lib/cyclelog/ride-saved"
+
+
+def server_rides():
+    """The rides on the shared store (PostgreSQL in this VM), read as its superuser: identity, version, digest."""
+    text = subprocess.run(["runuser", "-u", "postgres", "--", "psql", "-h", "/run/postgresql", "-d", "cyclelog",
+                           "-AtF", "|", "-c", "SELECT sync_identifier, version, content_digest FROM ride "
+                           "ORDER BY start_time"], capture_output=True, text=True).stdout
+    return [line.split("|") for line in text.splitlines() if line]
+
+
+def unit_properties(unit, names):
+    text = subprocess.run(["systemctl", "show", unit, "-p", ",".join(names)], capture_output=True,
+                          text=True).stdout
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
 def service_journal():
     return subprocess.run(["journalctl", "-u", SERVICE, "-o", "cat", "--no-pager"], capture_output=True,
                           text=True).stdout
@@ -503,6 +520,17 @@ async def service_ride(args, streams, started):
         facts[step] = {"unit": unit_state()}
         ride.mark(step)
 
+    async def pushed(count, step):
+        """Waits until `count` rides are on the shared store: the ride the last stop saved, pushed by
+        cyclelog-sync.service as systemd started it on the recorder's trigger file."""
+        await ride.wait_for("%d rides on the shared store" % count, lambda: len(server_rides()) >= count, 120)
+        seen = time.time()
+        trigger = open(SYNC_TRIGGER).read() if os.path.exists(SYNC_TRIGGER) else None
+        saved = os.stat(SYNC_TRIGGER).st_mtime if trigger is not None else None
+        facts[step] = {"rides": len(server_rides()), "trigger": trigger,
+                       "secondsFromSave": round(seen - saved, 2) if saved else None}
+        ride.mark("%s (%s s after the save)" % (step, facts[step]["secondsFromSave"]))
+
     # As the README says: the sensor is remembered as the service's user, then the service is started.
     status, out, err = await run_command("runuser", "-u", "cyclelog", "--", args.cyclelog, "sensors", "add",
                                          bike.address, "--name", bike.name, "--db", SERVICE_DATABASE)
@@ -528,6 +556,7 @@ async def service_ride(args, streams, started):
     await journal_says("pedalling: recording workout 2", 90)
     await asyncio.sleep(args.service_ride_seconds)
     await systemctl("stop", step="stop")
+    await pushed(1, "workout 2 on the shared store")
 
     unit = await systemctl("start", step="start again")
     pid = int(unit["MainPID"])
@@ -539,6 +568,7 @@ async def service_ride(args, streams, started):
     await journal_says("pedalling: recording workout 4", 90)
     await asyncio.sleep(args.service_ride_seconds / 2)
     await systemctl("stop", step="stop again")
+    await pushed(2, "workout 4 on the shared store")
 
     # The README's drop-in for a capture: the service then holds CAP_NET_RAW and writes the bike's traffic.
     drop_in = "/etc/systemd/system/%s.d/capture.conf" % SERVICE
@@ -551,6 +581,7 @@ async def service_ride(args, streams, started):
     await journal_says("pedalling: recording workout 5", 90)
     await asyncio.sleep(args.service_ride_seconds / 2)
     await systemctl("stop", step="stop with the capture drop-in")
+    await pushed(3, "workout 5 on the shared store")
     capture = "/var/lib/cyclelog/capture.btsnoop"
     if os.path.exists(capture):
         facts["capture"] = {"mode": oct(os.stat(capture).st_mode & 0o777),
@@ -566,6 +597,13 @@ async def service_ride(args, streams, started):
             shutil.copy(SERVICE_DATABASE + suffix, os.path.join(ride.out, "ride.sqlite" + suffix))
     with open(os.path.join(ride.out, "journal.txt"), "w") as f:
         f.write(subprocess.run(["journalctl", "-u", SERVICE, "-o", "short-monotonic", "--no-pager"],
+                               capture_output=True, text=True).stdout)
+    facts["serverRides"] = server_rides()
+    facts["syncService"] = unit_properties("cyclelog-sync.service", ["Result", "ExecMainStatus", "User",
+                                                                     "ActiveState"])
+    facts["syncPath"] = unit_properties("cyclelog-sync.path", ["ActiveState", "UnitFileState"])
+    with open(os.path.join(ride.out, "sync-journal.txt"), "w") as f:
+        f.write(subprocess.run(["journalctl", "-u", "cyclelog-sync.service", "-o", "short-monotonic", "--no-pager"],
                                capture_output=True, text=True).stdout)
     with open(os.path.join(ride.out, "facts.json"), "w") as f:
         json.dump(facts, f, indent=1)

@@ -20,11 +20,12 @@ SECONDS=0
 
 "$ROOT/scripts/setup.sh" --vm || exit 1
 (cd "$ROOT" && swift build -c release --static-swift-stdlib --product cyclelog) || exit 1
-# The mirror's debug build (made by `make test` already; the VM sees the toolchain's libraries on this filesystem):
-# a release build of its HTTP stack would add minutes and measures nothing here.
-(cd "$ROOT" && swift build --product cyclelog-mirror) || exit 1
+# The debug builds of the mirror and of cyclelog-sync (made by `make test` already; the VM sees the toolchain's
+# libraries on this filesystem): a release build of their network stacks would add minutes and measures nothing here.
+(cd "$ROOT" && swift build --product cyclelog-mirror && swift build --product cyclelog-sync) || exit 1
 CYCLELOG=$ROOT/.build/release/cyclelog
 MIRROR=$ROOT/.build/debug/cyclelog-mirror
+SYNC=$ROOT/.build/debug/cyclelog-sync
 KERNEL=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1)
 [ -n "$KERNEL" ] || { echo "test-vm: no distribution kernel in /boot (linux-image-amd64)" >&2; exit 1; }
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
@@ -51,7 +52,8 @@ boot_service() {
     rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$SERVICE_OUT/streams.json" || return 1
-    printf 'CYCLELOG=%q\nMIRROR=%q\nPYTHON=%q\n' "$CYCLELOG" "$MIRROR" "$PYTHON" > "$SERVICE_OUT/settings"
+    printf 'CYCLELOG=%q\nMIRROR=%q\nSYNC=%q\nPYTHON=%q\n' "$CYCLELOG" "$MIRROR" "$SYNC" "$PYTHON" \
+        > "$SERVICE_OUT/settings"
     local started=$SECONDS
     timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
         -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \

@@ -7,8 +7,10 @@
 # - btvirt's two controllers; the system bus and bluetoothd as systemd starts them on a Debian box
 #   (dbus.service, bluetooth.service with its own hardening);
 # - `scripts/install-service.sh install` (what `make install` runs): binary, unit, sysusers, udev, D-Bus policy.
-# OUT/settings (written by run.sh) names the binaries (cyclelog, cyclelog-mirror) and the Python with the test's
-# packages.
+# - PostgreSQL 15 as the shared store, and cyclelog-sync.path enabled: each saved ride is pushed as systemd starts
+#   cyclelog-sync.service on the recorder's trigger file.
+# OUT/settings (written by run.sh) names the binaries (cyclelog, cyclelog-mirror, cyclelog-sync) and the Python with
+# the test's packages.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -31,6 +33,9 @@ echo 1 > "$OUT/guest.status"
 . "$OUT/settings"
 step "kernel $(uname -r), PID 1 is $(cat /proc/1/comm) $(systemctl --version | head -1 | cut -d' ' -f2)"
 
+# Their upper layers on a tmpfs of their own: in /run's (a tenth of the memory) the binaries would leave systemd
+# too little room there to reload its units.
+mkdir -p /run/writable && mount -t tmpfs -o size=60% tmpfs /run/writable || fail "no tmpfs for the overlays"
 for dir in /etc /var /usr/local; do
     layer=/run/writable$dir
     mkdir -p "$layer/upper" "$layer/work"
@@ -53,17 +58,41 @@ wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "dbus.service and bluetooth.service running"
 
 # /usr/local lives in this VM's memory: the binaries go in without their symbols (as a package ships them), the
-# mirror's debug build would not fit with them.
-strip -o "$OUT/cyclelog" "$CYCLELOG" && strip -o "$OUT/cyclelog-mirror" "$MIRROR" || fail "cannot strip the binaries"
-# Without cyclelog-sync (SYNC_BINARY empty): its debug build would not fit in this VM's memory either, and nothing
-# here syncs.
-(cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY= scripts/install-service.sh install) \
-    > "$OUT/install.log" 2>&1 \
+# debug builds of the mirror and of cyclelog-sync would not fit with them.
+strip -o "$OUT/cyclelog" "$CYCLELOG" && strip -o "$OUT/cyclelog-mirror" "$MIRROR" && strip -o "$OUT/cyclelog-sync" "$SYNC" \
+    || fail "cannot strip the binaries"
+(cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY=$OUT/cyclelog-sync \
+    scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
     || { cat "$OUT/install.log"; fail "make install's script failed"; }
+rm -f "$OUT/cyclelog" "$OUT/cyclelog-mirror" "$OUT/cyclelog-sync"
 step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
+
+# The shared store as a club or a household runs it: Debian's PostgreSQL 15 on its usual socket folder, the
+# recorder's user as a role with peer authentication (no password file: the unit's credential stays empty), the
+# schema made by `cyclelog-sync init`; then the README's `systemctl enable --now cyclelog-sync.path`, so that
+# each ride the service saves is pushed by cyclelog-sync.service as systemd starts it.
+PGBIN=/usr/lib/postgresql/15/bin
+STORE=/var/lib/cyclelog-shared-store
+install -d -o postgres -g postgres -m 0700 "$STORE" && install -d -o postgres -g postgres -m 2775 /run/postgresql \
+    || fail "no folders for PostgreSQL"
+runuser -u postgres -- "$PGBIN/initdb" -D "$STORE" -A peer -E UTF8 --no-sync > /tmp/postgres-init.log 2>&1 \
+    || { cat /tmp/postgres-init.log; fail "initdb failed"; }
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$STORE" -w -t 300 -l /tmp/postgres.log \
+    -o "-k /run/postgresql -c listen_addresses= -c shared_buffers=16MB -c fsync=off" start > /dev/null \
+    || { cat /tmp/postgres.log; fail "PostgreSQL did not start"; }
+runuser -u postgres -- psql -h /run/postgresql -q -c "CREATE ROLE cyclelog LOGIN" \
+    -c "CREATE DATABASE cyclelog OWNER cyclelog" || fail "cannot make the role and database"
+install -d -m 0755 /etc/cyclelog
+printf 'PGHOST=/run/postgresql\nPGUSER=cyclelog\nPGDATABASE=cyclelog\n' > /etc/cyclelog/sync.env
+runuser -u cyclelog -- env PGHOST=/run/postgresql PGUSER=cyclelog PGDATABASE=cyclelog \
+    /usr/local/bin/cyclelog-sync init --db /var/lib/cyclelog/cyclelog.sqlite > "$OUT/sync-init.log" 2>&1 \
+    || { cat "$OUT/sync-init.log"; fail "cyclelog-sync init failed"; }
+systemctl enable --now cyclelog-sync.path || fail "cyclelog-sync.path did not start"
+step "PostgreSQL 15 running, schema made, cyclelog-sync.path watching"
 
 "$PYTHON" "$HERE/drive.py" --service --cyclelog /usr/local/bin/cyclelog --streams "$OUT/streams.json" \
     --out "$OUT" || fail "the service run did not complete"
+cp /tmp/postgres.log "$OUT/postgres.log"
 step "done"
 echo 0 > "$OUT/guest.status"
 finish

@@ -27,11 +27,14 @@ final class PostgresServer: Sendable {
         var description: String
     }
 
-    /// A server of its own: for tests that stop and start it (the shared one serves tests running alongside).
-    /// The loopback port it listens on with TLS, for `withTLS` servers; nil: the Unix socket only.
+    /// The TCP port it listens on besides its Unix socket: on the loopback with TLS for `withTLS` servers, on
+    /// `plainTCPAddress` without for the others; nil: the Unix socket only.
     let tlsPort: Int?
+    let tcpPort: Int?
 
-    init(withTLS: Bool = false) throws {
+    /// A server of its own: for tests that stop and start it (the shared one serves tests running alongside).
+    /// `plainTCPAddress`: also listening there without TLS, trusting logins from its /16 (a test network).
+    init(withTLS: Bool = false, plainTCPAddress: String? = nil) throws {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
             throw Failed(description: "no PostgreSQL server in /usr/lib/postgresql")
@@ -43,6 +46,11 @@ final class PostgresServer: Sendable {
         socketFolder = folder + "/socket"
         account = getuid() == 0 ? "nobody" : nil
         tlsPort = withTLS ? try Self.freeLoopbackPort() : nil
+        if withTLS {
+            tcpPort = tlsPort
+        } else {
+            tcpPort = plainTCPAddress == nil ? nil : try Self.freeLoopbackPort()
+        }
         try FileManager.default.createDirectory(atPath: socketFolder, withIntermediateDirectories: true)
         if let account { try Self.run("/bin/chown", ["-R", "\(account):nogroup", folder]) }
         try asServer(
@@ -73,6 +81,17 @@ final class PostgresServer: Sendable {
             chmod(data + "/server.key", 0o600)
             if let account { try Self.run("/bin/chown", ["-R", "\(account):nogroup", folder]) }
         }
+        if let plainTCPAddress, let tcpPort {
+            let data = folder + "/data"
+            try """
+            local all all trust
+            host all all \(plainTCPAddress)/16 trust
+
+            """.write(toFile: data + "/pg_hba.conf", atomically: false, encoding: .utf8)
+            let conf = try String(contentsOfFile: data + "/postgresql.conf", encoding: .utf8)
+            try (conf + "listen_addresses = '\(plainTCPAddress)'\nport = \(tcpPort)\n").write(
+                toFile: data + "/postgresql.conf", atomically: false, encoding: .utf8)
+        }
         try start()
         // Stopped and removed when the test process ends, however it ends (a crash, a kill): a watchdog waits for it.
         let stop = (account.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + binaries + "/pg_ctl"
@@ -91,7 +110,7 @@ final class PostgresServer: Sendable {
             [
                 "-D", folder + "/data", "-l", folder + "/server.log", "-w", "-t", "60", "-o",
                 "-k \(socketFolder) -c fsync=off -c max_connections=200"
-                    + (tlsPort == nil ? " -c listen_addresses=''" : ""), "start",
+                    + (tcpPort == nil ? " -c listen_addresses=''" : ""), "start",
             ])
     }
 
@@ -170,14 +189,14 @@ final class PostgresServer: Sendable {
     /// libpq's variables naming `database` on this server, for a `cyclelog-sync` process.
     func environment(_ database: String) -> [String: String] {
         [
-            "PGHOST": socketFolder, "PGPORT": "\(tlsPort ?? 5432)", "PGUSER": Self.superuser, "PGDATABASE": database,
+            "PGHOST": socketFolder, "PGPORT": "\(tcpPort ?? 5432)", "PGUSER": Self.superuser, "PGDATABASE": database,
             "PGPASSFILE": "/dev/null",
         ]
     }
 
     func address(_ database: String = "postgres") -> ServerAddress {
         ServerAddress(
-            endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.\(tlsPort ?? 5432)"), user: Self.superuser,
+            endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.\(tcpPort ?? 5432)"), user: Self.superuser,
             database: database,
             password: nil, tlsMode: .disable, rootCertificatePath: nil)
     }

@@ -29,7 +29,7 @@ struct SyncCommandTests {
             tcp.endpoint == .tcp(host: "db.example", port: 5432) && tcp.tlsMode == .require && tcp.database == "anna")
     }
 
-    @Test("the password comes from the credential, a password file or ~/.pgpass, in that order")
+    @Test("the password comes from the credential (unless empty), a password file or ~/.pgpass, in that order")
     func passwordSources() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-pass-\(UUID())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -48,6 +48,9 @@ struct SyncCommandTests {
         #expect(
             try ServerAddress.resolve(url: url, passwordFile: folder + "/file", environment: environment).password
                 == "from systemd")
+        // An empty line (the unit's default credential when /etc/cyclelog/postgres-password is missing) gives none.
+        try "\n".write(toFile: folder + "/credentials/postgres-password", atomically: true, encoding: .utf8)
+        #expect(try ServerAddress.resolve(url: url, environment: environment).password == "from:pgpass")
         // Another user's line does not match.
         #expect(
             try ServerAddress.resolve(

@@ -35,6 +35,27 @@ struct SyncFaultTests {
         return count
     }
 
+    /// After recovery: every ride on the server once, at its local version and digest, its content hashing to that
+    /// digest (nothing half-written), no conflict, nothing left to push.
+    func expectEachRideOnce(
+        _ address: ServerAddress, _ collector: Collector, _ local: [String: WorkoutStore.PendingRide], fault: Int
+    ) async throws {
+        let held = try await serverRows(
+            address,
+            """
+            SELECT sync_identifier::text, version, content_digest,
+                encode(sha256(convert_to(journal, 'UTF8')), 'hex') FROM ride
+            """, as: (String, Int, String, String).self)
+        #expect(held.count == local.count, "fault \(fault)")
+        #expect(Set(held.map(\.0)) == Set(local.keys), "fault \(fault)")
+        for (syncIdentifier, version, digest, computed) in held {
+            #expect(version == local[syncIdentifier]?.version && digest == local[syncIdentifier]?.contentDigest)
+            #expect(computed == digest, "fault \(fault): a half-written ride \(syncIdentifier)")
+        }
+        #expect(try await serverRows(address, "SELECT count(*) FROM ride_conflict", as: Int.self) == [0])
+        #expect(try collector.store.pendingRides().isEmpty, "fault \(fault)")
+    }
+
     @Test("50 seeded faults: the server stopped or cyclelog-sync killed mid-push; after recovery each ride once")
     func seededFaults() async throws {
         let server = try PostgresServer()
@@ -67,7 +88,11 @@ struct SyncFaultTests {
             // Within the middle of a push's time: its first tenth is mostly the process starting and connecting,
             // and a push often runs faster than the first one measured.
             let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
-            let pid = try spawnProgram(binary, ["push", "--db", collector.path], environment: environment)
+            // A query written as the server goes away can be left waiting by PostgresNIO, even once its connection
+            // is closed (3 of 25 such faults in one run here): the reply deadline ends it, well within the minute
+            // this test waits.
+            let pid = try spawnProgram(
+                binary, ["push", "--db", collector.path, "--reply-timeout", "5"], environment: environment)
             usleep(delayMicroseconds)
             if killing {
                 kill(pid, SIGKILL)
@@ -86,20 +111,7 @@ struct SyncFaultTests {
             if before > 0 && before < rides { midTransfer += 1 }
             let again = try runProgram(binary, ["push", "--db", collector.path], environment: environment)
             #expect(again.status == 0, "fault \(fault): the push after recovery: \(again.output)")
-            let held = try await serverRows(
-                address,
-                """
-                SELECT sync_identifier::text, version, content_digest,
-                    encode(sha256(convert_to(journal, 'UTF8')), 'hex') FROM ride
-                """, as: (String, Int, String, String).self)
-            #expect(held.count == rides, "fault \(fault)")
-            #expect(Set(held.map(\.0)) == Set(local.keys), "fault \(fault)")
-            for (syncIdentifier, version, digest, computed) in held {
-                #expect(version == local[syncIdentifier]?.version && digest == local[syncIdentifier]?.contentDigest)
-                #expect(computed == digest, "fault \(fault): a half-written ride \(syncIdentifier)")
-            }
-            #expect(try await serverRows(address, "SELECT count(*) FROM ride_conflict", as: Int.self) == [0])
-            #expect(try collector.store.pendingRides().isEmpty, "fault \(fault)")
+            try await expectEachRideOnce(address, collector, local, fault: fault)
         }
         print(
             "sync faults: \(interrupted) of \(Self.faults) interrupted a push of \(rides) rides (\(pushMicroseconds) µs), "
@@ -108,5 +120,87 @@ struct SyncFaultTests {
         #expect(interrupted >= Self.faults / 2, "only \(interrupted) of \(Self.faults) faults interrupted a push")
         #expect(midTransfer >= Self.faults / 4, "only \(midTransfer) of \(Self.faults) faults landed mid-transfer")
         try server.stopImmediately()
+    }
+
+    @Test(
+        "20 seeded network cuts mid-push (a veth pair taken down): exit 75 at the reply deadline, then each ride once",
+        .enabled(if: NetworkCut.possible, "a network namespace needs root and iproute2"))
+    func networkCuts() async throws {
+        let network = try NetworkCut()
+        defer { network.remove() }
+        let server = try PostgresServer(plainTCPAddress: network.hostAddress)
+        defer { try? server.stopImmediately() }
+        let collector = try Collector("cuts")
+        let rides = try manyRides(collector, days: 3)
+        let local = Dictionary(
+            uniqueKeysWithValues: try collector.store.pendingRides().map { ($0.syncIdentifier, $0) })
+        let binary = try builtBinary("cyclelog-sync").path
+        let replySeconds = 2.0
+        func push(_ address: ServerAddress) -> (String, [String]) {
+            network.inside(binary, ["push", "--db", collector.path, "--reply-timeout", "\(replySeconds)"])
+        }
+        func environment(_ address: ServerAddress) -> [String: String] {
+            // Over the veth pair to the server's address: TCP, without TLS (a test network of this machine).
+            [
+                "PGHOST": network.hostAddress, "PGPORT": "\(server.tcpPort ?? 0)", "PGUSER": PostgresServer.superuser,
+                "PGDATABASE": address.database, "PGSSLMODE": "disable", "PGPASSFILE": "/dev/null",
+            ]
+        }
+        func initialized() async throws -> ServerAddress {
+            let address = try await server.newDatabase()
+            _ = try await SharedStore.with(address) { store throws(SyncError) in
+                try await Synchronizer.initialize(store)
+            }
+            return address
+        }
+        // How long a whole push takes over the pair: the cuts land at moments drawn inside it.
+        let timing = try await initialized()
+        let started = ContinuousClock.now
+        let (program, arguments) = push(timing)
+        let first = try runProgram(program, arguments, environment: environment(timing))
+        #expect(first.status == 0, "a push over the veth pair: \(first.output)")
+        let pushMicroseconds = UInt64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
+        var generator = SplitMix64(seed: 0xC07_2026)
+        var interrupted = 0
+        var midTransfer = 0
+        let faults = 20
+        for fault in 0..<faults {
+            let address = try await initialized()
+            try collector.clearSyncMarks()
+            let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
+            let (program, arguments) = push(address)
+            let output = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID())").path
+            defer { unlink(output) }
+            let pid = try spawnProgram(program, arguments, environment: environment(address), output: output)
+            usleep(delayMicroseconds)
+            try network.cut()
+            let cutAt = ContinuousClock.now
+            let ended = waitProgram(pid, seconds: 60)
+            let waited = ContinuousClock.now - cutAt
+            try network.restore()
+            let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            #expect(ended != nil, "fault \(fault): cyclelog-sync hung for a minute after the cut")
+            let status = ended ?? -1
+            // Not finished before the cut: 75 (try again later), once the request in flight had no answer.
+            #expect([0, 75].contains(status), "fault \(fault): exit \(status): \(said)")
+            if status == 75 {
+                interrupted += 1
+                // Cut while the request waited for its answer, or (when the cut came first) while connecting.
+                #expect(
+                    said.contains("did not answer within 2 s") || said.contains("cannot reach the shared store"),
+                    "fault \(fault): \(said)")
+                #expect(waited < .seconds(replySeconds + 5), "fault \(fault): \(waited) after the cut")
+            }
+            let before = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self).first ?? 0
+            if before > 0 && before < rides { midTransfer += 1 }
+            let again = try runProgram(program, arguments, environment: environment(address))
+            #expect(again.status == 0, "fault \(fault): the push after the network came back: \(again.output)")
+            try await expectEachRideOnce(address, collector, local, fault: fault)
+        }
+        print(
+            "sync network cuts: \(interrupted) of \(faults) interrupted a push of \(rides) rides "
+                + "(\(pushMicroseconds) µs), \(midTransfer) with some of the rides on the server")
+        #expect(interrupted >= faults / 2, "only \(interrupted) of \(faults) cuts interrupted a push")
+        #expect(midTransfer >= faults / 4, "only \(midTransfer) of \(faults) cuts landed mid-transfer")
     }
 }

@@ -180,6 +180,46 @@ struct SyncTests {
         }
     }
 
+    @Test("a ride saved while a sync runs goes in the same run; a refused ride is tried once per run")
+    func savedDuringSync() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let first = try box.replay(Fixtures.journals[0])
+        // A ride whose stored digest is not its content's: the server refuses it at every push.
+        let damaged = try box.replay(Fixtures.journals[1])
+        try await DatabaseQueue(path: box.path).write { db in
+            try db.execute(
+                sql: "UPDATE workout SET journalDigest = ? WHERE id = ?",
+                arguments: [String(repeating: "0", count: 64), damaged])
+        }
+        try await withConnections { connections in
+            // The ride table locked: the sync's first push waits on it, after it listed what it sends.
+            let locker = try await connections.server(address)
+            try await locker.execute("BEGIN")
+            try await locker.execute("LOCK TABLE ride IN ACCESS EXCLUSIVE MODE")
+            let boxSync = try await connections.sync(box, address)
+            let run = Task { try await boxSync.sync() }
+            var waited = 0
+            while try await serverRows(address, "SELECT count(*) FROM pg_locks WHERE NOT granted", as: Int.self)
+                .first == 0
+            {
+                waited += 1
+                #expect(waited < 1000, "the sync never waited on the locked table")
+                if waited >= 1000 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let saved = try box.replay(Fixtures.journals[2])
+            try await locker.execute("COMMIT")
+            let (pushed, _) = try await run.value
+            let results = Dictionary(grouping: pushed, by: { $0.id ?? 0 }).mapValues { $0.map(\.result) }
+            #expect(results[first] == [.inserted])
+            #expect(results[damaged] == [.refused])
+            #expect(results[saved] == [.inserted])
+            let stored = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self)
+            #expect(stored == [2])
+        }
+    }
+
     @Test("the server refuses content whose digest does not match, and the other rides go on")
     func digestMismatch() async throws {
         let address = try await initializedServer()

@@ -168,13 +168,31 @@ def check_units(cyclelog, mirror, folder):
     sync = os.path.join(os.path.dirname(mirror), "cyclelog-sync")
     check_unit("cyclelog-sync.service", sync, folder,
                ["User=cyclelog", "StateDirectory=cyclelog", "LoadCredential=postgres-password:",
+                "SetCredential=postgres-password:\\n\n",
                 "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "ProtectSystem=strict", "NoNewPrivileges=yes",
                 "SuccessExitStatus=75"], 75, "cannot reach the shared store",
                environment={"PGHOST": os.path.join(folder, "no-server-here")})
-    timer = os.path.join(ROOT, "systemd", "cyclelog-sync.timer")
-    result = run(["systemd-analyze", "verify", timer])
-    output = (result.stdout + result.stderr).strip()
-    report(result.returncode == 0 and not output, "systemd-analyze verify cyclelog-sync.timer", output)
+    for name in ["cyclelog-sync.timer", "cyclelog-sync.path"]:
+        result = run(["systemd-analyze", "verify", os.path.join(ROOT, "systemd", name)])
+        output = (result.stdout + result.stderr).strip()
+        report(result.returncode == 0 and not output, f"systemd-analyze verify {name}", output)
+    # The capture drop-in replaces ExecStart: it must be the unit's own, with the capture added.
+    drop_in = open(os.path.join(ROOT, "systemd", "cyclelog-capture.conf")).read()
+    unit_line = re.search(r"^ExecStart=(.+)$", open(os.path.join(ROOT, "systemd", "cyclelog.service")).read(), re.M)
+    drop_in_line = re.search(r"^ExecStart=(.+)$", drop_in, re.M)
+    report(unit_line and drop_in_line and drop_in_line.group(1) == unit_line.group(1)
+           + " --capture /var/lib/cyclelog/capture.btsnoop",
+           "the capture drop-in runs the unit's command line with --capture added",
+           drop_in_line and drop_in_line.group(1))
+    # The trigger: the file the recorder rewrites after each saved ride is the one the path unit watches, in the
+    # recorder's state folder (the only place it may write).
+    recorder = open(os.path.join(ROOT, "systemd", "cyclelog.service")).read()
+    written = re.search(r"^ExecStart=.* --sync-trigger (\S+)", recorder, re.M)
+    watched = re.search(r"^PathChanged=(\S+)$", open(os.path.join(ROOT, "systemd", "cyclelog-sync.path")).read(), re.M)
+    report(written and watched and written.group(1) == watched.group(1)
+           and written.group(1).startswith("/var/lib/cyclelog/"),
+           "cyclelog-sync.path watches the file cyclelog.service writes after each ride, in its state folder",
+           f"{written and written.group(1)} / {watched and watched.group(1)}")
 
 
 def check_sysusers(folder):
@@ -300,7 +318,7 @@ def check_install(cyclelog, mirror, folder):
     expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
                 "usr/local/bin/cyclelog-mirror", "usr/local/lib/systemd/system/cyclelog-mirror.service",
                 "usr/local/bin/cyclelog-sync", "usr/local/lib/systemd/system/cyclelog-sync.service",
-                "usr/local/lib/systemd/system/cyclelog-sync.timer",
+                "usr/local/lib/systemd/system/cyclelog-sync.timer", "usr/local/lib/systemd/system/cyclelog-sync.path",
                 "etc/dbus-1/system.d/org.cyclelog.Mirror.conf",
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A network that can be cut: a network namespace joined to this one by a veth pair (10.231.N.2 inside,
+/// 10.231.N.1 here). A program run inside reaches a server listening on `hostAddress`; `cut()` takes this side's
+/// end down, as a Wi-Fi out of reach or a pulled cable does: no reset, packets simply stop. Removed when the test
+/// process ends, however it ends.
+final class NetworkCut: Sendable {
+    let namespace: String
+    let hostInterface: String
+    let hostAddress: String
+
+    /// Network namespaces need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2.
+    static var possible: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip) }
+    static let ip = "/usr/sbin/ip"
+
+    init() throws {
+        let tag = Int(getpid()) % 10_000
+        namespace = "cyclelog-cut-\(tag)"
+        hostInterface = "clcut\(tag)h"
+        let inner = "clcut\(tag)n"
+        let subnet = "10.231.\(tag % 250)"
+        hostAddress = subnet + ".1"
+        for arguments in [
+            ["netns", "add", namespace],
+            ["link", "add", hostInterface, "type", "veth", "peer", "name", inner],
+            ["link", "set", inner, "netns", namespace],
+            ["addr", "add", hostAddress + "/30", "dev", hostInterface],
+            ["link", "set", hostInterface, "up"],
+            ["-n", namespace, "addr", "add", subnet + ".2/30", "dev", inner],
+            ["-n", namespace, "link", "set", inner, "up"],
+            ["-n", namespace, "link", "set", "lo", "up"],
+        ] {
+            try PostgresServer.run(Self.ip, arguments)
+        }
+        try PostgresServer.run(
+            "/bin/sh",
+            [
+                "-c",
+                "(while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(Self.ip) link del \(hostInterface); "
+                    + "\(Self.ip) netns del \(namespace)) >/dev/null 2>&1 &",
+            ])
+    }
+
+    /// The command line that runs `program` inside the namespace.
+    func inside(_ program: String, _ arguments: [String]) -> (String, [String]) {
+        (Self.ip, ["netns", "exec", namespace, program] + arguments)
+    }
+
+    func cut() throws { try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "down"]) }
+
+    func restore() throws { try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "up"]) }
+
+    func remove() {
+        _ = try? runProgram(Self.ip, ["link", "del", hostInterface])
+        _ = try? runProgram(Self.ip, ["netns", "del", namespace])
+    }
+}
