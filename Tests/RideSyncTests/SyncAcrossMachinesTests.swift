@@ -19,6 +19,21 @@ struct SyncAcrossMachinesTests {
         return summary.json.rendered()
     }
 
+    /// A box with one ride (`fixture`) pushed, and a laptop that joined the box's rider and pulled it.
+    func twoMachines(
+        _ connections: Connections, _ address: ServerAddress, ride fixture: String
+    ) async throws -> (box: Collector, laptop: Collector, boxSync: Synchronizer, laptopSync: Synchronizer, id: Int64) {
+        let box = try Collector("box")
+        let id = try box.replay(fixture)
+        let laptop = try Collector("laptop")
+        let boxSync = try await connections.sync(box, address)
+        _ = try await boxSync.push()
+        let laptopSync = try await connections.sync(laptop, address)
+        _ = try await laptopSync.join(try box.store.rider().name)
+        _ = try await laptopSync.pull()
+        return (box, laptop, boxSync, laptopSync, id)
+    }
+
     @Test("a second machine joins the rider and pulls every ride: the same content, marked, never pushed back")
     func joinAndPull() async throws {
         let address = try await initializedServer()
@@ -78,16 +93,10 @@ struct SyncAcrossMachinesTests {
     @Test("a ride deleted on one machine is deleted on the others and never comes back from an old copy")
     func deletionTravels() async throws {
         let address = try await initializedServer()
-        let box = try Collector("box")
-        let id = try box.replay(Fixtures.journals[1])
-        let syncIdentifier = try #require(try box.store.summary(id)).syncIdentifier
-        let laptop = try Collector("laptop")
         try await withConnections { connections in
-            let boxSync = try await connections.sync(box, address)
-            _ = try await boxSync.push()
-            let laptopSync = try await connections.sync(laptop, address)
-            _ = try await laptopSync.join(try box.store.rider().name)
-            _ = try await laptopSync.pull()
+            let (box, laptop, boxSync, laptopSync, id) = try await twoMachines(
+                connections, address, ride: Fixtures.journals[1])
+            let syncIdentifier = try #require(try box.store.summary(id)).syncIdentifier
             let backup = try box.copy("backup")
             #expect(try box.store.delete(id))
             #expect(try await boxSync.push().map(\.result) == [.replaced])
@@ -108,16 +117,10 @@ struct SyncAcrossMachinesTests {
     @Test("a rename is the ride's next version: it replaces the server's row and reaches the other machines")
     func renameTravels() async throws {
         let address = try await initializedServer()
-        let box = try Collector("box")
-        let id = try box.replay(Fixtures.journals[2])
-        let original = try #require(try box.store.summary(id))
-        let laptop = try Collector("laptop")
         try await withConnections { connections in
-            let boxSync = try await connections.sync(box, address)
-            _ = try await boxSync.push()
-            let laptopSync = try await connections.sync(laptop, address)
-            _ = try await laptopSync.join(try box.store.rider().name)
-            _ = try await laptopSync.pull()
+            let (box, laptop, boxSync, laptopSync, id) = try await twoMachines(
+                connections, address, ride: Fixtures.journals[2])
+            let original = try #require(try box.store.summary(id))
             #expect(try box.store.rename(id, to: "Hill repeats, Tuesday"))
             #expect(try await boxSync.push().map(\.result) == [.replaced])
             let row = try await serverRows(

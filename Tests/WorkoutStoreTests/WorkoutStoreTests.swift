@@ -34,13 +34,21 @@ final class WorkoutStoreTests: XCTestCase {
         return (try XCTUnwrap(builder.finish()), events)
     }
 
+    /// `ride()` stored as a replay stores it, under `syncIdentifier`: its workout, its events, its summary.
+    func stored(
+        _ store: WorkoutStore, _ syncIdentifier: String
+    ) throws -> (workout: Workout, events: [RideEvent], summary: WorkoutSummary) {
+        let (workout, events) = try ride()
+        let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "test", startMicroseconds: 0)
+        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
+        let summary = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
+        return (workout, events, summary)
+    }
+
     func testAFinishedWorkoutReadsBackAsItWasBuilt() throws {
         let store = try WorkoutStore()
-        let (workout, events) = try ride()
-        let claim = try store.beginWorkout(syncIdentifier: "sync-1", source: "test", startMicroseconds: 0)
-        let id = claim.workoutId
-        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
-        let stored = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
+        let (workout, events, stored) = try stored(store, "sync-1")
+        let id = stored.id
         var built = WorkoutSummary(workout, id: id, syncIdentifier: "sync-1", version: 1)
         built.contentDigest = "digest"
         // The analysis is made when a ride is shown, from the stored samples (no FTP is known here).
@@ -73,11 +81,8 @@ final class WorkoutStoreTests: XCTestCase {
 
     func testARenameIsTheNextVersionAndOutlivesARebuild() throws {
         let store = try WorkoutStore()
-        let (workout, events) = try ride()
-        let claim = try store.beginWorkout(syncIdentifier: "sync-3", source: "test", startMicroseconds: 0)
-        let id = claim.workoutId
-        try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
-        _ = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
+        let (workout, _, summary) = try stored(store, "sync-3")
+        let id = summary.id
         XCTAssertEqual(try store.summary(id)?.plan.name, "Test \"ride\"")
         XCTAssertEqual(try store.rename(id, to: "Col du Test"), true)
         XCTAssertEqual(try store.summary(id)?.plan.name, "Col du Test")
