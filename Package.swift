@@ -103,6 +103,9 @@ let package = Package(
                 "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTPS for the page (`--tls-cert`): swift-nio-ssl, which postgres-nio builds already.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // Rides kept consistent with a shared PostgreSQL by sync identifier and version: the server's schema, the

@@ -3,6 +3,8 @@ import CMalloc
 import DBus
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import Logging
 import Mirror
 import WorkoutStore
@@ -34,9 +36,21 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The ride database whose history is served, read-only (default: $CYCLELOG_DB, else cyclelog's).")
     var db: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve HTTPS with this certificate (PEM, the chain from the server's own certificate up), with --tls-key.",
+            discussion: "Phones keep the screen on (Wake Lock) only on a secure page.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(help: ArgumentHelp("The certificate's private key (PEM).", valueName: "file"))
+    var tlsKey: String?
+
     func validate() throws {
         guard Self.split(listen) != nil else {
             throw ValidationError("--listen takes ADDRESS:PORT (127.0.0.1:8787, 0.0.0.0:8787, [::]:8787)")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key")
         }
         guard (1...1024).contains(maxClients) else { throw ValidationError("--max-clients takes 1 to 1024") }
     }
@@ -64,6 +78,7 @@ struct Serve: AsyncParsableCommand {
         // and keeps megabytes in its heap that a history request held for a moment.
         mallopt(M_MMAP_THRESHOLD, 256 * 1024)
         let (host, port) = Self.split(listen)!
+        let tls = try tlsConfiguration()
         let devices: DeviceRegistry
         do { devices = try DeviceRegistry(file: devicesFile) } catch {
             throw Failure(description: "cannot read the paired devices in \(devicesFile.path): \(error)")
@@ -76,16 +91,24 @@ struct Serve: AsyncParsableCommand {
         let hub = MirrorHub(maximumClients: maxClients)
         let responder = MirrorResponder(
             hub: hub, devices: devices, recorder: link, requestGuard: .machine(),
-            history: HistoryAPI(databasePath: db ?? WorkoutStore.defaultPath()))
+            history: HistoryAPI(databasePath: db ?? WorkoutStore.defaultPath()), secure: tls != nil)
         var logger = Logger(label: "cyclelog-mirror")
         logger.logLevel = .notice
         let pairingHost = Self.pairingHost(host)
+        let server: HTTPServerBuilder
+        do {
+            server = try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1()
+        } catch {
+            throw Failure(description: "cannot serve TLS with \(tlsCert ?? ""): \(error)")
+        }
+        let scheme = tls == nil ? "http" : "https"
         var application = Application(
             responder: responder,
+            server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
-                let base = "http://\(pairingHost):\(bound)"
+                let base = "\(scheme)://\(pairingHost):\(bound)"
                 do {
                     try await MirrorControl.export(
                         on: link.connection, devices: devices, hub: hub, pairingBase: base,
@@ -103,6 +126,26 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw Failure(description: "cannot serve on \(listen): \(error)")
         }
+    }
+
+    /// The server side of TLS from `--tls-cert` and `--tls-key`; nil without them.
+    func tlsConfiguration() throws -> TLSConfiguration? {
+        guard let tlsCert, let tlsKey else { return nil }
+        let chain: [NIOSSLCertificate]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(tlsCert)
+        } catch {
+            throw Failure(description: "cannot read the TLS certificate \(tlsCert) (PEM): \(error)")
+        }
+        guard !chain.isEmpty else { throw Failure(description: "\(tlsCert) holds no certificate (PEM)") }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: tlsKey, format: .pem)
+        } catch {
+            throw Failure(description: "cannot read the TLS private key \(tlsKey) (PEM): \(error)")
+        }
+        return TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     /// A line on standard output at once, not when a buffer fills: scripts and tests wait for "serving".

@@ -747,6 +747,60 @@ final class MirrorTests: XCTestCase {
     // MARK: Helpers
 
     /// Starts `cyclelog-mirror` and reads the port it announced.
+    func testOverTLSThePairingLinkIsHTTPSAndTheCookieSecure() async throws {
+        let bus = try PrivateBus()
+        let tls = bus.folder.appendingPathComponent("tls").path
+        try TestCertificates.make(in: tls)
+        let (mirror, port) = try await startMirror(
+            bus: bus, listen: "127.0.0.1:0",
+            extra: ["--tls-cert", tls + "/server.crt", "--tls-key", tls + "/server.key"])
+        defer { mirror.signal(SIGTERM) }
+        XCTAssertTrue(mirror.output.contains("serving https://127.0.0.1:\(port)"), mirror.output)
+        let offer = try runMirror(["pair", "--name", "phone", "--json"], bus).jsonObject
+        let link = try XCTUnwrap(offer["url"] as? String)
+        XCTAssertTrue(link.hasPrefix("https://127.0.0.1:\(port)/pair?t="), link)
+
+        // curl trusting the authority that signed the certificate: the page, and pairing by code as the page does.
+        let base = "https://127.0.0.1:\(port)"
+        let page = try curl(["--cacert", tls + "/ca.crt", base + "/"])
+        XCTAssertEqual(page.status, 0, page.output)
+        XCTAssertTrue(page.output.hasPrefix("HTTP/1.1 200"), page.output)
+        XCTAssertTrue(page.output.contains("<!doctype html>"), String(page.output.prefix(300)))
+        let paired = try curl([
+            "--cacert", tls + "/ca.crt", "-H", "Content-Type: application/json",
+            "--data", #"{"code":"\#(offer["code"] as? String ?? "")","name":"Anna's phone"}"#, base + "/api/v1/pair",
+        ])
+        XCTAssertTrue(paired.output.hasPrefix("HTTP/1.1 200"), paired.output)
+        let cookie = paired.output.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") } ?? ""
+        XCTAssertTrue(cookie.contains("cyclelog=") && cookie.hasSuffix("; Secure"), String(cookie))
+        // Not with another authority, and not in plain HTTP on the same port.
+        let stranger = try curl(["--cacert", tls + "/other-ca.crt", base + "/"])
+        XCTAssertEqual(stranger.status, 60, "curl: the certificate cannot be authenticated: \(stranger.output)")
+        let plain = try curl(["http://127.0.0.1:\(port)/"])
+        XCTAssertNotEqual(plain.status, 0, plain.output)
+        XCTAssertFalse(plain.output.contains("HTTP/1.1 200"), plain.output)
+
+        // A key that is not there is named, and nothing is served.
+        let broken = try Cyclelog(
+            ["--listen", "127.0.0.1:0", "--tls-cert", tls + "/server.crt", "--tls-key", tls + "/missing.key"],
+            bus: bus, binary: "cyclelog-mirror")
+        XCTAssertEqual(broken.wait(seconds: 20), 1, broken.output)
+        XCTAssertTrue(broken.output.contains("cannot read the TLS private key \(tls)/missing.key"), broken.output)
+        let half = try Cyclelog(["--tls-cert", tls + "/server.crt"], bus: bus, binary: "cyclelog-mirror")
+        XCTAssertEqual(half.wait(seconds: 20), 64, half.output)
+    }
+
+    /// `curl` with the response's headers before its body; its exit status (0, or curl's error number).
+    private func curl(_ arguments: [String]) throws -> (status: Int32?, output: String) {
+        let output = NSTemporaryDirectory() + "curl-\(UUID().uuidString)"
+        defer { unlink(output) }
+        let child = try ChildProcess(
+            ["/usr/bin/curl", "--silent", "--show-error", "--max-time", "20", "--include"] + arguments,
+            outputPath: output)
+        let status = child.wait(seconds: 30)
+        return (status, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+    }
+
     private func startMirror(
         bus: PrivateBus, listen: String, stateDirectory: String? = nil, extra: [String] = []
     ) async throws -> (Cyclelog, Int) {
@@ -755,9 +809,9 @@ final class MirrorTests: XCTestCase {
             ["--listen", listen, "--state-dir", state] + extra, bus: bus, binary: "cyclelog-mirror")
         var port: Int?
         try await waitFor("the mirror serving", mirror) {
-            guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http://") })
+            guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http") })
             else { return false }
-            let address = line.split(separator: " ").first { $0.hasPrefix("http://") } ?? ""
+            let address = line.split(separator: " ").first { $0.hasPrefix("http") } ?? ""
             port = Int(address.split(separator: ":").last ?? "")
             return port != nil
         }

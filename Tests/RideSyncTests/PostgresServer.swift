@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import TestSupport
 
 @testable import RideSync
 
@@ -59,7 +60,7 @@ final class PostgresServer: Sendable {
         if let tlsPort {
             // A certificate for localhost signed by a throw-away authority (tls/ca.crt), and a loopback port where
             // only TLS logins are let in.
-            try Self.makeCertificates(in: folder + "/tls")
+            try TestCertificates.make(in: folder + "/tls")
             let data = folder + "/data"
             try FileManager.default.copyItem(atPath: folder + "/tls/server.crt", toPath: data + "/server.crt")
             try FileManager.default.copyItem(atPath: folder + "/tls/server.key", toPath: data + "/server.key")
@@ -129,35 +130,6 @@ final class PostgresServer: Sendable {
         }
         guard bound else { throw Failed(description: "no free loopback port") }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// `folder`/ca.crt (an authority), server.crt and server.key (localhost and 127.0.0.1, signed by it), and
-    /// other-ca.crt (an authority that signed nothing here), made by openssl.
-    static func makeCertificates(in folder: String) throws {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let openssl = "/usr/bin/openssl"
-        for name in ["ca", "other-ca"] {
-            try run(
-                openssl,
-                [
-                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=cyclelog test \(name)",
-                    "-keyout", "\(folder)/\(name).key", "-out", "\(folder)/\(name).crt",
-                ])
-        }
-        try run(
-            openssl,
-            [
-                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(folder)/server.key",
-                "-out", "\(folder)/server.csr",
-            ])
-        try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(
-            toFile: folder + "/san.ext", atomically: false, encoding: .utf8)
-        try run(
-            openssl,
-            [
-                "x509", "-req", "-in", "\(folder)/server.csr", "-CA", "\(folder)/ca.crt", "-CAkey", "\(folder)/ca.key",
-                "-CAcreateserial", "-days", "2", "-extfile", "\(folder)/san.ext", "-out", "\(folder)/server.crt",
-            ])
     }
 
     /// Stops the server as a crash or a pulled plug would: no clean shutdown.
