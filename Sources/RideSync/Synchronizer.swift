@@ -139,7 +139,7 @@ public struct Synchronizer: Sendable {
     public func sync() async throws(SyncError) -> (pushed: [Pushed], pulled: [Pulled]) {
         let identity = try await register()
         var pushed = try await push(as: identity)
-        let pulled = try await pull()
+        let pulled = try await pull(as: identity)
         pushed += try await push(as: identity, skipping: Set(pushed.map(\.attempt)))
         return (pushed, pulled)
     }
@@ -258,7 +258,10 @@ public struct Synchronizer: Sendable {
     /// elsewhere, newer versions, deletions. A ride being recorded here, one with a newer or conflicting version
     /// here, or one deleted here, is left for the push.
     public func pull() async throws(SyncError) -> [Pulled] {
-        let identity = try await register()
+        try await pull(as: try await register())
+    }
+
+    func pull(as identity: Identity) async throws(SyncError) -> [Pulled] {
         let rides = try await server.rows(
             """
             SELECT r.sync_identifier, r.version, r.content_digest, r.deleted, r.collector_id, c.name

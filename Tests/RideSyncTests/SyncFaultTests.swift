@@ -66,8 +66,7 @@ struct SyncFaultTests {
             uniqueKeysWithValues: try collector.store.pendingRides().map { ($0.syncIdentifier, $0) })
         let binary = try builtBinary("cyclelog-sync").path
         // How long a whole push takes here: the faults land at moments drawn inside it.
-        let timing = try await server.newDatabase()
-        _ = try await SharedStore.with(timing) { store throws(SyncError) in try await Synchronizer.initialize(store) }
+        let timing = try await initializedServer(on: server)
         let started = ContinuousClock.now
         #expect(
             try runProgram(binary, ["push", "--db", collector.path], environment: server.environment(timing.database))
@@ -78,10 +77,7 @@ struct SyncFaultTests {
         // Faults after which the server held some of the rides but not all: cut in the middle of the transfer.
         var midTransfer = 0
         for fault in 0..<Self.faults {
-            let address = try await server.newDatabase()
-            _ = try await SharedStore.with(address) { store throws(SyncError) in
-                try await Synchronizer.initialize(store)
-            }
+            let address = try await initializedServer(on: server)
             try collector.clearSyncMarks()
             let environment = server.environment(address.database)
             let killing = fault % 2 == 1
@@ -146,15 +142,8 @@ struct SyncFaultTests {
                 "PGDATABASE": address.database, "PGSSLMODE": "disable", "PGPASSFILE": "/dev/null",
             ]
         }
-        func initialized() async throws -> ServerAddress {
-            let address = try await server.newDatabase()
-            _ = try await SharedStore.with(address) { store throws(SyncError) in
-                try await Synchronizer.initialize(store)
-            }
-            return address
-        }
         // How long a whole push takes over the pair: the cuts land at moments drawn inside it.
-        let timing = try await initialized()
+        let timing = try await initializedServer(on: server)
         let started = ContinuousClock.now
         let (program, arguments) = push(timing)
         let first = try runProgram(program, arguments, environment: environment(timing))
@@ -165,7 +154,7 @@ struct SyncFaultTests {
         var midTransfer = 0
         let faults = 20
         for fault in 0..<faults {
-            let address = try await initialized()
+            let address = try await initializedServer(on: server)
             try collector.clearSyncMarks()
             let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
             let (program, arguments) = push(address)

@@ -90,9 +90,9 @@ enum Fixtures {
     ]
 }
 
-/// A server database with the schema made.
-func initializedServer() async throws -> ServerAddress {
-    let address = try await PostgresServer.shared.newDatabase()
+/// A server database with the schema made, on the shared server or on `server`.
+func initializedServer(on server: PostgresServer = .shared) async throws -> ServerAddress {
+    let address = try await server.newDatabase()
     _ = try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server) }
     return address
 }
