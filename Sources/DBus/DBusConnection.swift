@@ -60,6 +60,8 @@ public actor DBusConnection {
     private var nextSubscriberID = 0
     private var objects: [String: [String: ExportedInterface]] = [:]
     private var propertyValues: [String: [String: [String: DBusValue]]] = [:]
+    /// The latest call of each method served in arrival order (by path and member), which the next one waits for.
+    private var lastInArrivalOrder: [String: Task<Void, Never>] = [:]
 
     /// Connects and registers with the bus (`dbus_connection_open_private`, `dbus_bus_register`).
     public static func connect(to bus: BusAddress) async throws(DBusError) -> DBusConnection {
@@ -400,7 +402,11 @@ public actor DBusConnection {
                     error: DBusError.invalid("\(member) takes (\(expected)), not (\(message.signature))"))
                 return
             }
-            Task {
+            // Tasks are created here in arrival order; a method served in arrival order waits for the one before.
+            let queue = "\(path) \(member)"
+            let previous = method.inArrivalOrder ? lastInArrivalOrder[queue] : nil
+            let handling = Task {
+                await previous?.value
                 do throws(DBusError) {
                     let values = try await method.handler(call)
                     self.reply(to: message, values)
@@ -408,6 +414,7 @@ public actor DBusConnection {
                     self.reply(to: message, error: error)
                 }
             }
+            if method.inArrivalOrder { lastInArrivalOrder[queue] = handling }
         }
     }
 

@@ -24,15 +24,21 @@ public struct ExportedInterface: Sendable {
         public var name: String
         public var inArguments: [Argument]
         public var outArguments: [Argument]
+        /// Calls are handled one at a time, in the order they arrived, each after the previous one was answered;
+        /// otherwise each call runs as soon as it arrives, and two calls that arrive together may start in either
+        /// order.
+        public var inArrivalOrder: Bool
         public var handler: @Sendable (Call) async throws(DBusError) -> [DBusValue]
 
         public init(
             _ name: String, in inArguments: [Argument] = [], out outArguments: [Argument] = [],
+            inArrivalOrder: Bool = false,
             handler: @escaping @Sendable (Call) async throws(DBusError) -> [DBusValue]
         ) {
             self.name = name
             self.inArguments = inArguments
             self.outArguments = outArguments
+            self.inArrivalOrder = inArrivalOrder
             self.handler = handler
         }
     }

@@ -80,7 +80,8 @@ extension RecorderControl {
             ExportedInterface.Method(
                 "Control",
                 in: [.init("requestId", "s"), .init("command", "s"), .init("expect", "t"), .init("args", "a{sv}")],
-                out: [.init("state", "s"), .init("controlSequence", "t"), .init("duplicate", "b")]
+                out: [.init("state", "s"), .init("controlSequence", "t"), .init("duplicate", "b")],
+                inArrivalOrder: true
             ) { (call) throws(DBusError) -> [DBusValue] in
                 try await checkCaller(call)
                 let (answer, duplicate) = try await requests.answer(call.body, commands)
@@ -304,9 +305,9 @@ extension RecorderControl {
 
 /// `Control`'s memory of request ids, for callers on links that drop: a request repeated with the same id gets
 /// the first answer (`duplicate`) and is not applied again. Only answered requests are kept (a refused one may
-/// be tried again), the newest `capacity` of them. Requests are carried out one at a time, so that two screens
-/// tapping Lap with the same `expect` give one lap and one `Stale`, and a retry that arrives while its first
-/// attempt is still being applied gets that attempt's answer.
+/// be tried again), the newest `capacity` of them. The connection hands `Control` calls over one at a time in the
+/// order they arrived (`inArrivalOrder`), so that two screens tapping Lap with the same `expect` give one lap and
+/// one `Stale`, and a retry queued behind its first attempt is the one told `duplicate`.
 actor ControlRequests {
     struct Answer: Sendable {
         var state: String
@@ -316,8 +317,6 @@ actor ControlRequests {
     private let capacity: Int
     private var answers: [String: Answer] = [:]
     private var order: [String] = []
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
@@ -327,9 +326,6 @@ actor ControlRequests {
         guard (1...200).contains(requestId.utf8.count) else {
             throw DBusError(name: DBusError.invalidArgumentsName, message: "requestId takes 1 to 200 bytes")
         }
-        if let answer = answers[requestId] { return (answer, true) }
-        await takeTurn()
-        defer { endTurn() }
         if let answer = answers[requestId] { return (answer, true) }
         let command = body.dropFirst().first?.string ?? ""
         let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
@@ -351,18 +347,5 @@ actor ControlRequests {
         order.append(requestId)
         if order.count > capacity { answers[order.removeFirst()] = nil }
         return (answer, false)
-    }
-
-    private func takeTurn() async {
-        guard busy else {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    /// Hands the turn to the next request in line (which then holds it), or frees it.
-    private func endTurn() {
-        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

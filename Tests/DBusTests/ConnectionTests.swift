@@ -141,6 +141,48 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(afterAnswer, 0)
     }
 
+    /// Calls of a method served in arrival order are answered one after another in the order they were sent, even
+    /// when a later one would finish first; calls of any other method run side by side.
+    func testAMethodServedInArrivalOrderHandlesOneCallAfterAnother() async throws {
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        try await server.requestName("org.example.Queue")
+        let finished = FinishedCalls()
+        /// Call `i` of 5 takes (5 - i) × 80 ms: the first sent is the slowest.
+        func method(_ name: String, inArrivalOrder: Bool) -> ExportedInterface.Method {
+            ExportedInterface.Method(name, in: [.init("index", "u")], inArrivalOrder: inArrivalOrder) { call in
+                guard case .uint32(let index)? = call.body.first else { return [] }
+                try? await Task.sleep(for: .milliseconds(80 * (5 - Int(index))))
+                await finished.add(name, Int(index))
+                return []
+            }
+        }
+        try await server.export(
+            [
+                ExportedInterface(
+                    name: "org.example.Queue",
+                    methods: [method("InOrder", inArrivalOrder: true), method("AsTheyCome", inArrivalOrder: false)],
+                    properties: [])
+            ], at: "/org/example/Queue", properties: [:])
+        for member in ["InOrder", "AsTheyCome"] {
+            for index in 0..<5 {
+                try await client.send(
+                    .methodCall(
+                        destination: "org.example.Queue", path: "/org/example/Queue", interface: "org.example.Queue",
+                        member: member, body: [.uint32(UInt32(index))]))
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await finished.count < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let inOrder = await finished.order["InOrder"]
+        let asTheyCome = await finished.order["AsTheyCome"] ?? []
+        XCTAssertEqual(inOrder, [0, 1, 2, 3, 4])
+        // Side by side, the fastest (sent last) finishes 320 ms before the slowest (sent first).
+        XCTAssertEqual(asTheyCome.count, 5)
+        XCTAssertLessThan(asTheyCome.firstIndex(of: 4) ?? 5, asTheyCome.firstIndex(of: 0) ?? -1)
+    }
+
     /// The bus daemon dying ends every stream and fails calls instead of hanging them.
     func testLosingTheBusEndsStreamsAndFailsCalls() async throws {
         var bus: PrivateBus? = try PrivateBus()
@@ -164,4 +206,11 @@ final class ConnectionTests: XCTestCase {
             XCTAssertFalse(error.description.isEmpty)
         }
     }
+}
+
+/// The calls a test's handlers finished, by method, in the order they finished.
+private actor FinishedCalls {
+    var order: [String: [Int]] = [:]
+    var count: Int { order.values.map(\.count).reduce(0, +) }
+    func add(_ method: String, _ index: Int) { order[method, default: []].append(index) }
 }
