@@ -11,11 +11,12 @@ set -euo pipefail
 # tmux gives the dashboard test a terminal; systemd, udev and the dbus tools check the service files;
 # desktop-file-validate and gapplication check the desktop actions; Chromium shows the mirror's page in its
 # tests and qrencode draws `cyclelog-mirror pair`'s QR code; the sync tests start their own PostgreSQL 15 server;
-# openssl makes the certificates of the TLS tests, curl is the HTTPS client of the mirror's, iproute2 makes the
-# network namespace the sync's network cuts happen in.
+# openssl makes the certificates of the TLS tests, curl and Chromium (trusting the test authority through NSS's
+# certutil) are the HTTPS clients of the mirror's, iproute2 makes the network namespace the sync's network cuts
+# happen in.
 packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux
     systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin chromium qrencode postgresql-15
-    openssl iproute2 curl)
+    openssl libnss3-tools iproute2 curl)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
     # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.

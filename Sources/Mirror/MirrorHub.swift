@@ -210,7 +210,9 @@ public actor MirrorHub {
     static func eventJSON(_ event: [String: DBusValue]) -> JSONValue {
         var fields: [(String, JSONValue)] = [("kind", RecorderControl.json("kind", event["kind"]))]
         if let micros = event["timeMicros"]?.integer {
-            fields.append(("time", .string(isoTime(micros))))
+            // As `show --json` writes an event's time (and without Foundation's formatter, which loads ICU's
+            // calendar data: megabytes of the mirror's memory).
+            fields.append(("time", .string(UTCTime.format(microseconds: micros))))
         }
         for key in ["workoutId", "controlSequence"] { fields.append((key, RecorderControl.json(key, event[key]))) }
         let own = Set(["kind", "timeMicros", "workoutId", "controlSequence"])
@@ -220,11 +222,6 @@ public actor MirrorHub {
         return .object(fields)
     }
 
-    static func isoTime(_ micros: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(micros) / 1e6))
-    }
 
     /// One Server-Sent Events message (the JSON is one line, so one `data:` field).
     static func message(_ event: String, _ data: JSONValue, id: String? = nil) -> String {

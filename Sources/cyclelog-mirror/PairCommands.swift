@@ -77,9 +77,8 @@ struct Devices: AsyncParsableCommand {
             guard case .structure(let fields) = entry, fields.count == 5 else { return nil }
             return (fields[0].string ?? "", fields[1].string ?? "", fields[3].integer ?? 0, fields[4].integer ?? 0)
         }
-        let formatter = ISO8601DateFormatter()
         func time(_ seconds: Int64) -> String {
-            seconds == 0 ? "never" : formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+            seconds == 0 ? "never" : UTCTime.formatSeconds(microseconds: seconds * 1_000_000)
         }
         if json {
             let items: [JSONValue] = rows.map {

@@ -371,20 +371,10 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(
             report["startButtons"] as? [String],
             ["Start: Open ride", "Start: 20-minute FTP test", "Start: Ramp test", "Start: Endurance 1 h"])
-        // What the page painted, each change in order, is a run of what the power meter sent (bytes 2–3 of each
-        // cycling power measurement, GATT specification supplement 3.65) — values may be painted over before
-        // the page looks, never invented or reordered.
+        // What the page painted is what the power meter sent.
         let shown = try XCTUnwrap(report["powersShown"] as? [Int], output)
         XCTAssertGreaterThanOrEqual(shown.count, 4, output)
-        let sent = try standIn.sent().map { Int(Int16(bitPattern: UInt16($0.value[2]) | UInt16($0.value[3]) << 8)) }
-        var next = sent.startIndex
-        for value in shown {
-            guard let found = sent[next...].firstIndex(of: value) else {
-                XCTFail("the page showed \(value) W, which was not sent after \(shown): sent \(sent)")
-                break
-            }
-            next = found + 1
-        }
+        try assertSent(shown, by: standIn)
         for (button, height) in report["buttonHeights"] as? [String: Double] ?? [:] {
             XCTAssertGreaterThanOrEqual(height, 48, "\(button) is smaller than a fingertip")
         }
@@ -788,6 +778,70 @@ final class MirrorTests: XCTestCase {
         XCTAssertTrue(broken.output.contains("cannot read the TLS private key \(tls)/missing.key"), broken.output)
         let half = try Cyclelog(["--tls-cert", tls + "/server.crt"], bus: bus, binary: "cyclelog-mirror")
         XCTAssertEqual(half.wait(seconds: 20), 64, half.output)
+    }
+
+    /// The page over HTTPS in headless Chromium trusting the authority that signed the mirror's certificate
+    /// (Tests/MirrorPage/tls_page_check.py): a secure page, so it may keep the phone's screen on; the device cookie
+    /// out of scripts' reach and sent over TLS only; a Start tap and the live power carried over HTTPS. A browser
+    /// that does not trust the authority gets no page. The screenshot is kept in `.build/artefacts/mirror`.
+    func testOverTLSThePageIsSecureAndFollowsTheRideInABrowser() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("tls.sqlite").path
+        let record = try await waitingRecorder(standIn, database: database)
+        let tls = standIn.bus.folder.appendingPathComponent("tls").path
+        try TestCertificates.make(in: tls)
+        let (mirror, _) = try await startMirror(
+            bus: standIn.bus, listen: "127.0.0.1:0",
+            extra: ["--tls-cert", tls + "/server.crt", "--tls-key", tls + "/server.key"])
+        defer {
+            mirror.signal(SIGTERM)
+            record.signal(SIGTERM)
+        }
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
+        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
+        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/tls_page_check.py").path
+        let outputPath = standIn.bus.folder.appendingPathComponent("tls-page.json").path
+        let check = try ChildProcess(
+            ["/usr/bin/env", "python3", script, url, tls + "/ca.crt", artefacts], outputPath: outputPath)
+        XCTAssertEqual(check.wait(seconds: 120), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
+        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+
+        XCTAssertTrue((report["location"] as? String ?? "").hasPrefix("https://127.0.0.1:"), output)
+        XCTAssertEqual(report["secureContext"] as? Bool, true, "Chromium did not take the page for a secure one")
+        XCTAssertEqual(report["wakeLockOffered"] as? Bool, true, output)
+        XCTAssertFalse((report["text"] as? String ?? "").contains("TLS"), "the page spoke of TLS missing: \(output)")
+        let cookies = report["cookies"] as? [[String: Any]] ?? []
+        XCTAssertEqual(cookies.count, 1, output)
+        XCTAssertEqual(cookies.first?["name"] as? String, "cyclelog")
+        XCTAssertEqual(cookies.first?["secure"] as? Bool, true)
+        XCTAssertEqual(cookies.first?["httpOnly"] as? Bool, true)
+        XCTAssertEqual(cookies.first?["sameSite"] as? String, "Strict")
+        XCTAssertEqual(report["scriptSeesCookie"] as? Bool, false)
+        XCTAssertEqual(report["status"] as? Int, 200, output)
+        // What the page painted is what the power meter sent.
+        let shown = try XCTUnwrap(report["powersShown"] as? [Int], output)
+        XCTAssertGreaterThanOrEqual(shown.count, 2, output)
+        try assertSent(shown, by: standIn)
+        XCTAssertEqual(report["strangerError"] as? String, "net::ERR_CERT_AUTHORITY_INVALID", output)
+    }
+
+    /// Checks that the powers a page showed, each change in order, are a run of what the stand-in's power meter
+    /// sent (bytes 2–3 of each cycling power measurement, GATT specification supplement 3.65): values may be
+    /// painted over before the page looks, never invented or reordered.
+    private func assertSent(_ shown: [Int], by standIn: StandIn, line: UInt = #line) throws {
+        let sent = try standIn.sent().map { Int(Int16(bitPattern: UInt16($0.value[2]) | UInt16($0.value[3]) << 8)) }
+        var next = sent.startIndex
+        for value in shown {
+            guard let found = sent[next...].firstIndex(of: value) else {
+                XCTFail("the page showed \(value) W, which was not sent after \(shown): sent \(sent)", line: line)
+                return
+            }
+            next = found + 1
+        }
     }
 
     /// `curl` with the response's headers before its body; its exit status (0, or curl's error number).

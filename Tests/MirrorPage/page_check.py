@@ -28,14 +28,17 @@ LANDSCAPE = (844, 390)
 
 
 class Browser:
-    def __init__(self):
+    def __init__(self, home=None):
+        """`home`: the HOME Chromium runs with, whose `.pki/nssdb` holds the certificate authorities it trusts
+        beside the system's (by default the user's own)."""
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
         # --no-sandbox: tests run as root in CI containers, where Chromium's sandbox cannot start.
         self.process = subprocess.Popen(
             ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
              "--disable-background-networking", "--remote-debugging-port=0",
              f"--user-data-dir={self.profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env=dict(os.environ, HOME=home) if home else None)
         port = None
         deadline = time.time() + 30
         while time.time() < deadline:
