@@ -222,7 +222,6 @@ public actor MirrorHub {
         return .object(fields)
     }
 
-
     /// One Server-Sent Events message (the JSON is one line, so one `data:` field).
     static func message(_ event: String, _ data: JSONValue, id: String? = nil) -> String {
         (id.map { "id: \($0)\n" } ?? "") + "event: \(event)\ndata: \(data.rendered())\n\n"
