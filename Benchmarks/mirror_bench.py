@@ -16,6 +16,7 @@ headless Chromium (Debian's) on a phone-sized screen, driven over the DevTools p
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import statistics
@@ -29,7 +30,7 @@ from live_bench import SENSORS, StandIn, verdict
 from results import CYCLELOG, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "Tests", "MirrorPage"))
-from page_check import Browser  # noqa: E402
+from page_check import Browser, NamespacedBrowser  # noqa: E402
 
 MIRROR = os.path.join(os.path.dirname(CYCLELOG), "cyclelog-mirror")
 SECONDS = float(os.environ.get("MIRROR_BENCH_SECONDS", "30"))
@@ -59,6 +60,7 @@ HOOK = """
     }, more);
     return source;
   };
+  window.EventSource.CONNECTING = 0; window.EventSource.OPEN = 1; window.EventSource.CLOSED = 2;
 })();
 """
 
@@ -80,12 +82,13 @@ def peak_megabytes(pid):
     return 0.0
 
 
-def serving_port(log):
-    """The port a starting `cyclelog-mirror` announces in its log ("serving http://127.0.0.1:PORT")."""
+def serving_port(log, address="127.0.0.1"):
+    """The port a starting `cyclelog-mirror` announces in its log ("serving http://ADDRESS:PORT")."""
+    announced = "serving http://%s:" % address
     for _ in range(300):
         text = open(log).read()
-        if "serving http://127.0.0.1:" in text:
-            return int(text.split("serving http://127.0.0.1:")[1].split()[0])
+        if announced in text:
+            return int(text.split(announced)[1].split()[0])
         time.sleep(0.1)
     sys.exit("cyclelog-mirror did not start: " + open(log).read())
 
@@ -123,6 +126,96 @@ def window(browser, mirror, recorder, seconds):
     latencies = browser.evaluate("window.__paint")
     return (latencies, 100 * (cpu_seconds(mirror.pid) - mirror_cpu) / seconds,
             100 * (cpu_seconds(recorder.pid) - recorder_cpu) / seconds)
+
+
+# Before the page's own script, for the offline figure: when each `live` value was painted and when it arrived at
+# the recorder (ms, this machine's clock), and the kinds of the `event`s the page received.
+OFFLINE_HOOK = """
+(() => {
+  const now = () => performance.timeOrigin + performance.now();
+  window.__painted = []; window.__events = [];
+  const Original = window.EventSource;
+  window.EventSource = function (url, options) {
+    const source = new Original(url, options);
+    const add = source.addEventListener.bind(source);
+    source.addEventListener = (type, handler, more) => add(type, (message) => {
+      handler(message);
+      const data = JSON.parse(message.data);
+      if (type === "live" && data.powerWatts !== undefined) {
+        requestAnimationFrame(() => setTimeout(() => window.__painted.push([now(), data.arrivalMicros / 1000]), 0));
+      }
+      if (type === "event") window.__events.push(data.kind);
+    }, more);
+    return source;
+  };
+  window.EventSource.CONNECTING = 0; window.EventSource.OPEN = 1; window.EventSource.CLOSED = 2;
+})();
+"""
+OFFLINE_SECONDS = 10
+OFFLINE_LAPS = 3
+
+
+def offline_return():
+    """The phone's Wi-Fi gone for OFFLINE_SECONDS mid-ride, then back: Chromium runs in a network namespace joined
+    to this one by a veth pair whose outer end is taken down (packets stop, nothing is reset), and OFFLINE_LAPS laps
+    are taken from the command line meanwhile. Returns the time (ms) from the network's return to the first value
+    painted that reached the recorder after it, and the laps the page was told of after the cut."""
+    tag = os.getpid() % 250
+    namespace, outer, inner = "cyclelog-bench-%d" % tag, "clbench%dh" % tag, "clbench%dn" % tag
+    host = "10.232.%d.1" % tag
+    ip = ["ip"]
+    for arguments in (["netns", "add", namespace], ["link", "add", outer, "type", "veth", "peer", "name", inner],
+                      ["link", "set", inner, "netns", namespace], ["addr", "add", host + "/30", "dev", outer],
+                      ["link", "set", outer, "up"],
+                      ["-n", namespace, "addr", "add", "10.232.%d.2/30" % tag, "dev", inner],
+                      ["-n", namespace, "link", "set", inner, "up"], ["-n", namespace, "link", "set", "lo", "up"]):
+        subprocess.run(ip + arguments, check=True)
+    try:
+        with StandIn(SENSORS) as stand_in:
+            environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=stand_in.address,
+                               CYCLELOG_CONTROL_BUS=stand_in.address)
+            database = os.path.join(stand_in.folder, "offline.sqlite")
+            recorder = stand_in.start([CYCLELOG, "record", "--wait", "--plain", "--db", database],
+                                      database + ".log")
+            log = os.path.join(stand_in.folder, "offline-mirror.log")
+            mirror = stand_in.start([MIRROR, "serve", "--listen", host + ":0", "--state-dir",
+                                     os.path.join(stand_in.folder, "offline-state")], log)
+            serving_port(log, host)
+            url = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+            browser = NamespacedBrowser(namespace)
+            try:
+                browser.call("Page.enable")
+                browser.call("Page.addScriptToEvaluateOnNewDocument", source=OFFLINE_HOOK)
+                browser.size(390, 844)
+                browser.call("Page.navigate", url=url)
+                browser.wait_for("the waiting recorder",
+                                 "document.getElementById('state')?.textContent === 'waiting'", 60)
+                browser.wait_for("three sensors streaming",
+                                 "document.querySelectorAll('.chip.streaming').length === 3", 60)
+                browser.tap("#start button")
+                browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+                time.sleep(3)
+                browser.evaluate("window.__events = []")
+                subprocess.run(ip + ["link", "set", outer, "down"], check=True)
+                cut = time.time()
+                for _ in range(OFFLINE_LAPS):
+                    time.sleep(OFFLINE_SECONDS / (OFFLINE_LAPS + 1))
+                    run([CYCLELOG, "lap"], environment)
+                time.sleep(max(0, cut + OFFLINE_SECONDS - time.time()))
+                subprocess.run(ip + ["link", "set", outer, "up"], check=True)
+                back_ms = time.time() * 1000
+                time.sleep(6)
+                painted = browser.evaluate("window.__painted")
+                events = browser.evaluate("window.__events")
+            finally:
+                browser.close()
+            mirror.send_signal(signal.SIGTERM)
+            recorder.send_signal(signal.SIGTERM)
+    finally:
+        subprocess.run(ip + ["link", "del", outer], stderr=subprocess.DEVNULL)
+        subprocess.run(ip + ["netns", "del", namespace], stderr=subprocess.DEVNULL)
+    fresh = [at for at, arrival in painted if arrival >= back_ms]
+    return (min(fresh) - back_ms if fresh else None), events.count("lap")
 
 
 def bench():
@@ -207,6 +300,19 @@ def main():
                 median=round(mirror_crowded, 2), unit="%", target="≤ 3 %", met=mirror_crowded <= 3)
     results.add("Mirror", "cyclelog-mirror peak memory", median=round(peak, 1), unit="MB", target="≤ 30 MB",
                 met=peak <= 30)
+    if os.getuid() != 0 or shutil.which("ip") is None:
+        print("mirror bench: the offline figure is not measured: it needs root and iproute2 for a network namespace")
+        return
+    print("mirror bench: %d s offline (the phone's network cut) with %d laps taken meanwhile" % (OFFLINE_SECONDS,
+                                                                                               OFFLINE_LAPS))
+    fresh_ms, laps = offline_return()
+    met = fresh_ms is not None and fresh_ms <= 2000 and laps == OFFLINE_LAPS
+    print("| back after %d s offline: first fresh value painted / laps the page was told of | %s / %d of %d | "
+          "≤ 2 s, none lost (%s) |" % (OFFLINE_SECONDS, "none" if fresh_ms is None else "%.2f s" % (fresh_ms / 1000),
+                                        laps, OFFLINE_LAPS, verdict(met)))
+    results.add("Mirror", "back after %d s offline → first fresh value painted (laps told: %d of %d)"
+                % (OFFLINE_SECONDS, laps, OFFLINE_LAPS), median=None if fresh_ms is None else round(fresh_ms / 1000, 2),
+                unit="s", target="≤ 2 s, none lost", met=met)
 
 
 if __name__ == "__main__":

@@ -102,6 +102,9 @@ enum MirrorPage {
         "use strict";
         const $ = (id) => document.getElementById(id);
         let status = null, lastArrival = 0, source = null, streamUp = false;
+        // For opening the stream again when it goes silent: the last event id seen, when this connection was
+        // opened, and whether live values came over it.
+        let lastEventId = "", openedAt = 0, liveOnThisStream = false;
 
         // Request ids come from the system's random source (crypto.randomUUID needs a secure page; this does not).
         function requestId() {
@@ -148,15 +151,25 @@ enum MirrorPage {
         // ---- The stream ----
         function connect() {
           if (source) source.close();
-          source = new EventSource("/api/v1/stream");
+          source = new EventSource("/api/v1/stream" + (lastEventId ? "?lastEventId=" + encodeURIComponent(lastEventId) : ""));
+          openedAt = Date.now(); liveOnThisStream = false;
           source.onopen = () => { streamUp = true; banners(); };
           source.onerror = () => { streamUp = false; banners(); };
-          source.addEventListener("snapshot", (e) => { arrived(); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
-          source.addEventListener("status", (e) => { arrived(); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
-          source.addEventListener("live", (e) => { arrived(); live(JSON.parse(e.data)); });
-          source.addEventListener("event", (e) => { arrived(); eventShown(JSON.parse(e.data)); });
+          source.addEventListener("snapshot", (e) => { arrived(e); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
+          source.addEventListener("status", (e) => { arrived(e); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
+          source.addEventListener("live", (e) => { arrived(e); liveOnThisStream = true; live(JSON.parse(e.data)); });
+          source.addEventListener("event", (e) => { arrived(e); eventShown(JSON.parse(e.data)); });
         }
-        function arrived() { lastArrival = Date.now(); banners(); }
+        function arrived(e) { lastArrival = Date.now(); if (e.lastEventId) lastEventId = e.lastEventId; banners(); }
+        // A phone that drops off Wi-Fi sees no error: its connection just goes quiet, and when it is back the server's
+        // TCP retries come seconds apart. So a stream that carried live values and fell silent for 2.5 s, or one
+        // still opening after 1.5 s, is opened again (with the last event id, so no control event is lost): the
+        // first fresh value comes within about 2 s of the network's return.
+        function watch() {
+          const now = Date.now();
+          if ((source.readyState === EventSource.OPEN && liveOnThisStream && now - lastArrival > 2500)
+              || (source.readyState === EventSource.CONNECTING && now - openedAt > 1500)) connect();
+        }
 
         function banners() {
           $("down").classList.toggle("show", !streamUp);
@@ -164,7 +177,7 @@ enum MirrorPage {
           $("stale").classList.toggle("show", streamUp && running && Date.now() - lastArrival > 3000);
           $("norecorder").classList.toggle("show", streamUp && !status);
         }
-        setInterval(banners, 500);
+        setInterval(() => { banners(); if (source) watch(); }, 500);
 
         // ---- Showing ----
         const number = (v, digits) => v === null || v === undefined ? "–" : Number(v).toFixed(digits);

@@ -182,7 +182,10 @@ public struct MirrorResponder: HTTPResponder {
     // MARK: The stream
 
     private func stream(_ request: Request, device: DeviceRegistry.Device) async -> Response {
-        let lastEventID = request.headers[Self.lastEventIDHeader]
+        // The browser sends the header when its `EventSource` reconnects by itself; the page, when it opens a new
+        // one over a connection that went silent, passes the same id in the query.
+        let lastEventID =
+            request.headers[Self.lastEventIDHeader] ?? request.uri.queryParameters.get("lastEventId").map { String($0) }
         guard let client = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID) else {
             return Self.error(.serviceUnavailable, "too many screens are open (at most \(hub.maximumClients))")
         }

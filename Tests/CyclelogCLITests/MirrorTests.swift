@@ -159,12 +159,19 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(badAmount.status, 400, badAmount.body)
 
         // A screen that was away gets the events it missed, in order, then a fresh snapshot.
-        let back = try openStream(port, token: token, lastEventID: startEventID)
-        let replayed = (0..<5).compactMap { _ in back.nextEvent(seconds: 5) }
-        XCTAssertEqual(
-            replayed.map { $0.event ?? "" }, ["event", "event", "event", "event", "snapshot"], "\(replayed)")
-        XCTAssertEqual(
-            replayed.prefix(4).map { $0.data.jsonObject["kind"] as? String ?? "" }, ["lap", "lap", "intake", "marker"])
+        // The same whether the browser's EventSource says where it was (the header) or the page does, opening a
+        // new one after its connection fell silent (the query).
+        for back in [
+            try openStream(port, token: token, lastEventID: startEventID),
+            try openStream(port, token: token, query: "?lastEventId=" + startEventID),
+        ] {
+            let replayed = (0..<5).compactMap { _ in back.nextEvent(seconds: 5) }
+            XCTAssertEqual(
+                replayed.map { $0.event ?? "" }, ["event", "event", "event", "event", "snapshot"], "\(replayed)")
+            XCTAssertEqual(
+                replayed.prefix(4).map { $0.data.jsonObject["kind"] as? String ?? "" },
+                ["lap", "lap", "intake", "marker"])
+        }
         let unknown = try openStream(port, token: token, lastEventID: "ffff.3")
         XCTAssertEqual(unknown.nextEvent(seconds: 5)?.event, "snapshot")
 
@@ -355,15 +362,8 @@ final class MirrorTests: XCTestCase {
 
         let url = try XCTUnwrap(
             try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
-        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
-        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/page_check.py").path
-        let outputPath = standIn.bus.folder.appendingPathComponent("page.json").path
-        let check = try ChildProcess(
-            ["/usr/bin/env", "python3", script, url, artefacts, String(mirror.process.pid)], outputPath: outputPath)
-        XCTAssertEqual(check.wait(seconds: 180), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
-        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+        let (report, output) = try pageCheck(
+            "page_check.py", [url, Self.artefacts, String(mirror.process.pid)], in: standIn.bus.folder, seconds: 180)
         // The page restarted the mirror as it was; that one is stopped here.
         if let restarted = report["newMirrorPid"] as? Int { kill(pid_t(restarted), SIGTERM) }
         XCTAssertEqual(report["bannerWhileAway"] as? Bool, true, "no \"reconnecting\" while the mirror was away")
@@ -679,15 +679,8 @@ final class MirrorTests: XCTestCase {
         XCTAssertLessThanOrEqual(page.body.utf8.count, 60 * 1024, "the page is at most 60 kB")
         let url = try XCTUnwrap(
             try runMirror(["pair", "--name", "laptop", "--scope", "read", "--json"], bus).jsonObject["url"] as? String)
-        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
-        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/history_check.py").path
-        let outputPath = folder.appendingPathComponent("history.json").path
-        let check = try ChildProcess(
-            ["/usr/bin/env", "python3", script, url, artefacts, "1", "2"], outputPath: outputPath)
-        XCTAssertEqual(check.wait(seconds: 180), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
-        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+        let (report, output) = try pageCheck(
+            "history_check.py", [url, Self.artefacts, "1", "2"], in: folder, seconds: 180)
 
         XCTAssertEqual(report["rideRows"] as? Int, 2, output)
         XCTAssertEqual(report["rideLinks"] as? Int, 2, "every ride reachable by keyboard")
@@ -800,15 +793,8 @@ final class MirrorTests: XCTestCase {
         }
         let url = try XCTUnwrap(
             try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
-        let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
-        let script = StandIn.testsFolder.appendingPathComponent("MirrorPage/tls_page_check.py").path
-        let outputPath = standIn.bus.folder.appendingPathComponent("tls-page.json").path
-        let check = try ChildProcess(
-            ["/usr/bin/env", "python3", script, url, tls + "/ca.crt", artefacts], outputPath: outputPath)
-        XCTAssertEqual(check.wait(seconds: 120), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
-        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
-        let report = try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output)
+        let (report, output) = try pageCheck(
+            "tls_page_check.py", [url, tls + "/ca.crt", Self.artefacts], in: standIn.bus.folder, seconds: 120)
 
         XCTAssertTrue((report["location"] as? String ?? "").hasPrefix("https://127.0.0.1:"), output)
         XCTAssertEqual(report["secureContext"] as? Bool, true, "Chromium did not take the page for a secure one")
@@ -827,6 +813,23 @@ final class MirrorTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(shown.count, 2, output)
         try assertSent(shown, by: standIn)
         XCTAssertEqual(report["strangerError"] as? String, "net::ERR_CERT_AUTHORITY_INVALID", output)
+    }
+
+    /// Where the Chromium checks keep their screenshots.
+    static let artefacts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/artefacts/mirror").path
+
+    /// Runs one of `Tests/MirrorPage`'s Chromium scripts; its report (the JSON of its last line) and its output.
+    private func pageCheck(_ script: String, _ arguments: [String], in folder: URL, seconds: Double) throws
+        -> (report: [String: Any], output: String)
+    {
+        let path = StandIn.testsFolder.appendingPathComponent("MirrorPage/" + script).path
+        let outputPath = folder.appendingPathComponent(script + ".out").path
+        let check = try ChildProcess(["/usr/bin/env", "python3", path] + arguments, outputPath: outputPath)
+        XCTAssertEqual(
+            check.wait(seconds: seconds), 0, (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "")
+        let output = try String(contentsOfFile: outputPath, encoding: .utf8)
+        return (try XCTUnwrap(output.split(separator: "\n").last.map { String($0).jsonObject }, output), output)
     }
 
     /// Checks that the powers a page showed, each change in order, are a run of what the stand-in's power meter
@@ -914,11 +917,13 @@ final class MirrorTests: XCTestCase {
         return try HTTPConnection.request(port: port, "POST", path, headers: headers, body: json)
     }
 
-    private func openStream(_ port: Int, token: String, lastEventID: String? = nil) throws -> HTTPConnection {
+    private func openStream(_ port: Int, token: String, lastEventID: String? = nil, query: String = "") throws
+        -> HTTPConnection
+    {
         let connection = try HTTPConnection(port: port)
         var headers = ["Authorization": "Bearer \(token)", "Accept": "text/event-stream"]
         if let lastEventID { headers["Last-Event-ID"] = lastEventID }
-        try connection.send("GET", "/api/v1/stream", host: "127.0.0.1:\(port)", headers: headers)
+        try connection.send("GET", "/api/v1/stream" + query, host: "127.0.0.1:\(port)", headers: headers)
         let head = try connection.readHead(seconds: 5)
         XCTAssertEqual(head.status, 200)
         XCTAssertEqual(head.headers["content-type"], "text/event-stream")

@@ -12,6 +12,7 @@ say "reconnecting" and come back; the new mirror's pid is in the report.
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -61,11 +62,26 @@ class Browser:
         self.process.wait(10)
         shutil.rmtree(self.profile, ignore_errors=True)
 
+    def send(self, message):
+        self.socket.send(json.dumps(message))
+
+    def receive(self, seconds=30):
+        """The next protocol message, or None when none came within `seconds`."""
+        self.socket.settimeout(seconds)
+        try:
+            return json.loads(self.socket.recv())
+        except websocket.WebSocketTimeoutException:
+            return None
+        finally:
+            self.socket.settimeout(30)
+
     def call(self, method, **params):
         self.next_id += 1
-        self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        self.send({"id": self.next_id, "method": method, "params": params})
         while True:
-            message = json.loads(self.socket.recv())
+            message = self.receive()
+            if message is None:
+                raise RuntimeError(f"{method}: no answer from Chromium")
             if message.get("id") == self.next_id:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
@@ -73,14 +89,10 @@ class Browser:
             self.events.append(message)
 
     def pump(self, seconds):
-        """Reads the protocol's events for a while (the socket's timeout bounds each read)."""
-        self.socket.settimeout(seconds)
-        try:
-            self.events.append(json.loads(self.socket.recv()))
-        except websocket.WebSocketTimeoutException:
-            pass
-        finally:
-            self.socket.settimeout(30)
+        """Reads the protocol's events for a while (`seconds` bounds each read)."""
+        message = self.receive(seconds)
+        if message is not None:
+            self.events.append(message)
 
     def evaluate(self, expression):
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
@@ -112,12 +124,70 @@ class Browser:
         self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y, button="left", clickCount=1)
         return height
 
+    def powers_shown(self, seconds):
+        """The instantaneous power the page shows, each time it changes, for `seconds`."""
+        shown, deadline = [], time.time() + seconds
+        while time.time() < deadline:
+            text = self.evaluate("document.getElementById('ipower').textContent")
+            if text != "–" and (not shown or shown[-1] != text):
+                shown.append(text)
+            time.sleep(0.05)
+        return [int(value) for value in shown]
+
     def screenshot(self, path):
         import base64
         data = self.call("Page.captureScreenshot", format="png")["data"]
         with open(path, "wb") as file:
             file.write(base64.b64decode(data))
         return path
+
+
+class NamespacedBrowser(Browser):
+    """Chromium inside a network namespace (a phone on a Wi-Fi that can be cut), driven over a pair of pipes
+    (`--remote-debugging-pipe`: NUL-separated messages on its file descriptors 3 and 4), so that cutting the
+    namespace's network leaves the line to Chromium up. The pipe speaks to the browser: the page is one of its
+    targets, attached to as a session that every call names."""
+
+    def __init__(self, namespace):
+        self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
+        commands, commands_out = os.pipe()
+        answers_in, answers = os.pipe()
+        self.process = subprocess.Popen(
+            ["ip", "netns", "exec", namespace, "sh", "-c",
+             "exec chromium --headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+             f" --remote-debugging-pipe --user-data-dir={self.profile} about:blank 3<&{commands} 4>&{answers}"],
+            pass_fds=(commands, answers), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(commands)
+        os.close(answers)
+        self.commands, self.answers, self.buffer = commands_out, answers_in, b""
+        self.next_id, self.events, self.session = 0, [], None
+        page = next(target for target in self.call("Target.getTargets")["targetInfos"] if target["type"] == "page")
+        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+
+    def close(self):
+        os.close(self.commands)
+        os.close(self.answers)
+        self.process.terminate()
+        self.process.wait(10)
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+    def send(self, message):
+        if self.session:
+            message["sessionId"] = self.session
+        os.write(self.commands, json.dumps(message).encode() + b"\0")
+
+    def receive(self, seconds=30):
+        deadline = time.time() + seconds
+        while b"\0" not in self.buffer:
+            ready, _, _ = select.select([self.answers], [], [], max(0, deadline - time.time()))
+            if not ready:
+                return None
+            data = os.read(self.answers, 1 << 16)
+            if not data:
+                raise SystemExit("Chromium went away")
+            self.buffer += data
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
 
 
 def restart(pid, base, banner_shown, report):
@@ -163,14 +233,7 @@ def main():
         report["buttonHeights"]["start"] = browser.tap("#start button")
         browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
 
-        # The instantaneous power shown, each time it changes, for 6 s.
-        shown, deadline = [], time.time() + 6
-        while time.time() < deadline:
-            text = browser.evaluate("document.getElementById('ipower').textContent")
-            if text != "–" and (not shown or shown[-1] != text):
-                shown.append(text)
-            time.sleep(0.05)
-        report["powersShown"] = [int(value) for value in shown]
+        report["powersShown"] = browser.powers_shown(6)
         report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-riding-portrait.png"))
 
         for name, selector in [("lap", "#lapButton"), ("pause", "#pauseResume")]:

@@ -66,13 +66,7 @@ def main():
             browser.wait_for("the suggested workouts", "document.querySelectorAll('#start button').length > 0")
             browser.tap("#start button")
             browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
-            shown, deadline = [], time.time() + 3
-            while time.time() < deadline:
-                text = browser.evaluate("document.getElementById('ipower').textContent")
-                if text != "–" and (not shown or shown[-1] != text):
-                    shown.append(text)
-                time.sleep(0.05)
-            report["powersShown"] = [int(value) for value in shown]
+            report["powersShown"] = browser.powers_shown(3)
             os.makedirs(artefacts, exist_ok=True)
             report["screenshot"] = browser.screenshot(os.path.join(artefacts, "mirror-https-riding.png"))
         finally:
