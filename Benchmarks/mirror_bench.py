@@ -36,11 +36,14 @@ MIRROR = os.path.join(os.path.dirname(CYCLELOG), "cyclelog-mirror")
 SECONDS = float(os.environ.get("MIRROR_BENCH_SECONDS", "30"))
 TAPS = 40
 
-# Before the page's own script: every `live` and `event` message the page handles is timed, one frame later.
+# Before the page's own script: every `live` and `event` message the page handles is timed, one frame later —
+# each power value's latency from its arrival at the recorder (`__paint`) and when it was painted beside that
+# arrival (`__painted`, ms of this machine's clock), each tap's time to its lap event (`__taps`), and the kind of
+# each event (`__events`).
 HOOK = """
 (() => {
   const now = () => performance.timeOrigin + performance.now();
-  window.__paint = []; window.__taps = []; window.__tapAt = null;
+  window.__paint = []; window.__painted = []; window.__taps = []; window.__events = []; window.__tapAt = null;
   // A tap is done when the finger lifts: the click, which is when the page sends the control.
   document.addEventListener("click", () => { window.__tapAt = now(); }, true);
   const Original = window.EventSource;
@@ -51,8 +54,14 @@ HOOK = """
       handler(message);
       const data = JSON.parse(message.data);
       if (type === "live" && data.powerWatts !== undefined) {
-        requestAnimationFrame(() => setTimeout(() => window.__paint.push(now() - data.arrivalMicros / 1000), 0));
+        const arrival = data.arrivalMicros / 1000;
+        requestAnimationFrame(() => setTimeout(() => {
+          const at = now();
+          window.__paint.push(at - arrival);
+          window.__painted.push([at, arrival]);
+        }, 0));
       }
+      if (type === "event") window.__events.push(data.kind);
       if (type === "event" && data.kind === "lap" && window.__tapAt !== null) {
         const at = window.__tapAt; window.__tapAt = null;
         requestAnimationFrame(() => setTimeout(() => window.__taps.push(now() - at), 0));
@@ -128,29 +137,6 @@ def window(browser, mirror, recorder, seconds):
             100 * (cpu_seconds(recorder.pid) - recorder_cpu) / seconds)
 
 
-# Before the page's own script, for the offline figure: when each `live` value was painted and when it arrived at
-# the recorder (ms, this machine's clock), and the kinds of the `event`s the page received.
-OFFLINE_HOOK = """
-(() => {
-  const now = () => performance.timeOrigin + performance.now();
-  window.__painted = []; window.__events = [];
-  const Original = window.EventSource;
-  window.EventSource = function (url, options) {
-    const source = new Original(url, options);
-    const add = source.addEventListener.bind(source);
-    source.addEventListener = (type, handler, more) => add(type, (message) => {
-      handler(message);
-      const data = JSON.parse(message.data);
-      if (type === "live" && data.powerWatts !== undefined) {
-        requestAnimationFrame(() => setTimeout(() => window.__painted.push([now(), data.arrivalMicros / 1000]), 0));
-      }
-      if (type === "event") window.__events.push(data.kind);
-    }, more);
-    return source;
-  };
-  window.EventSource.CONNECTING = 0; window.EventSource.OPEN = 1; window.EventSource.CLOSED = 2;
-})();
-"""
 OFFLINE_SECONDS = 10
 OFFLINE_LAPS = 3
 
@@ -185,7 +171,7 @@ def offline_return():
             browser = NamespacedBrowser(namespace)
             try:
                 browser.call("Page.enable")
-                browser.call("Page.addScriptToEvaluateOnNewDocument", source=OFFLINE_HOOK)
+                browser.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
                 browser.size(390, 844)
                 browser.call("Page.navigate", url=url)
                 browser.wait_for("the waiting recorder",
