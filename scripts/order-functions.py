@@ -7,7 +7,9 @@ Why: the kernel maps a program's code in blocks of 64 kB around each page it tou
 code a recorder or a mirror runs is spread over 20 to 27 MB of its own, Foundation's, SwiftNIO's and GRDB's. Laid
 out together, it touches about a third fewer pages (the README gives the memory with and without). Names that are
 no longer in the program are skipped by the linker, so a stale list costs memory, never correctness; regenerate
-the lists after changes to those paths (`make release`, then this script; valgrind from Debian).
+the lists after changes to those paths (`make release`, then this script; valgrind from Debian). SwiftPM does not
+see the lists as inputs of the link: remove `.build/release/cyclelog` and `cyclelog-mirror` before building them
+again with new lists.
 
 The run, both programs under callgrind: the release `cyclelog record --wait` with three sensors on the BlueZ
 stand-in and a database holding a few real rides; the release mirror serving every page and API of the ride
