@@ -141,6 +141,33 @@ OFFLINE_SECONDS = 10
 OFFLINE_LAPS = 3
 
 
+def recorder_and_mirror(stand_in, address):
+    """The release `record --wait` on the stand-in's sensors and the release mirror listening on `address`, with
+    a phone's pairing link: (recorder, mirror, port, link, environment for the CLI)."""
+    environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=stand_in.address, CYCLELOG_CONTROL_BUS=stand_in.address)
+    database = os.path.join(stand_in.folder, "mirror.sqlite")
+    recorder = stand_in.start([CYCLELOG, "record", "--wait", "--plain", "--db", database], database + ".log")
+    log = os.path.join(stand_in.folder, "mirror.log")
+    mirror = stand_in.start([MIRROR, "serve", "--listen", address + ":0", "--state-dir",
+                             os.path.join(stand_in.folder, "state")], log)
+    port = serving_port(log, address)
+    link = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+    return recorder, mirror, port, link, environment
+
+
+def ride_on_the_page(browser, link):
+    """Pairs the page through `link` on a phone's screen, with HOOK timing it, and starts a ride from it once the
+    three sensors stream."""
+    browser.call("Page.enable")
+    browser.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
+    browser.size(390, 844)
+    browser.call("Page.navigate", url=link)
+    browser.wait_for("the waiting recorder", "document.getElementById('state')?.textContent === 'waiting'", 60)
+    browser.wait_for("three sensors streaming", "document.querySelectorAll('.chip.streaming').length === 3", 60)
+    browser.tap("#start button")
+    browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+
+
 def offline_return():
     """The phone's Wi-Fi gone for OFFLINE_SECONDS mid-ride, then back: Chromium runs in a network namespace joined
     to this one by a veth pair whose outer end is taken down (packets stop, nothing is reset), and OFFLINE_LAPS laps
@@ -158,28 +185,10 @@ def offline_return():
         subprocess.run(ip + arguments, check=True)
     try:
         with StandIn(SENSORS) as stand_in:
-            environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=stand_in.address,
-                               CYCLELOG_CONTROL_BUS=stand_in.address)
-            database = os.path.join(stand_in.folder, "offline.sqlite")
-            recorder = stand_in.start([CYCLELOG, "record", "--wait", "--plain", "--db", database],
-                                      database + ".log")
-            log = os.path.join(stand_in.folder, "offline-mirror.log")
-            mirror = stand_in.start([MIRROR, "serve", "--listen", host + ":0", "--state-dir",
-                                     os.path.join(stand_in.folder, "offline-state")], log)
-            serving_port(log, host)
-            url = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+            recorder, mirror, _, link, environment = recorder_and_mirror(stand_in, host)
             browser = NamespacedBrowser(namespace)
             try:
-                browser.call("Page.enable")
-                browser.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
-                browser.size(390, 844)
-                browser.call("Page.navigate", url=url)
-                browser.wait_for("the waiting recorder",
-                                 "document.getElementById('state')?.textContent === 'waiting'", 60)
-                browser.wait_for("three sensors streaming",
-                                 "document.querySelectorAll('.chip.streaming').length === 3", 60)
-                browser.tap("#start button")
-                browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+                ride_on_the_page(browser, link)
                 time.sleep(3)
                 browser.evaluate("window.__events = []")
                 subprocess.run(ip + ["link", "set", outer, "down"], check=True)
@@ -208,29 +217,12 @@ def bench():
     if not os.access(MIRROR, os.X_OK):
         sys.exit("mirror bench: %s is not built (make bench builds it)" % MIRROR)
     with StandIn(SENSORS) as stand_in:
-        environment = dict(os.environ, CYCLELOG_DBUS_ADDRESS=stand_in.address,
-                           CYCLELOG_CONTROL_BUS=stand_in.address)
-        database = os.path.join(stand_in.folder, "mirror.sqlite")
-        recorder = stand_in.start([CYCLELOG, "record", "--wait", "--plain", "--db", database], database + ".log")
-        mirror_log = os.path.join(stand_in.folder, "mirror.log")
-        mirror = stand_in.start([MIRROR, "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                                 os.path.join(stand_in.folder, "state")], mirror_log)
-        port = serving_port(mirror_log)
-        url = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+        recorder, mirror, port, link, environment = recorder_and_mirror(stand_in, "127.0.0.1")
         token = json.loads(run([MIRROR, "pair", "--name", "bench-readers", "--scope", "read", "--token", "--json"],
                                environment))["token"]
         browser = Browser()
         try:
-            browser.call("Page.enable")
-            browser.call("Page.addScriptToEvaluateOnNewDocument", source=HOOK)
-            browser.size(390, 844)
-            browser.call("Page.navigate", url=url)
-            browser.wait_for("the waiting recorder", "document.getElementById('state')?.textContent === 'waiting'",
-                             60)
-            browser.wait_for("three sensors streaming",
-                             "document.querySelectorAll('.chip.streaming').length === 3", 60)
-            browser.tap("#start button")
-            browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
+            ride_on_the_page(browser, link)
             print("mirror bench: %.0f s with the page alone, then with 15 more stream clients" % SECONDS, flush=True)
             alone, mirror_alone, recorder_alone = window(browser, mirror, recorder, SECONDS)
             readers = [StreamReader(port, token) for _ in range(15)]

@@ -24,6 +24,9 @@ import urllib.request
 
 import websocket  # websocket-client
 
+# Headless Chromium from Debian; --no-sandbox: tests run as root in CI containers, where its sandbox cannot start.
+CHROMIUM = ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            "--disable-background-networking"]
 PORTRAIT = (390, 844)
 LANDSCAPE = (844, 390)
 
@@ -33,11 +36,8 @@ class Browser:
         """`home`: the HOME Chromium runs with, whose `.pki/nssdb` holds the certificate authorities it trusts
         beside the system's (by default the user's own)."""
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
-        # --no-sandbox: tests run as root in CI containers, where Chromium's sandbox cannot start.
         self.process = subprocess.Popen(
-            ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-             "--disable-background-networking", "--remote-debugging-port=0",
-             f"--user-data-dir={self.profile}", "about:blank"],
+            CHROMIUM + ["--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, HOME=home) if home else None)
         port = None
@@ -57,10 +57,13 @@ class Browser:
         self.events = []
 
     def close(self):
-        self.socket.close()
+        self.disconnect()
         self.process.terminate()
         self.process.wait(10)
         shutil.rmtree(self.profile, ignore_errors=True)
+
+    def disconnect(self):
+        self.socket.close()
 
     def send(self, message):
         self.socket.send(json.dumps(message))
@@ -154,8 +157,8 @@ class NamespacedBrowser(Browser):
         answers_in, answers = os.pipe()
         self.process = subprocess.Popen(
             ["ip", "netns", "exec", namespace, "sh", "-c",
-             "exec chromium --headless=new --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-             f" --remote-debugging-pipe --user-data-dir={self.profile} about:blank 3<&{commands} 4>&{answers}"],
+             "exec " + " ".join(CHROMIUM) + f" --remote-debugging-pipe --user-data-dir={self.profile} about:blank"
+             f" 3<&{commands} 4>&{answers}"],
             pass_fds=(commands, answers), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(commands)
         os.close(answers)
@@ -164,12 +167,9 @@ class NamespacedBrowser(Browser):
         page = next(target for target in self.call("Target.getTargets")["targetInfos"] if target["type"] == "page")
         self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
 
-    def close(self):
+    def disconnect(self):
         os.close(self.commands)
         os.close(self.answers)
-        self.process.terminate()
-        self.process.wait(10)
-        shutil.rmtree(self.profile, ignore_errors=True)
 
     def send(self, message):
         if self.session:
