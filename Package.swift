@@ -150,6 +150,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog",
             dependencies: [
+                "CMalloc",
                 "CyclingSensors",
                 "Workouts",
                 "Capture",

@@ -5,9 +5,11 @@ beside it tshark reading the same file in the same run. Then database bytes per 
 the ride the capture was made from."""
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 import results
 from results import CYCLELOG, ROOT, measure
@@ -54,6 +56,7 @@ def main():
         results.add("replay, 4-hour capture", "cyclelog against tshark (medians)",
                     median=round(rows[1][1][1] / rows[0][1][1], 1), unit="×", target="≥ 8×",
                     met=rows[1][1][1] / rows[0][1][1] >= 8)
+    print_stages(database, fresh)
     # The ride's own bytes: what it adds to a database that already holds a ride (an empty database's tables take
     # about 100 kB before the first ride, a fixed cost counted once, not per ride).
     fresh()
@@ -76,6 +79,42 @@ def main():
     if fit_per_hour:
         print("  %-40s %7.1f kB/h (Garmin Edge 1000, GPS, 1 Hz records)" % ("FIT of the same ride", fit_per_hour / 1000))
     shutil.rmtree(folder)
+
+
+# What each stage mark (`CYCLELOG_STAGES=1`, written to standard error) says the replay was doing, in order.
+STAGES = [
+    ("parsed", "start-up: the process, the runtime, the arguments parsed"),
+    ("capture-read", "the capture read into events (a new database created on the other core meanwhile)"),
+    ("database-open", "the database open"),
+    ("times-checked", "the time-jump rule over every event's time"),
+    ("digests", "core 2: the journal's text hashed into the two digests (the ride claimed after them)"),
+    ("workout-built", "core 1: the workout built from the events"),
+    ("journal-written", "core 2: the journal's pieces written in order, a transaction each (packed by both)"),
+    ("workout-prepared", "core 1: the ride's power curve, statistics, laps and packed 1 Hz series made"),
+    ("stored", "the last transaction, waiting for the disk; the summary read back"),
+    ("printed", "the summary printed"),
+    ("exit", "the database closed (its log checkpointed), the process gone"),
+]
+
+
+def print_stages(database, fresh):
+    """The median time since the process started at which each stage mark came, over 7 runs."""
+    marks = {}
+    for _ in range(7):
+        fresh()
+        start = time.clock_gettime(time.CLOCK_MONOTONIC) * 1000
+        run = subprocess.run([CYCLELOG, "replay", "--db", database, CAPTURE], check=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True, env=dict(os.environ, CYCLELOG_STAGES="1"))
+        marks.setdefault("exit", []).append(time.clock_gettime(time.CLOCK_MONOTONIC) * 1000 - start)
+        for line in run.stderr.splitlines():
+            words = line.split()
+            if len(words) == 3 and words[0] == "stage":
+                marks.setdefault(words[1], []).append(float(words[2]) - start)
+    print("\nWhere a replay's time goes (CYCLELOG_STAGES=1; median over 7 runs of the time since the process started "
+          "at which each stage ended; the two cores' stages overlap)")
+    ended = sorted((statistics.median(marks[mark]), meaning) for mark, meaning in STAGES if mark in marks)
+    for milliseconds, meaning in ended:
+        print("  %7.1f ms  %s" % (milliseconds, meaning))
 
 
 def database_bytes(database):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes `Sources/cyclelog/functions.order` and `Sources/cyclelog-mirror/functions.order`: the functions the two
-long-running programs run (the recorder recording, the mirror serving), in the order valgrind's callgrind first
-meets them, for lld's `--symbol-ordering-file` (Package.swift).
+long-running programs run (the recorder recording, the mirror serving), then those a replay adds, in the order
+valgrind's callgrind first meets them, for lld's `--symbol-ordering-file` (Package.swift).
 
 Why: the kernel maps a program's code in blocks of 64 kB around each page it touches (fault-around), and the
 code a recorder or a mirror runs is spread over 20 to 27 MB of its own, Foundation's, SwiftNIO's and GRDB's. Laid
@@ -14,7 +14,8 @@ again with new lists.
 The run, both programs under callgrind: the release `cyclelog record --wait` with three sensors on the BlueZ
 stand-in and a database holding a few real rides; the release mirror serving every page and API of the ride
 history (with and without ETags), the live page's stream, pairing and each control of a ride (start, lap, pause,
-resume, water, note, end) carried out by the recorder, and refusals (no token, a stranger's Host).
+resume, water, note, end) carried out by the recorder, and refusals (no token, a stranger's Host); then the release
+`cyclelog replay` of a real 2 h 19 min capture into a fresh database (its functions after the recorder's).
 """
 import http.client
 import json
@@ -127,13 +128,18 @@ def main():
         mirror.wait(120)
         recorder.send_signal(signal.SIGTERM)
         recorder.wait(120)
-    for program in (CYCLELOG, MIRROR):
-        write_order(program, os.path.join(work, os.path.basename(program) + ".callgrind"))
+    replay = os.path.join(work, "replay.callgrind")
+    subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", "--callgrind-out-file=" + replay,
+                    os.path.join(work, "cyclelog"), "replay", "--db", os.path.join(work, "replay.sqlite"), RIDES[0]],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    write_order(CYCLELOG, [os.path.join(work, "cyclelog.callgrind"), replay])
+    write_order(MIRROR, [os.path.join(work, "cyclelog-mirror.callgrind")])
     shutil.rmtree(work, ignore_errors=True)
 
 
-def write_order(program, profile):
-    """The functions of `program` that `profile` saw run, in the order it first names them."""
+def write_order(program, profiles):
+    """The functions of `program` that `profiles` saw run, in the order the first names them, then those only the
+    next ones name."""
     defined = set()
     for line in subprocess.run(["nm", "--defined-only", program], check=True, capture_output=True,
                                text=True).stdout.splitlines():
@@ -141,11 +147,12 @@ def write_order(program, profile):
         if len(fields) == 3 and fields[1] in "tTwW":
             defined.add(fields[2])
     ordered, seen = [], set()
-    for line in open(profile, errors="replace"):
-        found = re.match(r"c?fn=\(\d+\) (\S+)", line)
-        if found and found.group(1) in defined and found.group(1) not in seen:
-            seen.add(found.group(1))
-            ordered.append(found.group(1))
+    for profile in profiles:
+        for line in open(profile, errors="replace"):
+            found = re.match(r"c?fn=\(\d+\) (\S+)", line)
+            if found and found.group(1) in defined and found.group(1) not in seen:
+                seen.add(found.group(1))
+                ordered.append(found.group(1))
     output = os.path.join(ROOT, "Sources", os.path.basename(program), "functions.order")
     with open(output, "w") as file:
         file.write("\n".join(ordered) + "\n")

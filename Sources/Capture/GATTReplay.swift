@@ -20,6 +20,32 @@ public struct GATTReplay {
         var handle: UInt16
     }
 
+    /// The open connections: a capture has a handful at a time, so a list searched in order answers each packet's
+    /// look-up for less than hashing its key.
+    private struct ConnectionTable {
+        private var entries: [(key: ConnectionKey, connection: Connection)] = []
+
+        subscript(key: ConnectionKey) -> Connection? {
+            get { entries.first { $0.key == key }?.connection }
+            set {
+                let index = entries.firstIndex { $0.key == key }
+                switch (index, newValue) {
+                case (let index?, let connection?): entries[index].connection = connection
+                case (let index?, nil): entries.remove(at: index)
+                case (nil, let connection?): entries.append((key, connection))
+                case (nil, nil): break
+                }
+            }
+        }
+
+        mutating func removeValue(forKey key: ConnectionKey) -> Connection? {
+            defer { self[key] = nil }
+            return self[key]
+        }
+
+        var values: [Connection] { entries.map(\.connection) }
+    }
+
     /// A class: the hot path looks a connection up once per packet and changes it in place, where a struct would
     /// be copied out of the dictionary and back (its arrays retained and released) for every notification.
     private final class Connection {
@@ -28,7 +54,19 @@ public struct GATTReplay {
         /// side, as when a capture holds both ends of an emulated link, and nothing on it is a sensor's value.
         let localIsPeripheral: Bool
         /// Value handle → 16-bit characteristic UUID.
-        var characteristics: [UInt16: UInt16]
+        var characteristics: [UInt16: UInt16] {
+            didSet { lastLookup = nil }
+        }
+        /// The last handle looked up and its UUID: a sensor notifies on one or two handles, so most look-ups are
+        /// answered here rather than by hashing the handle.
+        private var lastLookup: (handle: UInt16, uuid: UInt16?)?
+
+        func characteristic(_ handle: UInt16) -> UInt16? {
+            if let lastLookup, lastLookup.handle == handle { return lastLookup.uuid }
+            let uuid = characteristics[handle]
+            lastLookup = (handle, uuid)
+            return uuid
+        }
         /// Partly received L2CAP PDU per direction (index 0 sent, 1 received) and the octets still expected.
         var partial: [[UInt8]] = [[], []]
         var expected: [Int] = [0, 0]
@@ -92,7 +130,7 @@ public struct GATTReplay {
     public private(set) var eventRecords: [Int] = []
     private var currentRecord = 0
     public private(set) var problems: [CaptureProblem] = []
-    private var connections: [ConnectionKey: Connection] = [:]
+    private var connections = ConnectionTable()
     /// Maps learnt on one connection, carried over to later connections to the same peer (BlueZ caches).
     private var learntMaps: [String: [UInt16: UInt16]] = [:]
     private var unmapped: [String: [UInt16: Int]] = [:]
@@ -308,6 +346,12 @@ public struct GATTReplay {
         for message in messages { problems.append(CaptureProblem(record: record, message: message)) }
         guard let pdu = completed else { return }
         let channel = UInt16(pdu[pdu.startIndex + 2]) | UInt16(pdu[pdu.startIndex + 3]) << 8
+        if channel == 0x0004 {
+            // ATT's own channel, nearly every PDU: straight to it, without looking the channel up among EATT's.
+            attribute(
+                pdu.dropFirst(4), connection, received: packet.received, time: packet.timeMicroseconds, record: record)
+            return
+        }
         if channel == 0x0005 {
             leSignalling(pdu.dropFirst(4), connection)
         } else if connection.eattChannels.contains(channel) {
@@ -317,12 +361,7 @@ public struct GATTReplay {
             }
             return
         }
-        guard channel == 0x0004 else {
-            otherChannelPDUs += 1
-            return
-        }
-        attribute(
-            pdu.dropFirst(4), connection, received: packet.received, time: packet.timeMicroseconds, record: record)
+        otherChannelPDUs += 1
     }
 
     // MARK: - EATT: ATT on enhanced credit-based channels
@@ -517,7 +556,7 @@ public struct GATTReplay {
     private mutating func deliver(handle: UInt16, value: [UInt8], _ connection: Connection, _ time: Int64) {
         // Most captures have no explicit map: skip hashing the handle into an empty one.
         let explicit = explicitMap.isEmpty ? nil : explicitMap[handle]
-        if let uuid = explicit ?? connection.characteristics[handle] {
+        if let uuid = explicit ?? connection.characteristic(handle) {
             emit(
                 RideEvent(
                     timeMicroseconds: time,

@@ -75,45 +75,48 @@ public struct Replayer: Sendable {
             let settings = options.settings(at: first.timeMicroseconds)
             // Without settings the capture's own events, not a copy of 100 000 of them.
             let events = settings.isEmpty ? capture.events : settings + capture.events
-            let computed = Self.digests(events)
-            let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
-            let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
-            // Another cyclelog replaying the same file right now: wait for it (it stores the ride, or is killed and
-            // its hold lapses), then the ride is already stored or ours to write.
-            let deadline = ContinuousClock.now + .microseconds(WorkoutStore.claimLapseMicroseconds * 2)
-            while true {
-                switch try store.claimWorkout(
-                    syncIdentifier: syncIdentifier, source: capture.path, startMicroseconds: first.timeMicroseconds,
-                    digest: digests.content)
-                {
-                case .alreadyStored(let id):
-                    guard let summary = try store.summary(id) else {
-                        throw ReplayError(.nothingToRebuild, "workout \(id) vanished")
-                    }
-                    return Outcome(summary: summary, alreadyStored: true, problems: problems)
-                case .busy(let id):
-                    guard ContinuousClock.now < deadline else {
-                        throw ReplayError(
-                            .busy, path: capture.path,
-                            "workout \(id) is being stored from it by another cyclelog right now; nothing was written")
-                    }
-                    usleep(200_000)
-                case .claimed(let claim):
-                    let result = try build(
-                        claim, events,
-                        origins: Array(repeating: 0, count: events.count - capture.events.count)
-                            + capture.origins,
-                        originWord: capture.recordWord, writeJournal: true, digests: digests, label: capture.path)
-                    problems += result.problems.map { "\(capture.path): \($0)" }
-                    return Outcome(summary: result.summary, alreadyStored: false, problems: problems)
-                }
+            let result = try build(
+                events, origins: Array(repeating: 0, count: settings.count) + capture.origins,
+                originWord: capture.recordWord, writeJournal: true, label: capture.path
+            ) { digests in
+                try claim(capture, digests: digests)
             }
+            problems += result.problems.map { "\(capture.path): \($0)" }
+            return Outcome(summary: result.summary, alreadyStored: result.alreadyStored, problems: problems)
         } catch let error as StoreError {
             throw ReplayError(error)
         } catch let error as ReplayError {
             throw error
         } catch {
             throw ReplayError(.notARide, path: capture.path, "\(error)")
+        }
+    }
+
+    /// The capture's ride in the store: already stored, or claimed to be written. Another cyclelog replaying the
+    /// same file right now is waited for (it stores the ride, or is killed and its hold lapses).
+    private func claim(_ capture: CaptureFile, digests: WorkoutStore.Digests) throws -> Claiming {
+        let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
+        let deadline = ContinuousClock.now + .microseconds(WorkoutStore.claimLapseMicroseconds * 2)
+        while true {
+            switch try store.claimWorkout(
+                syncIdentifier: syncIdentifier, source: capture.path,
+                startMicroseconds: capture.events[0].timeMicroseconds, digest: digests.content)
+            {
+            case .alreadyStored(let id):
+                guard let summary = try store.summary(id) else {
+                    throw ReplayError(.nothingToRebuild, "workout \(id) vanished")
+                }
+                return .alreadyStored(summary)
+            case .busy(let id):
+                guard ContinuousClock.now < deadline else {
+                    throw ReplayError(
+                        .busy, path: capture.path,
+                        "workout \(id) is being stored from it by another cyclelog right now; nothing was written")
+                }
+                usleep(200_000)
+            case .claimed(let claim):
+                return .claimed(claim)
+            }
         }
     }
 
@@ -125,12 +128,13 @@ public struct Replayer: Sendable {
                 if let outcome = try FITImporter(store: store).rebuild(id) { return outcome }
                 throw ReplayError(.nothingToRebuild, "workout \(id) has no stored journal or file to rebuild from")
             }
-            let computed = Self.digests(events)
-            let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
-            let claim = try store.beginRebuild(id)
+            let store = store
             let result = try build(
-                claim, events, origins: Array(1...events.count), originWord: "event", writeJournal: false,
-                digests: digests, label: "workout \(id)")
+                events, origins: Array(1...events.count), originWord: "event", writeJournal: false,
+                label: "workout \(id)"
+            ) { _ in
+                .claimed(try store.beginRebuild(id))
+            }
             return Outcome(
                 summary: result.summary, alreadyStored: false,
                 problems: result.problems.map { "workout \(id) journal: \($0)" })
@@ -143,28 +147,10 @@ public struct Replayer: Sendable {
         }
     }
 
-    /// The digests of a whole journal: its lines formatted a piece per core at a time (most of the work), then
-    /// hashed in order. A piece is 8192 events, about 600 kB of text.
-    static func digests(_ events: [RideEvent]) -> RideDigests {
-        var digests = RideDigests()
-        let piece = 8192
-        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var start = 0
-        while start < events.count {
-            let ranges = (0..<cores).map { core in
-                min(events.count, start + core * piece)..<min(events.count, start + (core + 1) * piece)
-            }.filter { !$0.isEmpty }
-            let texts = parallelMap(ranges.count) { RideDigests.lines(events[ranges[$0]]) }
-            for (range, text) in zip(ranges, texts) {
-                if let text {
-                    digests.add(lines: text)
-                } else {
-                    for event in events[range] { digests.add(event) }
-                }
-            }
-            start = ranges[ranges.count - 1].upperBound
-        }
-        return digests
+    /// What a ride's digests decide: it is stored already (as this summary), or it is ours to write.
+    private enum Claiming: Sendable {
+        case alreadyStored(WorkoutSummary)
+        case claimed(WorkoutStore.Claim)
     }
 
     /// The capture's own identity (a live ride's journal carries it in its `start` line), else the ride this
@@ -179,21 +165,27 @@ public struct Replayer: Sendable {
         return RideIdentity.syncIdentifier(digest: sourceDigest)
     }
 
+    /// The pipeline fed: the builder with the repaired events, the journal with every event as it came, in
+    /// pieces of `eventsPerChunk` events. The time-jump rule first; then the workout is built on one core while
+    /// the other hashes the journal's text into its digests, asks `claiming` what they decide (the ride already
+    /// stored, or a claim to write it) and writes the journal's pieces in order, each in its own transaction;
+    /// the pieces are packed by whichever core is free. The workout goes in the last transaction. A ride found
+    /// stored already costs a build thrown away.
     private func build(
-        _ claim: WorkoutStore.Claim, _ events: [RideEvent], origins: [Int], originWord: String, writeJournal: Bool,
-        digests: WorkoutStore.Digests, label: String
-    ) throws -> (summary: WorkoutSummary, problems: [String]) {
+        _ events: [RideEvent], origins: [Int], originWord: String, writeJournal: Bool, label: String,
+        claiming: @escaping @Sendable (WorkoutStore.Digests) throws -> Claiming
+    ) throws -> (summary: WorkoutSummary, alreadyStored: Bool, problems: [String]) {
         // Origin 0: a setting from the command line, not from the file.
         @Sendable func at(_ index: Int) -> String {
             index < origins.count && origins[index] > 0 ? "\(originWord) \(origins[index])" : "the command line"
         }
-        // The time-jump rule first: the builder gets the events in a consistent order, the journal keeps them all
-        // as they came.
+        // The builder gets the events in a consistent order, the journal keeps them all as they came.
         let timeline = RideTimeline.repair(events)
-        var problems = ProblemList()
-        for fault in timeline.faults { problems.add("\(at(fault.eventIndex)): \(fault.message)") }
+        Stages.mark("times-checked")
+        let problems = timeline.faults.reduce(into: ProblemList()) { list, fault in
+            list.add("\(at(fault.eventIndex)): \(fault.message)")
+        }
         if timeline.droppedCount * 2 > events.count {
-            _ = try store.delete(claim.workoutId)
             let first = timeline.faults.first.map { " (first at \(at($0.eventIndex)))" } ?? ""
             throw ReplayError(
                 .inconsistentTimes,
@@ -201,69 +193,98 @@ public struct Replayer: Sendable {
                     + ": its times are not in order: \(timeline.droppedCount) of \(events.count) events go back in time or "
                     + "leap\(first), so it cannot be a ride as recorded; nothing was stored")
         }
-        do {
-            return try build(
-                claim, timeline, events, at: at, problems: problems, writeJournal: writeJournal, digests: digests,
-                label: label)
-        } catch let error as StoreError where error.isDiskFull {
-            throw ReplayError(error, prefix: "\(label): ").adding(
-                "; the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
-                    + "free some space, then replay it again or run `cyclelog recover`")
-        }
-    }
-
-    /// The pipeline fed: the builder with the repaired events, the journal with every event as it came, in
-    /// pieces of `eventsPerChunk` events. The workout is built on one core while the journal's pieces are packed
-    /// on the other(s); then each piece goes in its own transaction, and the workout in the last one.
-    private func build(
-        _ claim: WorkoutStore.Claim, _ timeline: RideTimeline.Repaired, _ events: [RideEvent],
-        at: @escaping @Sendable (Int) -> String, problems: ProblemList, writeJournal: Bool,
-        digests: WorkoutStore.Digests, label: String
-    ) throws -> (summary: WorkoutSummary, problems: [String]) {
         let eventsPerChunk = options.eventsPerChunk
+        let pause = options.pauseAfterEachChunkMicroseconds
         let chunkCount = (timeline.events.count + eventsPerChunk - 1) / eventsPerChunk
         // Where each piece of the raw journal ends: after the event of its chunk's last built one; the last piece
         // takes every one left, misdated ones included.
         let journalEnds = (0..<chunkCount).map { chunk in
             chunk == chunkCount - 1 ? events.count : timeline.indices[(chunk + 1) * eventsPerChunk - 1] + 1
         }
-        let (built, pieces) = parallelMap(
-            first: { buildWorkout(timeline, at: at, problems: problems, digests: digests) },
-            writeJournal ? chunkCount : 0
-        ) { chunk in
+        let store = store
+        let pieces = OrderedWork(count: writeJournal ? chunkCount : 0) { chunk in
             CompactJournal.encode(events[(chunk == 0 ? 0 : journalEnds[chunk - 1])..<journalEnds[chunk]])
         }
-        // The journal's pieces, a transaction each; the 1 Hz series is written whole by `finish` (a replay cut
-        // short is rebuilt from its journal, as `cyclelog recover` does).
-        var writer = WorkoutWriter(store: store, claim: claim)
-        for piece in pieces {
-            try writer.write(packedJournal: piece)
-            if options.pauseAfterEachChunkMicroseconds > 0 { usleep(options.pauseAfterEachChunkMicroseconds) }
+        // The 1 Hz series is written whole by `finish` (a replay cut short is rebuilt from its journal, as
+        // `cyclelog recover` does).
+        let (built, stored) = parallelMap(
+            first: {
+                var built = buildWorkout(timeline, at: at, problems: problems)
+                Stages.mark("workout-built")
+                if var workout = built.finished?.workout {
+                    // The clock faults the time-jump rule found are the ride's problems too.
+                    workout.problemCount += timeline.faults.count
+                    built.prepared = WorkoutStore.PreparedWorkout(workout)
+                    Stages.mark("workout-prepared")
+                }
+                pieces.help()
+                return built
+            }, 1
+        ) { _ in
+            Result { () throws -> (Claiming, WorkoutStore.Digests, WorkoutWriter?) in
+                let computed = RideDigests(events)
+                Stages.mark("digests")
+                let digests = WorkoutStore.Digests(source: computed.sourceHex, content: computed.contentHex)
+                let claimed: Claiming
+                do { claimed = try claiming(digests) } catch {
+                    pieces.stop()
+                    throw error
+                }
+                guard case .claimed(let claim) = claimed else {
+                    pieces.stop()
+                    return (claimed, digests, nil)
+                }
+                var writer = WorkoutWriter(store: store, claim: claim)
+                do throws(StoreError) {
+                    for chunk in 0..<pieces.count {
+                        try writer.write(packedJournal: pieces.take(chunk))
+                        if pause > 0 { usleep(pause) }
+                    }
+                } catch {
+                    pieces.stop()
+                    throw Self.unfinished(error, claim, label)
+                }
+                Stages.mark("journal-written")
+                return (claimed, digests, writer)
+            }
         }
-        guard var finished = built.finished else {
+        let (claimed, digests, writer) = try stored[0].get()
+        if case .alreadyStored(let summary) = claimed { return (summary, true, []) }
+        guard let writer else { preconditionFailure("a claimed ride has its writer") }
+        guard let prepared = built.prepared else {
             try writer.discard()
             throw ReplayError(
                 .notARide, label + ": no measurement to build a workout from (no power, speed, cadence or heart rate)")
         }
-        // The clock faults the time-jump rule found are the ride's problems too.
-        finished.workout.problemCount += timeline.faults.count
-        let summary = try writer.finish(finished)
-        return (summary, built.problems.messages)
+        do {
+            defer { Stages.mark("stored") }
+            return (try writer.finish(prepared, digests: digests), false, built.problems.messages)
+        } catch {
+            throw Self.unfinished(error, writer.claim, label)
+        }
     }
 
-    /// What one core did while the others packed the journal: the finished workout (nil without a measurement)
-    /// and the problems.
+    /// A write that failed part-way: a full disk says what is left and what to do.
+    private static func unfinished(_ error: StoreError, _ claim: WorkoutStore.Claim, _ label: String) -> ReplayError {
+        guard error.isDiskFull else { return ReplayError(error) }
+        return ReplayError(error, prefix: "\(label): ").adding(
+            "; the ride was not stored whole (workout \(claim.workoutId) is left unfinished): "
+                + "free some space, then replay it again or run `cyclelog recover`")
+    }
+
+    /// What one core did while the other made the digests and wrote the journal: the finished workout (nil
+    /// without a measurement; its digests come from the other core), its stored parts, and the problems.
     private struct BuiltWorkout: Sendable {
         var finished: WorkoutWriter.Finished?
+        var prepared: WorkoutStore.PreparedWorkout?
         var problems: ProblemList
     }
 
     private func buildWorkout(
-        _ timeline: RideTimeline.Repaired, at: @Sendable (Int) -> String, problems: ProblemList,
-        digests: WorkoutStore.Digests
+        _ timeline: RideTimeline.Repaired, at: @Sendable (Int) -> String, problems: ProblemList
     ) -> BuiltWorkout {
         var built = BuiltWorkout(problems: problems)
-        var pipeline = RidePipeline(digests: digests)
+        var pipeline = RidePipeline(digests: WorkoutStore.Digests(source: nil, content: ""))
         for (position, event) in timeline.events.enumerated() {
             for problem in pipeline.build(event) {
                 built.problems.add("\(at(timeline.indices[position])): \(problem.message)")

@@ -67,18 +67,28 @@ public struct WorkoutWriter: Sendable {
     }
 
     /// Writes a piece of the journal packed beforehand (`CompactJournal.encode`), alone: a replay, whose pieces
-    /// are packed on other cores while the workout is built, and whose 1 Hz series `finish` writes whole.
+    /// are packed on another core while the workout is built, and whose 1 Hz series `finish` writes whole. Its
+    /// commit does not wait for the disk: `finish`'s does, for every piece before it (a power cut before then
+    /// leaves an unfinished ride, which the file it came from gives again).
     public mutating func write(packedJournal: [UInt8]) throws(StoreError) {
         precondition(pendingEvents.isEmpty && pendingSamples.isEmpty, "a writer takes events or packed pieces")
         lastWrite = ContinuousClock.now
         try store.append(
-            to: claim, journalSequence: journalSequence, packedJournal: packedJournal, samples: [SecondSample]())
+            to: claim, journalSequence: journalSequence, packedJournal: packedJournal, samples: [SecondSample](),
+            durable: false)
         journalSequence += 1
     }
 
     /// The last transaction: the workout, complete from here on. Write the last batch first.
     public func finish(_ finished: Finished) throws(StoreError) -> WorkoutSummary {
         try store.finish(claim, workout: finished.workout, digests: finished.digests)
+    }
+
+    /// The same with the workout's stored parts made beforehand (`WorkoutStore.PreparedWorkout`).
+    public func finish(_ prepared: WorkoutStore.PreparedWorkout, digests: WorkoutStore.Digests) throws(StoreError)
+        -> WorkoutSummary
+    {
+        try store.finish(claim, prepared: prepared, digests: digests)
     }
 
     /// No measurement came: the workout row goes.

@@ -9,7 +9,9 @@ import Workouts
 /// (`cyclelog show 3 --journal | sha256sum`, PostgreSQL's `sha256()`).
 public struct RideDigests: Sendable {
     private var content = SHA256()
-    private var source = SHA256()
+    /// Nil until the first setting: until then both digests have taken the same lines, and `content` stands for
+    /// both (a journal without settings, most of them, is hashed once).
+    private var source: SHA256?
     /// Lines both digests have yet to take: hashed 64 kB at a time rather than line by line.
     private var pending: [UInt8] = []
     private var times = UTCTime.Writer()
@@ -20,7 +22,8 @@ public struct RideDigests: Sendable {
         pending.append(UInt8(ascii: "\n"))
     }
 
-    public init(_ events: some Sequence<RideEvent>) {
+    /// (A concrete list: a generic sequence is not specialised across modules.)
+    public init(_ events: [RideEvent]) {
         self.init()
         for event in events { add(event) }
     }
@@ -30,6 +33,7 @@ public struct RideDigests: Sendable {
             // Only the content digest takes a setting (rare: at the head of a replay's journal), after the lines
             // before it.
             flush()
+            if source == nil { source = content }
             var line: [UInt8] = []
             Journal.write(event, into: &line, times: &times)
             line.append(UInt8(ascii: "\n"))
@@ -60,19 +64,19 @@ public struct RideDigests: Sendable {
     public mutating func add(lines: [UInt8]) {
         flush()
         content.update(data: lines)
-        source.update(data: lines)
+        source?.update(data: lines)
     }
 
     private mutating func flush() {
         content.update(data: pending)
-        source.update(data: pending)
+        source?.update(data: pending)
         pending.removeAll(keepingCapacity: true)
     }
 
     /// Of every event, lowercase hex, 64 digits.
     public var contentHex: String { Self.hex(content, pending) }
     /// Of the events without settings (`wheel *`, `auto-pause`), lowercase hex, 64 digits.
-    public var sourceHex: String { Self.hex(source, pending) }
+    public var sourceHex: String { Self.hex(source ?? content, pending) }
 
     private static func hex(_ hash: SHA256, _ pending: [UInt8]) -> String {
         var hash = hash

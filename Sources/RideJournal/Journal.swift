@@ -39,11 +39,9 @@ public enum Journal {
         times.write(microseconds: event.timeMicroseconds, into: &output)
         switch event.kind {
         case .notification(let sensor, let characteristic, let value):
-            output += " notify ".utf8
-            writeValue(sensor, characteristic, value, into: &output)
+            writeValue(" notify ", sensor, characteristic, value, into: &output)
         case .read(let sensor, let characteristic, let value):
-            output += " read ".utf8
-            writeValue(sensor, characteristic, value, into: &output)
+            writeValue(" read ", sensor, characteristic, value, into: &output)
         case .connected(let sensor, let name):
             output += " connect \(sensor)".utf8
             if let name { output += " \(escaped(name))".utf8 }
@@ -76,20 +74,40 @@ public enum Journal {
         }
     }
 
-    /// `SENSOR UUID HEX` of a notification or a read.
+    /// ` notify SENSOR UUID HEX` (or ` read …`) of a notification or a read: made in a buffer of its own and
+    /// appended at once, where appending octet by octet checked the list's room and ownership 70 times a line.
     private static func writeValue(
-        _ sensor: String, _ characteristic: UInt16, _ value: [UInt8], into output: inout [UInt8]
+        _ verb: StaticString, _ sensor: String, _ characteristic: UInt16, _ value: [UInt8],
+        into output: inout [UInt8]
     ) {
-        let digits: StaticString = "0123456789abcdef"
-        output += sensor.utf8
-        output.append(UInt8(ascii: " "))
-        for shift in stride(from: 12, through: 0, by: -4) {
-            output.append(digits.utf8Start[Int(characteristic >> shift & 0xF)])
-        }
-        output.append(UInt8(ascii: " "))
-        for byte in value {
-            output.append(digits.utf8Start[Int(byte >> 4)])
-            output.append(digits.utf8Start[Int(byte & 0x0F)])
+        var sensor = sensor
+        sensor.withUTF8 { address in
+            let length = verb.utf8CodeUnitCount + address.count + 6 + 2 * value.count
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { line in
+                let digits: StaticString = "0123456789abcdef"
+                let hex = digits.utf8Start
+                var at = 0
+                for byte in UnsafeBufferPointer(start: verb.utf8Start, count: verb.utf8CodeUnitCount) {
+                    line[at] = byte
+                    at += 1
+                }
+                for byte in address {
+                    line[at] = byte
+                    at += 1
+                }
+                line[at] = UInt8(ascii: " ")
+                for shift in stride(from: 12, through: 0, by: -4) {
+                    line[at + 1 + (12 - shift) / 4] = hex[Int(characteristic >> UInt16(shift) & 0xF)]
+                }
+                line[at + 5] = UInt8(ascii: " ")
+                at += 6
+                for byte in value {
+                    line[at] = hex[Int(byte >> 4)]
+                    line[at + 1] = hex[Int(byte & 0x0F)]
+                    at += 2
+                }
+                output.append(contentsOf: line)
+            }
         }
     }
 

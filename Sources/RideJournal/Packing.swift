@@ -32,11 +32,18 @@ public struct PackedWriter: Sendable {
 
     public mutating func bytes(_ values: [UInt8]) { bytes += values }
 
-    /// `values`, each octet XORed with the one at the same place in `previous` where it has one.
-    public mutating func xored(_ values: [UInt8], with previous: [UInt8]) {
+    /// `values`, each octet minus (modulo 256) the one at the same place in `previous` where it has one: a counter
+    /// that steps by the same amount, or a field that does not change, leaves the same octets every time.
+    public mutating func differences(_ values: [UInt8], from previous: [UInt8]) {
         let common = min(values.count, previous.count)
-        for index in 0..<common { bytes.append(values[index] ^ previous[index]) }
+        for index in 0..<common { bytes.append(values[index] &- previous[index]) }
         bytes += values[common...]
+    }
+
+    /// Another writer's bytes after their count, so that a reader can take them as a section or step over them.
+    public mutating func section(_ other: PackedWriter) {
+        unsigned(UInt64(other.bytes.count))
+        bytes += other.bytes
     }
 
     public mutating func unsigned(_ value: UInt64) {
@@ -56,19 +63,35 @@ public struct PackedWriter: Sendable {
     }
 }
 
-/// Reads what `PackedWriter` wrote; every read checks the bounds.
+/// Reads what `PackedWriter` wrote; every read checks the bounds (the end of the bytes, or of a section).
 public struct PackedReader: Sendable {
     private let bytes: [UInt8]
     private var offset = 0
+    private let end: Int
 
     public init(_ bytes: [UInt8]) {
         self.bytes = bytes
+        self.end = bytes.count
     }
 
-    public var atEnd: Bool { offset >= bytes.count }
+    private init(_ bytes: [UInt8], from offset: Int, to end: Int) {
+        self.bytes = bytes
+        self.offset = offset
+        self.end = end
+    }
+
+    public var atEnd: Bool { offset >= end }
+
+    /// The next section (`PackedWriter.section`) as a reader of its own, this one moved past it; the bytes are
+    /// shared, not copied.
+    public mutating func section() throws(PackedDataError) -> PackedReader {
+        let count = try count()
+        defer { offset += count }
+        return PackedReader(bytes, from: offset, to: offset + count)
+    }
 
     public mutating func byte() throws(PackedDataError) -> UInt8 {
-        guard offset < bytes.count else {
+        guard offset < end else {
             throw PackedDataError(.cutShort, description: "the stored data is cut short")
         }
         defer { offset += 1 }
@@ -97,25 +120,40 @@ public struct PackedReader: Sendable {
     /// A length or a count: never more than the bytes left, so a damaged one cannot ask for a huge allocation.
     public mutating func count() throws(PackedDataError) -> Int {
         let value = try unsigned()
-        guard value <= UInt64(bytes.count - offset) else {
-            throw PackedDataError(
-                .malformed, description: "a length of \(value) where \(bytes.count - offset) bytes are left")
+        guard value <= UInt64(end - offset) else {
+            throw PackedDataError(.malformed, description: "a length of \(value) where \(end - offset) bytes are left")
         }
         return Int(value)
     }
 
     public mutating func skip(_ count: Int) throws(PackedDataError) {
-        guard count <= bytes.count - offset else {
+        guard count <= end - offset else {
             throw PackedDataError(.cutShort, description: "the stored data is cut short")
         }
         offset += count
+    }
+
+    /// The next `count` bytes added (modulo 256) to those at the same place in `previous`, bytes past its end
+    /// taken as they are: what `PackedWriter.differences` wrote, as a new value.
+    public mutating func sums(_ count: Int, onto previous: [UInt8]) throws(PackedDataError) -> [UInt8] {
+        guard count <= end - offset else {
+            throw PackedDataError(.cutShort, description: "the stored data is cut short")
+        }
+        let common = min(count, previous.count)
+        let start = offset
+        offset += count
+        return [UInt8](unsafeUninitializedCapacity: count) { value, initialized in
+            for index in 0..<common { value[index] = bytes[start + index] &+ previous[index] }
+            for index in common..<count { value[index] = bytes[start + index] }
+            initialized = count
+        }
     }
 
     /// The next `count` bytes XORed, in place, onto `value` (the previous value of the same field), which becomes
     /// `count` long; bytes past the previous value's end are taken as they are. No allocation while `value`'s
     /// buffer is not shared and large enough.
     public mutating func xored(_ count: Int, onto value: inout [UInt8]) throws(PackedDataError) {
-        guard count <= bytes.count - offset else {
+        guard count <= end - offset else {
             throw PackedDataError(.cutShort, description: "the stored data is cut short")
         }
         let common = min(count, value.count)
@@ -139,7 +177,15 @@ public enum Zlib {
     /// times the compressed bytes is damaged, and is refused before anything is allocated.
     static let largestRatio = 1032
 
-    public static func deflate(_ input: [UInt8]) -> [UInt8] {
+    /// How hard deflate looks for repeats: `fast` (zlib's level 1) for data packed so that its repeats lie close
+    /// together, `standard` (zlib's default, 6) otherwise.
+    public enum Effort: Sendable {
+        case fast, standard
+
+        var level: Int32 { self == .fast ? Z_BEST_SPEED : Z_DEFAULT_COMPRESSION }
+    }
+
+    public static func deflate(_ input: [UInt8], effort: Effort = .standard) -> [UInt8] {
         let size = UInt32(truncatingIfNeeded: input.count)
         var output: [UInt8] = [
             UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24),
@@ -147,12 +193,11 @@ public enum Zlib {
         guard !input.isEmpty else { return output }
         var length = compressBound(uLong(input.count))
         var compressed = [UInt8](repeating: 0, count: Int(length))
-        // zlib's default level (6): on the 4-hour replay, level 9 took 0.20 s more for 3 % less space, level 1
-        // saved 0.02 s more for 5 % more (README, "Benchmarks"). compress2 cannot fail with a compressBound
-        // buffer; if it ever did, the data is kept uncompressed (marked by the high bit of the size).
+        // compress2 cannot fail with a compressBound buffer; if it ever did, the data is kept uncompressed (marked
+        // by the high bit of the size).
         let status = compressed.withUnsafeMutableBufferPointer { out in
             input.withUnsafeBufferPointer { source in
-                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), Z_DEFAULT_COMPRESSION)
+                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), effort.level)
             }
         }
         guard status == Z_OK else {

@@ -239,8 +239,7 @@ extension WorkoutStore {
 
     /// One small transaction: the next piece of the raw journal and the 1 Hz samples completed so far.
     public func append(
-        to claim: Claim, journalSequence: Int, events: some Collection<RideEvent>,
-        samples: some Collection<SecondSample>
+        to claim: Claim, journalSequence: Int, events: [RideEvent], samples: some Collection<SecondSample>
     ) throws(StoreError) {
         try append(
             to: claim, journalSequence: journalSequence,
@@ -248,14 +247,16 @@ extension WorkoutStore {
     }
 
     /// The same with the journal's piece packed beforehand by `CompactJournal.encode` (a replay packs its pieces
-    /// on other cores while it builds the workout); nil when the piece has no events.
+    /// on other cores while it builds the workout); nil when the piece has no events. `durable: false` commits
+    /// without waiting for the disk, for what can be made again (a replay's pieces, from its file): see
+    /// `write(durable:)`.
     public func append(
         to claim: Claim, journalSequence: Int, packedJournal journal: [UInt8]?,
-        samples: some Collection<SecondSample>
+        samples: some Collection<SecondSample>, durable: Bool = true
     ) throws(StoreError) {
         let id = claim.workoutId
         let chunks = Self.chunks(samples)
-        try write { db in
+        try write(durable: durable) { db in
             try Self.renew(claim, db)
             if let journal {
                 try db.execute(
@@ -274,7 +275,26 @@ extension WorkoutStore {
     /// dropouts and sensors; the workout is 'complete' from here on. Returns the summary as stored.
     @discardableResult
     public func finish(_ claim: Claim, workout: Workout, digests: Digests) throws(StoreError) -> WorkoutSummary {
-        let built = Built(workout)
+        try finish(claim, prepared: PreparedWorkout(workout), digests: digests)
+    }
+
+    /// A finished workout's power curve, statistics, laps and packed 1 Hz series, made before its last
+    /// transaction: a replay prepares them on the core that built the workout while the other still writes the
+    /// journal.
+    public struct PreparedWorkout: Sendable {
+        let built: Built
+
+        public init(_ workout: Workout) {
+            built = Built(workout)
+        }
+    }
+
+    /// The same, prepared beforehand.
+    @discardableResult
+    public func finish(_ claim: Claim, prepared: PreparedWorkout, digests: Digests) throws(StoreError)
+        -> WorkoutSummary
+    {
+        let built = prepared.built
         try write { db in
             try Self.renew(claim, db, clearing: true)
             try Self.insert(built, claim.workoutId, digests: digests, db)
@@ -333,7 +353,7 @@ extension WorkoutStore {
     }
 
     /// What `insert` writes, computed before the transaction so that it holds the lock briefly.
-    struct Built {
+    struct Built: Sendable {
         var workout: Workout
         var curve: PowerCurve
         var statistics: WorkoutStatistics

@@ -22,10 +22,10 @@ public struct InstantReadings {
             var decoder = decoders.removeValue(forKey: sensor) ?? SensorDecoder(wheelCircumferenceMeters: wheel)
             defer { decoders[sensor] = decoder }
             guard
-                var readings = try? decoder.decode(
-                    characteristic: characteristic, value: value, at: event.timeMicroseconds
-                ).readings
+                let output = try? decoder.decode(
+                    characteristic: characteristic, value: value, at: event.timeMicroseconds)
             else { return [] }
+            var readings = Array(output.readings)
             // The power the meter sent (negative is 0 W), not the ride's reading of it: a meter repeating its
             // last value while the cranks stand still counts 0 W in the ride, but a screen shows what came.
             if characteristic == Characteristic.cyclingPowerMeasurement.rawValue,

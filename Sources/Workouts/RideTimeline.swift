@@ -46,8 +46,10 @@ public enum RideTimeline {
         var plausible: [Int] = []
         plausible.reserveCapacity(input.count)
         var implausible = 0
-        for (index, event) in input.enumerated() {
-            if plausibleMicroseconds.contains(event.timeMicroseconds) {
+        // By index, reading only the time: a loop over the events themselves copies each one (its sensor's name
+        // and value retained and released), 100 000 times for a 4-hour ride.
+        for index in input.indices {
+            if plausibleMicroseconds.contains(input[index].timeMicroseconds) {
                 plausible.append(index)
             } else {
                 implausible += 1
@@ -68,7 +70,7 @@ public enum RideTimeline {
         faults += jumpFaults
         faults.sort { $0.eventIndex < $1.eventIndex }
         // A ride whose clock needed nothing (nearly every one) keeps its events as they are, not a copy.
-        if indices.count == input.count && zip(times, input).allSatisfy({ $0 == $1.timeMicroseconds }) {
+        if indices.count == input.count && times.indices.allSatisfy({ times[$0] == input[$0].timeMicroseconds }) {
             return Repaired(events: input, indices: indices, faults: faults, droppedCount: 0)
         }
         var events: [RideEvent] = []

@@ -19,7 +19,7 @@ struct SensorDecoder {
 
     /// Readings and distance from one notification.
     struct Output {
-        var readings: [ChannelReading] = []
+        var readings = ChannelReadings()
         /// Metres ridden since the previous notification, and the speed rank of the source that measured them.
         var distance: (meters: Double, rank: Int)?
     }
@@ -156,5 +156,25 @@ struct SensorDecoder {
             lastTotalDistanceMeters = total
         }
         return output
+    }
+}
+
+/// The readings of one notification, in the order they were made: at most one per channel, so never more than
+/// four, kept in place rather than in an array (an allocation and a release for each of a 4-hour ride's 100 000
+/// notifications).
+struct ChannelReadings: RandomAccessCollection {
+    private var storage = InlineArray<4, ChannelReading>(
+        repeating: ChannelReading(channel: .powerWatts, value: 0, rank: 0))
+    private(set) var endIndex = 0
+
+    var startIndex: Int { 0 }
+
+    subscript(position: Int) -> ChannelReading { storage[position] }
+
+    /// Adds a reading, or replaces the one of its channel: one per channel keeps the count within the four places.
+    mutating func append(_ reading: ChannelReading) {
+        let index = indices.first { storage[$0].channel == reading.channel } ?? endIndex
+        storage[index] = reading
+        if index == endIndex { endIndex += 1 }
     }
 }

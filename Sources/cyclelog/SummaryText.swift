@@ -159,15 +159,25 @@ enum SummaryText {
 
     static func duration(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
-        let text = String(format: "%d:%02d", total / 60 % 60, total % 60)
-        return total >= 3600 ? "\(total / 3600):" + String(format: "%02d:%02d", total / 60 % 60, total % 60) : text
+        // `%02d`: two digits at least, a sign counted as one.
+        func twoDigits(_ number: Int) -> String { (0..<10).contains(number) ? "0\(number)" : "\(number)" }
+        let minutesAndSeconds = twoDigits(total / 60 % 60) + ":" + twoDigits(total % 60)
+        return total >= 3600 ? "\(total / 3600):" + minutesAndSeconds : "\(total / 60 % 60):\(twoDigits(total % 60))"
     }
 
     static func label(_ seconds: Int) -> String {
         seconds < 60 ? "\(seconds) s" : seconds < 3600 ? "\(seconds / 60) min" : "\(seconds / 3600) h"
     }
 
-    static func fixed(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+    /// C's `%.Nf`, as `String(format:)` writes it (it hands numbers to the C library too), without Foundation's
+    /// formatting of the whole format string, which cost a replay's summary milliseconds.
+    static func fixed(_ value: Double, _ decimals: Int) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
+            let written = withVaList([value]) { vsnprintf(buffer.baseAddress, 48, "%.\(decimals)f", $0) }
+            guard written >= 0, written < 48 else { return String(format: "%.\(decimals)f", value) }
+            return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(written)), as: UTF8.self)
+        }
+    }
     /// `250` or `354.9`: at most one decimal, none when whole.
     static func amount(_ value: Double) -> String { JSONValue.rounded(value, 1).rendered() }
     static func whole(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }

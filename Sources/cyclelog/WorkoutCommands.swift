@@ -89,7 +89,7 @@ struct WorkoutReference: ParsableArguments {
     }
 }
 
-struct Replay: ParsableCommand {
+struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replay",
         abstract: "Replays captured rides (btsnoop or cyclelog journal) into the workout database.",
@@ -142,8 +142,20 @@ struct Replay: ParsableCommand {
         return map
     }
 
-    func run() throws {
-        let store = try database.open()
+    func run() async throws {
+        Stages.mark("parsed")
+        let map = try handleMap()
+        func load(_ file: String) throws -> CaptureFile {
+            let progress = ProgressBar(label: (file as NSString).lastPathComponent)
+            defer { progress?.finish() }
+            return try CaptureFile.load(file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
+        }
+        // The first file is read while the database opens (a new one's tables take as long as a long capture).
+        async let opened = database.open()
+        var first = files.first.map { file in Result { try load(file) } }
+        Stages.mark("capture-read")
+        let store = try await opened
+        Stages.mark("database-open")
         var options = Replayer.Options()
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         options.autoPause = autoPause ? AutoPause() : nil
@@ -151,14 +163,10 @@ struct Replay: ParsableCommand {
             options.pauseAfterEachChunkMicroseconds = ms * 1000
         }
         let replayer = Replayer(store: store, options: options)
-        let map = try handleMap()
         var failed = false
         for file in files {
-            let progress = ProgressBar(label: (file as NSString).lastPathComponent)
             do {
-                let capture = try CaptureFile.load(
-                    file, handleMap: map, progress: progress.map { bar in { bar.show($0) } })
-                progress?.finish()
+                let capture = try first.take()?.get() ?? load(file)
                 var outcome = try replayer.replay(capture)
                 if let test = test.flatMap(FitnessTest.init(rawValue:)) {
                     try store.setFitnessTest(outcome.summary.id, test)
@@ -169,8 +177,8 @@ struct Replay: ParsableCommand {
                     printError("\(file): already stored as workout \(outcome.summary.id); shown as stored")
                 }
                 print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+                Stages.mark("printed")
             } catch {
-                progress?.finish()
                 printError("error: \(error)")
                 failed = true
             }

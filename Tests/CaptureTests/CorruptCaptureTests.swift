@@ -69,5 +69,44 @@ final class CorruptCaptureTests: XCTestCase {
         inner.signed(5)
         inner.unsigned(9)  // a sensor number never defined
         XCTAssertThrowsError(try CompactJournal.decode(Zlib.deflate(inner.bytes)))
+        // The same in the channel packing: a channel of a sensor never defined, an order naming a channel beyond
+        // the table or more values than its channel holds. The well-formed chunk first, to show the writing right.
+        func chunk(sensors: Int, order: [UInt64]) -> [UInt8] {
+            var writer = PackedWriter()
+            writer.byte(ChannelPacking.mark)
+            writer.signed(1_714_550_400_000_000)
+            writer.unsigned(UInt64(sensors))
+            for _ in 0..<sensors { writer.text("C0:11:22:33:44:55") }
+            writer.unsigned(1)  // one channel: sensor 0's notified 0x2A63
+            writer.unsigned(0)
+            writer.unsigned(0x2A63)
+            writer.byte(1)
+            writer.unsigned(UInt64(order.count))
+            var entries = PackedWriter()
+            for entry in order { entries.unsigned(entry) }
+            writer.section(entries)
+            writer.section(PackedWriter())  // no other events
+            var values = PackedWriter()
+            values.unsigned(1)  // one value, 250 ms after the base, of two octets
+            var times = PackedWriter()
+            times.signed(250_000)
+            values.section(times)
+            var lengths = PackedWriter()
+            lengths.unsigned(2)
+            values.section(lengths)
+            values.bytes([0x00, 0x00])
+            writer.section(values)
+            return Zlib.deflate(writer.bytes)
+        }
+        XCTAssertEqual(
+            try CompactJournal.decode(chunk(sensors: 1, order: [1])),
+            [
+                RideEvent(
+                    timeMicroseconds: 1_714_550_400_250_000,
+                    .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0, 0]))
+            ])
+        XCTAssertThrowsError(try CompactJournal.decode(chunk(sensors: 0, order: [1])))
+        XCTAssertThrowsError(try CompactJournal.decode(chunk(sensors: 1, order: [2])))
+        XCTAssertThrowsError(try CompactJournal.decode(chunk(sensors: 1, order: [1, 1])))
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Workouts
 import XCTest
 
@@ -165,6 +166,72 @@ final class JournalTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(expected.count, 250, "the 250 even-watt values among those added")
         XCTAssertEqual(try CompactJournal.notifications(packed, of: 0x2A63, where: evenWatts), expected)
+    }
+
+    /// A chunk stored by the first packing (event by event, values XORed) reads back as the events of the journal
+    /// it was stored from, whole or one characteristic at a time: every database written before still reads.
+    func testChunksOfTheFirstPackingStillReadBack() throws {
+        let stored = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/stored")
+        let chunk = try [UInt8](Data(contentsOf: stored.appendingPathComponent("first-packing.chunk")))
+        let journal = Journal.read(
+            try String(contentsOf: stored.appendingPathComponent("first-packing.journal"), encoding: .utf8))
+        XCTAssertEqual(journal.problems.map(\.message), [])
+        XCTAssertNotEqual(try Zlib.inflate(chunk).first, ChannelPacking.mark, "the fixture is of the first packing")
+        XCTAssertEqual(try CompactJournal.decode(chunk), journal.events)
+        let power = journal.events.filter {
+            if case .notification(_, 0x2A63, _) = $0.kind { return true }
+            return false
+        }
+        XCTAssertGreaterThan(power.count, 100)
+        XCTAssertEqual(try CompactJournal.notifications(chunk, of: 0x2A63) { _ in true }, power)
+        // Packed again, by channel: the same events, in less space.
+        let repacked = CompactJournal.encode(journal.events)
+        XCTAssertEqual(try Zlib.inflate(repacked).first, ChannelPacking.mark)
+        XCTAssertEqual(try CompactJournal.decode(repacked), journal.events)
+        XCTAssertEqual(try CompactJournal.notifications(repacked, of: 0x2A63) { _ in true }, power)
+        XCTAssertLessThan(repacked.count, chunk.count)
+    }
+
+    /// Two sensors sending the same characteristic, reads among notifications, values that change length and times
+    /// that go back: the channel packing keeps each event, in order.
+    func testTheChannelPackingKeepsInterleavedChannelsInOrder() throws {
+        var events: [RideEvent] = []
+        var random = SplitMix64(seed: 7)
+        let sensors = ["C0:11:22:33:44:55", "D4:22:33:44:55:66"]
+        var time: Int64 = 1_714_550_400_000_000
+        for index in 0..<2000 {
+            time += Int64.random(in: -5_000...400_000, using: &random)
+            let sensor = sensors[Int.random(in: 0...1, using: &random)]
+            let length = Int.random(in: 0...12, using: &random)
+            let value = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            switch index % 50 {
+            case 7:
+                events.append(
+                    RideEvent(timeMicroseconds: time, .read(sensor: sensor, characteristic: 0x2A63, value: value)))
+            case 19: events.append(RideEvent(timeMicroseconds: time, .disconnected(sensor: sensor)))
+            case 20:
+                events.append(
+                    RideEvent(
+                        timeMicroseconds: time, .connected(sensor: sensor, name: index % 100 == 20 ? nil : "Left")))
+            case 33:
+                events.append(RideEvent(timeMicroseconds: time, .wheelCircumference(sensor: sensor, millimetres: 2096)))
+            case 41: events.append(RideEvent(timeMicroseconds: time, .control(.marker("m\(index)"))))
+            default:
+                events.append(
+                    RideEvent(
+                        timeMicroseconds: time,
+                        .notification(sensor: sensor, characteristic: index % 3 == 0 ? 0x2A5B : 0x2A63, value: value)))
+            }
+        }
+        let packed = CompactJournal.encode(events)
+        XCTAssertEqual(try CompactJournal.decode(packed), events)
+        let csc = events.filter {
+            if case .notification(_, 0x2A5B, _) = $0.kind { return true }
+            return false
+        }
+        XCTAssertEqual(try CompactJournal.notifications(packed, of: 0x2A5B) { _ in true }, csc)
+        XCTAssertEqual(try CompactJournal.decode(CompactJournal.encode([RideEvent]())), [])
     }
 }
 

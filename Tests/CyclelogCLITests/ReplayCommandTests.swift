@@ -27,6 +27,33 @@ final class ReplayCommandTests: XCTestCase {
         return try XCTUnwrap(object as? [String: Any], run.output)
     }
 
+    /// `CYCLELOG_STAGES=1` marks each stage of a replay on standard error, in the order they must come (the two
+    /// cores' marks only after what each waits for); without it, nothing is added to the output.
+    func testAReplayMarksItsStagesOnlyWhenAsked() throws {
+        let file = rides.appendingPathComponent("sweatpy_2020-06-01-16-52-40.journal").path
+        let marked = try cyclelog(
+            ["replay", "--db", try temporaryDatabase(), file], environment: ["CYCLELOG_STAGES": "1"])
+        XCTAssertEqual(marked.status, 0, marked.errorOutput)
+        let stages = marked.errorOutput.split(separator: "\n").filter { $0.hasPrefix("stage ") }.map {
+            $0.split(separator: " ")
+        }
+        let names = stages.map { String($0[1]) }
+        for (before, after) in [
+            ("parsed", "capture-read"), ("capture-read", "times-checked"), ("database-open", "times-checked"),
+            ("times-checked", "digests"), ("times-checked", "workout-built"), ("digests", "journal-written"),
+            ("workout-built", "stored"), ("journal-written", "stored"), ("stored", "printed"),
+        ] {
+            let first = try XCTUnwrap(names.firstIndex(of: before), names.joined(separator: " "))
+            let second = try XCTUnwrap(names.firstIndex(of: after), names.joined(separator: " "))
+            XCTAssertLessThan(first, second, "\(before) before \(after)")
+        }
+        XCTAssertEqual(stages.filter { Double($0[2]) ?? 0 > 0 }.count, stages.count, marked.errorOutput)
+        let plain = try cyclelog(["replay", "--db", try temporaryDatabase(), file])
+        XCTAssertEqual(plain.status, 0, plain.errorOutput)
+        XCTAssertFalse(plain.errorOutput.contains("stage "), plain.errorOutput)
+        XCTAssertEqual(plain.output, marked.output)
+    }
+
     /// NP within 1 W, work within 0.5 %, the curve within 1 W at 60, 300 and 1200 s, distance within 0.5 %.
     func testLongRidesReplayToTheReferenceValuesFromBothFormats() throws {
         let references = try references()
