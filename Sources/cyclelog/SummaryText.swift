@@ -175,7 +175,8 @@ enum SummaryText {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
             let written = withVaList([value]) { vsnprintf(buffer.baseAddress, 48, "%.\(decimals)f", $0) }
             guard written >= 0, written < 48 else { return String(format: "%.\(decimals)f", value) }
-            return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(written)), as: UTF8.self)
+            return String(
+                decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(written)), as: UTF8.self)
         }
     }
     /// `250` or `354.9`: at most one decimal, none when whole.
