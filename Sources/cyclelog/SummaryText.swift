@@ -169,8 +169,9 @@ enum SummaryText {
         seconds < 60 ? "\(seconds) s" : seconds < 3600 ? "\(seconds / 60) min" : "\(seconds / 3600) h"
     }
 
-    /// C's `%.Nf`, as `String(format:)` writes it (it hands numbers to the C library too), without Foundation's
-    /// formatting of the whole format string, which cost a replay's summary milliseconds.
+    /// C's `%.Nf`, as `String(format:)` writes it (it hands numbers to the C library too), without Foundation
+    /// parsing the format string and boxing its arguments for each number. The program never sets a locale, so
+    /// the C library writes a point.
     static func fixed(_ value: Double, _ decimals: Int) -> String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { buffer in
             let written = withVaList([value]) { vsnprintf(buffer.baseAddress, 48, "%.\(decimals)f", $0) }
