@@ -321,6 +321,7 @@ extension WorkoutStore {
         replacing: Int64?, sessionNumber: Int? = nil, refreshingFTP: Bool = true
     ) throws(StoreError) -> WorkoutSummary {
         let built = Built(workout)
+        Stages.mark("prepared")
         let id = try write { db in
             // Looked up again inside the transaction: another cyclelog may have imported the same file a moment ago.
             let current = try Self.existing(
@@ -335,6 +336,7 @@ extension WorkoutStore {
             try Self.insert(built, id, digests: Digests(source: nil, content: digest), db)
             return id
         }
+        Stages.mark("written")
         return try saved(id, refreshingFTP: refreshingFTP)
     }
 

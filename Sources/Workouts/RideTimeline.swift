@@ -37,7 +37,8 @@ public enum RideTimeline {
 
     /// The same rule for bare times (a FIT file's records): which to keep, their corrected times, and why.
     public static func repair(times: [Int64]) -> (indices: [Int], times: [Int64], faults: [Fault]) {
-        let repaired = repair(times.map { RideEvent(timeMicroseconds: $0, .control(.lap)) })
+        // Any kind will do: only the times count. One without a boxed payload, so that the stand-ins cost nothing.
+        let repaired = repair(times.map { RideEvent(timeMicroseconds: $0, .disconnected(sensor: "")) })
         return (repaired.indices, repaired.events.map(\.timeMicroseconds), repaired.faults)
     }
 

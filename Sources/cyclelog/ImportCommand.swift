@@ -24,11 +24,14 @@ struct ImportRides: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        Stages.mark("parsed")
         let (files, folderErrors) = files()
         // The first file is read while the database opens, and each next one while the one before is stored.
         async let opened = database.open()
         var next = files.first.map(FITImporter.read)
+        Stages.mark("file-read")
         let store = try await opened
+        Stages.mark("database-open")
         var importer = FITImporter(store: store)
         importer.refreshesFTP = false
         for problem in folderErrors { printError("error: \(problem)") }
@@ -37,7 +40,9 @@ struct ImportRides: AsyncParsableCommand {
             guard let file = next else { break }
             async let following = index + 1 < files.count ? FITImporter.read(files[index + 1]) : nil
             do {
-                for outcome in try importer.store(file) {
+                let outcomes = try importer.store(file)
+                Stages.mark("stored")
+                for outcome in outcomes {
                     imported = imported || !outcome.alreadyStored
                     for problem in outcome.problems { printError("warning: \(problem)") }
                     if json {
@@ -54,7 +59,9 @@ struct ImportRides: AsyncParsableCommand {
             }
             next = await following
         }
+        Stages.mark("printed")
         if imported { try store.refreshFTPEstimates() }
+        Stages.mark("ftp-history")
         if failed { throw ExitCode(1) }
     }
 
