@@ -34,8 +34,9 @@ public struct FITImporter {
         let bytes: [UInt8]
         /// The file's SHA-256, its content's identity.
         let digest: String
-        /// The file's rides, or why it holds none that can be imported.
-        let activities: Result<[ImportedActivity], ReplayError>
+        /// The file's rides, each with its stored parts made (power curve, statistics, packed 1 Hz series), or why
+        /// it holds none that can be imported.
+        let activities: Result<[(activity: ImportedActivity, prepared: WorkoutStore.PreparedWorkout)], ReplayError>
     }
 
     /// Reads and decodes a file; its problems wait in the result until `store(_:)` reports them.
@@ -50,9 +51,12 @@ public struct FITImporter {
     }
 
     static func decode(_ bytes: [UInt8], name: String) -> ReadFile {
-        let activities: Result<[ImportedActivity], ReplayError>
+        let activities: Result<[(activity: ImportedActivity, prepared: WorkoutStore.PreparedWorkout)], ReplayError>
         do {
-            activities = .success(try FITActivityReader.read(bytes))
+            // Prepared here, beside the database opening or the file before being stored, rather than after.
+            activities = .success(
+                try FITActivityReader.read(bytes).map { ($0, WorkoutStore.PreparedWorkout($0.workout)) })
+            Stages.mark("prepared")
         } catch {
             activities = .failure(ReplayError(.notARide, "\(name) \(error); nothing was imported"))
         }
@@ -64,7 +68,7 @@ public struct FITImporter {
         let (bytes, name, digest) = (file.bytes, file.name, file.digest)
         let activities = try file.activities.get()
         var outcomes: [Replayer.Outcome] = []
-        for activity in activities {
+        for (activity, prepared) in activities {
             // The device and time the file names, else the file's bytes (and the session of a multisport file).
             let identity =
                 activity.fileIdentity ?? "fit-bytes:" + digest + (activity.sessionNumber.map { "#\($0)" } ?? "")
@@ -84,7 +88,7 @@ public struct FITImporter {
                     continue
                 }
                 let summary = try store.saveImported(
-                    activity.workout, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
+                    prepared, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
                     replacing: existing?.id, sessionNumber: activity.sessionNumber, refreshingFTP: refreshesFTP)
                 outcomes.append(
                     Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name)))
@@ -117,7 +121,8 @@ public struct FITImporter {
         }
         do throws(StoreError) {
             let summary = try store.saveImported(
-                activity.workout, syncIdentifier: "", fileName: file.fileName, bytes: file.bytes,
+                WorkoutStore.PreparedWorkout(activity.workout), syncIdentifier: "", fileName: file.fileName,
+                bytes: file.bytes,
                 digest: RideIdentity.digest(bytes: file.bytes), replacing: id, sessionNumber: file.session)
             return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
         } catch {

@@ -211,7 +211,7 @@ public struct Replayer: Sendable {
             first: {
                 var built = buildWorkout(timeline, at: at, problems: problems)
                 Stages.mark("workout-built")
-                if var workout = built.finished?.workout {
+                if var workout = built.workout {
                     // The clock faults the time-jump rule found are the ride's problems too.
                     workout.problemCount += timeline.faults.count
                     built.prepared = WorkoutStore.PreparedWorkout(workout)
@@ -275,7 +275,7 @@ public struct Replayer: Sendable {
     /// What one core did while the other made the digests and wrote the journal: the finished workout (nil
     /// without a measurement; its digests come from the other core), its stored parts, and the problems.
     private struct BuiltWorkout: Sendable {
-        var finished: WorkoutWriter.Finished?
+        var workout: Workout?
         var prepared: WorkoutStore.PreparedWorkout?
         var problems: ProblemList
     }
@@ -284,13 +284,14 @@ public struct Replayer: Sendable {
         _ timeline: RideTimeline.Repaired, at: @Sendable (Int) -> String, problems: ProblemList
     ) -> BuiltWorkout {
         var built = BuiltWorkout(problems: problems)
+        // The digests come from the other core: a stand-in keeps the pipeline from computing them too.
         var pipeline = RidePipeline(digests: WorkoutStore.Digests(source: nil, content: ""))
         for (position, event) in timeline.events.enumerated() {
             for problem in pipeline.build(event) {
                 built.problems.add("\(at(timeline.indices[position])): \(problem.message)")
             }
         }
-        built.finished = pipeline.finishWorkout()
+        built.workout = pipeline.finishWorkout()?.workout
         return built
     }
 }

@@ -191,20 +191,39 @@ public enum Zlib {
             UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24),
         ]
         guard !input.isEmpty else { return output }
-        var length = compressBound(uLong(input.count))
-        var compressed = [UInt8](repeating: 0, count: Int(length))
-        // compress2 cannot fail with a compressBound buffer; if it ever did, the data is kept uncompressed (marked
-        // by the high bit of the size).
-        let status = compressed.withUnsafeMutableBufferPointer { out in
-            input.withUnsafeBufferPointer { source in
-                compress2(out.baseAddress, &length, source.baseAddress, uLong(input.count), effort.level)
+        // The window and the hash table sized to the input (a minute of samples is about 1 kB, a journal piece
+        // 40 kB), where zlib's defaults take 270 kB of state, set up for every call: most of the time of
+        // deflating 240 small chunks. Any window size gives a stream `uncompress` reads.
+        let windowBits = Int32(max(9, min(15, Int.bitWidth - (input.count - 1).leadingZeroBitCount)))
+        var stream = z_stream()
+        guard
+            deflateInit2_(
+                &stream, effort.level, Z_DEFLATED, windowBits, max(1, min(8, windowBits - 7)), Z_DEFAULT_STRATEGY,
+                zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+        else { return stored(input, header: output) }
+        defer { deflateEnd(&stream) }
+        let bound = Int(deflateBound(&stream, uLong(input.count)))
+        var compressed = [UInt8](repeating: 0, count: bound)
+        let status = input.withUnsafeBufferPointer { source in
+            compressed.withUnsafeMutableBufferPointer { out in
+                stream.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+                stream.avail_in = uInt(input.count)
+                stream.next_out = out.baseAddress
+                stream.avail_out = uInt(bound)
+                return CZlib.deflate(&stream, Z_FINISH)
             }
         }
-        guard status == Z_OK else {
-            output[3] |= 0x80
-            return output + input
-        }
-        return output + compressed[0..<Int(length)]
+        // With a deflateBound buffer the stream always ends; if it ever did not, the data is kept uncompressed.
+        guard status == Z_STREAM_END else { return stored(input, header: output) }
+        output += compressed[0..<Int(stream.total_out)]
+        return output
+    }
+
+    /// `input` kept as it is, marked by the high bit of the size.
+    private static func stored(_ input: [UInt8], header: [UInt8]) -> [UInt8] {
+        var output = header
+        output[3] |= 0x80
+        return output + input
     }
 
     public static func inflate(_ input: [UInt8]) throws(PackedDataError) -> [UInt8] {

@@ -33,10 +33,11 @@ struct Cyclelog: AsyncParsableCommand {
                     + "numbered from 1 in `cyclelog list`, and `last` names the newest)")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
-        // A block of 256 kB or more (a capture's bytes, a piece of journal text, a ride's samples) is mapped for
-        // itself and unmapped when freed; by default glibc does so only until the first such block is freed, then
-        // keeps the next ones in its per-thread heaps, which a replay's threads would each grow by megabytes.
-        mallopt(M_MMAP_THRESHOLD, 256 * 1024)
+        // A block of 1 MB or more (a capture's bytes, its events) is mapped for itself and unmapped when freed; by
+        // default glibc does so only until the first such block is freed, then keeps the next ones in its
+        // per-thread heaps, which a replay's threads would each grow by megabytes. Smaller blocks stay in the
+        // heaps: mapping and unmapping each deflate's 270 kB of state took longer than the deflating.
+        mallopt(M_MMAP_THRESHOLD, 1024 * 1024)
         Logs.bootstrap()
         await Failure.run(arguments, root: Self.self)
     }
