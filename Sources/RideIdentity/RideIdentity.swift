@@ -45,28 +45,6 @@ public struct RideDigests: Sendable {
         if pending.count >= Self.batchBytes { flush() }
     }
 
-    /// The lines `add` would feed both digests for these events, one after another; nil when a setting is among
-    /// them (it goes to one digest only). For a long journal formatted piece by piece on several cores, then
-    /// given to `add(lines:)` in order.
-    public static func lines(_ events: ArraySlice<RideEvent>) -> [UInt8]? {
-        var text: [UInt8] = []
-        text.reserveCapacity(events.count * 80)
-        var times = UTCTime.Writer()
-        for event in events {
-            if case .setting = event.kind { return nil }
-            Journal.write(event, into: &text, times: &times)
-            text.append(UInt8(ascii: "\n"))
-        }
-        return text
-    }
-
-    /// Lines made by `lines(_:)`, for both digests.
-    public mutating func add(lines: [UInt8]) {
-        flush()
-        content.update(data: lines)
-        source?.update(data: lines)
-    }
-
     private mutating func flush() {
         content.update(data: pending)
         source?.update(data: pending)

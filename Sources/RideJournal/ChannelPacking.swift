@@ -25,7 +25,6 @@ enum ChannelPacking {
 
     /// The values one sensor sent for one characteristic (notified, or read), as they are packed.
     private struct Channel {
-        let sensor: String
         let sensorNumber: Int
         let characteristic: UInt16
         let notified: Bool
@@ -37,8 +36,7 @@ enum ChannelPacking {
         var previousStep: Int64 = 0
         var previousValue: [UInt8] = []
 
-        init(sensor: String, sensorNumber: Int, characteristic: UInt16, notified: Bool, base: Int64) {
-            self.sensor = sensor
+        init(sensorNumber: Int, characteristic: UInt16, notified: Bool, base: Int64) {
             self.sensorNumber = sensorNumber
             self.characteristic = characteristic
             self.notified = notified
@@ -95,8 +93,8 @@ enum ChannelPacking {
                 keys.append((characteristic, notified, sensor))
                 channels.append(
                     Channel(
-                        sensor: sensor, sensorNumber: sensorNumber(sensor), characteristic: characteristic,
-                        notified: notified, base: base))
+                        sensorNumber: sensorNumber(sensor), characteristic: characteristic, notified: notified,
+                        base: base))
             }
             order.unsigned(UInt64(found + 1))
             channels[found].add(time, value)
