@@ -56,7 +56,6 @@ public struct FITImporter {
             // Prepared here, beside the database opening or the file before being stored, rather than after.
             activities = .success(
                 try FITActivityReader.read(bytes).map { ($0, WorkoutStore.PreparedWorkout($0.workout)) })
-            Stages.mark("prepared")
         } catch {
             activities = .failure(ReplayError(.notARide, "\(name) \(error); nothing was imported"))
         }

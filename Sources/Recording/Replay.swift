@@ -284,8 +284,8 @@ public struct Replayer: Sendable {
         _ timeline: RideTimeline.Repaired, at: @Sendable (Int) -> String, problems: ProblemList
     ) -> BuiltWorkout {
         var built = BuiltWorkout(problems: problems)
-        // The digests come from the other core: a stand-in keeps the pipeline from computing them too.
-        var pipeline = RidePipeline(digests: WorkoutStore.Digests(source: nil, content: ""))
+        // Only `build`: the pipeline takes no journal here, and the digests come from the other core.
+        var pipeline = RidePipeline()
         for (position, event) in timeline.events.enumerated() {
             for problem in pipeline.build(event) {
                 built.problems.add("\(at(timeline.indices[position])): \(problem.message)")

@@ -251,21 +251,11 @@ enum ChannelPacking {
     ) throws(PackedDataError) -> RideEvent {
         let kind = Kind(rawValue: try others.byte())
         let time = base &+ (try others.signed())
-        switch kind {
-        case .connected:
-            let sensor = try sensor(try others.unsigned())
-            let name = try others.text()
-            return RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name))
-        case .disconnected:
-            return RideEvent(timeMicroseconds: time, .disconnected(sensor: try sensor(try others.unsigned())))
-        case .wheel:
-            let sensor = try sensor(try others.unsigned())
-            let millimetres = Int(clamping: try others.unsigned())
-            return RideEvent(timeMicroseconds: time, .wheelCircumference(sensor: sensor, millimetres: millimetres))
-        case .control:
-            return try CompactJournal.control(try others.text(), at: time)
-        case .sensor, .notification, .read, nil:
+        guard let kind, kind != .sensor, kind != .notification, kind != .read else {
             throw PackedDataError(.malformed, description: "an unknown event kind in the stored journal")
         }
+        let address = kind == .control ? "" : try sensor(try others.unsigned())
+        // Not nil: the kinds of values were turned away above.
+        return try CompactJournal.otherEvent(kind, at: time, sensor: address, &others)!
     }
 }

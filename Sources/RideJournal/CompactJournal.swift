@@ -50,12 +50,30 @@ public enum CompactJournal {
         return try EventPacking.unpack(packed, only: wanted, where: keep)
     }
 
-    /// A control's or a setting's journal line read back, for the time given: rare events, kept as their line.
-    static func control(_ line: String, at time: Int64) throws(DecodeError) -> RideEvent {
-        guard var event = try? Journal.event(Substring(line)), event.sensor == nil else {
-            throw DecodeError(.malformed, description: "an unreadable control in the stored journal: \(line)")
+    /// An event other than a value (a connection, a disconnection, a wheel size, a control or a setting) from
+    /// its payload, which both packings write after its kind, time and sensor (a control has no sensor: its
+    /// journal line, the simplest exact form of a rare event, is the payload). Nil for the kinds of values.
+    static func otherEvent(
+        _ kind: Kind, at time: Int64, sensor: String, _ reader: inout PackedReader
+    ) throws(DecodeError) -> RideEvent? {
+        switch kind {
+        case .connected:
+            let name = try reader.text()
+            return RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name))
+        case .disconnected:
+            return RideEvent(timeMicroseconds: time, .disconnected(sensor: sensor))
+        case .wheel:
+            let millimetres = Int(clamping: try reader.unsigned())
+            return RideEvent(timeMicroseconds: time, .wheelCircumference(sensor: sensor, millimetres: millimetres))
+        case .control:
+            let line = try reader.text()
+            guard var event = try? Journal.event(Substring(line)), event.sensor == nil else {
+                throw DecodeError(.malformed, description: "an unreadable control in the stored journal: \(line)")
+            }
+            event.timeMicroseconds = time
+            return event
+        case .sensor, .notification, .read:
+            return nil
         }
-        event.timeMicroseconds = time
-        return event
     }
 }

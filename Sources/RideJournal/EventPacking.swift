@@ -59,19 +59,10 @@ enum EventPacking {
                         kind == .notification
                             ? .notification(sensor: sensor, characteristic: characteristic, value: value)
                             : .read(sensor: sensor, characteristic: characteristic, value: value)))
-            case .connected:
-                let name = try reader.text()
-                events.append(
-                    RideEvent(timeMicroseconds: time, .connected(sensor: sensor, name: name.isEmpty ? nil : name)))
-            case .disconnected:
-                events.append(RideEvent(timeMicroseconds: time, .disconnected(sensor: sensor)))
-            case .wheel:
-                events.append(
-                    RideEvent(
-                        timeMicroseconds: time,
-                        .wheelCircumference(sensor: sensor, millimetres: Int(clamping: try reader.unsigned()))))
-            case .control:
-                events.append(try CompactJournal.control(try reader.text(), at: time))
+            case .connected, .disconnected, .wheel, .control:
+                if let event = try CompactJournal.otherEvent(kind, at: time, sensor: sensor, &reader) {
+                    events.append(event)
+                }
             case .sensor:
                 break
             }
