@@ -5,16 +5,25 @@
 public enum FITDecoder {
     public static func messages(_ bytes: [UInt8]) throws(FITError) -> [FITMessage] {
         var messages: [FITMessage] = []
+        try forEachMessage(bytes) { messages.append($0) }
+        return messages
+    }
+
+    /// Each data message in the file's order, handed over as it is read: a caller that keeps a few values of each
+    /// (a 4-hour activity has 14 400 records) holds no list of every message. The file is not checked whole
+    /// until this returns: an error thrown after some messages means none of them may be used.
+    public static func forEachMessage(
+        _ bytes: [UInt8], _ body: (FITMessage) throws(FITError) -> Void
+    ) throws(FITError) {
         var offset = 0
         repeat {
-            offset = try readFile(bytes, at: offset, into: &messages)
+            offset = try readFile(bytes, at: offset, body)
         } while offset < bytes.count
-        return messages
     }
 
     /// Reads one FIT file starting at `start` (a header, its records and its CRC); returns where it ends.
     private static func readFile(
-        _ bytes: [UInt8], at start: Int, into messages: inout [FITMessage]
+        _ bytes: [UInt8], at start: Int, _ body: (FITMessage) throws(FITError) -> Void
     ) throws(FITError) -> Int {
         guard bytes.count - start >= 12 else {
             throw FITError(
@@ -52,7 +61,7 @@ public enum FITDecoder {
         let computedCRC = FITCRC.compute(bytes[start..<dataEnd])
         var reader = RecordReader(bytes: bytes, offset: dataStart, end: dataEnd)
         // Read the records before judging the CRC: a broken record names a more useful place than the CRC does.
-        try reader.readAll(into: &messages)
+        try reader.readAll(body)
         guard storedCRC == computedCRC else {
             throw FITError(
                 offset: dataEnd,
@@ -71,12 +80,25 @@ public enum FITDecoder {
         struct Field {
             var number: UInt8
             var size: Int
-            var type: FITBaseType?
+            /// How the field's value is read, worked out once for the definition rather than for every message.
+            var reading: Reading
+        }
+        enum Reading {
+            /// A type this reader does not know, bytes, or a field shorter than its type: left out.
+            case skipped
+            case text
+            case float32, float64
+            case signed(size: Int, invalid: UInt64)
+            case unsigned(size: Int, invalid: UInt64)
         }
         var global: UInt16
         var bigEndian: Bool
         var fields: [Field]
         var developerBytes: Int
+        /// The bytes of a data message after its header.
+        var size: Int
+        /// Every field number once: a message's values are then appended without looking for an earlier one.
+        var numbersAreDistinct: Bool
     }
 
     private struct RecordReader {
@@ -85,6 +107,9 @@ public enum FITDecoder {
         let end: Int
         var definitions: [Definition?] = Array(repeating: nil, count: 16)
         var lastTimestamp: Int64?
+        /// The last message handed over, its lists kept for the next one: a message whose lists the caller did not
+        /// keep is read without allocating.
+        var spare = FITMessage(global: 0, offset: 0)
 
         init(bytes: [UInt8], offset: Int, end: Int) {
             self.bytes = bytes
@@ -92,7 +117,7 @@ public enum FITDecoder {
             self.end = end
         }
 
-        mutating func readAll(into messages: inout [FITMessage]) throws(FITError) {
+        mutating func readAll(_ body: (FITMessage) throws(FITError) -> Void) throws(FITError) {
             while offset < end {
                 let recordStart = offset
                 let header = bytes[offset]
@@ -110,13 +135,15 @@ public enum FITDecoder {
                     var message = try readData(local: local, at: recordStart)
                     message.integers[FITMessage.timestampField] = timestamp
                     lastTimestamp = timestamp
-                    messages.append(message)
+                    try body(message)
+                    spare = message
                 } else if header & 0x40 != 0 {
                     try readDefinition(local: Int(header & 0x0F), developer: header & 0x20 != 0, at: recordStart)
                 } else {
                     let message = try readData(local: Int(header & 0x0F), at: recordStart)
                     if let timestamp = message.integers[FITMessage.timestampField] { lastTimestamp = timestamp }
-                    messages.append(message)
+                    try body(message)
+                    spare = message
                 }
             }
         }
@@ -151,7 +178,7 @@ public enum FITDecoder {
                 }
                 // The low 5 bits number the type; bit 7 only says "multi-byte". An unknown type stays raw bytes.
                 let type = FITBaseType.allCases.first { $0.rawValue & 0x1F == bytes[base + 2] & 0x1F }
-                fields.append(Definition.Field(number: bytes[base], size: size, type: type))
+                fields.append(Definition.Field(number: bytes[base], size: size, reading: reading(type, size)))
             }
             var developerBytes = 0
             if developer {
@@ -161,44 +188,88 @@ public enum FITDecoder {
                 for index in 0..<developerCount { developerBytes += Int(bytes[developerList + 3 * index + 1]) }
             }
             definitions[local] = Definition(
-                global: global, bigEndian: bigEndian, fields: fields, developerBytes: developerBytes)
+                global: global, bigEndian: bigEndian, fields: fields, developerBytes: developerBytes,
+                size: fields.reduce(0) { $0 + $1.size }, numbersAreDistinct: Set(fields.map(\.number)).count == count)
+        }
+
+        private func reading(_ type: FITBaseType?, _ size: Int) -> Definition.Reading {
+            guard let type, size >= type.size else { return .skipped }
+            switch type {
+            case .string: return .text
+            case .byte: return .skipped
+            case .float32: return .float32
+            case .float64: return .float64
+            default:
+                return type.isSigned
+                    ? .signed(size: type.size, invalid: type.invalidPattern)
+                    : .unsigned(size: type.size, invalid: type.invalidPattern)
+            }
         }
 
         private mutating func readData(local: Int, at recordStart: Int) throws(FITError) -> FITMessage {
             guard let definition = definitions[local] else {
                 throw FITError(offset: recordStart, "has a data message of local type \(local) that was never defined")
             }
+            var at = try take(definition.size + definition.developerBytes, for: "a data message", at: recordStart)
             var message = FITMessage(global: definition.global, offset: recordStart)
+            swap(&message, &spare)
+            (message.global, message.offset) = (definition.global, recordStart)
+            message.integers.removeAll(keepingCapacity: true)
+            message.floats.removeAll(keepingCapacity: true)
+            message.texts.removeAll(keepingCapacity: true)
             message.integers.reserveCapacity(definition.fields.count)
-            for field in definition.fields {
-                let at = try take(field.size, for: "a data message", at: recordStart)
-                guard let type = field.type, field.size >= type.size else { continue }
-                switch type {
-                case .string:
-                    let text = bytes[at..<(at + field.size)].prefix { $0 != 0 }
-                    if !text.isEmpty { message.texts[field.number] = String(decoding: text, as: UTF8.self) }
-                case .byte:
-                    continue
-                default:
-                    // Arrays keep their first element: the activity fields read here are all single values.
-                    var raw: UInt64 = 0
-                    for index in 0..<type.size {
-                        let byte = UInt64(bytes[at + (definition.bigEndian ? index : type.size - 1 - index)])
-                        raw = raw << 8 | byte
+            let (distinct, bigEndian) = (definition.numbersAreDistinct, definition.bigEndian)
+            // The message's bytes were taken whole above: the fields are read without a check per byte.
+            bytes.withUnsafeBytes { buffer in
+                for field in definition.fields {
+                    defer { at += field.size }
+                    /// An integer of 1, 2, 4 or 8 bytes in the definition's byte order; an array keeps its first
+                    /// element (the activity fields read here are all single values).
+                    func integer(_ size: Int) -> UInt64 {
+                        switch size {
+                        case 1: return UInt64(buffer[at])
+                        case 2:
+                            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt16.self)
+                            return UInt64(bigEndian ? UInt16(bigEndian: value) : UInt16(littleEndian: value))
+                        case 4:
+                            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt32.self)
+                            return UInt64(bigEndian ? UInt32(bigEndian: value) : UInt32(littleEndian: value))
+                        default:
+                            let value = buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                            return bigEndian ? UInt64(bigEndian: value) : UInt64(littleEndian: value)
+                        }
                     }
-                    guard raw != type.invalidPattern else { continue }
-                    if type.isFloat {
-                        let value = type == .float32 ? Double(Float(bitPattern: UInt32(raw))) : Double(bitPattern: raw)
-                        if value.isFinite { message.floats[field.number] = value }
-                    } else if type.isSigned {
-                        let shift = UInt64(64 - 8 * type.size)
-                        message.integers[field.number] = Int64(bitPattern: raw << shift) >> Int64(shift)
-                    } else {
-                        message.integers[field.number] = Int64(bitPattern: raw)
+                    switch field.reading {
+                    case .skipped:
+                        continue
+                    case .text:
+                        let text = buffer[at..<(at + field.size)].prefix { $0 != 0 }
+                        if !text.isEmpty { message.texts[field.number] = String(decoding: text, as: UTF8.self) }
+                    case .float32:
+                        let raw = integer(4)
+                        let value = Double(Float(bitPattern: UInt32(raw)))
+                        if raw != 0xFFFF_FFFF && value.isFinite {
+                            message.floats.set(field.number, value, distinct: distinct)
+                        }
+                    case .float64:
+                        let raw = integer(8)
+                        let value = Double(bitPattern: raw)
+                        if raw != UInt64.max && value.isFinite {
+                            message.floats.set(field.number, value, distinct: distinct)
+                        }
+                    case .signed(let size, let invalid):
+                        let raw = integer(size)
+                        guard raw != invalid else { continue }
+                        let shift = UInt64(64 - 8 * size)
+                        message.integers.set(
+                            field.number, Int64(bitPattern: raw << shift) >> Int64(shift), distinct: distinct)
+                    case .unsigned(let size, let invalid):
+                        let raw = integer(size)
+                        guard raw != invalid else { continue }
+                        message.integers.set(field.number, Int64(bitPattern: raw), distinct: distinct)
                     }
                 }
             }
-            _ = try take(definition.developerBytes, for: "a data message", at: recordStart)
             return message
         }
     }
@@ -256,6 +327,13 @@ public struct FITFields<Value: Equatable & Sendable>: Equatable, Sendable, Expre
     public var isEmpty: Bool { entries.isEmpty }
 
     mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+
+    mutating func removeAll(keepingCapacity: Bool) { entries.removeAll(keepingCapacity: keepingCapacity) }
+
+    /// `self[number] = value`, appended without a search when the caller knows `number` is not there yet.
+    mutating func set(_ number: UInt8, _ value: Value, distinct: Bool) {
+        if distinct { entries.append((number, value)) } else { self[number] = value }
+    }
 
     /// The same numbers with the same values, in any order.
     public static func == (lhs: FITFields, rhs: FITFields) -> Bool {

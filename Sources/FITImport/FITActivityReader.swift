@@ -70,14 +70,16 @@ public enum FITActivityReader {
     /// The rides in a FIT activity: the whole file, or each cycling session of a multisport file (its other
     /// sessions are named in the notes and skipped).
     public static func read(_ bytes: [UInt8]) throws(FITError) -> [ImportedActivity] {
-        let messages = try FITDecoder.messages(bytes)
         var fileID: FITMessage?
         var sessions: [FITMessage] = []
         var laps: [FITMessage] = []
-        var records: [(second: Int64, message: FITMessage)] = []
+        var records: [Record] = []
         var timer: [(second: Int64, running: Bool)] = []
         var notes: [String] = []
-        for message in messages {
+        // Where the first record timed from power-on is: said once the whole file has been found sound, so that a
+        // damaged file is refused for its damage.
+        var powerOnTimed: Int?
+        try FITDecoder.forEachMessage(bytes) { message in
             switch message.global {
             case Message.fileID where fileID == nil: fileID = message
             case Message.session: sessions.append(message)
@@ -85,24 +87,27 @@ public enum FITActivityReader {
             case Message.record:
                 guard let time = message.timestamp else {
                     notes.append("a record without a time (byte \(message.offset)) was left out")
-                    continue
+                    return
                 }
                 guard time >= FITTime.minimumAbsolute else {
-                    throw FITError(
-                        offset: message.offset,
-                        "has records timed from the device's power-on rather than by the clock, so the ride's date "
-                            + "is unknown")
+                    powerOnTimed = powerOnTimed ?? message.offset
+                    return
                 }
-                records.append((time, message))
+                records.append(Record(second: time, message))
             case Message.event where message.integers[Field.event] == timerEvent:
-                guard let time = message.timestamp, let type = message.integers[Field.eventType] else { continue }
+                guard let time = message.timestamp, let type = message.integers[Field.eventType] else { return }
                 if type == startEventType {
                     timer.append((time, true))
                 } else if stopEventTypes.contains(type) {
                     timer.append((time, false))
                 }
-            default: continue
+            default: return
             }
+        }
+        if let powerOnTimed {
+            throw FITError(
+                offset: powerOnTimed,
+                "has records timed from the device's power-on rather than by the clock, so the ride's date is unknown")
         }
         if let fileID, let type = fileID.integers[Field.fileType], type != activityFileType {
             throw FITError(offset: fileID.offset, "is a FIT file of type \(type), not an activity (type 4)")
@@ -173,23 +178,46 @@ public enum FITActivityReader {
         return rides
     }
 
+    /// A record's time, where it starts in the file, and the values a ride takes from it.
+    struct Record {
+        var second: Int64
+        var offset: Int
+        var powerWatts: Double?
+        var cadenceRPM: Double?
+        var speedMetersPerSecond: Double?
+        var heartRateBPM: Double?
+        /// Cumulative from the start of the activity.
+        var distanceMeters: Double?
+
+        init(second: Int64, _ message: FITMessage) {
+            self.second = second
+            offset = message.offset
+            powerWatts = message.scaled(Field.power, 1)
+            cadenceRPM = message.scaled(Field.cadence, 1).map {
+                $0 + (message.scaled(Field.fractionalCadence, 128) ?? 0)
+            }
+            speedMetersPerSecond = message.scaled(Field.enhancedSpeed, 1000) ?? message.scaled(Field.speed, 1000)
+            heartRateBPM = message.scaled(Field.heartRate, 1)
+            distanceMeters = message.scaled(Field.distance, 100)
+        }
+    }
+
     /// One ride from its records (in the file's order), timer events, sessions and laps.
     static func activity(
-        records fileOrder: [(second: Int64, message: FITMessage)], timer unsorted: [(second: Int64, running: Bool)],
+        records fileOrder: [Record], timer unsorted: [(second: Int64, running: Bool)],
         sessions: [FITMessage], laps: [FITMessage], offset: Int
     ) throws(FITError) -> (workout: Workout, notes: [String]) {
         // The time-jump rule on the records' times, in the order the device wrote them (RideTimeline).
         let microseconds = fileOrder.map { FITTime.unixMicroseconds($0.second) }
         let repaired = RideTimeline.repair(times: microseconds)
         var notes = repaired.faults.map {
-            "the record at byte \(fileOrder[$0.eventIndex].message.offset) is \($0.message)"
+            "the record at byte \(fileOrder[$0.eventIndex].offset) is \($0.message)"
         }
         let joined = repaired.faults.contains { $0.message.hasPrefix("the clock leapt") }
         var records = zip(repaired.indices, repaired.times).map { index, time in
-            (
-                second: fileOrder[index].second + (time - microseconds[index]) / 1_000_000,
-                message: fileOrder[index].message
-            )
+            var record = fileOrder[index]
+            record.second += (time - microseconds[index]) / 1_000_000
+            return record
         }
         guard let firstRecord = records.first?.second, let lastRecord = records.last?.second else {
             throw FITError(offset: offset, "holds no records in time order")
@@ -215,7 +243,7 @@ public enum FITActivityReader {
         // One sample per second is allocated: after the time-jump rule a span this long is many long gaps.
         guard endSecond - startSecond <= longestRideSeconds else {
             throw FITError(
-                offset: records.last?.message.offset ?? offset,
+                offset: records.last?.offset ?? offset,
                 "spans \((endSecond - startSecond) / 86_400) days from its first time to its last: its times "
                     + "cannot all be right")
         }
@@ -251,8 +279,7 @@ public enum FITActivityReader {
 
     /// One sample per second from `startSecond` to `endSecond`, on the timer where the timer ran.
     static func secondSamples(
-        _ records: [(second: Int64, message: FITMessage)], timer: [(second: Int64, running: Bool)], startSecond: Int64,
-        endSecond: Int64
+        _ records: [Record], timer: [(second: Int64, running: Bool)], startSecond: Int64, endSecond: Int64
     ) -> [SecondSample] {
         var samples = (0..<Int(endSecond - startSecond)).map { SecondSample(second: $0, runningFraction: 0) }
         // Before its first event the timer is in the opposite state; a file without timer events ran throughout.
@@ -266,24 +293,20 @@ public enum FITActivityReader {
             }
             samples[index].runningFraction = running ? 1 : 0
         }
-        // Distance is cumulative from the start of the activity.
         var previousDistance = 0.0
-        for (position, (time, record)) in records.enumerated() {
-            let index = Int(time - startSecond)
+        for (position, record) in records.enumerated() {
+            let index = Int(record.second - startSecond)
             guard index < samples.count else { break }
             let nextTime = position + 1 < records.count ? records[position + 1].second : endSecond
-            let heldUntil = Int(min(nextTime, time + holdSeconds) - startSecond)
+            let heldUntil = Int(min(nextTime, record.second + holdSeconds) - startSecond)
             for held in index..<min(max(index + 1, heldUntil), samples.count) {
-                samples[held].powerWatts = record.scaled(Field.power, 1)
-                samples[held].cadenceRPM = record.scaled(Field.cadence, 1).map {
-                    $0 + (record.scaled(Field.fractionalCadence, 128) ?? 0)
-                }
-                samples[held].speedMetersPerSecond =
-                    record.scaled(Field.enhancedSpeed, 1000) ?? record.scaled(Field.speed, 1000)
-                samples[held].heartRateBPM = record.scaled(Field.heartRate, 1)
+                samples[held].powerWatts = record.powerWatts
+                samples[held].cadenceRPM = record.cadenceRPM
+                samples[held].speedMetersPerSecond = record.speedMetersPerSecond
+                samples[held].heartRateBPM = record.heartRateBPM
             }
             // A second on the timer gets the distance added since the record before it.
-            if let distance = record.scaled(Field.distance, 100) {
+            if let distance = record.distanceMeters {
                 if samples[index].isRunning { samples[index].distanceMeters += max(0, distance - previousDistance) }
                 previousDistance = distance
             }

@@ -107,8 +107,21 @@ extension WorkoutStore {
     /// `analysed` the summary has no `analysis` (its FTP context, zones and W′ balance), which a file written for
     /// another program does not carry.
     public func ride(_ id: Int64, analysed: Bool = true) throws(StoreError) -> StoredRide? {
+        try ride(id, analysed: analysed, samplesJustStored: nil)
+    }
+
+    /// The same; `samplesJustStored`, the 1 Hz series this process has just stored (`StoredPacking.asStored`),
+    /// spares reading and unpacking it again.
+    func ride(_ id: Int64, analysed: Bool = true, samplesJustStored: [SecondSample]?) throws(StoreError)
+        -> StoredRide?
+    {
         guard var summary = try storedSummary(id) else { return nil }
-        let (samples, damaged) = try samplesReadingPastDamage(id)
+        let samples: [SecondSample], damaged: [DamagedValue]
+        if let samplesJustStored {
+            (samples, damaged) = (samplesJustStored, [])
+        } else {
+            (samples, damaged) = try samplesReadingPastDamage(id)
+        }
         summary.damagedParts += damaged.map { "\($0.table): \($0.problem)" }
         if analysed {
             let history = try ftpHistory()

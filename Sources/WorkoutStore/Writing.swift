@@ -298,13 +298,16 @@ extension WorkoutStore {
             try Self.insert(built, claim.workoutId, digests: digests, db)
             try Self.refreshFTPEstimates(db)
         }
-        return try saved(claim.workoutId, refreshingFTP: false)
+        return try saved(claim.workoutId, refreshingFTP: false, samplesJustStored: built.storedSamples)
     }
 
-    /// After a workout's last transaction: the FTP history brought up to date, and the summary as stored.
-    private func saved(_ id: Int64, refreshingFTP: Bool) throws(StoreError) -> WorkoutSummary {
+    /// After a workout's last transaction: the FTP history brought up to date, and the summary as stored. The
+    /// 1 Hz series just stored, when there is one, is taken as it is instead of being read back.
+    private func saved(_ id: Int64, refreshingFTP: Bool, samplesJustStored: [SecondSample]?) throws(StoreError)
+        -> WorkoutSummary
+    {
         if refreshingFTP { try refreshFTPEstimates() }
-        guard let summary = try summary(id) else {
+        guard let summary = try ride(id, samplesJustStored: samplesJustStored)?.summary else {
             throw StoreError(.notFound, "workout \(id) vanished while it was saved")
         }
         return summary
@@ -320,11 +323,11 @@ extension WorkoutStore {
     ) throws(StoreError) -> WorkoutSummary {
         let built = prepared.built
         let workout = built.workout
-        let id = try write { db in
+        let (id, written) = try write { db in
             // Looked up again inside the transaction: another cyclelog may have imported the same file a moment ago.
             let current = try Self.existing(
                 db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
-            if let current, current.complete, current.contentDigest == digest { return current.id }
+            if let current, current.complete, current.contentDigest == digest { return (current.id, false) }
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
                 replacing: current?.id ?? replacing, db)
@@ -332,10 +335,11 @@ extension WorkoutStore {
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes, session) VALUES (?, ?, ?, ?)",
                 arguments: [id, fileName, Data(bytes), sessionNumber])
             try Self.insert(built, id, digests: Digests(source: nil, content: digest), db)
-            return id
+            return (id, true)
         }
         Stages.mark("written")
-        return try saved(id, refreshingFTP: refreshingFTP)
+        // A ride found stored (by another cyclelog a moment ago) is read back: it may have been built otherwise.
+        return try saved(id, refreshingFTP: refreshingFTP, samplesJustStored: written ? built.storedSamples : nil)
     }
 
     /// A workout's imported file, if it was imported: its name and bytes.
@@ -359,9 +363,11 @@ extension WorkoutStore {
         var statistics: WorkoutStatistics
         var chunks: [(Int, [UInt8])]
         var laps: [LapSummary]
+        /// The 1 Hz series as the chunks read back.
+        var storedSamples: [SecondSample]
 
-        /// The power curve, statistics and laps on one core while the 1 Hz series is packed, chunk by chunk, on
-        /// the other(s): for a four-hour ride, 240 chunks to pack and deflate.
+        /// The power curve, statistics, laps and the series as it will read back on one core while the 1 Hz series
+        /// is packed, chunk by chunk, on the other(s): for a four-hour ride, 240 chunks to pack and deflate.
         init(_ workout: Workout) {
             self.workout = workout
             let groups = WorkoutStore.chunkGroups(workout.samples)
@@ -369,11 +375,16 @@ extension WorkoutStore {
             // as one item among others (a nested share-out runs on one core).
             let curve = workout.powerCurve
             let (analysis, chunks) = parallelMap(
-                first: { (workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve)) },
+                first: {
+                    (
+                        workout.statistics(powerCurve: curve), workout.laps(wholeRidePowerCurve: curve),
+                        StoredPacking.asStored(groups)
+                    )
+                },
                 groups.count
             ) { (groups[$0].firstSecond, StoredPacking.packSamples(groups[$0].samples)) }
             self.curve = curve
-            (statistics, laps) = analysis
+            (statistics, laps, storedSamples) = analysis
             self.chunks = chunks
         }
     }
@@ -513,10 +524,24 @@ extension WorkoutStore {
 
     /// Samples by the chunk they are stored in, in order of time.
     static func chunkGroups(_ samples: some Collection<SecondSample>) -> [(firstSecond: Int, samples: [SecondSample])] {
-        var groups: [Int: [SecondSample]] = [:]
-        for sample in samples {
-            groups[sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds, default: []].append(sample)
+        func chunk(_ sample: SecondSample) -> Int {
+            sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds
         }
+        // A workout's samples come in order of time: each chunk is then a run of them, taken in one pass.
+        if zip(samples, samples.dropFirst()).allSatisfy({ $0.second <= $1.second }) {
+            var groups: [(firstSecond: Int, samples: [SecondSample])] = []
+            var start = samples.startIndex
+            while start != samples.endIndex {
+                let first = chunk(samples[start])
+                var end = samples.index(after: start)
+                while end != samples.endIndex && chunk(samples[end]) == first { samples.formIndex(after: &end) }
+                groups.append((first, Array(samples[start..<end])))
+                start = end
+            }
+            return groups
+        }
+        var groups: [Int: [SecondSample]] = [:]
+        for sample in samples { groups[chunk(sample), default: []].append(sample) }
         return groups.keys.sorted().map { key in (key, groups[key]!.sorted { $0.second < $1.second }) }
     }
 }

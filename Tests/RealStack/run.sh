@@ -19,7 +19,7 @@ FROM_SECOND=1800  # 30 minutes into the ride: steady riding, 300-400 W at 95-105
 SECONDS=0
 
 "$ROOT/scripts/setup.sh" --vm || exit 1
-(cd "$ROOT" && swift build -c release --static-swift-stdlib --product cyclelog) || exit 1
+make -C "$ROOT" --no-print-directory release-cyclelog || exit 1
 # The debug builds of the mirror and of cyclelog-sync (made by `make test` already; the VM sees the toolchain's
 # libraries on this filesystem): a release build of their network stacks would add minutes and measures nothing here.
 (cd "$ROOT" && swift build --product cyclelog-mirror && swift build --product cyclelog-sync) || exit 1

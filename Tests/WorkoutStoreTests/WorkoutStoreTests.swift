@@ -68,6 +68,53 @@ final class WorkoutStoreTests: XCTestCase {
         }
     }
 
+    /// The series a save takes as stored, without reading it back, is what reading it back gives: the same values
+    /// at the stored precision, and seconds counted from each chunk's first. Odd values included: missing, not
+    /// finite, negative, halfway between two steps, a second missing from a minute, a minute out of order.
+    func testTheSeriesTakenAsStoredIsTheSeriesReadBack() throws {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(state >> 40) / Double(1 << 24)
+        }
+        let odd: [Double?] = [nil, .nan, .infinity, -.infinity, -12.25, 0.05, 0.15, 0.0005, 1e-300, -0.0]
+        var samples: [SecondSample] = []
+        for second in (0..<300).reversed() where second != 61 {
+            var sample = SecondSample(second: second)
+            sample.powerWatts = second % 7 == 0 ? odd[second / 7 % odd.count] : next() * 1500
+            sample.cadenceRPM = second % 11 == 0 ? nil : next() * 130
+            sample.speedMetersPerSecond = second % 13 == 0 ? odd[second % odd.count] : next() * 20
+            sample.heartRateBPM = second % 5 == 0 ? nil : 60 + next() * 140
+            sample.distanceMeters = second % 17 == 0 ? -0.0005 : next() * 20
+            sample.runningFraction = second % 19 == 0 ? 0.0005 : (second % 3 == 0 ? next() : 1)
+            sample.sources = [Int8(second % 3) - 1, 0, 1, -1]
+            samples.append(sample)
+        }
+        let groups = WorkoutStore.chunkGroups(samples)
+        // A workout's samples come in order of time (grouped in one pass), these in reverse: grouped alike.
+        let inOrder = WorkoutStore.chunkGroups(samples.sorted { $0.second < $1.second })
+        XCTAssertEqual(inOrder.map(\.firstSecond), groups.map(\.firstSecond))
+        XCTAssertEqual(inOrder.map { $0.samples.map(\.second) }, groups.map { $0.samples.map(\.second) })
+        XCTAssertEqual(groups.first?.firstSecond, 0)
+        XCTAssertEqual(groups.map(\.samples.count), [60, 59, 60, 60, 60])
+        let readBack = try groups.flatMap {
+            try StoredPacking.unpackSamples(StoredPacking.packSamples($0.samples), firstSecond: $0.firstSecond)
+        }
+        let taken = StoredPacking.asStored(groups)
+        XCTAssertEqual(taken.count, readBack.count)
+        for (taken, read) in zip(taken, readBack) {
+            // Compared by bits: NaN is never equal to itself, and -0 equals 0.
+            for channel in Channel.allCases {
+                XCTAssertEqual(
+                    taken[channel]?.bitPattern, read[channel]?.bitPattern, "second \(read.second) \(channel)")
+            }
+            XCTAssertEqual(taken.second, read.second)
+            XCTAssertEqual(taken.distanceMeters.bitPattern, read.distanceMeters.bitPattern, "second \(read.second)")
+            XCTAssertEqual(taken.runningFraction.bitPattern, read.runningFraction.bitPattern, "second \(read.second)")
+            XCTAssertEqual(taken.sources, read.sources)
+        }
+    }
+
     func testAnUnfinishedWorkoutIsListedButHasNoSummaryAndCanBeDeleted() throws {
         let store = try WorkoutStore()
         let id = try store.beginWorkout(syncIdentifier: "sync-2", source: "live", startMicroseconds: 5).workoutId
