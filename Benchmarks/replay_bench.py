@@ -91,7 +91,7 @@ STAGES = [
     ("workout-built", "core 1: the workout built from the events"),
     ("journal-written", "core 2: the journal's pieces written in order, a transaction each (packed by both)"),
     ("workout-prepared", "core 1: the ride's power curve, statistics, laps and packed 1 Hz series made"),
-    ("stored", "the last transaction, waiting for the disk; the summary read back"),
+    ("stored", "the last transaction, waiting for the disk; the summary read back (its 1 Hz series as just stored)"),
     ("printed", "the summary printed"),
     ("exit", "the database closed (its log checkpointed), the process gone"),
 ]
