@@ -23,8 +23,7 @@ build: setup
 
 # The three programs (a plain `swift build` of every target would include the test support, which needs XCTest,
 # not in a build that links the runtime in).
-release: setup
-	$(SWIFT) build $(RELEASE) --product cyclelog
+release: setup release-cyclelog
 	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
 	$(SWIFT) build $(RELEASE) --product cyclelog-sync
 

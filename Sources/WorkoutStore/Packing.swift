@@ -17,12 +17,12 @@ enum StoredPacking {
             var present: UInt8 = 0
             for channel in Channel.allCases where sample[channel] != nil { present |= 1 << channel.rawValue }
             writer.byte(present)
-            writer.signed(fixed(sample.powerWatts, 10))
-            writer.signed(fixed(sample.cadenceRPM, 10))
-            writer.signed(fixed(sample.speedMetersPerSecond, 1000))
-            writer.signed(fixed(sample.heartRateBPM, 10))
-            writer.signed(fixed(sample.distanceMeters, 1000))
-            writer.unsigned(UInt64(max(0, (sample.runningFraction * 1000).rounded())))
+            writer.signed(fixed(sample.powerWatts, steps(.powerWatts)))
+            writer.signed(fixed(sample.cadenceRPM, steps(.cadenceRPM)))
+            writer.signed(fixed(sample.speedMetersPerSecond, steps(.speedMetersPerSecond)))
+            writer.signed(fixed(sample.heartRateBPM, steps(.heartRateBPM)))
+            writer.signed(fixed(sample.distanceMeters, distanceSteps))
+            writer.unsigned(running(sample.runningFraction))
             for source in sample.sources { writer.byte(UInt8(bitPattern: source)) }
         }
         return Zlib.deflate(writer.bytes, effort: .fast)
@@ -38,17 +38,17 @@ enum StoredPacking {
         samples.reserveCapacity(count)
         for offset in 0..<count {
             let present = try reader.byte()
-            func value(_ channel: Channel, _ scale: Double) throws(PackedDataError) -> Double? {
+            func value(_ channel: Channel) throws(PackedDataError) -> Double? {
                 let raw = try reader.signed()
-                return present & (1 << channel.rawValue) != 0 ? Double(raw) / scale : nil
+                return present & (1 << channel.rawValue) != 0 ? Double(raw) / steps(channel) : nil
             }
             var sample = SecondSample(second: firstSecond + offset)
-            sample.powerWatts = try value(.powerWatts, 10)
-            sample.cadenceRPM = try value(.cadenceRPM, 10)
-            sample.speedMetersPerSecond = try value(.speedMetersPerSecond, 1000)
-            sample.heartRateBPM = try value(.heartRateBPM, 10)
-            sample.distanceMeters = Double(try reader.signed()) / 1000
-            sample.runningFraction = Double(try reader.unsigned()) / 1000
+            sample.powerWatts = try value(.powerWatts)
+            sample.cadenceRPM = try value(.cadenceRPM)
+            sample.speedMetersPerSecond = try value(.speedMetersPerSecond)
+            sample.heartRateBPM = try value(.heartRateBPM)
+            sample.distanceMeters = Double(try reader.signed()) / distanceSteps
+            sample.runningFraction = Double(try reader.unsigned()) / runningSteps
             for channel in sample.sources.indices { sample.sources[channel] = Int8(bitPattern: try reader.byte()) }
             samples.append(sample)
         }
@@ -59,24 +59,39 @@ enum StoredPacking {
     /// second counted from its chunk's first), made without packing: the summary printed after a save comes from
     /// the values stored, not from the finer ones built.
     static func asStored(_ chunks: [(firstSecond: Int, samples: [SecondSample])]) -> [SecondSample] {
-        func value(_ value: Double?, _ scale: Double) -> Double? { value.map { Double(fixed($0, scale)) / scale } }
+        func atStep(_ value: Double?, _ channel: Channel) -> Double? {
+            value.map { Double(fixed($0, steps(channel))) / steps(channel) }
+        }
         var stored: [SecondSample] = []
         stored.reserveCapacity(chunks.reduce(0) { $0 + $1.samples.count })
         for (firstSecond, samples) in chunks {
             for (offset, sample) in samples.enumerated() {
                 var copy = sample
                 copy.second = firstSecond + offset
-                copy.powerWatts = value(sample.powerWatts, 10)
-                copy.cadenceRPM = value(sample.cadenceRPM, 10)
-                copy.speedMetersPerSecond = value(sample.speedMetersPerSecond, 1000)
-                copy.heartRateBPM = value(sample.heartRateBPM, 10)
-                copy.distanceMeters = Double(fixed(sample.distanceMeters, 1000)) / 1000
-                copy.runningFraction = Double(UInt64(max(0, (sample.runningFraction * 1000).rounded()))) / 1000
+                copy.powerWatts = atStep(sample.powerWatts, .powerWatts)
+                copy.cadenceRPM = atStep(sample.cadenceRPM, .cadenceRPM)
+                copy.speedMetersPerSecond = atStep(sample.speedMetersPerSecond, .speedMetersPerSecond)
+                copy.heartRateBPM = atStep(sample.heartRateBPM, .heartRateBPM)
+                copy.distanceMeters = Double(fixed(sample.distanceMeters, distanceSteps)) / distanceSteps
+                copy.runningFraction = Double(running(sample.runningFraction)) / runningSteps
                 stored.append(copy)
             }
         }
         return stored
     }
+
+    /// A channel's stored steps per unit: tenths of a watt, of an rpm and of a bpm, millimetres per second.
+    private static func steps(_ channel: Channel) -> Double {
+        switch channel {
+        case .powerWatts, .cadenceRPM, .heartRateBPM: 10
+        case .speedMetersPerSecond: 1000
+        }
+    }
+
+    /// Distance in millimetres, the running part of a second in thousandths.
+    private static let distanceSteps = 1000.0, runningSteps = 1000.0
+
+    private static func running(_ fraction: Double) -> UInt64 { UInt64(max(0, (fraction * runningSteps).rounded())) }
 
     private static func fixed(_ value: Double?, _ scale: Double) -> Int64 {
         guard let value, value.isFinite else { return 0 }

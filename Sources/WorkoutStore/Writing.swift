@@ -522,26 +522,24 @@ extension WorkoutStore {
         chunkGroups(samples).map { ($0.firstSecond, StoredPacking.packSamples($0.samples)) }
     }
 
-    /// Samples by the chunk they are stored in, in order of time.
+    /// Samples by the chunk they are stored in, in order of time: each chunk is a run of the samples in order (a
+    /// workout's already are: then they are not copied to be sorted).
     static func chunkGroups(_ samples: some Collection<SecondSample>) -> [(firstSecond: Int, samples: [SecondSample])] {
-        func chunk(_ sample: SecondSample) -> Int {
-            sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds
-        }
-        // A workout's samples come in order of time: each chunk is then a run of them, taken in one pass.
-        if zip(samples, samples.dropFirst()).allSatisfy({ $0.second <= $1.second }) {
+        func runs(_ ordered: some Collection<SecondSample>) -> [(firstSecond: Int, samples: [SecondSample])] {
+            func chunk(_ sample: SecondSample) -> Int {
+                sample.second / StoredPacking.chunkSeconds * StoredPacking.chunkSeconds
+            }
             var groups: [(firstSecond: Int, samples: [SecondSample])] = []
-            var start = samples.startIndex
-            while start != samples.endIndex {
-                let first = chunk(samples[start])
-                var end = samples.index(after: start)
-                while end != samples.endIndex && chunk(samples[end]) == first { samples.formIndex(after: &end) }
-                groups.append((first, Array(samples[start..<end])))
+            var start = ordered.startIndex
+            while start != ordered.endIndex {
+                let first = chunk(ordered[start])
+                let end = ordered[start...].firstIndex { chunk($0) != first } ?? ordered.endIndex
+                groups.append((first, Array(ordered[start..<end])))
                 start = end
             }
             return groups
         }
-        var groups: [Int: [SecondSample]] = [:]
-        for sample in samples { groups[chunk(sample), default: []].append(sample) }
-        return groups.keys.sorted().map { key in (key, groups[key]!.sorted { $0.second < $1.second }) }
+        let inOrder = zip(samples, samples.dropFirst()).allSatisfy { $0.second <= $1.second }
+        return inOrder ? runs(samples) : runs(samples.sorted { $0.second < $1.second })
     }
 }
