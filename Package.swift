@@ -214,7 +214,7 @@ let package = Package(
             name: "CyclelogCLITests",
             dependencies: [
                 "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ",
-                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory",
+                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory", "Charts",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -118,8 +118,14 @@ public actor BlueZClient {
         _ = try await call(adapter, ObjectTree.adapterInterface, "StartDiscovery", while: "starting the scan")
     }
 
+    /// Stops this connection's discovery. One that is not running (BlueZ ended it: the adapter was turned off
+    /// and on, bluetoothd restarted) is already what was asked for: bluetoothd's "No discovery started" is not
+    /// an error here.
     public func stopDiscovery(_ adapter: String) async throws(BlueZError) {
-        _ = try await call(adapter, ObjectTree.adapterInterface, "StopDiscovery", while: "stopping the scan")
+        do throws(BlueZError) {
+            _ = try await call(adapter, ObjectTree.adapterInterface, "StopDiscovery", while: "stopping the scan")
+        } catch  where error.kind == .failed && error.dbus.message == "No discovery started" {
+        }
     }
 
     /// Connects a device (LE: also resolves its GATT services). An already connected device is not an error.

@@ -25,12 +25,17 @@ public enum RideChart {
     /// and the one after its last. The root element carries the plot's place (`data-plot-left`, `data-plot-width`,
     /// in the picture's units) and the seconds it spans (`data-from`, `data-to`), for a page that lets the rider
     /// pick a range on it.
-    public static func svg(_ summary: WorkoutSummary, samples allSamples: [SecondSample], seconds: Range<Int>? = nil)
-        -> String
-    {
+    /// A zoom held to the ride: `seconds` is clamped to it (at least one second wide), so a range from anywhere
+    /// (a query string, a script) draws at most the ride's own seconds and ticks.
+    public static func svg(
+        _ summary: WorkoutSummary, samples allSamples: [SecondSample], seconds requested: Range<Int>? = nil
+    ) -> String {
         let width = 1100.0, left = 70.0, right = 20.0, top = 50.0, panelHeight = 150.0, gap = 30.0
         let plotWidth = width - left - right
         let rideSeconds = max(1, summary.statistics.elapsedSeconds)
+        let seconds = requested.map {
+            zoom(from: $0.lowerBound, to: $0.upperBound, rideSeconds: rideLength(summary, allSamples))
+        }
         let from = Double(seconds?.lowerBound ?? 0)
         let to = seconds.map { Double($0.upperBound) } ?? rideSeconds
         let samples = seconds.map { range in allSamples.filter { range.contains($0.second) } } ?? allSamples
@@ -95,6 +100,23 @@ public enum RideChart {
             }
         }
         return svg.document
+    }
+
+    /// The part of a ride of `rideSeconds` that a zoom from `from` to `to` (seconds from its start, as typed)
+    /// shows: both ends held to the ride, at least one second wide, whatever the numbers — a query's
+    /// `from=9223372036854775807` is the ride's last second, not an overflow, and `to=100000000000` its end, not
+    /// 10^11 seconds of ticks.
+    public static func zoom(from: Int, to: Int, rideSeconds: Int) -> Range<Int> {
+        let length = max(1, rideSeconds)
+        let lower = min(max(0, from), length - 1)
+        return lower..<min(max(lower + 1, to), length)
+    }
+
+    /// The seconds a chart can show of a ride: its elapsed time, or its samples where they reach further.
+    public static func rideLength(_ summary: WorkoutSummary, _ samples: [SecondSample]) -> Int {
+        let elapsed = summary.statistics.elapsedSeconds
+        let elapsedSeconds = elapsed.isFinite ? Int(min(max(elapsed.rounded(.up), 0), 1e9)) : 0
+        return max(elapsedSeconds, (samples.last?.second ?? -1) + 1, 1)
     }
 
     /// Paused seconds in grey and dropouts in orange, behind the lines.

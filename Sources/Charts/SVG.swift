@@ -1,4 +1,5 @@
 import Foundation
+import Workouts
 
 /// A small SVG writer: elements appended as text, numbers with one decimal, text escaped.
 struct SVG {
@@ -16,7 +17,7 @@ struct SVG {
     }
 
     var document: String {
-        let attributes = data.map { " data-\($0.name)=\"\(escaped($0.value))\"" }.joined()
+        let attributes = data.map { " data-\($0.name)=\"\(Self.escaped($0.value))\"" }.joined()
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
@@ -69,7 +70,7 @@ struct SVG {
     ) {
         body.append(
             "<text x=\"\(n(x))\" y=\"\(n(y))\" text-anchor=\"\(anchor)\" font-size=\"\(n(size))\" fill=\"\(fill)\""
-                + (bold ? " font-weight=\"bold\"" : "") + ">\(escaped(content))</text>")
+                + (bold ? " font-weight=\"bold\"" : "") + ">\(Self.escaped(content))</text>")
     }
 
     /// One decimal is finer than a pixel.
@@ -78,15 +79,24 @@ struct SVG {
         return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 
-    private func escaped(_ text: String) -> String {
+    /// `text` as XML character data that any parser accepts, whatever it holds: the markup characters as
+    /// entities, and the characters XML 1.0 forbids (C0 controls, U+FFFE, U+FFFF; §2.2 "Char") written as the same
+    /// visible escapes the terminal shows (`\x1B`), as are DEL and C1 — a ride's name reads the same everywhere.
+    static func escaped(_ text: String) -> String {
         var result = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
-            default: result.append(character)
+            case "\u{FFFE}", "\u{FFFF}": result += "\\u" + String(scalar.value, radix: 16, uppercase: true)
+            default:
+                if let escape = ShownText.escape(scalar) {
+                    result += escape
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
             }
         }
         return result

@@ -381,7 +381,8 @@ public actor LiveRecorder {
     /// Opens a workout in the store whose journal starts at `start` with the sensors' descriptions.
     private func beginRide(at start: Int64, _ request: StartRequest) throws(StoreError) {
         var plan = request.plan
-        let syncIdentifier = UUID().uuidString
+        // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
+        let syncIdentifier = UUID().uuidString.lowercased()
         plan.syncIdentifier = syncIdentifier
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "live", startMicroseconds: start)
         // Recently used presets come first among the suggestions; not worth failing a ride over.

@@ -21,6 +21,10 @@ public actor DeviceRegistry {
         public var tokenSHA256: String
         public var created: Date
         public var lastSeen: Date?
+
+        /// What `devices` lists and `revoke` takes beside the name: the first 8 hex digits of the token's SHA-256
+        /// (32 bits of a hash of 256 random bits say nothing of the token).
+        public var id: String { String(tokenSHA256.prefix(8)) }
     }
 
     /// What `pair` hands out: the one-time token of the URL, the code, and for scripts a device token at once.
@@ -131,9 +135,11 @@ public actor DeviceRegistry {
         return devices[index]
     }
 
-    /// Forgets the devices called `name`; their token hashes (their streams are closed by the caller).
+    /// Forgets the devices called `name`, or the one whose id (`Device.id`) it is; their token hashes (their
+    /// streams are closed by the caller). The id lets a rider revoke a device whose name, sent by the device at
+    /// pairing, holds characters nobody can type.
     public func revoke(name: String) throws -> Set<String> {
-        let revoked = Set(devices.filter { $0.name == name }.map(\.tokenSHA256))
+        let revoked = Set(devices.filter { $0.name == name || $0.id == name.lowercased() }.map(\.tokenSHA256))
         guard !revoked.isEmpty else { return [] }
         devices.removeAll { revoked.contains($0.tokenSHA256) }
         try save()

@@ -74,7 +74,13 @@ public struct HistoryAPI: Sendable {
         case ("workouts", 3) where parts[2] == "chart.svg":
             let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
             answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
-                let seconds = from.flatMap { from in to.map { from..<max(from + 1, $0) } }
+                // Held to the ride before anything is drawn: any two integers make a range of its seconds.
+                let seconds = from.flatMap { from in
+                    to.map {
+                        RideChart.zoom(
+                            from: from, to: $0, rideSeconds: RideChart.rideLength(ride.summary, ride.samples))
+                    }
+                }
                 return .file(
                     Array(RideChart.svg(ride.summary, samples: ride.samples, seconds: seconds).utf8),
                     "image/svg+xml", name: nil)
@@ -91,8 +97,14 @@ public struct HistoryAPI: Sendable {
                         try RideFiles.file(ride, kind, from: store), kind.mediaType,
                         name: RideFiles.fileName(ride.summary, kind))
                 } catch {
-                    if case .store(let storeError) = error { throw storeError }
-                    return .error(.notFound, "workout \(ride.summary.id): \(error)")
+                    switch error {
+                    case .store(let storeError): throw storeError
+                    case .noJournal(let fileName):
+                        // The file's name only: where it lay on this machine is nothing a screen needs to know.
+                        let name = fileName.split(separator: "/").last.map(String.init) ?? fileName
+                        return .error(
+                            .notFound, "workout \(ride.summary.id): \(RideFiles.FileError.noJournal(fileName: name))")
+                    }
                 }
             }
         case ("ftp", 1):

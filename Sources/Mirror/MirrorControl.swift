@@ -11,7 +11,8 @@ import RecorderInterface
 ///     interface  org.cyclelog.Mirror1
 ///       Pair(s name, s scope, b token) → (s url, s code, s token)
 ///       Devices() → a(sssxx)   name, scope, token SHA-256, paired and last seen (Unix seconds, 0: never)
-///       Revoke(s name) → u     the devices forgotten; their streams are closed at once
+///       Revoke(s name) → u     the devices forgotten (by name, or by id: the first 8 hex digits of the token
+///                              SHA-256); their streams are closed at once
 public enum MirrorControl {
     public static let busName = "org.cyclelog.Mirror"
     public static let path = "/org/cyclelog/Mirror"

@@ -186,7 +186,19 @@ public struct MirrorResponder: HTTPResponder {
         // one over a connection that went silent, passes the same id in the query.
         let lastEventID =
             request.headers[Self.lastEventIDHeader] ?? request.uri.queryParameters.get("lastEventId").map { String($0) }
-        guard let client = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID) else {
+        var subscribed = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID)
+        if subscribed == nil {
+            // A screen that went away is noticed only when something is written to it, and with no ride running
+            // that is the keep-alive every 15 s: write to every stream now, twice (the first write to a closed
+            // socket still succeeds and only draws the peer's reset; the second fails), give the dead ones a
+            // moment to let go of their places, and ask again.
+            for _ in 0..<2 {
+                await hub.keepAlive()
+                try? await Task.sleep(for: .milliseconds(150))
+            }
+            subscribed = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID)
+        }
+        guard let client = subscribed else {
             return Self.error(.serviceUnavailable, "too many screens are open (at most \(hub.maximumClients))")
         }
         let hub = self.hub
@@ -307,12 +319,40 @@ public struct MirrorResponder: HTTPResponder {
     /// The request's JSON body decoded: 413 beyond the limit, 400 with `usage` when it is not what is expected.
     static func body<Body: Decodable>(_ request: inout Request, usage: String) async throws(Refusal) -> Body {
         let buffer: ByteBuffer
-        do { buffer = try await request.collectBody(upTo: bodyLimitBytes) } catch {
+        do {
+            buffer = try await collect(request)
+        } catch is BodyTimeout {
+            throw Refusal(
+                response: Self.error(.requestTimeout, "the request body took longer than \(bodySeconds) s"))
+        } catch {
             throw Refusal(
                 response: Self.error(.contentTooLarge, "a request body takes at most \(bodyLimitBytes) bytes"))
         }
         do { return try JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView)) } catch {
             throw Refusal(response: Self.error(.badRequest, usage + " (JSON)"))
+        }
+    }
+
+    /// How long a request's body may take to arrive: the server's idle timeout counts from the last piece, so a
+    /// body sent a byte at a time would otherwise hold its connection for hours.
+    static let bodySeconds = 10
+
+    struct BodyTimeout: Error {}
+
+    /// The body, up to `bodyLimitBytes`, within `bodySeconds`.
+    static func collect(_ request: Request) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask {
+                var request = request
+                return try await request.collectBody(upTo: bodyLimitBytes)
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(bodySeconds))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw BodyTimeout() }
+            return buffer
         }
     }
 

@@ -81,6 +81,7 @@ public actor AttemptLimiter {
     private let limit: Int
     private let windowSeconds: Double
     private var attempts: [String: [Date]] = [:]
+    private var lastPruned = Date.distantPast
 
     public init(limit: Int, perSeconds windowSeconds: Double = 60) {
         self.limit = limit
@@ -89,13 +90,25 @@ public actor AttemptLimiter {
 
     /// Counts one attempt; false when the key already made `limit` in the window (429).
     public func allow(_ key: String, at time: Date = Date()) -> Bool {
+        prune(at: time)
         let recent = (attempts[key] ?? []).filter { time.timeIntervalSince($0) < windowSeconds }
         guard recent.count < limit else {
             attempts[key] = recent
             return false
         }
         attempts[key] = recent + [time]
-        if attempts.count > 10_000 { attempts = attempts.filter { !$0.value.isEmpty } }
         return true
+    }
+
+    /// The keys with an attempt still in the window (or not yet pruned: at most one window late).
+    public var trackedKeys: Int { attempts.count }
+
+    /// Once a window, forgets every key whose last attempt is out of it: addresses that tried once and went away
+    /// must not fill memory over the months a mirror runs.
+    private func prune(at time: Date) {
+        guard time.timeIntervalSince(lastPruned) >= windowSeconds || time < lastPruned else { return }
+        lastPruned = time
+        attempts = attempts.filter { _, dates in dates.last.map { time.timeIntervalSince($0) < windowSeconds } ?? false
+        }
     }
 }

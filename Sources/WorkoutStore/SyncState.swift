@@ -103,6 +103,7 @@ extension WorkoutStore {
     }
 
     public func markTombstoneSynced(_ syncIdentifier: String, version: Int) throws(StoreError) {
+        let syncIdentifier = Self.canonical(syncIdentifier)
         try write { db in
             try db.execute(
                 sql: "UPDATE tombstone SET synced = 1 WHERE syncIdentifier = ? AND version = ?",
@@ -127,12 +128,12 @@ extension WorkoutStore {
         try read { db in
             var copies: [String: LocalCopy] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM tombstone") {
-                copies[row["syncIdentifier"]] = LocalCopy(
+                copies[Self.canonical(row["syncIdentifier"])] = LocalCopy(
                     id: nil, version: row["version"], contentDigest: nil, complete: true, deleted: true, collector: nil,
                     syncedVersion: (row["synced"] as Bool) ? row["version"] : nil)
             }
             for row in try Row.fetchAll(db, sql: "SELECT * FROM workout") {
-                copies[row["syncIdentifier"]] = LocalCopy(
+                copies[Self.canonical(row["syncIdentifier"])] = LocalCopy(
                     id: row["id"], version: row["version"], contentDigest: Self.contentDigest(row),
                     complete: WorkoutStatus(stored: row["status"]) == .complete, deleted: false,
                     collector: row["collector"], syncedVersion: row["syncedVersion"])
@@ -170,6 +171,7 @@ extension WorkoutStore {
 
     /// A ride deleted in the shared store: deleted here, its tombstone already synced.
     public func deletePulled(_ syncIdentifier: String, version: Int) throws(StoreError) {
+        let syncIdentifier = Self.canonical(syncIdentifier)
         try write { db in
             try db.execute(sql: "DELETE FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
             try db.execute(

@@ -509,7 +509,26 @@ public final class WorkoutStore: Sendable {
             // No table changes: chunks written from here on are packed by channel (`CompactJournal`), which a
             // cyclelog from before reads as damaged. This name makes it refuse the database untouched instead.
         }
+        migrator.registerMigration("v15 sync identifiers in lower case", foreignKeyChecks: .immediate) { db in
+            // A live ride's identity was written in upper case, every other ride's and the shared store's in lower
+            // case (RFC 9562): the same ride then looked like two to the sync. Identities are kept in lower case
+            // from here on (`canonical`); each journal keeps its own bytes. OR IGNORE: should both spellings of
+            // one identity be stored already, the second keeps its own.
+            try db.execute(
+                sql: """
+                    UPDATE OR IGNORE workout SET syncIdentifier = lower(syncIdentifier)
+                    WHERE syncIdentifier <> lower(syncIdentifier);
+                    UPDATE OR IGNORE tombstone SET syncIdentifier = lower(syncIdentifier)
+                    WHERE syncIdentifier <> lower(syncIdentifier);
+                    """)
+        }
         return migrator
+    }
+
+    /// How a sync identifier is stored and compared: in lower case, as RFC 9562 writes a UUID (a UUID compares
+    /// without regard to case, and a journal may spell it either way).
+    public static func canonical(_ syncIdentifier: String) -> String {
+        syncIdentifier.lowercased()
     }
 
     /// The triggers that mark each change to `table` in `changeMark`. A later migration that adds a table adds

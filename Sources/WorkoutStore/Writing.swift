@@ -26,8 +26,10 @@ extension WorkoutStore {
         }
     }
 
+    /// The workout of a sync identifier, in whichever case it is written (RFC 9562: UUIDs compare without case).
     public func workout(syncIdentifier: String) throws(StoreError) -> ExistingWorkout? {
-        try read { db in
+        let syncIdentifier = Self.canonical(syncIdentifier)
+        return try read { db in
             try Self.existing(db, sql: "SELECT * FROM workout WHERE syncIdentifier = ?", arguments: [syncIdentifier])
         }
     }
@@ -84,6 +86,7 @@ extension WorkoutStore {
     public func claimWorkout(
         syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?
     ) throws(StoreError) -> ClaimOutcome {
+        let syncIdentifier = Self.canonical(syncIdentifier)
         let now = Self.nowMicroseconds()
         return try write { db in
             let row = try Row.fetchOne(
@@ -321,6 +324,7 @@ extension WorkoutStore {
         _ prepared: PreparedWorkout, syncIdentifier: String, fileName: String, bytes: [UInt8], digest: String,
         replacing: Int64?, sessionNumber: Int? = nil, refreshingFTP: Bool = true
     ) throws(StoreError) -> WorkoutSummary {
+        let syncIdentifier = Self.canonical(syncIdentifier)
         let built = prepared.built
         let workout = built.workout
         let (id, written) = try write { db in

@@ -10,11 +10,12 @@ public enum ShownText {
         return nil
     }
 
-    /// `text` with its control characters escaped. With `keepingLayout`, newlines, tabs and DEL (which no
-    /// terminal acts on) stay: for whole messages and outputs of our own that quote outside text.
+    /// `text` with its control characters escaped. With `keepingLayout`, newlines and tabs stay: for whole messages
+    /// and outputs of our own that quote outside text. DEL is always escaped (README: "C0 and DEL"): a terminal
+    /// may ignore it, but a pager or a log viewer shows it as a blot, and a name must read the same everywhere.
     public static func visible(_ text: String, keepingLayout: Bool = false) -> String {
         func kept(_ scalar: Unicode.Scalar) -> Bool {
-            keepingLayout && (scalar == "\n" || scalar == "\t" || scalar == "\u{7F}")
+            keepingLayout && (scalar == "\n" || scalar == "\t")
         }
         guard needsEscapes(text.utf8, keepingLayout: keepingLayout) else { return text }
         var output = ""
@@ -45,7 +46,7 @@ public enum ShownText {
             let layout: UInt8 = ((byte == UInt8(ascii: "\n") ? 1 : 0) | (byte == UInt8(ascii: "\t") ? 1 : 0)) & keeps
             let delete: UInt8 = byte == 0x7F ? 1 : 0
             let c1: UInt8 = (previous == 0xC2 ? 1 : 0) & (byte &- 0x80 < 0x20 ? 1 : 0)
-            found |= (c0 & ~layout) | (delete & ~keeps) | c1
+            found |= (c0 & ~layout) | delete | c1
             previous = byte
         }
         return found != 0

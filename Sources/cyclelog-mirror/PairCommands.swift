@@ -73,9 +73,13 @@ struct Devices: AsyncParsableCommand {
     func run() async throws {
         let reply = try await CyclelogMirror.call("Devices", [], bus: control.address)
         guard case .array(_, let entries)? = reply.first else { return }
-        let rows: [(name: String, scope: String, created: Int64, lastSeen: Int64)] = entries.compactMap { entry in
+        let rows: [(id: String, name: String, scope: String, created: Int64, lastSeen: Int64)] = entries.compactMap {
+            entry in
             guard case .structure(let fields) = entry, fields.count == 5 else { return nil }
-            return (fields[0].string ?? "", fields[1].string ?? "", fields[3].integer ?? 0, fields[4].integer ?? 0)
+            return (
+                String((fields[2].string ?? "").prefix(8)), fields[0].string ?? "", fields[1].string ?? "",
+                fields[3].integer ?? 0, fields[4].integer ?? 0
+            )
         }
         func time(_ seconds: Int64) -> String {
             seconds == 0 ? "never" : UTCTime.formatSeconds(microseconds: seconds * 1_000_000)
@@ -83,7 +87,8 @@ struct Devices: AsyncParsableCommand {
         if json {
             let items: [JSONValue] = rows.map {
                 .object([
-                    ("name", .string($0.name)), ("scope", .string($0.scope)), ("paired", .string(time($0.created))),
+                    ("id", .string($0.id)), ("name", .string($0.name)), ("scope", .string($0.scope)),
+                    ("paired", .string(time($0.created))),
                     ("lastSeen", $0.lastSeen == 0 ? .null : .string(time($0.lastSeen))),
                 ])
             }
@@ -91,27 +96,33 @@ struct Devices: AsyncParsableCommand {
             return
         }
         if rows.isEmpty { print("No device is paired: `cyclelog-mirror pair` pairs one.") }
+        // A name is what the device sent at pairing: shown with its control characters escaped, never acted on
+        // by the terminal; the id is what `revoke` takes when the name cannot be typed.
         for row in rows {
-            print("\(row.name)  \(row.scope)  paired \(time(row.created))  last seen \(time(row.lastSeen))")
+            print(
+                "\(row.id)  \(ShownText.visible(row.name))  \(row.scope)  paired \(time(row.created))  "
+                    + "last seen \(time(row.lastSeen))")
         }
     }
 }
 
-/// `cyclelog-mirror revoke NAME`: forgets a device and closes its streams.
+/// `cyclelog-mirror revoke NAME|ID`: forgets a device and closes its streams.
 struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Forgets a paired device; its open streams close at once.")
     @OptionGroup var control: ControlBusOptions
 
-    @Argument(help: "The device's name, as `devices` lists it.")
+    @Argument(help: "The device's name or its id (the first column of `devices`).")
     var name: String
 
     func run() async throws {
         let reply = try await CyclelogMirror.call("Revoke", [.string(name)], bus: control.address)
         let count = reply.first?.integer ?? 0
         guard count > 0 else {
-            throw Failure(description: "no device is called '\(name)' (see `cyclelog-mirror devices`)")
+            throw Failure(
+                description:
+                    "no device is called or has the id '\(ShownText.visible(name))' (see `cyclelog-mirror devices`)")
         }
-        print("Revoked \(name).")
+        print("Revoked \(ShownText.visible(name)).")
     }
 }

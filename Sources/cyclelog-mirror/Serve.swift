@@ -68,7 +68,8 @@ struct Serve: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         let folder =
             stateDirectory ?? environment["STATE_DIRECTORY"]
-            ?? (environment["XDG_STATE_HOME"] ?? NSHomeDirectory() + "/.local/state") + "/cyclelog"
+            ?? (environment["XDG_STATE_HOME"] ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+            + "/cyclelog"
         return URL(fileURLWithPath: folder).appendingPathComponent("mirror-devices.json")
     }
 
@@ -95,9 +96,18 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "cyclelog-mirror")
         logger.logLevel = .notice
         let pairingHost = Self.pairingHost(host)
+        Self.raiseDescriptorLimit()
+        // A connection that has sent no complete request within `idleSeconds` (nothing at all, or headers a
+        // byte at a time) is closed; an answer being written (a stream) is not idle. One address holds at most
+        // `perAddress` connections: a stranger's flood cannot take the sockets the paired screens need.
+        let counts = ConnectionCounts()
+        let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [counts.handler()], idleTimeout: .seconds(Self.idleSeconds))
         let server: HTTPServerBuilder
         do {
-            server = try tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1()
+            server =
+                try tls.map { try .tls(.http1(configuration: http), tlsConfiguration: $0) }
+                ?? .http1(configuration: http)
         } catch {
             throw Failure(description: "cannot serve TLS with \(tlsCert ?? ""): \(error)")
         }
@@ -146,6 +156,18 @@ struct Serve: AsyncParsableCommand {
         }
         return TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+    }
+
+    /// How long a connection may stay without a complete request (README, "Limits").
+    static let idleSeconds: Int64 = 15
+
+    /// The soft limit on open descriptors raised to the hard one (systemd leaves services at 1 024 soft,
+    /// 524 288 hard): a connection is a descriptor, and running out of them makes the server spin on `accept`.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// A line on standard output at once, not when a buffer fills: scripts and tests wait for "serving".

@@ -98,6 +98,9 @@ class Adapter(ServiceInterface):
 
     @method()
     def StopDiscovery(self):
+        # bluetoothd answers a client that has no discovery running this way (src/adapter.c, stop_discovery).
+        if not self.discovering:
+            raise DBusError("org.bluez.Error.Failed", "No discovery started")
         self.discovering = False
         self.emit_properties_changed({"Discovering": False})
 

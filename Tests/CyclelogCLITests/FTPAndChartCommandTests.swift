@@ -109,4 +109,28 @@ final class FTPAndChartCommandTests: XCTestCase {
         let none = try cyclelog(["chart", "--db", db])
         XCTAssertEqual(none.status, 64)
     }
+
+    /// A ride's name is outside text: with ESC, U+0001, a tab, DEL and a C1 control in it the chart is still
+    /// well-formed XML (XML 1.0 §2.2 forbids C0 controls in any document) that librsvg draws, and the name shows
+    /// with the escapes the terminal uses.
+    func testAChartIsWellFormedWhateverTheRideIsCalled() throws {
+        let db = try database()
+        let name = "Ride \u{1B}[31mred\u{01}\t<&>\u{7F}\u{85} \"end\""
+        let renamed = try cyclelog(["rename", "1", name, "--db", db])
+        XCTAssertEqual(renamed.status, 0, renamed.errorOutput)
+        let file = (db as NSString).deletingLastPathComponent + "/named.svg"
+        XCTAssertEqual(try cyclelog(["chart", "1", "-o", file, "--db", db]).status, 0)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "a C0 control in the SVG")
+        XCTAssertTrue(
+            text.contains("Ride \\x1B[31mred\\x01\\x09&lt;&amp;&gt;\\x7F\\u0085 &quot;end&quot;"), text)
+        XCTAssertTrue(XMLParser(contentsOf: URL(fileURLWithPath: file))?.parse() ?? false, "not XML")
+        let render = Process()
+        render.executableURL = URL(fileURLWithPath: "/usr/bin/rsvg-convert")
+        render.arguments = [file, "-o", file + ".png"]
+        render.standardError = FileHandle.nullDevice
+        try render.run()
+        render.waitUntilExit()
+        XCTAssertEqual(render.terminationStatus, 0, "rsvg-convert refused the chart")
+    }
 }

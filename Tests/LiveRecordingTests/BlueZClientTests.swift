@@ -6,6 +6,23 @@ import XCTest
 /// The BlueZ client against the stand-in: discovery with a filter, connect, GATT found by UUID, reads that are
 /// not notifications, notifications, and the error a rider sees when the D-Bus policy refuses.
 final class BlueZClientTests: XCTestCase {
+    /// A scan that is not running (bluetoothd ended it) stops without an error: bluetoothd's answer "No discovery
+    /// started" is what was wanted, not a problem to show on every status line while the recorder waits.
+    func testStoppingAScanThatIsNotRunningIsNotAnError() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let bluez = try await BlueZClient.connect(to: .address(standIn.bus.address))
+        try await bluez.stopDiscovery("/org/bluez/hci0")
+        try await bluez.startDiscovery("/org/bluez/hci0", services: [0x1818])
+        try await bluez.stopDiscovery("/org/bluez/hci0")
+        try await bluez.stopDiscovery("/org/bluez/hci0")
+        // Any other refusal still is one.
+        do {
+            try await bluez.stopDiscovery("/org/bluez/hci9")
+            XCTFail("a missing adapter stopped its scan")
+        } catch {}
+    }
+
     func testDiscoveryConnectReadAndNotify() async throws {
         var power = StandIn.power
         power["measurementFlags"] = ["read", "notify"]

@@ -307,6 +307,53 @@ struct SyncTests {
     }
 }
 
+@Suite("sync identifiers in either case")
+struct SyncIdentifierCaseTests {
+    /// A live ride recorded by a cyclelog before 0.15 carries its identity in upper case in its journal and, until
+    /// the migration, in the database; the server and every other ride have it in lower case.
+    static func upperCaseJournal() throws -> (text: String, syncIdentifier: String) {
+        let identity = UUID().uuidString.uppercased()
+        let fixture = try String(contentsOfFile: Fixtures.folder + "/" + Fixtures.journals[2], encoding: .utf8)
+        var lines = fixture.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let first = try #require(lines.firstIndex { !$0.hasPrefix("#") })
+        let time = try #require(lines[first].split(separator: " ").first)
+        lines.insert("\(time) start sync=\(identity)", at: first)
+        return (lines.joined(separator: "\n"), identity)
+    }
+
+    @Test("a ride whose journal writes its identity in upper case: stored, listed and synced in lower case, once")
+    func upperCaseIdentity() async throws {
+        let address = try await initializedServer()
+        let (text, identity) = try Self.upperCaseJournal()
+        let box = try Collector("box")
+        let outcome = try Replayer(store: box.store).replay(CaptureFile.journal(text: text, label: "live"))
+        #expect(outcome.summary.syncIdentifier == identity.lowercased())
+        #expect(try box.store.workout(syncIdentifier: identity)?.id == outcome.summary.id)
+        // The journal keeps its own bytes, and so its digest.
+        #expect(Journal.text(try box.store.journal(outcome.summary.id)).contains("sync=\(identity)"))
+        // An older database holding the upper-case spelling is brought to lower case when opened.
+        try await DatabaseQueue(path: box.path).write { db in
+            try db.execute(sql: "UPDATE workout SET syncIdentifier = upper(syncIdentifier)")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v15 sync identifiers in lower case'")
+        }
+        let reopened = try WorkoutStore(path: box.path)
+        #expect(try reopened.summary(outcome.summary.id)?.syncIdentifier == identity.lowercased())
+        try await withConnections { connections in
+            let sync = Synchronizer(local: reopened, server: try await connections.server(address))
+            let first = try await sync.sync()
+            #expect(first.pushed.map(\.result) == [.inserted])
+            #expect(first.pulled.isEmpty)
+            // Nothing new on either side: nothing is pushed, nothing stored again.
+            let second = try await sync.sync()
+            #expect(second.pushed.isEmpty && second.pulled.isEmpty, "\(second)")
+            // A copy on another machine pulls nothing it holds, in whichever case.
+            let copy = try box.copy("copy")
+            let copied = try await connections.sync(copy, address).sync()
+            #expect(copied.pulled.allSatisfy { $0.result != .stored }, "\(copied)")
+        }
+    }
+}
+
 extension Collector {
     /// Forgets what the shared store acknowledged, as a database copied from before a sync would.
     func clearSyncMarks() throws {

@@ -22,9 +22,24 @@ public final class HTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Connects to `127.0.0.1:port`.
-    public init(port: Int) throws {
+    /// Connects to `127.0.0.1:port`; with `source`, from that address (any of 127.0.0.0/8 is this machine, so a
+    /// test can be several neighbours at once).
+    public init(port: Int, from source: String? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                close(socket)
+                throw NSError(domain: "HTTPConnection", code: Int(errno))
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -57,6 +72,12 @@ public final class HTTPConnection: @unchecked Sendable {
         answer.bytes = connection.readBytesToEnd(seconds: 10)
         answer.body = String(decoding: answer.bytes, as: UTF8.self)
         return answer
+    }
+
+    /// Sends `bytes` as they are (a request cut short, a header a byte at a time); false once the server closed.
+    @discardableResult
+    public func sendRaw(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// Sends a request with `Connection: close`.
