@@ -271,10 +271,34 @@ public enum FITActivityReader {
                     "the device's elapsed time \(RecordedTotals.seconds(elapsed)) spans a clock fault; the ride's own "
                         + "\(RecordedTotals.seconds(span)) is shown")
             }
+            decideContradiction(&recorded, spanSeconds: span)
             workout.recordedTotals = recorded
         }
         workout.recordedLapTotals = lapList.map { totals([$0.message], work: Field.lapTotalWork) }
         return (workout, notes)
+    }
+
+    /// A timer cannot run longer than the ride it times: when the device's timer time exceeds its elapsed time, one
+    /// of the two is wrong, and the records' own span decides which. The one further from it is set aside (the
+    /// ride's own figure is shown in its place) with a correction that says so. (GoldenCheetah's
+    /// test_rides_14582164182.fit: elapsed 27:12, timer 46:00, records over 46:00; sports-lib's inverted-times.fit:
+    /// elapsed 47:20, timer and records about 6 h.)
+    static func decideContradiction(_ recorded: inout RecordedTotals, spanSeconds span: Double) {
+        guard let elapsed = recorded.elapsedSeconds, let timer = recorded.timerSeconds, timer > elapsed + 0.5 else {
+            return
+        }
+        let (seconds, shown) = (RecordedTotals.seconds, RecordedTotals.seconds(span))
+        if abs(timer - span) < abs(elapsed - span) {
+            recorded.elapsedSeconds = nil
+            recorded.corrections.append(
+                "the device's elapsed time \(seconds(elapsed)) is shorter than its timer time \(seconds(timer)); its "
+                    + "records span \(shown), which is shown as the elapsed time")
+        } else {
+            recorded.timerSeconds = nil
+            recorded.corrections.append(
+                "the device's timer time \(seconds(timer)) is longer than its elapsed time \(seconds(elapsed)), "
+                    + "which its records' span \(shown) bears out; moving time is taken from its timer events")
+        }
     }
 
     /// One sample per second from `startSecond` to `endSecond`, on the timer where the timer ran.

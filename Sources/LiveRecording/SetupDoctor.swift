@@ -264,7 +264,7 @@ public struct SetupDoctor: Sendable {
             case .newerLayout: fix = "use the newer cyclelog that wrote it; this one leaves it untouched"
             case .busy: fix = "another program holds it (a recording?); wait for it, do not move the file"
             case .readOnly, .badPath: fix = "`ls -l \(path)`: give this user read access to the file and its folder"
-            case .diskFull, .damaged, .conflict, .notFound, .other:
+            case .diskFull, .damaged, .conflict, .notFound, .deleted, .other:
                 fix = "keep a copy, then `sqlite3 \(path) .recover | sqlite3 recovered.sqlite`"
             }
             return (HealthCheck(name: name, status: .problem, detail: error.description, fix: fix), [])

@@ -13,6 +13,8 @@ public struct FITImporter {
     public let store: WorkoutStore
     /// False when importing many files: the caller refreshes the FTP history once at the end.
     public var refreshesFTP = true
+    /// Whether a deleted ride may be stored again (`--undelete`), and a pulled one replaced (a pull).
+    public var rules = WorkoutStore.ClaimRules()
 
     public init(store: WorkoutStore) {
         self.store = store
@@ -88,7 +90,8 @@ public struct FITImporter {
                 }
                 let summary = try store.saveImported(
                     prepared, syncIdentifier: syncIdentifier, fileName: name, bytes: bytes, digest: digest,
-                    replacing: existing?.id, sessionNumber: activity.sessionNumber, refreshingFTP: refreshesFTP)
+                    replacing: existing?.id, sessionNumber: activity.sessionNumber, refreshingFTP: refreshesFTP,
+                    rules: rules)
                 outcomes.append(
                     Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, name)))
             } catch {
@@ -122,7 +125,8 @@ public struct FITImporter {
             let summary = try store.saveImported(
                 WorkoutStore.PreparedWorkout(activity.workout), syncIdentifier: "", fileName: file.fileName,
                 bytes: file.bytes,
-                digest: RideIdentity.digest(bytes: file.bytes), replacing: id, sessionNumber: file.session)
+                digest: RideIdentity.digest(bytes: file.bytes), replacing: id, sessionNumber: file.session,
+                rules: WorkoutStore.ClaimRules(replacePulled: true))
             return Replayer.Outcome(summary: summary, alreadyStored: false, problems: notes(activity, file.fileName))
         } catch {
             throw ReplayError(error, prefix: "workout \(id): ")

@@ -19,6 +19,8 @@ public struct Replayer: Sendable {
         public var eventsPerChunk = 4096
         /// A pause after each transaction, for tests that interrupt a replay part-way.
         public var pauseAfterEachChunkMicroseconds: UInt32 = 0
+        /// Whether a deleted ride may be stored again (`--undelete`), and a pulled one replaced (a pull).
+        public var rules = WorkoutStore.ClaimRules()
 
         public init() {}
 
@@ -100,7 +102,7 @@ public struct Replayer: Sendable {
         while true {
             switch try store.claimWorkout(
                 syncIdentifier: syncIdentifier, source: capture.path,
-                startMicroseconds: capture.events[0].timeMicroseconds, digest: digests.content)
+                startMicroseconds: capture.events[0].timeMicroseconds, digest: digests.content, rules: options.rules)
             {
             case .alreadyStored(let id):
                 guard let summary = try store.summary(id) else {

@@ -91,9 +91,9 @@ public struct WorkoutWriter: Sendable {
         try store.finish(claim, prepared: prepared, digests: digests)
     }
 
-    /// No measurement came: the workout row goes.
+    /// No measurement came: the workout row goes; a ride that had no version before leaves no deletion behind.
     public func discard() throws(StoreError) {
-        _ = try store.delete(claim.workoutId)
+        _ = try store.delete(claim.workoutId, leavingNoTrace: true)
     }
 }
 

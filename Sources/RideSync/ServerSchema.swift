@@ -108,61 +108,7 @@ public enum ServerSchema {
                 FROM ride r JOIN rider p ON p.id = r.rider_id JOIN collector c ON c.id = r.collector_id
                 WHERE NOT r.deleted
                 """,
-                """
-                -- The rule for one incoming version of a ride (README, "Rides on every machine"), in the caller's
-                -- transaction; concurrent pushes of the same ride wait for each other on its row. Returns
-                -- inserted, replaced, unchanged, conflict, stale, or refused: and why.
-                CREATE FUNCTION cyclelog_push(
-                    p_sync uuid, p_rider uuid, p_collector uuid, p_version integer, p_digest text,
-                    p_journal text, p_fit bytea, p_fit_name text, p_fit_session integer, p_fitness_test text,
-                    p_summary jsonb, p_start timestamptz, p_end timestamptz
-                ) RETURNS text LANGUAGE plpgsql AS $$
-                DECLARE
-                    current ride%ROWTYPE;
-                    computed text;
-                    is_tombstone boolean := p_digest IS NULL;
-                BEGIN
-                    IF NOT is_tombstone THEN
-                        IF (p_journal IS NULL) = (p_fit IS NULL) THEN
-                            RETURN 'refused: a ride carries either its journal or its file';
-                        END IF;
-                        computed := encode(sha256(coalesce(convert_to(p_journal, 'UTF8'), p_fit)), 'hex');
-                        IF computed <> p_digest THEN
-                            RETURN 'refused: its content digest is ' || p_digest || ' but its content hashes to '
-                                || computed;
-                        END IF;
-                    END IF;
-                    LOOP
-                        SELECT * INTO current FROM ride WHERE sync_identifier = p_sync FOR UPDATE;
-                        EXIT WHEN FOUND;
-                        INSERT INTO ride (sync_identifier, rider_id, version, content_digest, deleted, collector_id,
-                            journal, fit_file, fit_file_name, fit_session, fitness_test, summary, start_time, end_time)
-                        VALUES (p_sync, p_rider, p_version, p_digest, is_tombstone, p_collector, p_journal, p_fit,
-                            p_fit_name, p_fit_session, p_fitness_test, p_summary, p_start, p_end)
-                        ON CONFLICT (sync_identifier) DO NOTHING;
-                        -- Another collector may have inserted the same ride a moment ago: then its row is read.
-                        IF FOUND THEN RETURN 'inserted'; END IF;
-                    END LOOP;
-                    IF current.deleted OR current.version > p_version THEN
-                        RETURN 'stale';
-                    ELSIF current.version < p_version THEN
-                        UPDATE ride SET rider_id = p_rider, version = p_version, content_digest = p_digest,
-                            deleted = is_tombstone, collector_id = p_collector, journal = p_journal, fit_file = p_fit,
-                            fit_file_name = p_fit_name, fit_session = p_fit_session, fitness_test = p_fitness_test,
-                            summary = p_summary, start_time = coalesce(p_start, current.start_time),
-                            end_time = coalesce(p_end, current.end_time), updated_at = now()
-                        WHERE sync_identifier = p_sync;
-                        RETURN 'replaced';
-                    ELSIF current.content_digest IS NOT DISTINCT FROM p_digest THEN
-                        RETURN 'unchanged';
-                    END IF;
-                    INSERT INTO ride_conflict (sync_identifier, version, content_digest, collector_id)
-                    VALUES (p_sync, p_version, p_digest, p_collector)
-                    ON CONFLICT (sync_identifier, version, content_digest, collector_id) DO NOTHING;
-                    RETURN 'conflict';
-                END;
-                $$
-                """,
+                pushRuleV1,
                 """
                 -- A read-only role for dashboards: GRANT cyclelog_reader TO someone. Made only where this user may
                 -- make roles; otherwise `init` says how.
@@ -179,8 +125,77 @@ public enum ServerSchema {
                 END;
                 $$
                 """,
-            ])
+            ]),
+        Migration(
+            name: "v2 a deleted ride stored again by the rider's explicit --undelete",
+            statements: [pushRuleV2]),
     ]
+
+    /// v1's rule: a tombstone on the server made every later version stale, so a ride stored again on purpose
+    /// (`--undelete`) could never be pushed.
+    static let pushRuleV1 = """
+        -- The rule for one incoming version of a ride (README, "Rides on every machine"), in the caller's
+        -- transaction; concurrent pushes of the same ride wait for each other on its row. Returns
+        -- inserted, replaced, unchanged, conflict, stale, or refused: and why.
+        CREATE FUNCTION cyclelog_push(
+            p_sync uuid, p_rider uuid, p_collector uuid, p_version integer, p_digest text,
+            p_journal text, p_fit bytea, p_fit_name text, p_fit_session integer, p_fitness_test text,
+            p_summary jsonb, p_start timestamptz, p_end timestamptz
+        ) RETURNS text LANGUAGE plpgsql AS $$
+        DECLARE
+            current ride%ROWTYPE;
+            computed text;
+            is_tombstone boolean := p_digest IS NULL;
+        BEGIN
+            IF NOT is_tombstone THEN
+                IF (p_journal IS NULL) = (p_fit IS NULL) THEN
+                    RETURN 'refused: a ride carries either its journal or its file';
+                END IF;
+                computed := encode(sha256(coalesce(convert_to(p_journal, 'UTF8'), p_fit)), 'hex');
+                IF computed <> p_digest THEN
+                    RETURN 'refused: its content digest is ' || p_digest || ' but its content hashes to '
+                        || computed;
+                END IF;
+            END IF;
+            LOOP
+                SELECT * INTO current FROM ride WHERE sync_identifier = p_sync FOR UPDATE;
+                EXIT WHEN FOUND;
+                INSERT INTO ride (sync_identifier, rider_id, version, content_digest, deleted, collector_id,
+                    journal, fit_file, fit_file_name, fit_session, fitness_test, summary, start_time, end_time)
+                VALUES (p_sync, p_rider, p_version, p_digest, is_tombstone, p_collector, p_journal, p_fit,
+                    p_fit_name, p_fit_session, p_fitness_test, p_summary, p_start, p_end)
+                ON CONFLICT (sync_identifier) DO NOTHING;
+                -- Another collector may have inserted the same ride a moment ago: then its row is read.
+                IF FOUND THEN RETURN 'inserted'; END IF;
+            END LOOP;
+            IF current.deleted OR current.version > p_version THEN
+                RETURN 'stale';
+            ELSIF current.version < p_version THEN
+                UPDATE ride SET rider_id = p_rider, version = p_version, content_digest = p_digest,
+                    deleted = is_tombstone, collector_id = p_collector, journal = p_journal, fit_file = p_fit,
+                    fit_file_name = p_fit_name, fit_session = p_fit_session, fitness_test = p_fitness_test,
+                    summary = p_summary, start_time = coalesce(p_start, current.start_time),
+                    end_time = coalesce(p_end, current.end_time), updated_at = now()
+                WHERE sync_identifier = p_sync;
+                RETURN 'replaced';
+            ELSIF current.content_digest IS NOT DISTINCT FROM p_digest THEN
+                RETURN 'unchanged';
+            END IF;
+            INSERT INTO ride_conflict (sync_identifier, version, content_digest, collector_id)
+            VALUES (p_sync, p_version, p_digest, p_collector)
+            ON CONFLICT (sync_identifier, version, content_digest, collector_id) DO NOTHING;
+            RETURN 'conflict';
+        END;
+        $$
+        """
+
+    /// v2's rule: as v1's, but a version above a deletion's replaces it (the ride comes back everywhere). Only an
+    /// explicit `--undelete` makes such a version: a collector stores a deleted ride again on no other terms, and an
+    /// old copy's versions are never above its deletion's. A cyclelog-sync from before v2 refuses the schema.
+    static let pushRuleV2 = pushRuleV1.replacingOccurrences(of: "CREATE FUNCTION", with: "CREATE OR REPLACE FUNCTION")
+        .replacingOccurrences(
+            of: "IF current.deleted OR current.version > p_version THEN",
+            with: "IF current.version > p_version OR (current.deleted AND current.version = p_version) THEN")
 }
 
 /// How long to wait before the next attempt after failures in a row: 1, 2, 4 … 300 s.

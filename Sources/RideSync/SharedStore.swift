@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Synchronization
+import Workouts
 
 /// One connection to the shared PostgreSQL store. Queries are plain SQL with bound values; what the rows mean is
 /// `Synchronizer`'s.
@@ -196,10 +197,14 @@ public struct SyncError: Error, CustomStringConvertible {
     public var kind: Kind
     public var description: String
 
+    /// The description is cut to `longestDescription` characters: a server's message is outside input, and one of
+    /// 64 MB must neither fill the terminal nor the database's sync status.
     public init(_ kind: Kind, _ description: String) {
         self.kind = kind
-        self.description = description
+        self.description = ShownText.cut(description, to: Self.longestDescription)
     }
+
+    public static let longestDescription = 2000
 
     static func unreachable(_ address: ServerAddress, _ error: any Error) -> SyncError {
         SyncError(.unreachable, "cannot reach the shared store \(address): \(reason(error))")

@@ -231,8 +231,12 @@ public struct Synchronizer: Sendable {
                     """, as: String.self
                 )
             }.first ?? "refused: no answer"
-        if answer.hasPrefix("refused: ") { return (.refused, String(answer.dropFirst("refused: ".count))) }
-        guard let result = Pushed.Result(rawValue: answer) else { return (.refused, "the server answered \(answer)") }
+        if answer.hasPrefix("refused: ") {
+            return (.refused, ShownText.cut(answer.dropFirst("refused: ".count), to: SyncError.longestDescription))
+        }
+        guard let result = Pushed.Result(rawValue: answer) else {
+            return (.refused, "the server answered \(ShownText.cut(answer, to: 200))")
+        }
         return (result, nil)
     }
 
@@ -303,10 +307,13 @@ public struct Synchronizer: Sendable {
                 continue
             }
             // A ride recorded here too (the same capture replayed on two machines) stays this collector's.
-            let recordedHere =
-                collectorID == identity.collectorID || (copy.map { !$0.deleted && $0.collector == nil } ?? false)
+            let heldHere = copy.map { !$0.deleted && $0.collector == nil } ?? false
+            let recordedHere = collectorID == identity.collectorID || heldHere
             do {
-                report.append(try await fetch(sync, version: version, collector: recordedHere ? nil : collectorName))
+                report.append(
+                    try await fetch(
+                        sync, version: version, collector: recordedHere ? nil : collectorName,
+                        protecting: heldHere ? copy?.id : nil))
             } catch  where error.kind == .local || error.kind == .refused {
                 report.append(
                     Pulled(syncIdentifier: key, version: version, result: .skipped, problem: error.description))
@@ -315,8 +322,15 @@ public struct Synchronizer: Sendable {
         return report
     }
 
-    /// Stores the server's copy of one ride here at the server's version.
-    func fetch(_ sync: UUID, version: Int, collector: String?) async throws(SyncError) -> Pulled {
+    /// Stores the server's copy of one ride here at the server's version. It is rebuilt in a scratch database
+    /// first, and stored here only when it is the ride the row names (its identity) with the content the row's
+    /// digest names: anyone who can write the shared table could otherwise put another ride, or an edited one,
+    /// into this database as a ride recorded here. `protecting`, a ride recorded here, is replaced only by another
+    /// version of the same recording (the same notifications replayed with other settings on a copy of this
+    /// database), never by another ride under its identity.
+    func fetch(_ sync: UUID, version: Int, collector: String?, protecting: Int64? = nil) async throws(SyncError)
+        -> Pulled
+    {
         let key = sync.lowercased
         guard
             let (digest, journal, file, fileName, session, fitnessTest, name) = try await server.rows(
@@ -327,36 +341,87 @@ public struct Synchronizer: Sendable {
             ).first
         else { throw SyncError(.refused, "ride \(key) is no longer on the shared store") }
         let label = "shared store (\(collector ?? "this collector")) \(key)"
+        let bytes = file.map { [UInt8]($0.readableBytesView) }
+        // Pieces of the row that are only shown, bounded as local input is: a name as `rename` takes it.
+        let shownName = name.flatMap { WorkoutPlan.name(String($0.prefix(Self.longestName))) }
+        let shownFileName = fileName.map { String($0.prefix(255)) }
+        func store(into store: WorkoutStore) throws -> [Replayer.Outcome] {
+            let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
+            if let journal {
+                var options = Replayer.Options()
+                options.rules = rules
+                return [
+                    try Replayer(store: store, options: options).replay(
+                        CaptureFile.journal(text: journal, label: label))
+                ]
+            } else if let bytes {
+                var importer = FITImporter(store: store)
+                importer.rules = rules
+                return try importer.importBytes(bytes, name: shownFileName ?? label)
+            }
+            return []
+        }
+        func refused(_ reason: String) -> SyncError {
+            SyncError(.refused, "ride \(key) v\(version) from the shared store was not taken: \(reason)")
+        }
+
+        // Rebuilt where nothing of this database can be touched, and checked.
+        let scratch: WorkoutStore
+        let rebuilt: [Replayer.Outcome]
+        do {
+            scratch = try WorkoutStore()
+            rebuilt = try store(into: scratch)
+        } catch {
+            throw refused("it does not rebuild (\(ShownText.cut("\(error)", to: 300)))")
+        }
+        guard let candidate = rebuilt.first(where: { WorkoutStore.canonical($0.summary.syncIdentifier) == key }) else {
+            throw refused(
+                "its \(journal != nil ? "journal" : "file") is another ride's ("
+                    + (rebuilt.map { WorkoutStore.canonical($0.summary.syncIdentifier) }.first ?? "none")
+                    + (session.map { ", session \($0) of its file" } ?? "") + ")")
+        }
+        guard candidate.summary.contentDigest == digest else {
+            throw refused(
+                "it rebuilds to content \(candidate.summary.contentDigest ?? "unknown"), not the \(digest) the row "
+                    + "claims (an edited row, or a server that lies)")
+        }
+        if let protecting {
+            let ours: WorkoutStore.ExistingWorkout?
+            let theirs: WorkoutStore.ExistingWorkout?
+            do throws(StoreError) {
+                ours = try local.workout(syncIdentifier: key)
+                theirs = try scratch.workout(syncIdentifier: key)
+            } catch {
+                throw SyncError(.local, "ride \(key): \(error)")
+            }
+            guard let recording = ours?.sourceDigest, recording == theirs?.sourceDigest else {
+                throw refused(
+                    "it was recorded here (workout \(protecting)) and the shared store's version is another "
+                        + "recording under its identity; this one is kept (`cyclelog-sync push` says if the store "
+                        + "holds a newer version)")
+            }
+        }
+
         let outcomes: [Replayer.Outcome]
         do {
-            if let journal {
-                outcomes = [try Replayer(store: local).replay(CaptureFile.journal(text: journal, label: label))]
-            } else if var file {
-                let bytes = file.readBytes(length: file.readableBytes) ?? []
-                outcomes = try FITImporter(store: local).importBytes(bytes, name: fileName ?? label)
-            } else {
-                outcomes = []
-            }
+            outcomes = try store(into: local)
         } catch {
             throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
         }
-        guard let outcome = outcomes.first(where: { $0.summary.syncIdentifier.lowercased() == key }) else {
-            throw SyncError(
-                .local,
-                "ride \(key) from the shared store rebuilt to another ride here"
-                    + (session.map { " (session \($0) of its file)" } ?? ""))
+        guard let outcome = outcomes.first(where: { WorkoutStore.canonical($0.summary.syncIdentifier) == key }) else {
+            throw SyncError(.local, "ride \(key) from the shared store rebuilt to another ride here")
         }
         let id = outcome.summary.id
         try localCall {
             try $0.adoptPulled(
-                id, version: version, digest: digest, collector: collector, fitnessTest: fitnessTest, name: name)
+                id, version: version, digest: digest, collector: collector,
+                fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
         }
-        let problem =
-            outcome.summary.contentDigest == digest
-            ? nil
-            : "rebuilt here to content \(outcome.summary.contentDigest ?? "unknown"), not the shared store's \(digest)"
-        return Pulled(syncIdentifier: key, version: version, result: .stored, id: id, problem: problem)
+        return Pulled(syncIdentifier: key, version: version, result: .stored, id: id)
     }
+
+    /// The longest ride name taken from the shared store: `rename`'s limit.
+    static let longestName = 200
 
     // MARK: Conflicts, duplicates, riders
 

@@ -37,7 +37,17 @@ public final class WorkoutStore: Sendable {
                 var file: DatabaseQueue?
                 if FileManager.default.fileExists(atPath: path) {
                     configuration.readonly = true
-                    let opened = try DatabaseQueue(path: path, configuration: configuration)
+                    var opened: DatabaseQueue
+                    do {
+                        opened = try DatabaseQueue(path: path, configuration: configuration)
+                        _ = try opened.read { db in try db.tableExists("workout") }
+                    } catch let error as DatabaseError where Self.canReadImmutable(error, path: path) {
+                        // A WAL database without its -wal and -shm files, where this user may not create them (a
+                        // backup on read-only media, another user's folder): SQLite cannot open it read-only the
+                        // usual way. With no -wal file (or an empty one) nobody has it open and nothing is in the
+                        // log, so it is read as the file it is.
+                        opened = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
+                    }
                     if try Self.checkOwnership(opened, path: path, reading: true) { file = opened }
                 }
                 if let file {
@@ -82,6 +92,28 @@ public final class WorkoutStore: Sendable {
         } catch {
             throw StoreError(error, path: path)
         }
+    }
+
+    /// Whether a read-only opening that failed with `error` can read the file as immutable: SQLite could not open
+    /// a WAL database's shared memory, and the log beside it is missing or empty (so no connection has it open).
+    static func canReadImmutable(_ error: DatabaseError, path: String) -> Bool {
+        guard [.SQLITE_READONLY, .SQLITE_CANTOPEN].contains(error.resultCode) else { return false }
+        let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber
+        return log == nil || log?.intValue == 0
+    }
+
+    /// The file as an SQLite URI opened immutable (its path's `%`, `?` and `#` escaped, as RFC 3986 asks).
+    static func immutableURI(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return "file:" + escaped + "?immutable=1"
     }
 
     /// A private in-memory database, for tests.
@@ -604,6 +636,8 @@ public struct StoreError: Error, CustomStringConvertible {
         case conflict
         /// A workout that is not (or no longer) there.
         case notFound
+        /// A ride deleted before, which is not stored again unless the rider says so (`--undelete`).
+        case deleted
         case other
     }
 

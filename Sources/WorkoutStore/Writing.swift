@@ -13,6 +13,9 @@ extension WorkoutStore {
         public var complete: Bool
         /// The content digest of the version stored (RideIdentity), when it was computed by this cyclelog's rule.
         public var contentDigest: String?
+        /// The digest of its events without settings: the same for every replay of one recording, whatever its
+        /// options; nil for an imported file.
+        public var sourceDigest: String?
     }
 
     /// The two digests of a version of a ride (RideIdentity): its events without settings, and all of it.
@@ -51,7 +54,8 @@ extension WorkoutStore {
         try Row.fetchOne(db, sql: sql, arguments: arguments).map {
             ExistingWorkout(
                 id: $0["id"], syncIdentifier: $0["syncIdentifier"], version: $0["version"],
-                complete: WorkoutStatus(stored: $0["status"]) == .complete, contentDigest: contentDigest($0))
+                complete: WorkoutStatus(stored: $0["status"]) == .complete, contentDigest: contentDigest($0),
+                sourceDigest: $0["sourceDigest"])
         }
     }
 
@@ -84,7 +88,8 @@ extension WorkoutStore {
     /// old content dropped and the next version; unless it is stored complete with the content `digest` already,
     /// or another process holds it.
     public func claimWorkout(
-        syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?
+        syncIdentifier: String, source: String, startMicroseconds: Int64, digest: String?,
+        rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> ClaimOutcome {
         let syncIdentifier = Self.canonical(syncIdentifier)
         let now = Self.nowMicroseconds()
@@ -107,7 +112,7 @@ extension WorkoutStore {
             let token = Self.newClaimToken()
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: source, startMicroseconds: startMicroseconds,
-                replacing: replacing, db)
+                replacing: replacing, rules: rules, db)
             try db.execute(
                 sql: "UPDATE workout SET claimToken = ?, claimedMicroseconds = ? WHERE id = ?",
                 arguments: [token, now, id])
@@ -189,12 +194,40 @@ extension WorkoutStore {
         try write { db in try Self.renew(claim, db) }
     }
 
+    /// What storing a new version of a ride may do beyond the usual (README, "Rides on every machine").
+    public struct ClaimRules: Sendable, Equatable {
+        /// Store a ride whose identity was deleted (here, or on another machine and pulled): its next version,
+        /// which cyclelog-sync brings back on every machine. Without it a deleted ride is not stored again.
+        public var undelete: Bool
+        /// Replace a ride that came from another collector by cyclelog-sync: only a pull does, since its recorder
+        /// is elsewhere and a version made here would never be pushed.
+        public var replacePulled: Bool
+
+        public init(undelete: Bool = false, replacePulled: Bool = false) {
+            self.undelete = undelete
+            self.replacePulled = replacePulled
+        }
+    }
+
     /// The workout row a new build goes into, marked 'recording': a new row, or the emptied row of the workout
-    /// it replaces with its version raised.
+    /// it replaces with its version raised. A deleted ride, or one pulled from another collector, is refused
+    /// unless `rules` allow it.
     static func claimRow(
-        syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64?, _ db: Database
+        syncIdentifier: String, source: String, startMicroseconds: Int64, replacing: Int64?, rules: ClaimRules,
+        _ db: Database
     ) throws -> Int64 {
         if let id = replacing {
+            if !rules.replacePulled,
+                let collector = try String.fetchOne(
+                    db, sql: "SELECT collector FROM workout WHERE id = ?", arguments: [id])
+            {
+                // Its next version would stay on this machine (pulled rides are never pushed), and the two would
+                // show different numbers for one ride at one version.
+                throw StoreError(
+                    .conflict,
+                    "workout \(id) was recorded by \(collector) and came here by cyclelog-sync: a new version of it is "
+                        + "made there (replay or import it on \(collector)); nothing was stored")
+            }
             try deleteContent(of: id, db)
             try db.execute(
                 sql: """
@@ -203,8 +236,20 @@ extension WorkoutStore {
                     """, arguments: [source, startMicroseconds, id])
             return id
         }
-        // A ride deleted here and stored again (the same file replayed) comes back as the version after its
-        // deletion: a ride's versions only ever rise (a shared store that has the deletion keeps it: README).
+        // A deleted ride stays deleted (README: a deleted ride never comes back) unless the rider says to store it
+        // again: then it comes back as the version after its deletion (a ride's versions only ever rise), which
+        // the shared store takes in place of the deletion.
+        if !rules.undelete,
+            let deleted = try Row.fetchOne(
+                db, sql: "SELECT version, deletedMicroseconds FROM tombstone WHERE syncIdentifier = ?",
+                arguments: [syncIdentifier])
+        {
+            let when = UTCTime.formatSeconds(microseconds: deleted["deletedMicroseconds"])
+            throw StoreError(
+                .deleted,
+                "this ride (\(syncIdentifier)) was deleted at \(when) (here, or on another machine) and is not "
+                    + "stored again; to have it back everywhere, run the same command with --undelete")
+        }
         let deletedVersion = try Int.fetchOne(
             db, sql: "DELETE FROM tombstone WHERE syncIdentifier = ? RETURNING version", arguments: [syncIdentifier])
         try db.execute(
@@ -322,7 +367,7 @@ extension WorkoutStore {
     @discardableResult
     public func saveImported(
         _ prepared: PreparedWorkout, syncIdentifier: String, fileName: String, bytes: [UInt8], digest: String,
-        replacing: Int64?, sessionNumber: Int? = nil, refreshingFTP: Bool = true
+        replacing: Int64?, sessionNumber: Int? = nil, refreshingFTP: Bool = true, rules: ClaimRules = ClaimRules()
     ) throws(StoreError) -> WorkoutSummary {
         let syncIdentifier = Self.canonical(syncIdentifier)
         let built = prepared.built
@@ -334,7 +379,7 @@ extension WorkoutStore {
             if let current, current.complete, current.contentDigest == digest { return (current.id, false) }
             let id = try Self.claimRow(
                 syncIdentifier: syncIdentifier, source: fileName, startMicroseconds: workout.startMicroseconds,
-                replacing: current?.id ?? replacing, db)
+                replacing: current?.id ?? replacing, rules: rules, db)
             try db.execute(
                 sql: "INSERT INTO importedFile (workoutId, fileName, bytes, session) VALUES (?, ?, ?, ?)",
                 arguments: [id, fileName, Data(bytes), sessionNumber])
@@ -464,15 +509,17 @@ extension WorkoutStore {
             ])
     }
 
-    /// Deletes a workout and everything stored with it.
-    public func delete(_ id: Int64) throws(StoreError) -> Bool {
+    /// Deletes a workout and everything stored with it. With `leavingNoTrace`, a workout that never had a version
+    /// before this one (a replay that found no measurement) goes without a tombstone: there is no ride for the
+    /// shared store to delete.
+    public func delete(_ id: Int64, leavingNoTrace: Bool = false) throws(StoreError) -> Bool {
         let deleted = try write { db in
             // Its deletion is the ride's next version, kept as a tombstone for the shared store.
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO tombstone (syncIdentifier, version, deletedMicroseconds)
-                    SELECT syncIdentifier, version + 1, ? FROM workout WHERE id = ?
-                    """, arguments: [Self.nowMicroseconds(), id])
+                    SELECT syncIdentifier, version + 1, ? FROM workout WHERE id = ? AND NOT (? AND version = 1)
+                    """, arguments: [Self.nowMicroseconds(), id, leavingNoTrace])
             try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id])
             return db.changesCount > 0
         }

@@ -13,7 +13,7 @@ enum Failure {
         switch error {
         case let error as StoreError:
             switch error.code {
-            case .notFound, .conflict: 1
+            case .notFound, .conflict, .deleted: 1
             case .busy, .diskFull, .readOnly, .badPath, .notOurs, .newerLayout, .damaged, .other: 2
             }
         case is ReplayError: 1

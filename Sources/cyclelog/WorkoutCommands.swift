@@ -120,6 +120,12 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "Pause the timer automatically when standing still (below 1 m/s, no power, no cadence, for 5 s).")
     var autoPause = false
 
+    @Flag(
+        help:
+            "Store a ride that was deleted (here or on another machine) again; cyclelog-sync brings it back everywhere."
+    )
+    var undelete = false
+
     func validate() throws {
         _ = try handleMap()
         if let test, FitnessTest(rawValue: test) == nil {
@@ -159,6 +165,7 @@ struct Replay: AsyncParsableCommand {
         var options = Replayer.Options()
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         options.autoPause = autoPause ? AutoPause() : nil
+        options.rules.undelete = undelete
         if let delay = ProcessInfo.processInfo.environment["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS"], let ms = UInt32(delay) {
             options.pauseAfterEachChunkMicroseconds = ms * 1000
         }

@@ -138,6 +138,40 @@ final class DatabaseSafetyTests: XCTestCase {
         XCTAssertTrue(replay.errorOutput.contains("read-only for this user"), replay.errorOutput)
     }
 
+    /// A backup copied without its -wal and -shm files into a folder this user may not write (read-only media,
+    /// another user's home): SQLite cannot make the shared memory a WAL database needs, yet every reading command
+    /// works, and the database is left as it was.
+    func testAWALDatabaseWithoutItsLogOnReadOnlyMediaCanBeRead() throws {
+        guard getuid() == 0 else {
+            print("skipped: only root can run cyclelog as another user here (setpriv)")
+            return
+        }
+        let dir = try folder()
+        let path = dir.appendingPathComponent("backup.sqlite").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
+        for ending in ["-wal", "-shm"] { try FileManager.default.removeItem(atPath: path + ending) }
+        chmod(dir.path, 0o755)
+        chmod(path, 0o644)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        let list = try cyclelog(["list", "--db", path], prefix: nobody)
+        XCTAssertEqual(list.status, 0, list.errorOutput)
+        XCTAssertTrue(list.output.contains("Wattbike"), list.output)
+        for command in [["show", "last"], ["ftp"], ["show", "1", "--json"]] {
+            let run = try cyclelog(command + ["--db", path], prefix: nobody)
+            XCTAssertEqual(run.status, 0, "\(command): \(run.errorOutput)")
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), before)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-wal"))
+        // A name with the characters a URI reserves reads the same.
+        let odd = dir.appendingPathComponent("rides #2 100%?.sqlite").path
+        try FileManager.default.copyItem(atPath: path, toPath: odd)
+        chmod(odd, 0o644)
+        let oddList = try cyclelog(["list", "--db", odd], prefix: nobody)
+        XCTAssertEqual(oddList.status, 0, oddList.errorOutput)
+        XCTAssertTrue(oddList.output.contains("Wattbike"), oddList.output)
+    }
+
     func testBadDatabasePathsEachGetTheirOwnMessage() throws {
         let dir = try folder()
         let cases: [(String, String)] = [

@@ -140,6 +140,47 @@ final class FITActivityReaderTests: XCTestCase {
         }
     }
 
+    /// A session whose elapsed time is shorter than its timer time contradicts itself; the records' span decides
+    /// which total is wrong, and the ride's times agree with its records either way.
+    func testTotalsThatContradictEachOtherAreDecidedByTheRecordsSpan() throws {
+        func ride(elapsedSeconds: UInt64, timerSeconds: UInt64) throws -> ImportedActivity {
+            var file = FITEncoder()
+            file.define(local: 1, global: 20, fields: [.init(253, .uint32), .init(7, .uint16)])
+            for second: UInt64 in 0..<2760 { file.write(local: 1, [.number(1_000_000_000 + second), .number(180)]) }
+            // session (18): timestamp, start_time, total_elapsed_time and total_timer_time in ms (FIT profile).
+            file.define(
+                local: 2, global: 18,
+                fields: [.init(253, .uint32), .init(2, .uint32), .init(7, .uint32), .init(8, .uint32)])
+            file.write(
+                local: 2,
+                [
+                    .number(1_000_002_760), .number(1_000_000_000), .number(elapsedSeconds * 1000),
+                    .number(timerSeconds * 1000),
+                ])
+            return try XCTUnwrap(try FITActivityReader.read(file.file()).first)
+        }
+        // GoldenCheetah's test_rides_14582164182.fit: elapsed 27:12, timer 46:00, records over 46:00.
+        let shortElapsed = try ride(elapsedSeconds: 1632, timerSeconds: 2760).workout.statistics
+        XCTAssertEqual(shortElapsed.elapsedSeconds, 2760)
+        XCTAssertEqual(shortElapsed.movingSeconds, 2760)
+        XCTAssertTrue(
+            shortElapsed.corrections.contains {
+                $0.contains("elapsed time 27:12 is shorter than its timer time 46:00")
+            },
+            "\(shortElapsed.corrections)")
+        // The other way round: the timer is what disagrees with the records.
+        let longTimer = try ride(elapsedSeconds: 2760, timerSeconds: 9000).workout.statistics
+        XCTAssertEqual(longTimer.elapsedSeconds, 2760)
+        XCTAssertEqual(longTimer.movingSeconds, 2760)
+        XCTAssertTrue(
+            longTimer.corrections.contains { $0.contains("timer time 2:30:00 is longer") }, "\(longTimer.corrections)")
+        // Totals that agree are kept as the device wrote them.
+        let agreeing = try ride(elapsedSeconds: 2800, timerSeconds: 2700).workout.statistics
+        XCTAssertEqual(agreeing.elapsedSeconds, 2800)
+        XCTAssertEqual(agreeing.movingSeconds, 2700)
+        XCTAssertTrue(agreeing.corrections.isEmpty, "\(agreeing.corrections)")
+    }
+
     func testRecordsFromABrokenClockAreJudgedByContinuityNotBySpan() throws {
         // 100 records a second apart, then one dated 30 days later: the stray is left out, the ride kept.
         var late = FITEncoder()
