@@ -163,26 +163,43 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         return fields
     }
 
-    /// The connection's configuration for PostgresNIO.
-    func configuration() throws -> PostgresConnection.Configuration {
+    /// Whether the login needs `LoginGuard`: a password goes over TCP to a server whose certificate is not checked.
+    var guardsLogin: Bool {
+        guard case .tcp = endpoint, password != nil else { return false }
+        return tlsMode != .verifyCA && tlsMode != .verifyFull
+    }
+
+    /// The connection's configuration for PostgresNIO; over `channel`, a TCP connection already made (with its
+    /// `LoginGuard`).
+    func configuration(over channel: (any Channel)? = nil) throws -> PostgresConnection.Configuration {
         switch endpoint {
         case .unixSocket(let path):
             return .init(unixSocketPath: path, username: user, password: password, database: database)
         case .tcp(let host, let port):
             var tls = TLSConfiguration.makeClientConfiguration()
+            let mode: PostgresConnection.Configuration.TLS
             switch tlsMode {
-            case .disable:
-                return .init(
-                    host: host, port: port, username: user, password: password, database: database, tls: .disable)
-            case .allow, .prefer, .require: tls.certificateVerification = .none
+            case .disable, .allow, .prefer, .require: tls.certificateVerification = .none
             case .verifyCA: tls.certificateVerification = .noHostnameVerification
             case .verifyFull: tls.certificateVerification = .fullVerification
             }
-            if let rootCertificatePath { tls.trustRoots = .file(rootCertificatePath) }
-            let context = try NIOSSLContext(configuration: tls)
-            let mode: PostgresConnection.Configuration.TLS =
-                tlsMode == .allow || tlsMode == .prefer ? .prefer(context) : .require(context)
-            return .init(host: host, port: port, username: user, password: password, database: database, tls: mode)
+            if tlsMode == .disable {
+                mode = .disable
+            } else {
+                if let rootCertificatePath { tls.trustRoots = .file(rootCertificatePath) }
+                let context = try NIOSSLContext(configuration: tls)
+                mode = tlsMode == .allow || tlsMode == .prefer ? .prefer(context) : .require(context)
+            }
+            guard let channel else {
+                return .init(host: host, port: port, username: user, password: password, database: database, tls: mode)
+            }
+            var configuration = PostgresConnection.Configuration(
+                establishedChannel: channel, tls: mode, username: user, password: password, database: database)
+            // As PostgresNIO names the server for a connection it makes: by its name, never by an address (SNI).
+            if !host.contains(":") && !host.allSatisfy({ $0.isNumber || $0 == "." }) {
+                configuration.options.tlsServerName = host
+            }
+            return configuration
         }
     }
 }

@@ -35,10 +35,34 @@ public final class SharedStore: Sendable {
         } catch {
             throw SyncError.unreachable(address, error)
         }
+        let verdict = LoginGuard.Verdict()
         // The login is a request too: a network gone between the TCP handshake and the server's answer would
         // otherwise hold it for ever.
         let login = await firstOf(seconds: replySeconds) {
-            try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            guard address.guardsLogin, case .tcp(let host, let port) = address.endpoint else {
+                return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            }
+            // The TCP connection made here, so that `LoginGuard` watches it from its first byte.
+            let requestsTLS = address.tlsMode != .disable
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(
+                            LoginGuard(requestsTLS: requestsTLS, verdict: verdict))
+                    }
+                }
+                .connect(host: host, port: port).get()
+            return try await PostgresConnection.connect(
+                on: channel.eventLoop, configuration: try address.configuration(over: channel), id: 1, logger: logger)
+        }
+        if verdict.refused {
+            throw SyncError(
+                .refused,
+                "the shared store \(address) asked for the password in clear text over a connection whose certificate "
+                    + "was not checked (sslmode=\(address.tlsMode.rawValue)); it was not sent: anyone between here and "
+                    + "the server could be asking. Check the certificate with sslmode=verify-full (in the URL, or "
+                    + "PGSSLMODE) and the authority that signed it (sslrootcert=FILE or PGSSLROOTCERT), or have the "
+                    + "server ask for scram-sha-256 (pg_hba.conf)")
         }
         switch login {
         case .success(let connection)?:

@@ -64,8 +64,12 @@ final class PostgresServer: Sendable {
             let data = folder + "/data"
             try FileManager.default.copyItem(atPath: folder + "/tls/server.crt", toPath: data + "/server.crt")
             try FileManager.default.copyItem(atPath: folder + "/tls/server.key", toPath: data + "/server.key")
+            // Two roles log in with a password (made by `passwordRoles`): one asked for it in clear text, one by
+            // SCRAM; the rest are trusted.
             try """
             local all all trust
+            hostssl all \(Self.cleartextRole) 127.0.0.1/32 password
+            hostssl all \(Self.scramRole) 127.0.0.1/32 scram-sha-256
             hostssl all all 127.0.0.1/32 trust
             hostnossl all all 127.0.0.1/32 reject
 
@@ -171,6 +175,20 @@ final class PostgresServer: Sendable {
             endpoint: .unixSocket(path: socketFolder + "/.s.PGSQL.\(tcpPort ?? 5432)"), user: Self.superuser,
             database: database,
             password: nil, tlsMode: .disable, rootCertificatePath: nil)
+    }
+
+    /// The roles a TLS server asks for a password: in clear text, and by SCRAM-SHA-256.
+    static let cleartextRole = "rider_cleartext"
+    static let scramRole = "rider_scram"
+
+    /// Makes both password roles, with `password`, allowed into every database.
+    func passwordRoles(_ password: String) async throws {
+        let admin = try await SharedStore.connect(address())
+        for role in [Self.cleartextRole, Self.scramRole] {
+            try await admin.execute(
+                PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN SUPERUSER PASSWORD '\(password)'"))
+        }
+        await admin.close()
     }
 
     /// A new empty database for one test; the address carries its name.

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 import TestSupport
 import Testing
 
@@ -44,6 +45,53 @@ struct SyncTLSTests {
         // Without TLS this server lets nobody in over TCP.
         let plain = try sync(["pull"], mode: "disable")
         #expect(plain.status != 0 && plain.output.contains("pg_hba.conf"), "\(plain.output)")
+        try server.stopImmediately()
+    }
+
+    /// A man in the middle answers TLS with a certificate of its own and asks for the password in clear text: with
+    /// the certificate unchecked (require, the default) the password is not sent and the rider is told how to check
+    /// it; checked (verify-full), the server is who it says and the password goes. SCRAM never sends the password,
+    /// so it is used as before. A real PostgreSQL plays the server that asks (`password` in pg_hba.conf).
+    @Test("a password is sent in clear text only to a server whose certificate was checked")
+    func cleartextPassword() async throws {
+        let server = try PostgresServer(withTLS: true)
+        let port = try #require(server.tlsPort)
+        let secret = "s3cret-\(UUID().uuidString.prefix(8))"
+        try await server.passwordRoles(secret)
+        let database = try await server.newDatabase().database
+        func address(_ role: String, _ mode: ServerAddress.TLSMode, root: String? = nil) -> ServerAddress {
+            ServerAddress(
+                endpoint: .tcp(host: "localhost", port: port), user: role, database: database, password: secret,
+                tlsMode: mode, rootCertificatePath: root)
+        }
+        func whoAmI(_ address: ServerAddress) async throws(SyncError) -> [String] {
+            try await SharedStore.with(address) { store throws(SyncError) in
+                try await store.rows("SELECT current_user::text", as: String.self)
+            }
+        }
+        for mode in [ServerAddress.TLSMode.require, .prefer] {
+            let refused = await #expect(throws: SyncError.self) {
+                _ = try await whoAmI(address(PostgresServer.cleartextRole, mode))
+            }
+            #expect(refused?.kind == .refused, "\(String(describing: refused))")
+            #expect(refused?.description.contains("in clear text") == true)
+            #expect(refused?.description.contains("sslmode=verify-full") == true)
+            #expect(refused?.description.contains(secret) == false)
+        }
+        // Nothing reached the server but the request: it logged no failed password.
+        let log = try String(contentsOfFile: server.folder + "/server.log", encoding: .utf8)
+        #expect(!log.contains("password authentication failed"), "\(log.suffix(2000))")
+        let root = server.folder + "/tls/ca.crt"
+        #expect(
+            try await whoAmI(address(PostgresServer.cleartextRole, .verifyFull, root: root)) == [
+                PostgresServer.cleartextRole
+            ])
+        #expect(try await whoAmI(address(PostgresServer.scramRole, .require)) == [PostgresServer.scramRole])
+        // A wrong password is still the server's to refuse, in its own words.
+        var wrong = address(PostgresServer.scramRole, .require)
+        wrong.password = "wrong"
+        let denied = await #expect(throws: SyncError.self) { _ = try await whoAmI(wrong) }
+        #expect(denied?.description.contains("password authentication failed") == true, "\(String(describing: denied))")
         try server.stopImmediately()
     }
 }
