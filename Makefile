@@ -10,8 +10,8 @@ FUZZ_BUILD := .build-fuzz
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
-.PHONY: setup all build release demo test test-vm unit-test conformance fuzz fuzz-smoke bench lint fixtures clean \
-	install uninstall service-check release-cyclelog
+.PHONY: setup all build release demo test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
+	bench lint fixtures clean install uninstall service-check release-cyclelog
 
 all: build
 
@@ -36,15 +36,33 @@ demo: build
 	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
 	.build/debug/cyclelog ftp
 
-# All tests: unit and CLI tests, tshark conformance, the service files, every real third-party FIT file, and a
-# short run of every fuzz target.
+# All tests that need nothing but the repository: unit and CLI tests, tshark conformance, the service files, and
+# a short run of every fuzz target.
 test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
-	python3 Tests/ThirdParty/check_thirdparty.py --cyclelog .build/debug/cyclelog
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# Real files from other tools and peers (bike computers' FIT files): users' files, not the project's, so they are
+# not in the repository. THIRDPARTY names their folder (a checkout of the project's shared data beside the clone).
+THIRDPARTY ?= ../shared/data/thirdparty
+test-thirdparty: setup
+	@test -d "$(THIRDPARTY)/fit" || { echo "test-thirdparty: no folder $(THIRDPARTY)/fit: these tests read real" \
+		"third-party FIT files kept outside the repository; name their folder with THIRDPARTY=DIR" >&2; exit 1; }
+	$(SWIFT) build --build-tests
+	CYCLELOG_THIRDPARTY_FIT="$(abspath $(THIRDPARTY))/fit" SWIFT=$(SWIFT) scripts/swift-test.sh \
+		--filter MirrorTests.testTheHistoryAnswersWhatTheCLIPrints
+	python3 Tests/ThirdParty/check_thirdparty.py --cyclelog .build/debug/cyclelog --data "$(THIRDPARTY)/fit"
+
+# The mirror's routes over HTTP with random and extreme values: MIRROR_FUZZ_REQUESTS (default 1 000 000) against
+# the release build.
+MIRROR_FUZZ_REQUESTS ?= 1000000
+fuzz-mirror: setup
+	$(SWIFT) build $(RELEASE) --product cyclelog
+	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
+	python3 Fuzz/mirror_routes.py --requests $(MIRROR_FUZZ_REQUESTS)
 
 # The service files (systemd unit, udev rules, D-Bus policy, make install) checked on their own.
 service-check: build

@@ -144,6 +144,11 @@ public actor BlueZClient {
         if let changed = properties.first?.dictionary {
             tree.change(device, interface: ObjectTree.deviceInterface, changed: changed, invalidated: [])
         }
+        // Resolved services whose objects this client has not yet heard of: the InterfacesAdded signals are still
+        // queued behind the reply. Read the objects afresh, so that a caller sees the characteristics at once.
+        if tree.device(device)?.servicesResolved == true, tree.characteristics(ofDevice: device).isEmpty {
+            try await readTree()
+        }
     }
 
     public func disconnect(_ device: String) async throws(BlueZError) {

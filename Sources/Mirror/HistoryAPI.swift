@@ -160,8 +160,10 @@ public struct HistoryAPI: Sendable {
                 guard let ride = try store.ride(id, analysed: analysed) else {
                     return .error(
                         .conflict,
-                        "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` "
-                            + "recovers it, `cyclelog delete \(id)` discards it")
+                        try store.isBeingWritten(id)
+                            ? "workout \(id) is being recorded (or stored) right now: it is shown once it is saved"
+                            : "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` "
+                                + "recovers it, `cyclelog delete \(id)` discards it")
                 }
                 return try work(ride, store)
             }

@@ -32,6 +32,7 @@ enum HistoryPage {
         th:first-child,td:first-child,td.text,th.text{text-align:left}
         th{color:var(--dim);font-weight:600;font-size:.85rem}
         .unfinished{color:var(--bad)}
+        .recording{color:var(--accent)}
         .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(9.5rem,1fr));gap:8px}
         .tile{background:var(--panel);border-radius:10px;padding:8px 10px}
         .tile .label{color:var(--dim);font-size:.8rem;text-transform:uppercase;letter-spacing:.04em}
@@ -91,7 +92,7 @@ enum HistoryPage {
             const unfinished = ride.status !== "complete";
             const name = ride.name || ride.source.split("/").pop();
             return `<tr><td class="text">${unfinished ? esc(day(ride.start)) : `<a href="#/ride/${ride.id}">${esc(day(ride.start))}</a>`}</td>
-              <td class="text">${esc(name)}${unfinished ? ` <span class="unfinished">unfinished — <code>cyclelog rebuild ${ride.id}</code> recovers it</span>` : ""}</td>
+              <td class="text">${esc(name)}${unfinished ? (ride.beingWritten ? ` <span class="recording">recording now</span>` : ` <span class="unfinished">unfinished — <code>cyclelog rebuild ${ride.id}</code> recovers it</span>`) : ""}</td>
               <td>${num("elapsedSeconds", ride.elapsedSeconds, "", clock)}</td><td>${num("distanceMeters", ride.distanceMeters, "km", km)}</td>
               <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td><td>${num("normalizedPowerWatts", ride.normalizedPowerWatts, "W")}</td><td>${num("trainingStressScore", ride.trainingStressScore)}</td>
               <td>${unfinished || ride.averagePowerWatts == null ? "–" : `<img class="spark" loading="lazy" width="120" height="28" src="/api/v1/workouts/${ride.id}/sparkline.svg" alt="Power over the ride, averaging ${ride.averagePowerWatts} W">`}</td></tr>`;

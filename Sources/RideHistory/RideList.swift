@@ -92,6 +92,7 @@ public enum RideList {
                     ("contentDigest", .optionalString(entry.contentDigest)),
                     ("name", .optionalString(entry.name)),
                     ("status", .string(entry.status.rawValue)),
+                    ("beingWritten", .bool(entry.beingWritten)),
                     ("start", .string(UTCTime.formatSeconds(microseconds: entry.startMicroseconds))),
                     ("elapsedSeconds", .rounded(entry.elapsedSeconds, 3)),
                     ("distanceMeters", .rounded(entry.distanceMeters, 2)),

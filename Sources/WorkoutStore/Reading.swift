@@ -20,6 +20,8 @@ extension WorkoutStore {
         /// From the stored statistics of a complete ride (nil when it has no power, or they cannot be read).
         public var normalizedPowerWatts: Double?
         public var movingSeconds: Double?
+        /// Not complete, and held by a cyclelog that is writing it now (a live ride, a replay): not cut short.
+        public var beingWritten = false
 
         init(
             id: Int64, syncIdentifier: String, name: String?, status: WorkoutStatus, contentDigest: String?,
@@ -39,21 +41,30 @@ extension WorkoutStore {
             normalizedPowerWatts = status == .complete ? statistics?.normalizedPowerWatts : nil
             movingSeconds = status == .complete ? statistics?.movingSeconds : nil
         }
+
+        func beingWritten(_ held: Bool) -> ListEntry {
+            var entry = self
+            entry.beingWritten = held
+            return entry
+        }
     }
 
     /// Every workout, newest first.
     public func list() throws(StoreError) -> [ListEntry] {
-        try read { db in
+        let now = Self.nowMicroseconds()
+        return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT * FROM workout ORDER BY startMicroseconds DESC, id DESC
                     """
             ).map {
-                ListEntry(
+                let status = WorkoutStatus(stored: try $0.decode(forColumn: "status"))
+                // Not complete: held by a cyclelog writing it now, or cut short.
+                let held = status == .complete ? false : try Self.isHeld($0, now: now)
+                return ListEntry(
                     id: try $0.decode(forColumn: "id"), syncIdentifier: try $0.decode(forColumn: "syncIdentifier"),
-                    name: try $0.decode(forColumn: "name"),
-                    status: WorkoutStatus(stored: try $0.decode(forColumn: "status")),
+                    name: try $0.decode(forColumn: "name"), status: status,
                     contentDigest: Self.contentDigest($0), source: try $0.decode(forColumn: "source"),
                     startMicroseconds: try $0.decode(forColumn: "startMicroseconds"),
                     elapsedSeconds: try $0.decode(forColumn: "elapsedSeconds"),
@@ -62,7 +73,8 @@ extension WorkoutStore {
                     // Damaged statistics are `show`'s to report (with the rebuild hint); a list leaves them out.
                     statistics: (try $0.decode(forColumn: "statistics") as Data?).flatMap {
                         try? StoredPacking.unpackStatistics([UInt8]($0))
-                    })
+                    }
+                ).beingWritten(held)
             }
         }
     }

@@ -144,7 +144,12 @@ enum SummaryText {
 
     static func listLine(_ entry: WorkoutStore.ListEntry) -> String {
         let id = String(entry.id)
-        let status = entry.status == .complete ? "" : "  [unfinished]"
+        let status =
+            entry.status == .complete
+            ? ""
+            : entry.beingWritten
+                ? (entry.source == "live" ? "  [recording now]" : "  [being stored]")
+                : "  [unfinished]"
         return String(repeating: " ", count: max(0, 5 - id.count)) + id + "  " + dateTime(entry.startMicroseconds)
             + "  " + pad(entry.elapsedSeconds.map(duration) ?? "-", 9) + "  "
             + pad(entry.distanceMeters.map { fixed($0 / 1000, 2) + " km" } ?? "-", 9) + "  "

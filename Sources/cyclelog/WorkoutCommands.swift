@@ -73,6 +73,16 @@ struct WorkoutReference: ParsableArguments {
         return id
     }
 
+    /// Why workout `id` cannot be shown yet, and what to do: wait for a ride being recorded or stored, recover one cut
+    /// short.
+    static func notComplete(_ id: Int64, beingWritten: Bool) -> String {
+        beingWritten
+            ? "workout \(id) is being recorded (or stored) right now: it is shown once it is saved; "
+                + "`cyclelog status` and the dashboard show a live ride as it goes"
+            : "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
+                + "`cyclelog delete \(id)` discards it"
+    }
+
     /// A complete workout's summary, or an exit saying how to recover or discard an unfinished one.
     static func summary(_ id: Int64, in store: WorkoutStore) throws -> WorkoutSummary {
         try ride(id, in: store).summary
@@ -81,9 +91,7 @@ struct WorkoutReference: ParsableArguments {
     /// A complete workout's summary and 1 Hz series, or an exit saying how to recover or discard an unfinished one.
     static func ride(_ id: Int64, in store: WorkoutStore, analysed: Bool = true) throws -> WorkoutStore.StoredRide {
         guard let ride = try store.ride(id, analysed: analysed) else {
-            throw ExitMessage.make(
-                "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
-                    + "`cyclelog delete \(id)` discards it", status: 1)
+            throw ExitMessage.make(Self.notComplete(id, beingWritten: try store.isBeingWritten(id)), status: 1)
         }
         return ride
     }
@@ -237,7 +245,7 @@ struct List: ParsableCommand {
         }
         print(SummaryText.listHeader)
         for entry in entries { print(SummaryText.listLine(entry)) }
-        if entries.contains(where: { $0.status != .complete }) {
+        if entries.contains(where: { $0.status != .complete && !$0.beingWritten }) {
             print(
                 "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
                     + " it from its stored journal, `cyclelog delete ID` discards it.")

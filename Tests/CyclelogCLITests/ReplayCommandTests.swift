@@ -185,6 +185,26 @@ final class ReplayCommandTests: XCTestCase {
         }
     }
 
+    /// A file with events but no measurement stores no ride, and leaves no deletion for cyclelog-sync to push:
+    /// there never was a ride.
+    func testAReplayWithoutAMeasurementLeavesNoDeletion() throws {
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let db = folder.appendingPathComponent("rides.sqlite").path
+        let empty = folder.appendingPathComponent("connected-only.journal")
+        try """
+        # cyclelog journal 1
+        2024-05-01T06:30:00.000000Z connect C0:11:22:33:44:55 Power meter
+        2024-05-01T06:30:05.000000Z disconnect C0:11:22:33:44:55
+
+        """.write(to: empty, atomically: true, encoding: .utf8)
+        let run = try cyclelog(["replay", "--db", db, empty.path])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.errorOutput.contains("no measurement"), run.errorOutput)
+        let store = try WorkoutStore(path: db, access: .read)
+        XCTAssertEqual(try store.list().count, 0)
+        XCTAssertEqual(try store.tombstones(pendingOnly: false).map(\.syncIdentifier), [])
+    }
+
     func testBadFilesAreNamedWithTheRecordAndGoodRecordsAreStillUsed() throws {
         let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
         let db = folder.appendingPathComponent("rides.sqlite").path

@@ -235,6 +235,42 @@ final class StartCommandTests: XCTestCase {
 
     // MARK: Helpers
 
+    /// A ride being recorded is shown as being recorded, not as a ride cut short: `list` marks it so, `show` says
+    /// to wait rather than to rebuild it, and the JSON says `beingWritten`; once saved it is an ordinary ride.
+    func testARideBeingRecordedIsNeverShownAsCutShort() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("live.sqlite").path
+        let record = try await waitingRecorder(standIn, database: database)
+        try expect(["start", "--name", "Tempo"], status: 0, saying: "", standIn)
+        try await waitFor("the ride in the database", record) {
+            try WorkoutStore(path: database, access: .read).list().count == 1
+        }
+        let listed = try run(["list", "--db", database], standIn).output
+        XCTAssertTrue(listed.contains("[recording now]"), listed)
+        XCTAssertFalse(listed.contains("unfinished") || listed.contains("rebuild"), listed)
+        let shown = try run(["show", "last", "--db", database], standIn)
+        XCTAssertEqual(shown.status, 1)
+        XCTAssertTrue(shown.output.contains("is being recorded"), shown.output)
+        XCTAssertFalse(shown.output.contains("rebuild"), shown.output)
+        let json = try run(["list", "--json", "--db", database], standIn).output
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.first?["beingWritten"] as? Bool, true, json)
+        XCTAssertEqual(entries.first?["status"] as? String, "recording", json)
+
+        // Some seconds of riding, then the end: the ride is saved.
+        try await Task.sleep(for: .seconds(3))
+        try expect(["end"], status: 0, saying: "", standIn)
+        try await waitFor("the ride saved", record) {
+            try WorkoutStore(path: database, access: .read).list().first?.status == .complete
+        }
+        let saved = try run(["list", "--db", database], standIn).output
+        XCTAssertFalse(saved.contains("["), saved)
+        XCTAssertEqual(try run(["show", "last", "--db", database], standIn).status, 0)
+        record.signal(SIGTERM)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+    }
+
     private func run(_ arguments: [String], _ standIn: StandIn) throws -> (status: Int32?, output: String) {
         let command = try Cyclelog(arguments, standIn: standIn)
         let status = command.wait(seconds: 20)
