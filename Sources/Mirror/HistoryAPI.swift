@@ -20,15 +20,19 @@ public struct HistoryAPI: Sendable {
         self.databasePath = databasePath
     }
 
-    /// The answer to a history request, or nil when `path` is not one.
-    func respond(to request: Request, path: String) async -> Response? {
+    /// The answer to a history request, or nil when `path` is not one. Its work stops when `clientGone` says the
+    /// client left: before it starts, and part-way through a reading of the database.
+    func respond(to request: Request, path: String, clientGone: @escaping @Sendable () -> Bool = { false }) async
+        -> Response?
+    {
         // After "/api/v1/": workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg, sparkline.svg and
         // export.KIND;
         // ftp, weekly-load(.svg), power-curve(.svg).
         let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
         let query = request.uri.queryParameters
         let exchange = Exchange(
-            databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch])
+            databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch],
+            clientGone: clientGone)
         let answer: Response
         switch (parts.first ?? "", parts.count) {
         case ("workouts", 1):
@@ -147,6 +151,8 @@ public struct HistoryAPI: Sendable {
         /// The path and query, part of the ETag.
         let url: String
         let ifNoneMatch: String?
+        /// Whether the request's client went away (its connection closed): its work is then not done, or stopped.
+        var clientGone: @Sendable () -> Bool = { false }
 
         /// A stored ride by its id, or the answer `show` would give instead (404 unknown, 409 unfinished).
         func ride(
@@ -176,8 +182,13 @@ public struct HistoryAPI: Sendable {
         func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Response {
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
+                    // Queued behind other requests, a request whose client left meanwhile is answered unread.
+                    if clientGone() {
+                        continuation.resume(returning: Self.abandoned)
+                        return
+                    }
                     do throws(StoreError) {
-                        let store = try WorkoutStore(path: databasePath, access: .read)
+                        let store = try WorkoutStore(path: databasePath, access: .read, abandonWhen: clientGone)
                         let tag = try store.changeMark().map(tag)
                         if let tag, Answer.holds(ifNoneMatch, tag) {
                             continuation.resume(returning: Answer.notModified(tag))
@@ -203,6 +214,9 @@ public struct HistoryAPI: Sendable {
         }
 
         static let process = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+
+        /// What a request whose client left is answered, for nobody: the work was not done.
+        static let abandoned = MirrorResponder.error(.serviceUnavailable, "the client went away")
     }
 
     /// What a history request answers, before its ETag is compared.

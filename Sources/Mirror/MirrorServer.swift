@@ -11,10 +11,19 @@ import Workouts
 public struct MirrorContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: String
+    /// The request's connection: a history request's work stops when it closes (its client went away).
+    let channel: any NIOCore.Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress?.ipAddress ?? ""
+        channel = source.channel
+    }
+
+    /// Whether the client of this request has gone (its connection closed): checked, never waited for.
+    var clientGone: @Sendable () -> Bool {
+        let channel = self.channel
+        return { !channel.isActive }
     }
 }
 
@@ -92,7 +101,11 @@ public struct MirrorResponder: HTTPResponder {
                 return await control(&request)
             case (.get, _):
                 // Reading the history needs no more than the read scope every paired device has.
-                if let history, let answer = await history.respond(to: request, path: path) { return answer }
+                if let history,
+                    let answer = await history.respond(to: request, path: path, clientGone: context.clientGone)
+                {
+                    return answer
+                }
                 return Self.error(.notFound, "no \(request.method) \(path) here")
             default:
                 return Self.error(.notFound, "no \(request.method) \(path) here")

@@ -22,14 +22,42 @@ public final class WorkoutStore: Sendable {
         case write
     }
 
+    /// What a reader checks now and then (every few thousand SQLite steps): when it answers true, the statement
+    /// running stops with SQLITE_INTERRUPT (the mirror's client went away: its request's reading is not finished for
+    /// nobody).
+    public typealias Abandonment = @Sendable () -> Bool
+
+    /// Keeps `abandonWhen` alive for SQLite's progress handler, which holds only a raw pointer to it.
+    private let abandonment: AbandonmentBox?
+
+    final class AbandonmentBox: Sendable {
+        let check: Abandonment
+        init(_ check: @escaping Abandonment) { self.check = check }
+    }
+
     /// Opens the database at `path`. Writing, it is created if needed and its schema brought up to date; either
-    /// way, a file that is not a cyclelog database, or one made by a newer cyclelog, is refused untouched.
-    public init(path: String, access: Access = .write) throws(StoreError) {
+    /// way, a file that is not a cyclelog database, or one made by a newer cyclelog, is refused untouched. Reading,
+    /// `abandonWhen` can stop a long read part-way.
+    public init(path: String, access: Access = .write, abandonWhen: Abandonment? = nil) throws(StoreError) {
         try Self.checkPath(path, writing: access == .write)
         isReadOnly = access == .read
+        let box = abandonWhen.map(AbandonmentBox.init)
+        abandonment = box
         do {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
+            if let box {
+                configuration.prepareDatabase { db in
+                    // Every 1000 virtual-machine steps: microseconds apart, so a client's leaving stops a reading at
+                    // once, at a cost too small to measure.
+                    sqlite3_progress_handler(
+                        db.sqliteConnection, 1000,
+                        { context in
+                            guard let context else { return 0 }
+                            return Unmanaged<AbandonmentBox>.fromOpaque(context).takeUnretainedValue().check() ? 1 : 0
+                        }, Unmanaged.passUnretained(box).toOpaque())
+                }
+            }
             // Another cyclelog (a live ride, a replay) may hold the write lock for a moment; a reader waits for it
             // too, since a database being created is not yet in WAL mode, where readers never wait.
             configuration.busyMode = .timeout(5)
@@ -119,6 +147,7 @@ public final class WorkoutStore: Sendable {
     /// A private in-memory database, for tests.
     public init() throws(StoreError) {
         isReadOnly = false
+        abandonment = nil
         do {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
@@ -667,6 +696,8 @@ public struct StoreError: Error, CustomStringConvertible {
         default: code = .other
         }
         switch database.resultCode {
+        case .SQLITE_INTERRUPT:
+            description = "reading \(path) was stopped part-way: whoever asked for it went away"
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             description =
                 "the workout database \(path) is locked by another program (another cyclelog?); nothing was written"

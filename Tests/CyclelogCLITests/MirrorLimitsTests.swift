@@ -1,6 +1,7 @@
 import Charts
 import Foundation
 import TestSupport
+import WorkoutStore
 import XCTest
 
 @testable import Mirror
@@ -60,6 +61,35 @@ final class MirrorLimitsTests: XCTestCase {
         XCTAssertEqual(left, 1, "the 5000 addresses of a minute ago are still kept")
         let later = await limiter.allow("192.168.1.2", at: start.addingTimeInterval(140))
         XCTAssertTrue(later, "a minute after its tenth attempt")
+    }
+
+    /// A history request whose client left before its turn came is not worked on at all (the reading that would
+    /// have answered it never starts); one whose client stays is.
+    func testARequestWhoseClientLeftIsNotWorkedOn() async throws {
+        let database = try temporaryDatabase()
+        XCTAssertEqual(
+            try cyclelog([
+                "replay", "--db", database,
+                fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal").path,
+            ]).status, 0)
+        let worked = Worked()
+        for gone in [true, false] {
+            let exchange = HistoryAPI.Exchange(
+                databasePath: database, url: "/api/v1/workouts", ifNoneMatch: nil, clientGone: { gone })
+            let response = await exchange.read { store throws(StoreError) in
+                worked.count()
+                return .json(.integer(Int64(try store.list().count)))
+            }
+            XCTAssertEqual(response.status, gone ? .serviceUnavailable : .ok)
+        }
+        XCTAssertEqual(worked.times, 1, "only the request whose client stayed was worked on")
+    }
+
+    final class Worked: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counted = 0
+        func count() { lock.withLock { counted += 1 } }
+        var times: Int { lock.withLock { counted } }
     }
 
     /// One address holds at most `perAddress` connections; closing one gives its place back, and an address with

@@ -201,6 +201,32 @@ final class WorkoutStoreTests: XCTestCase {
         XCTAssertNotEqual(try WorkoutStore().changeMark(), try WorkoutStore().changeMark(), "two new databases")
     }
 
+    /// A reader given up part-way: once `abandonWhen` answers true, the next reading stops with a message
+    /// instead of running to its end (the mirror's client went away); until then it reads as any reader does.
+    func testAReadingStopsWhenItsRequesterIsGone() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("rides.sqlite").path
+        let writer = try WorkoutStore(path: path)
+        for number in 0..<100 { _ = try stored(writer, "ride-\(number)") }
+        let gone = Gone()
+        let reader = try WorkoutStore(path: path, access: .read, abandonWhen: { gone.value })
+        XCTAssertEqual(try reader.list().count, 100)
+        gone.value = true
+        XCTAssertThrowsError(try reader.list()) { error in
+            XCTAssertTrue("\(error)".contains("whoever asked for it went away"), "\(error)")
+        }
+    }
+
+    final class Gone: @unchecked Sendable {
+        private let lock = NSLock()
+        private var gone = false
+        var value: Bool {
+            get { lock.withLock { gone } }
+            set { lock.withLock { gone = newValue } }
+        }
+    }
+
     func testTheDefaultPathFollowsTheEnvironment() {
         XCTAssertEqual(WorkoutStore.defaultPath(environment: ["CYCLELOG_DB": "/tmp/x.sqlite"]), "/tmp/x.sqlite")
         XCTAssertEqual(
