@@ -64,12 +64,15 @@ struct Serve: AsyncParsableCommand {
         return host.isEmpty ? nil : (host, port)
     }
 
+    /// `--state-dir`, else systemd's `$STATE_DIRECTORY`, else `$XDG_STATE_HOME/cyclelog`, else
+    /// `$HOME/.local/state/cyclelog` (the XDG rules: an empty or relative value counts as unset; `$HOME` before the
+    /// password database's home directory).
     var devicesFile: URL {
         let environment = ProcessInfo.processInfo.environment
+        func absolute(_ name: String) -> String? { environment[name].flatMap { $0.hasPrefix("/") ? $0 : nil } }
         let folder =
-            stateDirectory ?? environment["STATE_DIRECTORY"]
-            ?? (environment["XDG_STATE_HOME"] ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state")
-            + "/cyclelog"
+            stateDirectory ?? absolute("STATE_DIRECTORY")
+            ?? (absolute("XDG_STATE_HOME") ?? (absolute("HOME") ?? NSHomeDirectory()) + "/.local/state") + "/cyclelog"
         return URL(fileURLWithPath: folder).appendingPathComponent("mirror-devices.json")
     }
 

@@ -1041,6 +1041,37 @@ final class MirrorTests: XCTestCase {
         XCTAssertTrue(try runMirror(["devices"], bus).contains("No device is paired"))
     }
 
+    /// Where the devices are kept follows `$HOME` (the XDG rule), not the password database's home; and a 404 for
+    /// an imported ride's journal names its file, never the folder it was imported from.
+    func testTheStateFolderFollowsHomeAndNoAnswerTellsWhereFilesLay() async throws {
+        let bus = try PrivateBus()
+        let home = bus.folder.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let database = try temporaryDatabase()
+        let fit = fixturesFolder.appendingPathComponent("rides/fit/sweatpy_2020-06-01-16-52-40.fit").path
+        XCTAssertEqual(try cyclelog(["import", "--db", database, fit]).status, 0)
+        let mirror = try Cyclelog(
+            ["--listen", "127.0.0.1:0", "--db", database], bus: bus,
+            environment: ["HOME": home.path, "XDG_STATE_HOME": "", "STATE_DIRECTORY": ""], binary: "cyclelog-mirror")
+        defer { mirror.signal(SIGTERM) }
+        var port: Int?
+        try await waitFor("the mirror serving", mirror) {
+            let line = mirror.output.split(separator: "\n").first { $0.contains("serving http") } ?? ""
+            port = Int(
+                (line.split(separator: " ").first { $0.hasPrefix("http") } ?? "").split(separator: ":").last ?? "")
+            return port != nil
+        }
+        let paired = try runMirror(["pair", "--name", "tv", "--scope", "read", "--token", "--json"], bus)
+        let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: home.path + "/.local/state/cyclelog/mirror-devices.json"),
+            "the devices are not kept under $HOME")
+        let journal = try get(try XCTUnwrap(port), "/api/v1/workouts/1/export.journal", token: token)
+        XCTAssertEqual(journal.status, 404, journal.body)
+        XCTAssertTrue(journal.body.contains("sweatpy_2020-06-01-16-52-40.fit"), journal.body)
+        XCTAssertFalse(journal.body.contains(fixturesFolder.path), journal.body)
+    }
+
     /// The resident memory of a process, in kB (`VmRSS` of /proc/PID/status).
     private func residentKilobytes(_ pid: pid_t) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
