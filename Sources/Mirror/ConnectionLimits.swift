@@ -65,7 +65,6 @@ final class ConnectionLimiter: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        guard counted == nil else { return context.fireChannelActive() }
         if admit(context) { context.fireChannelActive() }
     }
 
@@ -78,7 +77,7 @@ final class ConnectionLimiter: ChannelInboundHandler, RemovableChannelHandler {
         giveBack()
     }
 
-    /// Counts the connection, or closes it when its address is over the cap.
+    /// Counts the connection (once: true when it was already), or closes it when its address is over the cap.
     @discardableResult
     private func admit(_ context: ChannelHandlerContext) -> Bool {
         guard counted == nil else { return true }

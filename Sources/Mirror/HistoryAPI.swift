@@ -164,12 +164,7 @@ public struct HistoryAPI: Sendable {
                     return .error(.notFound, "there is no workout '\(reference)'")
                 }
                 guard let ride = try store.ride(id, analysed: analysed) else {
-                    return .error(
-                        .conflict,
-                        try store.isBeingWritten(id)
-                            ? "workout \(id) is being recorded (or stored) right now: it is shown once it is saved"
-                            : "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` "
-                                + "recovers it, `cyclelog delete \(id)` discards it")
+                    return .error(.conflict, RideFiles.notShownYet(id, beingWritten: try store.isBeingWritten(id)))
                 }
                 return try work(ride, store)
             }

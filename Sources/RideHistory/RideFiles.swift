@@ -6,6 +6,15 @@ import Workouts
 /// One stored ride as the history shows and hands it out: its summary, its 1 Hz series as columns, and the files
 /// `cyclelog export` and `show --journal` write.
 public enum RideFiles {
+    /// Why workout `id`, not complete, cannot be shown yet, as `show` and the mirror say it: a ride a cyclelog is
+    /// writing now is shown once saved; one cut short is recovered or discarded.
+    public static func notShownYet(_ id: Int64, beingWritten: Bool) -> String {
+        beingWritten
+            ? "workout \(id) is being recorded (or stored) right now: it is shown once it is saved"
+            : "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
+                + "`cyclelog delete \(id)` discards it"
+    }
+
     /// The 1 Hz series as columns, each name with its unit; `null` where a second has no value. Values are those
     /// stored (power, cadence and heart rate to 0.1, speed to 1 mm/s, distance to 1 mm).
     public static func samplesJSON(_ ride: WorkoutStore.StoredRide) -> JSONValue {

@@ -21,12 +21,12 @@ extension WorkoutStore {
         public var normalizedPowerWatts: Double?
         public var movingSeconds: Double?
         /// Not complete, and held by a cyclelog that is writing it now (a live ride, a replay): not cut short.
-        public var beingWritten = false
+        public var beingWritten: Bool
 
         init(
             id: Int64, syncIdentifier: String, name: String?, status: WorkoutStatus, contentDigest: String?,
             source: String, startMicroseconds: Int64, elapsedSeconds: Double?, distanceMeters: Double?,
-            averagePowerWatts: Double?, statistics: WorkoutStatistics?
+            averagePowerWatts: Double?, statistics: WorkoutStatistics?, beingWritten: Bool
         ) {
             self.id = id
             self.syncIdentifier = syncIdentifier
@@ -40,12 +40,7 @@ extension WorkoutStore {
             self.averagePowerWatts = averagePowerWatts
             normalizedPowerWatts = status == .complete ? statistics?.normalizedPowerWatts : nil
             movingSeconds = status == .complete ? statistics?.movingSeconds : nil
-        }
-
-        func beingWritten(_ held: Bool) -> ListEntry {
-            var entry = self
-            entry.beingWritten = held
-            return entry
+            self.beingWritten = beingWritten
         }
     }
 
@@ -60,8 +55,6 @@ extension WorkoutStore {
                     """
             ).map {
                 let status = WorkoutStatus(stored: try $0.decode(forColumn: "status"))
-                // Not complete: held by a cyclelog writing it now, or cut short.
-                let held = status == .complete ? false : try Self.isHeld($0, now: now)
                 return ListEntry(
                     id: try $0.decode(forColumn: "id"), syncIdentifier: try $0.decode(forColumn: "syncIdentifier"),
                     name: try $0.decode(forColumn: "name"), status: status,
@@ -73,8 +66,9 @@ extension WorkoutStore {
                     // Damaged statistics are `show`'s to report (with the rebuild hint); a list leaves them out.
                     statistics: (try $0.decode(forColumn: "statistics") as Data?).flatMap {
                         try? StoredPacking.unpackStatistics([UInt8]($0))
-                    }
-                ).beingWritten(held)
+                    },
+                    // Not complete: held by a cyclelog writing it now, or cut short.
+                    beingWritten: status == .complete ? false : try Self.isHeld($0, now: now))
             }
         }
     }

@@ -66,17 +66,19 @@ public final class WorkoutStore: Sendable {
                 if FileManager.default.fileExists(atPath: path) {
                     configuration.readonly = true
                     var opened: DatabaseQueue
+                    let ours: Bool
                     do {
                         opened = try DatabaseQueue(path: path, configuration: configuration)
-                        _ = try opened.read { db in try db.tableExists("workout") }
+                        ours = try Self.checkOwnership(opened, path: path, reading: true)
                     } catch let error as DatabaseError where Self.canReadImmutable(error, path: path) {
                         // A WAL database without its -wal and -shm files, where this user may not create them (a
                         // backup on read-only media, another user's folder): SQLite cannot open it read-only the
                         // usual way. With no -wal file (or an empty one) nobody has it open and nothing is in the
                         // log, so it is read as the file it is.
                         opened = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
+                        ours = try Self.checkOwnership(opened, path: path, reading: true)
                     }
-                    if try Self.checkOwnership(opened, path: path, reading: true) { file = opened }
+                    if ours { file = opened }
                 }
                 if let file {
                     queue = file

@@ -23,11 +23,7 @@ struct ImportRides: AsyncParsableCommand {
     @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
     var json = false
 
-    @Flag(
-        help:
-            "Store a ride that was deleted (here or on another machine) again; cyclelog-sync brings it back everywhere."
-    )
-    var undelete = false
+    @OptionGroup var undeleting: UndeleteOption
 
     func run() async throws {
         Stages.mark("parsed")
@@ -40,7 +36,7 @@ struct ImportRides: AsyncParsableCommand {
         Stages.mark("database-open")
         var importer = FITImporter(store: store)
         importer.refreshesFTP = false
-        importer.rules.undelete = undelete
+        importer.rules.undelete = undeleting.undelete
         for problem in folderErrors { printError("error: \(problem)") }
         var failed = !folderErrors.isEmpty, imported = false
         for index in files.indices {

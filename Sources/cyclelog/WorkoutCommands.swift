@@ -7,6 +7,15 @@ import RideJournal
 import WorkoutStore
 import Workouts
 
+/// `--undelete`, for the commands that store rides from files (`replay`, `import`).
+struct UndeleteOption: ParsableArguments {
+    @Flag(
+        help:
+            "Store a ride that was deleted (here or on another machine) again; cyclelog-sync brings it back everywhere."
+    )
+    var undelete = false
+}
+
 /// `--db`, shared by every command that opens the workout database.
 /// The wheel size for speed and distance from sensors that do not carry their own.
 struct WheelOptions: ParsableArguments {
@@ -73,16 +82,6 @@ struct WorkoutReference: ParsableArguments {
         return id
     }
 
-    /// Why workout `id` cannot be shown yet, and what to do: wait for a ride being recorded or stored, recover one cut
-    /// short.
-    static func notComplete(_ id: Int64, beingWritten: Bool) -> String {
-        beingWritten
-            ? "workout \(id) is being recorded (or stored) right now: it is shown once it is saved; "
-                + "`cyclelog status` and the dashboard show a live ride as it goes"
-            : "workout \(id) is unfinished (cut short while it was written): `cyclelog rebuild \(id)` recovers it, "
-                + "`cyclelog delete \(id)` discards it"
-    }
-
     /// A complete workout's summary, or an exit saying how to recover or discard an unfinished one.
     static func summary(_ id: Int64, in store: WorkoutStore) throws -> WorkoutSummary {
         try ride(id, in: store).summary
@@ -91,7 +90,11 @@ struct WorkoutReference: ParsableArguments {
     /// A complete workout's summary and 1 Hz series, or an exit saying how to recover or discard an unfinished one.
     static func ride(_ id: Int64, in store: WorkoutStore, analysed: Bool = true) throws -> WorkoutStore.StoredRide {
         guard let ride = try store.ride(id, analysed: analysed) else {
-            throw ExitMessage.make(Self.notComplete(id, beingWritten: try store.isBeingWritten(id)), status: 1)
+            let beingWritten = try store.isBeingWritten(id)
+            throw ExitMessage.make(
+                RideFiles.notShownYet(id, beingWritten: beingWritten)
+                    + (beingWritten ? "; `cyclelog status` and the dashboard show a live ride as it goes" : ""),
+                status: 1)
         }
         return ride
     }
@@ -128,11 +131,7 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "Pause the timer automatically when standing still (below 1 m/s, no power, no cadence, for 5 s).")
     var autoPause = false
 
-    @Flag(
-        help:
-            "Store a ride that was deleted (here or on another machine) again; cyclelog-sync brings it back everywhere."
-    )
-    var undelete = false
+    @OptionGroup var undeleting: UndeleteOption
 
     func validate() throws {
         _ = try handleMap()
@@ -173,7 +172,7 @@ struct Replay: AsyncParsableCommand {
         var options = Replayer.Options()
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         options.autoPause = autoPause ? AutoPause() : nil
-        options.rules.undelete = undelete
+        options.rules.undelete = undeleting.undelete
         if let delay = ProcessInfo.processInfo.environment["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS"], let ms = UInt32(delay) {
             options.pauseAfterEachChunkMicroseconds = ms * 1000
         }
