@@ -31,7 +31,8 @@ release: setup release-cyclelog
 release-cyclelog:
 	$(SWIFT) build $(RELEASE) --product cyclelog
 
-# The main job: replay a real ride (btsnoop capture) into the default database and print the workout.
+# The main job: replay a ride (a btsnoop capture made from a real ride's FIT records, Fixtures/README.md) into the
+# default database and print the workout and the FTP.
 demo: build
 	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
 	.build/debug/cyclelog ftp

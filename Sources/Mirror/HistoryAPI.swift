@@ -42,7 +42,9 @@ public struct HistoryAPI: Sendable {
                 {
                 case .success(let filter):
                     return .json(
-                        RideList.json(try RideList.entries(in: store, filter), ftp: try store.ftpHistory()),
+                        RideList.json(
+                            try RideList.entries(in: store, filter), ftp: try store.ftpHistory(),
+                            overlaps: try store.rideOverlaps()),
                         pretty: true)
                 case .failure(let error): return .error(.badRequest, error.description)
                 }

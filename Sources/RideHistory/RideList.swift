@@ -75,15 +75,19 @@ public enum RideList {
         return PowerMetrics.trainingStressScore(normalizedPowerWatts: np, movingSeconds: moving, ftpWatts: ftp.watts)
     }
 
-    /// The TSS per week of the complete rides, the `weeks` weeks ending with the newest ride's.
+    /// The TSS per week of the complete rides (one of each group of overlapping rides), the `weeks` weeks ending with the newest ride's.
     public static func weeklyLoad(in store: WorkoutStore, weeks: Int) throws(StoreError) -> WeeklyLoad {
         let history = try store.ftpHistory()
-        let rides = try store.list().filter { $0.status == .complete }
+        let setAside = try store.rideOverlaps().setAside
+        let rides = try store.list().filter { $0.status == .complete && !setAside.contains($0.id) }
         return WeeklyLoad(rides.map { ($0.startMicroseconds, trainingStressScore($0, history)) }, count: weeks)
     }
 
     /// The JSON array of `cyclelog list --json` (keys in DESIGN.md §3), NP and TSS as `show` has them.
-    public static func json(_ entries: [WorkoutStore.ListEntry], ftp history: FTPHistory) -> JSONValue {
+    /// `sameRideAs`: for a ride the statistics leave out, the overlapping ride they count instead.
+    public static func json(_ entries: [WorkoutStore.ListEntry], ftp history: FTPHistory, overlaps: RideOverlaps)
+        -> JSONValue
+    {
         .array(
             entries.map { entry in
                 .object([
@@ -100,6 +104,7 @@ public enum RideList {
                     ("normalizedPowerWatts", .rounded(entry.normalizedPowerWatts, 1)),
                     ("trainingStressScore", .rounded(trainingStressScore(entry, history), 1)),
                     ("source", .string(entry.source)),
+                    ("sameRideAs", overlaps.countedInstead(of: entry.id).map { .integer($0) } ?? .null),
                 ])
             })
     }

@@ -3,7 +3,8 @@ import GRDB
 import Workouts
 
 extension WorkoutStore {
-    /// Every complete ride with its power curve, oldest first; curves only up to `maximumSeconds` when given
+    /// Every complete ride the statistics count (one of each group of overlapping rides, `RideOverlaps`) with its
+    /// power curve, oldest first; curves only up to `maximumSeconds` when given
     /// (the FTP needs 20 minutes of a curve, not 12 hours). A ride stored before curves were kept gets its curve
     /// computed from its samples, and saved once unless the database was opened for reading.
     public func rideCurves(maximumSeconds: Int? = nil) throws(StoreError) -> [RideCurve] {
@@ -23,8 +24,10 @@ extension WorkoutStore {
                 WHERE w.status = 'complete' ORDER BY w.startMicroseconds, w.id
                 """, arguments: [byteLimit])
         var rides: [RideCurve] = []
+        let setAside = try rideOverlaps(db).setAside
         for row in rows {
             let id = try row.decode(Int64.self, forColumn: "id")
+            if setAside.contains(id) { continue }
             let start = try row.decode(Int64.self, forColumn: "startMicroseconds")
             var curve: PowerCurve
             if let blob = try row.decode(Data?.self, forColumn: "watts") {
@@ -84,11 +87,17 @@ extension WorkoutStore {
         }
     }
 
-    /// The complete rides the FTP history is computed from, in one line: any save, rebuild or delete changes it.
+    /// The complete rides the FTP history is computed from, and the rider's choices among overlapping ones, in one
+    /// line: any save, rebuild, delete or choice changes it.
     static func ftpBasis(_ db: Database) throws -> String {
         let row = try Row.fetchOne(
-            db, sql: "SELECT count(*), max(id), total(version) FROM workout WHERE status = 'complete'")
-        return [0, 1, 2].map { "\(row?[$0] as DatabaseValue? ?? .null)" }.joined(separator: " ")
+            db,
+            sql: """
+                SELECT count(*), max(id), total(version),
+                    (SELECT count(*) || '/' || total(chosenMicroseconds) FROM countedRide)
+                FROM workout WHERE status = 'complete'
+                """)
+        return [0, 1, 2, 3].map { "\(row?[$0] as DatabaseValue? ?? .null)" }.joined(separator: " ")
     }
 
     static func ftpHistoryIsCurrent(_ db: Database) throws -> Bool {

@@ -585,6 +585,19 @@ public final class WorkoutStore: Sendable {
                     WHERE syncIdentifier <> lower(syncIdentifier);
                     """)
         }
+        migrator.registerMigration("v16 the ride counted among overlapping rides", foreignKeyChecks: .immediate) { db in
+            // Rides that overlap in time are one ride recorded twice (`RideOverlaps`): the statistics count one of
+            // each group. A row here is the rider's choice of the ride to count (`cyclelog duplicates keep`), the
+            // latest choice winning; without one, the ride stored first counts. Kept on this machine only.
+            try db.execute(
+                sql: """
+                    CREATE TABLE countedRide (
+                        workoutId INTEGER PRIMARY KEY NOT NULL REFERENCES workout(id) ON DELETE CASCADE,
+                        chosenMicroseconds INTEGER NOT NULL
+                    );
+                    """)
+            try db.execute(sql: markedChanges(of: "countedRide"))
+        }
         return migrator
     }
 

@@ -81,8 +81,8 @@ public struct RideCurve: Sendable {
 ///
 /// After each ride the rolling best curve of the rides started in the window before its end is fitted
 /// (`CriticalPowerFit.envelope`) and FTP = CP when the fit passes the guards: at least two rides with power,
-/// 100 W < CP < 1000 W, 1 kJ < W′ < 50 kJ, a long-window point of the curve within 2 % of the model, and a short
-/// effort above the model (otherwise W′ is only the fit's floor and "CP" just the steady power ridden). The value
+/// 100 W < CP < 1000 W, 1 kJ < W′ < 50 kJ, CP at most the window's best 20-minute power, a long-window point of the
+/// curve within 2 % of the model, and a short effort above the model (otherwise W′ is only the fit's floor and "CP" just the steady power ridden). The value
 /// in force changes only on evidence: a ride with a near-maximal effort (its own curve within 2 % of the new model
 /// somewhere from 3 to 20 minutes), or — downwards only — once every effort behind the current value has left
 /// the window. A ride that declares a test sets FTP from the test's protocol.
@@ -135,12 +135,14 @@ public struct FTPEstimator: Sendable {
         guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000,
             model.wPrimeJoules > 1000,
             model.wPrimeJoules < 50_000,
-            Self.comesNear(curve, model, within: CriticalPowerFit.aerobicSeconds)
+            Self.comesNear(curve, model, within: CriticalPowerFit.aerobicSeconds),
+            // A power held for about an hour cannot be above the best 20 minutes actually ridden: a model that says
+            // so extrapolates beyond its efforts (one ride stored twice made two "rides" agree with themselves).
+            let best20 = best.effort(seconds: 1200), model.criticalPowerWatts <= best20.watts
         else { return nil }
-        let best20 = best.effort(seconds: 1200)
         return FTPEstimate(
             method: .criticalPower, watts: model.criticalPowerWatts, effectiveMicroseconds: time,
-            criticalPower: model, best20MinuteWatts: best20?.watts, windowDays: windowDays,
+            criticalPower: model, best20MinuteWatts: best20.watts, windowDays: windowDays,
             efforts: [
                 best.effort(seconds: fit.anaerobicPinSeconds), best.effort(seconds: fit.aerobicPinSeconds), best20,
             ]

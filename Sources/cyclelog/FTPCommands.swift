@@ -125,28 +125,48 @@ struct FTPTest: ParsableCommand {
 }
 
 extension FTPReport {
-    func text(withHistory: Bool) -> String {
+    func text(withHistory: Bool, nowMicroseconds: Int64 = wallClockMicroseconds()) -> String {
         var lines: [String] = []
         if let inForce {
             lines.append(
                 "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method)), since "
-                    + SummaryText.dateTime(inForce.effectiveMicroseconds))
+                    + SummaryText.dateTime(inForce.effectiveMicroseconds) + age(of: inForce, now: nowMicroseconds))
+        } else if rideCount == 0 {
+            lines.append("No FTP yet: no rides stored.")
         } else {
             lines.append(
-                rideCount == 0
-                    ? "No FTP yet: no rides stored."
-                    : "No FTP yet: it needs hard efforts of 3–5 and 12–20 minutes "
-                        + "on at least two rides within \(window.days) days, a declared test (`cyclelog ftp test`), "
-                        + "or `cyclelog ftp set WATTS`.")
+                "No FTP in force yet"
+                    + (best20.map {
+                        ": 95 % of your best 20 minutes is \(SummaryText.whole(0.95 * $0.watts)) W (workout "
+                            + "\($0.workoutId)) — `cyclelog ftp set \(SummaryText.whole(0.95 * $0.watts))` uses it"
+                    } ?? "")
+                    + ". An automatic FTP needs hard efforts of 3–5 and 12–20 minutes on at least two rides within "
+                    + "\(window.days) days, or a declared test (`cyclelog ftp test`).")
         }
         if let pending = history.pending(at: .max) {
             lines.append(
                 "  a newer automatic value is waiting: \(SummaryText.whole(pending.watts)) W "
                     + "(`cyclelog ftp accept` puts it in force)")
         }
+        // The value in force comes from the window that ended with the ride it was estimated after; when the newest
+        // window says something else, both are shown, each under its own dates.
+        let inForceDiffers =
+            inForce.map { $0.method == .criticalPower && abs((estimate?.watts ?? -1) - $0.watts) >= 0.5 } ?? false
+        if let inForce, inForceDiffers {
+            if let model = inForce.criticalPower {
+                lines.append(
+                    "  from the \(inForce.windowDays ?? window.days) days up to "
+                        + "\(SummaryText.dateTime(inForce.effectiveMicroseconds)): critical power "
+                        + "\(SummaryText.fixed(model.criticalPowerWatts, 1)) W, "
+                        + "W′ \(SummaryText.fixed(model.wPrimeJoules / 1000, 1)) kJ")
+            }
+            lines += inForce.efforts.map(effortLine)
+        }
         lines.append(
-            "Window: \(window.days) days, \(SummaryText.dateTime(window.startMicroseconds)) – "
-                + "\(SummaryText.dateTime(window.endMicroseconds)), \(window.rides.count) rides")
+            (inForceDiffers ? "Newest window: " : "Window: ")
+                + "\(window.days) days, \(SummaryText.dateTime(window.startMicroseconds)) – "
+                + "\(SummaryText.dateTime(window.endMicroseconds)), "
+                + SummaryText.count(window.rides.count, "ride", "rides"))
         if let model = estimate?.criticalPower {
             lines.append(
                 "  critical power \(SummaryText.fixed(model.criticalPowerWatts, 1)) W, "
@@ -160,15 +180,14 @@ extension FTPReport {
                     + "\(SummaryText.fixed(0.95 * best20.watts, 1)) W (workout \(best20.workoutId), "
                     + "\(SummaryText.dateTime(best20.rideStartMicroseconds)))")
         }
-        for effort in estimate?.efforts ?? [] {
-            lines.append(
-                "  effort \(SummaryText.label(effort.durationSeconds)) (\(effort.durationSeconds) s) "
-                    + "\(SummaryText.fixed(effort.watts, 1)) W — workout \(effort.workoutId), "
-                    + SummaryText.dateTime(effort.rideStartMicroseconds))
-        }
+        lines += (estimate?.efforts ?? []).map(effortLine)
         if withHistory {
-            lines.append("History:")
-            lines.append("  date (UTC)           FTP W  method                 workout  efforts")
+            if history.entries.isEmpty {
+                lines.append("History: no FTP value yet.")
+            } else {
+                lines.append("History:")
+                lines.append("  date (UTC)           FTP W  method                 workout  efforts")
+            }
             for entry in history.entries {
                 let efforts = entry.efforts.map {
                     "\($0.durationSeconds) s \(SummaryText.whole($0.watts)) W (#\($0.workoutId))"
@@ -182,6 +201,22 @@ extension FTPReport {
             }
         }
         return lines.joined(separator: "\n")
+    }
+
+    private func effortLine(_ effort: FTPEffort) -> String {
+        "  effort \(SummaryText.label(effort.durationSeconds)) (\(effort.durationSeconds) s) "
+            + "\(SummaryText.fixed(effort.watts, 1)) W — workout \(effort.workoutId), "
+            + SummaryText.dateTime(effort.rideStartMicroseconds)
+    }
+
+    /// How old a value is, when older than the window: an FTP from long ago is shown with its age and what renews it.
+    private func age(of value: FTPEstimate, now: Int64) -> String {
+        let days = (now - value.effectiveMicroseconds) / 86_400_000_000
+        guard days > Int64(window.days) else { return "" }
+        let age =
+            days >= 730
+            ? "\(days / 365) years" : days >= 60 ? "\(days / 30) months" : "\(days) days"
+        return " (\(age) ago: a hard ride, a test or `cyclelog ftp set` renews it)"
     }
 
     static func methodWords(_ method: FTPMethod) -> String {

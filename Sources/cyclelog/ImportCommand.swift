@@ -55,6 +55,9 @@ struct ImportRides: AsyncParsableCommand {
                             "\(file.name): \(outcome.alreadyStored ? "already stored as" : "imported as") "
                                 + line(outcome.summary))
                     }
+                    if !outcome.alreadyStored, let notice = OverlapText.notice(after: outcome.summary.id, in: store) {
+                        printError(notice)
+                    }
                 }
             } catch {
                 printError("error: \(error)")

@@ -142,11 +142,11 @@ enum SummaryText {
 
     static let listHeader = "   id  start (UTC)          duration   distance   avg power  name"
 
-    static func listLine(_ entry: WorkoutStore.ListEntry) -> String {
+    static func listLine(_ entry: WorkoutStore.ListEntry, sameRideAs counted: Int64? = nil) -> String {
         let id = String(entry.id)
         let status =
             entry.status == .complete
-            ? ""
+            ? counted.map { "  [same ride as \($0)]" } ?? ""
             : entry.beingWritten
                 ? (entry.source == "live" ? "  [recording now]" : "  [being stored]")
                 : "  [unfinished]"
@@ -187,6 +187,11 @@ enum SummaryText {
     }
     /// `250` or `354.9`: at most one decimal, none when whole.
     static func amount(_ value: Double) -> String { JSONValue.rounded(value, 1).rendered() }
+    /// "1 ride", "2 rides".
+    static func count(_ number: Int, _ one: String, _ many: String) -> String {
+        "\(number) \(number == 1 ? one : many)"
+    }
+
     static func whole(_ value: Double?) -> String { value.map { String(Int($0.rounded())) } ?? "-" }
     static func kmh(_ value: Double?) -> String { value.map { fixed($0 * 3.6, 1) } ?? "-" }
     static func pad(_ text: String, _ width: Int) -> String {

@@ -191,6 +191,9 @@ struct Replay: AsyncParsableCommand {
                     printError("\(file): already stored as workout \(outcome.summary.id); shown as stored")
                 }
                 print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+                if !outcome.alreadyStored, let notice = OverlapText.notice(after: outcome.summary.id, in: store) {
+                    printError(notice)
+                }
                 Stages.mark("printed")
             } catch {
                 printError("error: \(error)")
@@ -230,8 +233,9 @@ struct List: ParsableCommand {
     func run() throws {
         let store = try database.open(.read)
         let entries = try RideList.entries(in: store, try filter)
+        let overlaps = try store.rideOverlaps()
         if json {
-            print(RideList.json(entries, ftp: try store.ftpHistory()).rendered(pretty: true))
+            print(RideList.json(entries, ftp: try store.ftpHistory(), overlaps: overlaps).rendered(pretty: true))
             return
         }
         guard !entries.isEmpty else {
@@ -243,11 +247,16 @@ struct List: ParsableCommand {
             return
         }
         print(SummaryText.listHeader)
-        for entry in entries { print(SummaryText.listLine(entry)) }
+        for entry in entries { print(SummaryText.listLine(entry, sameRideAs: overlaps.countedInstead(of: entry.id))) }
         if entries.contains(where: { $0.status != .complete && !$0.beingWritten }) {
             print(
                 "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
                     + " it from its stored journal, `cyclelog delete ID` discards it.")
+        }
+        if !overlaps.groups.isEmpty {
+            print(
+                "\nA workout marked 'same ride as N' overlaps ride N in time: the FTP and the weekly load count it once"
+                    + " (`cyclelog duplicates`).")
         }
     }
 }

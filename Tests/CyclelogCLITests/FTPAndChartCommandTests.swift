@@ -76,6 +76,35 @@ final class FTPAndChartCommandTests: XCTestCase {
         XCTAssertEqual(try cyclelog(["ftp", "set", "-5", "--db", db]).status, 64)
     }
 
+    /// The synthetic ride's watts to whole watts, one per second (Fixtures/rides/records).
+    func syntheticWatts() throws -> [Double] {
+        let text = try String(
+            contentsOf: rides.appendingPathComponent("records/synthetic_cp250_w20000.csv"), encoding: .utf8)
+        return try text.split(separator: "\n").dropFirst().map {
+            try XCTUnwrap(Double($0.split(separator: ",")[1])).rounded()
+        }
+    }
+
+    /// A journal of a power meter sending `watts` once a second on day `day` of January 2024: Cycling Power
+    /// Measurement with no optional field (flags 0, then the power as sint16, little-endian; GATT spec 3.65).
+    static func powerJournal(_ watts: [Double], day: Int) -> String {
+        let date = "2024-01-0\(day)T"
+        func time(_ second: Int) -> String {
+            date + String(format: "%02d:%02d:%02d.500000Z", 6 + second / 3600, second / 60 % 60, second % 60)
+        }
+        var lines = [
+            "# cyclelog journal 1", "\(time(0)) connect C0:11:22:33:44:55 Power meter", "\(time(0)) start indoor",
+        ]
+        for (second, value) in watts.enumerated() {
+            let power = UInt16(Int(value))
+            lines.append(
+                "\(time(second + 1)) notify C0:11:22:33:44:55 2a63 0000"
+                    + String(format: "%02x%02x", power & 0xff, power >> 8))
+        }
+        lines.append("\(time(watts.count + 1)) end")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     func testChartsAreSVGThatRenders() throws {
         let db = try database()
         let folder = (db as NSString).deletingLastPathComponent
@@ -83,14 +112,27 @@ final class FTPAndChartCommandTests: XCTestCase {
         XCTAssertEqual(try cyclelog(["chart", "1", "-o", ride, "--db", db]).status, 0)
         let curveRun = try cyclelog(["chart", "--power-curve", "--window", "5000d", "-o", curve, "--db", db])
         XCTAssertEqual(curveRun.status, 0, curveRun.errorOutput)
+        // The envelope fit of these two rides puts CP above the best 20 minutes they hold (312 W), which a power held
+        // for about an hour cannot be: no model is drawn.
+        XCTAssertFalse(try String(contentsOfFile: curve, encoding: .utf8).contains("dashed: CP "))
+        // The synthetic ride (CP 250 W, W′ 20 kJ) a day after an easy hour: the model is drawn, CP within 0.5 W
+        // of 250 (whole watts), with the three efforts that pin it.
+        let modelled = folder + "/modelled.sqlite"
+        for (day, watts) in [(1, Array(repeating: 150.0, count: 3600)), (2, try syntheticWatts())] {
+            let journal = folder + "/day\(day).journal"
+            try Self.powerJournal(watts, day: day).write(toFile: journal, atomically: true, encoding: .utf8)
+            let run = try cyclelog(["replay", "--db", modelled, journal])
+            XCTAssertEqual(run.status, 0, run.errorOutput)
+        }
+        let modelledRun = try cyclelog(["chart", "--power-curve", "--window", "42d", "-o", curve, "--db", modelled])
+        XCTAssertEqual(modelledRun.status, 0, modelledRun.errorOutput)
 
         let rideText = try String(contentsOfFile: ride, encoding: .utf8)
         for title in ["Power (W)", "Cadence (rpm)", "Speed (km/h)", "Heart rate (bpm)"] {
             XCTAssertTrue(rideText.contains(">\(title)</text>"), title)
         }
-        // Both rides together do carry hard 3–5 and 12–20 minute efforts: the model is drawn with its points.
         let curveText = try String(contentsOfFile: curve, encoding: .utf8)
-        XCTAssertTrue(curveText.contains("dashed: CP "), "no model in the power-curve chart")
+        XCTAssertTrue(curveText.contains("dashed: CP 250 W"), "no model of CP 250 W in the power-curve chart")
         XCTAssertEqual(curveText.components(separatedBy: "<circle").count - 1, 3)
 
         for file in [ride, curve] {

@@ -121,3 +121,58 @@ final class FTPEstimatorTests: XCTestCase {
         XCTAssertEqual(history.criticalPower(at: 5 * day), nil)
     }
 }
+
+/// An FTP never exceeds the best 20 minutes of its window, and rides that overlap in time count once.
+final class FTPEvidenceTests: XCTestCase {
+    let day: Int64 = 86_400 * 1_000_000
+    let start: Int64 = 1_569_000_000 * 1_000_000
+
+    func testNoEstimateExceedsTheWindowsBest20Minutes() throws {
+        // A real ride (1 Hz records) stored twice on two days: two "rides" that agree perfectly with each other.
+        // The envelope fit then puts CP above anything held for 20 minutes, which an hour's power cannot be.
+        let watts = try RideRecords.watts("sweatpy_4078723797")
+        let curve = WorkoutStatistics.powerCurve(
+            watts.enumerated().map { SecondSample(second: $0.offset, powerWatts: $0.element) })
+        let best20 = try XCTUnwrap(curve.watts(seconds: 1200))
+        // The oracle's 20-minute power of this ride (Fixtures/rides/references.json).
+        XCTAssertEqual(best20, 306.815, accuracy: 0.01)
+        let rides = (0..<2).map { index in
+            RideCurve(
+                workoutId: Int64(index + 1), startMicroseconds: start + Int64(index) * day,
+                endMicroseconds: start + Int64(index) * day + Int64(watts.count) * 1_000_000, fitnessTest: nil,
+                curve: curve)
+        }
+        for estimate in FTPEstimator().history(rides) {
+            XCTAssertLessThanOrEqual(estimate.watts, best20, "\(estimate)")
+        }
+        XCTAssertNil(FTPEstimator().estimate(rides, at: rides[1].endMicroseconds))
+    }
+
+    func testOverlappingRidesFormGroupsThatCountOnce() {
+        let minute: Int64 = 60_000_000
+        func ride(_ id: Int64, _ from: Int64, _ to: Int64, chosen: Int64? = nil) -> RideOverlaps.Ride {
+            RideOverlaps.Ride(
+                id: id, startMicroseconds: from * minute, endMicroseconds: to * minute, chosenMicroseconds: chosen)
+        }
+        let overlaps = RideOverlaps([
+            ride(5, 0, 60), ride(2, 30, 90),  // overlapping: one group
+            ride(3, 90, 120),  // starts when 2 ends: touching is not overlapping
+            ride(7, 200, 300), ride(8, 290, 400), ride(9, 390, 410),  // a chain: one group, nothing shared by all
+            ride(10, 500, 500), ride(11, 499, 501),  // no duration: overlaps nothing
+        ])
+        XCTAssertEqual(overlaps.groups.map { $0.rides.map(\.id) }, [[5, 2], [7, 8, 9]])
+        // Without a choice, the ride stored first (lowest id) counts.
+        XCTAssertEqual(overlaps.groups.map(\.counted), [2, 7])
+        XCTAssertEqual(overlaps.setAside, [5, 8, 9])
+        XCTAssertEqual(overlaps.countedInstead(of: 5), 2)
+        XCTAssertNil(overlaps.countedInstead(of: 2))
+        XCTAssertNil(overlaps.countedInstead(of: 3))
+        XCTAssertEqual(overlaps.groups[0].commonSeconds, 30 * 60)
+        XCTAssertEqual(overlaps.groups[1].commonSeconds, 0)
+
+        // The rider's latest choice wins.
+        let chosen = RideOverlaps([ride(1, 0, 60, chosen: 100), ride(2, 10, 70, chosen: 200), ride(3, 20, 80)])
+        XCTAssertEqual(chosen.groups.map(\.counted), [2])
+        XCTAssertEqual(chosen.setAside, [1, 3])
+    }
+}
