@@ -1,5 +1,6 @@
 import CDBus
 import Dispatch
+import Glibc
 
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable, CustomStringConvertible {
@@ -71,6 +72,22 @@ public actor DBusConnection {
         case .system:
             connection = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
         case .session:
+            // Without DBUS_SESSION_BUS_ADDRESS libdbus tries to start a bus for an X11 display, and on a box without
+            // one fails with words about X11. The session bus is then the socket of systemd's user instance.
+            if (getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) } ?? "").isEmpty {
+                let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? ""
+                guard !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 else {
+                    throw DBusError(name: Self.noSessionBusName, message: Self.noSessionBus)
+                }
+                // D-Bus addresses %-escape every byte outside [-0-9A-Za-z_/.*] (D-Bus specification, "Addresses").
+                let escaped = (runtime + "/bus").utf8.map { byte -> String in
+                    let plain = (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte)
+                        || (0x61...0x7a).contains(byte) || "-_/.*".utf8.contains(byte)
+                    let hex = String(byte, radix: 16)
+                    return plain ? String(UnicodeScalar(byte)) : "%" + (hex.count == 1 ? "0" + hex : hex)
+                }
+                return try await connect(to: .address("unix:path=" + escaped.joined()))
+            }
             connection = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
         case .address(let address):
             connection = dbus_connection_open_private(address, &error)
@@ -88,6 +105,12 @@ public actor DBusConnection {
         await result.startReading()
         return result
     }
+
+    /// The error of a session without a session bus (a login without a desktop, a container).
+    public static let noSessionBusName = "org.cyclelog.DBus.Error.NoSessionBus"
+    static let noSessionBus =
+        "there is no session bus here: DBUS_SESSION_BUS_ADDRESS is not set and there is no $XDG_RUNTIME_DIR/bus "
+        + "(a login without a desktop, or without the dbus-user-session package)"
 
     private init(raw: OpaquePointer, uniqueName: String) {
         self.raw = raw

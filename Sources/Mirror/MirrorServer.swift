@@ -86,7 +86,7 @@ public struct MirrorResponder: HTTPResponder {
             }
             switch (request.method, path) {
             case (.get, "/api/v1/status"):
-                guard let status = await hub.status() else { return Self.noRecorder(recorder.bus) }
+                guard let status = await hub.status() else { return await noRecorder() }
                 return Self.json(.ok, status)
             case (.get, "/api/v1/stream"):
                 return await stream(request, device: device)
@@ -247,7 +247,7 @@ public struct MirrorResponder: HTTPResponder {
                 usage: "send {\"requestId\", \"command\", \"expect\", \"workoutId\", \"args\"}; args' values are "
                     + "strings, numbers or true/false")
         } catch { return error.response }
-        guard await hub.recorderPresent else { return Self.noRecorder(recorder.bus) }
+        guard await hub.recorderPresent else { return await noRecorder() }
         if let workoutId = body.workoutId, body.command != "start", workoutId != (await hub.current).workoutId {
             return await stale("the ride changed: workout \(workoutId) is over")
         }
@@ -271,7 +271,7 @@ public struct MirrorResponder: HTTPResponder {
             case DBusError.noReplyName, DBusError.timeoutName:
                 return Self.error(.gatewayTimeout, "the recorder did not answer within 2 s")
             case let name where RecorderControl.isMissing(DBusError(name: name, message: "")):
-                return Self.noRecorder(recorder.bus)
+                return await noRecorder()
             default: return Self.error(.badGateway, "the recorder said: \(error.description)")
             }
         }
@@ -391,9 +391,12 @@ public struct MirrorResponder: HTTPResponder {
         json(status, .object([("error", .string(message))]))
     }
 
-    static func noRecorder(_ bus: BusAddress) -> Response {
-        error(
+    /// 503 with what to do: start a recorder, or (while the mirror cannot reach its bus) why and what to run.
+    func noRecorder() async -> Response {
+        if let reason = await recorder.unreachable { return Self.error(.serviceUnavailable, reason) }
+        return Self.error(
             .serviceUnavailable,
-            "no recorder is running on \(bus): start one with `cyclelog record --wait` (or `systemctl start cyclelog`)")
+            "no recorder is running on \(recorder.bus): start one with `cyclelog record --wait` "
+                + "(or `systemctl start cyclelog`)")
     }
 }

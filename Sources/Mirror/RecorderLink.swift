@@ -16,24 +16,78 @@ public enum RecorderUpdate: Sendable {
     case gone
 }
 
-/// The mirror's side of the recorder's D-Bus object: follows it as it comes and goes and passes commands to
-/// `Control`. Never calls anything else on the bus.
+/// The mirror's side of the recorder's D-Bus object: reaches the bus (again and again, should it be missing or go
+/// away), follows the recorder as it comes and goes, and passes commands to `Control`. Never calls anything else
+/// on the bus. The history needs no bus: the mirror serves it while this link waits for one.
 public actor RecorderLink {
-    public let connection: DBusConnection
     public let bus: BusAddress
+    /// The connection while the bus is reachable.
+    public private(set) var connection: DBusConnection?
+    /// Why the bus cannot be reached now, in words; nil while it is.
+    public private(set) var unreachable: String?
+    /// How long between two attempts to reach a missing bus.
+    let retryInterval: Duration
 
-    private init(connection: DBusConnection, bus: BusAddress) {
-        self.connection = connection
+    public init(bus: BusAddress, retryInterval: Duration = .seconds(5)) {
         self.bus = bus
+        self.retryInterval = retryInterval
     }
 
-    public static func connect(to bus: BusAddress) async throws(DBusError) -> RecorderLink {
-        RecorderLink(connection: try await DBusConnection.connect(to: bus), bus: bus)
+    /// Reaches the bus and follows the recorder until the calling task is cancelled. Each time the bus is
+    /// reached, `connected` runs first (the mirror exports its own object there); each time it cannot be
+    /// reached, or goes away, `lost` is told why (once per reason) and the recorder is `gone` until it is back.
+    public func run(
+        connected: @Sendable (DBusConnection) async -> Void, lost: @Sendable (String) async -> Void,
+        _ update: @Sendable (RecorderUpdate) async -> Void
+    ) async {
+        var lastReason: String?
+        while !Task.isCancelled {
+            do {
+                let reached = try await DBusConnection.connect(to: bus)
+                connection = reached
+                unreachable = nil
+                lastReason = nil
+                await connected(reached)
+                try await follow(on: reached, update)
+                return
+            } catch {
+                connection = nil
+                let reason = Self.advice(error, bus: bus)
+                unreachable = reason
+                await update(.gone)
+                if reason != lastReason { await lost(reason) }
+                lastReason = reason
+            }
+            try? await Task.sleep(for: retryInterval)
+        }
     }
 
-    /// Follows the recorder until the calling task is cancelled or the bus goes: a first `appeared` or `gone`,
-    /// then everything that changes. The rules are on the bus before the first look, so nothing falls between.
-    public func follow(_ update: @Sendable (RecorderUpdate) async -> Void) async throws(DBusError) {
+    /// What a rider reads when the bus cannot be reached: what is wrong and what to run.
+    static func advice(_ error: DBusError, bus: BusAddress) -> String {
+        let what =
+            error.name == DBusError.disconnectedName
+            ? "\(bus) went away" : "cannot reach \(bus) (\(error.message))"
+        let remedy =
+            switch bus {
+            case .session:
+                "the ride history is served meanwhile; a recorder started as the system service is followed with "
+                    + "`--control-bus system`, one started by hand needs the same session bus as the mirror "
+                    + "(log in with a desktop, install dbus-user-session and log in again, or start both from "
+                    + "`dbus-run-session -- bash`)"
+            case .system:
+                "the ride history is served meanwhile; is dbus running (`systemctl status dbus`)?"
+            case .address:
+                "the ride history is served meanwhile"
+            }
+        return "\(what): \(remedy); trying again every few seconds"
+    }
+
+    /// Follows the recorder on one connection until the task is cancelled or the bus goes: a first `appeared` or
+    /// `gone`, then everything that changes. The rules are on the bus before the first look, so nothing falls
+    /// between.
+    func follow(on connection: DBusConnection, _ update: @Sendable (RecorderUpdate) async -> Void)
+        async throws(DBusError)
+    {
         let name = RecorderControl.busName
         let signals = try await connection.signals(matchingAny: [
             MatchRule(
@@ -45,13 +99,13 @@ public actor RecorderLink {
             MatchRule(sender: name, interface: RecorderControl.interface, member: "Live", path: RecorderControl.path),
             MatchRule(sender: name, interface: RecorderControl.interface, member: "Event", path: RecorderControl.path),
         ])
-        await update(try await look())
+        await update(try await look(on: connection))
         for await signal in signals {
             switch signal.member {
             case "NameOwnerChanged":
                 // (name, old owner, new owner): a new owner is a new recorder; read it whole.
                 let newOwner = signal.body.dropFirst(2).first?.string ?? ""
-                await update(newOwner.isEmpty ? .gone : try await look())
+                await update(newOwner.isEmpty ? .gone : try await look(on: connection))
             case "PropertiesChanged":
                 guard signal.body.first?.string == RecorderControl.interface,
                     let changed = signal.body.dropFirst().first?.dictionary
@@ -71,7 +125,7 @@ public actor RecorderLink {
     }
 
     /// Every property of the recorder now, or `gone`.
-    private func look() async throws(DBusError) -> RecorderUpdate {
+    private func look(on connection: DBusConnection) async throws(DBusError) -> RecorderUpdate {
         do {
             let reply = try await connection.call(
                 destination: RecorderControl.busName, path: RecorderControl.path,
@@ -88,6 +142,9 @@ public actor RecorderLink {
         requestId: String, command: String, expect: UInt64, arguments: [String: DBusValue],
         timeout: Duration = .seconds(2)
     ) async throws(DBusError) -> (state: String, controlSequence: UInt64, duplicate: Bool) {
+        guard let connection else {
+            throw DBusError(name: DBusError.disconnectedName, message: unreachable ?? "\(bus) cannot be reached")
+        }
         let reply = try await connection.call(
             destination: RecorderControl.busName, path: RecorderControl.path, interface: RecorderControl.interface,
             member: "Control",

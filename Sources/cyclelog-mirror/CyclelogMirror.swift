@@ -40,8 +40,14 @@ struct Failure: Error, CustomStringConvertible {
 extension CyclelogMirror {
     /// Calls a method of the running mirror's object; explains a missing mirror.
     static func call(_ member: String, _ arguments: [DBusValue], bus: BusAddress) async throws -> [DBusValue] {
+        let connection: DBusConnection
+        do { connection = try await DBusConnection.connect(to: bus) } catch {
+            throw Failure(
+                description: "cannot reach \(bus) (\(error.message)), where the running mirror is asked: run this "
+                    + "where the mirror's bus is (`--control-bus system` beside the cyclelog service; a session bus "
+                    + "is there in a desktop login, or with dbus-user-session installed)")
+        }
         do {
-            let connection = try await DBusConnection.connect(to: bus)
             return try await connection.call(
                 destination: MirrorControl.busName, path: MirrorControl.path, interface: MirrorControl.interface,
                 member: member, arguments)

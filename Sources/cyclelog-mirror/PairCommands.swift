@@ -31,11 +31,20 @@ struct Pair: AsyncParsableCommand {
             "Pair", [.string(name), .string(scope), .boolean(token)], bus: control.address)
         let url = reply.first?.string ?? "", code = reply.dropFirst().first?.string ?? ""
         let deviceToken = reply.dropFirst(2).first?.string ?? ""
+        let loopbackOnly = Self.isLoopback(url)
         if json {
-            var fields: [(String, JSONValue)] = [("url", .string(url)), ("code", .string(code))]
+            var fields: [(String, JSONValue)] = [
+                ("url", .string(url)), ("code", .string(code)), ("loopbackOnly", .bool(loopbackOnly)),
+            ]
             if token { fields.append(("token", .string(deviceToken))) }
             print(JSONValue.object(fields).rendered())
             return
+        }
+        if loopbackOnly {
+            print(
+                "The mirror listens on this machine only (its default, 127.0.0.1): a phone cannot open this link.\n"
+                    + "To let phones on your network in, start it with `cyclelog-mirror --listen 0.0.0.0:8787` "
+                    + "(they still need pairing); the link then carries this machine's network address.\n")
         }
         if token {
             print("\(name) is paired (\(scope)). Its token, shown only now:\n\(deviceToken)")
@@ -45,6 +54,12 @@ struct Pair: AsyncParsableCommand {
         print("Open this on the phone (valid for 120 s, once):\n  \(url)")
         if let picture = Self.qrCode(url) { print(picture) }
         print("or open \(url.components(separatedBy: "/pair").first ?? url) and type the code \(code)")
+    }
+
+    /// Whether a pairing link names a loopback address, which only this machine can open.
+    static func isLoopback(_ url: String) -> Bool {
+        guard let host = URLComponents(string: url)?.host?.lowercased() else { return false }
+        return host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
     }
 
     /// The URL as a QR code for the terminal, drawn by `qrencode` (Debian's qrencode package) when it is there.

@@ -88,10 +88,8 @@ struct Serve: AsyncParsableCommand {
             throw Failure(description: "cannot read the paired devices in \(devicesFile.path): \(error)")
         }
         let bus = control.address
-        let link: RecorderLink
-        do { link = try await RecorderLink.connect(to: bus) } catch {
-            throw Failure(description: "cannot reach \(bus): \(error.message)")
-        }
+        // The history is served whatever the bus: a missing one is reached when it appears (`RecorderLink`).
+        let link = RecorderLink(bus: bus)
         let hub = MirrorHub(maximumClients: maxClients)
         let responder = MirrorResponder(
             hub: hub, devices: devices, recorder: link, requestGuard: .machine(),
@@ -115,6 +113,7 @@ struct Serve: AsyncParsableCommand {
             throw Failure(description: "cannot serve TLS with \(tlsCert ?? ""): \(error)")
         }
         let scheme = tls == nil ? "http" : "https"
+        let pairingBase = PairingBase()
         var application = Application(
             responder: responder,
             server: server,
@@ -122,21 +121,26 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port ?? port
                 let base = "\(scheme)://\(pairingHost):\(bound)"
+                await pairingBase.set(base)
+                Self.announce(
+                    "cyclelog-mirror: serving \(base) (recorder on \(bus)); pair a screen with `cyclelog-mirror pair`")
+            }, logger: logger)
+        // Each time the bus is reached, the mirror's own object (pairing, devices, revoking) is exported there.
+        let controlGroup = controlGroup
+        let follower = RecorderFollower(
+            link: link, hub: hub,
+            connected: { connection in
                 do {
                     try await MirrorControl.export(
-                        on: link.connection, devices: devices, hub: hub, pairingBase: base,
+                        on: connection, devices: devices, hub: hub, pairingBase: await pairingBase.value(),
                         controlGroup: controlGroup)
                 } catch {
                     Self.announce("cyclelog-mirror: \(error) — `cyclelog-mirror pair` will not reach this one")
                 }
-                Self.announce(
-                    "cyclelog-mirror: serving \(base) (recorder on \(bus)); pair a screen with `cyclelog-mirror pair`")
-            }, logger: logger)
-        application.addServices(RecorderFollower(link: link, hub: hub))
-        do { try await application.runService() } catch let error as DBusError {
-            throw Failure(
-                description: "\(error.message): stopping (the service is restarted by systemd; screens reconnect)")
-        } catch {
+            },
+            lost: { reason in Self.announce("cyclelog-mirror: \(reason)") })
+        application.addServices(follower)
+        do { try await application.runService() } catch {
             throw Failure(description: "cannot serve on \(listen): \(error)")
         }
     }
@@ -184,5 +188,22 @@ struct Serve: AsyncParsableCommand {
         guard host == "0.0.0.0" || host == "::" else { return host.contains(":") ? "[\(host)]" : host }
         let addresses = RequestGuard.interfaceAddresses()
         return addresses.first { !$0.contains(":") && !$0.hasPrefix("127.") } ?? "127.0.0.1"
+    }
+}
+
+/// The address pairing links start with, known once the server listens (its port may be chosen by the system).
+actor PairingBase {
+    private var base: String?
+    private var waiting: [CheckedContinuation<String, Never>] = []
+
+    func set(_ value: String) {
+        base = value
+        for continuation in waiting { continuation.resume(returning: value) }
+        waiting = []
+    }
+
+    func value() async -> String {
+        if let base { return base }
+        return await withCheckedContinuation { waiting.append($0) }
     }
 }

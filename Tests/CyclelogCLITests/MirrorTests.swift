@@ -337,10 +337,121 @@ final class MirrorTests: XCTestCase {
         defer { again.signal(SIGTERM) }
         XCTAssertEqual(try get(secondPort, "/api/v1/status", token: cookieToken).status, 503)
 
-        // The bus itself going (a session ending) stops the mirror with the reason, for systemd to restart it.
+        // The bus itself going (a session ending): the mirror says so, keeps serving and tells the screen why
+        // there is no recorder.
         bus.stop()
-        XCTAssertEqual(again.wait(seconds: 10), 1, again.output)
-        XCTAssertTrue(again.output.contains("went away: stopping"), again.output)
+        try await waitFor("the mirror saying the bus went away", again) { again.output.contains("went away") }
+        XCTAssertTrue(again.isRunning)
+        let gone = try get(secondPort, "/api/v1/status", token: cookieToken)
+        XCTAssertEqual(gone.status, 503)
+        XCTAssertTrue(gone.body.contains("went away: the ride history is served meanwhile"), gone.body)
+        again.signal(SIGTERM)
+        XCTAssertEqual(again.wait(seconds: 20), 0, again.output)
+    }
+
+    /// The pairing link is one the phone can open: on the LAN address when the mirror listens on every interface;
+    /// when it listens on loopback only, `pair` says so and how to let the phone in.
+    func testThePairingLinkIsOneAPhoneCanOpen() async throws {
+        let local = try PrivateBus()
+        let (loopbackMirror, _) = try await startMirror(bus: local, listen: "127.0.0.1:0")
+        defer { loopbackMirror.signal(SIGTERM) }
+        let advice = try runMirror(["pair"], local)
+        XCTAssertTrue(advice.contains("a phone cannot open this link"), advice)
+        XCTAssertTrue(advice.contains("`cyclelog-mirror --listen 0.0.0.0:8787`"), advice)
+        XCTAssertEqual(try runMirror(["pair", "--json"], local).jsonObject["loopbackOnly"] as? Bool, true)
+
+        // The machine's global IPv4 addresses, as iproute2 lists them.
+        let ip = Process()
+        ip.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        if !FileManager.default.isExecutableFile(atPath: ip.executableURL!.path) {
+            ip.executableURL = URL(fileURLWithPath: "/sbin/ip")
+        }
+        ip.arguments = ["-4", "-o", "addr", "show", "scope", "global"]
+        let pipe = Pipe()
+        ip.standardOutput = pipe
+        try ip.run()
+        let listing = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ip.waitUntilExit()
+        let addresses = listing.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard let index = words.firstIndex(of: "inet"), index + 1 < words.count else { return nil }
+            return String(words[index + 1].split(separator: "/")[0])
+        }
+
+        let lan = try PrivateBus()
+        let (lanMirror, lanPort) = try await startMirror(bus: lan, listen: "0.0.0.0:0")
+        defer { lanMirror.signal(SIGTERM) }
+        let offer = try runMirror(["pair", "--json"], lan).jsonObject
+        let url = try XCTUnwrap(URLComponents(string: try XCTUnwrap(offer["url"] as? String)))
+        guard !addresses.isEmpty else {
+            print("This machine has no global IPv4 address: the LAN link cannot be checked here; loopback only.")
+            XCTAssertEqual(url.host, "127.0.0.1")
+            return
+        }
+        XCTAssertTrue(addresses.contains(url.host ?? ""), "\(url) is not on \(addresses)")
+        XCTAssertEqual(url.port, lanPort)
+        XCTAssertEqual(offer["loopbackOnly"] as? Bool, false)
+        XCTAssertFalse(try runMirror(["pair"], lan).contains("cannot open"))
+    }
+
+    /// A headless box without a session bus: the mirror serves the history anyway, says in words what to run, and
+    /// follows the bus and the recorder once they appear.
+    func testWithoutASessionBusTheHistoryIsServedAndTheRecorderFollowedWhenItAppears() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        let database = standIn.bus.folder.appendingPathComponent("rides.sqlite").path
+        let replay = try cyclelog([
+            "replay", "--db", database, fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal").path,
+        ])
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        // $XDG_RUNTIME_DIR without a bus socket, and no DBUS_SESSION_BUS_ADDRESS: a login without a desktop.
+        let runtime = standIn.bus.folder.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let headless = [
+            "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime.path, "CYCLELOG_CONTROL_BUS": "session",
+        ]
+        let (mirror, port) = try await startMirror(
+            bus: standIn.bus, listen: "127.0.0.1:0", extra: ["--db", database], environment: headless)
+        defer { mirror.signal(SIGTERM) }
+        try await waitFor("the mirror's advice", mirror) { mirror.output.contains("no session bus here") }
+        XCTAssertTrue(mirror.output.contains("the ride history is served meanwhile"), mirror.output)
+        XCTAssertTrue(mirror.output.contains("`--control-bus system`"), mirror.output)
+        XCTAssertFalse(mirror.output.contains("X11"), mirror.output)
+        // `pair` says the same kind of thing, not libdbus's words about X11.
+        let pairing = try Cyclelog(["pair"], bus: standIn.bus, environment: headless, binary: "cyclelog-mirror")
+        XCTAssertEqual(pairing.wait(seconds: 20), 1)
+        XCTAssertTrue(pairing.output.contains("no session bus here"), pairing.output)
+        XCTAssertFalse(pairing.output.contains("X11"), pairing.output)
+        XCTAssertEqual(try HTTPConnection.request(port: port, "GET", "/history").status, 200)
+
+        // The session bus appears (the user's systemd instance started): the mirror reaches it by itself; `pair`
+        // works and the history answers.
+        let session = try PrivateBus(folder: runtime)
+        var token: String?
+        let deadline = Date().addingTimeInterval(20)
+        while token == nil, Date() < deadline {
+            let offer = try Cyclelog(
+                ["pair", "--name", "phone", "--token", "--json"], bus: standIn.bus, environment: headless,
+                binary: "cyclelog-mirror")
+            if offer.wait(seconds: 20) == 0 { token = offer.output.jsonObject["token"] as? String }
+            if token == nil { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        let paired = try XCTUnwrap(token, "the mirror never reached the session bus:\n\(mirror.output)")
+        let rides = try get(port, "/api/v1/workouts", token: paired)
+        XCTAssertEqual(rides.status, 200, rides.body)
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rides.body.utf8)) as? [[String: Any]])
+        XCTAssertEqual(listed.map { $0["id"] as? Int }, [1], rides.body)
+        let none = try get(port, "/api/v1/status", token: paired)
+        XCTAssertEqual(none.status, 503)
+        XCTAssertTrue(none.body.contains("no recorder is running on the session bus"), none.body)
+
+        // A recorder starts on that session bus: the mirror follows it.
+        let record = try Cyclelog(
+            ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn,
+            environment: ["CYCLELOG_CONTROL_BUS": session.address])
+        defer { record.signal(SIGINT) }
+        try await waitFor("the mirror following the recorder", record) {
+            try get(port, "/api/v1/status", token: paired).status == 200
+        }
     }
 
     /// The page in headless Chromium on a phone-sized screen (Tests/MirrorPage/page_check.py), paired through the
@@ -1080,11 +1191,13 @@ final class MirrorTests: XCTestCase {
     }
 
     private func startMirror(
-        bus: PrivateBus, listen: String, stateDirectory: String? = nil, extra: [String] = []
+        bus: PrivateBus, listen: String, stateDirectory: String? = nil, extra: [String] = [],
+        environment: [String: String] = [:]
     ) async throws -> (Cyclelog, Int) {
         let state = stateDirectory ?? bus.folder.appendingPathComponent("state").path
         let mirror = try Cyclelog(
-            ["--listen", listen, "--state-dir", state] + extra, bus: bus, binary: "cyclelog-mirror")
+            ["--listen", listen, "--state-dir", state] + extra, bus: bus, environment: environment,
+            binary: "cyclelog-mirror")
         var port: Int?
         try await waitFor("the mirror serving", mirror) {
             guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http") })

@@ -9,9 +9,12 @@ public final class PrivateBus: @unchecked Sendable {
     private let daemon: ChildProcess
 
     /// `denySendingTo` names bus names that nobody may call (as a strict system policy would), for AccessDenied;
-    /// `serviceDirectories` hold activation files (`*.service`) the bus starts services from.
-    public init(denySendingTo denied: [String] = [], serviceDirectories: [String] = []) throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-bus-\(UUID().uuidString)")
+    /// `serviceDirectories` hold activation files (`*.service`) the bus starts services from. `folder` is where its
+    /// socket (`bus`) goes, as `$XDG_RUNTIME_DIR/bus` for a session bus found there; a fresh one by default.
+    public init(denySendingTo denied: [String] = [], serviceDirectories: [String] = [], folder: URL? = nil) throws {
+        let folder =
+            folder ?? FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-bus-\(UUID().uuidString)")
+        self.folder = folder
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let socket = folder.appendingPathComponent("bus").path
         address = "unix:path=\(socket)"
