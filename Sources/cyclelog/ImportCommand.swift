@@ -39,13 +39,19 @@ struct ImportRides: AsyncParsableCommand {
         importer.rules.undelete = undeleting.undelete
         for problem in folderErrors { printError("error: \(problem)") }
         var failed = !folderErrors.isEmpty, imported = false
+        var tally = ImportTally()
+        // Many files on a terminal: a bar on standard error, erased whenever a file's line is printed.
+        let progress = files.count > 1 ? ProgressBar(label: "importing \(files.count) files") : nil
         for index in files.indices {
             guard let file = next else { break }
             async let following = index + 1 < files.count ? FITImporter.read(files[index + 1]) : nil
+            defer { progress?.show(Double(index + 1) / Double(files.count)) }
             do {
                 let outcomes = try importer.store(file)
                 Stages.mark("stored")
+                progress?.finish()
                 for outcome in outcomes {
+                    tally.count(outcome)
                     imported = imported || !outcome.alreadyStored
                     for problem in outcome.problems { printError("warning: \(problem)") }
                     if json {
@@ -60,10 +66,16 @@ struct ImportRides: AsyncParsableCommand {
                     }
                 }
             } catch {
+                progress?.finish()
+                tally.refused(error)
                 printError("error: \(error)")
                 failed = true
             }
             next = await following
+        }
+        progress?.finish()
+        if files.count > 1 {
+            if json { printError(tally.text(files: files.count)) } else { print(tally.text(files: files.count)) }
         }
         Stages.mark("printed")
         if imported { try store.refreshFTPEstimates() }
@@ -105,5 +117,47 @@ struct ImportRides: AsyncParsableCommand {
         ]
         if let watts = statistics.averagePowerWatts { parts.append("\(Int(watts.rounded())) W") }
         return parts.joined(separator: ", ")
+    }
+}
+
+/// What an import of many files came to: rides imported and already stored, files refused by reason.
+struct ImportTally {
+    var imported = 0
+    var alreadyStored = 0
+    /// Refused files by reason, in the order the reasons first came.
+    var refusals: [(reason: String, files: Int)] = []
+
+    mutating func count(_ outcome: Replayer.Outcome) {
+        if outcome.alreadyStored { alreadyStored += 1 } else { imported += 1 }
+    }
+
+    mutating func refused(_ error: Error) {
+        let reason = Self.reason(error)
+        if let index = refusals.firstIndex(where: { $0.reason == reason }) {
+            refusals[index].files += 1
+        } else {
+            refusals.append((reason, 1))
+        }
+    }
+
+    static func reason(_ error: Error) -> String {
+        guard let error = error as? ReplayError else { return "other" }
+        switch error.code {
+        case .unreadable: return "could not be read"
+        case .notARide: return "damaged or not a ride"
+        case .inconsistentTimes: return "times that go back or leap"
+        case .busy: return "being stored by another cyclelog"
+        case .nothingToRebuild: return "other"
+        case .store:
+            return error.storeCode == .deleted ? "deleted before (--undelete stores them again)" : "refused by the database"
+        }
+    }
+
+    func text(files: Int) -> String {
+        let refusedFiles = refusals.map(\.files).reduce(0, +)
+        return "\(SummaryText.count(files, "file", "files")): "
+            + "\(SummaryText.count(imported, "ride", "rides")) imported, \(alreadyStored) already stored, "
+            + "\(refusedFiles) refused"
+            + (refusals.isEmpty ? "" : " (" + refusals.map { "\($0.files) \($0.reason)" }.joined(separator: ", ") + ")")
     }
 }

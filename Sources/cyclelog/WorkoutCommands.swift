@@ -375,8 +375,10 @@ final class ProgressBar {
                 + "] \(percent)%")
     }
 
+    /// Erases the bar (before other lines are printed, and at the end); the next `show` draws it again.
     func finish() {
         if lastPercent >= 0 { printErrorInline("\r" + String(repeating: " ", count: label.count + 40) + "\r") }
+        lastPercent = -1
     }
 
     private func printErrorInline(_ text: String) {

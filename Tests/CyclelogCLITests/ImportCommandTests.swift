@@ -177,3 +177,74 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertEqual(fileIDWithoutSerial(fitOne), fileIDWithoutSerial(fitTwo))
     }
 }
+
+/// Importing a folder: a bar on a terminal, and a tally at the end (imported, already stored, refused by reason).
+final class ImportTallyTests: XCTestCase {
+    func folderOfFiles() throws -> String {
+        let folder = (try temporaryDatabase() as NSString).deletingLastPathComponent + "/files"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let rides = fixturesFolder.appendingPathComponent("rides/fit")
+        for name in ["sweatpy_2020-06-01-16-52-40.fit", "sweatpy_6449921903_ACTIVITY.fit"] {
+            try FileManager.default.copyItem(
+                atPath: rides.appendingPathComponent(name).path, toPath: folder + "/" + name)
+        }
+        // A file cut short, and one that is no FIT file at all.
+        let whole = try Data(
+            contentsOf: rides.appendingPathComponent("fitparse_Edge810-Vector-2013-08-16-15-35-10.fit"))
+        try whole.prefix(3000).write(to: URL(fileURLWithPath: folder + "/cut.fit"))
+        try Data("hello\n".utf8).write(to: URL(fileURLWithPath: folder + "/notes.fit"))
+        return folder
+    }
+
+    func testAFolderEndsWithATally() throws {
+        let folder = try folderOfFiles()
+        let db = try temporaryDatabase()
+        let first = try cyclelog(["import", "--db", db, folder])
+        XCTAssertEqual(first.status, 1, "two files were refused")
+        XCTAssertEqual(
+            first.lines.last, "4 files: 2 rides imported, 0 already stored, 2 refused (2 damaged or not a ride)")
+        let again = try cyclelog(["import", "--db", db, folder])
+        XCTAssertEqual(
+            again.lines.last, "4 files: 0 rides imported, 2 already stored, 2 refused (2 damaged or not a ride)")
+        // A ride the rider deleted is refused for that reason, with the way to store it again.
+        XCTAssertEqual(try cyclelog(["delete", "1", "--db", db]).status, 0)
+        let deleted = try cyclelog(["import", "--db", db, folder])
+        XCTAssertEqual(
+            deleted.lines.last,
+            "4 files: 0 rides imported, 1 already stored, 3 refused (2 damaged or not a ride,"
+                + " 1 deleted before (--undelete stores them again))")
+        // JSON stays one summary object per line on standard output; the tally goes to standard error.
+        let json = try cyclelog(["import", "--json", "--db", db, folder])
+        XCTAssertEqual(json.lines.count, 1, json.output)
+        XCTAssertTrue(json.errorOutput.contains("4 files: 0 rides imported, 1 already stored"), json.errorOutput)
+        // One file: its line says it all.
+        let one = try cyclelog(["import", "--db", db, folder + "/sweatpy_6449921903_ACTIVITY.fit"])
+        XCTAssertEqual(one.lines.count, 1, one.output)
+    }
+
+    func testOnATerminalABarShowsHowFarItGot() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else {
+            throw XCTSkip("script (util-linux) is needed for a terminal")
+        }
+        let folder = try folderOfFiles()
+        let db = try temporaryDatabase()
+        // `script` runs the import on a pseudo-terminal, as a rider's shell would.
+        let command = [try cyclelogBinary().path, "import", "--db", db, folder].map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        for percent in [25, 50, 75, 100] {
+            XCTAssertTrue(text.contains("importing 4 files ["), text)
+            XCTAssertTrue(text.contains("] \(percent)%"), "\(percent) %: \(text)")
+        }
+        XCTAssertTrue(text.contains("4 files: 2 rides imported"), text)
+        // Without a terminal there is no bar.
+        XCTAssertFalse(try cyclelog(["import", "--db", try temporaryDatabase(), folder]).errorOutput.contains("%"))
+    }
+}
