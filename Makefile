@@ -10,7 +10,7 @@ FUZZ_BUILD := .build-fuzz
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
-.PHONY: setup all build release demo test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
+.PHONY: setup all build release demo demo-live test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
 	bench lint fixtures clean install uninstall service-check release-cyclelog
 
 all: build
@@ -36,6 +36,12 @@ release-cyclelog:
 demo: build
 	.build/debug/cyclelog replay Fixtures/rides/sweatpy_4078723797.btsnoop
 	.build/debug/cyclelog ftp
+
+# A demonstration of live recording without Bluetooth hardware: the BlueZ stand-in plays the demo ride's capture in
+# real time on a private bus, `cyclelog record` shows its dashboard here and the mirror prints a pairing link.
+# Its database is a temporary one, never the rider's (scripts/demo-live.sh says what it does).
+demo-live: build
+	scripts/demo-live.sh
 
 # All tests that need nothing but the repository: unit and CLI tests, tshark conformance, the service files, and
 # a short run of every fuzz target.

@@ -18,7 +18,8 @@ A scenario (JSON) names the sensors and what goes wrong, in seconds after the fi
 "drop" loses the link (Connect fails until it is back in range); "silence" keeps the link but sends nothing;
 "restart" is bluetoothd leaving the bus and coming back (connections and notify sessions lost); "still" keeps
 sending, but 0 W without crank data (a power meter on a bike that stands), and the ride goes on where it
-stopped afterwards. A sensor with "stillSeconds": N starts that way for its first N seconds.
+stopped afterwards. A sensor with "stillSeconds": N starts that way for its first N seconds; one with
+"skipSeconds": N starts N seconds into its journal.
 
 A power meter with "controlPoint": {"offset": -10, "crankLength": 345, "offsetResult": 1, "attError": "fe"}
 gets a Cycling Power Control Point (write + indicate): Start Offset Compensation answers offsetResult (1 success
@@ -279,6 +280,9 @@ class Sensor:
         journal = spec["journal"] if os.path.isabs(spec["journal"]) else os.path.join(base_folder, spec["journal"])
         self.payloads = journal_payloads(journal, self.measurement)
         self.rate = float(spec.get("rateHz", 1))
+        # "skipSeconds": start that far into the journal (its notifications at the sensor's rate).
+        skipped = int(float(spec.get("skipSeconds", 0)) * self.rate)
+        self.payloads = self.payloads[skipped:] or self.payloads
         self.battery = int(spec.get("battery", 90))
         self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
         self.rssi = int(spec.get("rssi", -60))

@@ -1,0 +1,55 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `make demo-live` (scripts/demo-live.sh): a live ride on this machine without Bluetooth hardware, labelled as a
+/// demonstration, in a database of its own.
+final class DemoLiveTests: XCTestCase {
+    func testTheSensorFreeDemoRecordsALiveRideAndOffersAPairingLink() throws {
+        let repository = fixturesFolder.deletingLastPathComponent()
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-demo-home-\(UUID())")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let process = Process()
+        process.executableURL = repository.appendingPathComponent("scripts/demo-live.sh")
+        var environment = ProcessInfo.processInfo.environment
+        // The rider's own places: the demo must leave them alone.
+        environment["CYCLELOG_DB"] = home.appendingPathComponent("mine.sqlite").path
+        environment["HOME"] = home.path
+        environment["XDG_STATE_HOME"] = home.appendingPathComponent("state").path
+        environment["DEMO_SECONDS"] = "12"
+        environment["DEMO_LISTEN"] = "127.0.0.1:0"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+
+        XCTAssertTrue(text.contains("DEMONSTRATION — no Bluetooth hardware"), text)
+        // A pairing link to the mirror, and what a phone needs to reach it.
+        XCTAssertNotNil(text.range(of: #"http://127\.0\.0\.1:[0-9]+/pair\?t=[A-Za-z0-9_-]+"#, options: .regularExpression), text)
+        XCTAssertTrue(text.contains("a phone cannot open this link"), text)
+        // The recorder found the three stand-in sensors, recorded and saved the ride with power, cadence, speed and
+        // heart rate from the capture.
+        XCTAssertTrue(text.contains("Workout 1 — ended"), text)
+        for name in ["Demo power meter", "Demo speed sensor", "Demo heart-rate strap"] {
+            XCTAssertTrue(text.contains("sensor       \(name)"), "\(name): \(text)")
+        }
+        let power = try XCTUnwrap(
+            text.split(separator: "\n").first { $0.hasPrefix("  power        avg ") }, text)
+        let watts = try XCTUnwrap(Int(power.split(separator: " ")[2]), String(power))
+        // Twenty minutes into the real ride the rider is pedalling: the replayed power is a rider's, not 0 W.
+        XCTAssertGreaterThan(watts, 50, String(power))
+        XCTAssertTrue(text.contains("heart rate   avg "), text)
+        // Nothing of the rider's was touched, and the demo's folder is gone.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: home.appendingPathComponent("mine.sqlite").path))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home.path), [])
+        let folder = try XCTUnwrap(
+            text.range(of: #"/[^ ]*cyclelog-demo\.[A-Za-z0-9]+"#, options: .regularExpression).map { String(text[$0]) })
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder), folder)
+    }
+}
