@@ -56,7 +56,13 @@ enum HistoryPage {
         const view = document.getElementById("view");
         const esc = t => String(t ?? "").replace(/[&<>"']/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#39;"})[c]);
         const clock = s => { if (s == null) return "–"; s = Math.round(s); const h = Math.floor(s / 3600), m = Math.floor(s % 3600 / 60), x = s % 60; return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(x).padStart(2, "0"); };
-        const day = t => t ? t.slice(0, 10) + " " + t.slice(11, 16) : "–";
+        // Times as the viewer reads them: in the browser's own time zone (the API gives UTC, to the microsecond).
+        const two = n => String(n).padStart(2, "0");
+        const when = t => { const d = t ? new Date(String(t).replace(/(\.\d{3})\d+/, "$1")) : null; return d && !isNaN(d) ? d : null; };
+        const day = t => { const d = when(t); return d ? `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}` : "–"; };
+        const timeOfDay = t => { const d = when(t); return d ? `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}` : "–"; };
+        const zone = (() => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; } catch (e) { return "local time"; } })();
+        const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
         async function api(path, text) {
           const response = await fetch("/api/v1/" + path, {credentials: "same-origin"});
           if (response.status === 401) throw new Error("This screen is not paired: open the link or enter the code of `cyclelog-mirror pair` on the page at /, then come back.");
@@ -98,7 +104,7 @@ enum HistoryPage {
               <td>${unfinished || ride.averagePowerWatts == null ? "–" : `<img class="spark" loading="lazy" width="120" height="28" src="/api/v1/workouts/${ride.id}/sparkline.svg" alt="Power over the ride, averaging ${ride.averagePowerWatts} W">`}</td></tr>`;
           }).join("");
           document.getElementById("list").outerHTML = list.length
-            ? `<div class="scroll"><table id="rides"><caption class="message">${list.length} rides, newest first</caption><thead><tr><th class="text">Date (UTC)</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th><th>Power</th></tr></thead><tbody>${rows}</tbody></table></div>`
+            ? `<div class="scroll"><table id="rides"><caption class="message">${count(list.length, "ride", "rides")}, newest first</caption><thead><tr><th class="text">Date (${esc(zone)})</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th><th>Power</th></tr></thead><tbody>${rows}</tbody></table></div>`
             : `<p class="message">No rides match.</p>`;
         }
 
@@ -106,7 +112,7 @@ enum HistoryPage {
           const [ride, month, quarter] = await Promise.all([api("workouts/" + id), api("power-curve?window=42d"), api("power-curve?window=90d")]);
           const title = ride.name || "Workout " + ride.id;
           const best = [["1 s", 1], ["5 s", 5], ["1 min", 60], ["5 min", 300], ["20 min", 1200], ["1 h", 3600]];
-          view.innerHTML = `<h1>${esc(title)} <small>${esc(day(ride.start))} UTC</small></h1>
+          view.innerHTML = `<h1>${esc(title)} <small>${esc(day(ride.start))} ${esc(zone)}</small></h1>
             <div class="grid">
             ${tile("Elapsed", "elapsedSeconds", ride.elapsedSeconds, "", clock)}${tile("Moving", "movingSeconds", ride.movingSeconds, "", clock)}
             ${tile("Distance", "distanceMeters", ride.distanceMeters, "km", km)}${tile("Average power", "averagePowerWatts", ride.averagePowerWatts, "W")}
@@ -132,9 +138,9 @@ enum HistoryPage {
             </tbody></table></div>
             <h2>W′ balance</h2>${ride.wPrimeBalanceMinimumJoules != null ? `<div class="chart"><img id="wprime" src="/api/v1/workouts/${ride.id}/wprime.svg" alt="W′ balance over the ride against CP ${ride.criticalPowerWatts} W and W′ ${ride.wPrimeJoules} J: lowest ${ride.wPrimeBalanceMinimumJoules} J (integral), ${ride.wPrimeBalanceMinimumDifferentialJoules} J (differential)"></div>` : `<p class="message">No W′ balance: the ride has no power, or no critical-power model was known on its date.</p>`}
             <h2>Time in zones</h2>${ride.powerZones ? `<div class="scroll"><table id="zones"><thead><tr><th class="text">Zone</th><th>Watts</th><th>Time</th></tr></thead><tbody>${ride.powerZones.map(z => `<tr><td class="text">${z.zone} ${esc(z.name)}</td><td>${z.lowWatts}${z.highWatts == null ? "+" : "–" + z.highWatts}</td><td>${num("zone" + z.zone, z.seconds, "", clock)}</td></tr>`).join("")}</tbody></table></div>` : `<p class="message">No FTP was known on this date: no zones.</p>`}
-            <h2>Events</h2><div class="scroll"><table id="events"><tbody>${ride.events.map(e => `<tr><td class="text">${esc(e.type)}</td><td class="text">${esc(e.time)}</td><td class="text">${esc(e.text || (e.amount != null ? e.amount + " " + (e.unit || "") + " " + (e.intake || "") : ""))}</td></tr>`).join("") || "<tr><td>none</td></tr>"}</tbody></table></div>
+            <h2>Events</h2><div class="scroll"><table id="events"><tbody>${ride.events.map(e => `<tr><td class="text">${esc(e.type)}</td><td class="text">${esc(timeOfDay(e.time))}</td><td class="text">${esc(e.text || (e.amount != null ? e.amount + " " + (e.unit || "") + " " + (e.intake || "") : ""))}</td></tr>`).join("") || "<tr><td>none</td></tr>"}</tbody></table></div>
             <h2>Sensors and dropouts</h2><div class="scroll"><table id="sensors"><tbody>${ride.sensors.map(s => `<tr><td class="text">${esc(s.name || s.address)}</td><td class="text">${esc(s.address)}</td><td>${num("batteryPercent", s.batteryPercent, "%")}</td></tr>`).join("")}
-            ${ride.dropouts.map(d => `<tr><td class="text">dropout: ${esc(d.sensor)}</td><td class="text">${esc(d.reason)}</td><td>${esc(d.start || "")}</td></tr>`).join("")}</tbody></table></div>
+            ${ride.dropouts.map(d => `<tr><td class="text">dropout: ${esc(d.sensor)}</td><td class="text">${esc(d.reason)}</td><td>${esc(d.start ? timeOfDay(d.start) : "")}</td></tr>`).join("")}</tbody></table></div>
             <h2>Files</h2><p class="downloads">${["fit", "tcx", "csv", "journal"].map(k => `<a href="/api/v1/workouts/${ride.id}/export.${k}" download>${k.toUpperCase()}</a>`).join("")}</p>`;
           const chart = document.getElementById("chart"), selection = document.getElementById("selection"), form = document.getElementById("range");
           let svg = null;

@@ -76,7 +76,7 @@ struct FTPSet: ParsableCommand {
         let now = wallClockMicroseconds()
         let start = from.flatMap(UTCTime.parseDate) ?? now
         try store.setManualFTP(watts: watts, fromMicroseconds: start, nowMicroseconds: now)
-        print("FTP set to \(Int(watts.rounded())) W from \(SummaryText.dateTime(start)) UTC.")
+        print("FTP set to \(Int(watts.rounded())) W from \(SummaryText.zonedDateTime(start)).")
     }
 }
 
@@ -130,7 +130,7 @@ extension FTPReport {
         if let inForce {
             lines.append(
                 "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method)), since "
-                    + SummaryText.dateTime(inForce.effectiveMicroseconds) + age(of: inForce, now: nowMicroseconds))
+                    + SummaryText.zonedDateTime(inForce.effectiveMicroseconds) + age(of: inForce, now: nowMicroseconds))
         } else if rideCount == 0 {
             lines.append("No FTP yet: no rides stored.")
         } else {
@@ -186,7 +186,9 @@ extension FTPReport {
                 lines.append("History: no FTP value yet.")
             } else {
                 lines.append("History:")
-                lines.append("  date (UTC)           FTP W  method                 workout  efforts")
+                lines.append(
+                    "  " + "date (\(SummaryText.zoneHeading))".padding(toLength: 19, withPad: " ", startingAt: 0)
+                        + "  FTP W  method                 workout  efforts")
             }
             for entry in history.entries {
                 let efforts = entry.efforts.map {

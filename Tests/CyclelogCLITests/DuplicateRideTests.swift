@@ -108,3 +108,32 @@ final class DuplicateRideTests: XCTestCase {
         XCTAssertTrue(headline.contains("`cyclelog ftp set \(Int(offered))` uses it"), headline)
     }
 }
+
+/// What a person reads is in the rider's time zone; JSON stays UTC.
+final class LocalTimeTests: XCTestCase {
+    func testListAndShowAreInTheLocalZoneAndJSONInUTC() throws {
+        let db = try temporaryDatabase()
+        let journal = fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal").path
+        XCTAssertEqual(try cyclelog(["replay", "--db", db, journal]).status, 0)
+        // The journal's start line: 2020-06-01T14:52:40Z; in Berlin (CEST in June) as Foundation converts it.
+        let start = try XCTUnwrap(ISO8601DateFormatter().date(from: "2020-06-01T14:52:40Z"))
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "Europe/Berlin")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let berlin = formatter.string(from: start)
+        XCTAssertEqual(berlin, "2020-06-01 16:52:40")
+
+        let zone = ["TZ": "Europe/Berlin"]
+        let list = try cyclelog(["list", "--db", db], environment: zone)
+        XCTAssertEqual(list.lines.first?.hasPrefix("   id  start (local time)   duration"), true, list.output)
+        XCTAssertTrue(list.lines[1].contains("  \(berlin)  "), list.output)
+        let show = try cyclelog(["show", "1", "--db", db], environment: zone)
+        XCTAssertTrue(show.output.contains("  start        \(berlin) CEST  ("), show.output)
+        let json = try cyclelog(["list", "--json", "--db", db], environment: zone)
+        XCTAssertTrue(json.output.contains("\"start\": \"2020-06-01T14:52:40Z\""), json.output)
+        // A machine kept in UTC says so.
+        let utc = try cyclelog(["list", "--db", db], environment: ["TZ": "UTC"])
+        XCTAssertEqual(utc.lines.first?.hasPrefix("   id  start (UTC)          duration"), true, utc.output)
+        XCTAssertTrue(utc.lines[1].contains("  2020-06-01 14:52:40  "), utc.output)
+    }
+}

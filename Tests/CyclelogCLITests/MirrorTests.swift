@@ -816,6 +816,23 @@ final class MirrorTests: XCTestCase {
 
         XCTAssertEqual(report["rideRows"] as? Int, 2, output)
         XCTAssertEqual(report["rideLinks"] as? Int, 2, "every ride reachable by keyboard")
+        XCTAssertEqual(report["caption"] as? String, "2 rides, newest first")
+        // The browser is in Berlin: the dates are the API's UTC starts in that zone (converted here by Foundation),
+        // and the column says which zone; times of day in the ride's events are to the second.
+        XCTAssertEqual(report["dateHeading"] as? String, "Date (Europe/Berlin)")
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "Europe/Berlin")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        let listed = try XCTUnwrap(
+            try JSONSerialization.jsonObject(with: Data(try cyclelog(["list", "--json", "--db", database]).output.utf8))
+                as? [[String: Any]])
+        let starts = try listed.map { try XCTUnwrap(ISO8601DateFormatter().date(from: try XCTUnwrap($0["start"] as? String))) }
+        XCTAssertEqual(report["dates"] as? [String], starts.map(formatter.string(from:)), output)
+        let eventTimes = try XCTUnwrap(report["eventTimes"] as? [String], output)
+        XCTAssertFalse(eventTimes.isEmpty)
+        for time in eventTimes {
+            XCTAssertNotNil(time.range(of: #"^\d\d:\d\d:\d\d$"#, options: .regularExpression), time)
+        }
         XCTAssertEqual((report["errors"] as? [Any])?.count, 0, output)
         XCTAssertEqual((report["requestsElsewhere"] as? [Any])?.count, 0, output)
         XCTAssertEqual(report["powerCurveLoaded"] as? Bool, true, output)

@@ -46,6 +46,8 @@ def main():
     try:
         browser.call("Page.enable")
         browser.call("Runtime.enable")
+        # A rider in Berlin: the pages show times in the browser's zone, named.
+        browser.call("Emulation.setTimezoneOverride", timezoneId="Europe/Berlin")
         browser.call("Page.navigate", url=pair_url)
         browser.wait_for("the live page after pairing", "location.pathname === '/'")
         for name, width, height, mobile in SIZES:
@@ -54,6 +56,10 @@ def main():
             browser.call("Page.navigate", url=base + "/history#/")
             browser.wait_for("the rides", "document.querySelector('#rides tbody tr') !== null")
             report.setdefault("rideRows", browser.evaluate("document.querySelectorAll('#rides tbody tr').length"))
+            report.setdefault("dateHeading", browser.evaluate("document.querySelector('#rides th').textContent"))
+            report.setdefault("dates", browser.evaluate(
+                "[...document.querySelectorAll('#rides tbody tr')].map(r => r.cells[0].textContent)"))
+            report.setdefault("caption", browser.evaluate("document.querySelector('#rides caption').textContent"))
             browser.wait_for("the sparklines", "[...document.querySelectorAll('img.spark')].every(i => i.complete)")
             report[f"sparklines-{name}"] = browser.evaluate(
                 "[...document.querySelectorAll('img.spark')].filter(i => i.naturalWidth > 0 && i.alt).length")
@@ -66,6 +72,8 @@ def main():
             browser.evaluate(f"location.hash = '#/ride/{ride_id}'")
             browser.wait_for("the ride's chart", "document.querySelector('#chart svg') !== null")
             report[f"tiles-{name}"] = numbers(browser, "main > .grid")
+            report.setdefault("eventTimes", browser.evaluate(
+                "[...document.querySelectorAll('#events tbody tr')].map(r => r.cells[1]?.textContent)"))
             report[f"laps-{name}"] = browser.evaluate("document.querySelectorAll('#laps tbody tr').length")
             report["chartLabel"] = browser.evaluate("document.getElementById('chart').getAttribute('aria-label')")
             report[f"overflow-ride-{name}"] = browser.evaluate(OVERFLOW)
