@@ -118,10 +118,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // How the three programs end: their messages start with the program's name, not ArgumentParser's "Error: ".
+        .target(
+            name: "ProgramMain", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .executableTarget(
             name: "cyclelog-mirror",
             dependencies: [
-                "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc",
+                "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc", "ProgramMain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // HTTPS for the page (`--tls-cert`): swift-nio-ssl, which postgres-nio builds already.
@@ -143,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-sync",
             dependencies: [
-                "RideSync", "WorkoutStore", "Workouts",
+                "RideSync", "WorkoutStore", "Workouts", "ProgramMain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             linkerSettings: leanExecutable),
@@ -151,6 +154,7 @@ let package = Package(
             name: "cyclelog",
             dependencies: [
                 "CMalloc",
+                "ProgramMain",
                 "CyclingSensors",
                 "Workouts",
                 "Capture",

@@ -89,6 +89,12 @@ public indirect enum DBusValue: Sendable, Hashable {
         }
     }
 
+    /// A `d`, or any integer type as a Double.
+    public var number: Double? {
+        if case .double(let value) = unwrapped { return value }
+        return integer.map(Double.init)
+    }
+
     /// The bytes of an `ay`.
     public var byteArray: [UInt8]? {
         guard case .array("y", let elements) = unwrapped else { return nil }

@@ -36,7 +36,9 @@ enum MirrorPage {
         progress{width:100%;height:10px;accent-color:var(--accent)}
         #sensors{display:flex;flex-wrap:wrap;gap:6px;margin:8px 0}
         .chip{border:1px solid var(--line);border-radius:999px;padding:4px 10px;font-size:.9rem}
-        .chip.connected{border-color:var(--good)}.chip.lost,.chip.searching{border-color:var(--bad)}
+        .chip.connected,.chip.streaming{border-color:var(--good)}.chip.lost,.chip.searching{border-color:var(--bad)}
+        .chip.low{background:#5a4300;border-color:var(--accent);font-weight:700}
+        #goal{text-transform:none;letter-spacing:0}
         .controls{display:grid;grid-template-columns:repeat(2,1fr);gap:8px;margin-top:8px}
         button,input{font:inherit;min-height:56px;border-radius:12px;border:1px solid var(--line);background:var(--panel);color:var(--text);padding:0 14px}
         button{font-size:1.2rem;font-weight:700;touch-action:manipulation}
@@ -181,6 +183,14 @@ enum MirrorPage {
 
         // ---- Showing ----
         const number = (v, digits) => v === null || v === undefined ? "–" : Number(v).toFixed(digits);
+        // A goal as the recorder spells it (3600s, 30km, 600kJ) in a rider's words: 1 h, 30 km, 600 kJ.
+        function goalWords(goal) {
+          const m = /^([0-9.]+)(s|km|kJ)$/.exec(goal);
+          if (!m) return goal;
+          if (m[2] !== "s") return m[1] + " " + m[2];
+          const t = Math.round(+m[1]), parts = [[Math.floor(t / 3600), "h"], [Math.floor(t / 60) % 60, "min"], [t % 60, "s"]];
+          return parts.filter(p => p[0] > 0).map(p => p[0] + " " + p[1]).join(" ") || "0 s";
+        }
         function clock(seconds) {
           if (seconds === null || seconds === undefined) return "–";
           const s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
@@ -205,13 +215,15 @@ enum MirrorPage {
           $("laptime").textContent = clock(s && s.lapElapsedSeconds);
           $("water").textContent = number(s && s.waterMillilitres, 0);
           $("goalBox").classList.toggle("hidden", !(s && s.goal));
-          if (s && s.goal) { $("goal").textContent = s.goal; $("goalProgress").value = s.goalProgress || 0; }
+          if (s && s.goal) { $("goal").textContent = goalWords(s.goal) + (s.goalProgress == null ? "" : ", " + Math.floor(s.goalProgress * 100) + " %"); $("goalProgress").value = s.goalProgress || 0; }
           const chips = $("sensors");
           chips.textContent = "";
           for (const sensor of (s && s.sensors) || []) {
             const chip = document.createElement("span");
-            chip.className = "chip " + sensor.state;
-            chip.textContent = sensor.name + " · " + sensor.state + (sensor.batteryPercent === null ? "" : " · " + sensor.batteryPercent + "%");
+            // A battery at 20 % or less stands out: it may not last the ride.
+            const low = sensor.batteryPercent !== null && sensor.batteryPercent <= 20;
+            chip.className = "chip " + sensor.state + (low ? " low" : "");
+            chip.textContent = sensor.name + " · " + sensor.state + (sensor.batteryPercent === null ? "" : " · " + sensor.batteryPercent + "%" + (low ? " battery low" : ""));
             chips.appendChild(chip);
           }
           const waiting = s && (s.state === "waiting");

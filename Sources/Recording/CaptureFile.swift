@@ -42,9 +42,7 @@ public struct CaptureFile: Sendable {
         }
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " }) != nil else {
-            throw ReplayError(
-                .notARide, path: path,
-                "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
+            throw notACapture(path, bytes)
         }
         let journal = Journal.read(text)
         return CaptureFile(
@@ -61,6 +59,21 @@ extension CaptureFile {
             path: label, format: .journal, events: journal.events, origins: journal.lines, problems: journal.problems,
             unmappedHandles: [])
     }
+}
+
+/// Why a file cannot be replayed, from its first bytes: a FIT activity file (its header says ".FIT" at byte 8) is
+/// pointed to `import`, anything else named for what a capture is.
+func notACapture(_ path: String, _ start: [UInt8]) -> ReplayError {
+    if start.count >= 12, Array(start[8..<12]) == Array(".FIT".utf8) {
+        // Quoted for the shell when it holds anything but letters, digits and -_./+,:@
+        let plain = path.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_./+,:@".unicodeScalars.contains($0) }
+        let typed = plain ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return ReplayError(
+            .notARide, path: path,
+            "is a FIT activity file (from a bike computer), not a capture: `cyclelog import \(typed)` stores it")
+    }
+    return ReplayError(
+        .notARide, path: path, "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
 }
 
 /// A capture's bytes, from a file, a pipe or process substitution (`-` is standard input). The first bytes are
@@ -89,11 +102,7 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
         let text = String(decoding: start, as: UTF8.self)
         let looksLikeJournal =
             text.hasPrefix(Journal.header) || UTCTime.parse(text.prefix { $0 != " " && $0 != "\n" }) != nil
-        guard start.starts(with: Btsnoop.magic) || looksLikeJournal else {
-            throw ReplayError(
-                .notARide, path: path,
-                "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
-        }
+        guard start.starts(with: Btsnoop.magic) || looksLikeJournal else { throw notACapture(path, start) }
         // The rest straight into the bytes kept (a regular file's size is known; a pipe's bytes grow as they come),
         // rather than into a Data and then a copy: a 4-hour capture is 4 MB.
         var bytes = start

@@ -35,10 +35,12 @@ public enum PowerMetrics {
 
     /// Aerobic decoupling (Pw:Hr) in percent: how much the Normalized Power per heartbeat of the second half falls
     /// below the first half's, positive when heart rate drifts up (as TrainingPeaks and GoldenCheetah sign it).
-    /// Each half's heart rate is the mean of its seconds with a heart rate; nil when a half lacks one or NP.
+    /// Each half's heart rate is the mean of its seconds with a heart rate; nil when a half lacks one or NP, or is
+    /// shorter than 10 minutes: heart rate lags power by a minute or two, so a short ride's halves differ by that
+    /// lag, not by fatigue (a 12-minute ride read −110 %).
     public static func aerobicDecouplingPercent(watts: [Double], heartRateBPM: [Double?]) -> Double? {
         let half = watts.count / 2
-        guard half >= 30, heartRateBPM.count == watts.count else { return nil }
+        guard half >= minimumHalfSeconds, heartRateBPM.count == watts.count else { return nil }
         func efficiency(_ range: Range<Int>) -> Double? {
             let beats = heartRateBPM[range].compactMap { $0 }.filter { $0 > 0 }
             guard !beats.isEmpty, let np = normalizedPower(Array(watts[range])) else { return nil }
@@ -49,6 +51,9 @@ public enum PowerMetrics {
         }
         return (first - second) / first * 100
     }
+
+    /// Each half of a ride with a decoupling is at least this long (so the ride at least 20 minutes).
+    public static let minimumHalfSeconds = 600
 
     /// Intensity Factor: NP / FTP.
     public static func intensityFactor(normalizedPowerWatts: Double, ftpWatts: Double) -> Double? {

@@ -190,6 +190,28 @@ public enum WorkoutGoal: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// As a rider reads it: "1 h", "1 h 30 min", "45 min", "90 s", "30 km", "600 kJ".
+    public var shown: String {
+        switch self {
+        case .timeSeconds(let seconds):
+            let total = Int(seconds.rounded())
+            let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+            let parts = [(hours, "h"), (minutes, "min"), (rest, "s")].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            return parts.isEmpty ? "0 s" : parts.joined(separator: " ")
+        case .distanceMeters(let meters): return "\(compact(meters / 1000)) km"
+        case .energyJoules(let joules): return "\(compact(joules / 1000)) kJ"
+        }
+    }
+
+    /// How far a ride with these totals got towards the goal (1 = reached): moving time, distance or work.
+    public func progress(movingSeconds: Double, distanceMeters: Double, workJoules: Double?) -> Double? {
+        switch self {
+        case .timeSeconds(let seconds): movingSeconds / seconds
+        case .distanceMeters(let meters): distanceMeters / meters
+        case .energyJoules(let joules): workJoules.map { $0 / joules }
+        }
+    }
+
     public var kind: String {
         switch self {
         case .timeSeconds: "time"

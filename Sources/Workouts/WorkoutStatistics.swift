@@ -28,7 +28,7 @@ public struct WorkoutStatistics: Equatable, Sendable {
     /// Values the device wrote that were corrected, each with why (an imported ride's totals).
     public var corrections: [String] = []
 
-    /// The durations reported in `powerCurveWatts` (DESIGN.md §3 asks for at least 1, 5, 60, 300, 1200, 3600).
+    /// The durations reported in `powerCurveWatts` (the JSON contract asks for at least 1, 5, 60, 300, 1200, 3600).
     public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]
 
     /// The statistics of these seconds; `powerCurve` is their curve when the caller already has it.

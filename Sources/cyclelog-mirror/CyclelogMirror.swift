@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import Logging
 import Mirror
+import ProgramMain
 import RecorderInterface
 
 @main
@@ -18,6 +19,9 @@ struct CyclelogMirror: AsyncParsableCommand {
             """,
         version: "0.19.0",
         subcommands: [Serve.self, Pair.self, Devices.self, Revoke.self], defaultSubcommand: Serve.self)
+
+    /// Every message starts "cyclelog-mirror: " (ArgumentParser's would start "Error: ").
+    static func main() async { await runSaying("cyclelog-mirror") }
 }
 
 /// `--control-bus`: the recorder's bus, which the mirror's own object shares.

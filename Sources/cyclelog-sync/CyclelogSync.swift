@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ProgramMain
 import RideSync
 import WorkoutStore
 import Workouts
@@ -19,6 +20,9 @@ struct CyclelogSync: AsyncParsableCommand {
             SyncNow.self, Init.self, Push.self, Pull.self, Status.self, Conflicts.self, Resolve.self, Duplicates.self,
             Join.self,
         ], defaultSubcommand: SyncNow.self)
+
+    /// Every message starts "cyclelog-sync: " (ArgumentParser's would start "Error: ").
+    static func main() async { await runSaying("cyclelog-sync") }
 }
 
 /// A failure in the rider's words, and the exit status it gives: 1 for something refused, 2 for bad input or the

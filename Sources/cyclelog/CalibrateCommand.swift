@@ -13,10 +13,10 @@ struct Calibrate: AsyncParsableCommand {
         commandName: "calibrate",
         abstract: "Zeroes a power meter (offset compensation) and sets or reads its crank length.",
         discussion: """
-            Unclip and keep the cranks still first (most meters want the measuring crank arm straight down).
-            Uses Start Enhanced Offset Compensation when the meter's features say it has it, else Start Offset
-            Compensation. The answer is explained, stored, and shown with the next workout and in `cyclelog
-            sensors`. With --crank-length the length is sent, read back and remembered; --skip-zero leaves the
+            Unclip and keep the cranks still first (most meters want the measuring crank arm straight down). \
+            Uses Start Enhanced Offset Compensation when the meter's features say it has it, else Start Offset \
+            Compensation. The answer is explained, stored, and shown with the next workout and in `cyclelog \
+            sensors`. With --crank-length the length is sent, read back and remembered; --skip-zero leaves the \
             offset alone.
             """)
 

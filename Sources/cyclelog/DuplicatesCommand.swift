@@ -11,8 +11,8 @@ struct Duplicates: ParsableCommand {
         commandName: "duplicates",
         abstract: "Lists rides that overlap in time (one ride recorded twice) and which one the FTP and load count.",
         discussion: """
-            One rider rides one bike at a time: rides that overlap are the same ride recorded twice (a capture and
-            the bike computer's file, or two collectors). Both stay stored; the FTP, the power curve and the weekly
+            One rider rides one bike at a time: rides that overlap are the same ride recorded twice (a capture and \
+            the bike computer's file, or two collectors). Both stay stored; the FTP, the power curve and the weekly \
             load count one of them — the one chosen with `cyclelog duplicates keep ID`, else the one stored first.
             """,
         subcommands: [DuplicatesList.self, DuplicatesKeep.self],

@@ -9,9 +9,9 @@ struct ExportRides: ParsableCommand {
         commandName: "export",
         abstract: "Writes stored rides as FIT (default), TCX or CSV files for Strava, intervals.icu and the like.",
         discussion: """
-            With -o FILE ending in .fit, .tcx or .csv one workout goes into that file (its ending chooses the format
-            when --format is not given); -o - writes one workout to standard output; otherwise each ride goes
-            into a folder (-o DIR, made when missing; default the current one) as cyclelog-<id>-<date>.<format>.
+            With -o FILE ending in .fit, .tcx or .csv one workout goes into that file (its ending chooses the format \
+            when --format is not given); -o - writes one workout to standard output; otherwise each ride goes \
+            into a folder (-o DIR, made when missing; default the current one) as cyclelog-<id>-<date>.<format>. \
             --since DATE exports every complete ride that started on or after DATE (YYYY-MM-DD or a full UTC time).
             """)
 

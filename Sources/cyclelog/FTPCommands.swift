@@ -22,6 +22,9 @@ struct Days: ExpressibleByArgument {
         guard let days = PowerCurveReport.days(argument) else { return nil }
         self.days = days
     }
+
+    /// How help shows a default: "42d", as it is typed.
+    var defaultValueDescription: String { "\(days)d" }
 }
 
 struct FTPShow: ParsableCommand {
@@ -29,8 +32,8 @@ struct FTPShow: ParsableCommand {
         commandName: "show",
         abstract: "The FTP in force, the critical-power fit and best 20 minutes of the window, and the history.",
         discussion: """
-            The window ends with the newest stored ride. The automatic FTP is the critical power of an envelope fit
-            of the window's best power curve (efforts of 3 to 20 minutes); 95 % of the best 20 minutes is shown
+            The window ends with the newest stored ride. The automatic FTP is the critical power of an envelope fit \
+            of the window's best power curve (efforts of 3 to 20 minutes); 95 % of the best 20 minutes is shown \
             beside it.
             """)
 
@@ -42,7 +45,7 @@ struct FTPShow: ParsableCommand {
     @Flag(help: "List every FTP value with its method, rides and dates.")
     var history = false
 
-    @Flag(help: "Print JSON (keys in DESIGN.md §3).")
+    @Flag(help: "Print JSON (keys described in the README).")
     var json = false
 
     func run() throws {

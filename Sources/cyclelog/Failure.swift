@@ -1,4 +1,5 @@
 import ArgumentParser
+import ProgramMain
 import BlueZ
 import LiveRecording
 import Recording
@@ -38,7 +39,7 @@ enum Failure {
             }
             root.exit()
         } catch {
-            guard let status = status(error) else { root.exit(withError: error) }
+            guard let status = status(error) else { root.exitSaying(error, as: "cyclelog") }
             printError("cyclelog: \(error)")
             root.exit(withError: ExitCode(status))
         }

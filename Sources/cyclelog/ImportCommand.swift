@@ -9,9 +9,9 @@ struct ImportRides: AsyncParsableCommand {
         commandName: "import",
         abstract: "Imports rides recorded by bike computers from FIT activity files.",
         discussion: """
-            Power, cadence, speed, heart rate and distance come from the file's records, pauses from its timer
-            events, laps from its lap messages; elapsed and timer time, distance and work are kept as the device
-            wrote them. A folder imports every .fit file in it. Importing a file again finds the ride already
+            Power, cadence, speed, heart rate and distance come from the file's records, pauses from its timer \
+            events, laps from its lap messages; elapsed and timer time, distance and work are kept as the device \
+            wrote them. A folder imports every .fit file in it. Importing a file again finds the ride already \
             stored. A damaged or cut-short file is refused whole, with the byte where it goes wrong.
             """)
 
@@ -20,7 +20,7 @@ struct ImportRides: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
+    @Flag(help: "Print each workout's summary as JSON (keys described in the README), one object per line.")
     var json = false
 
     @OptionGroup var undeleting: UndeleteOption
@@ -37,7 +37,7 @@ struct ImportRides: AsyncParsableCommand {
         var importer = FITImporter(store: store)
         importer.refreshesFTP = false
         importer.rules.undelete = undeleting.undelete
-        for problem in folderErrors { printError("error: \(problem)") }
+        for problem in folderErrors { printError("cyclelog: \(problem)") }
         var failed = !folderErrors.isEmpty, imported = false
         var tally = ImportTally()
         // Many files on a terminal: a bar on standard error, erased whenever a file's line is printed.
@@ -68,7 +68,7 @@ struct ImportRides: AsyncParsableCommand {
             } catch {
                 progress?.finish()
                 tally.refused(error)
-                printError("error: \(error)")
+                printError("cyclelog: \(error)")
                 failed = true
             }
             next = await following

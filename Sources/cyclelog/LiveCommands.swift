@@ -100,18 +100,18 @@ struct Record: AsyncParsableCommand {
         commandName: "record",
         abstract: "Records a ride from live sensors through BlueZ until it is ended (e, Ctrl-C, `cyclelog end`).",
         discussion: """
-            Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor
-            found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end,
-            c cancel, m marker (typed), w water (--water-step), s start (with --wait). SIGINT and SIGTERM end and
-            save the ride. Other programs control it over D-Bus
+            Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor \
+            found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end, \
+            c cancel, m marker (typed), w water (--water-step), s start (with --wait). SIGINT and SIGTERM end and \
+            save the ride. Other programs control it over D-Bus \
             (org.cyclelog.Recorder on the session bus; see the README).
 
-            With --wait it connects the sensors and waits for a start (`cyclelog start`, D-Bus Start) with each
+            With --wait it connects the sensors and waits for a start (`cyclelog start`, D-Bus Start) with each \
             ride's name, goal and preset; after each ride it waits for the next start.
 
-            With --auto it waits for the remembered sensors, starts a workout when power or cadence appear (or on
-            a start), ends it after --end-after without pedalling (or without sensors), and waits for the next
-            ride: what the cyclelog service runs. Under systemd (Type=notify) it reports readiness and answers the
+            With --auto it waits for the remembered sensors, starts a workout when power or cadence appear (or on \
+            a start), ends it after --end-after without pedalling (or without sensors), and waits for the next \
+            ride: what the cyclelog service runs. Under systemd (Type=notify) it reports readiness and answers the \
             watchdog.
             """)
 
@@ -359,26 +359,67 @@ struct ControlCommand {
     }
 }
 
+extension ControlCommand {
+    /// The recorder's properties now, or none when it cannot be asked (it ended, the bus went).
+    static func properties(_ bus: BusAddress) async -> [String: DBusValue] {
+        guard let connection = try? await DBusConnection.connect(to: bus),
+            let reply = try? await connection.call(
+                destination: RecorderControl.busName, path: RecorderControl.path,
+                interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)],
+                timeout: .seconds(2))
+        else { return [:] }
+        return reply.first?.dictionary ?? [:]
+    }
+
+    /// "workout 7", from the properties read before a control (after an end there may be nobody to ask).
+    static func workout(_ properties: [String: DBusValue]) -> String {
+        properties["WorkoutId"]?.integer.flatMap { $0 > 0 ? "workout \($0)" : nil } ?? "the ride"
+    }
+
+    /// Calls `method` and prints what it did, in words (a control that answers nothing looks like it failed).
+    static func callAndSay(
+        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1,
+        _ said: (_ before: [String: DBusValue], _ after: [String: DBusValue]) -> String
+    ) async throws {
+        let before = await properties(bus)
+        try await call(method, arguments, bus: bus, noRecorder: noRecorder)
+        let said = said(before, await properties(bus))
+        print(said.prefix(1).uppercased() + said.dropFirst())
+    }
+}
+
 /// A command that is one method of the recorder's control interface.
 protocol RecorderMethodCommand: AsyncParsableCommand {
     static var method: String { get }
     var control: ControlBusOptions { get }
+    /// What the command did, from the recorder's properties before and after it.
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String
 }
 
 extension RecorderMethodCommand {
-    func run() async throws { try await ControlCommand.call(Self.method, bus: control.address) }
+    func run() async throws {
+        try await ControlCommand.callAndSay(Self.method, bus: control.address, Self.said)
+    }
 }
 
 struct Pause: RecorderMethodCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pauses the ride being recorded.")
     static let method = "Pause"
     @OptionGroup var control: ControlBusOptions
+
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+        "\(ControlCommand.workout(before)) is paused" + (after["ElapsedSeconds"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map { " at \(SummaryText.duration($0))" } ?? "") + "."
+    }
 }
 
 struct Resume: RecorderMethodCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resumes the paused ride.")
     static let method = "Resume"
     @OptionGroup var control: ControlBusOptions
+
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+        "\(ControlCommand.workout(before)) goes on."
+    }
 }
 
 struct Lap: RecorderMethodCommand {
@@ -386,6 +427,10 @@ struct Lap: RecorderMethodCommand {
         commandName: "lap", abstract: "Starts a new lap in the ride being recorded.")
     static let method = "Lap"
     @OptionGroup var control: ControlBusOptions
+
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+        (after["Lap"]?.integer.map { "lap \($0)" } ?? "a new lap") + " of \(ControlCommand.workout(before)) has started."
+    }
 }
 
 struct End: RecorderMethodCommand {
@@ -393,6 +438,10 @@ struct End: RecorderMethodCommand {
         commandName: "end", abstract: "Ends the ride being recorded and saves it.")
     static let method = "End"
     @OptionGroup var control: ControlBusOptions
+
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+        "\(ControlCommand.workout(before)) is ended and saved (`cyclelog show last`)."
+    }
 }
 
 struct Cancel: RecorderMethodCommand {
@@ -400,6 +449,10 @@ struct Cancel: RecorderMethodCommand {
         commandName: "cancel", abstract: "Cancels the ride being recorded; nothing is saved.")
     static let method = "Cancel"
     @OptionGroup var control: ControlBusOptions
+
+    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+        "\(ControlCommand.workout(before)) is cancelled: nothing of it is saved."
+    }
 }
 
 struct Status: AsyncParsableCommand {

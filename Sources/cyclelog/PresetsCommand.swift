@@ -10,7 +10,7 @@ struct Presets: ParsableCommand {
         commandName: "presets",
         abstract: "Lists, adds, removes and pins the suggested workouts; installs them as desktop actions.",
         discussion: """
-            Built in (editable, not removable): open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h).
+            Built in (editable, not removable): open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h). \
             Pinned presets are offered first, then the most recently used. `cyclelog start PRESET` starts one.
             """,
         subcommands: [
@@ -160,9 +160,9 @@ struct InstallPresets: ParsableCommand {
         commandName: "install",
         abstract: "Installs the presets as desktop actions that start the recorder (D-Bus activation).",
         discussion: """
-            Writes org.cyclelog.Recorder.desktop to $XDG_DATA_HOME/applications (one action per preset, plus
-            pause, resume, lap and end) and org.cyclelog.Recorder.service to $XDG_DATA_HOME/dbus-1/services,
-            which starts `cyclelog record --wait` when a launcher asks for it. Changing the presets afterwards
+            Writes org.cyclelog.Recorder.desktop to $XDG_DATA_HOME/applications (one action per preset, plus \
+            pause, resume, lap and end) and org.cyclelog.Recorder.service to $XDG_DATA_HOME/dbus-1/services, \
+            which starts `cyclelog record --wait` when a launcher asks for it. Changing the presets afterwards \
             rewrites the desktop file. `make install` ships the built-in ones system-wide (--built-in).
             """)
     @Option(help: "Where to write (default: $XDG_DATA_HOME, else ~/.local/share).")

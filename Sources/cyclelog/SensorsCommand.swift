@@ -10,7 +10,7 @@ struct Sensors: ParsableCommand {
         commandName: "sensors",
         abstract: "Lists, adds, renames and forgets the remembered sensors; sets wheel size and crank length.",
         discussion: """
-            `record` (and the service's `record --auto`) uses the remembered sensors when none are named. A sensor
+            `record` (and the service's `record --auto`) uses the remembered sensors when none are named. A sensor \
             is named by its address or its name.
             """,
         subcommands: [ListSensors.self, AddSensor.self, RenameSensor.self, ForgetSensor.self, SetSensor.self],
@@ -140,8 +140,8 @@ struct SetSensor: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Sets a remembered sensor's wheel size or crank length.",
         discussion: """
-            The wheel takes millimetres (2105) or what is printed on the tyre (700x25c, 25-622, 650bx47, 29x2.2,
-            26x2.1); the circumference then follows ISO 5775 geometry. The crank length is kept here; send it to
+            The wheel takes millimetres (2105) or what is printed on the tyre (700x25c, 25-622, 650bx47, 29x2.2, \
+            26x2.1); the circumference then follows ISO 5775 geometry. The crank length is kept here; send it to \
             the power meter with `cyclelog calibrate SENSOR --crank-length MM`.
             """)
     @Argument(help: "The sensor's address or name.") var sensor: String

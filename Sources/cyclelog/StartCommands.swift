@@ -10,8 +10,8 @@ struct Start: AsyncParsableCommand {
         commandName: "start",
         abstract: "Starts a ride on the waiting recorder (`cyclelog record --wait`), from a preset or a style.",
         discussion: """
-            PRESET is a suggested workout: open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h), or
-            one the rider added (`cyclelog presets`). Options override the preset's. With --when pedalling the recorder is armed: the ride starts at the
+            PRESET is a suggested workout: open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h), or \
+            one the rider added (`cyclelog presets`). Options override the preset's. With --when pedalling the recorder is armed: the ride starts at the \
             first pedal stroke, with the last 3 s of notifications. Prints the new workout's id.
             """)
 
@@ -76,7 +76,9 @@ struct Marker: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        try await ControlCommand.call("Marker", [.string(text)], bus: control.address, noRecorder: 2)
+        try await ControlCommand.callAndSay("Marker", [.string(text)], bus: control.address, noRecorder: 2) {
+            before, _ in "\(ControlCommand.workout(before)) has the marker \"\(ShownText.visible(text))\"."
+        }
     }
 }
 
@@ -98,7 +100,11 @@ struct Water: AsyncParsableCommand {
 
     func run() async throws {
         guard let (number, unit) = Intake.split(amount) else { return }
-        try await ControlCommand.call(
-            "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: 2)
+        try await ControlCommand.callAndSay(
+            "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: 2
+        ) { before, after in
+            "\(amount) of water logged in \(ControlCommand.workout(before))"
+                + (after["WaterMillilitres"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map { " (\(Int($0.rounded())) ml in all)" } ?? "") + "."
+        }
     }
 }

@@ -20,7 +20,8 @@ enum SummaryText {
         if s.averagePowerWatts != nil {
             lines.append(
                 "  power        avg \(whole(s.averagePowerWatts)) W   max \(whole(s.maximumPowerWatts)) W   "
-                    + "NP \(whole(s.normalizedPowerWatts)) W   work \(whole(s.workJoules.map { $0 / 1000 })) kJ")
+                    + "NP " + (s.normalizedPowerWatts.map { "\(whole($0)) W" } ?? "– (under 30 s)")
+                    + "   work \(whole(s.workJoules.map { $0 / 1000 })) kJ")
         }
         if s.maximumCadenceRPM != nil {
             lines.append("  cadence      avg \(whole(s.averageCadenceRPM)) rpm   max \(whole(s.maximumCadenceRPM)) rpm")
@@ -37,7 +38,11 @@ enum SummaryText {
             lines.append("  best power   " + shown.joined(separator: " · "))
         }
         if let goal = summary.plan.goal {
-            lines.append("  goal         \(goal)")
+            let progress = goal.progress(
+                movingSeconds: s.movingSeconds, distanceMeters: s.distanceMeters, workJoules: s.workJoules)
+            lines.append(
+                "  goal         \(goal.shown)"
+                    + (progress.flatMap { $0.isFinite ? $0 : nil }.map { $0 >= 1 ? ", reached" : ", \(Int(($0 * 100).rounded(.down))) % reached" } ?? ""))
         }
         if let preset = summary.plan.preset {
             lines.append("  started as   \(preset)")
@@ -64,7 +69,10 @@ enum SummaryText {
                 let label = "lap \(lap.number)"
                 lines.append(
                     "  \(label)\(String(repeating: " ", count: max(1, 13 - label.count)))\(duration(l.movingSeconds))   \(fixed(l.distanceMeters / 1000, 2)) km   "
-                        + "avg \(whole(l.averagePowerWatts)) W   NP \(whole(l.normalizedPowerWatts)) W")
+                        + (l.averagePowerWatts.map { "avg \(whole($0)) W" } ?? "no power")
+                        // NP needs 30 s of power: a shorter lap has none, and says so rather than "NP - W".
+                        + (l.averagePowerWatts == nil
+                            ? "" : "   NP " + (l.normalizedPowerWatts.map { "\(whole($0)) W" } ?? "– (under 30 s)")))
             }
         }
         let rejected = Channel.allCases.compactMap { channel in

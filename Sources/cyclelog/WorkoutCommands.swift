@@ -105,8 +105,8 @@ struct Replay: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replays captured rides (btsnoop or cyclelog journal) into the workout database.",
         discussion: """
-            Each file becomes one workout, built by the same pipeline as a live ride. The format is detected from
-            the content: btsnoop (btmon -w, Android btsnoop_hci.log) or a cyclelog journal. Replaying the same
+            Each file becomes one workout, built by the same pipeline as a live ride. The format is detected from \
+            the content: btsnoop (btmon -w, Android btsnoop_hci.log) or a cyclelog journal. Replaying the same \
             capture again finds the workout already stored instead of adding a second one.
             """)
 
@@ -115,7 +115,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print each workout's summary as JSON (keys in DESIGN.md §3), one object per line.")
+    @Flag(help: "Print each workout's summary as JSON (keys described in the README), one object per line.")
     var json = false
 
     @Option(
@@ -196,7 +196,7 @@ struct Replay: AsyncParsableCommand {
                 }
                 Stages.mark("printed")
             } catch {
-                printError("error: \(error)")
+                printError("cyclelog: \(error)")
                 failed = true
             }
         }
@@ -268,7 +268,7 @@ struct Show: ParsableCommand {
     @OptionGroup var reference: WorkoutReference
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print the summary as JSON (keys in DESIGN.md §3).")
+    @Flag(help: "Print the summary as JSON (keys described in the README).")
     var json = false
 
     @Flag(help: "Print the raw journal stored with the workout instead (the cyclelog journal format).")

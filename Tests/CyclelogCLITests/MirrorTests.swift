@@ -487,6 +487,8 @@ final class MirrorTests: XCTestCase {
             report["startButtons"] as? [String],
             ["Start: Open ride", "Start: 20-minute FTP test", "Start: Ramp test", "Start: Endurance 1 h"])
         // What the page painted is what the power meter sent.
+        XCTAssertEqual(
+            report["goalWords"] as? [String], ["1 h", "1 h 30 min", "1 min 30 s", "30 km", "600 kJ"], output)
         let shown = try XCTUnwrap(report["powersShown"] as? [Int], output)
         XCTAssertGreaterThanOrEqual(shown.count, 4, output)
         try assertSent(shown, by: standIn)

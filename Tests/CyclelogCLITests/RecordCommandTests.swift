@@ -123,12 +123,25 @@ final class RecordCommandTests: XCTestCase {
             XCTAssertTrue(refusal.contains("only the user who runs the recorder (uid 0) may control it"), refusal)
         }
 
+        // Each control says what it did, as `start` does.
+        for (command, said) in [
+            (["lap"], "Lap 2 of workout 1 has started.\n"),
+            (["marker", "gel"], "Workout 1 has the marker \"gel\".\n"),
+            (["water", "250ml"], "250ml of water logged in workout 1 (250 ml in all).\n"),
+        ] {
+            let run = try Cyclelog(command, standIn: standIn)
+            XCTAssertEqual(run.wait(seconds: 20), 0, run.output)
+            XCTAssertEqual(run.output, said)
+        }
         let pause = try Cyclelog(["pause"], standIn: standIn)
         XCTAssertEqual(pause.wait(seconds: 20), 0, pause.output)
+        XCTAssertTrue(pause.output.hasPrefix("Workout 1 is paused at "), pause.output)
         let end = try Cyclelog(["end"], standIn: standIn)
         XCTAssertEqual(end.wait(seconds: 20), 0, end.output)
+        XCTAssertEqual(end.output, "Workout 1 is ended and saved (`cyclelog show last`).\n")
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
-        XCTAssertEqual(controls(try WorkoutStore(path: database).journal(1)), ["start", "pause", "end"])
+        XCTAssertEqual(
+            controls(try WorkoutStore(path: database).journal(1)), ["start", "lap", "marker", "intake", "pause", "end"])
     }
 
     func testDashboardKeysPauseResumeLapAskBeforeCancellingAndEnd() async throws {

@@ -234,6 +234,8 @@ def main():
         browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
 
         report["powersShown"] = browser.powers_shown(6)
+        # A goal as the recorder spells it, in the words the page shows.
+        report["goalWords"] = browser.evaluate('["3600s", "5400s", "90s", "30km", "600kJ"].map(goalWords)')
         report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-riding-portrait.png"))
 
         for name, selector in [("lap", "#lapButton"), ("pause", "#pauseResume")]:

@@ -173,13 +173,16 @@ final class PowerMetricsTests: XCTestCase {
 
     func testDecouplingIsPositiveWhenHeartRateDriftsUp() throws {
         // Same power, heart rate 140 then 150 bpm: EF falls by 1 − 140/150.
-        let watts = [Double](repeating: 200, count: 600)
-        let heartRate: [Double?] = (0..<600).map { $0 < 300 ? 140 : 150 }
+        let watts = [Double](repeating: 200, count: 1200)
+        let heartRate: [Double?] = (0..<1200).map { $0 < 600 ? 140 : 150 }
         XCTAssertEqual(
             try XCTUnwrap(PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: heartRate)),
             (1 - 140.0 / 150) * 100, accuracy: 1e-9)
         XCTAssertNil(
-            PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: Array(repeating: nil, count: 600)))
+            PowerMetrics.aerobicDecouplingPercent(watts: watts, heartRateBPM: Array(repeating: nil, count: 1200)))
+        // A 12-minute ride: its halves differ by heart rate's lag behind power, not by drift; no figure.
+        let short = Array(watts.prefix(720)), shortHeartRate: [Double?] = (0..<720).map { $0 < 360 ? 140 : 150 }
+        XCTAssertNil(PowerMetrics.aerobicDecouplingPercent(watts: short, heartRateBPM: shortHeartRate))
     }
 
     func testTheEnvelopeFitRecoversTheSyntheticRidesCriticalPower() throws {
