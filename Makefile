@@ -10,7 +10,7 @@ FUZZ_BUILD := .build-fuzz
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
-.PHONY: setup all build release demo demo-live test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
+.PHONY: setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
 	bench lint fixtures clean install uninstall service-check release-cyclelog
 
 all: build
@@ -50,7 +50,13 @@ test: setup
 	SWIFT=$(SWIFT) scripts/swift-test.sh
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
+	python3 scripts/make-man.py --bin .build/debug --check
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# A manual page per program, from the programs' own help, in .build/man (`man -l .build/man/cyclelog.1`);
+# `make install` installs them.
+man: build
+	python3 scripts/make-man.py --bin .build/debug --out .build/man
 
 # Real files from other tools and peers (bike computers' FIT files): users' files, not the project's, so they are
 # not in the repository. THIRDPARTY names their folder (a checkout of the project's shared data beside the clone).

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Installs (or removes) cyclelog as a system service: the binary, the systemd unit and its user, the udev
-# rules and the D-Bus policy; and for desktops the built-in presets as launcher actions with the session bus's
+# Installs (or removes) cyclelog as a system service: the binaries and their manual pages, the systemd unit and its
+# user, the udev rules and the D-Bus policy; and for desktops the built-in presets as launcher actions with the session bus's
 # activation file (a rider's own presets: `cyclelog presets install`). `make install` / `make uninstall` run it; DESTDIR stages into a folder instead
 # (packaging, tests), and then nothing on the running system is touched.
 set -eu
@@ -14,6 +14,7 @@ SYSUSERSDIR=${SYSUSERSDIR:-$PREFIX/lib/sysusers.d}
 UDEVDIR=${UDEVDIR:-/etc/udev/rules.d}
 DBUSDIR=${DBUSDIR:-/etc/dbus-1/system.d}
 DOCDIR=$PREFIX/share/doc/cyclelog
+MANDIR=${MANDIR:-$PREFIX/share/man}
 # The session bus and launchers look under XDG_DATA_DIRS, /usr/local/share and /usr/share by default.
 DATADIR=${DATADIR:-$PREFIX/share}
 BINARY=${BINARY:-.build/release/cyclelog}
@@ -52,6 +53,14 @@ install)
     install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
     install -D -m 0644 dbus/org.cyclelog.Mirror.conf "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
+    # A manual page per program, written from the installed programs' own help (scripts/make-man.py).
+    pages=$(mktemp -d)
+    python3 scripts/make-man.py --bin "$(dirname "$BINARY")" --out "$pages" >/dev/null
+    for page in "$pages"/*.1; do
+        [ -n "$SYNC_BINARY" ] || [ "$(basename "$page")" != cyclelog-sync.1 ] || continue
+        install -D -m 0644 "$page" "$DESTDIR$MANDIR/man1/$(basename "$page")"
+    done
+    rm -rf "$pages"
     "$BINARY" presets install --built-in --data-home "$DESTDIR$DATADIR" --executable "$BINDIR/cyclelog" >/dev/null
     if live_system; then
         command -v systemd-sysusers >/dev/null && systemd-sysusers "$SYSUSERSDIR/cyclelog.conf"
@@ -85,7 +94,8 @@ uninstall)
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
         "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
-        "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service"
+        "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service" \
+        "$DESTDIR$MANDIR/man1/cyclelog.1" "$DESTDIR$MANDIR/man1/cyclelog-mirror.1" "$DESTDIR$MANDIR/man1/cyclelog-sync.1"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     rmdir "$DESTDIR$DOCDIR" 2>/dev/null || true
     if systemd_running; then systemctl daemon-reload; fi

@@ -4,10 +4,13 @@ import Workouts
 /// `cyclelog chart --power-curve`: the best power of a window of rides against duration on a log axis, with the
 /// critical-power model drawn over it and the efforts that pinned it marked.
 public enum PowerCurveChart {
-    public static func svg(_ window: FTPWindow, estimate: FTPEstimate?, fullCurve: PowerCurve) -> String {
+    public static func svg(
+        _ window: FTPWindow, estimate: FTPEstimate?, fullCurve: PowerCurve, theme: ChartTheme = .light
+    ) -> String {
         let width = 1000.0, height = 560.0, left = 70.0, right = 30.0, top = 60.0, bottom = 60.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         var svg = SVG(width: width, height: height)
+        svg.theme = theme
         let longest = Double(max(fullCurve.watts.count, 2))
         let highest = max(fullCurve.watts.first ?? 100, 100)
         let axis = ValueAxis(highest: highest, ticks: 8)

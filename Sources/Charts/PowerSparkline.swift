@@ -28,7 +28,7 @@ public enum PowerSparkline {
     public static func svg(_ samples: [SecondSample]) -> String {
         let means = stretchMeansWatts(samples)
         var svg = SVG(width: width, height: height)
-        svg.background = nil
+        svg.hasBackground = false
         svg.data = [
             ("watts", means.map { $0.map { String((($0 * 10).rounded()) / 10) } ?? "" }.joined(separator: " "))
         ]

@@ -1,7 +1,7 @@
 import Workouts
 
 /// `cyclelog chart <id>`: power, cadence, speed and heart rate over the ride's elapsed time, one panel each, with
-/// pauses shaded, dropouts marked and laps drawn as lines.
+/// pauses shaded, dropouts marked, laps drawn as dashed lines and markers as dotted ones with their text.
 public enum RideChart {
     struct Panel: Sendable {
         var title: String
@@ -27,10 +27,16 @@ public enum RideChart {
     /// pick a range on it.
     /// A zoom held to the ride: `seconds` is clamped to it (at least one second wide), so a range from anywhere
     /// (a query string, a script) draws at most the ride's own seconds and ticks.
+    /// `widthPixels`: the picture's width (held to 320…2400), so that a page can ask for its own width and show
+    /// the text at its size — a phone's 400 pixels draw the panels narrower rather than everything smaller.
     public static func svg(
-        _ summary: WorkoutSummary, samples allSamples: [SecondSample], seconds requested: Range<Int>? = nil
+        _ summary: WorkoutSummary, samples allSamples: [SecondSample], seconds requested: Range<Int>? = nil,
+        theme: ChartTheme = .light, widthPixels: Int = 1100
     ) -> String {
-        let width = 1100.0, left = 70.0, right = 20.0, top = 50.0, panelHeight = 150.0, gap = 30.0
+        let width = Double(min(max(widthPixels, 320), 2400))
+        let narrow = width < 700
+        let left = narrow ? 44.0 : 70.0, right = narrow ? 10.0 : 20.0
+        let panelHeight = narrow ? 130.0 : 150.0, gap = 30.0
         let plotWidth = width - left - right
         let rideSeconds = max(1, summary.statistics.elapsedSeconds)
         let seconds = requested.map {
@@ -38,10 +44,14 @@ public enum RideChart {
         }
         let from = Double(seconds?.lowerBound ?? 0)
         let to = seconds.map { Double($0.upperBound) } ?? rideSeconds
+        let header = headerLines(summary, shown: seconds.map { _ in (from, to) }, width: width - left - right)
+        // The first panel's title sits under the header's last line.
+        let top = 40 + 15 * Double(header.count - 1) + 10
         let samples = seconds.map { range in allSamples.filter { range.contains($0.second) } } ?? allSamples
         let shown = panels.filter { panel in samples.contains { panel.value($0) != nil } }
         let height = top + Double(max(shown.count, 1)) * (panelHeight + gap) + 20
         var svg = SVG(width: width, height: height)
+        svg.theme = theme
         svg.data = [
             ("plot-left", "\(left)"), ("plot-width", "\(plotWidth)"), ("from", "\(from)"), ("to", "\(to)"),
         ]
@@ -50,20 +60,10 @@ public enum RideChart {
         let clamp: (Double) -> Double = seconds == nil ? { $0 } : { min(max($0, from), to) }
         func x(_ seconds: Double) -> Double { left + (clamp(seconds) - from) / elapsed * plotWidth }
 
-        let name = summary.plan.name.map { " “\($0)”" } ?? ""
-        svg.text(
-            "Workout \(summary.id)\(name) — \(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))",
-            x: left, y: 22, size: 15, bold: true)
-        let s = summary.statistics
-        var facts = ["elapsed \(clockLabel(seconds: Int(s.elapsedSeconds)))"]
-        facts.append("moving \(clockLabel(seconds: Int(s.movingSeconds)))")
-        if let np = s.normalizedPowerWatts { facts.append("NP \(Int(np.rounded())) W") }
-        if let ftp = summary.ftpWatts { facts.append("FTP \(Int(ftp.rounded())) W") }
-        if seconds != nil {
-            facts.append("shown: \(clockLabel(seconds: Int(from)))–\(clockLabel(seconds: Int(to)))")
+        svg.text(title(summary, width: width - left - right), x: left, y: 22, size: 15, bold: true)
+        for (number, line) in header.enumerated() {
+            svg.text(line, x: left, y: 40 + 15 * Double(number), size: 11, fill: "#555")
         }
-        facts.append("grey: paused · orange: sensor gap · dashed: lap")
-        svg.text(facts.joined(separator: "   "), x: left, y: 40, size: 11, fill: "#555")
         if shown.isEmpty { svg.text("no sensor data", x: left, y: top + 40) }
 
         for (index, panel) in shown.enumerated() {
@@ -89,9 +89,20 @@ public enum RideChart {
                 svg.line(x(offset), panelTop, x(offset), panelTop + panelHeight, stroke: "#444", dashed: true)
                 if index == 0 { svg.text("lap \(lap.number)", x: x(offset) + 3, y: panelTop + 11, size: 10) }
             }
+            for marker in markers(summary) {
+                guard seconds == nil || (marker.second >= from && marker.second <= to) else { continue }
+                svg.line(
+                    x(marker.second), panelTop, x(marker.second), panelTop + panelHeight, stroke: "#ff9f1c",
+                    dotted: true)
+                if index == 0 {
+                    svg.text(
+                        shortened(marker.text), x: x(marker.second) + 3, y: panelTop + panelHeight - 4, size: 10,
+                        fill: "#666")
+                }
+            }
             svg.line(left, panelTop + panelHeight, left + plotWidth, panelTop + panelHeight, stroke: "#888")
             svg.line(left, panelTop, left, panelTop + panelHeight, stroke: "#888")
-            let timeStep = timeTickStep(elapsed)
+            let timeStep = timeTickStep(elapsed, most: max(3, Int(plotWidth / 80)))
             for tick in stride(from: (from / timeStep).rounded(.up) * timeStep, through: to, by: timeStep) {
                 svg.line(x(tick), panelTop + panelHeight, x(tick), panelTop + panelHeight + 4, stroke: "#888")
                 svg.text(
@@ -162,7 +173,53 @@ public enum RideChart {
         }
     }
 
-    static func timeTickStep(_ elapsed: Double) -> Double {
-        [60.0, 300, 600, 900, 1800, 3600, 7200].first { elapsed / $0 <= 12 } ?? 14_400
+    /// The step between time ticks: at most `most` of them (80 pixels apart at least: a label is "1:00:00").
+    static func timeTickStep(_ elapsed: Double, most: Int = 12) -> Double {
+        [60.0, 300, 600, 900, 1800, 3600, 7200, 14_400, 28_800].first { elapsed / $0 <= Double(most) } ?? 86_400
+    }
+
+    /// About how wide a text of `size` is, per character (DejaVu Sans averages a little over half its size).
+    static func textWidth(_ text: String, size: Double) -> Double { Double(text.count) * size * 0.6 }
+
+    /// "Workout 1 “Name” — 2013-08-16T18:05:10Z", shortened to fit `width`.
+    static func title(_ summary: WorkoutSummary, width: Double) -> String {
+        let name = summary.plan.name.map { " “\($0)”" } ?? ""
+        let full = "Workout \(summary.id)\(name) — \(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))"
+        if textWidth(full, size: 15) <= width { return full }
+        let short = "Workout \(summary.id)\(name)"
+        let fits = max(10, Int(width / (15 * 0.6)))
+        return short.count <= fits ? short : String(short.prefix(fits - 1)) + "…"
+    }
+
+    /// The facts and the key under the title, as many to a line as fit in `width`.
+    static func headerLines(_ summary: WorkoutSummary, shown: (from: Double, to: Double)?, width: Double) -> [String] {
+        let s = summary.statistics
+        var items = ["elapsed \(clockLabel(seconds: Int(s.elapsedSeconds)))", "moving \(clockLabel(seconds: Int(s.movingSeconds)))"]
+        if let np = s.normalizedPowerWatts { items.append("NP \(Int(np.rounded())) W") }
+        if let ftp = summary.ftpWatts { items.append("FTP \(Int(ftp.rounded())) W") }
+        if let shown { items.append("shown: \(clockLabel(seconds: Int(shown.from)))–\(clockLabel(seconds: Int(shown.to)))") }
+        items += ["grey: paused", "orange: sensor gap", "dashed: lap", "dotted: marker"]
+        var lines: [String] = []
+        for item in items {
+            if let last = lines.last, textWidth(last + " · " + item, size: 11) <= width {
+                lines[lines.count - 1] = last + " · " + item
+            } else {
+                lines.append(item)
+            }
+        }
+        return lines
+    }
+
+    /// The ride's markers: seconds from its start and their text.
+    static func markers(_ summary: WorkoutSummary) -> [(second: Double, text: String)] {
+        summary.events.compactMap { event in
+            guard case .marker(let text) = event.control else { return nil }
+            return (Double(event.timeMicroseconds - summary.startMicroseconds) / 1_000_000, text)
+        }
+    }
+
+    /// A marker's text as a label: at most 24 characters.
+    static func shortened(_ text: String) -> String {
+        text.count <= 24 ? text : String(text.prefix(23)) + "…"
     }
 }

@@ -8,8 +8,10 @@ struct SVG {
     let height: Double
     /// `data-` attributes of the root element, for a page that works with the picture (names without the prefix).
     var data: [(name: String, value: String)] = []
-    /// The paint under the picture; nil leaves it transparent (a small picture on the page's own colour).
-    var background: String? = "white"
+    /// Whether there is paint under the picture (the theme's); false leaves it transparent (a small picture on
+    /// the page's own colour).
+    var hasBackground = true
+    var theme = ChartTheme.light
 
     init(width: Double, height: Double) {
         self.width = width
@@ -24,22 +26,24 @@ struct SVG {
             viewBox="0 0 \(n(width)) \(n(height))" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" \
             font-size="12"\(attributes)>
 
-            """ + (background.map { "<rect width=\"100%\" height=\"100%\" fill=\"\($0)\"/>\n" } ?? "")
+            """ + (hasBackground ? "<rect width=\"100%\" height=\"100%\" fill=\"\(theme.background)\"/>\n" : "")
                 + body.joined(separator: "\n") + "\n</svg>\n"
     }
 
     mutating func rect(x: Double, y: Double, width: Double, height: Double, fill: String, opacity: Double = 1) {
         body.append(
-            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(fill)\""
+            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"\(n(width))\" height=\"\(n(height))\" fill=\"\(theme.paint(fill))\""
                 + (opacity < 1 ? " fill-opacity=\"\(n(opacity))\"" : "") + "/>")
     }
 
     mutating func line(
-        _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, width: Double = 1, dashed: Bool = false
+        _ x1: Double, _ y1: Double, _ x2: Double, _ y2: Double, stroke: String, width: Double = 1, dashed: Bool = false,
+        dotted: Bool = false
     ) {
         body.append(
-            "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(stroke)\" "
-                + "stroke-width=\"\(n(width))\"" + (dashed ? " stroke-dasharray=\"5 4\"" : "") + "/>")
+            "<line x1=\"\(n(x1))\" y1=\"\(n(y1))\" x2=\"\(n(x2))\" y2=\"\(n(y2))\" stroke=\"\(theme.paint(stroke))\" "
+                + "stroke-width=\"\(n(width))\"" + (dashed ? " stroke-dasharray=\"5 4\"" : "")
+                + (dotted ? " stroke-dasharray=\"1.5 3\" stroke-linecap=\"round\"" : "") + "/>")
     }
 
     /// A line through the points; nil points break it into separate runs.
@@ -48,7 +52,7 @@ struct SVG {
         func flush() {
             if run.count > 1 {
                 body.append(
-                    "<polyline fill=\"none\" stroke=\"\(stroke)\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
+                    "<polyline fill=\"none\" stroke=\"\(theme.paint(stroke))\" stroke-width=\"\(n(width))\" stroke-linejoin=\"round\""
                         + (dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\""
                         + run.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>")
             }
@@ -61,7 +65,7 @@ struct SVG {
     }
 
     mutating func circle(x: Double, y: Double, radius: Double, fill: String) {
-        body.append("<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(fill)\"/>")
+        body.append("<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(theme.paint(fill))\"/>")
     }
 
     mutating func text(
@@ -69,7 +73,7 @@ struct SVG {
         bold: Bool = false
     ) {
         body.append(
-            "<text x=\"\(n(x))\" y=\"\(n(y))\" text-anchor=\"\(anchor)\" font-size=\"\(n(size))\" fill=\"\(fill)\""
+            "<text x=\"\(n(x))\" y=\"\(n(y))\" text-anchor=\"\(anchor)\" font-size=\"\(n(size))\" fill=\"\(theme.paint(fill))\""
                 + (bold ? " font-weight=\"bold\"" : "") + ">\(Self.escaped(content))</text>")
     }
 

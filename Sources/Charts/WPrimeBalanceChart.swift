@@ -4,11 +4,13 @@ import Workouts
 /// (solid) and differential (dashed) forms, against the ride's elapsed time.
 public enum WPrimeBalanceChart {
     public static func svg(
-        _ summary: WorkoutSummary, model: CriticalPowerModel, integralJoules: [Double], differentialJoules: [Double]
+        _ summary: WorkoutSummary, model: CriticalPowerModel, integralJoules: [Double], differentialJoules: [Double],
+        theme: ChartTheme = .light
     ) -> String {
         let width = 1100.0, height = 320.0, left = 70.0, right = 20.0, top = 56.0, bottom = 40.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         var svg = SVG(width: width, height: height)
+        svg.theme = theme
         let seconds = Double(max(integralJoules.count, 1))
         let lowest = min(0, integralJoules.min() ?? 0, differentialJoules.min() ?? 0)
         let span = model.wPrimeJoules - lowest

@@ -2,10 +2,11 @@ import Workouts
 
 /// The weekly training load as bars: TSS per week, the week's Monday under each bar.
 public enum WeeklyLoadChart {
-    public static func svg(_ load: WeeklyLoad) -> String {
+    public static func svg(_ load: WeeklyLoad, theme: ChartTheme = .light) -> String {
         let width = 1000.0, height = 360.0, left = 60.0, right = 20.0, top = 50.0, bottom = 50.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         var svg = SVG(width: width, height: height)
+        svg.theme = theme
         let highest = max(load.weeks.map(\.trainingStressScore).max() ?? 0, 100)
         let axis = ValueAxis(highest: highest, ticks: 6)
         func y(_ score: Double) -> Double { top + plotHeight - score / axis.ceiling * plotHeight }

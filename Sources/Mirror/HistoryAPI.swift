@@ -30,6 +30,8 @@ public struct HistoryAPI: Sendable {
         // ftp, weekly-load(.svg), power-curve(.svg).
         let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
         let query = request.uri.queryParameters
+        // Pictures for the dark page ask for `theme=dark`; light (a file's) otherwise.
+        let theme = ChartTheme(query: query.get("theme"))
         let exchange = Exchange(
             databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch],
             clientGone: clientGone)
@@ -74,11 +76,13 @@ public struct HistoryAPI: Sendable {
                     Array(
                         WPrimeBalanceChart.svg(
                             ride.summary, model: balance.model, integralJoules: balance.integralJoules,
-                            differentialJoules: balance.differentialJoules
+                            differentialJoules: balance.differentialJoules, theme: theme
                         ).utf8), "image/svg+xml", name: nil)
             }
         case ("workouts", 3) where parts[2] == "chart.svg":
             let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
+            // The page's own width in pixels (held to 320…2400 by the chart), so its text is read at its size.
+            let width = query.get("width").flatMap(Int.init) ?? 1100
             answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
                 // Held to the ride before anything is drawn: any two integers make a range of its seconds.
                 let seconds = from.flatMap { from in
@@ -88,7 +92,10 @@ public struct HistoryAPI: Sendable {
                     }
                 }
                 return .file(
-                    Array(RideChart.svg(ride.summary, samples: ride.samples, seconds: seconds).utf8),
+                    Array(
+                        RideChart.svg(
+                            ride.summary, samples: ride.samples, seconds: seconds, theme: theme, widthPixels: width
+                        ).utf8),
                     "image/svg+xml", name: nil)
             }
         case ("workouts", 3) where parts[2] == "sparkline.svg":
@@ -124,14 +131,17 @@ public struct HistoryAPI: Sendable {
             answer = await exchange.read { store throws(StoreError) in
                 let load = try RideList.weeklyLoad(in: store, weeks: weeks)
                 return picture
-                    ? .file(Array(WeeklyLoadChart.svg(load).utf8), "image/svg+xml", name: nil) : .json(load.json)
+                    ? .file(Array(WeeklyLoadChart.svg(load, theme: theme).utf8), "image/svg+xml", name: nil)
+                    : .json(load.json)
             }
         case ("power-curve.svg", 1):
             guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
             answer = await exchange.read { store throws(StoreError) in
                 let window = try PowerCurveReport.window(store, days: days)
                 return .file(
-                    Array(PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve).utf8),
+                    Array(
+                        PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve, theme: theme)
+                            .utf8),
                     "image/svg+xml", name: nil)
             }
         case ("power-curve", 1):

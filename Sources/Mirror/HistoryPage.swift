@@ -37,8 +37,9 @@ enum HistoryPage {
         .tile{background:var(--panel);border-radius:10px;padding:8px 10px}
         .tile .label{color:var(--dim);font-size:.8rem;text-transform:uppercase;letter-spacing:.04em}
         .tile .value{font-size:1.5rem;font-weight:700;font-variant-numeric:tabular-nums}
-        .chart{background:#fff;border-radius:8px;overflow:hidden;position:relative;touch-action:none}
+        .chart{background:var(--panel);border-radius:8px;overflow:hidden;position:relative;touch-action:none}
         .chart svg,.chart img{display:block;width:100%;height:auto}
+        #chart svg{user-select:none;-webkit-user-select:none}
         #selection{position:absolute;top:0;bottom:0;background:rgba(255,176,32,.25);border:1px solid var(--accent);display:none;pointer-events:none}
         .message{background:var(--panel);border-radius:8px;padding:12px;color:var(--dim)}
         caption{text-align:left}
@@ -136,7 +137,7 @@ enum HistoryPage {
             <h2>Best power against the rider's best</h2><div class="scroll"><table id="best"><thead><tr><th class="text">Duration</th><th>This ride</th><th>Best of 42 days</th><th>Best of 90 days</th></tr></thead><tbody>
             ${best.map(([label, seconds]) => `<tr><td class="text">${label}</td><td>${num("powerCurveWatts." + seconds, (ride.powerCurveWatts || {})[seconds], "W")}</td><td>${num("best42d." + seconds, month.watts[seconds - 1], "W")}</td><td>${num("best90d." + seconds, quarter.watts[seconds - 1], "W")}</td></tr>`).join("")}
             </tbody></table></div>
-            <h2>W′ balance</h2>${ride.wPrimeBalanceMinimumJoules != null ? `<div class="chart"><img id="wprime" src="/api/v1/workouts/${ride.id}/wprime.svg" alt="W′ balance over the ride against CP ${ride.criticalPowerWatts} W and W′ ${ride.wPrimeJoules} J: lowest ${ride.wPrimeBalanceMinimumJoules} J (integral), ${ride.wPrimeBalanceMinimumDifferentialJoules} J (differential)"></div>` : `<p class="message">No W′ balance: the ride has no power, or no critical-power model was known on its date.</p>`}
+            <h2>W′ balance</h2>${ride.wPrimeBalanceMinimumJoules != null ? `<div class="chart"><img id="wprime" src="/api/v1/workouts/${ride.id}/wprime.svg?theme=dark" alt="W′ balance over the ride against CP ${ride.criticalPowerWatts} W and W′ ${ride.wPrimeJoules} J: lowest ${ride.wPrimeBalanceMinimumJoules} J (integral), ${ride.wPrimeBalanceMinimumDifferentialJoules} J (differential)"></div>` : `<p class="message">No W′ balance: the ride has no power, or no critical-power model was known on its date.</p>`}
             <h2>Time in zones</h2>${ride.powerZones ? `<div class="scroll"><table id="zones"><thead><tr><th class="text">Zone</th><th>Watts</th><th>Time</th></tr></thead><tbody>${ride.powerZones.map(z => `<tr><td class="text">${z.zone} ${esc(z.name)}</td><td>${z.lowWatts}${z.highWatts == null ? "+" : "–" + z.highWatts}</td><td>${num("zone" + z.zone, z.seconds, "", clock)}</td></tr>`).join("")}</tbody></table></div>` : `<p class="message">No FTP was known on this date: no zones.</p>`}
             <h2>Events</h2><div class="scroll"><table id="events"><tbody>${ride.events.map(e => `<tr><td class="text">${esc(e.type)}</td><td class="text">${esc(timeOfDay(e.time))}</td><td class="text">${esc(e.text || (e.amount != null ? e.amount + " " + (e.unit || "") + " " + (e.intake || "") : ""))}</td></tr>`).join("") || "<tr><td>none</td></tr>"}</tbody></table></div>
             <h2>Sensors and dropouts</h2><div class="scroll"><table id="sensors"><tbody>${ride.sensors.map(s => `<tr><td class="text">${esc(s.name || s.address)}</td><td class="text">${esc(s.address)}</td><td>${num("batteryPercent", s.batteryPercent, "%")}</td></tr>`).join("")}
@@ -145,7 +146,9 @@ enum HistoryPage {
           const chart = document.getElementById("chart"), selection = document.getElementById("selection"), form = document.getElementById("range");
           let svg = null;
           async function draw(from, to) {
-            const text = await api(`workouts/${id}/chart.svg` + (from == null ? "" : `?from=${from}&to=${to}`), true);
+            // Drawn at the page's own width (to 10 pixels), so that its text is read at its size on a phone too.
+            const width = Math.max(320, Math.round(chart.clientWidth / 10) * 10 || 1100);
+            const text = await api(`workouts/${id}/chart.svg?theme=dark&width=${width}` + (from == null ? "" : `&from=${from}&to=${to}`), true);
             const drawn = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
             if (svg) svg.remove();
             svg = chart.insertBefore(document.importNode(drawn, true), selection);
@@ -199,8 +202,8 @@ enum HistoryPage {
             ${tile("Critical power", "criticalPowerWatts", curve.criticalPowerWatts, "W")}${tile("W′", "wPrimeJoules", curve.wPrimeJoules, "J")}
             ${tile("Best 1 min", "best.60", at(60), "W")}${tile("Best 5 min", "best.300", at(300), "W")}${tile("Best 20 min", "best.1200", at(1200), "W")}</div>
             <h2>Power curve</h2><form id="window"><label>Window<select name="window">${["42d", "90d", "365d", "36500d"].map(w => `<option${w === span ? " selected" : ""} value="${w}">${w === "36500d" ? "every ride" : w.replace("d", " days")}</option>`).join("")}</select></label></form>
-            <div class="chart"><img src="/api/v1/power-curve.svg?window=${encodeURIComponent(span)}" alt="Best power for each duration over ${esc(span)} (${curve.windowRides} rides): 1 min ${at(60) ?? "–"} W, 5 min ${at(300) ?? "–"} W, 20 min ${at(1200) ?? "–"} W; critical power ${curve.criticalPowerWatts ?? "–"} W"></div>
-            <h2>Training load</h2><div class="chart"><img src="/api/v1/weekly-load.svg?weeks=12" alt="TSS per week for the 12 weeks to the newest ride; the numbers are in the table below"></div>
+            <div class="chart"><img src="/api/v1/power-curve.svg?theme=dark&window=${encodeURIComponent(span)}" alt="Best power for each duration over ${esc(span)} (${curve.windowRides} rides): 1 min ${at(60) ?? "–"} W, 5 min ${at(300) ?? "–"} W, 20 min ${at(1200) ?? "–"} W; critical power ${curve.criticalPowerWatts ?? "–"} W"></div>
+            <h2>Training load</h2><div class="chart"><img src="/api/v1/weekly-load.svg?theme=dark&weeks=12" alt="TSS per week for the 12 weeks to the newest ride; the numbers are in the table below"></div>
             <div class="scroll"><table id="load"><thead><tr><th class="text">Week from</th><th>TSS</th><th>Rides</th></tr></thead><tbody>${load.map(w => `<tr><td class="text">${esc(w.weekStart.slice(0, 10))}</td><td>${num("weekTSS", w.trainingStressScore)}</td><td>${w.rides}</td></tr>`).join("")}</tbody></table></div>
             <h2>FTP history</h2><div class="scroll"><table id="history"><thead><tr><th class="text">Date</th><th class="text">Method</th><th>FTP</th><th>CP</th><th>W′</th><th class="text">Efforts</th></tr></thead><tbody>
             ${ftp.history.map(e => `<tr><td class="text">${esc(day(e.date))}</td><td class="text">${esc(e.method)}</td><td>${num("ftpWatts", e.ftpWatts, "W")}</td><td>${num("criticalPowerWatts", e.criticalPowerWatts, "W")}</td><td>${num("wPrimeJoules", e.wPrimeJoules, "J")}</td><td class="text">${e.efforts.map(f => `<a href="#/ride/${f.workoutId}">${clock(f.durationSeconds)} ${f.watts} W</a>`).join(", ")}</td></tr>`).join("") || `<tr><td class="text" colspan="6">No FTP yet.</td></tr>`}

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import subprocess
+import signal
 import sys
 import tempfile
 import time
@@ -123,7 +124,8 @@ def check_udev():
 def check_unit(name, binary, folder, needed, exit_status, says, environment=None):
     """One unit: `systemd-analyze verify` and `security`, the lines it must have, and its ExecStart command
     line parsed by the real binary (which, with no bus there, stops with `exit_status` saying `says`, where a
-    wrong argument would be a usage error, 64)."""
+    wrong argument would be a usage error, 64; with `exit_status` None it keeps running, says `says`, and stops
+    cleanly on SIGTERM, as the mirror does: it serves the history without a bus)."""
     unit = open(os.path.join(ROOT, "systemd", name)).read()
     installed = "/usr/local/bin/" + os.path.basename(binary)
     # verify checks that ExecStart's binary exists: point it at the one just built.
@@ -147,9 +149,31 @@ def check_unit(name, binary, folder, needed, exit_status, says, environment=None
                  for previous, word in zip([""] + arguments, arguments)]
     arguments = [os.path.join(folder, "service.sqlite") if previous == "--db" else word
                  for previous, word in zip([""] + arguments, arguments)]
-    result = run(arguments, timeout=60, env=dict(os.environ, STATE_DIRECTORY=folder, **(environment or {})))
-    report(result.returncode == exit_status and says in result.stdout + result.stderr, f"{name}'s ExecStart parses",
-           f"status {result.returncode}: {(result.stdout + result.stderr).strip()[-300:]}")
+    # Any free port on loopback, not the unit's own (this machine may serve one already).
+    arguments = ["127.0.0.1:0" if previous == "--listen" else word
+                 for previous, word in zip([""] + arguments, arguments)]
+    variables = dict(os.environ, STATE_DIRECTORY=folder, **(environment or {}))
+    if exit_status is not None:
+        result = run(arguments, timeout=60, env=variables)
+        report(result.returncode == exit_status and says in result.stdout + result.stderr,
+               f"{name}'s ExecStart parses", f"status {result.returncode}: {(result.stdout + result.stderr).strip()[-300:]}")
+        return
+    log_path = os.path.join(folder, name + ".log")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(arguments, stdout=log, stderr=subprocess.STDOUT, env=variables)
+    deadline = time.time() + 30
+    while says not in open(log_path).read() and time.time() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    running = process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    try:
+        status = process.wait(20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        status = None
+    output = open(log_path).read()
+    report(running and says in output and status == 0, f"{name}'s ExecStart parses and runs without its bus",
+           f"status {status}: {output.strip()[-300:]}")
 
 
 def check_units(cyclelog, mirror, folder):
@@ -162,7 +186,7 @@ def check_units(cyclelog, mirror, folder):
                ["User=cyclelog-mirror", "SupplementaryGroups=cyclelog", "StateDirectory=cyclelog-mirror",
                 "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "IPAddressDeny=any",
                 "IPAddressAllow=localhost link-local 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16",
-                "ProtectSystem=strict", "NoNewPrivileges=yes"], 1, "cannot reach the bus")
+                "ProtectSystem=strict", "NoNewPrivileges=yes"], None, "the ride history is served meanwhile")
     # The sync: the recorder's user and database, the network opened, the password as a credential. With no
     # server where PGHOST points it says so and exits 75 (try again later).
     sync = os.path.join(os.path.dirname(mirror), "cyclelog-sync")
@@ -324,7 +348,9 @@ def check_install(cyclelog, mirror, folder):
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
                 "usr/local/share/doc/cyclelog/README.md", "usr/local/share/doc/cyclelog/cyclelog-capture.conf",
                 "usr/local/share/applications/org.cyclelog.Recorder.desktop",
-                "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service"]
+                "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service",
+                "usr/local/share/man/man1/cyclelog.1", "usr/local/share/man/man1/cyclelog-mirror.1",
+                "usr/local/share/man/man1/cyclelog-sync.1"]
     missing = [path for path in expected if not os.path.exists(os.path.join(stage, path))]
     report(not missing, "every service file installed where the system looks", ", ".join(missing))
     unit = os.path.join(stage, "usr/local/lib/systemd/system/cyclelog.service")
