@@ -194,10 +194,15 @@ public enum RideChart {
     /// The facts and the key under the title, as many to a line as fit in `width`.
     static func headerLines(_ summary: WorkoutSummary, shown: (from: Double, to: Double)?, width: Double) -> [String] {
         let s = summary.statistics
-        var items = ["elapsed \(clockLabel(seconds: Int(s.elapsedSeconds)))", "moving \(clockLabel(seconds: Int(s.movingSeconds)))"]
+        var items = [
+            "elapsed \(clockLabel(seconds: Int(s.elapsedSeconds)))",
+            "moving \(clockLabel(seconds: Int(s.movingSeconds)))",
+        ]
         if let np = s.normalizedPowerWatts { items.append("NP \(Int(np.rounded())) W") }
         if let ftp = summary.ftpWatts { items.append("FTP \(Int(ftp.rounded())) W") }
-        if let shown { items.append("shown: \(clockLabel(seconds: Int(shown.from)))–\(clockLabel(seconds: Int(shown.to)))") }
+        if let shown {
+            items.append("shown: \(clockLabel(seconds: Int(shown.from)))–\(clockLabel(seconds: Int(shown.to)))")
+        }
         items += ["grey: paused", "orange: sensor gap", "dashed: lap", "dotted: marker"]
         var lines: [String] = []
         for item in items {

@@ -81,7 +81,8 @@ public actor DBusConnection {
                 }
                 // D-Bus addresses %-escape every byte outside [-0-9A-Za-z_/.*] (D-Bus specification, "Addresses").
                 let escaped = (runtime + "/bus").utf8.map { byte -> String in
-                    let plain = (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte)
+                    let plain =
+                        (0x30...0x39).contains(byte) || (0x41...0x5a).contains(byte)
                         || (0x61...0x7a).contains(byte) || "-_/.*".utf8.contains(byte)
                     let hex = String(byte, radix: 16)
                     return plain ? String(UnicodeScalar(byte)) : "%" + (hex.count == 1 ? "0" + hex : hex)

@@ -64,6 +64,9 @@ enum HistoryPage {
         const timeOfDay = t => { const d = when(t); return d ? `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}` : "–"; };
         const zone = (() => { try { return Intl.DateTimeFormat().resolvedOptions().timeZone || "local time"; } catch (e) { return "local time"; } })();
         const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+        // An FTP from long ago says how long: a value of years ago is not today's.
+        const age = t => { const d = when(t); if (!d) return "–"; const days = Math.floor((Date.now() - d) / 864e5);
+          return day(t).slice(0, 10) + (days > 42 ? ` (${days >= 730 ? Math.floor(days / 365) + " years" : days >= 60 ? Math.floor(days / 30) + " months" : days + " days"} ago)` : ""); };
         async function api(path, text) {
           const response = await fetch("/api/v1/" + path, {credentials: "same-origin"});
           if (response.status === 401) throw new Error("This screen is not paired: open the link or enter the code of `cyclelog-mirror pair` on the page at /, then come back.");
@@ -198,7 +201,7 @@ enum HistoryPage {
           const [ftp, curve, load] = await Promise.all([api("ftp"), api("power-curve?window=" + encodeURIComponent(span)), api("weekly-load?weeks=12")]);
           const at = s => curve.watts[s - 1];
           view.innerHTML = `<h1>Fitness</h1><div class="grid">
-            ${tile("FTP", "ftpWatts", ftp.ftpWatts, "W")}${tile("Method", "method", ftp.method)}${tile("Since", "effective", ftp.effective, "", day)}
+            ${tile("FTP", "ftpWatts", ftp.ftpWatts, "W")}${tile("Method", "method", ftp.method)}${tile("Since", "effective", ftp.effective, "", age)}
             ${tile("Critical power", "criticalPowerWatts", curve.criticalPowerWatts, "W")}${tile("W′", "wPrimeJoules", curve.wPrimeJoules, "J")}
             ${tile("Best 1 min", "best.60", at(60), "W")}${tile("Best 5 min", "best.300", at(300), "W")}${tile("Best 20 min", "best.1200", at(1200), "W")}</div>
             <h2>Power curve</h2><form id="window"><label>Window<select name="window">${["42d", "90d", "365d", "36500d"].map(w => `<option${w === span ? " selected" : ""} value="${w}">${w === "36500d" ? "every ride" : w.replace("d", " days")}</option>`).join("")}</select></label></form>

@@ -66,14 +66,17 @@ extension CaptureFile {
 func notACapture(_ path: String, _ start: [UInt8]) -> ReplayError {
     if start.count >= 12, Array(start[8..<12]) == Array(".FIT".utf8) {
         // Quoted for the shell when it holds anything but letters, digits and -_./+,:@
-        let plain = path.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_./+,:@".unicodeScalars.contains($0) }
+        let plain = path.unicodeScalars.allSatisfy {
+            $0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_./+,:@".unicodeScalars.contains($0)
+        }
         let typed = plain ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
         return ReplayError(
             .notARide, path: path,
             "is a FIT activity file (from a bike computer), not a capture: `cyclelog import \(typed)` stores it")
     }
     return ReplayError(
-        .notARide, path: path, "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal")
+        .notARide, path: path, "is neither a btsnoop capture (btmon -w, Android btsnoop_hci.log) nor a cyclelog journal"
+    )
 }
 
 /// A capture's bytes, from a file, a pipe or process substitution (`-` is standard input). The first bytes are

@@ -23,7 +23,8 @@ extension WorkoutStore {
         return RideOverlaps(
             try rows.map { row in
                 RideOverlaps.Ride(
-                    id: try row.decode(forColumn: "id"), startMicroseconds: try row.decode(forColumn: "startMicroseconds"),
+                    id: try row.decode(forColumn: "id"),
+                    startMicroseconds: try row.decode(forColumn: "startMicroseconds"),
                     endMicroseconds: try row.decode(forColumn: "endMicroseconds"),
                     chosenMicroseconds: try row.decode(forColumn: "chosenMicroseconds"))
             })

@@ -13,7 +13,8 @@ struct Cyclelog: AsyncParsableCommand {
         // Every command sets its `commandName`: otherwise ArgumentParser derives each from its type's name with
         // `String(describing:)`, whose dynamic casts scan every protocol conformance in the binary, at each start.
         subcommands: [
-            Decode.self, Replay.self, List.self, Show.self, Rebuild.self, Rename.self, Delete.self, Duplicates.self, FTP.self,
+            Decode.self, Replay.self, List.self, Show.self, Rebuild.self, Rename.self, Delete.self, Duplicates.self,
+            FTP.self,
             Chart.self, Scan.self,
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self,
             Status.self, Recover.self,

@@ -76,7 +76,8 @@ enum OverlapText {
     static func line(_ group: RideOverlaps.Group) -> String {
         let first = group.rides.map(\.startMicroseconds).min() ?? 0
         let shared = group.commonSeconds > 0 ? " overlap by \(SummaryText.duration(group.commonSeconds))" : " overlap"
-        return "\(ids(group.rides.map(\.id).sorted(), singular: "", plural: "")) (\(SummaryText.dateTime(first)))\(shared): "
+        return
+            "\(ids(group.rides.map(\.id).sorted(), singular: "", plural: "")) (\(SummaryText.dateTime(first)))\(shared): "
             + "one ride recorded \(group.rides.count == 2 ? "twice" : "\(group.rides.count) times"); "
             + "counted: workout \(group.counted)"
     }
@@ -95,7 +96,8 @@ enum OverlapText {
     static func notice(after id: Int64, in store: WorkoutStore) -> String? {
         guard let group = try? store.rideOverlaps().group(of: id) else { return nil }
         let others = group.rides.map(\.id).filter { $0 != id }.sorted()
-        let same = "workout \(id) overlaps \(ids(others, singular: "", plural: "")) in time: the same ride recorded twice"
+        let same =
+            "workout \(id) overlaps \(ids(others, singular: "", plural: "")) in time: the same ride recorded twice"
         if group.counted == id {
             return "note: \(same); the FTP and the weekly load count this one (`cyclelog duplicates` lists them)"
         }

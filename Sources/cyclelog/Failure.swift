@@ -1,7 +1,7 @@
 import ArgumentParser
-import ProgramMain
 import BlueZ
 import LiveRecording
+import ProgramMain
 import Recording
 import WorkoutStore
 

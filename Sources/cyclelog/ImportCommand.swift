@@ -149,7 +149,8 @@ struct ImportTally {
         case .busy: return "being stored by another cyclelog"
         case .nothingToRebuild: return "other"
         case .store:
-            return error.storeCode == .deleted ? "deleted before (--undelete stores them again)" : "refused by the database"
+            return error.storeCode == .deleted
+                ? "deleted before (--undelete stores them again)" : "refused by the database"
         }
     }
 

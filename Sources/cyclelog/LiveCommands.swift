@@ -408,7 +408,10 @@ struct Pause: RecorderMethodCommand {
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
-        "\(ControlCommand.workout(before)) is paused" + (after["ElapsedSeconds"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map { " at \(SummaryText.duration($0))" } ?? "") + "."
+        "\(ControlCommand.workout(before)) is paused"
+            + (after["ElapsedSeconds"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map {
+                " at \(SummaryText.duration($0))"
+            } ?? "") + "."
     }
 }
 
@@ -429,7 +432,8 @@ struct Lap: RecorderMethodCommand {
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
-        (after["Lap"]?.integer.map { "lap \($0)" } ?? "a new lap") + " of \(ControlCommand.workout(before)) has started."
+        (after["Lap"]?.integer.map { "lap \($0)" } ?? "a new lap")
+            + " of \(ControlCommand.workout(before)) has started."
     }
 }
 

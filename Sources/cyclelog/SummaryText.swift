@@ -42,7 +42,9 @@ enum SummaryText {
                 movingSeconds: s.movingSeconds, distanceMeters: s.distanceMeters, workJoules: s.workJoules)
             lines.append(
                 "  goal         \(goal.shown)"
-                    + (progress.flatMap { $0.isFinite ? $0 : nil }.map { $0 >= 1 ? ", reached" : ", \(Int(($0 * 100).rounded(.down))) % reached" } ?? ""))
+                    + (progress.flatMap { $0.isFinite ? $0 : nil }.map {
+                        $0 >= 1 ? ", reached" : ", \(Int(($0 * 100).rounded(.down))) % reached"
+                    } ?? ""))
         }
         if let preset = summary.plan.preset {
             lines.append("  started as   \(preset)")

@@ -82,14 +82,17 @@ final class ChartThemeTests: XCTestCase {
         XCTAssertTrue(phone.contains("width=\"400\""))
         XCTAssertTrue(phone.contains("viewBox=\"0 0 400 "))
         // Drawn at the screen's width, every text is at least 10 pixels high there.
-        let sizes = phone.components(separatedBy: "font-size=\"").dropFirst().compactMap { Double($0.prefix { $0 != "\"" }) }
+        let sizes = phone.components(separatedBy: "font-size=\"").dropFirst().compactMap {
+            Double($0.prefix { $0 != "\"" })
+        }
         XCTAssertGreaterThanOrEqual(sizes.min() ?? 0, 10)
         // Time labels at least 80 pixels apart: a 30-minute ride on 346 pixels of plot has at most 4.
         let ticks = phone.components(separatedBy: "text-anchor=\"middle\"").count - 1
         XCTAssertLessThanOrEqual(ticks, 4)
         XCTAssertGreaterThanOrEqual(ticks, 2)
         // Widths from the network are held to what a screen has.
-        XCTAssertTrue(RideChart.svg(ride.summary, samples: ride.samples, widthPixels: Int.max).contains("width=\"2400\""))
+        XCTAssertTrue(
+            RideChart.svg(ride.summary, samples: ride.samples, widthPixels: Int.max).contains("width=\"2400\""))
         XCTAssertTrue(RideChart.svg(ride.summary, samples: ride.samples, widthPixels: -5).contains("width=\"320\""))
     }
 }

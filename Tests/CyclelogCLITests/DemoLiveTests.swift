@@ -31,7 +31,8 @@ final class DemoLiveTests: XCTestCase {
 
         XCTAssertTrue(text.contains("DEMONSTRATION — no Bluetooth hardware"), text)
         // A pairing link to the mirror, and what a phone needs to reach it.
-        XCTAssertNotNil(text.range(of: #"http://127\.0\.0\.1:[0-9]+/pair\?t=[A-Za-z0-9_-]+"#, options: .regularExpression), text)
+        XCTAssertNotNil(
+            text.range(of: #"http://127\.0\.0\.1:[0-9]+/pair\?t=[A-Za-z0-9_-]+"#, options: .regularExpression), text)
         XCTAssertTrue(text.contains("a phone cannot open this link"), text)
         // The recorder found the three stand-in sensors, recorded and saved the ride with power, cadence, speed and
         // heart rate from the capture.

@@ -12,12 +12,16 @@ final class DuplicateRideTests: XCTestCase {
 
     func testTheSameRideTwiceCountsOnceAndTheRiderChoosesWhich() throws {
         let db = try temporaryDatabase()
-        let replay = try cyclelog(["replay", "--db", db, rides.appendingPathComponent("sweatpy_4078723797.btsnoop").path])
+        let replay = try cyclelog([
+            "replay", "--db", db, rides.appendingPathComponent("sweatpy_4078723797.btsnoop").path,
+        ])
         XCTAssertEqual(replay.status, 0, replay.errorOutput)
         XCTAssertFalse(replay.errorOutput.contains("same ride"), replay.errorOutput)
 
         // The bike computer's file of the same ride: stored (it is the rider's), and said to be the same ride.
-        let imported = try cyclelog(["import", "--db", db, rides.appendingPathComponent("fit/sweatpy_4078723797.fit").path])
+        let imported = try cyclelog([
+            "import", "--db", db, rides.appendingPathComponent("fit/sweatpy_4078723797.fit").path,
+        ])
         XCTAssertEqual(imported.status, 0, imported.errorOutput)
         XCTAssertTrue(imported.output.contains("imported as workout 2"), imported.output)
         XCTAssertTrue(
@@ -61,7 +65,8 @@ final class DuplicateRideTests: XCTestCase {
         let after = try cyclelog(["list", "--db", db])
         XCTAssertTrue(try XCTUnwrap(after.lines.first { $0.hasPrefix("    1 ") }).hasSuffix("[same ride as 2]"))
         let groups = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(try cyclelog(["duplicates", "--json", "--db", db]).output.utf8))
+            try JSONSerialization.jsonObject(
+                with: Data(try cyclelog(["duplicates", "--json", "--db", db]).output.utf8))
                 as? [[String: Any]])
         XCTAssertEqual(groups.count, 1)
         XCTAssertEqual(groups.first?["workouts"] as? [Int], [1, 2])
@@ -70,7 +75,9 @@ final class DuplicateRideTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(groups.first?["commonSeconds"] as? Double), 8355.6, accuracy: 2)
 
         // A ride that overlaps nothing has nothing to choose.
-        let lone = try cyclelog(["import", "--db", db, rides.appendingPathComponent("fit/sweatpy_2020-06-01-16-52-40.fit").path])
+        let lone = try cyclelog([
+            "import", "--db", db, rides.appendingPathComponent("fit/sweatpy_2020-06-01-16-52-40.fit").path,
+        ])
         XCTAssertFalse(lone.errorOutput.contains("overlaps"), lone.errorOutput)
         let refused = try cyclelog(["duplicates", "keep", "3", "--db", db])
         XCTAssertEqual(refused.status, 1)
@@ -97,7 +104,8 @@ final class DuplicateRideTests: XCTestCase {
 
         let db = try temporaryDatabase()
         XCTAssertEqual(
-            try cyclelog(["replay", "--db", db, rides.appendingPathComponent("sweatpy_4078723797.btsnoop").path]).status,
+            try cyclelog(["replay", "--db", db, rides.appendingPathComponent("sweatpy_4078723797.btsnoop").path])
+                .status,
             0)
         let ftp = try cyclelog(["ftp", "--db", db])
         let headline = try XCTUnwrap(ftp.lines.first)

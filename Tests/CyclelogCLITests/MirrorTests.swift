@@ -400,7 +400,8 @@ final class MirrorTests: XCTestCase {
         let standIn = try StandIn(sensors: [StandIn.power])
         let database = standIn.bus.folder.appendingPathComponent("rides.sqlite").path
         let replay = try cyclelog([
-            "replay", "--db", database, fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal").path,
+            "replay", "--db", database,
+            fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal").path,
         ])
         XCTAssertEqual(replay.status, 0, replay.errorOutput)
         // $XDG_RUNTIME_DIR without a bus socket, and no DBUS_SESSION_BUS_ADDRESS: a login without a desktop.
@@ -826,9 +827,12 @@ final class MirrorTests: XCTestCase {
         formatter.timeZone = TimeZone(identifier: "Europe/Berlin")
         formatter.dateFormat = "yyyy-MM-dd HH:mm"
         let listed = try XCTUnwrap(
-            try JSONSerialization.jsonObject(with: Data(try cyclelog(["list", "--json", "--db", database]).output.utf8))
+            try JSONSerialization.jsonObject(
+                with: Data(try cyclelog(["list", "--json", "--db", database]).output.utf8))
                 as? [[String: Any]])
-        let starts = try listed.map { try XCTUnwrap(ISO8601DateFormatter().date(from: try XCTUnwrap($0["start"] as? String))) }
+        let starts = try listed.map {
+            try XCTUnwrap(ISO8601DateFormatter().date(from: try XCTUnwrap($0["start"] as? String)))
+        }
         XCTAssertEqual(report["dates"] as? [String], starts.map(formatter.string(from:)), output)
         let eventTimes = try XCTUnwrap(report["eventTimes"] as? [String], output)
         XCTAssertFalse(eventTimes.isEmpty)
