@@ -111,7 +111,7 @@ final class DuplicateRideTests: XCTestCase {
         let headline = try XCTUnwrap(ftp.lines.first)
         XCTAssertTrue(headline.hasPrefix("No FTP in force yet: 95 % of your best 20 minutes is "), headline)
         let offered = try XCTUnwrap(
-            Double(headline.components(separatedBy: "is ")[1].prefix { $0.isNumber }), headline)
+            Double((headline.components(separatedBy: "is ").dropFirst().first ?? "").prefix { $0.isNumber }), headline)
         XCTAssertEqual(offered, 0.95 * best20MinuteWatts, accuracy: 1)
         XCTAssertTrue(headline.contains("`cyclelog ftp set \(Int(offered))` uses it"), headline)
     }
