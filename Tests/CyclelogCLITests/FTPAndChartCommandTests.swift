@@ -77,18 +77,20 @@ final class FTPAndChartCommandTests: XCTestCase {
     }
 
     /// The synthetic ride's watts to whole watts, one per second (Fixtures/rides/records).
-    func syntheticWatts() throws -> [Double] {
+    static func syntheticWatts() throws -> [Double] {
         let text = try String(
-            contentsOf: rides.appendingPathComponent("records/synthetic_cp250_w20000.csv"), encoding: .utf8)
+            contentsOf: fixturesFolder.appendingPathComponent("rides/records/synthetic_cp250_w20000.csv"),
+            encoding: .utf8)
         return try text.split(separator: "\n").dropFirst().map {
             try XCTUnwrap(Double($0.split(separator: ",")[1])).rounded()
         }
     }
 
-    /// A journal of a power meter sending `watts` once a second on day `day` of January 2024: Cycling Power
-    /// Measurement with no optional field (flags 0, then the power as sint16, little-endian; GATT spec 3.65).
-    static func powerJournal(_ watts: [Double], day: Int) -> String {
-        let date = "2024-01-0\(day)T"
+    /// A journal of a power meter sending `watts` once a second from 06:00:01 UTC on `date` (day `day` of January
+    /// 2024 by default): Cycling Power Measurement with no optional field (flags 0, then the power as sint16,
+    /// little-endian; GATT spec 3.65).
+    static func powerJournal(_ watts: [Double], day: Int = 1, date: String? = nil) -> String {
+        let date = (date ?? "2024-01-0\(day)") + "T"
         func time(_ second: Int) -> String {
             date + String(format: "%02d:%02d:%02d.500000Z", 6 + second / 3600, second / 60 % 60, second % 60)
         }
@@ -118,7 +120,7 @@ final class FTPAndChartCommandTests: XCTestCase {
         // The synthetic ride (CP 250 W, W′ 20 kJ) a day after an easy hour: the model is drawn, CP within 0.5 W
         // of 250 (whole watts), with the three efforts that pin it.
         let modelled = folder + "/modelled.sqlite"
-        for (day, watts) in [(1, Array(repeating: 150.0, count: 3600)), (2, try syntheticWatts())] {
+        for (day, watts) in [(1, Array(repeating: 150.0, count: 3600)), (2, try Self.syntheticWatts())] {
             let journal = folder + "/day\(day).journal"
             try Self.powerJournal(watts, day: day).write(toFile: journal, atomically: true, encoding: .utf8)
             let run = try cyclelog(["replay", "--db", modelled, journal])

@@ -520,6 +520,20 @@ final class MirrorTests: XCTestCase {
             .map { rides.appendingPathComponent($0).path }
         let replay = try cyclelog(["replay", "--db", database] + captures)
         XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        // The fixtures are four rides (each as a journal, a capture and a FIT file: one ride counts once) years
+        // apart, so no window of 42 days holds two and no critical-power model comes of them. An easy hour and the
+        // synthetic ride of CP 250 W, W′ 20 kJ on the two days before the road ride of 2019-09-20 give one, with
+        // an FTP for the rides after them.
+        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        for (date, watts) in [
+            ("2019-09-18", Array(repeating: 150.0, count: 3600)), ("2019-09-19", try FTPAndChartCommandTests.syntheticWatts()),
+        ] {
+            let journal = folder.appendingPathComponent("\(date).journal").path
+            try FTPAndChartCommandTests.powerJournal(watts, date: date).write(
+                toFile: journal, atomically: true, encoding: .utf8)
+            let run = try cyclelog(["replay", "--db", database, journal])
+            XCTAssertEqual(run.status, 0, run.errorOutput)
+        }
         // The project's own rides always; real third-party files too under `make test-thirdparty`, which names
         // their folder (they are users' files, not the project's: a plain clone has none).
         let fitFixtures = rides.appendingPathComponent("fit").path
@@ -562,7 +576,7 @@ final class MirrorTests: XCTestCase {
             let fitFiles = try FileManager.default.contentsOfDirectory(atPath: fitFixtures).filter {
                 $0.hasSuffix(".fit")
             }
-            XCTAssertEqual(entries.count, captures.count + fitFiles.count)
+            XCTAssertEqual(entries.count, captures.count + fitFiles.count + 2)
         } else {
             XCTAssertGreaterThan(entries.count, 60)
         }
@@ -593,7 +607,7 @@ final class MirrorTests: XCTestCase {
         // Files: the bytes `cyclelog export` and `show --journal` write; an imported ride keeps no journal.
         let replayed = try XCTUnwrap(entries.last { ($0["source"] as? String)?.hasSuffix(".btsnoop") ?? false })
         let imported = try XCTUnwrap(entries.last { ($0["source"] as? String)?.hasSuffix(".fit") ?? false })
-        let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+        // (the database's folder, as above)
         for ride in [replayed, imported] {
             let id = try XCTUnwrap(ride["id"] as? Int)
             var downloads: [String: [UInt8]] = [:]
@@ -652,11 +666,16 @@ final class MirrorTests: XCTestCase {
         let metres = try XCTUnwrap(series["distanceMetersThisSecond"] as? [Double]).reduce(0, +)
         XCTAssertEqual(metres, try XCTUnwrap(summary["distanceMeters"] as? Double), accuracy: 1)
 
-        // The power curve of every ride: at each duration the best of the rides' own curves.
+        // The power curve of every ride counted: at each duration the best of their own curves (a ride stored
+        // twice counts once, as the copy `list` does not mark `sameRideAs`).
         let curve = try get(port, "/api/v1/power-curve?window=36500d", token: token).json
         let watts = try XCTUnwrap(curve["watts"] as? [Double])
+        let counted = Set(entries.filter { $0["sameRideAs"] is NSNull }.compactMap { $0["id"] as? Int })
+        XCTAssertLessThan(counted.count, entries.count, "the fixtures hold each ride more than once")
         for duration in ["1", "60", "1200", "3600"] {
-            let best = shown.map { (($0["powerCurveWatts"] as? [String: Any])?[duration] as? Double) ?? 0 }.max()
+            let best = shown.filter { counted.contains($0["id"] as? Int ?? -1) }.map {
+                (($0["powerCurveWatts"] as? [String: Any])?[duration] as? Double) ?? 0
+            }.max()
             // The window's curves are stored as Float32 (README, "Storage"), a summary's as Double: both shown to
             // 0.1 W, a value within 1e-4 W of a rounding edge can come out one step apart.
             XCTAssertEqual(watts[Int(duration)! - 1], try XCTUnwrap(best), accuracy: 0.1 + 1e-9, "\(duration) s")
@@ -701,12 +720,13 @@ final class MirrorTests: XCTestCase {
         let unmodelled = try XCTUnwrap(shown.first { $0["wPrimeBalanceMinimumJoules"] is NSNull }?["id"] as? Int)
         XCTAssertEqual(try get(port, "/api/v1/workouts/\(unmodelled)/wprime", token: token).status, 404)
 
-        // The weekly load: each ISO week's (Monday to Sunday, UTC, by Foundation's calendar) TSS added up.
+        // The weekly load: each ISO week's (Monday to Sunday, UTC, by Foundation's calendar) TSS added up, of the
+        // rides counted (a ride stored twice counts once).
         var calendar = Calendar(identifier: .iso8601)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let iso = ISO8601DateFormatter()
         var expected: [String: Double] = [:]
-        for entry in entries where entry["status"] as? String == "complete" {
+        for entry in entries where entry["status"] as? String == "complete" && entry["sameRideAs"] is NSNull {
             let start = try XCTUnwrap(iso.date(from: try XCTUnwrap(entry["start"] as? String)))
             let monday = iso.string(from: try XCTUnwrap(calendar.dateInterval(of: .weekOfYear, for: start)).start)
             expected[monday, default: 0] += entry["trainingStressScore"] as? Double ?? 0
