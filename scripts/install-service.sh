@@ -53,6 +53,7 @@ install)
     install -D -m 0644 dbus/org.cyclelog.Recorder.conf "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf"
     install -D -m 0644 dbus/org.cyclelog.Mirror.conf "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
+    for page in Docs/guide/*.md Docs/reference/*.md; do install -D -m 0644 "$page" "$DESTDIR$DOCDIR/${page#Docs/}"; done
     # A manual page per program, written from the installed programs' own help (scripts/make-man.py).
     pages=$(mktemp -d)
     python3 scripts/make-man.py --bin "$(dirname "$BINARY")" --out "$pages" >/dev/null
@@ -97,7 +98,8 @@ uninstall)
         "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service" \
         "$DESTDIR$MANDIR/man1/cyclelog.1" "$DESTDIR$MANDIR/man1/cyclelog-mirror.1" "$DESTDIR$MANDIR/man1/cyclelog-sync.1"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
-    rmdir "$DESTDIR$DOCDIR" 2>/dev/null || true
+    for page in Docs/guide/*.md Docs/reference/*.md; do rm -f "$DESTDIR$DOCDIR/${page#Docs/}"; done
+    rmdir "$DESTDIR$DOCDIR/guide" "$DESTDIR$DOCDIR/reference" "$DESTDIR$DOCDIR" 2>/dev/null || true
     if systemd_running; then systemctl daemon-reload; fi
     if live_system; then
         echo "uninstalled. The rides stay in /var/lib/cyclelog and the cyclelog user stays; remove them by hand."

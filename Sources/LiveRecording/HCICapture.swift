@@ -98,7 +98,7 @@ public final class HCICapture: Sendable {
         case EPERM, EACCES:
             "reading the kernel's Bluetooth traffic needs the CAP_NET_RAW capability. Run as root, or give it to "
                 + "cyclelog once with `sudo setcap cap_net_raw+ep \"$(command -v cyclelog)\"`; the service takes it "
-                + "from the drop-in in the README (AmbientCapabilities=CAP_NET_RAW)"
+                + "from the drop-in cyclelog-capture.conf, installed with the documentation (AmbientCapabilities=CAP_NET_RAW)"
         case EAFNOSUPPORT, EPROTONOSUPPORT:
             "this kernel has no Bluetooth (no Bluetooth controller, or the bluetooth module is not loaded)"
         default:

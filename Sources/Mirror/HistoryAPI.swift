@@ -8,7 +8,7 @@ import RideHistory
 import WorkoutStore
 import Workouts
 
-/// The ride history under `/api/v1` (README, "The ride history"): the rides, one ride's summary, its 1 Hz series
+/// The ride history under `/api/v1` (Docs/guide/second-screen.md, "The ride history"): the rides, one ride's summary, its 1 Hz series
 /// and its files, the FTP and the power curve — the same JSON and bytes as `cyclelog list --json`, `show --json`,
 /// `ftp --json` and `export`, from the same code. The database is opened read-only for each request, so a ride the
 /// recorder is writing is read through WAL without holding it up, and nothing here ever writes.

@@ -27,7 +27,7 @@ public struct MirrorContext: RequestContext {
     }
 }
 
-/// The mirror's HTTP side (README, "The mirrored ride"): the page, pairing, the snapshot, the live stream and
+/// The mirror's HTTP side (Docs/guide/second-screen.md, "The mirrored ride"): the page, pairing, the snapshot, the live stream and
 /// controls, under `/api/v1`. Every request passes the Host and Origin checks first; everything under
 /// `/api/v1` but `pair` needs a device token (cookie `cyclelog`, or `Authorization: Bearer`).
 public struct MirrorResponder: HTTPResponder {

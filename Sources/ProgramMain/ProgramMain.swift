@@ -3,7 +3,7 @@ import Foundation
 
 extension AsyncParsableCommand {
     /// Parses the command line and runs the command; every message it ends with starts "`program`: " (the form the
-    /// README documents), where ArgumentParser's own would start "Error: ".
+    /// reference documents, Docs/reference/exit-status.md), where ArgumentParser's own would start "Error: ".
     public static func runSaying(_ program: String) async -> Never {
         do {
             var command = try parseAsRoot()

@@ -39,7 +39,7 @@ public enum RecorderControl {
         ExportedInterface.Signal("Event", [.init("event", "a{sv}")]),
     ]
 
-    /// The methods, in the order the README lists them, with the control each one applies.
+    /// The methods, in the order Docs/reference/dbus.md lists them, with the control each one applies.
     public static let methods: [(name: String, control: WorkoutControl)] = [
         ("Pause", .pause), ("Resume", .resume), ("Lap", .lap), ("End", .end), ("Cancel", .cancel),
     ]

@@ -72,7 +72,7 @@ public struct Replayer: Sendable {
                     "holds no usable events" + (problems.isEmpty ? "" : "\n  " + problems.joined(separator: "\n  ")))
             }
             // The ride's identity comes from the file's events; the options are settings at the head of the stored
-            // journal, so a changed option gives a new content, and the ride's next version (README, "A ride's
+            // journal, so a changed option gives a new content, and the ride's next version (Docs/reference/identity.md, "A ride's
             // identity").
             let settings = options.settings(at: first.timeMicroseconds)
             // Without settings the capture's own events, not a copy of 100 000 of them.

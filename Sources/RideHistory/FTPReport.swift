@@ -26,7 +26,7 @@ public struct FTPReport: Sendable {
     public var estimate: FTPEstimate? { window.estimate }
     public var best20: FTPEffort? { window.effort(seconds: 1200) }
 
-    /// The JSON of `cyclelog ftp --json` (keys described in the README).
+    /// The JSON of `cyclelog ftp --json` (keys in Docs/guide/training.md).
     public var json: JSONValue {
         let efforts = estimate?.efforts ?? (best20.map { [$0] } ?? [])
         return .object([

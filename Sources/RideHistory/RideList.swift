@@ -83,7 +83,7 @@ public enum RideList {
         return WeeklyLoad(rides.map { ($0.startMicroseconds, trainingStressScore($0, history)) }, count: weeks)
     }
 
-    /// The JSON array of `cyclelog list --json` (keys described in the README), NP and TSS as `show` has them.
+    /// The JSON array of `cyclelog list --json` (keys in Docs/guide/replay.md), NP and TSS as `show` has them.
     /// `sameRideAs`: for a ride the statistics leave out, the overlapping ride they count instead.
     public static func json(_ entries: [WorkoutStore.ListEntry], ftp history: FTPHistory, overlaps: RideOverlaps)
         -> JSONValue

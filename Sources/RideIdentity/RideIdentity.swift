@@ -63,7 +63,7 @@ public struct RideDigests: Sendable {
     }
 }
 
-/// How a ride is named across databases and machines (README, "A ride's identity").
+/// How a ride is named across databases and machines (Docs/reference/identity.md, "A ride's identity").
 ///
 /// - Its `syncIdentifier`: a live ride's is a random UUID written into its journal's `start` line; a ride from a
 ///   file that carries none is named by its `sourceDigest` (`RideDigests.sourceHex` of the file's events: without

@@ -18,7 +18,7 @@ import Workouts
 /// (A section is its byte count, then its bytes.) A sensor sending at a steady rate leaves zeros in its times, a
 /// field that does not change leaves zeros and a counter its usual step in its values, and each kind lies with its
 /// own kind, which is what deflate keeps small: on a 4-hour capture it stores 40 % less than packing event by
-/// event, at a fraction of the compression time (README, "Benchmarks").
+/// event, at a fraction of the compression time (Benchmarks/README.md, "Benchmarks").
 enum ChannelPacking {
     static let mark: UInt8 = 0xC2
     typealias Kind = CompactJournal.Kind

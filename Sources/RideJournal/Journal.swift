@@ -1,7 +1,7 @@
 import Workouts
 
 /// The cyclelog journal: a text format of our own, one event per line, append-only and diffable. A live ride
-/// writes it as it happens; replaying it rebuilds that ride exactly. The README documents the grammar:
+/// writes it as it happens; replaying it rebuilds that ride exactly. Docs/reference/journal.md documents the grammar:
 ///
 ///     # cyclelog journal 1
 ///     2024-05-01T08:00:00.000000Z connect C0:11:22:33:44:55 Stages Power L

@@ -1,5 +1,5 @@
 /// The shared store's schema in PostgreSQL: named migrations, applied in order by `cyclelog-sync init` and recorded
-/// in `cyclelog_migration`; append-only, never edited once they have shipped (as the local ones). README, "Rides on
+/// in `cyclelog_migration`; append-only, never edited once they have shipped (as the local ones). Docs/guide/sync.md, "Rides on
 /// every machine" documents the tables for anyone who queries them.
 public enum ServerSchema {
     public struct Migration: Sendable {
@@ -134,7 +134,7 @@ public enum ServerSchema {
     /// v1's rule: a tombstone on the server made every later version stale, so a ride stored again on purpose
     /// (`--undelete`) could never be pushed.
     static let pushRuleV1 = """
-        -- The rule for one incoming version of a ride (README, "Rides on every machine"), in the caller's
+        -- The rule for one incoming version of a ride (Docs/guide/sync.md, "Rides on every machine"), in the caller's
         -- transaction; concurrent pushes of the same ride wait for each other on its row. Returns
         -- inserted, replaced, unchanged, conflict, stale, or refused: and why.
         CREATE FUNCTION cyclelog_push(

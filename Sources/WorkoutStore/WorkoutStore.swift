@@ -9,7 +9,7 @@ import Workouts
 /// have shipped, written in small transactions so that a crash loses at most the last one.
 public final class WorkoutStore: Sendable {
     let queue: DatabaseQueue
-    /// Opened by a reading command: nothing is ever written, not even a cache (README, "What commands do to a
+    /// Opened by a reading command: nothing is ever written, not even a cache (Docs/reference/storage.md, "What commands do to a
     /// database").
     public let isReadOnly: Bool
 
@@ -510,7 +510,7 @@ public final class WorkoutStore: Sendable {
                 sql: """
                     -- A fresh random number after every insert, update and delete in every table (the triggers
                     -- below): the ride history's ETag, so that `cyclelog-mirror` answers a page unchanged since it
-                    -- was last served without reading the rides again (README, "The ride history"). Random rather
+                    -- was last served without reading the rides again (Docs/guide/second-screen.md, "The ride history"). Random rather
                     -- than counted: a database restored from a copy, or made anew, never comes back to a mark a
                     -- browser holds for other contents.
                     CREATE TABLE changeMark (id INTEGER PRIMARY KEY CHECK (id = 1), mark INTEGER NOT NULL);
@@ -527,7 +527,7 @@ public final class WorkoutStore: Sendable {
         migrator.registerMigration("v12 rider, collector and sync state", foreignKeyChecks: .immediate) { db in
             try db.execute(
                 sql: """
-                    -- Whose rides these are, and this database as one collector of them (README, "Rides on every
+                    -- Whose rides these are, and this database as one collector of them (Docs/guide/sync.md, "Rides on every
                     -- machine"): named by `cyclelog rider`, made an existing rider's by `cyclelog-sync join`.
                     CREATE TABLE rider (
                         id INTEGER PRIMARY KEY CHECK (id = 1),

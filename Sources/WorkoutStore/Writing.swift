@@ -194,7 +194,7 @@ extension WorkoutStore {
         try write { db in try Self.renew(claim, db) }
     }
 
-    /// What storing a new version of a ride may do beyond the usual (README, "Rides on every machine").
+    /// What storing a new version of a ride may do beyond the usual (Docs/guide/sync.md, "Rides on every machine").
     public struct ClaimRules: Sendable, Equatable {
         /// Store a ride whose identity was deleted (here, or on another machine and pulled): its next version,
         /// which cyclelog-sync brings back on every machine. Without it a deleted ride is not stored again.
@@ -236,7 +236,7 @@ extension WorkoutStore {
                     """, arguments: [source, startMicroseconds, id])
             return id
         }
-        // A deleted ride stays deleted (README: a deleted ride never comes back) unless the rider says to store it
+        // A deleted ride stays deleted (Docs/guide/sync.md: a deleted ride never comes back) unless the rider says to store it
         // again: then it comes back as the version after its deletion (a ride's versions only ever rise), which
         // the shared store takes in place of the deletion.
         if !rules.undelete,

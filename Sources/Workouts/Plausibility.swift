@@ -1,4 +1,4 @@
-/// The plausibility rules (README, "Only plausible numbers"): one rule per channel, applied to the 1 Hz series of
+/// The plausibility rules (Docs/reference/workouts.md, "Only plausible numbers"): one rule per channel, applied to the 1 Hz series of
 /// every ride — live, replayed or imported — before anything is computed from it. A second whose value breaks
 /// its channel's rule is rejected: it becomes a gap (no value), so that maximum, average, NP, xPower, work,
 /// zones, W′ balance and the power curve all leave it out alike, and the ride says how many seconds were rejected.

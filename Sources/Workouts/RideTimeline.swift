@@ -1,4 +1,4 @@
-/// The time-jump rule (README, "Clocks that jump"): a capture's or a file's times are judged by their continuity
+/// The time-jump rule (Docs/reference/workouts.md, "Clocks that jump"): a capture's or a file's times are judged by their continuity
 /// before anything is built from them, so that one misdated record can neither stretch a ride over a year nor
 /// silently cut off the rest of it.
 ///

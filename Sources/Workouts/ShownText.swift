@@ -11,7 +11,7 @@ public enum ShownText {
     }
 
     /// `text` with its control characters escaped. With `keepingLayout`, newlines and tabs stay: for whole messages
-    /// and outputs of our own that quote outside text. DEL is always escaped (README: "C0 and DEL"): a terminal
+    /// and outputs of our own that quote outside text. DEL is always escaped (Docs/guide/replay.md, "Text from outside"): a terminal
     /// may ignore it, but a pager or a log viewer shows it as a blot, and a name must read the same everywhere.
     public static func visible(_ text: String, keepingLayout: Bool = false) -> String {
         func kept(_ scalar: Unicode.Scalar) -> Bool {

@@ -7,7 +7,7 @@ public struct WorkoutBuilder: Sendable {
     public struct Configuration: Sendable {
         /// Used for a sensor until the journal sets its own (2105 mm: a 700×25C tyre).
         public var defaultWheelCircumferenceMillimetres = 2105
-        /// A notification's value holds until the next one, at most this long (README, "How a workout is built"); longer is a gap.
+        /// A notification's value holds until the next one, at most this long (Docs/reference/workouts.md, "How a workout is built"); longer is a gap.
         public var holdMicroseconds: Int64 = 3_000_000
         /// Automatic pauses when standing still; nil keeps the timer running.
         public var autoPause: AutoPause?

@@ -49,7 +49,7 @@ public struct WorkoutStatistics: Equatable, Sendable {
             workJoules = work
             averagePowerWatts = poweredSeconds > 0 ? work / poweredSeconds : nil
             maximumPowerWatts = running.compactMap(\.powerWatts).max()
-            // The gap rule (README): a second without power is not riding at 0 W; NP, like the average, leaves
+            // The gap rule (Docs/reference/workouts.md): a second without power is not riding at 0 W; NP, like the average, leaves
             // it out.
             normalizedPowerWatts = PowerMetrics.normalizedPower(running.compactMap(\.powerWatts))
             let curve = powerCurve ?? Self.powerCurve(samples)

@@ -5,7 +5,7 @@ public struct WorkoutSummary: Sendable {
     public var syncIdentifier: String
     public var version: Int
     /// SHA-256 (lowercase hex) of this version's journal as `cyclelog show ID --journal` prints it, or of the
-    /// imported file; nil until the summary is stored (README, "A ride's identity").
+    /// imported file; nil until the summary is stored (Docs/reference/identity.md, "A ride's identity").
     public var contentDigest: String?
     public var plan: WorkoutPlan
     public var state: Session.State

@@ -165,7 +165,7 @@ struct Serve: AsyncParsableCommand {
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
-    /// How long a connection may stay without a complete request (README, "Limits").
+    /// How long a connection may stay without a complete request (Docs/guide/second-screen.md, "Limits").
     static let idleSeconds: Int64 = 15
 
     /// The soft limit on open descriptors raised to the hard one (systemd leaves services at 1 024 soft,

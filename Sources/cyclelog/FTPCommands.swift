@@ -45,7 +45,7 @@ struct FTPShow: ParsableCommand {
     @Flag(help: "List every FTP value with its method, rides and dates.")
     var history = false
 
-    @Flag(help: "Print JSON (keys described in the README).")
+    @Flag(help: "Print JSON (keys described in the training guide).")
     var json = false
 
     func run() throws {

@@ -5,7 +5,7 @@ import ProgramMain
 import Recording
 import WorkoutStore
 
-/// The one place where an error of the libraries becomes what a rider reads and the exit status (README, "Exit
+/// The one place where an error of the libraries becomes what a rider reads and the exit status (Docs/reference/exit-status.md, "Exit
 /// status"): 1 when the input or the ride failed, 2 when the database or Bluetooth cannot be used. Commands
 /// throw these errors as they are; usage mistakes stay ArgumentParser's (64).
 enum Failure {

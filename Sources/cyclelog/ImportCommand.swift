@@ -20,7 +20,7 @@ struct ImportRides: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print each workout's summary as JSON (keys described in the README), one object per line.")
+    @Flag(help: "Print each workout's summary as JSON (keys described in the replay guide), one object per line.")
     var json = false
 
     @OptionGroup var undeleting: UndeleteOption

@@ -104,7 +104,7 @@ struct Record: AsyncParsableCommand {
             found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end, \
             c cancel, m marker (typed), w water (--water-step), s start (with --wait). SIGINT and SIGTERM end and \
             save the ride. Other programs control it over D-Bus \
-            (org.cyclelog.Recorder on the session bus; see the README).
+            (org.cyclelog.Recorder on the session bus; see the recording guide).
 
             With --wait it connects the sensors and waits for a start (`cyclelog start`, D-Bus Start) with each \
             ride's name, goal and preset; after each ride it waits for the next start.

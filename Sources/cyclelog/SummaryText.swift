@@ -81,7 +81,8 @@ enum SummaryText {
             summary.statistics.rejectedSeconds[channel].map { "\($0) s of \(channel.name)" }
         }
         if !rejected.isEmpty {
-            lines.append("  rejected     \(rejected.joined(separator: ", ")) (implausible values; README)")
+            lines.append(
+                "  rejected     \(rejected.joined(separator: ", ")) (implausible values: the plausibility rules)")
         }
         for correction in summary.statistics.corrections {
             lines.append("  corrected    \(correction)")

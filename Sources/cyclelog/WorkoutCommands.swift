@@ -40,7 +40,7 @@ struct DatabaseOptions: ParsableArguments {
     var db: String?
 
     /// Opens the database: for writing, creating the default folder on first use; for reading, read-only
-    /// (README, "What commands do to a database"). Any problem is a message and exit status 2.
+    /// (Docs/reference/storage.md, "What commands do to a database"). Any problem is a message and exit status 2.
     func open(_ access: WorkoutStore.Access = .write) throws -> WorkoutStore {
         let path = db ?? WorkoutStore.defaultPath()
         let folder = (path as NSString).deletingLastPathComponent
@@ -115,7 +115,7 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print each workout's summary as JSON (keys described in the README), one object per line.")
+    @Flag(help: "Print each workout's summary as JSON (keys described in the replay guide), one object per line.")
     var json = false
 
     @Option(
@@ -268,7 +268,7 @@ struct Show: ParsableCommand {
     @OptionGroup var reference: WorkoutReference
     @OptionGroup var database: DatabaseOptions
 
-    @Flag(help: "Print the summary as JSON (keys described in the README).")
+    @Flag(help: "Print the summary as JSON (keys described in the replay guide).")
     var json = false
 
     @Flag(help: "Print the raw journal stored with the workout instead (the cyclelog journal format).")

@@ -3,7 +3,7 @@ import GRDB
 import TestSupport
 import XCTest
 
-/// What commands do to a database (README): reading commands never write, a database that is not cyclelog's is
+/// What commands do to a database (Docs/reference/storage.md): reading commands never write, a database that is not cyclelog's is
 /// left untouched, concurrent writers never mix or lose rides, damaged values are reported, never trapped on.
 final class DatabaseSafetyTests: XCTestCase {
     let ride = fixturesFolder.appendingPathComponent("rides/sweatpy_6449921903_ACTIVITY.journal")
@@ -100,7 +100,7 @@ final class DatabaseSafetyTests: XCTestCase {
         try queue.close()
     }
 
-    /// A database error reaching the command line is said in words with status 2 (README, "Exit status"),
+    /// A database error reaching the command line is said in words with status 2 (Docs/reference/exit-status.md, "Exit status"),
     /// whichever command met it: here `delete` while another program holds the write lock longer than cyclelog
     /// waits.
     func testAWriterThatCannotGetTheLockSaysSoWithStatusTwoAndChangesNothing() throws {

@@ -526,7 +526,8 @@ final class MirrorTests: XCTestCase {
         // an FTP for the rides after them.
         let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
         for (date, watts) in [
-            ("2019-09-18", Array(repeating: 150.0, count: 3600)), ("2019-09-19", try FTPAndChartCommandTests.syntheticWatts()),
+            ("2019-09-18", Array(repeating: 150.0, count: 3600)),
+            ("2019-09-19", try FTPAndChartCommandTests.syntheticWatts()),
         ] {
             let journal = folder.appendingPathComponent("\(date).journal").path
             try FTPAndChartCommandTests.powerJournal(watts, date: date).write(
@@ -676,7 +677,7 @@ final class MirrorTests: XCTestCase {
             let best = shown.filter { counted.contains($0["id"] as? Int ?? -1) }.map {
                 (($0["powerCurveWatts"] as? [String: Any])?[duration] as? Double) ?? 0
             }.max()
-            // The window's curves are stored as Float32 (README, "Storage"), a summary's as Double: both shown to
+            // The window's curves are stored as Float32 (Docs/reference/storage.md, "Storage"), a summary's as Double: both shown to
             // 0.1 W, a value within 1e-4 W of a rounding edge can come out one step apart.
             XCTAssertEqual(watts[Int(duration)! - 1], try XCTUnwrap(best), accuracy: 0.1 + 1e-9, "\(duration) s")
         }

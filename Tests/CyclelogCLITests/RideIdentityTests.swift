@@ -3,7 +3,7 @@ import GRDB
 import TestSupport
 import XCTest
 
-/// A ride's identity and content digest (README, "A ride's identity"): the digest is the SHA-256 of what
+/// A ride's identity and content digest (Docs/reference/identity.md, "A ride's identity"): the digest is the SHA-256 of what
 /// `show --journal` prints, recomputed here by coreutils' sha256sum; options are settings in the journal and make
 /// versions, not new rides; a database written before the rule finds its rides again.
 final class RideIdentityTests: XCTestCase {

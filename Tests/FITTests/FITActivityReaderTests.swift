@@ -107,7 +107,7 @@ final class FITActivityReaderTests: XCTestCase {
                 onTimer += records[start.seconds..<min(stop.seconds, records.count)].map(\.watts)
             }
             // NP by its definition (30-s rolling means over full windows, fourth power, mean, fourth root) and the
-            // average, both over the records with power: the gap rule (README) leaves a second without power out.
+            // average, both over the records with power: the gap rule (Docs/reference/workouts.md) leaves a second without power out.
             let measured = onTimer.compactMap { $0 }, watts = measured
             let windows = (0...(watts.count - 30)).map { watts[$0..<($0 + 30)].reduce(0, +) / 30 }
             let expected = pow(windows.map { pow($0, 4) }.reduce(0, +) / Double(windows.count), 0.25)

@@ -182,7 +182,7 @@ def main():
     captured_ride = json.loads(run(args.cyclelog, "show", "5", "--json", "--db", database)) if 5 in rides else {}
     shutil.rmtree(folder)
 
-    # The README's capture drop-in: CAP_NET_RAW and Bluetooth sockets, still no IP; the bike's traffic captured.
+    # The recording guide's capture drop-in: CAP_NET_RAW and Bluetooth sockets, still no IP; the bike's traffic captured.
     print("the capture drop-in (systemd/cyclelog-capture.conf):")
     captured = facts.get("captureProcess") or {}
     check("it holds CAP_NET_RAW and nothing more, effective and bounding",

@@ -531,7 +531,7 @@ async def service_ride(args, streams, started):
                        "secondsFromSave": round(seen - saved, 2) if saved else None}
         ride.mark("%s (%s s after the save)" % (step, facts[step]["secondsFromSave"]))
 
-    # As the README says: the sensor is remembered as the service's user, then the service is started.
+    # As the service guide says: the sensor is remembered as the service's user, then the service is started.
     status, out, err = await run_command("runuser", "-u", "cyclelog", "--", args.cyclelog, "sensors", "add",
                                          bike.address, "--name", bike.name, "--db", SERVICE_DATABASE)
     facts["sensorsAdd"] = {"status": status, "output": (out + err).strip()}
@@ -570,7 +570,7 @@ async def service_ride(args, streams, started):
     await systemctl("stop", step="stop again")
     await pushed(2, "workout 4 on the shared store")
 
-    # The README's drop-in for a capture: the service then holds CAP_NET_RAW and writes the bike's traffic.
+    # The recording guide's drop-in for a capture: the service then holds CAP_NET_RAW and writes the bike's traffic.
     drop_in = "/etc/systemd/system/%s.d/capture.conf" % SERVICE
     os.makedirs(os.path.dirname(drop_in), exist_ok=True)
     shutil.copy("/usr/local/share/doc/cyclelog/cyclelog-capture.conf", drop_in)

@@ -69,7 +69,7 @@ step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
 
 # The shared store as a club or a household runs it: Debian's PostgreSQL 15 on its usual socket folder, the
 # recorder's user as a role with peer authentication (no password file: the unit's credential stays empty), the
-# schema made by `cyclelog-sync init`; then the README's `systemctl enable --now cyclelog-sync.path`, so that
+# schema made by `cyclelog-sync init`; then the sync guide's `systemctl enable --now cyclelog-sync.path`, so that
 # each ride the service saves is pushed by cyclelog-sync.service as systemd starts it.
 PGBIN=/usr/lib/postgresql/15/bin
 STORE=/var/lib/cyclelog-shared-store

@@ -347,6 +347,7 @@ def check_install(cyclelog, mirror, folder):
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
                 "usr/local/share/doc/cyclelog/README.md", "usr/local/share/doc/cyclelog/cyclelog-capture.conf",
+                "usr/local/share/doc/cyclelog/guide/recording.md", "usr/local/share/doc/cyclelog/reference/dbus.md",
                 "usr/local/share/applications/org.cyclelog.Recorder.desktop",
                 "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service",
                 "usr/local/share/man/man1/cyclelog.1", "usr/local/share/man/man1/cyclelog-mirror.1",

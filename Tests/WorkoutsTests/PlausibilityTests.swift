@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Workouts
 
-/// The plausibility and gap rules (README, "Only plausible numbers") on values worked out by hand.
+/// The plausibility and gap rules (Docs/reference/workouts.md, "Only plausible numbers") on values worked out by hand.
 final class PlausibilityTests: XCTestCase {
     func seconds(power: [Double?], heartRate: [Double?]? = nil) -> [SecondSample] {
         power.enumerated().map { index, watts in

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Workouts
 
-/// The time-jump rule (README, "Clocks that jump") on event times worked out by hand.
+/// The time-jump rule (Docs/reference/workouts.md, "Clocks that jump") on event times worked out by hand.
 final class RideTimelineTests: XCTestCase {
     let second: Int64 = 1_000_000
     let day: Int64 = 86_400_000_000
