@@ -54,14 +54,15 @@ install)
     install -D -m 0644 dbus/org.cyclelog.Mirror.conf "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf"
     install -D -m 0644 README.md "$DESTDIR$DOCDIR/README.md"
     for page in Docs/guide/*.md Docs/reference/*.md; do install -D -m 0644 "$page" "$DESTDIR$DOCDIR/${page#Docs/}"; done
-    # A manual page per program, written from the installed programs' own help (scripts/make-man.py).
-    pages=$(mktemp -d)
-    python3 scripts/make-man.py --bin "$(dirname "$BINARY")" --out "$pages" >/dev/null
+    # A manual page per program, written from the installed programs' own help (scripts/make-man.py), or taken
+    # from MAN_PAGES, a folder where they were written already from the same programs.
+    pages=${MAN_PAGES:-$(mktemp -d)}
+    [ -n "${MAN_PAGES:-}" ] || python3 scripts/make-man.py --bin "$(dirname "$BINARY")" --out "$pages" >/dev/null
     for page in "$pages"/*.1; do
         [ -n "$SYNC_BINARY" ] || [ "$(basename "$page")" != cyclelog-sync.1 ] || continue
         install -D -m 0644 "$page" "$DESTDIR$MANDIR/man1/$(basename "$page")"
     done
-    rm -rf "$pages"
+    [ -n "${MAN_PAGES:-}" ] || rm -rf "$pages"
     "$BINARY" presets install --built-in --data-home "$DESTDIR$DATADIR" --executable "$BINDIR/cyclelog" >/dev/null
     if live_system; then
         command -v systemd-sysusers >/dev/null && systemd-sysusers "$SYSUSERSDIR/cyclelog.conf"

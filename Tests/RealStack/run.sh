@@ -52,8 +52,11 @@ boot_service() {
     rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$SERVICE_OUT/streams.json" || return 1
-    printf 'CYCLELOG=%q\nMIRROR=%q\nSYNC=%q\nPYTHON=%q\n' "$CYCLELOG" "$MIRROR" "$SYNC" "$PYTHON" \
-        > "$SERVICE_OUT/settings"
+    # The manual pages `make install` puts in place, written here: in the VM, without KVM, running each program's
+    # help 60 times takes minutes.
+    python3 "$ROOT/scripts/make-man.py" --bin "$(dirname "$MIRROR")" --out "$SERVICE_OUT/man" > /dev/null || return 1
+    printf 'CYCLELOG=%q\nMIRROR=%q\nSYNC=%q\nPYTHON=%q\nMAN_PAGES=%q\n' "$CYCLELOG" "$MIRROR" "$SYNC" "$PYTHON" \
+        "$SERVICE_OUT/man" > "$SERVICE_OUT/settings"
     local started=$SECONDS
     timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
         -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \

@@ -62,7 +62,7 @@ step "dbus.service and bluetooth.service running"
 strip -o "$OUT/cyclelog" "$CYCLELOG" && strip -o "$OUT/cyclelog-mirror" "$MIRROR" && strip -o "$OUT/cyclelog-sync" "$SYNC" \
     || fail "cannot strip the binaries"
 (cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY=$OUT/cyclelog-sync \
-    scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
+    MAN_PAGES=$MAN_PAGES scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
     || { cat "$OUT/install.log"; fail "make install's script failed"; }
 rm -f "$OUT/cyclelog" "$OUT/cyclelog-mirror" "$OUT/cyclelog-sync"
 step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
