@@ -87,11 +87,13 @@ for _ in $(seq 200); do grep -q "serving http" "$folder/mirror.log" 2>/dev/null 
 grep -q "serving http" "$folder/mirror.log" || { cat "$folder/mirror.log" >&2; exit 1; }
 
 cat <<EOF
-==================================================================================================================
- DEMONSTRATION — no Bluetooth hardware: the sensors are a stand-in for BlueZ playing a real ride's capture
- (${journal#"$PWD/"}) in real time, on a private D-Bus. Nothing is stored in your own database: the ride goes to
- $folder/demo.sqlite.
-==================================================================================================================
+==============================================================================
+ DEMONSTRATION - no Bluetooth hardware. The sensors are a stand-in for BlueZ,
+ playing a real ride's capture in real time on a private D-Bus:
+   ${journal#"$PWD/"}
+ Nothing goes to your own database; the ride is stored in
+   $folder/demo.sqlite
+==============================================================================
 EOF
 "$mirror" pair --control-bus "$bus" --name "demo screen"
 echo "The ride history of the demo: the same address, /history (after pairing)."

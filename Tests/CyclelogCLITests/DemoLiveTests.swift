@@ -29,7 +29,7 @@ final class DemoLiveTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, text)
 
-        XCTAssertTrue(text.contains("DEMONSTRATION — no Bluetooth hardware"), text)
+        XCTAssertTrue(text.contains("DEMONSTRATION - no Bluetooth hardware"), text)
         // A pairing link to the mirror, and what a phone needs to reach it.
         XCTAssertNotNil(
             text.range(of: #"http://127\.0\.0\.1:[0-9]+/pair\?t=[A-Za-z0-9_-]+"#, options: .regularExpression), text)
