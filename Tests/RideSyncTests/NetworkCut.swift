@@ -7,6 +7,8 @@ import Foundation
 final class NetworkCut: Sendable {
     let namespace: String
     let hostInterface: String
+    /// The end inside the namespace.
+    let inner: String
     let hostAddress: String
 
     /// Network namespaces need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2.
@@ -17,7 +19,7 @@ final class NetworkCut: Sendable {
         let tag = Int(getpid()) % 10_000
         namespace = "cyclelog-cut-\(tag)"
         hostInterface = "clcut\(tag)h"
-        let inner = "clcut\(tag)n"
+        inner = "clcut\(tag)n"
         let subnet = "10.231.\(tag % 250)"
         hostAddress = subnet + ".1"
         for arguments in [
@@ -48,7 +50,21 @@ final class NetworkCut: Sendable {
 
     func cut() throws { try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "down"]) }
 
-    func restore() throws { try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "up"]) }
+    /// Brings this side's end up again and waits until the link carries packets: both ends operational, and
+    /// neither side remembering the other as unreachable (an address resolution that failed while the link was
+    /// down is kept as FAILED for seconds, and a new connection meanwhile fails at once).
+    func restore() throws {
+        try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "up"])
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            let here = (try? runProgram(Self.ip, ["-o", "link", "show", "dev", hostInterface]))?.output ?? ""
+            let there = (try? runProgram(Self.ip, ["-n", namespace, "-o", "link", "show", "dev", inner]))?.output ?? ""
+            if here.contains("state UP") && there.contains("state UP") { break }
+            usleep(20_000)
+        }
+        _ = try? runProgram(Self.ip, ["neigh", "flush", "dev", hostInterface])
+        _ = try? runProgram(Self.ip, ["-n", namespace, "neigh", "flush", "dev", inner])
+    }
 
     func remove() {
         _ = try? runProgram(Self.ip, ["link", "del", hostInterface])
