@@ -360,15 +360,21 @@ struct ControlCommand {
 }
 
 extension ControlCommand {
+    /// Every property of the recorder (`GetAll`), answered within `timeout`.
+    static func allProperties(_ bus: BusAddress, timeout: Duration = .seconds(25)) async throws(DBusError)
+        -> [String: DBusValue]
+    {
+        let connection = try await DBusConnection.connect(to: bus)
+        let reply = try await connection.call(
+            destination: RecorderControl.busName, path: RecorderControl.path,
+            interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)],
+            timeout: timeout)
+        return reply.first?.dictionary ?? [:]
+    }
+
     /// The recorder's properties now, or none when it cannot be asked (it ended, the bus went).
     static func properties(_ bus: BusAddress) async -> [String: DBusValue] {
-        guard let connection = try? await DBusConnection.connect(to: bus),
-            let reply = try? await connection.call(
-                destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)],
-                timeout: .seconds(2))
-        else { return [:] }
-        return reply.first?.dictionary ?? [:]
+        (try? await allProperties(bus, timeout: .seconds(2))) ?? [:]
     }
 
     /// "workout 7", from the properties read before a control (after an end there may be nobody to ask).
@@ -469,11 +475,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let values: [String: DBusValue]
         do {
-            let connection = try await DBusConnection.connect(to: control.address)
-            let reply = try await connection.call(
-                destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)])
-            values = reply.first?.dictionary ?? [:]
+            values = try await ControlCommand.allProperties(control.address)
         } catch {
             throw ExitMessage.make(ControlCommand.explain(error, control.address), status: 1)
         }
