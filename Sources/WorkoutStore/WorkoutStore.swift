@@ -16,7 +16,8 @@ public final class WorkoutStore: Sendable {
     /// How a command uses the database.
     public enum Access: Sendable {
         /// Reading commands (`list`, `show`, `export`, `chart`, `ftp`, `doctor`…): opened read-only, never migrated,
-        /// never waiting for a writer (WAL readers do not block). A database that does not exist yet reads as empty.
+        /// never waiting for a writer (WAL readers do not block). A database that does not exist yet reads as empty;
+        /// one whose layout is not yet up to date reads through an updated copy in memory.
         case read
         /// Commands that store rides or settings: created if missing, migrated once under SQLite's write lock.
         case write
@@ -80,8 +81,19 @@ public final class WorkoutStore: Sendable {
                     }
                     if ours { file = opened }
                 }
-                if let file {
+                if let file, try file.read(Self.migrator.hasCompletedMigrations) {
                     queue = file
+                } else if let file {
+                    // A layout with migrations still to come: an older cyclelog's, or one another cyclelog is
+                    // creating this moment (each migration is its own transaction, so a reader can come between
+                    // two). Read as it is, a query would meet a table not made yet. A consistent copy in memory,
+                    // brought up to date there, answers instead; the file is left as it is.
+                    configuration.readonly = false
+                    let copy = try DatabaseQueue(configuration: configuration)
+                    try file.backup(to: copy)
+                    try file.close()
+                    try Self.migrator.migrate(copy)
+                    queue = copy
                 } else {
                     // Nothing stored yet: an empty database, in memory, answers every question.
                     configuration.readonly = false
@@ -181,7 +193,8 @@ public final class WorkoutStore: Sendable {
     }
 
     /// Refuses, before anything is written, a database that holds another program's tables or was made by a newer
-    /// cyclelog. (Reading, an older cyclelog's layout is read as it is: the next writing command updates it.)
+    /// cyclelog. (Reading, an older cyclelog's layout is read through an updated copy in memory: the next writing
+    /// command updates the file.)
     /// Returns false for a database with no tables at all (a new, empty file).
     @discardableResult
     static func checkOwnership(_ queue: DatabaseQueue, path: String, reading: Bool) throws -> Bool {
@@ -232,21 +245,23 @@ public final class WorkoutStore: Sendable {
     }
 
     /// Brings the schema up to date. Two cyclelogs opening a new database at once both try; each migration is its
-    /// own immediate transaction, so the second one fails on the first's tables and simply reads again.
+    /// own immediate transaction, so the one that comes second to a migration fails on the other's tables, reads
+    /// again and goes on from there. A process killed part-way leaves whole migrations only: the next one finishes.
     static func migrate(_ queue: DatabaseQueue) throws {
-        var attempt = 0
         while true {
+            let appliedBefore = try queue.read { db in try migrator.appliedIdentifiers(db) }
             do {
                 if try queue.read(migrator.hasCompletedMigrations) { return }
                 try migrator.migrate(queue)
                 return
             } catch let error as DatabaseError
-                where (error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT) && attempt < 10
+                where error.resultCode == .SQLITE_ERROR || error.resultCode == .SQLITE_CONSTRAINT
             {
                 // "table workout already exists", "duplicate column name", or for a migration that changes no
-                // table "UNIQUE constraint failed: grdb_migrations.identifier": another process migrated first.
-                attempt += 1
-                usleep(20_000)
+                // table "UNIQUE constraint failed: grdb_migrations.identifier": another process migrated meanwhile.
+                // The same error with nothing applied by anyone since is this migration's own failure.
+                let appliedAfter = try queue.read { db in try migrator.appliedIdentifiers(db) }
+                if appliedAfter.isSubset(of: appliedBefore) { throw error }
             }
         }
     }
