@@ -197,6 +197,7 @@ let package = Package(
             dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "RideJournal"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",

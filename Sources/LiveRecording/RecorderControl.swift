@@ -6,33 +6,38 @@ import Workouts
 /// The recorder's side of its D-Bus interface (RecorderInterface names it): the exported object and the
 /// commands it performs.
 extension RecorderControl {
-    /// The property values of a status.
-    public static func values(_ status: LiveStatus) -> [String: DBusValue] {
-        [
-            "Name": .string(status.plan.name ?? ""), "Location": .string(status.plan.location?.rawValue ?? ""),
-            "Goal": .string(status.plan.goal?.description ?? ""), "GoalProgress": .double(status.goalProgress ?? .nan),
-            "LapElapsedSeconds": .double(status.lapElapsedSeconds.rounded()),
-            "WorkJoules": .double(status.workJoules.rounded()), "WaterMillilitres": .double(status.waterMillilitres),
-            "CanStart": .boolean(status.can.start), "CanPause": .boolean(status.can.pause),
-            "CanResume": .boolean(status.can.resume), "CanLap": .boolean(status.can.lap),
-            "CanEnd": .boolean(status.can.end), "CanCancel": .boolean(status.can.cancel),
-            "ControlSequence": .uint64(status.controlSequence),
-            "Sensors": .array(
-                elementSignature: "(sssi)",
-                status.sensors.map {
-                    .structure([
-                        .string($0.name), .string($0.address ?? ""), .string($0.state.rawValue),
-                        .int32(Int32($0.batteryPercent ?? -1)),
-                    ])
-                }),
-            "State": .string(status.state), "WorkoutId": .int64(status.workoutId),
-            "ElapsedSeconds": .double(status.elapsedSeconds.rounded()),
-            "MovingSeconds": .double(status.movingSeconds.rounded()),
-            "PowerWatts": .double(status.powerWatts ?? .nan), "CadenceRPM": .double(status.cadenceRPM ?? .nan),
-            "SpeedMetersPerSecond": .double(status.speedMetersPerSecond ?? .nan),
-            "HeartRateBPM": .double(status.heartRateBPM ?? .nan), "DistanceMeters": .double(status.distanceMeters),
-            "Lap": .uint32(UInt32(clamping: status.lap)),
-        ]
+    /// The recorder's status as its D-Bus properties say it (`suggestedWorkouts` are the presets offered).
+    static func status(_ live: LiveStatus, suggestedWorkouts: [WorkoutPreset]) -> RecorderStatus {
+        var status = RecorderStatus()
+        status.state = live.state
+        status.workoutId = live.workoutId
+        status.elapsedSeconds = live.elapsedSeconds.rounded()
+        status.movingSeconds = live.movingSeconds.rounded()
+        status.powerWatts = live.powerWatts
+        status.cadenceRPM = live.cadenceRPM
+        status.speedMetersPerSecond = live.speedMetersPerSecond
+        status.heartRateBPM = live.heartRateBPM
+        status.distanceMeters = live.distanceMeters
+        status.lap = UInt32(clamping: live.lap)
+        status.name = live.plan.name ?? ""
+        status.location = live.plan.location?.rawValue ?? ""
+        status.goal = live.plan.goal?.description ?? ""
+        status.goalProgress = live.goalProgress
+        status.lapElapsedSeconds = live.lapElapsedSeconds.rounded()
+        status.workJoules = live.workJoules.rounded()
+        status.waterMillilitres = live.waterMillilitres
+        status.can.start = live.can.start
+        status.can.pause = live.can.pause
+        status.can.resume = live.can.resume
+        status.can.lap = live.can.lap
+        status.can.end = live.can.end
+        status.can.cancel = live.can.cancel
+        status.controlSequence = live.controlSequence
+        status.sensors = live.sensors.map {
+            .init(name: $0.name, address: $0.address ?? "", state: $0.state.rawValue, batteryPercent: $0.batteryPercent)
+        }
+        status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
+        return status
     }
 
     /// The exported object: its connection, and the controls it accepted, which `serve` carries out.
@@ -104,8 +109,7 @@ extension RecorderControl {
                     return []
                 },
             ])
-        var initial = values(await recorder.status())
-        initial["SuggestedWorkouts"] = suggestedWorkouts(await recorder.presets())
+        let initial = status(await recorder.status(), suggestedWorkouts: await recorder.presets()).values
         try await connection.export(
             [
                 ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals),
@@ -290,15 +294,16 @@ extension RecorderControl {
     /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
     static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
         var presetsRead = ContinuousClock.now
-        for await status in recorder.statusUpdates.subscribe() {
-            var changed = values(status)
+        var presets = await recorder.presets()
+        for await live in recorder.statusUpdates.subscribe() {
             // The rider may change the presets while the recorder runs (`cyclelog presets add`): looked at
             // every few seconds, announced when they changed.
             if ContinuousClock.now - presetsRead > .seconds(3) {
                 presetsRead = ContinuousClock.now
-                changed["SuggestedWorkouts"] = suggestedWorkouts(await recorder.presets())
+                presets = await recorder.presets()
             }
-            try? await connection.setProperties(changed, interface: interface, path: path)
+            let values = status(live, suggestedWorkouts: presets).values
+            try? await connection.setProperties(values, interface: interface, path: path)
         }
     }
 }

@@ -13,7 +13,7 @@ public actor MirrorHub {
     public static let ringCapacity = 1024
 
     /// The recorder's properties, nil while none is on the bus.
-    private var properties: [String: DBusValue]?
+    private var recorderStatus: RecorderStatus?
     private var boot = MirrorHub.newBoot()
     private var ring: [(sequence: Int, message: String)] = []
     private var lastSequence = 0
@@ -34,13 +34,12 @@ public actor MirrorHub {
     }
 
     /// Whether a recorder is on the bus.
-    public var recorderPresent: Bool { properties != nil }
+    public var recorderPresent: Bool { recorderStatus != nil }
 
     /// The current workout id (0 when none) and control sequence, which a control's `workoutId` and `expect`
     /// are checked against.
     public var current: (workoutId: Int64, controlSequence: UInt64) {
-        let sequence: UInt64 = if case .uint64(let value)? = properties?["ControlSequence"] { value } else { 0 }
-        return (properties?["WorkoutId"]?.integer ?? 0, sequence)
+        (recorderStatus?.workoutId ?? 0, recorderStatus?.controlSequence ?? 0)
     }
 
     // MARK: What the recorder says
@@ -48,17 +47,14 @@ public actor MirrorHub {
     public func apply(_ update: RecorderUpdate) {
         switch update {
         case .appeared(let values):
-            properties = values
+            recorderStatus = values
             restart()
         case .gone:
-            properties = nil
+            recorderStatus = nil
             restart()
         case .changed(let values):
-            guard properties != nil else { return }
-            for (name, value) in values {
-                properties?[name] = value
-                changed.insert(name)
-            }
+            guard recorderStatus != nil else { return }
+            changed.formUnion(recorderStatus?.apply(values) ?? [])
         case .live(let reading):
             if case .double(let watts)? = reading["powerWatts"]?.unwrapped { instantaneousPowerWatts = watts }
             let message = Self.message("live", RecorderControl.json(reading))
@@ -88,8 +84,8 @@ public actor MirrorHub {
     /// `live` values.
     public func flushStatus() {
         var fields: [(String, JSONValue)] = []
-        if let properties, !changed.isEmpty {
-            let all = Self.fields(properties, instantaneousPowerWatts: instantaneousPowerWatts)
+        if let recorderStatus, !changed.isEmpty {
+            let all = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts)
             let keys = Set(changed.map(Self.apiKey))
             fields = all.filter { keys.contains($0.0) }
         }
@@ -157,14 +153,14 @@ public actor MirrorHub {
 
     /// `GET /api/v1/status`: nil while no recorder is on the bus.
     public func status() -> JSONValue? {
-        properties.map { .object(Self.fields($0, instantaneousPowerWatts: instantaneousPowerWatts)) }
+        recorderStatus.map { .object(Self.fields($0, instantaneousPowerWatts: instantaneousPowerWatts)) }
     }
 
     /// The snapshot, with `recorder` saying whether one is on the bus (every other value null when not).
     private func snapshotMessage() -> String {
-        let fields = Self.fields(properties ?? [:], instantaneousPowerWatts: instantaneousPowerWatts)
+        let fields = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts)
         return Self.message(
-            "snapshot", .object([("recorder", .bool(properties != nil))] + fields), id: "\(boot).\(lastSequence)")
+            "snapshot", .object([("recorder", .bool(recorderStatus != nil))] + fields), id: "\(boot).\(lastSequence)")
     }
 
     /// The API's key of a property: `PowerWatts` → `powerWatts`, every `Can…` → `can`.
@@ -172,10 +168,11 @@ public actor MirrorHub {
         property.hasPrefix("Can") ? "can" : property.prefix(1).lowercased() + property.dropFirst()
     }
 
-    /// The snapshot's fields in the documented order. Unknown values (NaN, an empty name, no workout) are null.
-    static func fields(_ properties: [String: DBusValue], instantaneousPowerWatts: Double?) -> [(String, JSONValue)] {
+    /// The snapshot's fields in the documented order. Unknown values (NaN, an empty name, no workout) are null, and
+    /// every value is null while no recorder is on the bus (`status` nil).
+    static func fields(_ status: RecorderStatus?, instantaneousPowerWatts: Double?) -> [(String, JSONValue)] {
         func value(_ name: String) -> JSONValue {
-            switch RecorderControl.json(name, properties[name]) {
+            switch status?.json(name) ?? .null {
             case .string(let text) where text.isEmpty: .null
             case .integer(0) where name == "WorkoutId": .null
             case let other: other
@@ -189,19 +186,27 @@ public actor MirrorHub {
             fields.append((apiKey(property), value(property)))
         }
         fields.append(
-            ("instantaneousPowerWatts", properties.isEmpty ? .null : JSONValue.rounded(instantaneousPowerWatts)))
+            ("instantaneousPowerWatts", status == nil ? .null : JSONValue.rounded(instantaneousPowerWatts)))
         for property in [
             "CadenceRPM", "SpeedMetersPerSecond", "HeartRateBPM", "DistanceMeters", "WorkJoules", "Lap",
             "LapElapsedSeconds", "WaterMillilitres", "ControlSequence",
         ] {
             fields.append((apiKey(property), value(property)))
         }
-        let can = ["Start", "Pause", "Resume", "Lap", "End", "Cancel"].map { name in
-            (name.lowercased(), properties["Can" + name]?.bool.map(JSONValue.bool) ?? .null)
+        if let can = status?.can {
+            fields.append(
+                (
+                    "can",
+                    .object([
+                        ("start", .bool(can.start)), ("pause", .bool(can.pause)), ("resume", .bool(can.resume)),
+                        ("lap", .bool(can.lap)), ("end", .bool(can.end)), ("cancel", .bool(can.cancel)),
+                    ])
+                ))
+        } else {
+            fields.append(("can", .null))
         }
-        fields.append(("can", properties.isEmpty ? .null : .object(can)))
-        fields.append(("sensors", properties.isEmpty ? .null : value("Sensors")))
-        fields.append(("suggestedWorkouts", properties.isEmpty ? .null : value("SuggestedWorkouts")))
+        fields.append(("sensors", value("Sensors")))
+        fields.append(("suggestedWorkouts", value("SuggestedWorkouts")))
         return fields
     }
 

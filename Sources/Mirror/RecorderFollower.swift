@@ -25,7 +25,7 @@ public struct RecorderFollower: Service {
 
     public func run() async throws {
         // On SIGTERM the loops are cancelled and every stream is closed, so that the server can finish too.
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await link.run(connected: connected, lost: lost) { await hub.apply($0) } }
                 group.addTask { await every(.milliseconds(500)) { await hub.flushStatus() } }

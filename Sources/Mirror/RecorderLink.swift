@@ -5,7 +5,7 @@ import RecorderInterface
 /// What the mirror hears from the recorder, in the order the bus delivered it.
 public enum RecorderUpdate: Sendable {
     /// A recorder owns the name now (it started, or the mirror just looked): every property.
-    case appeared([String: DBusValue])
+    case appeared(RecorderStatus)
     /// `PropertiesChanged`: the properties that changed.
     case changed([String: DBusValue])
     /// `Live`: one notification's readings.
@@ -88,17 +88,7 @@ public actor RecorderLink {
     func follow(on connection: DBusConnection, _ update: @Sendable (RecorderUpdate) async -> Void)
         async throws(DBusError)
     {
-        let name = RecorderControl.busName
-        let signals = try await connection.signals(matchingAny: [
-            MatchRule(
-                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-                arg0: name),
-            MatchRule(
-                sender: name, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                path: RecorderControl.path),
-            MatchRule(sender: name, interface: RecorderControl.interface, member: "Live", path: RecorderControl.path),
-            MatchRule(sender: name, interface: RecorderControl.interface, member: "Event", path: RecorderControl.path),
-        ])
+        let signals = try await connection.signals(matchingAny: RecorderClient.signalRules)
         await update(try await look(on: connection))
         for await signal in signals {
             switch signal.member {
@@ -127,11 +117,7 @@ public actor RecorderLink {
     /// Every property of the recorder now, or `gone`.
     private func look(on connection: DBusConnection) async throws(DBusError) -> RecorderUpdate {
         do {
-            let reply = try await connection.call(
-                destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)],
-                timeout: .seconds(2))
-            return .appeared(reply.first?.dictionary ?? [:])
+            return .appeared(try await RecorderClient(connection).status(timeout: .seconds(2)))
         } catch  where RecorderControl.isMissing(error) {
             return .gone
         }
@@ -141,18 +127,11 @@ public actor RecorderLink {
     public func control(
         requestId: String, command: String, expect: UInt64, arguments: [String: DBusValue],
         timeout: Duration = .seconds(2)
-    ) async throws(DBusError) -> (state: String, controlSequence: UInt64, duplicate: Bool) {
+    ) async throws(DBusError) -> RecorderClient.ControlAnswer {
         guard let connection else {
             throw DBusError(name: DBusError.disconnectedName, message: unreachable ?? "\(bus) cannot be reached")
         }
-        let reply = try await connection.call(
-            destination: RecorderControl.busName, path: RecorderControl.path, interface: RecorderControl.interface,
-            member: "Control",
-            [
-                .string(requestId), .string(command), .uint64(expect),
-                .properties(arguments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
-            ], timeout: timeout)
-        let sequence: UInt64 = if case .uint64(let value)? = reply.dropFirst().first { value } else { 0 }
-        return (reply.first?.string ?? "", sequence, reply.dropFirst(2).first?.bool ?? false)
+        return try await RecorderClient(connection).control(
+            requestId: requestId, command: command, expect: expect, arguments: arguments, timeout: timeout)
     }
 }

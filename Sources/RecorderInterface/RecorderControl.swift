@@ -44,28 +44,11 @@ public enum RecorderControl {
         ("Pause", .pause), ("Resume", .resume), ("Lap", .lap), ("End", .end), ("Cancel", .cancel),
     ]
 
-    /// Property names and D-Bus types. Measurements not known (no sensor for them, or a gap) are NaN; so is
-    /// GoalProgress of a ride without a goal. Name, Location and Goal are empty when not set.
-    public static let properties: [ExportedInterface.Property] = [
-        .init("State", "s"), .init("WorkoutId", "x"), .init("ElapsedSeconds", "d"), .init("MovingSeconds", "d"),
-        .init("PowerWatts", "d"), .init("CadenceRPM", "d"), .init("SpeedMetersPerSecond", "d"),
-        .init("HeartRateBPM", "d"), .init("DistanceMeters", "d"), .init("Lap", "u"), .init("Name", "s"),
-        .init("Location", "s"), .init("Goal", "s"), .init("GoalProgress", "d"), .init("LapElapsedSeconds", "d"),
-        .init("WorkJoules", "d"), .init("WaterMillilitres", "d"), .init("CanStart", "b"), .init("CanPause", "b"),
-        .init("CanResume", "b"), .init("CanLap", "b"), .init("CanEnd", "b"), .init("CanCancel", "b"),
-        .init("ControlSequence", "t"), .init("Sensors", "a(sssi)"), .init("SuggestedWorkouts", "a(ssa{sv})"),
-    ]
-
-    /// `SuggestedWorkouts`: each preset's id, title and style.
-    public static func suggestedWorkouts(_ presets: [WorkoutPreset]) -> DBusValue {
-        .array(
-            elementSignature: "(ssa{sv})",
-            presets.map { preset in
-                .structure([
-                    .string(preset.id), .string(preset.title),
-                    .properties(preset.request.style.map { ($0.key, dbusValue($0.value)) }),
-                ])
-            })
+    /// Property names and D-Bus types (each declared once, in `RecorderStatus.properties`). Measurements not
+    /// known (no sensor for them, or a gap) are NaN; so is GoalProgress of a ride without a goal. Name, Location
+    /// and Goal are empty when not set.
+    public static let properties: [ExportedInterface.Property] = RecorderStatus.properties.map {
+        .init($0.name, $0.signature)
     }
 
     /// A style's value on the bus.

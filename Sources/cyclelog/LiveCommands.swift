@@ -333,9 +333,7 @@ struct ControlCommand {
                 status: noRecorder)
         }
         do {
-            return try await connection.call(
-                destination: RecorderControl.busName, path: RecorderControl.path,
-                interface: RecorderControl.interface, member: method, arguments)
+            return try await RecorderClient(connection).call(method, arguments)
         } catch {
             let missing = RecorderControl.isMissing(error)
             throw ExitMessage.make(
@@ -360,36 +358,29 @@ struct ControlCommand {
 }
 
 extension ControlCommand {
-    /// Every property of the recorder (`GetAll`), answered within `timeout`.
-    static func allProperties(_ bus: BusAddress, timeout: Duration = .seconds(25)) async throws(DBusError)
-        -> [String: DBusValue]
-    {
-        let connection = try await DBusConnection.connect(to: bus)
-        let reply = try await connection.call(
-            destination: RecorderControl.busName, path: RecorderControl.path,
-            interface: "org.freedesktop.DBus.Properties", member: "GetAll", [.string(RecorderControl.interface)],
-            timeout: timeout)
-        return reply.first?.dictionary ?? [:]
+    /// The recorder's status (`GetAll`), answered within `timeout`.
+    static func status(_ bus: BusAddress, timeout: Duration = .seconds(25)) async throws(DBusError) -> RecorderStatus {
+        try await RecorderClient(try await DBusConnection.connect(to: bus)).status(timeout: timeout)
     }
 
-    /// The recorder's properties now, or none when it cannot be asked (it ended, the bus went).
-    static func properties(_ bus: BusAddress) async -> [String: DBusValue] {
-        (try? await allProperties(bus, timeout: .seconds(2))) ?? [:]
+    /// The recorder's status now, or nil when it cannot be asked (it ended, the bus went).
+    static func statusIfAny(_ bus: BusAddress) async -> RecorderStatus? {
+        try? await status(bus, timeout: .seconds(2))
     }
 
-    /// "workout 7", from the properties read before a control (after an end there may be nobody to ask).
-    static func workout(_ properties: [String: DBusValue]) -> String {
-        properties["WorkoutId"]?.integer.flatMap { $0 > 0 ? "workout \($0)" : nil } ?? "the ride"
+    /// "workout 7", from the status read before a control (after an end there may be nobody to ask).
+    static func workout(_ status: RecorderStatus?) -> String {
+        status.flatMap { $0.workoutId > 0 ? "workout \($0.workoutId)" : nil } ?? "the ride"
     }
 
     /// Calls `method` and prints what it did, in words (a control that answers nothing looks like it failed).
     static func callAndSay(
         _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1,
-        _ said: (_ before: [String: DBusValue], _ after: [String: DBusValue]) -> String
+        _ said: (_ before: RecorderStatus?, _ after: RecorderStatus?) -> String
     ) async throws {
-        let before = await properties(bus)
+        let before = await statusIfAny(bus)
         try await call(method, arguments, bus: bus, noRecorder: noRecorder)
-        let said = said(before, await properties(bus))
+        let said = said(before, await statusIfAny(bus))
         print(said.prefix(1).uppercased() + said.dropFirst())
     }
 }
@@ -398,8 +389,8 @@ extension ControlCommand {
 protocol RecorderMethodCommand: AsyncParsableCommand {
     static var method: String { get }
     var control: ControlBusOptions { get }
-    /// What the command did, from the recorder's properties before and after it.
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String
+    /// What the command did, from the recorder's status before and after it (nil: it could not be asked).
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String
 }
 
 extension RecorderMethodCommand {
@@ -413,9 +404,9 @@ struct Pause: RecorderMethodCommand {
     static let method = "Pause"
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
         "\(ControlCommand.workout(before)) is paused"
-            + (after["ElapsedSeconds"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map {
+            + (after.flatMap { $0.elapsedSeconds.isFinite ? $0.elapsedSeconds : nil }.map {
                 " at \(SummaryText.duration($0))"
             } ?? "") + "."
     }
@@ -426,7 +417,7 @@ struct Resume: RecorderMethodCommand {
     static let method = "Resume"
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
         "\(ControlCommand.workout(before)) goes on."
     }
 }
@@ -437,8 +428,8 @@ struct Lap: RecorderMethodCommand {
     static let method = "Lap"
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
-        (after["Lap"]?.integer.map { "lap \($0)" } ?? "a new lap")
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
+        (after.map { "lap \($0.lap)" } ?? "a new lap")
             + " of \(ControlCommand.workout(before)) has started."
     }
 }
@@ -449,7 +440,7 @@ struct End: RecorderMethodCommand {
     static let method = "End"
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
         "\(ControlCommand.workout(before)) is ended and saved (`cyclelog show last`)."
     }
 }
@@ -460,7 +451,7 @@ struct Cancel: RecorderMethodCommand {
     static let method = "Cancel"
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: [String: DBusValue], after: [String: DBusValue]) -> String {
+    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
         "\(ControlCommand.workout(before)) is cancelled: nothing of it is saved."
     }
 }
@@ -473,13 +464,13 @@ struct Status: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let values: [String: DBusValue]
+        let status: RecorderStatus
         do {
-            values = try await ControlCommand.allProperties(control.address)
+            status = try await ControlCommand.status(control.address)
         } catch {
             throw ExitMessage.make(ControlCommand.explain(error, control.address), status: 1)
         }
-        let fields = RecorderControl.properties.map { ($0.name, RecorderControl.json($0.name, values[$0.name])) }
+        let fields = status.jsonFields
         if json {
             print(JSONValue.object(fields).rendered())
         } else {

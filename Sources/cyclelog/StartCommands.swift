@@ -104,7 +104,7 @@ struct Water: AsyncParsableCommand {
             "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: 2
         ) { before, after in
             "\(amount) of water logged in \(ControlCommand.workout(before))"
-                + (after["WaterMillilitres"].flatMap(\.number).flatMap { $0.isFinite ? $0 : nil }.map {
+                + (after.flatMap { $0.waterMillilitres.isFinite ? $0.waterMillilitres : nil }.map {
                     " (\(Int($0.rounded())) ml in all)"
                 } ?? "") + "."
         }

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import RecorderInterface
 import Synchronization
 import XCTest
 
@@ -10,7 +11,7 @@ import XCTest
 final class MirrorHubTests: XCTestCase {
     func testASlowScreenLosesLiveValuesButNoEventAndDelaysNobody() async throws {
         let hub = MirrorHub(maximumClients: 2)
-        await hub.apply(.appeared(["State": .string("running"), "WorkoutId": .int64(3)]))
+        await hub.apply(.appeared(RecorderStatus(values: ["State": .string("running"), "WorkoutId": .int64(3)])))
         let first = await hub.subscribe(device: "a", lastEventID: nil)
         let second = await hub.subscribe(device: "b", lastEventID: nil)
         let third = await hub.subscribe(device: "c", lastEventID: nil)

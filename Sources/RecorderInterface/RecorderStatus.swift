@@ -1,0 +1,277 @@
+import DBus
+import Workouts
+
+/// The recorder's properties as one value: what `org.cyclelog.Recorder1` publishes, typed. The recorder makes one
+/// from its live status and exports `values`; the CLI and the mirror read one back (`init(values:)`, then
+/// `apply` for each `PropertiesChanged`). Each property is declared once, in `properties`: its D-Bus name, its
+/// type, and how it is written and read. A measurement not known is nil here and NaN on the bus.
+public struct RecorderStatus: Sendable, Equatable {
+    /// `running`, `paused`, `ended`, `cancelled`, or while no ride is recorded `waiting` and `armed`.
+    public var state = ""
+    /// 0 while no ride is recorded.
+    public var workoutId: Int64 = 0
+    public var elapsedSeconds = 0.0
+    public var movingSeconds = 0.0
+    /// Mean of the last 3 completed seconds.
+    public var powerWatts: Double?
+    public var cadenceRPM: Double?
+    public var speedMetersPerSecond: Double?
+    public var heartRateBPM: Double?
+    public var distanceMeters = 0.0
+    /// 1 for the first lap.
+    public var lap: UInt32 = 0
+    /// Empty when not set.
+    public var name = ""
+    /// `indoor` or `outdoor`; empty when not set.
+    public var location = ""
+    /// The goal as `cyclelog start --goal` takes it; empty for an open ride.
+    public var goal = ""
+    /// 0…1 of the goal, nil for an open ride.
+    public var goalProgress: Double?
+    public var lapElapsedSeconds = 0.0
+    public var workJoules = 0.0
+    public var waterMillilitres = 0.0
+    public var can = Controls()
+    /// The ride's workout id in the high 32 bits and how many controls it has taken in the low ones.
+    public var controlSequence: UInt64 = 0
+    public var sensors: [Sensor] = []
+    public var suggestedWorkouts: [SuggestedWorkout] = []
+
+    /// Which controls would be taken now.
+    public struct Controls: Sendable, Equatable {
+        public var start = false, pause = false, resume = false, lap = false, end = false, cancel = false
+        public init() {}
+    }
+
+    /// One of `Sensors`, `(sssi)`.
+    public struct Sensor: Sendable, Equatable {
+        public var name: String
+        /// Empty while the sensor has not been seen.
+        public var address: String
+        /// `searching`, `connecting`, `streaming`, `zero`, `stale`, `reconnecting`.
+        public var state: String
+        /// -1 on the bus when not known.
+        public var batteryPercent: Int?
+
+        public init(name: String, address: String, state: String, batteryPercent: Int?) {
+            self.name = name
+            self.address = address
+            self.state = state
+            self.batteryPercent = batteryPercent
+        }
+    }
+
+    /// One of `SuggestedWorkouts`, `(ssa{sv})`: a preset's id, title and style (its keys in the preset's order).
+    public struct SuggestedWorkout: Sendable, Equatable {
+        public var id: String
+        public var title: String
+        public var style: [StyleEntry]
+
+        public struct StyleEntry: Sendable, Equatable {
+            public var key: String
+            public var value: StartRequest.Value
+        }
+
+        public init(_ preset: WorkoutPreset) {
+            id = preset.id
+            title = preset.title
+            style = preset.request.style.map { StyleEntry(key: $0.key, value: $0.value) }
+        }
+
+        init(id: String, title: String, style: [StyleEntry]) {
+            self.id = id
+            self.title = title
+            self.style = style
+        }
+    }
+
+    public init() {}
+
+    // MARK: The properties
+
+    /// One property: its D-Bus name and type, and how a status writes and reads it.
+    public struct Property: Sendable {
+        public let name: String
+        public let signature: String
+        let encode: @Sendable (RecorderStatus) -> DBusValue
+        /// Reads `value` into the status; a value of another type is ignored (false).
+        let decode: @Sendable (inout RecorderStatus, DBusValue) -> Bool
+    }
+
+    /// Every property, in the order the introspection lists them (Docs/reference/dbus.md).
+    public static let properties: [Property] = [
+        text("State", \.state), integer("WorkoutId", \.workoutId), number("ElapsedSeconds", \.elapsedSeconds),
+        number("MovingSeconds", \.movingSeconds), measurement("PowerWatts", \.powerWatts),
+        measurement("CadenceRPM", \.cadenceRPM), measurement("SpeedMetersPerSecond", \.speedMetersPerSecond),
+        measurement("HeartRateBPM", \.heartRateBPM), number("DistanceMeters", \.distanceMeters),
+        Property(
+            name: "Lap", signature: "u", encode: { .uint32($0.lap) },
+            decode: { status, value in
+                guard case .uint32(let lap) = value.unwrapped else { return false }
+                status.lap = lap
+                return true
+            }),
+        text("Name", \.name), text("Location", \.location), text("Goal", \.goal),
+        measurement("GoalProgress", \.goalProgress), number("LapElapsedSeconds", \.lapElapsedSeconds),
+        number("WorkJoules", \.workJoules), number("WaterMillilitres", \.waterMillilitres),
+        flag("CanStart", \.can.start), flag("CanPause", \.can.pause), flag("CanResume", \.can.resume),
+        flag("CanLap", \.can.lap), flag("CanEnd", \.can.end), flag("CanCancel", \.can.cancel),
+        Property(
+            name: "ControlSequence", signature: "t", encode: { .uint64($0.controlSequence) },
+            decode: { status, value in
+                guard case .uint64(let sequence) = value.unwrapped else { return false }
+                status.controlSequence = sequence
+                return true
+            }),
+        Property(
+            name: "Sensors", signature: "a(sssi)",
+            encode: { status in
+                .array(
+                    elementSignature: "(sssi)",
+                    status.sensors.map {
+                        .structure([
+                            .string($0.name), .string($0.address), .string($0.state),
+                            .int32(Int32(clamping: $0.batteryPercent ?? -1)),
+                        ])
+                    })
+            },
+            decode: { status, value in
+                guard case .array("(sssi)", let items) = value.unwrapped else { return false }
+                status.sensors = items.compactMap { item in
+                    guard case .structure(let fields) = item, fields.count == 4 else { return nil }
+                    let battery = fields[3].integer ?? -1
+                    return Sensor(
+                        name: fields[0].string ?? "", address: fields[1].string ?? "", state: fields[2].string ?? "",
+                        batteryPercent: battery < 0 ? nil : Int(battery))
+                }
+                return true
+            }),
+        Property(
+            name: "SuggestedWorkouts", signature: "a(ssa{sv})",
+            encode: { status in
+                .array(
+                    elementSignature: "(ssa{sv})",
+                    status.suggestedWorkouts.map { workout in
+                        .structure([
+                            .string(workout.id), .string(workout.title),
+                            .properties(workout.style.map { ($0.key, RecorderControl.dbusValue($0.value)) }),
+                        ])
+                    })
+            },
+            decode: { status, value in
+                guard case .array("(ssa{sv})", let items) = value.unwrapped else { return false }
+                status.suggestedWorkouts = items.compactMap { item in
+                    guard case .structure(let fields) = item, fields.count == 3 else { return nil }
+                    var style: [SuggestedWorkout.StyleEntry] = []
+                    if case .array(_, let entries) = fields[2] {
+                        for case .dictEntry(let key, let value) in entries {
+                            style.append(.init(key: key.string ?? "", value: RecorderControl.styleValue(value)))
+                        }
+                    }
+                    return SuggestedWorkout(id: fields[0].string ?? "", title: fields[1].string ?? "", style: style)
+                }
+                return true
+            }),
+    ]
+
+    static let byName = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })
+
+    // MARK: On the bus
+
+    /// Every property's value, as the recorder exports them.
+    public var values: [String: DBusValue] {
+        Dictionary(uniqueKeysWithValues: Self.properties.map { ($0.name, $0.encode(self)) })
+    }
+
+    /// One property's value (nil for a name the interface does not have).
+    public func value(_ name: String) -> DBusValue? {
+        Self.byName[name]?.encode(self)
+    }
+
+    /// A status read from `GetAll`'s answer. Properties missing or of another type keep their defaults.
+    public init(values: [String: DBusValue]) {
+        apply(values)
+    }
+
+    /// Applies `PropertiesChanged`'s changed values; returns the names it took, in the interface's order.
+    @discardableResult
+    public mutating func apply(_ changed: [String: DBusValue]) -> [String] {
+        var taken: [String] = []
+        for property in Self.properties {
+            if let value = changed[property.name], property.decode(&self, value) { taken.append(property.name) }
+        }
+        return taken
+    }
+
+    // MARK: As JSON
+
+    /// One property as `status --json` writes it: NaN (not known) is null, `Sensors` and `SuggestedWorkouts`
+    /// arrays of objects.
+    public func json(_ name: String) -> JSONValue {
+        RecorderControl.json(name, value(name))
+    }
+
+    /// Every property as `status --json` writes them, in the interface's order.
+    public var jsonFields: [(String, JSONValue)] {
+        Self.properties.map { ($0.name, RecorderControl.json($0.name, $0.encode(self))) }
+    }
+
+    // MARK: Declaring a property
+
+    private static func text(_ name: String, _ field: WritableKeyPath<RecorderStatus, String> & Sendable) -> Property {
+        Property(
+            name: name, signature: "s", encode: { .string($0[keyPath: field]) },
+            decode: { status, value in
+                guard case .string(let text) = value.unwrapped else { return false }
+                status[keyPath: field] = text
+                return true
+            })
+    }
+
+    private static func flag(_ name: String, _ field: WritableKeyPath<RecorderStatus, Bool> & Sendable) -> Property {
+        Property(
+            name: name, signature: "b", encode: { .boolean($0[keyPath: field]) },
+            decode: { status, value in
+                guard case .boolean(let flag) = value.unwrapped else { return false }
+                status[keyPath: field] = flag
+                return true
+            })
+    }
+
+    private static func integer(_ name: String, _ field: WritableKeyPath<RecorderStatus, Int64> & Sendable)
+        -> Property
+    {
+        Property(
+            name: name, signature: "x", encode: { .int64($0[keyPath: field]) },
+            decode: { status, value in
+                guard case .int64(let number) = value.unwrapped else { return false }
+                status[keyPath: field] = number
+                return true
+            })
+    }
+
+    private static func number(_ name: String, _ field: WritableKeyPath<RecorderStatus, Double> & Sendable)
+        -> Property
+    {
+        Property(
+            name: name, signature: "d", encode: { .double($0[keyPath: field]) },
+            decode: { status, value in
+                guard case .double(let number) = value.unwrapped else { return false }
+                status[keyPath: field] = number
+                return true
+            })
+    }
+
+    /// A measurement that may not be known: NaN on the bus.
+    private static func measurement(
+        _ name: String, _ field: WritableKeyPath<RecorderStatus, Double?> & Sendable
+    ) -> Property {
+        Property(
+            name: name, signature: "d", encode: { .double($0[keyPath: field] ?? .nan) },
+            decode: { status, value in
+                guard case .double(let number) = value.unwrapped else { return false }
+                status[keyPath: field] = number.isNaN ? nil : number
+                return true
+            })
+    }
+}
