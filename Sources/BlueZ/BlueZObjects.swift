@@ -41,6 +41,24 @@ public struct BluetoothDevice: Sendable, Equatable {
     public var servicesResolved: Bool
     public var batteryPercent: Int?
 
+    public init(
+        path: String, adapterPath: String, address: String, addressType: String = "public", name: String?,
+        alias: String? = nil, rssiDBm: Int? = nil, serviceUUIDs: [String], connected: Bool = false,
+        servicesResolved: Bool = false, batteryPercent: Int? = nil
+    ) {
+        self.path = path
+        self.adapterPath = adapterPath
+        self.address = address
+        self.addressType = addressType
+        self.name = name
+        self.alias = alias ?? name ?? address
+        self.rssiDBm = rssiDBm
+        self.serviceUUIDs = serviceUUIDs
+        self.connected = connected
+        self.servicesResolved = servicesResolved
+        self.batteryPercent = batteryPercent
+    }
+
     /// The name a rider knows the sensor by.
     public var displayName: String { name ?? alias }
 
@@ -64,6 +82,19 @@ public struct GattCharacteristic: Sendable, Equatable {
     /// `read`, `notify`, `indicate`, `write`, …
     public var flags: [String]
     public var notifying: Bool
+
+    public init(
+        path: String, uuid: String, servicePath: String, serviceUUID: String, devicePath: String, flags: [String],
+        notifying: Bool = false
+    ) {
+        self.path = path
+        self.uuid = uuid
+        self.servicePath = servicePath
+        self.serviceUUID = serviceUUID
+        self.devicePath = devicePath
+        self.flags = flags
+        self.notifying = notifying
+    }
 
     public var shortUUID: UInt16? { BluetoothUUID.short(uuid) }
     /// The handle its values travel on. BlueZ names a characteristic's object after its declaration's handle

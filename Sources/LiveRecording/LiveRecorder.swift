@@ -73,7 +73,7 @@ public actor LiveRecorder {
     static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
     static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
 
-    public let bluez: BlueZClient
+    public let bluez: any SensorBus
     public let store: WorkoutStore
     public let options: Options
     /// A workout is being recorded (always after `run` starts, unless `record --auto` is waiting for a ride).
@@ -91,15 +91,13 @@ public actor LiveRecorder {
     /// Rides start on request or on pedalling, and the recorder waits again after each one.
     private var waits: Bool { options.auto != nil || options.waitForStart }
     private var stopRequested = false
-    /// The origin of the sensors' link clock (`SensorLink` is told the time since then), made with the recorder.
-    private let linkClockOrigin = ContinuousClock.now
+    /// The sensors' links are told its elapsed time; the journal takes its ride time; the timers wait on it.
+    private let clock: any RecorderClock
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     /// The sensors wanted, by what the rider named them (also after an `await`).
     private var roster: SensorRoster
     private var lastEventTime: Int64 = 0
-    /// Event times: the wall clock at the start, then the kernel's boot-time clock (no NTP leaps in a journal).
-    private let clock = RideClock()
     private var discovering = false
     private var adapterPath: String?
     private var message: String?
@@ -111,6 +109,10 @@ public actor LiveRecorder {
     /// re-subscriptions are not kept: each is one short chain of BlueZ calls that ends on its own.
     /// Each sensor's queue of link work, served by its own child task of `run`.
     private var sensorJobs: [String: AsyncStream<SensorJob>.Continuation] = [:]
+
+    /// Sensor jobs handed to their queues and not yet carried out (a test waits for none before it moves its
+    /// clock on).
+    private(set) var sensorJobsInFlight = 0
 
     private enum SensorJob {
         case connect(attempt: Int)
@@ -124,8 +126,11 @@ public actor LiveRecorder {
     public private(set) var storeLatency = LatencyHistogram()
     private var arrivals: [ContinuousClock.Instant] = []
 
-    public init(bluez: BlueZClient, store: WorkoutStore, options: Options) {
+    public init(
+        bluez: any SensorBus, store: WorkoutStore, options: Options, clock: any RecorderClock = SystemRecorderClock()
+    ) {
         self.bluez = bluez
+        self.clock = clock
         self.store = store
         self.options = options
         var configuration = WorkoutBuilder.Configuration(autoPause: options.autoPause)
@@ -218,9 +223,9 @@ public actor LiveRecorder {
                 for await event in events { await self.handle(event) }
                 await self.bluezConnectionLost()
             }
-            group.addTask { [options] in
+            group.addTask { [options, clock] in
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(options.flushIntervalSeconds))
+                    try? await clock.sleep(for: .seconds(options.flushIntervalSeconds))
                     await self.tick()
                 }
             }
@@ -228,7 +233,10 @@ public actor LiveRecorder {
                 let (jobs, continuation) = AsyncStream<SensorJob>.makeStream()
                 sensorJobs[wanted] = continuation
                 group.addTask {
-                    for await job in jobs { await self.perform(job, for: wanted) }
+                    for await job in jobs {
+                        await self.perform(job, for: wanted)
+                        await self.jobDone()
+                    }
                 }
             }
             await tick()
@@ -354,10 +362,10 @@ public actor LiveRecorder {
     /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
     /// a start without sensors is refused at once.
     public func waitForASensorAfterLaunch() async {
-        while ContinuousClock.now - linkClockOrigin < .seconds(options.activatedGraceSeconds), outcome == nil,
+        while clock.elapsed < .seconds(options.activatedGraceSeconds), outcome == nil,
             !roster.sensors.contains(where: \.link.state.isConnected)
         {
-            try? await Task.sleep(for: .milliseconds(200))
+            try? await clock.sleep(for: .milliseconds(200))
         }
     }
 
@@ -446,7 +454,9 @@ public actor LiveRecorder {
 
     /// `--auto` during a ride: ends it after `endAfterSeconds` without pedalling.
     private func endRideWhenIdle() async {
-        guard riding, let auto = options.auto, ride?.idleEnding?.isDue(at: clock.now()) == true else { return }
+        guard riding, let auto = options.auto, ride?.idleEnding?.isDue(at: clock.rideMicroseconds()) == true else {
+            return
+        }
         tellRider("no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)")
         await control(.end)
     }
@@ -472,7 +482,7 @@ public actor LiveRecorder {
 
     private func findSensors() async throws(LiveRecordingError) {
         await setDiscovery(true)
-        try? await Task.sleep(for: .seconds(options.discoverySeconds))
+        try? await clock.sleep(for: .seconds(options.discoverySeconds))
         let found = Self.cyclingSensors(await bluez.devices, through: adapterPath)
         guard !found.isEmpty else {
             throw LiveRecordingError(
@@ -537,20 +547,25 @@ public actor LiveRecorder {
         publishStatus()
     }
 
+    private func queue(_ job: SensorJob, for wanted: String) {
+        guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { return }
+        sensorJobsInFlight += 1
+    }
+
     /// Feeds one input to a sensor's link and carries out what it says.
     private func apply(_ input: SensorLink.Input, to wanted: String) {
-        let time = ContinuousClock.now - linkClockOrigin
+        let time = clock.elapsed
         guard let actions = roster.update(wanted, { $0.link.handle(input, at: time) }), let sensor = roster[wanted]
         else { return }
         for action in actions {
             switch action {
             case .connect(let attempt):
-                sensorJobs[wanted]?.yield(.connect(attempt: attempt))
+                queue(.connect(attempt: attempt), for: wanted)
             case .resubscribe:
-                sensorJobs[wanted]?.yield(.resubscribe(sensor.measurementCharacteristics))
+                queue(.resubscribe(sensor.measurementCharacteristics), for: wanted)
             case .disconnect:
                 roster.update(wanted) { $0.measurementCharacteristics = [] }
-                if let path = sensor.devicePath { sensorJobs[wanted]?.yield(.disconnect(devicePath: path)) }
+                if let path = sensor.devicePath { queue(.disconnect(devicePath: path), for: wanted) }
             case .journalLinkUp:
                 let address = sensor.journalAddress
                 record(RideEvent(timeMicroseconds: now(), .connected(sensor: address, name: sensor.name)))
@@ -564,6 +579,8 @@ public actor LiveRecorder {
             }
         }
     }
+
+    private func jobDone() { sensorJobsInFlight -= 1 }
 
     private func perform(_ job: SensorJob, for wanted: String) async {
         switch job {
@@ -593,7 +610,7 @@ public actor LiveRecorder {
         do throws(BlueZError) {
             try await bluez.connect(path)
             // LE: the GATT objects are there once ServicesResolved is true.
-            guard await bluez.waitForServices(path) else {
+            guard await bluez.waitForServices(path, timeout: .seconds(10)) else {
                 message = "\(label()) connected, but its services were not resolved within 10 s: trying again"
                 apply(.failed(attempt: attempt), to: wanted)
                 return
@@ -700,7 +717,7 @@ public actor LiveRecorder {
 
     private func now() -> Int64 {
         // The journal's times never go backwards (the ride clock cannot, and this makes it a rule).
-        lastEventTime = max(clock.now(), lastEventTime)
+        lastEventTime = max(clock.rideMicroseconds(), lastEventTime)
         return lastEventTime
     }
 
@@ -816,7 +833,7 @@ public actor LiveRecorder {
         let recentSamples = ride?.recentSamples ?? []
         let distanceMeters = ride?.distanceMeters ?? 0
         let workJoules = ride?.workJoules ?? 0
-        let time = max(lastEventTime, clock.now())
+        let time = max(lastEventTime, clock.rideMicroseconds())
         let start = session.startMicroseconds ?? time
         let end = session.endMicroseconds ?? time
         let elapsed = Double(max(0, end - start)) / 1e6

@@ -132,8 +132,9 @@ final class RideIdentityTests: XCTestCase {
     }
 
     /// A database written before digests were SHA-256 (its layout without sourceDigest and digestVersion, its
-    /// digests of the earlier rule, its identifiers as they were): read as it is, updated by the next writing
-    /// command, and a replay of the same file finds its ride under the identifier it had.
+    /// digests of the earlier rule, its identifiers as they were): read through an updated copy in memory (the file
+    /// untouched), updated by the next writing command, and a replay of the same file finds its ride under the
+    /// identifier it had.
     func testADatabaseFromBeforeKeepsItsIdentifiersAndFindsItsRidesAgain() throws {
         let db = try temporaryDatabase()
         let file = try wheelRide()
@@ -156,10 +157,12 @@ final class RideIdentityTests: XCTestCase {
                     """, arguments: [earlier])
         }
         try queue.close()
-        // Read as it is: no digest by the new rule to show yet.
+        // A reader: the ride as the updated layout has it, and the file as it was.
+        let before = try Data(contentsOf: URL(fileURLWithPath: db))
         let shown = try json(["show", String(id), "--db", db])
         XCTAssertEqual(shown["syncIdentifier"] as? String, earlier)
-        XCTAssertTrue(shown["contentDigest"] is NSNull, "\(shown["contentDigest"] ?? "nothing")")
+        XCTAssertEqual(shown["contentDigest"] as? String, try printedJournal(id, db).sha256)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: db)), before, "a reader changed the file")
 
         let replayed = try cyclelog(["replay", "--db", db, file])
         XCTAssertTrue(
