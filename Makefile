@@ -10,6 +10,21 @@ FUZZ_BUILD := .build-fuzz
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
+# How the three programs are linked, in release builds only (a plain `swift build` or `swift test` needs nothing but
+# the toolchain, and the package's products can be used from another package): by lld (the toolchain's), their
+# relative relocations packed (`DT_RELR`, glibc 2.36), and only the symbols shared libraries need exported. With
+# `--static-swift-stdlib` the default link exports every symbol of the binary: the loader then reads megabytes of
+# symbol tables and relocations at each start. Measured in `make bench` (start-up, and the mirror's memory). lld is
+# chosen in RELEASE itself, for every release build, so that the compiler's command lines stay the same from one
+# product to the next and nothing is compiled twice.
+RELEASE += -Xswiftc -use-ld=lld
+LINK := -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
+# A long-running program's code laid out in the order it runs (the recorder recording, the mirror serving;
+# scripts/order-functions.py writes Benchmarks/layout/PROGRAM.order): the pages it touches stay few.
+LAYOUT = -Xlinker --symbol-ordering-file=$(CURDIR)/Benchmarks/layout/$(1).order -Xlinker --no-warn-symbol-ordering
+# One of the three programs, as it is released.
+PROGRAM = $(SWIFT) build $(RELEASE) $(LINK) $(if $(wildcard Benchmarks/layout/$(1).order),$(call LAYOUT,$(1))) --product $(1)
+
 .PHONY: setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
 	bench lint fixtures clean install uninstall service-check release-cyclelog
 
@@ -24,12 +39,12 @@ build: setup
 # The three programs (a plain `swift build` of every target would include the test support, which needs XCTest,
 # not in a build that links the runtime in).
 release: setup release-cyclelog
-	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
-	$(SWIFT) build $(RELEASE) --product cyclelog-sync
+	$(call PROGRAM,cyclelog-mirror)
+	$(call PROGRAM,cyclelog-sync)
 
 # The release cyclelog alone (the real-stack VM runs it).
 release-cyclelog:
-	$(SWIFT) build $(RELEASE) --product cyclelog
+	$(call PROGRAM,cyclelog)
 
 # The main job: replay a ride (a btsnoop capture made from a real ride's FIT records, Fixtures/README.md) into the
 # default database and print the workout and the FTP.
@@ -73,8 +88,8 @@ test-thirdparty: setup
 # the release build.
 MIRROR_FUZZ_REQUESTS ?= 1000000
 fuzz-mirror: setup
-	$(SWIFT) build $(RELEASE) --product cyclelog
-	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
+	$(call PROGRAM,cyclelog)
+	$(call PROGRAM,cyclelog-mirror)
 	python3 Fuzz/mirror_routes.py --requests $(MIRROR_FUZZ_REQUESTS)
 
 # The service files (systemd unit, udev rules, D-Bus policy, make install) checked on their own.
@@ -111,9 +126,9 @@ bench:
 	@rm -f .build/bench/results.jsonl
 	$(SWIFT) build $(RELEASE) --product DecodeBenchmark
 	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
-	$(SWIFT) build $(RELEASE) --product cyclelog
-	$(SWIFT) build $(RELEASE) --product cyclelog-mirror
-	$(SWIFT) build $(RELEASE) --product cyclelog-sync
+	$(call PROGRAM,cyclelog)
+	$(call PROGRAM,cyclelog-mirror)
+	$(call PROGRAM,cyclelog-sync)
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/startup_bench.py

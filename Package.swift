@@ -1,27 +1,6 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// How the three programs are linked: by lld, their relative relocations packed (`DT_RELR`, glibc 2.36), and only
-/// the symbols shared libraries need exported. Release builds carry the Swift runtime and Foundation
-/// (`--static-swift-stdlib`), whose link line exports every symbol of the binary: the loader then reads megabytes of
-/// symbol tables and relocations at each start. Measured in `make bench` (start-up, and the mirror's memory).
-let leanExecutable: [LinkerSetting] = [
-    .unsafeFlags([
-        "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
-    ])
-]
-
-/// A long-running program's code laid out in the order it runs (the recorder recording, the mirror serving;
-/// scripts/order-functions.py writes the lists): the pages it touches stay few.
-func layout(_ program: String) -> [LinkerSetting] {
-    [
-        .unsafeFlags([
-            "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/\(program)/functions.order",
-            "-Xlinker", "--no-warn-symbol-ordering",
-        ])
-    ]
-}
-
 let package = Package(
     name: "cyclelog",
     platforms: [.macOS(.v15)],
@@ -132,8 +111,7 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["functions.order"],
-            linkerSettings: leanExecutable + layout("cyclelog-mirror")),
+        ),
         // Rides kept consistent with a shared PostgreSQL by sync identifier and version: the server's schema, the
         // push rule, pull, tombstones; no Bluetooth.
         .target(
@@ -148,8 +126,7 @@ let package = Package(
             dependencies: [
                 "RideSync", "WorkoutStore", "Workouts", "ProgramMain",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            linkerSettings: leanExecutable),
+            ]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
@@ -173,8 +150,6 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["functions.order"],
-            linkerSettings: leanExecutable + layout("cyclelog")
         ),
         // Decode throughput benchmark (`make bench`), release build only.
         .executableTarget(

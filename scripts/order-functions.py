@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes `Sources/cyclelog/functions.order` and `Sources/cyclelog-mirror/functions.order`: the functions the two
+"""Writes `Benchmarks/layout/cyclelog.order` and `Benchmarks/layout/cyclelog-mirror.order`: the functions the two
 long-running programs run (the recorder recording, the mirror serving), then those a replay adds, in the order
-valgrind's callgrind first meets them, for lld's `--symbol-ordering-file` (Package.swift).
+valgrind's callgrind first meets them, for lld's `--symbol-ordering-file` (the Makefile's release link).
 
 Why: the kernel maps a program's code in blocks of 64 kB around each page it touches (fault-around), and the
 code a recorder or a mirror runs is spread over 20 to 27 MB of its own, Foundation's, SwiftNIO's and GRDB's. Laid
@@ -153,7 +153,7 @@ def write_order(program, profiles):
             if found and found.group(1) in defined and found.group(1) not in seen:
                 seen.add(found.group(1))
                 ordered.append(found.group(1))
-    output = os.path.join(ROOT, "Sources", os.path.basename(program), "functions.order")
+    output = os.path.join(ROOT, "Benchmarks", "layout", os.path.basename(program) + ".order")
     with open(output, "w") as file:
         file.write("\n".join(ordered) + "\n")
     print("%s: %d functions" % (os.path.relpath(output, ROOT), len(ordered)))
