@@ -41,7 +41,7 @@ let package = Package(
         // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
         .target(name: "DBus", dependencies: ["CDBus"]),
         // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
-        .target(name: "BlueZ", dependencies: ["DBus"]),
+        .target(name: "BlueZ", dependencies: ["ExitStatus", "DBus"]),
         // The cyclelog journal: its text form and its compact stored form (packing, zlib).
         .target(name: "RideJournal", dependencies: ["Workouts", "CZlib"]),
         // A ride's identity and content digest: SHA-256 over its journal's text (README, "A ride's identity").
@@ -53,7 +53,9 @@ let package = Package(
         // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
         .target(
             name: "WorkoutStore",
-            dependencies: ["Workouts", "RideJournal", "RideIdentity", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "ExitStatus", "Workouts", "RideJournal", "RideIdentity", .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Workouts"]),
         // The FIT container read and written byte by byte: headers, definitions, messages, CRCs; no activities.
@@ -65,10 +67,13 @@ let package = Package(
         // The names of the recorder's D-Bus interface and how its values read, shared by the recorder and its
         // clients (the CLI's control verbs, cyclelog-mirror); no Bluetooth.
         .target(name: "RecorderInterface", dependencies: ["DBus", "Workouts"]),
+        // What a failure means as an exit status, and the protocol of errors that say themselves in words.
+        .target(name: "ExitStatus"),
         // Wires sources to the builder and the store: replay, import, rebuild and the live recorder's writes.
         .target(
             name: "Recording",
             dependencies: [
+                "ExitStatus",
                 "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
                 "FITImport", "Export",
             ]),
@@ -77,6 +82,7 @@ let package = Package(
         .target(
             name: "LiveRecording",
             dependencies: [
+                "ExitStatus",
                 "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors", "RecorderInterface",
                 "CBluetooth", "Capture", "RideJournal",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -99,11 +105,15 @@ let package = Package(
             ]),
         // How the three programs end: their messages start with the program's name, not ArgumentParser's "Error: ".
         .target(
-            name: "ProgramMain", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            name: "ProgramMain",
+            dependencies: [
+                "ExitStatus", "Workouts", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .executableTarget(
             name: "cyclelog-mirror",
             dependencies: [
                 "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc", "ProgramMain",
+                "ExitStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // HTTPS for the page (`--tls-cert`): swift-nio-ssl, which postgres-nio builds already.
@@ -117,6 +127,7 @@ let package = Package(
         .target(
             name: "RideSync",
             dependencies: [
+                "ExitStatus",
                 "WorkoutStore", "Recording", "RideHistory", "Workouts", "RideJournal",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -124,7 +135,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-sync",
             dependencies: [
-                "RideSync", "WorkoutStore", "Workouts", "ProgramMain",
+                "RideSync", "WorkoutStore", "Workouts", "ProgramMain", "ExitStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(

@@ -1,8 +1,9 @@
 import DBus
+import ExitStatus
 import Foundation
 
 /// A BlueZ or bus failure, in words a rider understands, with the D-Bus error kept for logs and decisions.
-public struct BlueZError: Error, Sendable, CustomStringConvertible {
+public struct BlueZError: ExplainedError, Sendable {
     public enum Kind: Sendable, Equatable {
         /// The D-Bus policy does not let this user talk to org.bluez.
         case accessDenied
@@ -26,6 +27,11 @@ public struct BlueZError: Error, Sendable, CustomStringConvertible {
     public var dbus: DBusError
     /// What was being done, e.g. "connecting to Stages Power L".
     public var action: String
+
+    /// Bluetooth cannot be used.
+    public var exitStatus: ExitStatus { .cannotUse }
+    /// The D-Bus error as BlueZ or the bus named it.
+    public var cause: String? { "\(dbus.name): \(dbus.message)" }
 
     public init(_ dbus: DBusError, while action: String) {
         self.dbus = dbus

@@ -1,6 +1,7 @@
 import BlueZ
 import CyclingSensors
 import DBus
+import ExitStatus
 import Foundation
 import Recording
 import WorkoutStore
@@ -897,7 +898,7 @@ public actor LiveRecorder {
 }
 
 /// Why a live recording could not start or could not save, in a rider's words.
-public struct LiveRecordingError: Error, Sendable, CustomStringConvertible {
+public struct LiveRecordingError: ExplainedError, Sendable {
     /// What kind of problem, for programs; `description` says it in words.
     public enum Code: String, Sendable {
         /// No adapter, or not the one named.
@@ -916,6 +917,14 @@ public struct LiveRecordingError: Error, Sendable, CustomStringConvertible {
 
     public var code: Code
     public var description: String
+
+    /// No adapter or no bus means Bluetooth cannot be used; the rest is this ride's failure.
+    public var exitStatus: ExitStatus {
+        switch code {
+        case .noAdapter, .bluetooth: .cannotUse
+        case .noSensors, .store, .nothingToSave, .controlPoint: .failed
+        }
+    }
 
     public init(_ code: Code, _ description: String) {
         self.code = code

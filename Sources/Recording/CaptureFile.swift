@@ -1,4 +1,5 @@
 import Capture
+import ExitStatus
 import Foundation
 import RideJournal
 import WorkoutStore
@@ -128,7 +129,7 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
 }
 
 /// A replay that could not be done, naming the file.
-public struct ReplayError: Error, CustomStringConvertible {
+public struct ReplayError: ExplainedError {
     /// What kind of problem, for programs; `description` says it in words, naming the file or workout.
     public enum Code: String, Sendable {
         /// The file cannot be read (missing, a folder, no permission).
@@ -149,6 +150,10 @@ public struct ReplayError: Error, CustomStringConvertible {
     /// The database's reason when `code` is `.store`.
     public var storeCode: StoreError.Code?
     public var description: String
+    /// What the database said, when it refused.
+    public var cause: String?
+    /// A replay that could not be done is the input's failure, whatever the reason.
+    public var exitStatus: ExitStatus { .failed }
 
     public init(_ code: Code, path: String, _ message: String) {
         self.code = code
@@ -172,5 +177,6 @@ public struct ReplayError: Error, CustomStringConvertible {
         code = .store
         storeCode = error.code
         description = prefix + error.description
+        cause = error.cause
     }
 }

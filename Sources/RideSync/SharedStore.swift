@@ -1,3 +1,4 @@
+import ExitStatus
 import Foundation
 import Logging
 import PostgresNIO
@@ -204,7 +205,7 @@ private final class FirstResult<T: Sendable>: Sendable {
 }
 
 /// Why a sync could not be done, in words a rider understands.
-public struct SyncError: Error, CustomStringConvertible {
+public struct SyncError: ExplainedError {
     public enum Kind: Sendable {
         /// The server could not be reached or refused the login: try again later (the back-off).
         case unreachable
@@ -220,6 +221,18 @@ public struct SyncError: Error, CustomStringConvertible {
 
     public var kind: Kind
     public var description: String
+    /// What PostgreSQL or the connection said (its SQLSTATE and message, or the socket's error), for logs.
+    public var cause: String?
+
+    /// 75 ("try again later") when the server could not be reached, as the back-off and the timer expect; 2 for
+    /// the local database; 1 for what the server refused.
+    public var exitStatus: ExitStatus {
+        switch kind {
+        case .unreachable: .tryLater
+        case .local: .cannotUse
+        case .server, .schema, .refused: .failed
+        }
+    }
 
     /// The description is cut to `longestDescription` characters: a server's message is outside input, and one of
     /// 64 MB must neither fill the terminal nor the database's sync status.
@@ -231,14 +244,30 @@ public struct SyncError: Error, CustomStringConvertible {
     public static let longestDescription = 2000
 
     static func unreachable(_ address: ServerAddress, _ error: any Error) -> SyncError {
-        SyncError(.unreachable, "cannot reach the shared store \(address): \(reason(error))")
+        var failure = SyncError(.unreachable, "cannot reach the shared store \(address): \(reason(error))")
+        failure.cause = cause(of: error)
+        return failure
     }
 
     static func server(_ error: any Error) -> SyncError {
-        if let error = error as? PSQLError, error.serverInfo == nil {
-            return SyncError(.unreachable, "the connection to the shared store was lost: \(reason(error))")
-        }
-        return SyncError(.server, "the shared store refused: \(reason(error))")
+        var failure =
+            if let error = error as? PSQLError, error.serverInfo == nil {
+                SyncError(.unreachable, "the connection to the shared store was lost: \(reason(error))")
+            } else {
+                SyncError(.server, "the shared store refused: \(reason(error))")
+            }
+        failure.cause = cause(of: error)
+        return failure
+    }
+
+    /// PostgresNIO's error code with the server's SQLSTATE, or the socket's error: never the query or its values
+    /// (they may hold what is not for logs).
+    static func cause(of error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(type(of: error)): \(error)" }
+        var parts = ["PSQLError \(error.code)"]
+        if let state = error.serverInfo?[.sqlState] { parts.append("SQLSTATE \(state)") }
+        if let underlying = error.underlying { parts.append("\(type(of: underlying)): \(underlying)") }
+        return parts.joined(separator: ", ")
     }
 
     /// PostgresNIO's errors say little in their description (on purpose: a query may hold secrets): the server's

@@ -1,3 +1,4 @@
+import ExitStatus
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -675,7 +676,7 @@ public final class WorkoutStore: Sendable {
 }
 
 /// A database problem, in words a rider understands.
-public struct StoreError: Error, CustomStringConvertible {
+public struct StoreError: ExplainedError {
     /// What kind of problem, for programs (exit statuses, retries); `description` says it in words.
     public enum Code: String, Sendable {
         /// Another program holds the database's lock.
@@ -702,6 +703,8 @@ public struct StoreError: Error, CustomStringConvertible {
 
     public var code: Code
     public var description: String
+    /// SQLite's result code and message when SQLite said it (for logs; `description` is for the rider).
+    public var cause: String?
     /// The disk is full: the caller can say what of its work was kept.
     public var isDiskFull: Bool { code == .diskFull }
 
@@ -710,12 +713,22 @@ public struct StoreError: Error, CustomStringConvertible {
         self.description = description
     }
 
+    /// The exit status of the programs: a ride not there or taken is the request's failure; everything else means
+    /// the database cannot be used.
+    public var exitStatus: ExitStatus {
+        switch code {
+        case .notFound, .conflict, .deleted: .failed
+        case .busy, .diskFull, .readOnly, .badPath, .notOurs, .newerLayout, .damaged, .other: .cannotUse
+        }
+    }
+
     init(_ error: any Error, path: String) {
         guard let database = error as? DatabaseError else {
             code = .other
             description = "the workout database \(path): \(error)"
             return
         }
+        cause = "SQLite result code \(database.extendedResultCode.rawValue): \(database.message ?? "")"
         switch database.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED: code = .busy
         case .SQLITE_FULL: code = .diskFull

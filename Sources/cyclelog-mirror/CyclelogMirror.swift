@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBus
+import ExitStatus
 import Foundation
 import Hummingbird
 import Logging
@@ -36,9 +37,10 @@ struct ControlBusOptions: ParsableArguments {
     }
 }
 
-/// A usage or run-time failure in the rider's words, with the exit status.
-struct Failure: Error, CustomStringConvertible {
+/// A run-time failure of the mirror in the rider's words: the request failed (exit 1).
+struct Failure: ExplainedError {
     var description: String
+    var exitStatus: ExitStatus { .failed }
 }
 
 extension CyclelogMirror {

@@ -1,21 +1,19 @@
 import ArgumentParser
+import ExitStatus
 import Foundation
 import RideSync
 import WorkoutStore
 import Workouts
 
-/// The commands each catch their `Failure` and exit with its status and message.
+/// A command of `cyclelog-sync`. What it throws ends the program in words with its status (a `SyncError`: 1, 2
+/// or 75; ProgramMain).
 protocol SyncCommand: AsyncParsableCommand {
     func perform() async throws
 }
 
 extension SyncCommand {
     func run() async throws {
-        do {
-            try await perform()
-        } catch let failure as Failure {
-            CyclelogSync.exit(failure)
-        }
+        try await perform()
     }
 }
 
@@ -43,8 +41,8 @@ struct SyncNow: SyncCommand {
                     throw ExitCode(1)
                 }
                 return
-            } catch let failure as Failure {
-                guard keepTrying, failure.status == 75 else { throw failure }
+            } catch let failure as SyncError {
+                guard keepTrying, failure.exitStatus == .tryLater else { throw failure }
                 let failures = (try? places.openLocal().syncHistory().failuresInARow) ?? 1
                 let seconds = Backoff.seconds(afterFailures: failures)
                 FileHandle.standardError.write(
@@ -62,10 +60,9 @@ struct Init: SyncCommand {
 
     func perform() async throws {
         let address = try places.address()
-        let applied = try await failingInWords { () throws(SyncError) in
-            try await SharedStore.with(address, replySeconds: places.replyTimeout) { server throws(SyncError) in
-                try await Synchronizer.initialize(server)
-            }
+        let applied = try await SharedStore.with(address, replySeconds: places.replyTimeout) {
+            server throws(SyncError) in
+            try await Synchronizer.initialize(server)
         }
         print(
             applied.isEmpty

@@ -25,22 +25,6 @@ struct CyclelogSync: AsyncParsableCommand {
     static func main() async { await runSaying("cyclelog-sync") }
 }
 
-/// A failure in the rider's words, and the exit status it gives: 1 for something refused, 2 for bad input or the
-/// local database, 75 (EX_TEMPFAIL) when the server could not be reached and a later attempt may succeed.
-struct Failure: Error, CustomStringConvertible {
-    var description: String
-    var status: Int32
-
-    init(_ error: SyncError) {
-        description = error.description
-        switch error.kind {
-        case .unreachable: status = 75
-        case .local: status = 2
-        case .server, .schema, .refused: status = 1
-        }
-    }
-}
-
 /// Where the rides are and where the shared store is.
 struct Places: ParsableArguments {
     @Option(help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite).")
@@ -68,7 +52,7 @@ struct Places: ParsableArguments {
         do {
             return try WorkoutStore(path: db ?? WorkoutStore.defaultPath(), access: .write)
         } catch {
-            throw Failure(SyncError(.local, error.description))
+            throw SyncError(.local, error.description)
         }
     }
 
@@ -76,7 +60,7 @@ struct Places: ParsableArguments {
         do {
             return try ServerAddress.resolve(url: postgres, passwordFile: passwordFile)
         } catch {
-            throw Failure(SyncError(.local, error.description))
+            throw SyncError(.local, error.description)
         }
     }
 
@@ -85,34 +69,15 @@ struct Places: ParsableArguments {
         let local = try openLocal()
         let address = try address()
         do {
-            let result = try await failingInWords { () throws(SyncError) in
-                try await SharedStore.with(address, replySeconds: replyTimeout) { server throws(SyncError) in
-                    try await body(Synchronizer(local: local, server: server))
-                }
+            let result = try await SharedStore.with(address, replySeconds: replyTimeout) { server throws(SyncError) in
+                try await body(Synchronizer(local: local, server: server))
             }
             try? local.recordSync(failure: nil)
             return result
-        } catch let failure as Failure {
-            try? local.recordSync(failure: failure.description)
-            throw failure
+        } catch {
+            try? local.recordSync(failure: error.description)
+            throw error
         }
-    }
-}
-
-/// Runs a sync step, its error as a `Failure`.
-func failingInWords<T>(_ body: () async throws(SyncError) -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch {
-        throw Failure(error)
-    }
-}
-
-/// Prints a failure and exits with its status instead of ArgumentParser's usage text.
-extension CyclelogSync {
-    static func exit(_ failure: Failure) -> Never {
-        FileHandle.standardError.write(Data("cyclelog-sync: \(shown(failure.description))\n".utf8))
-        Foundation.exit(failure.status)
     }
 }
 

@@ -40,7 +40,7 @@ struct Cyclelog: AsyncParsableCommand {
         // heaps: mapping and unmapping each deflate's 270 kB of state took longer than the deflating.
         mallopt(M_MMAP_THRESHOLD, 1024 * 1024)
         Logs.bootstrap()
-        await Failure.run(arguments, root: Self.self)
+        await runSaying("cyclelog", arguments: arguments)
     }
 }
 

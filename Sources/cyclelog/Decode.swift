@@ -1,5 +1,6 @@
 import ArgumentParser
 import CyclingSensors
+import ProgramMain
 import Workouts
 
 #if canImport(Glibc)

@@ -4,6 +4,7 @@ import DBus
 import Dispatch
 import Foundation
 import LiveRecording
+import ProgramMain
 import RecorderInterface
 import Recording
 import ServiceLifecycle

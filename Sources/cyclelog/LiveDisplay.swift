@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LiveRecording
+import ProgramMain
 import Synchronization
 import Workouts
 

@@ -1,45 +1,9 @@
 import Foundation
+import ProgramMain
 import Workouts
 
-/// Writes to standard output or standard error that never trap: a closed descriptor (`2>&-`), a full device
-/// (`2>/dev/full`) or a reader that went away while SIGPIPE is ignored (systemd's default for services) loses the
-/// text, never the ride. (`FileHandle.write` traps on any write error.)
-enum StandardStream {
-    case output
-    case error
-
-    var descriptor: Int32 { self == .output ? STDOUT_FILENO : STDERR_FILENO }
-
-    /// Writes all of `text` unbuffered, retrying short writes and interruptions; any other failure drops the rest.
-    func write(_ text: String) {
-        write(Array(text.utf8))
-    }
-
-    func write(_ all: [UInt8]) {
-        all.withUnsafeBufferPointer { write($0) }
-    }
-
-    func write(_ all: UnsafeBufferPointer<UInt8>) {
-        var bytes = UnsafeRawBufferPointer(all)
-        while !bytes.isEmpty {
-            let written = Glibc.write(descriptor, bytes.baseAddress, bytes.count)
-            if written > 0 {
-                bytes = UnsafeRawBufferPointer(rebasing: bytes[written...])
-            } else if written < 0 && errno == EINTR {
-                continue
-            } else {
-                return
-            }
-        }
-    }
-}
-
-/// A warning or an error on standard error: control characters from names, markers or files shown escaped,
-/// each line at most 2000 characters.
-func printError(_ text: String) {
-    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { ShownText.cut($0, to: 2000) }
-    StandardStream.error.write(ShownText.visible(lines.joined(separator: "\n"), keepingLayout: true) + "\n")
-}
+/// A warning or an error on standard error (ProgramMain's `sayOnStandardError`).
+func printError(_ text: String) { sayOnStandardError(text) }
 
 /// Every command's standard output goes through here rather than Swift's `print`: text that came from outside
 /// (a sensor's name over the air, a ride's name, a marker) can then never clear the screen or retitle the

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Capture
 import Foundation
+import ProgramMain
 import Recording
 import RideHistory
 import RideJournal

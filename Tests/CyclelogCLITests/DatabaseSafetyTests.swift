@@ -107,11 +107,19 @@ final class DatabaseSafetyTests: XCTestCase {
         let dir = try folder()
         let path = dir.appendingPathComponent("rides.sqlite").path
         XCTAssertEqual(try cyclelog(["replay", "--db", path, ride.path]).status, 0)
-        let (queue, writer) = try holdWriteLock(path, seconds: 8)
+        let (queue, writer) = try holdWriteLock(path, seconds: 13)
         let delete = try cyclelog(["delete", "1", "--db", path])
         XCTAssertEqual(delete.status, 2, delete.errorOutput)
         XCTAssertTrue(delete.errorOutput.hasPrefix("cyclelog: the workout database"), delete.errorOutput)
         XCTAssertTrue(delete.errorOutput.contains("is locked by another program"), delete.errorOutput)
+        XCTAssertFalse(delete.errorOutput.contains("underneath"), delete.errorOutput)
+        // Asked for debugging, the message says what SQLite said under it (its result code 5, SQLITE_BUSY, whose message is sqlite3_errstr's).
+        let debug = try cyclelog(["delete", "1", "--db", path], environment: ["CYCLELOG_LOG_LEVEL": "debug"])
+        XCTAssertEqual(debug.status, 2, debug.errorOutput)
+        let lines = debug.errorOutput.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, debug.errorOutput)
+        XCTAssertEqual(lines.first.map(String.init), delete.errorOutput.split(separator: "\n").first.map(String.init))
+        XCTAssertEqual(lines.last, "  (underneath: SQLite result code 5: database is locked)")
         while !writer.isFinished { usleep(100_000) }
         try queue.close()
         XCTAssertEqual(try listed(path).count, 1, "the workout is still there")

@@ -1,0 +1,27 @@
+/// What a failure means to whoever ran the program: the exit status every cyclelog program gives for it
+/// (Docs/reference/exit-status.md). One list for the three programs, so that a script reads them alike.
+public enum ExitStatus: Int32, Sendable {
+    /// The input or the ride failed, or the request was refused: a file that is not a ride, a ride with no
+    /// measurement, an unknown workout, a meter or a server that said no.
+    case failed = 1
+    /// What the program needs cannot be used: the database (locked, full, read-only, not ours, damaged), Bluetooth
+    /// or the bus, a local file it was pointed to.
+    case cannotUse = 2
+    /// A usage mistake on the command line (ArgumentParser's own).
+    case usage = 64
+    /// Try again later (`EX_TEMPFAIL`): a server that could not be reached; a timer or a path unit retries.
+    case tryLater = 75
+}
+
+/// An error that says itself in a rider's words (`description`), knows its exit status, and keeps what the layer
+/// below said (an SQLite result code, a PostgreSQL SQLSTATE, a D-Bus error name) for logs and debugging. Every
+/// library error a program can end with is one; the programs end them all the same way (module ProgramMain).
+public protocol ExplainedError: Error, CustomStringConvertible {
+    var exitStatus: ExitStatus { get }
+    /// The underlying error as its own layer named it; nil when the error is cyclelog's own.
+    var cause: String? { get }
+}
+
+extension ExplainedError {
+    public var cause: String? { nil }
+}
