@@ -183,6 +183,10 @@ let package = Package(
             dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "RideJournal"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
+        .testTarget(name: "RideJournalTests", dependencies: ["RideJournal", "Capture", "Workouts", "TestSupport"]),
+        .testTarget(name: "RideIdentityTests", dependencies: ["RideIdentity", "RideJournal", "Workouts"]),
+        .testTarget(name: "FITImportTests", dependencies: ["FITImport", "FIT", "Workouts", "TestSupport"]),
         .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
