@@ -90,7 +90,7 @@ let package = Package(
             ]),
         // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
         // history API.
-        .target(name: "RideHistory", dependencies: ["Workouts", "WorkoutStore", "Recording", "RideJournal"]),
+        .target(name: "RideHistory", dependencies: ["Workouts", "WorkoutStore", "RideJournal", "Export"]),
         // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP,
         // and the ride history from the database, read-only.
         .target(

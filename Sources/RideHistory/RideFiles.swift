@@ -1,4 +1,3 @@
-import Recording
 import RideJournal
 import WorkoutStore
 import Workouts

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Recording
+import RideHistory
 import WorkoutStore
 import Workouts
 
