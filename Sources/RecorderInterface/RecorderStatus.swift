@@ -104,25 +104,15 @@ public struct RecorderStatus: Sendable, Equatable {
         number("MovingSeconds", \.movingSeconds), measurement("PowerWatts", \.powerWatts),
         measurement("CadenceRPM", \.cadenceRPM), measurement("SpeedMetersPerSecond", \.speedMetersPerSecond),
         measurement("HeartRateBPM", \.heartRateBPM), number("DistanceMeters", \.distanceMeters),
-        Property(
-            name: "Lap", signature: "u", encode: { .uint32($0.lap) },
-            decode: { status, value in
-                guard case .uint32(let lap) = value.unwrapped else { return false }
-                status.lap = lap
-                return true
-            }),
+        field("Lap", "u", \.lap, wrap: DBusValue.uint32) { if case .uint32(let lap) = $0 { lap } else { nil } },
         text("Name", \.name), text("Location", \.location), text("Goal", \.goal),
         measurement("GoalProgress", \.goalProgress), number("LapElapsedSeconds", \.lapElapsedSeconds),
         number("WorkJoules", \.workJoules), number("WaterMillilitres", \.waterMillilitres),
         flag("CanStart", \.can.start), flag("CanPause", \.can.pause), flag("CanResume", \.can.resume),
         flag("CanLap", \.can.lap), flag("CanEnd", \.can.end), flag("CanCancel", \.can.cancel),
-        Property(
-            name: "ControlSequence", signature: "t", encode: { .uint64($0.controlSequence) },
-            decode: { status, value in
-                guard case .uint64(let sequence) = value.unwrapped else { return false }
-                status.controlSequence = sequence
-                return true
-            }),
+        field("ControlSequence", "t", \.controlSequence, wrap: DBusValue.uint64) {
+            if case .uint64(let sequence) = $0 { sequence } else { nil }
+        },
         Property(
             name: "Sensors", signature: "a(sssi)",
             encode: { status in
@@ -218,60 +208,48 @@ public struct RecorderStatus: Sendable, Equatable {
 
     // MARK: Declaring a property
 
-    private static func text(_ name: String, _ field: WritableKeyPath<RecorderStatus, String> & Sendable) -> Property {
+    /// A property whose value is one field: `wrap` makes its D-Bus value, `unwrap` reads one back (nil: another
+    /// type, left alone).
+    private static func field<Value>(
+        _ name: String, _ signature: String, _ field: WritableKeyPath<RecorderStatus, Value> & Sendable,
+        wrap: @escaping @Sendable (Value) -> DBusValue, unwrap: @escaping @Sendable (DBusValue) -> Value?
+    ) -> Property {
         Property(
-            name: name, signature: "s", encode: { .string($0[keyPath: field]) },
+            name: name, signature: signature, encode: { wrap($0[keyPath: field]) },
             decode: { status, value in
-                guard case .string(let text) = value.unwrapped else { return false }
-                status[keyPath: field] = text
+                guard let read = unwrap(value.unwrapped) else { return false }
+                status[keyPath: field] = read
                 return true
             })
     }
 
-    private static func flag(_ name: String, _ field: WritableKeyPath<RecorderStatus, Bool> & Sendable) -> Property {
-        Property(
-            name: name, signature: "b", encode: { .boolean($0[keyPath: field]) },
-            decode: { status, value in
-                guard case .boolean(let flag) = value.unwrapped else { return false }
-                status[keyPath: field] = flag
-                return true
-            })
+    private static func text(_ name: String, _ path: WritableKeyPath<RecorderStatus, String> & Sendable) -> Property {
+        field(name, "s", path, wrap: DBusValue.string) { if case .string(let text) = $0 { text } else { nil } }
     }
 
-    private static func integer(_ name: String, _ field: WritableKeyPath<RecorderStatus, Int64> & Sendable)
+    private static func flag(_ name: String, _ path: WritableKeyPath<RecorderStatus, Bool> & Sendable) -> Property {
+        field(name, "b", path, wrap: DBusValue.boolean) { if case .boolean(let flag) = $0 { flag } else { nil } }
+    }
+
+    private static func integer(_ name: String, _ path: WritableKeyPath<RecorderStatus, Int64> & Sendable)
         -> Property
     {
-        Property(
-            name: name, signature: "x", encode: { .int64($0[keyPath: field]) },
-            decode: { status, value in
-                guard case .int64(let number) = value.unwrapped else { return false }
-                status[keyPath: field] = number
-                return true
-            })
+        field(name, "x", path, wrap: DBusValue.int64) { if case .int64(let number) = $0 { number } else { nil } }
     }
 
-    private static func number(_ name: String, _ field: WritableKeyPath<RecorderStatus, Double> & Sendable)
+    private static func number(_ name: String, _ path: WritableKeyPath<RecorderStatus, Double> & Sendable)
         -> Property
     {
-        Property(
-            name: name, signature: "d", encode: { .double($0[keyPath: field]) },
-            decode: { status, value in
-                guard case .double(let number) = value.unwrapped else { return false }
-                status[keyPath: field] = number
-                return true
-            })
+        field(name, "d", path, wrap: DBusValue.double) { if case .double(let number) = $0 { number } else { nil } }
     }
 
     /// A measurement that may not be known: NaN on the bus.
     private static func measurement(
-        _ name: String, _ field: WritableKeyPath<RecorderStatus, Double?> & Sendable
+        _ name: String, _ path: WritableKeyPath<RecorderStatus, Double?> & Sendable
     ) -> Property {
-        Property(
-            name: name, signature: "d", encode: { .double($0[keyPath: field] ?? .nan) },
-            decode: { status, value in
-                guard case .double(let number) = value.unwrapped else { return false }
-                status[keyPath: field] = number.isNaN ? nil : number
-                return true
-            })
+        field(name, "d", path, wrap: { .double($0 ?? .nan) }) { value -> Double?? in
+            guard case .double(let number) = value else { return nil }
+            return .some(number.isNaN ? nil : number)
+        }
     }
 }
