@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The end of `make bench`: every whole-process figure of the run in one table, cyclelog beside its peers, with
-the machine it ran on."""
+the machine it ran on; printed, and written to Benchmarks/results.md (the latest run's table)."""
 import json
 import os
 import platform
 import subprocess
+import time
 
-from results import RESULTS
+from results import RESULTS, ROOT
 
 
 def machine():
@@ -40,15 +41,20 @@ def main():
     if not os.path.exists(RESULTS):
         return
     rows = [json.loads(line) for line in open(RESULTS)]
-    print("\nmake bench, one table (release build, whole process; best / median; peers measured in the same run)")
-    print("machine: " + machine())
-    print("\n| capability | measured | best | median | peak memory | target |")
-    print("|---|---|---:|---:|---:|---|")
+    lines = ["make bench, one table (release build, whole process; best / median; peers measured in the same run)",
+             "machine: " + machine(), "",
+             "| capability | measured | best | median | peak memory | target |",
+             "|---|---|---:|---:|---:|---|"]
     for row in rows:
         verdict = "" if row["met"] is None else (" (met)" if row["met"] else " (MISSED)")
-        print("| %s | %s | %s | %s | %s | %s%s |" % (
+        lines.append("| %s | %s | %s | %s | %s | %s%s |" % (
             row["capability"], row["label"], shown(row["best"], row["unit"]), shown(row["median"], row["unit"]),
             "" if row["peak_mb"] is None else "%.1f MB" % row["peak_mb"], row["target"], verdict))
+    print("\n" + "\n".join(lines))
+    with open(os.path.join(ROOT, "Benchmarks", "results.md"), "w") as page:
+        page.write("# The latest `make bench`\n\nWritten by `Benchmarks/summary.py` at the end of the run, %s; the "
+                   "method is in [the benchmarks' README](README.md).\n\n" % time.strftime("%Y-%m-%d", time.gmtime()))
+        page.write("\n".join(lines[1:]) + "\n")
 
 
 if __name__ == "__main__":
