@@ -64,15 +64,15 @@ public actor LiveRecorder {
     }
 
     /// The services cyclelog records from, and the characteristics it subscribes to and reads.
-    public static let services: [UInt16] = [0x1818, 0x1816, 0x180D, 0x1826]
+    public static let services: [UInt16] = CyclingService.allCases.map(\.rawValue)
     /// Whether a device offers one of `services`. BlueZ merges the discovery filters of all its clients, so a
     /// scan can show other devices too.
     public static func isCyclingSensor(_ device: BluetoothDevice) -> Bool {
         device.shortServiceUUIDs.contains(where: services.contains)
     }
 
-    static let measurements: Set<UInt16> = [0x2A63, 0x2A5B, 0x2A37, 0x2AD2]
-    static let readOnConnect: Set<UInt16> = [0x2A65, 0x2A5C, 0x2A5D, 0x2ACC, 0x2A38]
+    static let measurements = Set(CyclingService.allCases.map(\.measurement.rawValue))
+    static let readOnConnect = Set(CyclingService.readOnConnect.map(\.rawValue))
 
     public let bluez: any SensorBus
     public let store: WorkoutStore

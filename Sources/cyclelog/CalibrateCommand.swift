@@ -95,7 +95,11 @@ struct Calibrate: AsyncParsableCommand {
     /// The meter among BlueZ's devices, scanning for it first when BlueZ does not know it.
     private func findDevice(_ bluez: BlueZClient, wanted: String) async throws -> BluetoothDevice {
         let search = try await SensorSearch.open(bluez, adapterName: buses.adapter)
-        if let found = await search.find(wanted, within: .seconds(scanTimeout), services: [0x1818]) { return found }
+        if let found = await search.find(
+            wanted, within: .seconds(scanTimeout), services: [CyclingService.cyclingPower.rawValue])
+        {
+            return found
+        }
         throw ExitMessage.make(
             "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again",
             status: 1)

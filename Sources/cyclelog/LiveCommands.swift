@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import CyclingSensors
 import DBus
 import Dispatch
 import Foundation
@@ -86,13 +87,7 @@ struct Scan: AsyncParsableCommand {
     }
 
     static func serviceName(_ uuid: UInt16) -> String? {
-        switch uuid {
-        case 0x1818: "power"
-        case 0x1816: "speed/cadence"
-        case 0x180D: "heart rate"
-        case 0x1826: "fitness machine"
-        default: nil
-        }
+        CyclingService(rawValue: uuid)?.shortName
     }
 }
 
