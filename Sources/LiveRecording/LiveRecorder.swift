@@ -931,7 +931,3 @@ public struct LiveRecordingError: ExplainedError, Sendable {
         self.description = description
     }
 }
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}

@@ -106,7 +106,7 @@ public struct SensorLink: Sendable, Equatable {
             return []
         case .notification:
             if let last = lastNotification, state == .streaming {
-                let interval = Self.seconds(now - last)
+                let interval = (now - last).seconds
                 meanIntervalSeconds = meanIntervalSeconds.map { 0.9 * $0 + 0.1 * interval } ?? interval
             }
             lastNotification = now
@@ -155,8 +155,9 @@ public struct SensorLink: Sendable, Equatable {
         linkUpInJournal = false
         return [.journalLinkDown]
     }
+}
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
+extension Duration {
+    /// In seconds, as a `Double` (what the policy's figures are in).
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
