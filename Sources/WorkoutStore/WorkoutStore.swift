@@ -65,24 +65,24 @@ public final class WorkoutStore: Sendable {
             configuration.busyMode = .timeout(5)
             if access == .read {
                 var file: DatabaseQueue?
+                var layout = Layout.empty
                 if FileManager.default.fileExists(atPath: path) {
                     configuration.readonly = true
                     var opened: DatabaseQueue
-                    let ours: Bool
                     do {
                         opened = try DatabaseQueue(path: path, configuration: configuration)
-                        ours = try Self.checkOwnership(opened, path: path, reading: true)
+                        layout = try Self.checkOwnership(opened, path: path)
                     } catch let error as DatabaseError where Self.canReadImmutable(error, path: path) {
                         // A WAL database without its -wal and -shm files, where this user may not create them (a
                         // backup on read-only media, another user's folder): SQLite cannot open it read-only the
                         // usual way. With no -wal file (or an empty one) nobody has it open and nothing is in the
                         // log, so it is read as the file it is.
                         opened = try DatabaseQueue(path: Self.immutableURI(path), configuration: configuration)
-                        ours = try Self.checkOwnership(opened, path: path, reading: true)
+                        layout = try Self.checkOwnership(opened, path: path)
                     }
-                    if ours { file = opened }
+                    if layout != .empty { file = opened }
                 }
-                if let file, try file.read(Self.migrator.hasCompletedMigrations) {
+                if let file, layout == .current {
                     queue = file
                 } else if let file {
                     // A layout with migrations still to come: an older cyclelog's, or one another cyclelog is
@@ -114,7 +114,7 @@ public final class WorkoutStore: Sendable {
                 try db.execute(sql: "PRAGMA journal_size_limit = 0")
             }
             queue = try DatabaseQueue(path: path, configuration: configuration)
-            let isNew = try !Self.checkOwnership(queue, path: path, reading: false)
+            let isNew = try Self.checkOwnership(queue, path: path) == .empty
             try Self.useWAL(queue)
             if isNew {
                 // A new database holds nothing to lose: its tables are made without waiting for the disk after each
@@ -196,14 +196,14 @@ public final class WorkoutStore: Sendable {
     /// Refuses, before anything is written, a database that holds another program's tables or was made by a newer
     /// cyclelog. (Reading, an older cyclelog's layout is read through an updated copy in memory: the next writing
     /// command updates the file.)
-    /// Returns false for a database with no tables at all (a new, empty file).
+    /// Returns how far the layout is: a database with no tables at all (a new, empty file) is `empty`.
     @discardableResult
-    static func checkOwnership(_ queue: DatabaseQueue, path: String, reading: Bool) throws -> Bool {
+    static func checkOwnership(_ queue: DatabaseQueue, path: String) throws -> Layout {
         try queue.read { db in
             let tables = try String.fetchAll(
                 db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
             // A new database another cyclelog is creating this moment has the migrations table, nothing else yet.
-            if tables.isEmpty || tables == ["grdb_migrations"] { return false }
+            if tables.isEmpty || tables == ["grdb_migrations"] { return .empty }
             let known = Set(migrator.migrations)
             guard tables.contains("grdb_migrations"),
                 let applied = try? String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations"),
@@ -221,8 +221,18 @@ public final class WorkoutStore: Sendable {
                     "\(path) was written by a newer cyclelog (its layout has \"\(newer)\"); this version cannot use "
                         + "it and left it untouched: use the newer cyclelog")
             }
-            return true
+            return known.isSubset(of: applied) ? .current : .behind
         }
+    }
+
+    /// How far a database's layout is, as `checkOwnership` finds it.
+    enum Layout {
+        /// No tables yet (a new file, or one another cyclelog is creating this moment).
+        case empty
+        /// Every migration applied.
+        case current
+        /// Migrations still to come: an older cyclelog's layout, or one being created between two migrations.
+        case behind
     }
 
     /// Puts the database in WAL mode (readers never wait for a writer). Switching needs the database to itself for
@@ -252,7 +262,7 @@ public final class WorkoutStore: Sendable {
         while true {
             let appliedBefore = try queue.read { db in try migrator.appliedIdentifiers(db) }
             do {
-                if try queue.read(migrator.hasCompletedMigrations) { return }
+                if Set(migrator.migrations).isSubset(of: appliedBefore) { return }
                 try migrator.migrate(queue)
                 return
             } catch let error as DatabaseError
