@@ -1,14 +1,12 @@
 import Recording
-import WorkoutStore
 import Workouts
 
-/// One ride being recorded live: its pipeline (builder, journal, digests), the writer of its own that stores
-/// it, and what the dashboard shows of it (the last seconds, distance, work). A recorder has one at a time; with
-/// `record --auto`, one per ride.
+/// One ride being recorded live: its pipeline (builder, journal, digests) and what the dashboard shows of it (the
+/// last seconds, distance, work). A recorder has one at a time; with `record --auto`, one per ride. Pure: the
+/// `RideStore` writes what it hands over.
 struct LiveRide {
     let workoutId: Int64
     private(set) var pipeline: RidePipeline
-    let storeWriter: StoreWriter
     /// `record --auto`: when the ride ends for want of pedalling.
     private(set) var idleEnding: IdleEnding?
     /// A Start's `endAtGoal`: the ride ends and is saved once its goal is reached.
@@ -23,13 +21,11 @@ struct LiveRide {
     private(set) var workJoules = 0.0
 
     init(
-        claim: WorkoutStore.Claim, store: WorkoutStore, configuration: WorkoutBuilder.Configuration,
-        idleEnding: IdleEnding?, endAtGoal: Bool = false
+        workoutId: Int64, configuration: WorkoutBuilder.Configuration, idleEnding: IdleEnding?, endAtGoal: Bool = false
     ) {
-        workoutId = claim.workoutId
+        self.workoutId = workoutId
         self.endAtGoal = endAtGoal
         pipeline = RidePipeline(configuration: configuration)
-        storeWriter = StoreWriter(store: store, claim: claim)
         self.idleEnding = idleEnding
     }
 

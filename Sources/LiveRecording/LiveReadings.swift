@@ -1,0 +1,34 @@
+import Foundation
+import Recording
+import Workouts
+
+/// What each notification said on its own, the moment it arrived, for `LiveRecorder.live`: numbered from 1 and
+/// stamped with the wall clock (CLOCK_REALTIME), in every state of the recorder.
+struct LiveReadings {
+    private var instant: InstantReadings
+    private var sequence: UInt64 = 0
+
+    init(defaultWheelCircumferenceMillimetres: Int) {
+        instant = InstantReadings(defaultWheelCircumferenceMillimetres: defaultWheelCircumferenceMillimetres)
+    }
+
+    /// An event that is not a notification (a connection, a wheel size, a value read): it shapes what the
+    /// notifications after it mean.
+    mutating func note(_ event: RideEvent) {
+        if case .notification = event.kind { return }
+        _ = instant.add(event)
+    }
+
+    /// The readings of the notification `event` from `sensor`, arrived just now; nil when it says nothing alone
+    /// (a crank revolution count needs the one before).
+    mutating func reading(of event: RideEvent, from sensor: String) -> LiveRecorder.LiveReading? {
+        var arrival = timespec()
+        clock_gettime(CLOCK_REALTIME, &arrival)
+        let readings = instant.add(event)
+        guard !readings.isEmpty else { return nil }
+        sequence += 1
+        return LiveRecorder.LiveReading(
+            sequence: sequence, arrivalMicroseconds: Int64(arrival.tv_sec) * 1_000_000 + Int64(arrival.tv_nsec) / 1000,
+            sensor: sensor, readings: readings)
+    }
+}

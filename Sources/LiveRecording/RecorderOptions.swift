@@ -1,0 +1,50 @@
+import Workouts
+
+extension LiveRecorder {
+    public struct Options: Sendable {
+        /// Addresses or names; empty uses every cycling sensor found while scanning.
+        public var sensors: [String] = []
+        /// The adapter's name (`hci1`) or address; nil for the first one BlueZ lists.
+        public var adapter: String?
+        public var plan = WorkoutPlan()
+        public var autoPause: AutoPause?
+        /// For sensors without their own; nil leaves the builder's default. Written into the journal as its
+        /// `wheel *` line, as `autoPause` is as its `auto-pause` line.
+        public var wheelCircumferenceMillimetres: Int?
+        /// Per-address wheel circumferences the rider set (remembered sensors).
+        public var wheelCircumferences: [String: Int] = [:]
+        /// How long to scan for sensors when none are named.
+        public var discoverySeconds = 8.0
+        public var flushIntervalSeconds = 0.5
+        public var policy = ReconnectPolicy()
+        /// `record --auto`: wait for pedalling, end after a time without it, wait for the next ride.
+        public var auto: AutoRide?
+        /// `record --wait`: connect the sensors and wait for a Start (D-Bus, `cyclelog start`); after each ride,
+        /// wait for the next Start with the sensors still connected.
+        public var waitForStart = false
+        /// Started by the bus for a start (D-Bus activation): how long after the launch a start may wait for the
+        /// sensors to connect.
+        public var activatedGraceSeconds = 0.0
+        /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
+        public var lowBatteryPercent = LiveStatus.lowBatteryPercent
+        /// `record --capture`: told each sensor's address before it is connected (its connection's traffic is
+        /// kept), its handle map before it is subscribed to, and the ride's journal events as they are stored.
+        public var capture: HCICapture?
+        /// `record --sync-trigger`: rewritten after each saved ride, for the path unit that starts cyclelog-sync.
+        public var savedRideSignal: SavedRideSignal?
+
+        public init() {}
+    }
+
+    /// Rides that start and end on their own (`record --auto`), for a box by the trainer that nobody touches.
+    public struct AutoRide: Sendable {
+        /// A ride ends after this long without power or cadence above zero, whether the sensors are there or
+        /// not. Shorter gaps (a dropout, a stop at the lights) are part of the ride.
+        public var endAfterSeconds: Double
+        /// The notifications from this long before pedalling was noticed open the ride, so its first
+        /// revolutions count (a cadence needs two crank events).
+        public var lookbackSeconds = 3.0
+
+        public init(endAfterSeconds: Double = 300) { self.endAfterSeconds = endAfterSeconds }
+    }
+}

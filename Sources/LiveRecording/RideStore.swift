@@ -1,0 +1,83 @@
+import DBus
+import Recording
+import WorkoutStore
+import Workouts
+
+/// Every database call of a live recorder, on a thread of its own: SQLite's calls block (a busy database waits up
+/// to 5 s), and they must never hold up the recorder, which goes on taking notifications meanwhile. It opens a
+/// ride's row, writes its batches in the order the pipeline numbered them (whatever order they arrive in; a failed
+/// write keeps everything for the next), finishes or deletes it, and answers the few questions the recorder asks
+/// (the suggested workouts) and remembers the sensors used.
+actor RideStore {
+    private let executor = QueueExecutor(label: "cyclelog.ride-store")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    let store: WorkoutStore
+    /// The ride being written, with the batches that came before the one they follow.
+    private var writer: WorkoutWriter?
+    private var waiting: [Int: WorkoutWriter.Batch] = [:]
+    private var nextSequence = 0
+
+    init(_ store: WorkoutStore) {
+        self.store = store
+    }
+
+    /// Opens a new live ride's row under `syncIdentifier` and takes the writes that follow for it; counts the
+    /// suggested workout as used (not worth failing a ride over).
+    func open(syncIdentifier: String, startMicroseconds: Int64, preset: String?) throws(StoreError) -> Int64 {
+        let claim = try store.beginWorkout(
+            syncIdentifier: syncIdentifier, source: "live", startMicroseconds: startMicroseconds)
+        if let preset { try? store.presetUsed(preset, at: startMicroseconds) }
+        writer = WorkoutWriter(store: store, claim: claim)
+        waiting = [:]
+        nextSequence = 0
+        return claim.workoutId
+    }
+
+    /// Writes `batch` and any batch it was waiting for; false when nothing was written (nothing to write, or
+    /// an earlier batch has not arrived yet).
+    func write(_ batch: WorkoutWriter.Batch) throws(StoreError) -> Bool {
+        guard var writer else { return false }
+        waiting[batch.sequence] = batch
+        var merged = WorkoutWriter.Batch(sequence: nextSequence, events: [], samples: [])
+        var any = false
+        while let next = waiting.removeValue(forKey: nextSequence) {
+            merged.events += next.events
+            merged.samples += next.samples
+            nextSequence += 1
+            any = true
+        }
+        guard any else { return false }
+        defer { self.writer = writer }
+        return try writer.write(merged)
+    }
+
+    /// Saves the ride as it stands and remembers the sensors it used; nil when nothing arrived (the row is
+    /// dropped).
+    func finish(
+        _ finished: WorkoutWriter.Finished?, sensorsUsed: [(address: String, name: String?)], at microseconds: Int64
+    ) throws(StoreError) -> WorkoutSummary? {
+        guard var writer else { return nil }
+        defer { self.writer = nil }
+        guard let finished else {
+            try writer.discard()
+            return nil
+        }
+        let summary = try writer.finish(finished)
+        // The ride is saved: a sensor list not updated is not worth reporting it as lost.
+        try? store.rememberSensors(sensorsUsed, at: microseconds)
+        return summary
+    }
+
+    /// A cancelled ride: its row and everything written for it go.
+    func delete(_ workoutId: Int64) {
+        writer = nil
+        _ = try? store.delete(workoutId)
+    }
+
+    /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
+    /// cannot say.
+    func presets() -> [WorkoutPreset] {
+        (try? store.presets().map(\.preset)) ?? WorkoutPreset.builtIn
+    }
+}
