@@ -69,24 +69,40 @@ let package = Package(
         .target(name: "RecorderInterface", dependencies: ["DBus", "Workouts"]),
         // What a failure means as an exit status, and the protocol of errors that say themselves in words.
         .target(name: "ExitStatus"),
-        // Wires sources to the builder and the store: replay, import, rebuild and the live recorder's writes.
+        // A ride's events into its workout, journal and digests (`RidePipeline`, no I/O) and into the store in
+        // batches (`WorkoutWriter`): the one path of replay, import, rebuild and the live recorder.
+        .target(name: "RideWriting", dependencies: ["RideIdentity", "Workouts", "WorkoutStore"]),
+        // The sources that are files: a capture's replay, a journal's rebuild, a FIT file's import.
         .target(
             name: "Recording",
             dependencies: [
-                "ExitStatus",
+                "ExitStatus", "RideWriting",
                 "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
-                "FITImport", "Export",
+                "FITImport",
             ]),
-        // The live ride: sensors over BlueZ into the pipeline and the store, the reconnect watchdog, the D-Bus
-        // control object, and the kernel's side (adapter facts, the HCI capture).
+        // The live recorder: sensors over BlueZ into the pipeline and the store, the ride's rules and each sensor's
+        // link as pure parts, the reconnect watchdog; no D-Bus object, no kernel interfaces.
         .target(
             name: "LiveRecording",
             dependencies: [
-                "ExitStatus",
-                "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "CyclingSensors", "RecorderInterface",
-                "CBluetooth", "Capture", "RideJournal",
+                "ExitStatus", "BlueZ", "DBus", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors",
+            ]),
+        // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
+        // the sync trigger and the desktop launcher.
+        .target(
+            name: "RecorderService",
+            dependencies: [
+                "LiveRecording", "DBus", "RecorderInterface", "Workouts",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        // Getting sensors and the adapter ready: sensor search, doctor, calibration, adapter facts from the kernel,
+        // the HCI capture of a ride (the recorder tells it through `RideObserver`).
+        .target(
+            name: "SensorSetup",
+            dependencies: [
+                "LiveRecording", "BlueZ", "DBus", "CBluetooth", "Capture", "RideJournal", "RideWriting", "WorkoutStore",
+                "Workouts", "CyclingSensors",
             ]),
         // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
         // history API.
@@ -148,12 +164,15 @@ let package = Package(
                 "Capture",
                 "RideJournal",
                 "WorkoutStore",
+                "RideWriting",
                 "Recording",
                 "Charts",
                 "Export",
                 "BlueZ",
                 "DBus",
                 "LiveRecording",
+                "RecorderService",
+                "SensorSetup",
                 "RecorderInterface",
                 "RideHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -191,12 +210,15 @@ let package = Package(
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",
+            dependencies: ["LiveRecording", "BlueZ", "Recording", "WorkoutStore", "Workouts", "TestSupport"]),
+        .testTarget(
+            name: "RecorderServiceTests",
             dependencies: [
-                "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture", "RideJournal",
-                "CBluetooth",
-                "TestSupport", "RecorderInterface",
-            ],
-            exclude: []),
+                "RecorderService", "LiveRecording", "BlueZ", "DBus", "Recording", "WorkoutStore", "Workouts", "Capture",
+                "RideJournal", "TestSupport", "RecorderInterface",
+            ]),
+        .testTarget(
+            name: "SensorSetupTests", dependencies: ["SensorSetup", "LiveRecording", "BlueZ", "DBus", "CBluetooth"]),
         .testTarget(
             name: "RideSyncTests",
             dependencies: [
@@ -208,7 +230,9 @@ let package = Package(
         .testTarget(
             name: "CyclelogCLITests",
             dependencies: [
-                "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "DBus", "BlueZ",
+                "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "RecorderService",
+                "SensorSetup",
+                "DBus", "BlueZ",
                 "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory", "Charts",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

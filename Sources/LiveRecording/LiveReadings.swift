@@ -1,5 +1,5 @@
 import Foundation
-import Recording
+import RideWriting
 import Workouts
 
 /// What each notification said on its own, the moment it arrived, for `LiveRecorder.live`: numbered from 1 and

@@ -2,7 +2,7 @@ import BlueZ
 import DBus
 import ExitStatus
 import Foundation
-import Recording
+import RideWriting
 import WorkoutStore
 import Workouts
 
@@ -16,8 +16,8 @@ import Workouts
 /// changes go into the journal, so a replay of the journal has the same gaps. BlueZ is reached through a
 /// `SensorBus`, the database through the `RideStore`'s own thread, and time through a `RecorderClock`.
 public actor LiveRecorder {
-    public let bluez: any SensorBus
-    public let options: Options
+    public nonisolated let bluez: any SensorBus
+    public nonisolated let options: Options
     private let store: RideStore
     /// The sensors' links are told its elapsed time; the journal takes its ride time; the timers wait on it.
     private let clock: any RecorderClock
@@ -274,7 +274,7 @@ public actor LiveRecorder {
             return await perform(sensors.apply(.failed(attempt: attempt), to: wanted, at: clock.elapsed))
         }
         await setDiscovery(false)
-        if let address = sensor.address { options.capture?.addSensor(address) }
+        if let address = sensor.address { for observer in options.observers { observer.addSensor(address) } }
         let characteristics: [GattCharacteristic]
         switch await SensorSupervisor.link(bluez, devicePath: path, label: sensor.label) {
         case .failed(let line):
@@ -285,7 +285,7 @@ public actor LiveRecorder {
             await perform(sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: clock.elapsed))
         }
         guard let address = sensors.roster[wanted]?.journalAddress else { return }
-        options.capture?.noteCharacteristics(characteristics, of: address)
+        for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
         await perform(
             sensors.described(wanted, await SensorSupervisor.describe(bluez, devicePath: path, characteristics)))
         await perform(controller.batteries(sensors.batteries))
@@ -365,7 +365,7 @@ public actor LiveRecorder {
             arrivals.removeAll(keepingCapacity: true)
             return
         }
-        options.capture?.note(batch.events)
+        for observer in options.observers { observer.note(batch.events) }
         let batchArrivals = arrivals
         arrivals.removeAll(keepingCapacity: true)
         do throws(StoreError) {
@@ -391,7 +391,9 @@ public actor LiveRecorder {
             summary = try await store.finish(
                 controller.finishedWorkout(), sensorsUsed: sensors.roster.used, at: now())
             if let summary {
-                if let trouble = options.savedRideSignal?.announce(summary) { announcements.publish(.notice(trouble)) }
+                for observer in options.observers {
+                    if let trouble = observer.announce(summary) { announcements.publish(.notice(trouble)) }
+                }
             } else {
                 problem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
             }

@@ -1,4 +1,4 @@
-import Recording
+import RideWriting
 import Workouts
 
 /// One ride being recorded live: its pipeline (builder, journal, digests) and what the dashboard shows of it (the

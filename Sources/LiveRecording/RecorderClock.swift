@@ -1,5 +1,5 @@
 import Foundation
-import Recording
+import RideWriting
 
 /// Where the live recorder's time comes from: the sensors' links and its timers measure time since the clock
 /// began, the journal takes the ride's time, and every wait is the clock's. `SystemRecorderClock` is the real one;

@@ -27,11 +27,9 @@ extension LiveRecorder {
         public var activatedGraceSeconds = 0.0
         /// A sensor whose battery is at or below this is warned about when a ride starts or it connects.
         public var lowBatteryPercent = LiveStatus.lowBatteryPercent
-        /// `record --capture`: told each sensor's address before it is connected (its connection's traffic is
-        /// kept), its handle map before it is subscribed to, and the ride's journal events as they are stored.
-        public var capture: HCICapture?
-        /// `record --sync-trigger`: rewritten after each saved ride, for the path unit that starts cyclelog-sync.
-        public var savedRideSignal: SavedRideSignal?
+        /// Told what the ride does as it happens: `record --capture`'s HCI capture, `record --sync-trigger`'s
+        /// file.
+        public var observers: [any RideObserver] = []
 
         public init() {}
     }

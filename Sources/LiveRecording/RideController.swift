@@ -1,4 +1,4 @@
-import Recording
+import RideWriting
 import Workouts
 
 /// The rules of a live recorder's rides, without I/O: whether a ride is waited for, armed, opening, ridden or being

@@ -1,5 +1,5 @@
 import DBus
-import Recording
+import RideWriting
 import WorkoutStore
 import Workouts
 

@@ -3,6 +3,7 @@ import CyclingSensors
 import Foundation
 import RideIdentity
 import RideJournal
+import RideWriting
 import WorkoutStore
 import Workouts
 

@@ -4,6 +4,7 @@ import CyclingSensors
 import Foundation
 import LiveRecording
 import Recording
+import SensorSetup
 import WorkoutStore
 import Workouts
 

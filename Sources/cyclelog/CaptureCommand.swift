@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiveRecording
+import SensorSetup
 import UnixSignals
 
 /// `cyclelog capture FILE`: the sensors' Bluetooth traffic without a ride, for a sensor that misbehaves before one.

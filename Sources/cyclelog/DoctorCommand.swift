@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiveRecording
+import SensorSetup
 import WorkoutStore
 import Workouts
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Recording
+import RideWriting
 import WorkoutStore
 import Workouts
 

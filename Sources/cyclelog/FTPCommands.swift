@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Recording
 import RideHistory
+import RideWriting
 import WorkoutStore
 import Workouts
 

@@ -7,7 +7,9 @@ import Foundation
 import LiveRecording
 import ProgramMain
 import RecorderInterface
+import RecorderService
 import Recording
+import SensorSetup
 import ServiceLifecycle
 import WorkoutStore
 import Workouts
@@ -217,8 +219,8 @@ struct Record: AsyncParsableCommand {
         let hciCapture = capture.flatMap {
             CaptureCommand.forRide(file: $0, adapter: buses.adapter, sensors: options.sensors)
         }
-        options.capture = hciCapture
-        options.savedRideSignal = syncTrigger.map(SavedRideSignal.init(path:))
+        options.observers = [hciCapture as (any RideObserver)?, syncTrigger.map(SavedRideSignal.init(path:))]
+            .compactMap { $0 }
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let logger = Logs.logger("record", verbose: verbose)
         let service = RecordingService(

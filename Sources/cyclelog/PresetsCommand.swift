@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LiveRecording
+import RecorderService
 import WorkoutStore
 import Workouts
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import LiveRecording
 import RecorderInterface
+import RecorderService
 import Workouts
 
 /// `cyclelog start`: asks the waiting recorder (`record --wait`, `record --auto`) to start a ride with a style.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveRecording
+import SensorSetup
 import TestSupport
 import WorkoutStore
 import XCTest

@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 import Foundation
+import LiveRecording
 import WorkoutStore
 import Workouts
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveRecording
 
 /// Tells systemd how the service is doing, as `sd_notify(3)` does: one datagram per message to the AF_UNIX
 /// socket named by `$NOTIFY_SOCKET` (a path, or `@name` for an abstract socket). `Type=notify` waits for

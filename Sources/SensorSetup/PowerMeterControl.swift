@@ -1,6 +1,7 @@
 import BlueZ
 import CyclingSensors
 import Foundation
+import LiveRecording
 
 /// One power meter's Cycling Power Control Point, through BlueZ: indications on through StartNotify (BlueZ
 /// writes the CCCD), a request written with a Write Request, then the indicated response, one at a time.

@@ -1,4 +1,5 @@
 import DBus
+import LiveRecording
 import Logging
 import RecorderInterface
 import ServiceLifecycle

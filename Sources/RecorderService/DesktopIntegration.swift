@@ -1,3 +1,4 @@
+import LiveRecording
 import RecorderInterface
 import Workouts
 

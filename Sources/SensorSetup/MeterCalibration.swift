@@ -1,6 +1,7 @@
 import BlueZ
 import CyclingSensors
-import Recording
+import LiveRecording
+import RideWriting
 import WorkoutStore
 
 /// `calibrate`'s work on a power meter BlueZ has connected: zero offset through its control point (enhanced when

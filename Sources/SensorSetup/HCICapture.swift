@@ -2,6 +2,7 @@ import BlueZ
 import CBluetooth
 import Capture
 import Foundation
+import LiveRecording
 import RideJournal
 import Synchronization
 import Workouts
@@ -13,7 +14,7 @@ import Workouts
 ///
 /// Reading the monitor waits in the kernel: it runs on a thread of its own, never on one of the few threads Swift's
 /// tasks share, and stops within 0.2 s of being asked.
-public final class HCICapture: Sendable {
+public final class HCICapture: RideObserver {
     /// Why there is no capture, in a rider's words.
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String

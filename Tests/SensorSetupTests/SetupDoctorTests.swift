@@ -3,7 +3,7 @@ import DBus
 import Foundation
 import XCTest
 
-@testable import LiveRecording
+@testable import SensorSetup
 
 /// `doctor`'s checks with the machine replaced through its probes: a sysfs tree, programs and files the test
 /// decides, no bus. What each finding says and advises, without root and without systemd.

@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import LiveRecording
 import RecorderInterface
+import RecorderService
 import Recording
 import RideJournal
 import Synchronization

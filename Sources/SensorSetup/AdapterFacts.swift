@@ -1,6 +1,7 @@
 import CBluetooth
 import Capture
 import Foundation
+import LiveRecording
 import Workouts
 
 /// What the kernel tells any user about each Bluetooth controller, through libbluetooth's HCI ioctls: its bus,

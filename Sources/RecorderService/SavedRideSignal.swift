@@ -1,11 +1,12 @@
 import Foundation
+import LiveRecording
 import Workouts
 
 /// `record --sync-trigger FILE`: after each saved ride the recorder rewrites FILE with the ride's sync identifier
 /// and version. A systemd path unit watching FILE (`cyclelog-sync.path`, `PathChanged=`) then starts the one-shot
 /// sync, so the ride reaches the shared store seconds after it is saved while the recorder stays without network:
 /// it only writes a file in its own state folder.
-public struct SavedRideSignal: Sendable {
+public struct SavedRideSignal: RideObserver {
     public let path: String
 
     public init(path: String) { self.path = path }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveRecording
 
 /// The kernel's view of the Bluetooth controllers, from sysfs: which exist (`/sys/class/bluetooth/hciN`) and
 /// whether rfkill blocks them (`/sys/class/rfkill/rfkillN` with `type` "bluetooth"). BlueZ shows a blocked

@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import LiveRecording
 import RecorderInterface
 import Workouts
 

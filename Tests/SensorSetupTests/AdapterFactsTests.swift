@@ -1,7 +1,7 @@
 import CBluetooth
 import XCTest
 
-@testable import LiveRecording
+@testable import SensorSetup
 
 /// The kernel's structures read as the Core specification lays them out.
 final class AdapterFactsTests: XCTestCase {

@@ -1,4 +1,5 @@
 import BlueZ
+import LiveRecording
 
 /// Finding cycling sensors through one adapter: the one way `scan`, `calibrate` and `doctor` look for them (the
 /// recorder keeps discovery on while it waits, with the same filter and the same adapter rule).
