@@ -29,8 +29,14 @@ let package = Package(
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
         .target(name: "CyclingSensors"),
+        // How values are written for people and programs: JSON values, UTC times, text cut and escaped for a
+        // terminal; pure.
+        .target(name: "Formats"),
+        // How work runs: fork-join over the cores (`parallelMap`, `OrderedWork`), a broadcast to many async
+        // subscribers, an actor's own thread (`QueueExecutor`), stage timing marks.
+        .target(name: "Concurrency"),
         // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
-        .target(name: "Workouts", dependencies: ["CyclingSensors"]),
+        .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),
@@ -39,34 +45,35 @@ let package = Package(
         // libdbus-1, the reference D-Bus library, for talking to BlueZ and for the recorder's control object.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
-        .target(name: "DBus", dependencies: ["CDBus"]),
+        .target(name: "DBus", dependencies: ["CDBus", "Concurrency"]),
         // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
-        .target(name: "BlueZ", dependencies: ["ExitStatus", "DBus"]),
+        .target(name: "BlueZ", dependencies: ["Concurrency", "ExitStatus", "DBus"]),
         // The cyclelog journal: its text form and its compact stored form (packing, zlib).
-        .target(name: "RideJournal", dependencies: ["Workouts", "CZlib"]),
+        .target(name: "RideJournal", dependencies: ["Formats", "Workouts", "CZlib"]),
         // A ride's identity and content digest: SHA-256 over its journal's text (README, "A ride's identity").
         .target(
             name: "RideIdentity",
-            dependencies: ["RideJournal", "Workouts", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["Formats", "RideJournal", "Workouts", .product(name: "Crypto", package: "swift-crypto")]),
         // btsnoop readers and the GATT replay of a capture: files in, ride events out.
         .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "RideJournal"]),
         // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
         .target(
             name: "WorkoutStore",
             dependencies: [
+                "Formats", "Concurrency",
                 "ExitStatus", "Workouts", "RideJournal", "RideIdentity", .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         // SVG pictures of a ride and of a power curve.
-        .target(name: "Charts", dependencies: ["Workouts"]),
+        .target(name: "Charts", dependencies: ["Formats", "Workouts"]),
         // The FIT container read and written byte by byte: headers, definitions, messages, CRCs; no activities.
         .target(name: "FIT"),
         // Stored rides as FIT activities, TCX and CSV files; pure.
-        .target(name: "Export", dependencies: ["FIT", "Workouts", "CyclingSensors"]),
+        .target(name: "Export", dependencies: ["Formats", "FIT", "Workouts", "CyclingSensors"]),
         // Bike computers' FIT activity files as workouts (records, timer, laps, the device's totals); pure.
         .target(name: "FITImport", dependencies: ["FIT", "Workouts"]),
         // The names of the recorder's D-Bus interface and how its values read, shared by the recorder and its
         // clients (the CLI's control verbs, cyclelog-mirror); no Bluetooth.
-        .target(name: "RecorderInterface", dependencies: ["DBus", "Workouts"]),
+        .target(name: "RecorderInterface", dependencies: ["Formats", "DBus", "Workouts"]),
         // What a failure means as an exit status, and the protocol of errors that say themselves in words.
         .target(name: "ExitStatus"),
         // A ride's events into its workout, journal and digests (`RidePipeline`, no I/O) and into the store in
@@ -76,6 +83,7 @@ let package = Package(
         .target(
             name: "Recording",
             dependencies: [
+                "Formats", "Concurrency",
                 "ExitStatus", "RideWriting",
                 "Capture", "RideJournal", "RideIdentity", "Workouts", "WorkoutStore", "CyclingSensors", "FIT",
                 "FITImport",
@@ -85,6 +93,7 @@ let package = Package(
         .target(
             name: "LiveRecording",
             dependencies: [
+                "Concurrency",
                 "ExitStatus", "BlueZ", "DBus", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors",
             ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
@@ -92,6 +101,7 @@ let package = Package(
         .target(
             name: "RecorderService",
             dependencies: [
+                "Formats",
                 "LiveRecording", "DBus", "RecorderInterface", "Workouts",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,17 +111,19 @@ let package = Package(
         .target(
             name: "SensorSetup",
             dependencies: [
+                "Formats",
                 "LiveRecording", "BlueZ", "DBus", "CBluetooth", "Capture", "RideJournal", "RideWriting", "WorkoutStore",
                 "Workouts", "CyclingSensors",
             ]),
         // The stored rides as JSON and files for other programs: one source for the CLI's JSON and the mirror's
         // history API.
-        .target(name: "RideHistory", dependencies: ["Workouts", "WorkoutStore", "RideJournal", "Export"]),
+        .target(name: "RideHistory", dependencies: ["Formats", "Workouts", "WorkoutStore", "RideJournal", "Export"]),
         // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP,
         // and the ride history from the database, read-only.
         .target(
             name: "Mirror",
             dependencies: [
+                "Formats",
                 "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore", "Charts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -123,11 +135,13 @@ let package = Package(
         .target(
             name: "ProgramMain",
             dependencies: [
+                "Formats",
                 "ExitStatus", "Workouts", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "cyclelog-mirror",
             dependencies: [
+                "Formats",
                 "Mirror", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "CMalloc", "ProgramMain",
                 "ExitStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -143,6 +157,7 @@ let package = Package(
         .target(
             name: "RideSync",
             dependencies: [
+                "Formats",
                 "ExitStatus",
                 "WorkoutStore", "Recording", "RideHistory", "Workouts", "RideJournal",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -151,12 +166,14 @@ let package = Package(
         .executableTarget(
             name: "cyclelog-sync",
             dependencies: [
+                "Formats",
                 "RideSync", "WorkoutStore", "Workouts", "ProgramMain", "ExitStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .executableTarget(
             name: "cyclelog",
             dependencies: [
+                "Formats", "Concurrency",
                 "CMalloc",
                 "ProgramMain",
                 "CyclingSensors",
@@ -195,8 +212,12 @@ let package = Package(
         ),
         // What several test targets share (a seeded generator).
         .target(name: "TestSupport", dependencies: ["BlueZ", "DBus"], path: "Tests/TestSupport"),
+        .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
+        .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
-        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "CyclingSensors", "TestSupport"]),
+        .testTarget(
+            name: "WorkoutsTests",
+            dependencies: ["Formats", "Concurrency", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(
             name: "CaptureTests",
             dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),
@@ -205,7 +226,7 @@ let package = Package(
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
         .testTarget(name: "RideJournalTests", dependencies: ["RideJournal", "Capture", "Workouts", "TestSupport"]),
         .testTarget(name: "RideIdentityTests", dependencies: ["RideIdentity", "RideJournal", "Workouts"]),
-        .testTarget(name: "FITImportTests", dependencies: ["FITImport", "FIT", "Workouts", "TestSupport"]),
+        .testTarget(name: "FITImportTests", dependencies: ["Formats", "FITImport", "FIT", "Workouts", "TestSupport"]),
         .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
@@ -230,6 +251,7 @@ let package = Package(
         .testTarget(
             name: "CyclelogCLITests",
             dependencies: [
+                "Formats",
                 "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "RecorderService",
                 "SensorSetup",
                 "DBus", "BlueZ",

@@ -1,3 +1,4 @@
+import Concurrency
 import DBus
 
 /// The org.bluez object model over one long-lived D-Bus connection: the object tree kept current from

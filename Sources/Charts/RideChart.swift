@@ -1,3 +1,4 @@
+import Formats
 import Workouts
 
 /// `cyclelog chart <id>`: power, cadence, speed and heart rate over the ride's elapsed time, one panel each, with

@@ -1,3 +1,4 @@
+import Formats
 import Workouts
 
 /// The weekly training load as bars: TSS per week, the week's Monday under each bar.

@@ -1,4 +1,5 @@
 import CDBus
+import Concurrency
 import Dispatch
 import Glibc
 

@@ -1,3 +1,4 @@
+import Formats
 import Workouts
 
 /// One row per second of a ride, units in the column names; an empty cell is a second without that value.

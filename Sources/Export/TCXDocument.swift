@@ -1,3 +1,4 @@
+import Formats
 import Workouts
 
 /// A ride as Garmin Training Center XML (TCX v2): one Lap element per lap, with a trackpoint per second the timer

@@ -1,4 +1,5 @@
 import BlueZ
+import Concurrency
 import DBus
 import ExitStatus
 import Foundation

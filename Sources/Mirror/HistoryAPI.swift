@@ -1,6 +1,7 @@
 import Charts
 import Crypto
 import Dispatch
+import Formats
 import HTTPTypes
 import Hummingbird
 import NIOCore

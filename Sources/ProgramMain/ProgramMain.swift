@@ -1,5 +1,6 @@
 import ArgumentParser
 import ExitStatus
+import Formats
 import Foundation
 import Workouts
 

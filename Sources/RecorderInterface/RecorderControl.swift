@@ -1,4 +1,5 @@
 import DBus
+import Formats
 import Foundation
 import Workouts
 

@@ -1,4 +1,5 @@
 import DBus
+import Formats
 import Workouts
 
 /// The recorder's properties as one value: what `org.cyclelog.Recorder1` publishes, typed. The recorder makes one

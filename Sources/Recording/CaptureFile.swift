@@ -1,5 +1,6 @@
 import Capture
 import ExitStatus
+import Formats
 import Foundation
 import RideJournal
 import WorkoutStore

@@ -1,4 +1,5 @@
 import Capture
+import Concurrency
 import CyclingSensors
 import Foundation
 import RideIdentity

@@ -1,4 +1,5 @@
 import Export
+import Formats
 import WorkoutStore
 import Workouts
 

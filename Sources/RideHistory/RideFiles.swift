@@ -1,3 +1,4 @@
+import Formats
 import RideJournal
 import WorkoutStore
 import Workouts

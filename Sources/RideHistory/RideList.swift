@@ -1,3 +1,4 @@
+import Formats
 import WorkoutStore
 import Workouts
 

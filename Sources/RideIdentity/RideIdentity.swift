@@ -1,4 +1,5 @@
 import Crypto
+import Formats
 import RideJournal
 import Workouts
 

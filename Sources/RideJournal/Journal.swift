@@ -1,3 +1,4 @@
+import Formats
 import Workouts
 
 /// The cyclelog journal: a text format of our own, one event per line, append-only and diffable. A live ride

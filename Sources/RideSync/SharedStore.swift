@@ -1,4 +1,5 @@
 import ExitStatus
+import Formats
 import Foundation
 import Logging
 import PostgresNIO

@@ -1,5 +1,6 @@
 import CBluetooth
 import Capture
+import Formats
 import Foundation
 import LiveRecording
 import Workouts

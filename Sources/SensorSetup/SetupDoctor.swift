@@ -1,5 +1,6 @@
 import BlueZ
 import DBus
+import Formats
 import Foundation
 import LiveRecording
 import WorkoutStore

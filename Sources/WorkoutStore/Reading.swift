@@ -1,3 +1,4 @@
+import Concurrency
 import Foundation
 import GRDB
 import RideJournal

@@ -1,3 +1,5 @@
+import Concurrency
+import Formats
 import Foundation
 import GRDB
 import RideIdentity

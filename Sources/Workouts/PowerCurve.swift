@@ -1,3 +1,5 @@
+import Concurrency
+
 /// Mean-maximal power for every duration: `watts[d - 1]` is the best mean power over any d consecutive seconds.
 /// A ride's curve is the pointwise maximum of its running segments' curves (a window never spans a pause, and a
 /// dropout inside a segment counts as 0 W); the curve of a period is the pointwise maximum of its rides' curves.

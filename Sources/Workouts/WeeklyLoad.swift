@@ -1,3 +1,5 @@
+import Formats
+
 /// Training load per week: the Training Stress Score of each week's rides added up. Weeks run Monday 00:00 to
 /// Monday 00:00 UTC (ISO 8601); the last one is the week of the newest ride, so that old rides imported today
 /// still show their weeks.

@@ -1,3 +1,5 @@
+import Formats
+
 /// A suggested workout: a start style with a title, offered by launchers, the dashboard and a second screen
 /// (Apple's suggested workouts for StartWorkoutIntent). Four are built in; riders add their own.
 public struct WorkoutPreset: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import Formats
+
 /// Everything `cyclelog replay` and `cyclelog show` print about one workout; the JSON keys are the contract of
 /// DESIGN.md §3 (units in the names, null where a value does not apply).
 public struct WorkoutSummary: Sendable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CyclingSensors
+import Formats
 import ProgramMain
 import Workouts
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Concurrency
 import Foundation
 import Recording
 import WorkoutStore

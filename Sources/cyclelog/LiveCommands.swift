@@ -3,6 +3,7 @@ import BlueZ
 import CyclingSensors
 import DBus
 import Dispatch
+import Formats
 import Foundation
 import LiveRecording
 import ProgramMain

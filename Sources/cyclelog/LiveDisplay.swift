@@ -1,4 +1,5 @@
 import Dispatch
+import Formats
 import Foundation
 import LiveRecording
 import ProgramMain

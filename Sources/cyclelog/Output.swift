@@ -1,4 +1,5 @@
 import CyclingSensors
+import Formats
 import Workouts
 
 /// `--json`: one object per value, raw wire integers, keys as in DESIGN.md §3; or an error object.

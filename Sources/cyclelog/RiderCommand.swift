@@ -1,4 +1,5 @@
 import ArgumentParser
+import Formats
 import WorkoutStore
 import Workouts
 

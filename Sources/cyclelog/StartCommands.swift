@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBus
+import Formats
 import LiveRecording
 import RecorderInterface
 import RecorderService

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Capture
+import Concurrency
+import Formats
 import Foundation
 import ProgramMain
 import Recording

@@ -1,5 +1,6 @@
 import FIT
 import FITImport
+import Formats
 import TestSupport
 import Workouts
 import XCTest

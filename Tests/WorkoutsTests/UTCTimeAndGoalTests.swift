@@ -1,3 +1,4 @@
+import Formats
 import XCTest
 
 @testable import Workouts

@@ -1,4 +1,4 @@
-import Workouts
+import Formats
 import XCTest
 
 /// The byte-level test for control characters agrees with the escape rule, scalar by scalar.

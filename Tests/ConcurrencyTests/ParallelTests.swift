@@ -1,7 +1,6 @@
+import Concurrency
 import Synchronization
 import XCTest
-
-@testable import Workouts
 
 /// The fork-and-join helpers: every item made once, results in order, whichever core makes them.
 final class ParallelTests: XCTestCase {

@@ -1,9 +1,10 @@
 import Dispatch
 
-/// A serial executor on one dispatch queue: the connection actor runs on it, and so does the dispatch source
-/// that watches the bus socket, so socket events can enter the actor synchronously (`assumeIsolated`).
+/// A serial executor on one dispatch queue: an actor that makes blocking calls (a D-Bus connection, SQLite) runs on
+/// a thread of its own and never holds up the cooperative pool. A D-Bus connection's dispatch source that watches
+/// the bus socket runs on the same `queue`, so socket events can enter the actor synchronously (`assumeIsolated`).
 public final class QueueExecutor: SerialExecutor {
-    let queue: DispatchQueue
+    public let queue: DispatchQueue
 
     public init(label: String) {
         queue = DispatchQueue(label: label)

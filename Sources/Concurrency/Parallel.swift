@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import Synchronization
 
 /// Runs `work` for each of `0..<count` on the machine's cores and returns the results in order. A fork and a join:
@@ -42,13 +41,15 @@ public final class OrderedWork<Item: Sendable>: Sendable {
         /// Items made by a helper, not taken yet.
         var made: [Int: Item] = [:]
         var stopped = false
+        /// The taker, asleep until a helper has made the item it waits for.
+        var waiting: (index: Int, wake: DispatchSemaphore)?
     }
 
     /// What a taker does next.
     private enum Next {
         case ready(Item)
         case make(Int)
-        case wait
+        case wait(DispatchSemaphore)
     }
 
     public let count: Int
@@ -68,7 +69,13 @@ public final class OrderedWork<Item: Sendable>: Sendable {
             return state.next
         }) {
             let item = make(index)
-            state.withLock { $0.made[index] = item }
+            let taker = state.withLock { state -> DispatchSemaphore? in
+                state.made[index] = item
+                guard let waiting = state.waiting, waiting.index == index else { return nil }
+                state.waiting = nil
+                return waiting.wake
+            }
+            taker?.signal()
         }
     }
 
@@ -78,7 +85,12 @@ public final class OrderedWork<Item: Sendable>: Sendable {
         while true {
             let next = state.withLock { state -> Next in
                 if let item = state.made.removeValue(forKey: index) { return .ready(item) }
-                guard state.next <= index else { return .wait }
+                guard state.next <= index else {
+                    // A helper is making it: sleep until it is made (`help` wakes the taker).
+                    let wake = DispatchSemaphore(value: 0)
+                    state.waiting = (index, wake)
+                    return .wait(wake)
+                }
                 defer { state.next += 1 }
                 return .make(state.next)
             }
@@ -89,9 +101,8 @@ public final class OrderedWork<Item: Sendable>: Sendable {
                 let item = make(started)
                 if started == index { return item }
                 state.withLock { $0.made[started] = item }
-            case .wait:
-                // A helper is making it: one item takes about a millisecond.
-                usleep(50)
+            case .wait(let wake):
+                wake.wait()
             }
         }
     }
