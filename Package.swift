@@ -173,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "cyclelog",
             dependencies: [
-                "Formats", "Concurrency",
+                "Formats", "Concurrency", "ExitStatus",
                 "CMalloc",
                 "ProgramMain",
                 "CyclingSensors",

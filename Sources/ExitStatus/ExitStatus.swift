@@ -25,3 +25,16 @@ public protocol ExplainedError: Error, CustomStringConvertible {
 extension ExplainedError {
     public var cause: String? { nil }
 }
+
+/// A command's own failure or refusal, in words, with its exit status: what a program says when no library error
+/// stands behind it (an unknown workout, nothing to do, a file it cannot write). Ended like every other
+/// `ExplainedError`.
+public struct CommandFailure: ExplainedError, Sendable {
+    public var description: String
+    public var exitStatus: ExitStatus
+
+    public init(_ description: String, _ exitStatus: ExitStatus = .failed) {
+        self.description = description
+        self.exitStatus = exitStatus
+    }
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlueZ
 import CyclingSensors
+import ExitStatus
 import Foundation
 import LiveRecording
 import Recording
@@ -60,7 +61,7 @@ struct Calibrate: AsyncParsableCommand {
         do {
             try await bluez.connect(device.path)
         } catch {
-            throw ExitMessage.make(error.description, status: 1)
+            throw CommandFailure(error.description)
         }
         var calibration = MeterCalibration()
         calibration.zeroOffset = !skipZero
@@ -101,8 +102,7 @@ struct Calibrate: AsyncParsableCommand {
         {
             return found
         }
-        throw ExitMessage.make(
-            "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again",
-            status: 1)
+        throw CommandFailure(
+            "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again")
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Foundation
 import LiveRecording
 import SensorSetup
@@ -40,8 +41,8 @@ struct CaptureCommand: AsyncParsableCommand {
         var adapterIndex: UInt16?
         if let adapter {
             guard let index = HCICapture.adapterIndex(named: adapter) else {
-                throw ExitMessage.make(
-                    "the kernel has no Bluetooth adapter '\(adapter)'; `cyclelog doctor` lists them", status: 2)
+                throw CommandFailure(
+                    "the kernel has no Bluetooth adapter '\(adapter)'; `cyclelog doctor` lists them", .cannotUse)
             }
             adapterIndex = index
         }
@@ -55,7 +56,7 @@ struct CaptureCommand: AsyncParsableCommand {
         do {
             capture = try HCICapture(path: file, adapterIndex: adapterIndex, sensors: sensors + remembered)
         } catch {
-            throw ExitMessage.make("cannot capture: \(error.description)", status: 2)
+            throw CommandFailure("cannot capture: \(error.description)", .cannotUse)
         }
         printError("Capturing to \(file); " + (seconds.map { "for \(Self.number($0)) s" } ?? "Ctrl-C ends it") + ".")
         // Until the time is up or a signal comes, or until the capture stops on its own (a full disk).
@@ -80,7 +81,7 @@ struct CaptureCommand: AsyncParsableCommand {
             return HCICapture.Outcome()
         }
         print(Self.report(outcome, file: file))
-        if let problem = outcome.problem { throw ExitMessage.make(problem, status: 1) }
+        if let problem = outcome.problem { throw CommandFailure(problem) }
     }
 
     /// "1 234 records in ride.btsnoop (567 of other devices and programs left out)".

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Charts
+import ExitStatus
 import Foundation
 import WorkoutStore
 import Workouts
@@ -41,7 +42,7 @@ struct Chart: ParsableCommand {
         if powerCurve {
             let rides = try store.rideCurves()
             guard !rides.isEmpty else {
-                throw ExitMessage.make("no rides are stored yet; `cyclelog replay` adds some", status: 1)
+                throw CommandFailure("no rides are stored yet; `cyclelog replay` adds some")
             }
             let window = FTPWindow(endingWithNewestOf: rides, days: window.days)
             svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)
@@ -55,7 +56,7 @@ struct Chart: ParsableCommand {
         do {
             try OutputFile.write(Array(svg.utf8), to: path)
         } catch {
-            throw ExitMessage.make(error.description, status: 1)
+            throw CommandFailure(error.description)
         }
         if path != "-" { print("Wrote \(path).") }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import Recording
@@ -65,7 +66,7 @@ struct DuplicatesKeep: ParsableCommand {
         let store = try database.open()
         let id = try reference.resolve(in: store)
         guard let group = try store.countAmongOverlaps(id, nowMicroseconds: wallClockMicroseconds()) else {
-            throw ExitMessage.make("workout \(id) overlaps no other ride: it counts already", status: 1)
+            throw CommandFailure("workout \(id) overlaps no other ride: it counts already")
         }
         print(
             "Workout \(id) counts in the FTP and the weekly load; "

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import RideHistory
@@ -81,14 +82,14 @@ struct ExportRides: ParsableCommand {
             $0 == "-" || outputEnding != nil || OutputFile.isExistingNonFolder($0) ? $0 : nil
         }
         if file != nil && ids.count > 1 {
-            throw ExitMessage.make(
-                "\(ids.count) workouts do not fit in one file: give a folder with -o", status: 1)
+            throw CommandFailure(
+                "\(ids.count) workouts do not fit in one file: give a folder with -o")
         }
         if file == nil, let output {
             do {
                 try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
             } catch {
-                throw ExitMessage.make("cannot make the folder \(output): \(error.localizedDescription)", status: 1)
+                throw CommandFailure("cannot make the folder \(output): \(error.localizedDescription)")
             }
         }
         for id in ids {
@@ -100,7 +101,7 @@ struct ExportRides: ParsableCommand {
             do {
                 try OutputFile.write(bytes, to: path)
             } catch {
-                throw ExitMessage.make(error.description, status: 1)
+                throw CommandFailure(error.description)
             }
             if path != "-" { print("workout \(id) → \(path)") }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import Recording
@@ -94,7 +95,7 @@ struct FTPAccept: ParsableCommand {
     func run() throws {
         let store = try database.open()
         guard let accepted = try store.acceptPendingFTP(nowMicroseconds: wallClockMicroseconds()) else {
-            throw ExitMessage.make("no automatic FTP newer than your manual value is waiting", status: 1)
+            throw CommandFailure("no automatic FTP newer than your manual value is waiting")
         }
         print("FTP \(Int(accepted.watts.rounded())) W (\(accepted.method.rawValue)) is in force again.")
     }

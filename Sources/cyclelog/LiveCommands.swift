@@ -3,6 +3,7 @@ import BlueZ
 import CyclingSensors
 import DBus
 import Dispatch
+import ExitStatus
 import Formats
 import Foundation
 import LiveRecording
@@ -278,7 +279,7 @@ struct Record: AsyncParsableCommand {
         case .failure(let error):
             throw error
         case nil:
-            throw ExitMessage.make("the recorder stopped before it started", status: 1)
+            throw CommandFailure("the recorder stopped before it started")
         }
     }
 
@@ -319,28 +320,28 @@ struct ControlCommand {
     /// there is no recorder to take it, and the message says how to start one).
     @discardableResult
     static func call(
-        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1
+        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: ExitStatus = .failed
     ) async throws -> [DBusValue] {
         let connection: DBusConnection
         do {
             connection = try await DBusConnection.connect(to: bus)
         } catch {
-            throw ExitMessage.make(
+            throw CommandFailure(
                 "cannot reach \(bus) (\(error.message)), so no recorder either: the recorder's control "
                     + "object is on the session bus of a desktop session, or on the system bus for the service "
                     + "(--control-bus system)",
-                status: noRecorder)
+                noRecorder)
         }
         do {
             return try await RecorderClient(connection).call(method, arguments)
         } catch {
             let missing = RecorderControl.isMissing(error)
-            throw ExitMessage.make(
-                missing && noRecorder != 1
+            throw CommandFailure(
+                missing && noRecorder != .failed
                     ? "no recorder is running on \(bus): start one with `cyclelog record --wait` (or, for the "
                         + "service, `systemctl start cyclelog`)"
                     : Self.explain(error, bus),
-                status: missing ? noRecorder : 1)
+                missing ? noRecorder : .failed)
         }
     }
 
@@ -374,7 +375,7 @@ extension ControlCommand {
 
     /// Calls `method` and prints what it did, in words (a control that answers nothing looks like it failed).
     static func callAndSay(
-        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: Int32 = 1,
+        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: ExitStatus = .failed,
         _ said: (_ before: RecorderStatus?, _ after: RecorderStatus?) -> String
     ) async throws {
         let before = await statusIfAny(bus)
@@ -467,7 +468,7 @@ struct Status: AsyncParsableCommand {
         do {
             status = try await ControlCommand.status(control.address)
         } catch {
-            throw ExitMessage.make(ControlCommand.explain(error, control.address), status: 1)
+            throw CommandFailure(ControlCommand.explain(error, control.address))
         }
         let fields = status.jsonFields
         if json {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import LiveRecording
@@ -86,7 +87,7 @@ struct AddPreset: ParsableCommand {
         do {
             request = try StartRequest(style: Dictionary(style.values, uniquingKeysWith: { $1 }), presets: [])
         } catch {
-            throw ExitMessage.make(error.description, status: 1)
+            throw CommandFailure(error.description)
         }
         let store = try database.open()
         try store.savePreset(WorkoutPreset(id: id, title: title, request: request))
@@ -109,7 +110,7 @@ extension PresetChange {
         let store = try database.open()
         guard try change(store) else {
             let known = try store.presets().map(\.preset.id).joined(separator: ", ")
-            throw ExitMessage.make("no preset '\(id)'; the presets are \(known)", status: 1)
+            throw CommandFailure("no preset '\(id)'; the presets are \(known)")
         }
         try Presets.changed(store)
         print(done)
@@ -121,7 +122,7 @@ struct RemovePreset: PresetChange {
     @Argument(help: "The preset's id.") var id: String
     @OptionGroup var database: DatabaseOptions
     func change(_ store: WorkoutStore) throws -> Bool {
-        do { return try store.removePreset(id) } catch { throw ExitMessage.make(error.description, status: 1) }
+        do { return try store.removePreset(id) } catch { throw CommandFailure(error.description) }
     }
     var done: String { "Removed the preset \(id)." }
 }
@@ -149,7 +150,7 @@ struct ResetPreset: PresetChange {
     @OptionGroup var database: DatabaseOptions
     func change(_ store: WorkoutStore) throws -> Bool {
         guard WorkoutPreset.builtIn.contains(where: { $0.id == id }) else {
-            throw ExitMessage.make("\(id) is not built in: `cyclelog presets remove \(id)` removes it", status: 1)
+            throw CommandFailure("\(id) is not built in: `cyclelog presets remove \(id)` removes it")
         }
         try store.forgetPreset(id)
         return true
@@ -215,7 +216,7 @@ struct DesktopFolders {
                     atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try text.write(toFile: path, atomically: true, encoding: .utf8)
             } catch {
-                throw ExitMessage.make("cannot write \(path): \(error.localizedDescription)", status: 2)
+                throw CommandFailure("cannot write \(path): \(error.localizedDescription)", .cannotUse)
             }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import WorkoutStore
@@ -23,12 +24,11 @@ struct Sensors: ParsableCommand {
         let matches = known.filter { $0.isCalled(wanted) }
         guard matches.count == 1, let sensor = matches.first else {
             let listed = known.map { "\($0.name ?? "-") (\($0.address))" }.joined(separator: ", ")
-            throw ExitMessage.make(
+            throw CommandFailure(
                 matches.isEmpty
                     ? "no remembered sensor is called \(wanted)"
                         + (known.isEmpty ? " (none is remembered yet)" : "; remembered: \(listed)")
-                    : "\(matches.count) remembered sensors are called \(wanted): name it by its address",
-                status: 1)
+                    : "\(matches.count) remembered sensors are called \(wanted): name it by its address")
         }
         return sensor
     }

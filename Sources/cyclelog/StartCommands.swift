@@ -28,7 +28,8 @@ struct Start: AsyncParsableCommand {
         // The recorder checks the style (one place for the rules and their messages).
         let values = (preset.map { [("preset", StartRequest.Value.text($0))] } ?? []) + style.values
         let pairs = values.map { ($0.0, RecorderControl.dbusValue($0.1)) }
-        let reply = try await ControlCommand.call("Start", [.properties(pairs)], bus: control.address, noRecorder: 2)
+        let reply = try await ControlCommand.call(
+            "Start", [.properties(pairs)], bus: control.address, noRecorder: .cannotUse)
         let id = reply.first?.integer ?? 0
         print(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
     }
@@ -78,7 +79,7 @@ struct Marker: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        try await ControlCommand.callAndSay("Marker", [.string(text)], bus: control.address, noRecorder: 2) {
+        try await ControlCommand.callAndSay("Marker", [.string(text)], bus: control.address, noRecorder: .cannotUse) {
             before, _ in "\(ControlCommand.workout(before)) has the marker \"\(ShownText.visible(text))\"."
         }
     }
@@ -103,7 +104,7 @@ struct Water: AsyncParsableCommand {
     func run() async throws {
         guard let (number, unit) = Intake.split(amount) else { return }
         try await ControlCommand.callAndSay(
-            "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: 2
+            "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: .cannotUse
         ) { before, after in
             "\(amount) of water logged in \(ControlCommand.workout(before))"
                 + (after.flatMap { $0.waterMillilitres.isFinite ? $0.waterMillilitres : nil }.map {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Capture
 import Concurrency
+import ExitStatus
 import Formats
 import Foundation
 import ProgramMain
@@ -51,20 +52,12 @@ struct DatabaseOptions: ParsableArguments {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw ExitMessage.make(
+                throw CommandFailure(
                     "cannot create the folder \(folder) for the workout database: \(error.localizedDescription)",
-                    status: 2)
+                    .cannotUse)
             }
         }
         return try WorkoutStore(path: path, access: access)
-    }
-}
-
-/// Exit with a message on standard error and a status, without ArgumentParser's usage text.
-enum ExitMessage {
-    static func make(_ text: String, status: Int32) -> ExitCode {
-        printError("cyclelog: \(text)")
-        return ExitCode(status)
     }
 }
 
@@ -80,7 +73,7 @@ struct WorkoutReference: ParsableArguments {
     /// The id a reference names, or an exit with a message saying how to find one.
     static func resolve(_ reference: String, in store: WorkoutStore) throws -> Int64 {
         guard let id = try store.resolve(reference) else {
-            throw ExitMessage.make("there is no workout '\(reference)'; `cyclelog list` shows them", status: 1)
+            throw CommandFailure("there is no workout '\(reference)'; `cyclelog list` shows them")
         }
         return id
     }
@@ -94,10 +87,9 @@ struct WorkoutReference: ParsableArguments {
     static func ride(_ id: Int64, in store: WorkoutStore, analysed: Bool = true) throws -> WorkoutStore.StoredRide {
         guard let ride = try store.ride(id, analysed: analysed) else {
             let beingWritten = try store.isBeingWritten(id)
-            throw ExitMessage.make(
+            throw CommandFailure(
                 RideFiles.notShownYet(id, beingWritten: beingWritten)
-                    + (beingWritten ? "; `cyclelog status` and the dashboard show a live ride as it goes" : ""),
-                status: 1)
+                    + (beingWritten ? "; `cyclelog status` and the dashboard show a live ride as it goes" : ""))
         }
         return ride
     }
@@ -283,9 +275,8 @@ struct Show: ParsableCommand {
         if journal {
             let events = try store.journal(id)
             if events.isEmpty, let file = try store.importedFile(id) {
-                throw ExitMessage.make(
-                    "workout \(id) was imported from \(file.fileName): it has no journal, its FIT file is kept instead",
-                    status: 1)
+                throw CommandFailure(
+                    "workout \(id) was imported from \(file.fileName): it has no journal, its FIT file is kept instead")
             }
             print(Journal.text(events), terminator: "")
             return
