@@ -21,27 +21,15 @@ public struct HistoryAPI: Sendable {
         self.databasePath = databasePath
     }
 
-    /// The answer to a history request, or nil when `path` is not one. Its work stops when `clientGone` says the
-    /// client left: before it starts, and part-way through a reading of the database.
-    func respond(to request: Request, path: String, clientGone: @escaping @Sendable () -> Bool = { false }) async
-        -> Response?
-    {
-        // After "/api/v1/": workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg, sparkline.svg and
-        // export.KIND;
-        // ftp, weekly-load(.svg), power-curve(.svg).
-        let parts = path.dropFirst("/api/v1/".count).split(separator: "/", omittingEmptySubsequences: false)
-        let query = request.uri.queryParameters
-        // Pictures for the dark page ask for `theme=dark`; light (a file's) otherwise.
-        let theme = ChartTheme(query: query.get("theme"))
-        let exchange = Exchange(
-            databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch],
-            clientGone: clientGone)
-        let answer: Response
-        switch (parts.first ?? "", parts.count) {
-        case ("workouts", 1):
-            answer = await exchange.read { store throws(StoreError) in
-                switch RideList.Filter.parse(
-                    since: query.get("since"), until: query.get("until"), text: query.get("q"))
+    /// The routes under `/api/v1`: workouts, workouts/ID and its samples, range, wprime(.svg), chart.svg,
+    /// sparkline.svg and export.KIND; ftp, weekly-load(.svg), power-curve(.svg). Each request's work stops when its
+    /// client leaves: before it starts, and part-way through a reading of the database.
+    var routes: RouteCollection<MirrorContext> {
+        let routes = RouteCollection(context: MirrorContext.self)
+        routes.get("workouts") { request, context in
+            let query = request.uri.queryParameters
+            return await exchange(request, context).read { store throws(StoreError) in
+                switch RideList.Filter.parse(since: query.get("since"), until: query.get("until"), text: query.get("q"))
                 {
                 case .success(let filter):
                     return .json(
@@ -52,39 +40,50 @@ public struct HistoryAPI: Sendable {
                 case .failure(let error): return .error(.badRequest, error.description)
                 }
             }
-        case ("workouts", 2):
-            answer = await exchange.ride(parts[1]) { ride, _ throws(StoreError) in .json(ride.summary.json) }
-        case ("workouts", 3) where parts[2] == "samples":
-            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+        }
+        routes.get("workouts/:id") { request, context in
+            await exchange(request, context).ride(id(context)) { ride, _ throws(StoreError) in .json(ride.summary.json)
+            }
+        }
+        routes.get("workouts/:id/samples") { request, context in
+            await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
                 .file(RideFiles.samplesJSONBytes(ride), "application/json", name: nil)
             }
-        case ("workouts", 3) where parts[2] == "range":
+        }
+        routes.get("workouts/:id/range") { request, context in
+            let query = request.uri.queryParameters
             guard let from = query.get("from").flatMap(Int.init), let to = query.get("to").flatMap(Int.init) else {
                 return MirrorResponder.error(.badRequest, "range takes from=SECOND&to=SECOND (from the ride's start)")
             }
-            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+            return await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
                 .json(RideFiles.rangeJSON(ride, from: from, to: to))
             }
-        case ("workouts", 3) where parts[2] == "wprime" || parts[2] == "wprime.svg":
-            let picture = parts[2] == "wprime.svg"
-            answer = await exchange.ride(parts[1]) { ride, _ throws(StoreError) in
-                guard let balance = RideFiles.wPrimeBalance(ride) else {
-                    return .error(
-                        .notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
+        }
+        for picture in [false, true] {
+            routes.get(picture ? "workouts/:id/wprime.svg" : "workouts/:id/wprime") { request, context in
+                let theme = Self.theme(request)
+                return await exchange(request, context).ride(id(context)) { ride, _ throws(StoreError) in
+                    guard let balance = RideFiles.wPrimeBalance(ride) else {
+                        return .error(
+                            .notFound, "workout \(ride.summary.id): no power, or no critical-power model on its date")
+                    }
+                    guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride, balance)) }
+                    return .file(
+                        Array(
+                            WPrimeBalanceChart.svg(
+                                ride.summary, model: balance.model, integralJoules: balance.integralJoules,
+                                differentialJoules: balance.differentialJoules, theme: theme
+                            ).utf8), "image/svg+xml", name: nil)
                 }
-                guard picture else { return .json(RideFiles.wPrimeBalanceJSON(ride, balance)) }
-                return .file(
-                    Array(
-                        WPrimeBalanceChart.svg(
-                            ride.summary, model: balance.model, integralJoules: balance.integralJoules,
-                            differentialJoules: balance.differentialJoules, theme: theme
-                        ).utf8), "image/svg+xml", name: nil)
             }
-        case ("workouts", 3) where parts[2] == "chart.svg":
+        }
+        routes.get("workouts/:id/chart.svg") { request, context in
+            let query = request.uri.queryParameters
+            let theme = Self.theme(request)
             let from = query.get("from").flatMap(Int.init), to = query.get("to").flatMap(Int.init)
             // The page's own width in pixels (held to 320…2400 by the chart), so its text is read at its size.
             let width = query.get("width").flatMap(Int.init) ?? 1100
-            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+            return await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
                 // Held to the ride before anything is drawn: any two integers make a range of its seconds.
                 let seconds = from.flatMap { from in
                     to.map {
@@ -99,61 +98,93 @@ public struct HistoryAPI: Sendable {
                         ).utf8),
                     "image/svg+xml", name: nil)
             }
-        case ("workouts", 3) where parts[2] == "sparkline.svg":
-            answer = await exchange.ride(parts[1], analysed: false) { ride, _ throws(StoreError) in
+        }
+        routes.get("workouts/:id/sparkline.svg") { request, context in
+            await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
                 .file(Array(PowerSparkline.svg(ride.samples).utf8), "image/svg+xml", name: nil)
             }
-        case ("workouts", 3) where parts[2].hasPrefix("export."):
-            guard let kind = RideFiles.Kind(rawValue: String(parts[2].dropFirst("export.".count))) else { return nil }
-            answer = await exchange.ride(parts[1], analysed: false) { ride, store throws(StoreError) in
-                do throws(RideFiles.FileError) {
-                    return .file(
-                        try RideFiles.file(ride, kind, from: store), kind.mediaType,
-                        name: RideFiles.fileName(ride.summary, kind))
-                } catch {
-                    switch error {
-                    case .store(let storeError): throw storeError
-                    case .noJournal(let fileName):
-                        // The file's name only: where it lay on this machine is nothing a screen needs to know.
-                        let name = fileName.split(separator: "/").last.map(String.init) ?? fileName
-                        return .error(
-                            .notFound, "workout \(ride.summary.id): \(RideFiles.FileError.noJournal(fileName: name))")
+        }
+        for kind in RideFiles.Kind.allCases {
+            routes.get("workouts/:id/export.\(kind.rawValue)") { request, context in
+                await exchange(request, context).ride(id(context), analysed: false) { ride, store throws(StoreError) in
+                    do throws(RideFiles.FileError) {
+                        return .file(
+                            try RideFiles.file(ride, kind, from: store), kind.mediaType,
+                            name: RideFiles.fileName(ride.summary, kind))
+                    } catch {
+                        switch error {
+                        case .store(let storeError): throw storeError
+                        case .noJournal(let fileName):
+                            // The file's name only: where it lay on this machine is nothing a screen needs to know.
+                            let name = fileName.split(separator: "/").last.map(String.init) ?? fileName
+                            return .error(
+                                .notFound,
+                                "workout \(ride.summary.id): \(RideFiles.FileError.noJournal(fileName: name))")
+                        }
                     }
                 }
             }
-        case ("ftp", 1):
-            guard let days = PowerCurveReport.days(query.get("window") ?? "42d") else { return Self.badWindow }
-            answer = await exchange.read { store throws(StoreError) in .json(try FTPReport(store, days: days).json) }
-        case ("weekly-load", 1), ("weekly-load.svg", 1):
-            guard let weeks = Int(query.get("weeks") ?? "12"), (1...520).contains(weeks) else {
-                return MirrorResponder.error(.badRequest, "weeks takes 1 to 520")
-            }
-            let picture = parts[0] == "weekly-load.svg"
-            answer = await exchange.read { store throws(StoreError) in
-                let load = try RideList.weeklyLoad(in: store, weeks: weeks)
-                return picture
-                    ? .file(Array(WeeklyLoadChart.svg(load, theme: theme).utf8), "image/svg+xml", name: nil)
-                    : .json(load.json)
-            }
-        case ("power-curve.svg", 1):
-            guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
-            answer = await exchange.read { store throws(StoreError) in
-                let window = try PowerCurveReport.window(store, days: days)
-                return .file(
-                    Array(
-                        PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve, theme: theme)
-                            .utf8),
-                    "image/svg+xml", name: nil)
-            }
-        case ("power-curve", 1):
-            guard let days = PowerCurveReport.days(query.get("window") ?? "90d") else { return Self.badWindow }
-            answer = await exchange.read { store throws(StoreError) in
-                .json(PowerCurveReport.json(try PowerCurveReport.window(store, days: days)))
-            }
-        default:
-            return nil
         }
-        return answer
+        routes.get("ftp") { request, context in
+            guard let days = PowerCurveReport.days(request.uri.queryParameters.get("window") ?? "42d") else {
+                return Self.badWindow
+            }
+            return await exchange(request, context).read { store throws(StoreError) in
+                .json(try FTPReport(store, days: days).json)
+            }
+        }
+        for picture in [false, true] {
+            routes.get(picture ? "weekly-load.svg" : "weekly-load") { request, context in
+                guard let weeks = Int(request.uri.queryParameters.get("weeks") ?? "12"), (1...520).contains(weeks)
+                else {
+                    return MirrorResponder.error(.badRequest, "weeks takes 1 to 520")
+                }
+                let theme = Self.theme(request)
+                return await exchange(request, context).read { store throws(StoreError) in
+                    let load = try RideList.weeklyLoad(in: store, weeks: weeks)
+                    return picture
+                        ? .file(Array(WeeklyLoadChart.svg(load, theme: theme).utf8), "image/svg+xml", name: nil)
+                        : .json(load.json)
+                }
+            }
+        }
+        for picture in [false, true] {
+            routes.get(picture ? "power-curve.svg" : "power-curve") { request, context in
+                guard let days = PowerCurveReport.days(request.uri.queryParameters.get("window") ?? "90d") else {
+                    return Self.badWindow
+                }
+                let theme = Self.theme(request)
+                return await exchange(request, context).read { store throws(StoreError) in
+                    let window = try PowerCurveReport.window(store, days: days)
+                    guard picture else { return .json(PowerCurveReport.json(window)) }
+                    return .file(
+                        Array(
+                            PowerCurveChart.svg(
+                                window, estimate: window.estimate, fullCurve: window.curve, theme: theme
+                            )
+                            .utf8),
+                        "image/svg+xml", name: nil)
+                }
+            }
+        }
+        return routes
+    }
+
+    /// One request's reading of the database.
+    private func exchange(_ request: Request, _ context: MirrorContext) -> Exchange {
+        Exchange(
+            databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch],
+            clientGone: context.clientGone)
+    }
+
+    /// The ride's id as the path says it (`workouts/ID/…`).
+    private func id(_ context: MirrorContext) -> Substring {
+        Substring(context.parameters.get("id") ?? "")
+    }
+
+    /// Pictures for the dark page ask for `theme=dark`; light (a file's) otherwise.
+    private static func theme(_ request: Request) -> ChartTheme {
+        ChartTheme(query: request.uri.queryParameters.get("theme"))
     }
 
     static let badWindow = MirrorResponder.error(.badRequest, "window takes days (42d), weeks (6w) or a number of days")

@@ -1,0 +1,73 @@
+import Formats
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Pairing a screen (Docs/reference/http-api.md, "Pairing"): `GET /pair?t=…` with the one-time link's token, or
+/// `POST /api/v1/pair` with the six-digit code; either answers the device's token, as a cookie and (for the code)
+/// in JSON. Ten attempts a minute per address; a code's POST must be JSON.
+struct PairingRoutes {
+    let devices: DeviceRegistry
+    /// The page is served over TLS: the cookie is then `Secure`.
+    let secure: Bool
+    let attempts = AttemptLimiter(limit: 10)
+
+    var routes: RouteCollection<MirrorContext> {
+        let routes = RouteCollection(context: MirrorContext.self)
+        let limit = AttemptLimit(limiter: attempts, key: .address, what: "pairing attempts")
+        routes.group().add(middleware: limit).get("/pair") { request, _ in await pairWithLink(request) }
+        routes.group().add(middleware: limit).add(middleware: BrowserPost(needsMarker: false)).post("/api/v1/pair") {
+            request, _ in
+            var request = request
+            return await pairWithCode(&request)
+        }
+        return routes
+    }
+
+    struct PairBody: Decodable {
+        var code: String
+        var name: String?
+    }
+
+    private func pairWithLink(_ request: Request) async -> Response {
+        let token = request.uri.queryParameters.get("t") ?? ""
+        do {
+            let (deviceToken, _) = try await devices.pair(oneTimeToken: token)
+            var response = Response(status: .seeOther, headers: [.location: "/", .cacheControl: "no-store"])
+            response.headers[.setCookie] = cookie(deviceToken)
+            return response
+        } catch {
+            return MirrorResponder.error(
+                .unauthorized, "this pairing link has expired or was used: run `cyclelog-mirror pair` again")
+        }
+    }
+
+    private func pairWithCode(_ request: inout Request) async -> Response {
+        let body: PairBody
+        do {
+            body = try await MirrorResponder.body(
+                &request, usage: "send {\"code\": \"123456\", \"name\": \"my phone\"}")
+        } catch { return error.response }
+        do {
+            let (token, device) = try await devices.pair(code: body.code, name: body.name.map { String($0.prefix(60)) })
+            var response = MirrorResponder.json(
+                .ok,
+                .object([
+                    ("token", .string(token)), ("name", .string(device.name)),
+                    ("scope", .string(device.scope.rawValue)),
+                ]))
+            response.headers[.setCookie] = cookie(token)
+            return response
+        } catch DeviceRegistry.PairingFailure.exhausted {
+            return MirrorResponder.error(
+                .unauthorized, "five wrong codes: this code is gone; run `cyclelog-mirror pair` again")
+        } catch {
+            return MirrorResponder.error(.unauthorized, "wrong or expired code")
+        }
+    }
+
+    private func cookie(_ token: String) -> String {
+        "\(MirrorResponder.cookieName)=\(token); Path=/; Max-Age=31536000; HttpOnly; SameSite=Strict"
+            + (secure ? "; Secure" : "")
+    }
+}
