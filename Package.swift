@@ -227,6 +227,7 @@ let package = Package(
         .testTarget(name: "RideJournalTests", dependencies: ["RideJournal", "Capture", "Workouts", "TestSupport"]),
         .testTarget(name: "RideIdentityTests", dependencies: ["RideIdentity", "RideJournal", "Workouts"]),
         .testTarget(name: "FITImportTests", dependencies: ["Formats", "FITImport", "FIT", "Workouts", "TestSupport"]),
+        .testTarget(name: "MirrorTests", dependencies: ["Mirror", "DBus", "RecorderInterface"]),
         .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
