@@ -3,7 +3,9 @@ import Synchronization
 
 /// Runs `work` for each of `0..<count` on the machine's cores and returns the results in order. A fork and a join:
 /// every item is done when it returns, nothing outlives the call, and on one core the items simply run one after
-/// another (no item waits for another, so nothing can deadlock).
+/// another (no item waits for another, so nothing can deadlock). Inlinable, so that it is specialized for each
+/// caller's types in the caller's module (the power curve and the replay are measured paths).
+@inlinable
 public func parallelMap<Result: Sendable>(_ count: Int, _ work: @Sendable (Int) -> Result) -> [Result] {
     let results = Mutex<[Result?]>(Array(repeating: nil, count: count))
     DispatchQueue.concurrentPerform(iterations: count) { index in
@@ -16,6 +18,7 @@ public func parallelMap<Result: Sendable>(_ count: Int, _ work: @Sendable (Int) 
 /// One piece of work beside `count` pieces of another kind, all shared out as `parallelMap` does: the long one
 /// (building a workout, analysing a ride) overlaps the many short ones (packing its chunks). Returns the first's
 /// result and the others' in order.
+@inlinable
 public func parallelMap<First: Sendable, Result: Sendable>(
     first: @Sendable () -> First, _ count: Int, _ work: @Sendable (Int) -> Result
 ) -> (first: First, rest: [Result]) {
