@@ -260,7 +260,7 @@ public final class WorkoutStore: Sendable {
     /// again and goes on from there. A process killed part-way leaves whole migrations only: the next one finishes.
     static func migrate(_ queue: DatabaseQueue) throws {
         while true {
-            let appliedBefore = try queue.read { db in try migrator.appliedIdentifiers(db) }
+            let appliedBefore = try appliedIdentifiers(queue)
             do {
                 if Set(migrator.migrations).isSubset(of: appliedBefore) { return }
                 try migrator.migrate(queue)
@@ -271,8 +271,24 @@ public final class WorkoutStore: Sendable {
                 // "table workout already exists", "duplicate column name", or for a migration that changes no
                 // table "UNIQUE constraint failed: grdb_migrations.identifier": another process migrated meanwhile.
                 // The same error with nothing applied by anyone since is this migration's own failure.
-                let appliedAfter = try queue.read { db in try migrator.appliedIdentifiers(db) }
+                let appliedAfter = try appliedIdentifiers(queue)
                 if appliedAfter.isSubset(of: appliedBefore) { throw error }
+            }
+        }
+    }
+
+    /// The migrations applied. Another process creating the migrations table this moment can make one reading fail:
+    /// the table is not there when the statement is prepared, and is there when GRDB then looks whether it exists
+    /// (nothing is locked between the two), so it reports "no such table". Read again, for up to the usual 5 s: a
+    /// reading that does not meet the table being made sees it whole, or not at all.
+    static func appliedIdentifiers(_ queue: DatabaseQueue) throws -> Set<String> {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            do {
+                return try queue.read { db in try migrator.appliedIdentifiers(db) }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR && ContinuousClock.now < deadline
+            {
+                continue
             }
         }
     }

@@ -81,6 +81,38 @@ final class MigrationTests: XCTestCase {
         }
     }
 
+    /// The migrations table appearing while another process reads which migrations are applied (a new database
+    /// being created this moment): the reading is taken again, never reported as "no such table". Another
+    /// connection makes and drops the table as fast as it can while this one reads.
+    func testTheMigrationsTableAppearingWhileItIsReadIsReadAgain() throws {
+        let path = try newPath()
+        // As the store opens its file: waits while another holds the lock, write-ahead log.
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        let reader = try DatabaseQueue(path: path, configuration: configuration)
+        let maker = try DatabaseQueue(path: path, configuration: configuration)
+        try WorkoutStore.useWAL(maker)
+        let failures = Failures()
+        let readings = 3000
+        let done = Failures()
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            if index == 0 {
+                while done.all.isEmpty {
+                    try? maker.writeWithoutTransaction { db in
+                        try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT PRIMARY KEY)")
+                        try db.execute(sql: "DROP TABLE grdb_migrations")
+                    }
+                }
+            } else {
+                for _ in 0..<readings {
+                    do { _ = try WorkoutStore.appliedIdentifiers(reader) } catch { failures.add("\(error)") }
+                }
+                done.add("done")
+            }
+        }
+        XCTAssertEqual(failures.all, [])
+    }
+
     final class Failures: @unchecked Sendable {
         private let lock = NSLock()
         private var list: [String] = []
