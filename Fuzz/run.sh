@@ -20,21 +20,22 @@ if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary")" ]; then
     [ -x "$binary" ]
 fi
 
-# The readers of files and stored data: CyclingSensors, Workouts, RideJournal and Capture as instrumented static
-# libraries, WorkoutStore's packing (which needs no GRDB) compiled with the entry point.
+# The readers of files and stored data: Formats, Concurrency, CyclingSensors, Workouts, RideJournal and Capture as
+# instrumented static libraries, WorkoutStore's packing (which needs no GRDB) compiled with the entry point.
 stored="$out/fuzz-stored"
-stored_sources=(Sources/CyclingSensors/*.swift Sources/Workouts/*.swift Sources/RideJournal/*.swift
+stored_sources=(Sources/Formats/*.swift Sources/Concurrency/*.swift Sources/CyclingSensors/*.swift
+    Sources/Workouts/*.swift Sources/RideJournal/*.swift
     Sources/Capture/*.swift Sources/WorkoutStore/Packing.swift Fuzz/FuzzStoredData.swift)
 if [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" ]; then
     echo "fuzz: building $stored"
     flags=(-sanitize=fuzzer,address -parse-as-library -O -g -I "$out" -I Sources/CZlib)
-    for module in CyclingSensors Workouts RideJournal Capture; do
+    for module in Formats Concurrency CyclingSensors Workouts RideJournal Capture; do
         swiftc "${flags[@]}" -emit-library -static -emit-module -emit-module-path "$out/$module.swiftmodule" \
             -module-name "$module" Sources/$module/*.swift -o "$out/lib$module.a" 2>&1 |
             { grep -v "Cannot export local symbol" || true; }
     done
     swiftc "${flags[@]}" -module-name FuzzStoredData Fuzz/FuzzStoredData.swift Sources/WorkoutStore/Packing.swift \
-        -L "$out" -lCapture -lRideJournal -lWorkouts -lCyclingSensors -lz -o "$stored" 2>&1 |
+        -L "$out" -lCapture -lRideJournal -lWorkouts -lCyclingSensors -lConcurrency -lFormats -lz -o "$stored" 2>&1 |
         { grep -v "Cannot export local symbol" || true; }
     [ -x "$stored" ]
 fi
