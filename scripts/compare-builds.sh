@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Compares what two builds of cyclelog make of every ride fixture: each replayed (captures, journals) or imported
+# (FIT files) into a fresh database by both, then the command's output, `show --json`, `show --journal`, the FIT,
+# TCX and CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any
+# two databases: the rider's and the collector's random identities (table rider), the change mark, and a
+# workout's claim (token, time) and collector. A structural change must leave everything else identical.
+#
+#     scripts/compare-builds.sh OLD_CYCLELOG NEW_CYCLELOG
+set -uo pipefail
+[ $# -eq 2 ] || { echo "usage: $0 OLD_CYCLELOG NEW_CYCLELOG" >&2; exit 64; }
+old=$1 new=$2
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+workout="SELECT id, syncIdentifier, version, status, source, journalDigest, name, location, goal, sessionState,
+  startMicroseconds, endMicroseconds, elapsedSeconds, movingSeconds, distanceMeters, averagePowerWatts, statistics,
+  fitnessTest, sourceDigest, digestVersion, problemCount, preset, syncedVersion, syncedDigest, renamed FROM workout"
+rides=0 differences=0
+for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit/*.fit; do
+    rides=$((rides + 1))
+    for build in old new; do
+        program=$([ $build = old ] && echo "$old" || echo "$new")
+        out="$work/$build/$(basename "$file")"
+        mkdir -p "$out"
+        verb=$([[ $file == *.fit ]] && echo import || echo replay)
+        "$program" $verb --db "$out/db.sqlite" "$file" > "$out/output" 2>&1
+        "$program" show last --json --db "$out/db.sqlite" > "$out/show.json" 2>&1
+        "$program" show last --journal --db "$out/db.sqlite" > "$out/journal" 2>&1
+        for format in fit tcx csv; do
+            "$program" export last --format $format --db "$out/db.sqlite" --output "$out/export.$format" > /dev/null 2>&1
+        done
+        sqlite3 "$out/db.sqlite" "$workout" > "$out/table.workout"
+        for table in $(sqlite3 "$out/db.sqlite" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN
+            ('grdb_migrations', 'workout', 'rider', 'changeMark') AND name NOT LIKE 'sqlite_%'"); do
+            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" > "$out/table.$table"
+        done
+    done
+    for part in "$work/old/$(basename "$file")"/*; do
+        name=$(basename "$part")
+        [ "$name" = db.sqlite ] && continue
+        if ! cmp -s "$part" "$work/new/$(basename "$file")/$name"; then
+            echo "differs: $(basename "$file") $name"
+            differences=$((differences + 1))
+        fi
+    done
+done
+echo "$rides rides: $differences differences"
+[ $differences -eq 0 ]
