@@ -94,7 +94,7 @@ let package = Package(
             name: "LiveRecording",
             dependencies: [
                 "Concurrency",
-                "ExitStatus", "BlueZ", "DBus", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors",
+                "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors",
             ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.

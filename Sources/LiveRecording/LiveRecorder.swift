@@ -1,6 +1,5 @@
 import BlueZ
 import Concurrency
-import DBus
 import ExitStatus
 import Foundation
 import RideWriting
@@ -251,7 +250,8 @@ public actor LiveRecorder {
             case .show(let line): controller.message = line
             }
         }
-        if sensors.anyConnected { wakeSensorWaiters() }
+        // Asked only while a start waits: this runs for every notification.
+        if !sensorWaiters.isEmpty, sensors.anyConnected { wakeSensorWaiters() }
     }
 
     private func perform(_ job: SensorSupervisor.Job, for wanted: String) async {
@@ -325,7 +325,7 @@ public actor LiveRecorder {
         await perform(sensors.look(at: await bluez.devices, at: clock.elapsed))
         await setDiscovery(sensors.wantsDiscovery)
         await flush()
-        await perform(controller.dueEndings(at: clock.rideMicroseconds(), status: status()))
+        await perform(controller.dueEndings(at: clock.rideMicroseconds()))
         statusUpdates.publish(status())
     }
 

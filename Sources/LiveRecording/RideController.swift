@@ -363,13 +363,14 @@ struct RideController {
         return stop(at: time)
     }
 
-    /// What ends a ride on its own, checked at every flush: `--auto`'s time without pedalling, a Start's goal.
-    mutating func dueEndings(at time: Int64, status: LiveStatus) -> [Action] {
+    /// What ends a ride on its own, checked at every flush: `--auto`'s time without pedalling, a Start's goal (its
+    /// progress worked out only for a ride that ends at it).
+    mutating func dueEndings(at time: Int64) -> [Action] {
         guard phase == .riding, let ride else { return [] }
         var notice: String?
         if let auto = rules.auto, ride.idleEnding?.isDue(at: time) == true {
             notice = "no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)"
-        } else if ride.endAtGoal, let progress = status.goalProgress, progress >= 1 {
+        } else if ride.endAtGoal, let progress = status(at: time, sensors: []).goalProgress, progress >= 1 {
             notice = "goal reached: saving workout \(workoutId)"
         }
         guard let notice else { return [] }

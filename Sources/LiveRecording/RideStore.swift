@@ -1,5 +1,4 @@
 import Concurrency
-import DBus
 import RideWriting
 import WorkoutStore
 import Workouts

@@ -226,19 +226,16 @@ import Workouts
         }
         _ = controller.opened(workoutId: 2, syncIdentifier: "id", descriptions: [])
         _ = controller.takeBatch()
-        let status = controller.status(at: time, sensors: [])
-        #expect(controller.dueEndings(at: time + 30 * Self.second, status: status).isEmpty)
-        let idle = controller.dueEndings(at: time + 62 * Self.second, status: status)
+        #expect(controller.dueEndings(at: time + 30 * Self.second).isEmpty)
+        let idle = controller.dueEndings(at: time + 62 * Self.second)
         #expect(Self.names(idle) == ["tell no pedalling for 60 s: saving workout 2", "applied end", "save"])
 
         var plan = WorkoutPlan()
         plan.goal = .timeSeconds(60)
         var goal = Self.riding(StartRequest(plan: plan, endAtGoal: true))
-        let before = goal.status(at: Self.t0 + 59 * Self.second, sensors: [])
-        #expect(goal.dueEndings(at: Self.t0 + 59 * Self.second, status: before).isEmpty)
-        let reached = goal.status(at: Self.t0 + 60 * Self.second, sensors: [])
+        #expect(goal.dueEndings(at: Self.t0 + 59 * Self.second).isEmpty)
         #expect(
-            Self.names(goal.dueEndings(at: Self.t0 + 60 * Self.second, status: reached)).first
+            Self.names(goal.dueEndings(at: Self.t0 + 60 * Self.second)).first
                 == "tell goal reached: saving workout 7")
     }
 
