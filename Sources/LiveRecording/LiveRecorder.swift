@@ -20,9 +20,9 @@ public actor LiveRecorder {
     public nonisolated let options: Options
     private let store: RideStore
     /// The sensors' links are told its elapsed time; the journal takes its ride time; the timers wait on it.
-    private let clock: any RecorderClock
-    private var controller: RideController
-    private var sensors: SensorSupervisor
+    let clock: any RecorderClock
+    var controller: RideController
+    var sensors: SensorSupervisor
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var finished: CheckedContinuation<WorkoutSummary?, Never>?
@@ -34,12 +34,11 @@ public actor LiveRecorder {
     private var sensorJobs: [String: AsyncStream<SensorSupervisor.Job>.Continuation] = [:]
     /// Sensor jobs handed to their queues and not yet carried out (a test waits for none before it moves its
     /// clock on).
-    private(set) var sensorJobsInFlight = 0
+    var sensorJobsInFlight = 0
     /// Starts that wait for a sensor to connect (`waitForASensorAfterLaunch`).
     private var sensorWaiters: [CheckedContinuation<Void, Never>] = []
     private var readings: LiveReadings
-    /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
-    public private(set) var storeLatency = LatencyHistogram()
+    /// When the notifications not yet handed to the store arrived.
     private var arrivals: [ContinuousClock.Instant] = []
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
@@ -196,13 +195,16 @@ public actor LiveRecorder {
         sensorWaiters = []
     }
 
+    /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
+    public var storeLatency: LatencyHistogram { get async { await store.latency } }
+
     public func status() -> LiveStatus {
         controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
     }
 
     // MARK: Carrying out what the parts decide
 
-    private func perform(_ actions: [RideController.Action]) async {
+    func perform(_ actions: [RideController.Action]) async {
         for action in actions {
             switch action {
             case .open(let request, let start):
@@ -240,7 +242,7 @@ public actor LiveRecorder {
         }
     }
 
-    private func perform(_ steps: [SensorSupervisor.Step]) async {
+    func perform(_ steps: [SensorSupervisor.Step]) async {
         for step in steps {
             switch step {
             case .job(let job, let wanted):
@@ -252,69 +254,6 @@ public actor LiveRecorder {
         }
         // Asked only while a start waits: this runs for every notification.
         if !sensorWaiters.isEmpty, sensors.anyConnected { wakeSensorWaiters() }
-    }
-
-    private func perform(_ job: SensorSupervisor.Job, for wanted: String) async {
-        defer { sensorJobsInFlight -= 1 }
-        switch job {
-        case .connect(let attempt): await connect(wanted, attempt: attempt)
-        case .resubscribe(let characteristics):
-            for characteristic in characteristics {
-                try? await bluez.stopNotify(characteristic)
-                try? await bluez.startNotify(characteristic)
-            }
-        case .disconnect(let path): try? await bluez.disconnect(path)
-        }
-    }
-
-    /// Connection attempt `attempt` of one sensor: link, description, subscription, each reported to the
-    /// supervisor as it ends. After every `await` the sensor is looked up again by what the rider named it, and
-    /// its link ignores the report of an attempt it no longer waits for.
-    private func connect(_ wanted: String, attempt: Int) async {
-        guard let sensor = sensors.roster[wanted], let path = sensor.devicePath else {
-            return await perform(sensors.apply(.failed(attempt: attempt), to: wanted, at: clock.elapsed))
-        }
-        await setDiscovery(false)
-        if let address = sensor.address { for observer in options.observers { observer.addSensor(address) } }
-        let characteristics: [GattCharacteristic]
-        switch await SensorSupervisor.link(bluez, devicePath: path, label: sensor.label) {
-        case .failed(let line):
-            if let line { controller.message = line }
-            return await perform(sensors.apply(.failed(attempt: attempt), to: wanted, at: clock.elapsed))
-        case .linked(let found):
-            characteristics = found
-            await perform(sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: clock.elapsed))
-        }
-        guard let address = sensors.roster[wanted]?.journalAddress else { return }
-        for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
-        await perform(
-            sensors.described(wanted, await SensorSupervisor.describe(bluez, devicePath: path, characteristics)))
-        await perform(controller.batteries(sensors.batteries))
-        let measurements = SensorSupervisor.measurements(among: characteristics)
-        let failure = await SensorSupervisor.subscribe(bluez, measurements, label: sensor.label)
-        await perform(sensors.subscribed(wanted, attempt: attempt, measurements, failure: failure, at: clock.elapsed))
-    }
-
-    /// No sensor named: the cycling sensors a scan finds are the ride's.
-    private func findSensors() async throws(LiveRecordingError) {
-        guard options.auto == nil else { throw SensorSupervisor.nothingToWaitFor }
-        await setDiscovery(true)
-        try? await clock.sleep(for: .seconds(options.discoverySeconds))
-        try sensors.want(found: await bluez.devices, scanningSeconds: options.discoverySeconds)
-    }
-
-    private func setDiscovery(_ on: Bool) async {
-        guard on != sensors.discovering, let adapterPath = sensors.adapterPath else { return }
-        do {
-            if on {
-                try await bluez.startDiscovery(adapterPath, services: Self.services)
-            } else {
-                try await bluez.stopDiscovery(adapterPath)
-            }
-            sensors.discovering = on
-        } catch {
-            controller.message = error.description
-        }
     }
 
     /// Once per flush: look for missing sensors, start due connection attempts, check for silence, write, and
@@ -370,15 +309,9 @@ public actor LiveRecorder {
         let batchArrivals = arrivals
         arrivals.removeAll(keepingCapacity: true)
         do throws(StoreError) {
-            guard try await store.write(batch) else {
-                arrivals = batchArrivals + arrivals
-                return
-            }
-            let stored = ContinuousClock.now
-            for arrival in batchArrivals { storeLatency.add(seconds: (stored - arrival).seconds) }
+            try await store.write(batch, arrivals: batchArrivals)
         } catch {
             // Kept and written with the next flush (a locked or briefly full database).
-            arrivals = batchArrivals + arrivals
             controller.message =
                 "cannot write to the database (\(error.description)); keeping the ride in memory and retrying"
         }

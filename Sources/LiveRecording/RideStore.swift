@@ -7,7 +7,8 @@ import Workouts
 /// to 5 s), and they must never hold up the recorder, which goes on taking notifications meanwhile. It opens a
 /// ride's row, writes its batches in the order the pipeline numbered them (whatever order they arrive in; a failed
 /// write keeps everything for the next), finishes or deletes it, and answers the few questions the recorder asks
-/// (the suggested workouts) and remembers the sensors used.
+/// (the suggested workouts) and remembers the sensors used. It also measures how long a notification waits between
+/// its arrival and the commit that stores it (`record --latency`, the benchmark).
 actor RideStore {
     private let executor = QueueExecutor(label: "cyclelog.ride-store")
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -17,6 +18,10 @@ actor RideStore {
     private var writer: WorkoutWriter?
     private var waiting: [Int: WorkoutWriter.Batch] = [:]
     private var nextSequence = 0
+    /// When the notifications not yet stored arrived.
+    private var arrivals: [ContinuousClock.Instant] = []
+    /// Arrival-to-stored delays of the notifications stored so far.
+    private(set) var latency = LatencyHistogram()
 
     init(_ store: WorkoutStore) {
         self.store = store
@@ -34,10 +39,14 @@ actor RideStore {
         return claim.workoutId
     }
 
-    /// Writes `batch` and any batch it was waiting for; false when nothing was written (nothing to write, or
-    /// an earlier batch has not arrived yet).
-    func write(_ batch: WorkoutWriter.Batch) throws(StoreError) -> Bool {
-        guard var writer else { return false }
+    /// Writes `batch` and any batch it was waiting for; `arrivals` are when its notifications arrived, counted in
+    /// `latency` once they are stored. A write that fails throws and keeps everything for the next one.
+    func write(_ batch: WorkoutWriter.Batch, arrivals batchArrivals: [ContinuousClock.Instant]) throws(StoreError) {
+        guard var writer else {
+            arrivals.removeAll(keepingCapacity: true)
+            return
+        }
+        arrivals += batchArrivals
         waiting[batch.sequence] = batch
         var merged = WorkoutWriter.Batch(sequence: nextSequence, events: [], samples: [])
         var any = false
@@ -47,9 +56,12 @@ actor RideStore {
             nextSequence += 1
             any = true
         }
-        guard any else { return false }
+        guard any else { return }
         defer { self.writer = writer }
-        return try writer.write(merged)
+        guard try writer.write(merged) else { return }
+        let stored = ContinuousClock.now
+        for arrival in arrivals { latency.add(seconds: (stored - arrival).seconds) }
+        arrivals.removeAll(keepingCapacity: true)
     }
 
     /// Saves the ride as it stands and remembers the sensors it used; nil when nothing arrived (the row is
@@ -57,7 +69,7 @@ actor RideStore {
     func finish(
         _ finished: WorkoutWriter.Finished?, sensorsUsed: [(address: String, name: String?)], at microseconds: Int64
     ) throws(StoreError) -> WorkoutSummary? {
-        guard var writer else { return nil }
+        guard let writer else { return nil }
         defer { self.writer = nil }
         guard let finished else {
             try writer.discard()

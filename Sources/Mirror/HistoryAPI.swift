@@ -1,6 +1,5 @@
 import Charts
 import Crypto
-import Dispatch
 import Formats
 import HTTPTypes
 import Hummingbird
@@ -214,33 +213,23 @@ public struct HistoryAPI: Sendable {
             }
         }
 
-        /// `work` on the database opened read-only, on a thread of its own: SQLite blocks, the server's threads
+        /// `work` on the database opened read-only, through `WorkoutStore.blocking`: SQLite blocks, the server's threads
         /// must not. When the database marks its changes, the ETag is that mark with the URL, checked before
         /// anything is read: an unchanged page costs one query. (The mark is read first, so a change landing in
         /// between gives a page newer than its tag, which the next request simply fetches again.)
         func read(_ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> Answer) async -> Response {
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+            do throws(StoreError) {
+                return try await WorkoutStore.blocking { [self] () throws(StoreError) -> Response in
                     // Queued behind other requests, a request whose client left meanwhile is answered unread.
-                    if clientGone() {
-                        continuation.resume(returning: Self.abandoned)
-                        return
-                    }
-                    do throws(StoreError) {
-                        let store = try WorkoutStore(path: databasePath, access: .read, abandonWhen: clientGone)
-                        let tag = try store.changeMark().map(tag)
-                        if let tag, Answer.holds(ifNoneMatch, tag) {
-                            continuation.resume(returning: Answer.notModified(tag))
-                            return
-                        }
-                        continuation.resume(returning: try work(store).response(ifNoneMatch: ifNoneMatch, tag: tag))
-                    } catch {
-                        let status: HTTPResponse.Status =
-                            error.code == .busy ? .serviceUnavailable : .internalServerError
-                        continuation.resume(
-                            returning: MirrorResponder.error(status, "the ride database: \(error.description)"))
-                    }
+                    if clientGone() { return Self.abandoned }
+                    let store = try WorkoutStore(path: databasePath, access: .read, abandonWhen: clientGone)
+                    let tag = try store.changeMark().map(tag)
+                    if let tag, Answer.holds(ifNoneMatch, tag) { return Answer.notModified(tag) }
+                    return try work(store).response(ifNoneMatch: ifNoneMatch, tag: tag)
                 }
+            } catch {
+                let status: HTTPResponse.Status = error.code == .busy ? .serviceUnavailable : .internalServerError
+                return MirrorResponder.error(status, "the ride database: \(error.description)")
             }
         }
 

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Synchronization
+import WorkoutStore
 import Workouts
 
 /// One connection to the shared PostgreSQL store. Queries are plain SQL with bound values; what the rows mean is
@@ -243,6 +244,13 @@ public struct SyncError: ExplainedError {
     }
 
     public static let longestDescription = 2000
+
+    /// The local database failed: its words, prefixed with `context`, and its own cause.
+    static func local(_ error: StoreError, _ context: String? = nil) -> SyncError {
+        var failure = SyncError(.local, (context.map { $0 + ": " } ?? "") + error.description)
+        failure.cause = error.cause
+        return failure
+    }
 
     static func unreachable(_ address: ServerAddress, _ error: any Error) -> SyncError {
         var failure = SyncError(.unreachable, "cannot reach the shared store \(address): \(reason(error))")

@@ -63,7 +63,7 @@ public struct Synchronizer: Sendable {
     /// Names this rider and collector on the server (a renamed rider is renamed there too).
     func register() async throws(SyncError) -> Identity {
         try await checkSchema()
-        let rider = try localCall { try $0.rider() }
+        let rider = try await localCall { try $0.rider() }
         guard let riderID = UUID(uuidString: rider.uuid), let collectorID = UUID(uuidString: rider.collectorUUID) else {
             throw SyncError(.local, "the database's rider has no valid UUID")
         }
@@ -147,10 +147,10 @@ public struct Synchronizer: Sendable {
 
     /// `skipping`: attempts (`Pushed.attempt`) already made in this run.
     func push(as identity: Identity, skipping: Set<String> = []) async throws(SyncError) -> [Pushed] {
-        let pending = try localCall { try $0.pendingRides() }.filter {
+        let pending = try await localCall { try $0.pendingRides() }.filter {
             !skipping.contains(Pushed.attempt($0.syncIdentifier, $0.version))
         }
-        let tombstones = try localCall { try $0.tombstones(pendingOnly: true) }.filter {
+        let tombstones = try await localCall { try $0.tombstones(pendingOnly: true) }.filter {
             !skipping.contains(Pushed.attempt($0.syncIdentifier, $0.version))
         }
         var report: [Pushed] = []
@@ -164,7 +164,7 @@ public struct Synchronizer: Sendable {
                 fitnessTest: nil, summary: nil, start: nil, end: nil)
             // Stale: the server deleted it already, or holds a newer version that a pull brings back.
             if result.result != .refused && result.result != .conflict {
-                try localCall { try $0.markTombstoneSynced(tombstone.syncIdentifier, version: tombstone.version) }
+                try await localCall { try $0.markTombstoneSynced(tombstone.syncIdentifier, version: tombstone.version) }
             }
             report.append(
                 Pushed(
@@ -183,14 +183,14 @@ public struct Synchronizer: Sendable {
         guard let sync = UUID(uuidString: ride.syncIdentifier) else {
             return refused("its sync identifier \(ride.syncIdentifier) is not a UUID")
         }
-        guard let stored = try localCall({ try $0.ride(ride.id, analysed: true) }) else {
+        guard let stored = try await localCall({ try $0.ride(ride.id, analysed: true) }) else {
             return refused("it could not be read back")
         }
         var journal: String?
         var file: (fileName: String, bytes: [UInt8], session: Int?)?
-        let events = try localCall { try $0.journal(ride.id) }
+        let events = try await localCall { try $0.journal(ride.id) }
         if events.isEmpty {
-            file = try localCall { try $0.importedFile(ride.id) }
+            file = try await localCall { try $0.importedFile(ride.id) }
             if file == nil { return refused("it has neither a journal nor an imported file") }
         } else {
             journal = Journal.text(events)
@@ -203,7 +203,7 @@ public struct Synchronizer: Sendable {
             end: Date(timeIntervalSince1970: Double(summary.endMicroseconds) / 1_000_000))
         switch result.result {
         case .inserted, .replaced, .unchanged:
-            try localCall { try $0.markSynced(ride.id, version: ride.version, digest: ride.contentDigest) }
+            try await localCall { try $0.markSynced(ride.id, version: ride.version, digest: ride.contentDigest) }
         default: break
         }
         return Pushed(
@@ -279,7 +279,7 @@ public struct Synchronizer: Sendable {
             FROM ride r JOIN collector c ON c.id = r.collector_id WHERE r.rider_id = \(identity.riderID)
             ORDER BY r.start_time NULLS FIRST, r.sync_identifier
             """, as: (UUID, Int, String?, Bool, UUID, String).self)
-        let copies = try localCall { try $0.localCopies() }
+        let copies = try await localCall { try $0.localCopies() }
         var report: [Pulled] = []
         for (sync, version, digest, deleted, collectorID, collectorName) in rides {
             let key = sync.lowercased
@@ -294,7 +294,7 @@ public struct Synchronizer: Sendable {
                     if let id = copy.id, let digest, !deleted, copy.contentDigest == digest,
                         copy.syncedVersion != version
                     {
-                        try localCall { try $0.markSynced(id, version: version, digest: digest) }
+                        try await localCall { try $0.markSynced(id, version: version, digest: digest) }
                         report.append(Pulled(syncIdentifier: key, version: version, result: .acknowledged, id: id))
                     }
                     continue
@@ -302,7 +302,7 @@ public struct Synchronizer: Sendable {
             }
             if deleted {
                 if let copy, !copy.deleted {
-                    try localCall { try $0.deletePulled(key, version: version) }
+                    try await localCall { try $0.deletePulled(key, version: version) }
                     report.append(Pulled(syncIdentifier: key, version: version, result: .deleted, id: copy.id))
                 }
                 continue
@@ -346,7 +346,7 @@ public struct Synchronizer: Sendable {
         // Pieces of the row that are only shown, bounded as local input is: a name as `rename` takes it.
         let shownName = name.flatMap { WorkoutPlan.name(String($0.prefix(Self.longestName))) }
         let shownFileName = fileName.map { String($0.prefix(255)) }
-        func store(into store: WorkoutStore) throws -> [Replayer.Outcome] {
+        @Sendable func store(into store: WorkoutStore) throws -> [Replayer.Outcome] {
             let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
             if let journal {
                 var options = Replayer.Options()
@@ -371,7 +371,7 @@ public struct Synchronizer: Sendable {
         let rebuilt: [Replayer.Outcome]
         do {
             scratch = try WorkoutStore()
-            rebuilt = try store(into: scratch)
+            rebuilt = try await WorkoutStore.blocking { [scratch] in try store(into: scratch) }
         } catch {
             throw refused("it does not rebuild (\(ShownText.cut("\(error)", to: 300)))")
         }
@@ -390,10 +390,10 @@ public struct Synchronizer: Sendable {
             let ours: WorkoutStore.ExistingWorkout?
             let theirs: WorkoutStore.ExistingWorkout?
             do throws(StoreError) {
-                ours = try local.workout(syncIdentifier: key)
-                theirs = try scratch.workout(syncIdentifier: key)
+                ours = try await local.call { (store) throws(StoreError) in try store.workout(syncIdentifier: key) }
+                theirs = try await scratch.call { (store) throws(StoreError) in try store.workout(syncIdentifier: key) }
             } catch {
-                throw SyncError(.local, "ride \(key): \(error)")
+                throw SyncError.local(error, "ride \(key)")
             }
             guard let recording = ours?.sourceDigest, recording == theirs?.sourceDigest else {
                 throw refused(
@@ -405,7 +405,7 @@ public struct Synchronizer: Sendable {
 
         let outcomes: [Replayer.Outcome]
         do {
-            outcomes = try store(into: local)
+            outcomes = try await WorkoutStore.blocking { [local] in try store(into: local) }
         } catch {
             throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
         }
@@ -413,7 +413,7 @@ public struct Synchronizer: Sendable {
             throw SyncError(.local, "ride \(key) from the shared store rebuilt to another ride here")
         }
         let id = outcome.summary.id
-        try localCall {
+        try await localCall {
             try $0.adoptPulled(
                 id, version: version, digest: digest, collector: collector,
                 fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
@@ -477,7 +477,7 @@ public struct Synchronizer: Sendable {
             throw SyncError(
                 .refused, "conflict \(id) was pushed by \(conflict.collector): settle it there, which holds that copy")
         }
-        guard let local = try localCall({ try $0.workout(syncIdentifier: conflict.syncIdentifier) }),
+        guard let local = try await localCall({ try $0.workout(syncIdentifier: conflict.syncIdentifier) }),
             let sync = UUID(uuidString: conflict.syncIdentifier)
         else {
             throw SyncError(.refused, "ride \(conflict.syncIdentifier) is no longer in this database")
@@ -491,7 +491,7 @@ public struct Synchronizer: Sendable {
                 + "(workout \(pulled.id ?? local.id) here)"
         case .local:
             let next = conflict.serverVersion + 1
-            try localCall { try $0.setVersion(local.id, next) }
+            try await localCall { try $0.setVersion(local.id, next) }
             let pushed = try await push(as: identity).first { $0.syncIdentifier == conflict.syncIdentifier }
             guard pushed?.result == .replaced else {
                 throw SyncError(
@@ -545,15 +545,18 @@ public struct Synchronizer: Sendable {
                 "the shared store has no rider named \(name)"
                     + (names.isEmpty ? "" : " (it has \(names.joined(separator: ", ")))"))
         }
-        let moved = try localCall { try $0.adoptRider(uuid: id.lowercased, name: name) }
+        let moved = try await localCall { try $0.adoptRider(uuid: id.lowercased, name: name) }
         _ = try await register()
         return moved
     }
 
-    /// A call into the local database, its error as a sync error.
-    func localCall<T>(_ body: (WorkoutStore) throws -> T) throws(SyncError) -> T {
+    /// A call into the local database, on a thread that may block (`WorkoutStore.call`); its error as a sync
+    /// error that keeps the database's own (GRDB's result code and message) as its cause.
+    func localCall<T: Sendable>(_ body: @escaping @Sendable (WorkoutStore) throws -> T) async throws(SyncError) -> T {
         do {
-            return try body(local)
+            return try await WorkoutStore.blocking { [local] () throws -> T in try body(local) }
+        } catch let error as StoreError {
+            throw SyncError.local(error)
         } catch {
             throw SyncError(.local, "\(error)")
         }

@@ -1,0 +1,70 @@
+import BlueZ
+import Foundation
+
+/// The recorder's work on its sensors, carried out for the `SensorSupervisor`: the connect sequence (link,
+/// description, subscription), re-subscriptions and disconnections, the scan that finds the sensors when none is
+/// named, and discovery on and off. With the release in `SensorSupervisor`, the only code that calls BlueZ.
+extension LiveRecorder {
+    func perform(_ job: SensorSupervisor.Job, for wanted: String) async {
+        defer { sensorJobsInFlight -= 1 }
+        switch job {
+        case .connect(let attempt): await connect(wanted, attempt: attempt)
+        case .resubscribe(let characteristics):
+            for characteristic in characteristics {
+                try? await bluez.stopNotify(characteristic)
+                try? await bluez.startNotify(characteristic)
+            }
+        case .disconnect(let path): try? await bluez.disconnect(path)
+        }
+    }
+
+    /// Connection attempt `attempt` of one sensor: link, description, subscription, each reported to the
+    /// supervisor as it ends. After every `await` the sensor is looked up again by what the rider named it, and
+    /// its link ignores the report of an attempt it no longer waits for.
+    func connect(_ wanted: String, attempt: Int) async {
+        guard let sensor = sensors.roster[wanted], let path = sensor.devicePath else {
+            return await perform(sensors.apply(.failed(attempt: attempt), to: wanted, at: clock.elapsed))
+        }
+        await setDiscovery(false)
+        if let address = sensor.address { for observer in options.observers { observer.addSensor(address) } }
+        let characteristics: [GattCharacteristic]
+        switch await SensorSupervisor.link(bluez, devicePath: path, label: sensor.label) {
+        case .failed(let line):
+            if let line { controller.message = line }
+            return await perform(sensors.apply(.failed(attempt: attempt), to: wanted, at: clock.elapsed))
+        case .linked(let found):
+            characteristics = found
+            await perform(sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: clock.elapsed))
+        }
+        guard let address = sensors.roster[wanted]?.journalAddress else { return }
+        for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
+        await perform(
+            sensors.described(wanted, await SensorSupervisor.describe(bluez, devicePath: path, characteristics)))
+        await perform(controller.batteries(sensors.batteries))
+        let measurements = SensorSupervisor.measurements(among: characteristics)
+        let failure = await SensorSupervisor.subscribe(bluez, measurements, label: sensor.label)
+        await perform(sensors.subscribed(wanted, attempt: attempt, measurements, failure: failure, at: clock.elapsed))
+    }
+
+    /// No sensor named: the cycling sensors a scan finds are the ride's.
+    func findSensors() async throws(LiveRecordingError) {
+        guard options.auto == nil else { throw SensorSupervisor.nothingToWaitFor }
+        await setDiscovery(true)
+        try? await clock.sleep(for: .seconds(options.discoverySeconds))
+        try sensors.want(found: await bluez.devices, scanningSeconds: options.discoverySeconds)
+    }
+
+    func setDiscovery(_ on: Bool) async {
+        guard on != sensors.discovering, let adapterPath = sensors.adapterPath else { return }
+        do {
+            if on {
+                try await bluez.startDiscovery(adapterPath, services: Self.services)
+            } else {
+                try await bluez.stopDiscovery(adapterPath)
+            }
+            sensors.discovering = on
+        } catch {
+            controller.message = error.description
+        }
+    }
+}
