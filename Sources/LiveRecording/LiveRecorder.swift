@@ -36,7 +36,7 @@ public actor LiveRecorder {
     /// clock on).
     var sensorJobsInFlight = 0
     /// Starts that wait for a sensor to connect (`waitForASensorAfterLaunch`).
-    private var sensorWaiters: [CheckedContinuation<Void, Never>] = []
+    var sensorWaiters: [CheckedContinuation<Void, Never>] = []
     private var readings: LiveReadings
     /// When the notifications not yet handed to the store arrived.
     private var arrivals: [ContinuousClock.Instant] = []
@@ -172,28 +172,6 @@ public actor LiveRecorder {
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
     /// cannot say.
     public func presets() async -> [WorkoutPreset] { await store.presets() }
-
-    /// A recorder that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action,
-    /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
-    /// a start without sensors is refused at once.
-    public func waitForASensorAfterLaunch() async {
-        let grace = Duration.seconds(options.activatedGraceSeconds)
-        guard clock.elapsed < grace, !controller.isOver, !sensors.anyConnected else { return }
-        await withTaskGroup(of: Void.self) { group in
-            // Whichever comes first wakes the wait: the end of the grace, or a sensor connecting (`perform`).
-            group.addTask { [clock] in
-                try? await clock.sleep(for: grace - clock.elapsed)
-                await self.wakeSensorWaiters()
-            }
-            await withCheckedContinuation { sensorWaiters.append($0) }
-            group.cancelAll()
-        }
-    }
-
-    private func wakeSensorWaiters() {
-        for waiter in sensorWaiters { waiter.resume() }
-        sensorWaiters = []
-    }
 
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public var storeLatency: LatencyHistogram { get async { await store.latency } }

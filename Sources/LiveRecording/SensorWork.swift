@@ -3,8 +3,31 @@ import Foundation
 
 /// The recorder's work on its sensors, carried out for the `SensorSupervisor`: the connect sequence (link,
 /// description, subscription), re-subscriptions and disconnections, the scan that finds the sensors when none is
-/// named, and discovery on and off. With the release in `SensorSupervisor`, the only code that calls BlueZ.
+/// named, and discovery on and off (with the release in `SensorSupervisor`, the only code that calls BlueZ); and a
+/// start's wait for a first sensor after a launch by D-Bus activation.
 extension LiveRecorder {
+    /// A recorder that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action,
+    /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
+    /// a start without sensors is refused at once.
+    public func waitForASensorAfterLaunch() async {
+        let grace = Duration.seconds(options.activatedGraceSeconds)
+        guard clock.elapsed < grace, !controller.isOver, !sensors.anyConnected else { return }
+        await withTaskGroup(of: Void.self) { group in
+            // Whichever comes first wakes the wait: the end of the grace, or a sensor connecting (`perform`).
+            group.addTask { [clock] in
+                try? await clock.sleep(for: grace - clock.elapsed)
+                await self.wakeSensorWaiters()
+            }
+            await withCheckedContinuation { sensorWaiters.append($0) }
+            group.cancelAll()
+        }
+    }
+
+    func wakeSensorWaiters() {
+        for waiter in sensorWaiters { waiter.resume() }
+        sensorWaiters = []
+    }
+
     func perform(_ job: SensorSupervisor.Job, for wanted: String) async {
         defer { sensorJobsInFlight -= 1 }
         switch job {
