@@ -212,6 +212,9 @@ let package = Package(
         ),
         // What several test targets share (a seeded generator).
         .target(name: "TestSupport", dependencies: ["BlueZ", "DBus"], path: "Tests/TestSupport"),
+        // Rides stored in a database in memory through the replay, for the libraries above the store.
+        .target(
+            name: "RideTestSupport", dependencies: ["Recording", "WorkoutStore"], path: "Tests/RideTestSupport"),
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
@@ -227,7 +230,16 @@ let package = Package(
         .testTarget(name: "RideJournalTests", dependencies: ["RideJournal", "Capture", "Workouts", "TestSupport"]),
         .testTarget(name: "RideIdentityTests", dependencies: ["RideIdentity", "RideJournal", "Workouts"]),
         .testTarget(name: "FITImportTests", dependencies: ["Formats", "FITImport", "FIT", "Workouts", "TestSupport"]),
-        .testTarget(name: "MirrorTests", dependencies: ["Mirror", "DBus", "RecorderInterface"]),
+        .testTarget(
+            name: "MirrorTests",
+            dependencies: ["Mirror", "DBus", "RecorderInterface", "WorkoutStore", "RideTestSupport"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "WorkoutStore", "RideTestSupport"]),
+        .testTarget(
+            name: "RideHistoryTests", dependencies: ["RideHistory", "WorkoutStore", "RideTestSupport", "TestSupport"]),
+        .testTarget(
+            name: "ChartsTests",
+            dependencies: ["Charts", "Workouts", "WorkoutStore", "RideTestSupport", "TestSupport"]),
+        .testTarget(name: "ExportTests", dependencies: ["Export", "WorkoutStore", "RideTestSupport", "TestSupport"]),
         .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
@@ -256,7 +268,7 @@ let package = Package(
                 "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "RecorderService",
                 "SensorSetup",
                 "DBus", "BlueZ",
-                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory", "Charts",
+                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

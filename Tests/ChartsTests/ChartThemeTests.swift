@@ -1,5 +1,7 @@
 import Charts
 import Foundation
+import RideTestSupport
+import TestSupport
 import WorkoutStore
 import XCTest
 
@@ -11,16 +13,10 @@ import XCTest
 final class ChartThemeTests: XCTestCase {
     /// A ride of 30 minutes of power with a marker 10 minutes in, stored and read back.
     func storedRide() throws -> WorkoutStore.StoredRide {
-        let db = try temporaryDatabase()
-        var journal = FTPAndChartCommandTests.powerJournal(Array(repeating: 200, count: 1800), day: 3)
-            .split(separator: "\n").map(String.init)
+        var journal = Journals.power(Array(repeating: 200, count: 1800), day: 3).split(separator: "\n").map(String.init)
         // The marker's line goes in time order: after the 600th notification (line 3 is the first).
         journal.insert("2024-01-03T06:10:00.700000Z marker flat tyre & a gel", at: 3 + 600)
-        let path = (db as NSString).deletingLastPathComponent + "/marker.journal"
-        try (journal.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        let run = try cyclelog(["replay", "--db", db, path])
-        XCTAssertEqual(run.status, 0, run.errorOutput)
-        return try XCTUnwrap(try WorkoutStore(path: db, access: .read).ride(1, analysed: false))
+        return try StoredRides.ride(journal: journal.joined(separator: "\n") + "\n")
     }
 
     /// WCAG 2.x contrast ratio of two `#rrggbb` colours.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 #if canImport(FoundationXML)
@@ -86,27 +87,6 @@ final class FTPAndChartCommandTests: XCTestCase {
         }
     }
 
-    /// A journal of a power meter sending `watts` once a second from 06:00:01 UTC on `date` (day `day` of January
-    /// 2024 by default): Cycling Power Measurement with no optional field (flags 0, then the power as sint16,
-    /// little-endian; GATT spec 3.65).
-    static func powerJournal(_ watts: [Double], day: Int = 1, date: String? = nil) -> String {
-        let date = (date ?? "2024-01-0\(day)") + "T"
-        func time(_ second: Int) -> String {
-            date + String(format: "%02d:%02d:%02d.500000Z", 6 + second / 3600, second / 60 % 60, second % 60)
-        }
-        var lines = [
-            "# cyclelog journal 1", "\(time(0)) connect C0:11:22:33:44:55 Power meter", "\(time(0)) start indoor",
-        ]
-        for (second, value) in watts.enumerated() {
-            let power = UInt16(Int(value))
-            lines.append(
-                "\(time(second + 1)) notify C0:11:22:33:44:55 2a63 0000"
-                    + String(format: "%02x%02x", power & 0xff, power >> 8))
-        }
-        lines.append("\(time(watts.count + 1)) end")
-        return lines.joined(separator: "\n") + "\n"
-    }
-
     func testChartsAreSVGThatRenders() throws {
         let db = try database()
         let folder = (db as NSString).deletingLastPathComponent
@@ -122,7 +102,7 @@ final class FTPAndChartCommandTests: XCTestCase {
         let modelled = folder + "/modelled.sqlite"
         for (day, watts) in [(1, Array(repeating: 150.0, count: 3600)), (2, try Self.syntheticWatts())] {
             let journal = folder + "/day\(day).journal"
-            try Self.powerJournal(watts, day: day).write(toFile: journal, atomically: true, encoding: .utf8)
+            try Journals.power(watts, day: day).write(toFile: journal, atomically: true, encoding: .utf8)
             let run = try cyclelog(["replay", "--db", modelled, journal])
             XCTAssertEqual(run.status, 0, run.errorOutput)
         }

@@ -530,7 +530,7 @@ final class MirrorTests: XCTestCase {
             ("2019-09-19", try FTPAndChartCommandTests.syntheticWatts()),
         ] {
             let journal = folder.appendingPathComponent("\(date).journal").path
-            try FTPAndChartCommandTests.powerJournal(watts, date: date).write(
+            try Journals.power(watts, date: date).write(
                 toFile: journal, atomically: true, encoding: .utf8)
             let run = try cyclelog(["replay", "--db", database, journal])
             XCTAssertEqual(run.status, 0, run.errorOutput)

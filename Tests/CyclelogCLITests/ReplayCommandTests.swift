@@ -54,30 +54,6 @@ final class ReplayCommandTests: XCTestCase {
         XCTAssertEqual(plain.output, marked.output)
     }
 
-    /// NP within 1 W, work within 0.5 %, the curve within 1 W at 60, 300 and 1200 s, distance within 0.5 %.
-    func testLongRidesReplayToTheReferenceValuesFromBothFormats() throws {
-        let references = try references()
-        for ride in ["sweatpy_4078723797", "fitparse_Edge810-Vector-2013-08-16-15-35-10"] {
-            let reference = try XCTUnwrap(references[ride])
-            for format in ["btsnoop", "journal"] {
-                let summary = try replayJSON("\(ride).\(format)", db: try temporaryDatabase())
-                let label = "\(ride).\(format)"
-                XCTAssertEqual(
-                    summary["normalizedPowerWatts"] as? Double ?? 0, reference.normalizedPowerWatts, accuracy: 1, label)
-                let work = try XCTUnwrap(summary["workJoules"] as? Double, label)
-                XCTAssertEqual(work, reference.workJoules, accuracy: reference.workJoules * 0.005, label)
-                let curve = try XCTUnwrap(summary["powerCurveWatts"] as? [String: Double], label)
-                for duration in ["60", "300", "1200"] {
-                    let expected = try XCTUnwrap(reference.powerCurveWatts[duration] ?? nil)
-                    XCTAssertEqual(curve[duration] ?? 0, expected, accuracy: 1, "\(label) \(duration) s")
-                }
-                let distance = try XCTUnwrap(summary["distanceMeters"] as? Double, label)
-                XCTAssertEqual(distance, reference.distanceMeters, accuracy: reference.distanceMeters * 0.005, label)
-                XCTAssertEqual((summary["dropouts"] as? [Any])?.count, 0, label)
-            }
-        }
-    }
-
     func testListIsNarrowedByDateAndText() throws {
         let db = try temporaryDatabase()
         let journals = try FileManager.default.contentsOfDirectory(atPath: rides.path).filter {
