@@ -22,12 +22,14 @@ stopped afterwards. A sensor with "stillSeconds": N starts that way for its firs
 "skipSeconds": N starts N seconds into its journal.
 
 A power meter with "controlPoint": {"offset": -10, "crankLength": 345, "offsetResult": 1, "attError": "fe"}
-gets a Cycling Power Control Point (write + indicate): Start Offset Compensation answers offsetResult (1 success
-with the offset, 2 not supported, 4 failed), Set / Request Crank Length keep and report the length in 1/2 mm,
-other op codes are not supported; a write without indications on fails with ATT error 0xFD as BlueZ passes it
-on, and "attError" makes every write fail with that ATT error. Writes are logged as "<time> <address> write
-<hex>" in the sent log. Every
-notification sent is logged as "<unix time> <address> <uuid> <hex>" so tests can compare with what was stored.
+gets a Cycling Power Control Point (write + indicate) that answers as ride_sensors.PowerControlPoint says, its
+ATT errors passed on in BlueZ's words.
+
+What the sensors send, when, and how they answer is the shared emulator's (Tests/SensorEmulator/ride_sensors.py,
+which the real-stack VM uses too); this file only shows it as BlueZ would. The sent log ("sentLog") has a line per
+notification sent, "<unix time> <address> <uuid> <hex> <ride second>", per control-point write,
+"<unix time> <address> write <hex>", and per scenario event, "<unix time> <address> event <what>", so tests can
+compare what was sent with what was stored.
 """
 import argparse
 import asyncio
@@ -36,38 +38,21 @@ import os
 import sys
 import time
 
-from dbus_fast import BusType, DBusError, Message, MessageType, PropertyAccess, Variant
+from dbus_fast import DBusError, Message, MessageType, PropertyAccess
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, dbus_property, method
 
-BASE = "-0000-1000-8000-00805f9b34fb"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SensorEmulator"))
+from ride_sensors import AttError, PowerControlPoint, RideSensor, full_uuid, journal_notifications  # noqa: E402
+
 # dbus-fast does not tell a method who called; the stand-in keeps notify sessions per sender as BlueZ does, so
 # it records the sender of each incoming call here.
 LAST_SENDER = [None]
 ADAPTER = "/org/bluez/hci0"
-# What a sensor sends while the bike stands: Cycling Power Measurement with flags 0 and 0 W (spec §1.2).
-STILL = {"2a63": bytes(4)}
-
-
-def full_uuid(short):
-    return "0000" + short.lower().rjust(4, "0") + BASE
 
 
 def device_path(address):
     return ADAPTER + "/dev_" + address.replace(":", "_").upper()
-
-
-def journal_payloads(path, characteristic):
-    """The notification payloads of one characteristic in a cyclelog journal, in order."""
-    payloads = []
-    with open(path) as journal:
-        for line in journal:
-            words = line.split()
-            if len(words) >= 5 and words[1] == "notify" and words[3].lower() == characteristic.lower():
-                payloads.append(bytes.fromhex(words[4]))
-    if not payloads:
-        raise SystemExit(f"{path} has no {characteristic} notifications")
-    return payloads
 
 
 # dbus-fast answers Properties.Get/GetAll and ObjectManager.GetManagedObjects from the @dbus_property
@@ -263,64 +248,53 @@ class GattCharacteristic(ServiceInterface):
             raise DBusError("org.bluez.Error.NotPermitted", "Write not permitted")
         if not self.sensor.connected:
             raise DBusError("org.bluez.Error.Failed", "Not connected")
-        self.sensor.standin.log_line(f"{self.sensor.address} write {bytes(value).hex()}")
-        respond = self.sensor.control_point_answer(bytes(value), indications_on=bool(self.sessions))
-        if respond is not None:
-            # The write is acknowledged first; the answer comes as an indication a little later.
-            asyncio.get_running_loop().call_later(0.2, self.notify, respond)
+        self.sensor.log_write(value)
+        try:
+            respond = self.sensor.control_point.answer(bytes(value), indications_on=bool(self.sessions))
+        except AttError as error:
+            # BlueZ passes the sensor's ATT error on in these words (src/gatt-client.c).
+            raise DBusError("org.bluez.Error.Failed", "Operation failed with ATT error: 0x%02x" % error.code)
+        # The write is acknowledged first; the answer comes as an indication a little later.
+        asyncio.get_running_loop().call_later(0.2, self.notify, respond)
 
 
-class Sensor:
+class Sensor(RideSensor):
+    """A sensor of the scenario: the shared emulator's behaviour (ride_sensors.py), paced at `rateHz`, shown as
+    BlueZ shows a device (Device1, Battery1, its GATT objects once connected)."""
+
     def __init__(self, standin, spec, base_folder):
-        self.standin = standin
-        self.address = spec["address"].upper()
-        self.name = spec["name"]
-        self.service = spec["service"]
-        self.measurement = spec["measurement"]
+        measurement = int(spec["measurement"], 16)
         journal = spec["journal"] if os.path.isabs(spec["journal"]) else os.path.join(base_folder, spec["journal"])
-        self.payloads = journal_payloads(journal, self.measurement)
+        notifications = [(second, payload) for second, uuid, payload in journal_notifications(journal)
+                         if uuid == measurement]
+        if not notifications:
+            raise SystemExit(f"{journal} has no {spec['measurement']} notifications")
         self.rate = float(spec.get("rateHz", 1))
         # "skipSeconds": start that far into the journal (its notifications at the sensor's rate).
         skipped = int(float(spec.get("skipSeconds", 0)) * self.rate)
-        self.payloads = self.payloads[skipped:] or self.payloads
-        self.battery = int(spec.get("battery", 90))
+        notifications = notifications[skipped:] or notifications
+        super().__init__(spec["name"], int(spec.get("battery", 90)), {measurement: notifications}, standin.sent_log)
+        self.standin = standin
+        self.address = spec["address"].upper()
+        self.service = spec["service"]
+        self.measurement = measurement
         self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
         self.rssi = int(spec.get("rssi", -60))
         self.measurement_flags = spec.get("measurementFlags", ["notify"])
-        self.control_point = spec.get("controlPoint")
+        control_point = spec.get("controlPoint")
+        self.control_point = None if control_point is None else PowerControlPoint(
+            offset=int(control_point.get("offset", 0)), crank_half_mm=control_point.get("crankLength"),
+            offset_result=int(control_point.get("offsetResult", 1)),
+            att_error=int(control_point["attError"], 16) if "attError" in control_point else None)
         self.connected = False
         self.resolved = False
         self.visible = False
         self.in_range = True
-        self.silent = False
-        self.still = False
         self.still_seconds = float(spec.get("stillSeconds", 0))
-        self.sent = 0
-        self.played = 0
         self.path = device_path(self.address)
         self.device = Device(self)
         self.battery_interface = Battery(self)
         self.gatt = None
-
-    def control_point_answer(self, request, indications_on):
-        """The Cycling Power Control Point's indication for a write (spec §2.4), or a DBusError as BlueZ
-        reports the sensor's ATT error."""
-        settings = self.control_point
-        if "attError" in settings:
-            raise DBusError("org.bluez.Error.Failed", f"Operation failed with ATT error: 0x{settings['attError']}")
-        if not indications_on:
-            raise DBusError("org.bluez.Error.Failed", "Operation failed with ATT error: 0xfd")
-        op = request[0]
-        if op == 0x0C:
-            result = int(settings.get("offsetResult", 1))
-            offset = int(settings.get("offset", 0)).to_bytes(2, "little", signed=True) if result == 1 else b""
-            return bytes([0x20, op, result]) + offset
-        if op == 0x04 and len(request) == 3:
-            settings["crankLength"] = int.from_bytes(request[1:3], "little")
-            return bytes([0x20, op, 0x01])
-        if op == 0x05 and "crankLength" in settings:
-            return bytes([0x20, op, 0x01]) + int(settings["crankLength"]).to_bytes(2, "little")
-        return bytes([0x20, op, 0x02])
 
     def appear(self):
         if self.visible:
@@ -334,7 +308,7 @@ class Sensor:
         service_path = self.path + "/service000c"
         service = GattService(self, self.service)
         characteristics = [GattCharacteristic(self, service_path + "/char000d", service_path, self.measurement,
-                                              self.measurement_flags, self.payloads[0])]
+                                              self.measurement_flags, self.streams[self.measurement][0][1])]
         handle = 0x10
         for uuid, value in self.reads.items():
             characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
@@ -381,28 +355,17 @@ class Sensor:
             for characteristic in self.gatt[2]:
                 characteristic.sessions.clear()
 
+    def listening(self, measurement):
+        characteristic = self.measurement_characteristic
+        return bool(self.standin.on_bus and self.connected and characteristic and characteristic.sessions)
+
+    async def notify(self, measurement, payload):
+        self.measurement_characteristic.notify(payload)
+        self.standin.first_sent()
+        return True
+
     async def run(self):
-        period = 1.0 / self.rate
-        next_time = time.monotonic()
-        while True:
-            next_time += period
-            await asyncio.sleep(max(0.0, next_time - time.monotonic()))
-            characteristic = self.measurement_characteristic
-            if not (self.standin.on_bus and self.connected and characteristic and characteristic.sessions):
-                continue
-            if self.silent:
-                continue
-            if self.sent == 0 and self.still_seconds > 0:
-                self.still = True
-                asyncio.get_running_loop().call_later(self.still_seconds, setattr, self, "still", False)
-            if self.still:
-                payload = STILL[self.measurement]
-            else:
-                payload = self.payloads[self.played % len(self.payloads)]
-                self.played += 1
-            self.sent += 1
-            characteristic.notify(payload)
-            self.standin.log_sent(self, payload)
+        await self.play_at_rate(self.measurement, self.rate, self.still_seconds)
 
 
 class StandIn:
@@ -413,11 +376,11 @@ class StandIn:
         self.bus = None
         self.on_bus = False
         self.adapter = Adapter(self)
+        log_path = scenario.get("sentLog")
+        self.sent_log = open(log_path or os.devnull, "w", buffering=1)
         self.sensors = [Sensor(self, spec, base_folder) for spec in scenario["sensors"]]
         self.first_notification = None
         self.started = asyncio.Event()
-        log_path = scenario.get("sentLog")
-        self.sent_log = open(log_path, "w", buffering=1) if log_path else None
 
     def export(self, path, interfaces):
         self.exported[path] = interfaces
@@ -425,17 +388,11 @@ class StandIn:
             for interface in interfaces:
                 self.bus.export(path, interface)
 
-    def log_line(self, text):
-        if self.sent_log:
-            self.sent_log.write(f"{time.time():.6f} {text}\n")
-
-    def log_sent(self, sensor, payload):
-        now = time.time()
+    def first_sent(self):
+        """The scenario's times count from the first notification."""
         if self.first_notification is None:
             self.first_notification = time.monotonic()
             self.started.set()
-        if self.sent_log:
-            self.sent_log.write(f"{now:.6f} {sensor.address} {sensor.measurement} {payload.hex()}\n")
 
     async def join_bus(self):
         self.bus = await MessageBus(bus_address=self.address).connect()
@@ -468,11 +425,9 @@ class StandIn:
                 sensor.set_link(False)
                 asyncio.get_running_loop().call_later(seconds, setattr, sensor, "in_range", True)
             elif event["do"] == "silence":
-                sensor.silent = True
-                asyncio.get_running_loop().call_later(seconds, setattr, sensor, "silent", False)
+                sensor.silence(seconds)
             elif event["do"] == "still":
-                sensor.still = True
-                asyncio.get_running_loop().call_later(seconds, setattr, sensor, "still", False)
+                sensor.still(seconds)
             elif event["do"] == "restart":
                 await self.leave_bus()
                 await asyncio.sleep(seconds)

@@ -13,7 +13,9 @@ Two bumble 0.0.236 shortcomings are worked around (../shared/spec/real-bluez-in-
   hidden from the kernel.
 """
 import asyncio
+import os
 import struct
+import sys
 
 from bumble import att, hci
 from bumble.controller import Controller
@@ -25,7 +27,8 @@ from bumble.link import LocalLink
 from bumble.transport import open_transport
 from bumble.transport.common import AsyncPipeSink
 
-from emulated_sensors import RideSensor
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SensorEmulator"))
+from ride_sensors import AttError, PowerControlPoint, RideSensor, measurement_streams  # noqa: E402
 
 HIDDEN_FEATURES = hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
 PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY}
@@ -91,8 +94,8 @@ class BumbleSensor(RideSensor):
     advertising its services (connectable, general discoverable) whenever it is not connected."""
 
     def __init__(self, link, address, kinds, name, battery, streams, log, offset=-10, crank_half_mm=340):
-        super().__init__(name, battery, kinds, streams, log)
-        self.offset, self.crank_half_mm = offset, crank_half_mm
+        super().__init__(name, battery, measurement_streams(kinds, streams), log, kinds)
+        self.answers = PowerControlPoint(offset=offset, crank_half_mm=crank_half_mm)
         self.control_point = None
         own = controller(name, link, address)
         self.device = Device(name=name, address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
@@ -156,25 +159,16 @@ class BumbleSensor(RideSensor):
         return True
 
     def on_control_point_write(self, connection, value):
-        """A power meter's control point (spec §2.4): offset compensation answers `offset`, the crank length is
-        kept and reported in 1/2 mm, other op codes are not supported. Without indications on, the write fails
-        with ATT error 0xFD as the spec says."""
+        """The power meter's control point answers as the shared emulator's does (ride_sensors.PowerControlPoint);
+        a refused write becomes the ATT error the sensor sends."""
         value = bytes(value)
         self.log_event("control point write %s" % value.hex())
         indications_on = any(cccds.get(self.control_point.handle, b"\0")[0] & 0x02
                              for cccds in self.device.gatt_server.subscribers.values())
-        if not indications_on:
-            raise att.ATT_Error(error_code=0xFD)
-        op = value[0]
-        if op == 0x0C:
-            answer = bytes([0x20, op, 0x01]) + struct.pack("<h", self.offset)
-        elif op == 0x04 and len(value) == 3:
-            self.crank_half_mm = struct.unpack("<H", value[1:3])[0]
-            answer = bytes([0x20, op, 0x01])
-        elif op == 0x05:
-            answer = bytes([0x20, op, 0x01]) + struct.pack("<H", self.crank_half_mm)
-        else:
-            answer = bytes([0x20, op, 0x02])
+        try:
+            answer = self.answers.answer(value, indications_on)
+        except AttError as error:
+            raise att.ATT_Error(error_code=error.code)
 
         async def indicate():
             await asyncio.sleep(0.2)  # the Write Response goes first

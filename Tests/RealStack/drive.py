@@ -38,6 +38,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulated_sensors  # noqa: E402
+import ride_sensors  # noqa: E402 (on the path emulated_sensors sets)
 from dbus_fast import Variant  # noqa: E402
 
 MEASUREMENTS = {"power": 0x2A63, "csc": 0x2A5B, "heart": 0x2A37}
@@ -356,9 +357,9 @@ async def auto_ride(args, power, started):
         args.cyclelog, "record", "--auto", "--end-after", "%gs" % args.end_after, "--adapter", adapter, "--plain",
         "--db", ride.database, stdout=open(log_path, "w"), stderr=asyncio.subprocess.STDOUT)
     ride.mark("record --auto started")
-    standing = power.sent[emulated_sensors.STILL_MEASUREMENT]
+    standing = power.sent[ride_sensors.STILL_MEASUREMENT]
     await ride.wait_for("the recorder to see the bike stand",
-                        lambda: power.sent[emulated_sensors.STILL_MEASUREMENT] >= standing + 4 * args.still_seconds, 90)
+                        lambda: power.sent[ride_sensors.STILL_MEASUREMENT] >= standing + 4 * args.still_seconds, 90)
     ride.mark("stood connected")
     power.ride_on()
 

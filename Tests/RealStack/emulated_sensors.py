@@ -1,61 +1,25 @@
-"""Emulated cycling sensors. `RideSensor` is what every one does, whatever carries its notifications (bumble's
-sensors are in bumble_sensors.py); `Sensor` is one on a real bluetoothd: a BlueZ GATT application plus an LE
+"""Emulated cycling sensors on a real bluetoothd: each `Sensor` is a BlueZ GATT application plus an LE
 advertisement on its own (virtual) controller, registered through org.bluez.GattManager1 and
 org.bluez.LEAdvertisingManager1 (BlueZ doc/gatt-api.txt, doc/advertising-api.txt). bluetoothd turns it into real
 ATT traffic on the emulated air.
 
-The sensors play a real ride: the notification payloads of a cyclelog ride journal (Fixtures/rides/*.journal,
-generated from the ride's FIT records by scripts/make-ride-fixtures.py, not by cyclelog), at the times the journal
-gives. The power meter adds the wheel data of the same moment to its Cycling Power Measurement on the Cycling
-Power clock (1/2048 s; spec §1.4), so one ride exercises power, crank and both wheel clocks.
-
-Every notification sent while a client is subscribed is logged as
-"<unix time> <address> <uuid> <hex> <ride second>" so that the harness can compare it with what was stored.
+What a sensor sends and when is the shared emulator's (Tests/SensorEmulator/ride_sensors.py: a real ride's
+notifications at the journal's times, the power meter's with the wheel data of the same moment); bumble's sensors
+(bumble_sensors.py) and the BlueZ stand-in of the command-line tests use the same. Run as a program, this writes the
+sensors' notification streams for a window of a ride (made before the VM boots: parsing a long journal under
+software emulation takes minutes).
 """
 import argparse
-import asyncio
-import collections
-import datetime
 import json
-import struct
+import os
 import sys
-import time
 
 from dbus_fast import BusType, Message, MessageType, PropertyAccess, Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, dbus_property, method
 
-BASE = "-0000-1000-8000-00805f9b34fb"
-
-
-def full_uuid(short):
-    return "%08x" % short + BASE
-
-
-def journal_notifications(path):
-    """(ride second, characteristic, payload) of every notification in a ride journal; ride second 0 is the
-    journal's `start` (the ride's first record)."""
-    with open(path) as journal:
-        lines = [line.split(maxsplit=4) for line in journal if not line.startswith("#")]
-    origin = next(parse_time(words[0]) for words in lines if words[1] == "start")
-    return [(parse_time(words[0]) - origin, int(words[3], 16), bytes.fromhex(words[4].strip()))
-            for words in lines if words[1] == "notify"]
-
-
-def parse_time(text):
-    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
-
-
-def with_wheel_data(power_payload, csc_payload):
-    """A Cycling Power Measurement with power and crank data (flags 0x0020) plus the wheel revolutions of a CSC
-    measurement (flags 0x01: uint32 revolutions, uint16 time in 1/1024 s) taken at the same moment, on the power
-    meter's 1/2048-s wheel clock: flags 0x0030, then power, wheel revolutions, wheel time, crank data (spec §1.2)."""
-    flags, watts, crank_revolutions, crank_time = struct.unpack("<HhHH", power_payload)
-    assert flags == 0x0020, "the ride journals carry power and crank data only"
-    _, wheel_revolutions, wheel_time_1024 = struct.unpack("<BIH", csc_payload)
-    # The 1/1024-s value is the true time modulo 64 s; doubling it modulo 2^16 is the true 1/2048-s time modulo 32 s.
-    wheel_time_2048 = (wheel_time_1024 * 2) & 0xFFFF
-    return struct.pack("<HhIHHH", 0x0030, watts, wheel_revolutions, wheel_time_2048, crank_revolutions, crank_time)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SensorEmulator"))
+from ride_sensors import RideSensor, full_uuid, measurement_streams, ride_streams  # noqa: E402
 
 
 class Characteristic(ServiceInterface):
@@ -161,97 +125,12 @@ def answer_advertisement_objects(bus, advertisements):
     bus.add_message_handler(handler)
 
 
-# kind → (service, measurement, [(characteristic, flags, value)]) per spec §1, §3, §4.
-KINDS = {
-    "power": (0x1818, 0x2A63, [(0x2A65, ["read"], struct.pack("<I", 0x0000000C)),  # wheel and crank data
-                               (0x2A5D, ["read"], bytes([5]))]),  # left crank
-    "csc": (0x1816, 0x2A5B, [(0x2A5C, ["read"], struct.pack("<H", 0x0001)),  # wheel data
-                             (0x2A5D, ["read"], bytes([12]))]),  # rear wheel
-    "heart": (0x180D, 0x2A37, [(0x2A38, ["read"], bytes([1]))]),  # chest
-}
-
-
-# A power meter on a bike that stands: Cycling Power Measurement with flags 0 and 0 W.
-STILL = bytes(4)
-STILL_MEASUREMENT = 0x2A63
-
-
-class RideSensor:
-    """What every emulated sensor does, whatever carries its notifications: it plays the ride's measurements at
-    the journal's times, goes silent or out of range on request, and logs every notification it sends."""
-
-    def __init__(self, name, battery, kinds, streams, log):
-        self.name, self.battery, self.kinds, self.log = name, battery, kinds, log
-        self.address = None
-        self.silent_until = {}
-        self.still_until = 0.0
-        self.dropped = False
-        self.sent = collections.Counter()  # notifications sent, per measurement
-        self.streams = {}
-        for kind in kinds:
-            self.streams[KINDS[kind][1]] = [(second, bytes.fromhex(payload)) for second, payload in streams[kind]]
-
-    def services(self):
-        """[(service, [(characteristic, flags, value)])] of the sensor's kinds, then Battery."""
-        entries = []
-        for kind in self.kinds:
-            service, measurement, extras = KINDS[kind]
-            entries.append((service, [(measurement, ["notify"], b"")] + extras))
-        entries.append((0x180F, [(0x2A19, ["read", "notify"], bytes([self.battery]))]))
-        return entries
-
-    def log_event(self, text):
-        self.log.write("%.6f %s event %s\n" % (time.time(), self.address, text.replace(" ", "_")))
-        self.log.flush()
-
-    def silence(self, seconds):
-        """The sensor stays connected but sends nothing for `seconds`."""
-        for measurement in self.streams:
-            self.silent_until[measurement] = time.monotonic() + seconds
-        self.log_event("silent")
-
-    def still(self, seconds):
-        """The bike stands for `seconds`: a power meter sends 0 W without crank data (flags 0, spec §1.2); the
-        other measurements send nothing. The ride goes on where it was afterwards."""
-        self.still_until = time.monotonic() + seconds
-        self.log_event("still")
-
-    def ride_on(self):
-        """Pedalling again, from where the ride was."""
-        self.still_until = 0.0
-        self.log_event("rides on")
-
-    async def play(self, started, origin):
-        """Sends the ride's notifications: ride second `origin` at `started` (a time.monotonic value)."""
-        await asyncio.gather(*(self.play_one(uuid, started, origin) for uuid in self.streams))
-
-    async def play_one(self, measurement, started, origin):
-        for second, payload in self.streams[measurement]:
-            delay = started + (second - origin) - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            silent = time.monotonic() < self.silent_until.get(measurement, 0)
-            if time.monotonic() < self.still_until:
-                if measurement != STILL_MEASUREMENT:
-                    continue
-                payload = STILL
-            if self.dropped or silent or not await self.notify(measurement, payload):
-                continue
-            self.sent[measurement] += 1
-            self.log.write("%.6f %s %04x %s %.3f\n" % (time.time(), self.address, measurement, payload.hex(), second))
-            self.log.flush()
-
-    async def notify(self, measurement, payload):
-        """Sends one notification if a client is subscribed; says whether it was sent."""
-        raise NotImplementedError
-
-
 class Sensor(RideSensor):
     """One emulated sensor on one BlueZ adapter: a GATT application with the services of `kinds` (and Battery)
     and an advertisement."""
 
     def __init__(self, bus, kinds, adapter, name, battery, streams, log):
-        super().__init__(name, battery, kinds, streams, log)
+        super().__init__(name, battery, measurement_streams(kinds, streams), log, kinds)
         self.bus, self.adapter = bus, adapter
         self.adapter_path = "/org/bluez/" + adapter
         self.root = "/cyclelog/" + adapter
@@ -300,24 +179,6 @@ async def call(bus, path, interface, member, signature="", body=()):
 
 async def system_bus():
     return await MessageBus(bus_type=BusType.SYSTEM).connect()
-
-
-def ride_streams(journal, from_second, seconds):
-    """Per sensor kind, [ride second, payload hex] of its measurement for `seconds` from `from_second` of the
-    ride. Made before the VM boots: parsing a long journal under software emulation takes minutes."""
-    streams = {"power": [], "csc": [], "heart": []}
-    last_csc = None
-    for second, uuid, payload in journal_notifications(journal):
-        inside = from_second <= second < from_second + seconds
-        if uuid == 0x2A5B:
-            last_csc = payload
-            if inside:
-                streams["csc"].append((second, payload.hex()))
-        elif uuid == 0x2A63 and inside and last_csc is not None:
-            streams["power"].append((second, with_wheel_data(payload, last_csc).hex()))
-        elif uuid == 0x2A37 and inside:
-            streams["heart"].append((second, payload.hex()))
-    return streams
 
 
 if __name__ == "__main__":

@@ -79,8 +79,9 @@ public final class StandIn: @unchecked Sendable {
     }
 
     private func logged() throws -> [(time: Double, address: String, characteristic: String, value: [UInt8])] {
-        try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n").map { line in
-            let words = line.split(separator: " ")
+        try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n").map {
+            $0.split(separator: " ")
+        }.filter { $0.count >= 4 && $0[2] != "event" }.map { words in
             let hex = Array(words[3].utf8)
             let bytes = stride(from: 0, to: hex.count, by: 2).map {
                 UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)!
