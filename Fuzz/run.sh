@@ -63,9 +63,13 @@ stored_targets=(btsnoop btsnoop-writer journal compact-journal stored-blobs)
 
 limit=(-max_total_time="$seconds")
 [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
-passed=0
-failed=0
-# run TARGET BINARY MAX_LEN SEEDS
+# Each target is one single-threaded fuzzer: FUZZ_JOBS of them (default: one per core) run at a time, each for its
+# full time; the results are printed in the usual order once all are done.
+jobs=${FUZZ_JOBS:-$(nproc)}
+results="$out/results"
+rm -rf "$results"
+mkdir -p "$results"
+# run TARGET BINARY MAX_LEN SEEDS: leaves TARGET.ok or TARGET.failed in $results.
 run() {
     local target=$1 fuzzer=$2 length=$3 seed_folder=$4
     local corpus="$out/corpus/$target"
@@ -74,23 +78,39 @@ run() {
     if CYCLELOG_FUZZ_TARGET="$target" "$fuzzer" "${limit[@]}" -max_len="$length" -rss_limit_mb=2048 \
         -artifact_prefix="$out/crash-$target-" "$corpus" "$seed_folder" > "$out/$target.log" 2>&1; then
         runs=$(grep -Eo '^#[0-9]+' "$out/$target.log" | tail -1 | tr -d '#' || true)
-        echo "fuzz: $target ok (${runs:-?} inputs in $((SECONDS - started))s)"
-        passed=$((passed + 1))
+        echo "fuzz: $target ok (${runs:-?} inputs in $((SECONDS - started))s)" > "$results/$target.ok"
     else
-        echo "fuzz: $target FAILED — see $out/$target.log"
-        tail -n 30 "$out/$target.log"
-        failed=$((failed + 1))
+        { echo "fuzz: $target FAILED — see $out/$target.log"; tail -n 30 "$out/$target.log"; } \
+            > "$results/$target.failed"
     fi
 }
 chosen() { [ -z "${FUZZ_TARGETS:-}" ] || [[ " $FUZZ_TARGETS " == *" $1 "* ]]; }
+start() {
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    run "$@" &
+}
+ran=()
 for target in "${targets[@]}"; do
     chosen "$target" || continue
-    run "$target" "$binary" 64 "$seeds"
+    start "$target" "$binary" 64 "$seeds"
+    ran+=("$target")
 done
-# A journal line is about 60 bytes: 1 kB is a ride's opening, enough for every line kind and the time-jump rule.
 for target in "${stored_targets[@]}"; do
     chosen "$target" || continue
-    run "$target" "$stored" "$([ "$target" = journal ] && echo 1024 || echo 4096)" "$out/stored-seeds/$target"
+    start "$target" "$stored" "$([ "$target" = journal ] && echo 1024 || echo 4096)" "$out/stored-seeds/$target"
+    ran+=("$target")
+done
+wait
+passed=0
+failed=0
+for target in "${ran[@]}"; do
+    if [ -f "$results/$target.ok" ]; then
+        cat "$results/$target.ok"
+        passed=$((passed + 1))
+    else
+        cat "$results/$target.failed" 2>/dev/null || echo "fuzz: $target FAILED — it left no result"
+        failed=$((failed + 1))
+    fi
 done
 echo "fuzz: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

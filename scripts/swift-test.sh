@@ -1,14 +1,53 @@
 #!/usr/bin/env bash
-# Runs the XCTests (already built) and, when any fail, repeats the failing assertions at the end of the output,
-# where a CI log's tail shows them.
+# Runs the tests (already built) and, when any fail, repeats the failing assertions at the end of the output, where
+# a CI log's tail shows them.
+#
+# Without arguments, the XCTest cases run several at a time (TEST_WORKERS processes, default 4) and, beside them,
+# the Swift Testing suites (which run in parallel in their own process): most cases wait on real time (a ride
+# played at its own pace, a server's reply deadline), not on the two cores. Each part's output is shown once it
+# is over. With arguments (a --filter), `swift test` runs them as it always does.
 set -uo pipefail
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-"${SWIFT:-swift}" test --skip-build "$@" 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
-if [ "$status" -ne 0 ]; then
+swift=${SWIFT:-swift}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+failures() {
+    grep -hE ": error: |Fatal error|Test Case .* failed|✘ (Test|Suite)" "$@" | sort -u | head -40
+}
+
+if [ "$#" -gt 0 ]; then
+    "$swift" test --skip-build "$@" 2>&1 | tee "$logs/all"
+    status=${PIPESTATUS[0]}
+    if [ "$status" -ne 0 ]; then
+        echo
+        echo "== failing tests (repeated from above) =="
+        failures "$logs/all"
+    fi
+    exit "$status"
+fi
+
+binary=$("$swift" build --show-bin-path)/cyclelogPackageTests.xctest
+started=$SECONDS
+"$swift" test --skip-build --disable-swift-testing --parallel --num-workers "${TEST_WORKERS:-4}" \
+    --xunit-output "$logs/xctest.xml" > "$logs/xctest" 2>&1 &
+xctest=$!
+"$binary" --testing-library swift-testing > "$logs/swift-testing" 2>&1 &
+testing=$!
+wait "$testing"
+testing_status=$?
+testing_seconds=$((SECONDS - started))
+wait "$xctest"
+xctest_status=$?
+xctest_seconds=$((SECONDS - started))
+
+cat "$logs/xctest" "$logs/swift-testing"
+# The slowest XCTest cases, for Docs/testing.md.
+[ -f "$logs/xctest.xml" ] && cp "$logs/xctest.xml" "$(dirname "$binary")/xctest-timings.xml"
+echo "== XCTest: status $xctest_status after ${xctest_seconds}s; Swift Testing: status $testing_status after" \
+    "${testing_seconds}s =="
+if [ "$xctest_status" -ne 0 ] || [ "$testing_status" -ne 0 ]; then
     echo
     echo "== failing tests (repeated from above) =="
-    grep -E ": error: |Fatal error|Test Case .* failed" "$log" | sort -u | head -40
+    failures "$logs/xctest" "$logs/swift-testing"
+    exit 1
 fi
-exit "$status"
