@@ -25,7 +25,7 @@ LAYOUT = -Xlinker --symbol-ordering-file=$(CURDIR)/Benchmarks/layout/$(1).order 
 # One of the three programs, as it is released.
 PROGRAM = $(SWIFT) build $(RELEASE) $(LINK) $(if $(wildcard Benchmarks/layout/$(1).order),$(call LAYOUT,$(1))) --product $(1)
 
-.PHONY: setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
+.PHONY: docs setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
 	bench lint fixtures clean install uninstall service-check release-cyclelog
 
 all: build
@@ -66,7 +66,19 @@ test: setup
 	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
 	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
 	python3 scripts/make-man.py --bin .build/debug --check
+	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory fuzz-smoke
+
+# The CyclingSensors library's documentation (DocC): its symbols, built in a folder of their own so that the usual
+# build keeps its flags, and Sources/CyclingSensors/Documentation.docc, into .build/docs/CyclingSensors.doccarchive
+# (`docc preview` serves it). A link or a symbol that does not resolve fails it.
+docs: setup
+	$(SWIFT) build --scratch-path .build/docs-build --target CyclingSensors -Xswiftc -emit-symbol-graph \
+		-Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/docs-build/symbol-graphs
+	mkdir -p .build/docs
+	docc convert Sources/CyclingSensors/Documentation.docc --warnings-as-errors \
+		--additional-symbol-graph-dir .build/docs-build/symbol-graphs --fallback-display-name CyclingSensors \
+		--fallback-bundle-identifier org.cyclelog.CyclingSensors --output-path .build/docs/CyclingSensors.doccarchive
 
 # A manual page per program, from the programs' own help, in .build/man (`man -l .build/man/cyclelog.1`);
 # `make install` installs them.
