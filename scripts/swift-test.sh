@@ -3,7 +3,7 @@
 # a CI log's tail shows them.
 #
 # Without arguments, the XCTest cases run several at a time (TEST_WORKERS processes, default 4) and, beside them,
-# the Swift Testing suites (which run in parallel in their own process): most cases wait on real time (a ride
+# the Swift Testing suites (in their own process): most cases wait on real time (a ride
 # played at its own pace, a server's reply deadline), not on the two cores. Each part's output is shown once it
 # is over. With arguments (a --filter), `swift test` runs them as it always does.
 set -uo pipefail
@@ -31,7 +31,9 @@ started=$SECONDS
 "$swift" test --skip-build --disable-swift-testing --parallel --num-workers "${TEST_WORKERS:-4}" \
     --xunit-output "$logs/xctest.xml" > "$logs/xctest" 2>&1 &
 xctest=$!
-"$binary" --testing-library swift-testing > "$logs/swift-testing" 2>&1 &
+# One suite at a time in that process: several sync tests wait on programs with blocking calls, which would hold
+# the two cooperative threads of a 2-core machine and starve the recorder scenarios' tasks.
+"$binary" --testing-library swift-testing --no-parallel > "$logs/swift-testing" 2>&1 &
 testing=$!
 wait "$testing"
 testing_status=$?
