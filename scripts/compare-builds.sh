@@ -3,7 +3,9 @@
 # (FIT files) into a fresh database by both, then the command's output, `show --json`, `show --journal`, the FIT,
 # TCX and CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any
 # two databases: the rider's and the collector's random identities (table rider), the change mark, and a
-# workout's claim (token, time) and collector. A structural change must leave everything else identical.
+# workout's claim (token, time) and collector. Then both builds' cyclelog-mirror (beside each cyclelog) serve one
+# database of every fixture, and scripts/compare-http.py compares their answers to every history request. A
+# structural change must leave everything else identical.
 #
 #     scripts/compare-builds.sh OLD_CYCLELOG NEW_CYCLELOG
 set -uo pipefail
@@ -45,4 +47,10 @@ for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit
     done
 done
 echo "$rides rides: $differences differences"
+for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit/*.fit; do
+    verb=$([[ $file == *.fit ]] && echo import || echo replay)
+    "$new" $verb --db "$work/all.sqlite" "$file" > /dev/null 2>&1
+done
+python3 scripts/compare-http.py "$(dirname "$old")/cyclelog-mirror" "$(dirname "$new")/cyclelog-mirror" \
+    "$work/all.sqlite" || differences=$((differences + 1))
 [ $differences -eq 0 ]

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""What two builds of cyclelog-mirror answer over HTTP for the same database: every history endpoint of the
+reference (Docs/guide/second-screen.md) for every ride, with and without queries, the pages, the errors (unknown
+ride, a path that is not one, a bad window, a stranger without a token, a trailing slash), each compared by status,
+Content-Type, Cache-Control and body. The ETag is left out: it carries each process's own random number.
+
+    scripts/compare-http.py OLD_MIRROR NEW_MIRROR DATABASE
+"""
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def serving_port(log):
+    announced = "serving http://127.0.0.1:"
+    for _ in range(300):
+        text = open(log).read()
+        if announced in text:
+            return int(text.split(announced)[1].split()[0])
+        time.sleep(0.1)
+    sys.exit("cyclelog-mirror did not start: " + open(log).read())
+
+
+def answers(mirror, database, paths, folder):
+    """path → (status, content type, cache control, body) from `mirror` serving `database` read-only."""
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    address = bus.stdout.readline().strip()
+    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, CYCLELOG_CONTROL_BUS=address)
+    log = os.path.join(folder, "mirror.log")
+    server = subprocess.Popen([mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                               os.path.join(folder, "state"), "--db", database], env=environment,
+                              stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        port = serving_port(log)
+        token = json.loads(subprocess.run([mirror, "pair", "--name", "compare", "--scope", "read", "--token",
+                                           "--json"], env=environment, check=True, capture_output=True,
+                                          text=True).stdout)["token"]
+        found = {}
+        for path, authorised in paths:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            headers = {"Authorization": "Bearer " + token} if authorised else {}
+            connection.request("GET", path, headers=headers)
+            response = connection.getresponse()
+            found[(path, authorised)] = (response.status, response.getheader("Content-Type"),
+                                         response.getheader("Cache-Control"), response.read())
+            connection.close()
+        return found
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait()
+        bus.terminate()
+        bus.wait()
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit(__doc__.splitlines()[-1].strip())
+    old, new, database = sys.argv[1:]
+    rides = json.loads(subprocess.run([os.path.join(os.path.dirname(new), "cyclelog"), "list", "--json", "--db",
+                                       database], check=True, capture_output=True, text=True).stdout)
+    paths = ["/", "/history", "/api/v1/workouts", "/api/v1/workouts?since=2013-01-01&until=2020-12-31",
+             "/api/v1/workouts?q=sweatpy", "/api/v1/workouts?since=yesterday", "/api/v1/ftp",
+             "/api/v1/ftp?window=5000d", "/api/v1/power-curve", "/api/v1/power-curve?window=5000d",
+             "/api/v1/power-curve?window=forever", "/api/v1/workouts/999999", "/api/v1/workouts/abc",
+             "/api/v1/workouts/", "/api/v1/nothing", "/api/v1/workouts/1/nothing"]
+    for ride in rides:
+        base = "/api/v1/workouts/%d" % ride["id"]
+        paths += [base, base + "/chart.svg", base + "/chart.svg?from=60&to=600", base + "/chart.svg?from=-5&to=x",
+                  base + "/sparkline.svg", base + "/samples", base + "/export.fit", base + "/export.journal",
+                  base + "/wprime.svg", "/history/%d" % ride["id"]]
+    requests = [(path, True) for path in paths] + [("/api/v1/workouts", False), ("/api/v1/workouts/1", False)]
+    with tempfile.TemporaryDirectory() as folder:
+        os.makedirs(os.path.join(folder, "old"))
+        os.makedirs(os.path.join(folder, "new"))
+        before = answers(old, database, requests, os.path.join(folder, "old"))
+        after = answers(new, database, requests, os.path.join(folder, "new"))
+    differences = 0
+    for request in requests:
+        if before[request] != after[request]:
+            differences += 1
+            print("differs: GET %s%s: %s → %s" % (request[0], "" if request[1] else " (no token)",
+                                                  before[request][:3], after[request][:3]))
+    statuses = sorted({answer[0] for answer in after.values()})
+    print("%d requests (statuses %s): %d differences" % (len(requests), ", ".join(map(str, statuses)), differences))
+    sys.exit(1 if differences else 0)
+
+
+if __name__ == "__main__":
+    main()
