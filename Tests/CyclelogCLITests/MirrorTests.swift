@@ -604,6 +604,12 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(try get(port, "/api/v1/workouts?since=yesterday", token: token).status, 400)
         XCTAssertEqual(try get(port, "/api/v1/workouts/99999", token: token).status, 404)
         XCTAssertEqual(try get(port, "/api/v1/power-curve?window=soon", token: token).status, 400)
+        // A path is the documented one exactly: not with a slash at its end, nor an empty segment; a stranger hears
+        // 401 first.
+        for path in ["/api/v1/workouts/", "/api/v1/ftp/", "//api/v1/workouts", "/api/v1//ftp", "/history/"] {
+            XCTAssertEqual(try get(port, path, token: token).status, 404, path)
+        }
+        XCTAssertEqual(try get(port, "/api/v1/workouts/", token: nil).status, 401)
 
         // Files: the bytes `cyclelog export` and `show --journal` write; an imported ride keeps no journal.
         let replayed = try XCTUnwrap(entries.last { ($0["source"] as? String)?.hasSuffix(".btsnoop") ?? false })
