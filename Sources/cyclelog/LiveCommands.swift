@@ -199,7 +199,8 @@ struct Record: AsyncParsableCommand {
 
     func run() async throws {
         let store = try database.open()
-        for entry in try store.list() where entry.status != .complete {
+        for entry in try await store.call({ (store) throws(StoreError) in try store.list() })
+        where entry.status != .complete {
             printError(
                 "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
@@ -215,7 +216,7 @@ struct Record: AsyncParsableCommand {
         // action, `cyclelog start`), which may come before the sensors are connected.
         if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
-        let known = try store.knownSensors()
+        let known = try await store.call { (store) throws(StoreError) in try store.knownSensors() }
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
         let hciCapture = capture.flatMap {
