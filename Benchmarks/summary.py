@@ -52,8 +52,12 @@ def main():
             "" if row["peak_mb"] is None else "%.1f MB" % row["peak_mb"], row["target"], verdict))
     print("\n" + "\n".join(lines))
     with open(os.path.join(ROOT, "Benchmarks", "results.md"), "w") as page:
-        page.write("# The latest `make bench`\n\nWritten by `Benchmarks/summary.py` at the end of the run, %s; the "
-                   "method is in [the benchmarks' README](README.md).\n\n" % time.strftime("%Y-%m-%d", time.gmtime()))
+        # Durations shortened for this run (the README names their defaults), so the page says what it measured.
+        settings = ", ".join("`%s=%s`" % (name, os.environ[name]) for name in sorted(os.environ)
+                             if name.endswith(("_BENCH_SECONDS", "_BENCH_WAIT_SECONDS", "_BENCH_PAIRS")))
+        page.write("# The latest `make bench`\n\nWritten by `Benchmarks/summary.py` at the end of the run, %s%s; the "
+                   "method is in [the benchmarks' README](README.md).\n\n" % (
+                       time.strftime("%Y-%m-%d", time.gmtime()), " with " + settings if settings else ""))
         page.write("\n".join(lines[1:]) + "\n")
 
 
