@@ -16,7 +16,6 @@ import http.client
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import time
 
 import results
 from replay_bench import BENCH, CAPTURE
-from mirror_bench import MIRROR, peak_megabytes, serving_port
+from mirror_bench import MIRROR, peak_megabytes
 from results import CYCLELOG, ROOT
 
 RUNS = int(os.environ.get("HISTORY_BENCH_RUNS", "15"))
@@ -114,42 +113,30 @@ def main():
         [CYCLELOG, "list", "--json", "--db", database], check=True, capture_output=True, text=True).stdout)
         if r["source"].endswith("twelve-hours.journal"))
 
-    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True)
-    address = bus.stdout.readline().strip()
-    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, CYCLELOG_CONTROL_BUS=address)
-    log = os.path.join(folder, "mirror.log")
-    mirror = subprocess.Popen([MIRROR, "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                               os.path.join(folder, "state"), "--db", database], env=environment,
-                              stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
-        port = serving_port(log)
-        token = json.loads(subprocess.run([MIRROR, "pair", "--name", "bench", "--scope", "read", "--token", "--json"],
-                                          env=environment, check=True, capture_output=True, text=True).stdout)["token"]
-        tag, body = request(port, token, "/api/v1/workouts")
-        count = len(json.loads(body))
-        # What the ride page asks for: its W′ chart only when the ride has a W′ balance.
-        summary = json.loads(request(port, token, "/api/v1/workouts/%d" % four_hours)[1])
-        page = ["/api/v1/workouts/%d" % four_hours, "/api/v1/workouts/%d/chart.svg" % four_hours,
-                "/api/v1/power-curve?window=42d", "/api/v1/power-curve?window=90d"]
-        if summary["wPrimeBalanceMinimumJoules"] is not None:
-            page.append("/api/v1/workouts/%d/wprime.svg" % four_hours)
-        rows = [
-            ("rides page data, %d rides" % count, timed(port, token, ["/api/v1/workouts"]), 0.100),
-            ("… the same, unchanged (304 by ETag)", timed(port, token, ["/api/v1/workouts"],
-                                                           {"/api/v1/workouts": tag}), None),
-            ("4-hour ride page (%d requests)" % len(page), timed(port, token, page), 0.150),
-            ("… the same, unchanged (304 by ETag)",
-             timed(port, token, page, {path: request(port, token, path)[0] for path in page}), None),
-            ("a sparkline of the rides page (a %d-min ride)" % (short_ride["elapsedSeconds"] // 60),
-             timed(port, token, ["/api/v1/workouts/%d/sparkline.svg" % short_ride["id"]]), None),
-            ("12-hour ride's 1 Hz samples", timed(port, token, ["/api/v1/workouts/%d/samples" % twelve_hours]), 0.050),
-        ]
-        peak = peak_megabytes(mirror.pid)
+        with results.history_server(MIRROR, database, folder) as (port, token, mirror):
+            tag, body = request(port, token, "/api/v1/workouts")
+            count = len(json.loads(body))
+            # What the ride page asks for: its W′ chart only when the ride has a W′ balance.
+            summary = json.loads(request(port, token, "/api/v1/workouts/%d" % four_hours)[1])
+            page = ["/api/v1/workouts/%d" % four_hours, "/api/v1/workouts/%d/chart.svg" % four_hours,
+                    "/api/v1/power-curve?window=42d", "/api/v1/power-curve?window=90d"]
+            if summary["wPrimeBalanceMinimumJoules"] is not None:
+                page.append("/api/v1/workouts/%d/wprime.svg" % four_hours)
+            rows = [
+                ("rides page data, %d rides" % count, timed(port, token, ["/api/v1/workouts"]), 0.100),
+                ("… the same, unchanged (304 by ETag)", timed(port, token, ["/api/v1/workouts"],
+                                                               {"/api/v1/workouts": tag}), None),
+                ("4-hour ride page (%d requests)" % len(page), timed(port, token, page), 0.150),
+                ("… the same, unchanged (304 by ETag)",
+                 timed(port, token, page, {path: request(port, token, path)[0] for path in page}), None),
+                ("a sparkline of the rides page (a %d-min ride)" % (short_ride["elapsedSeconds"] // 60),
+                 timed(port, token, ["/api/v1/workouts/%d/sparkline.svg" % short_ride["id"]]), None),
+                ("12-hour ride's 1 Hz samples",
+                 timed(port, token, ["/api/v1/workouts/%d/samples" % twelve_hours]), 0.050),
+            ]
+            peak = peak_megabytes(mirror.pid)
     finally:
-        mirror.send_signal(signal.SIGTERM)
-        mirror.wait(20)
-        bus.terminate()
         shutil.rmtree(folder, ignore_errors=True)
     print("\nRide history served by cyclelog-mirror (release; whole requests from this machine; best / median of %d)"
           % RUNS)

@@ -27,7 +27,7 @@ import time
 
 import results
 from live_bench import SENSORS, StandIn, verdict
-from results import CYCLELOG, ROOT
+from results import CYCLELOG, ROOT, serving_port
 
 sys.path.insert(0, os.path.join(ROOT, "Tests", "MirrorPage"))
 from page_check import Browser, NamespacedBrowser  # noqa: E402
@@ -89,17 +89,6 @@ def peak_megabytes(pid):
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def serving_port(log, address="127.0.0.1"):
-    """The port a starting `cyclelog-mirror` announces in its log ("serving http://ADDRESS:PORT")."""
-    announced = "serving http://%s:" % address
-    for _ in range(300):
-        text = open(log).read()
-        if announced in text:
-            return int(text.split(announced)[1].split()[0])
-        time.sleep(0.1)
-    sys.exit("cyclelog-mirror did not start: " + open(log).read())
 
 
 def run(command, environment):

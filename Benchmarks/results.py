@@ -1,8 +1,10 @@
 """What the benchmark scripts share: the binary they measure, how they measure a whole process, and the figures of
 one `make bench` run, collected by each script and printed together at the end by `summary.py` (one table with
 cyclelog and its peers, measured in the same run, and the machine)."""
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,3 +43,38 @@ def add(capability, label, best=None, median=None, unit="s", peak_mb=None, targe
         f.write(json.dumps({"capability": capability, "label": label, "best": best, "median": median, "unit": unit,
                             "peak_mb": peak_mb, "target": target, "met": met}) + "\n")
 
+
+
+def serving_port(log, address="127.0.0.1"):
+    """The port a starting `cyclelog-mirror` announces in its log ("serving http://ADDRESS:PORT")."""
+    announced = "serving http://%s:" % address
+    for _ in range(300):
+        text = open(log).read()
+        if announced in text:
+            return int(text.split(announced)[1].split()[0])
+        time.sleep(0.1)
+    sys.exit("cyclelog-mirror did not start: " + open(log).read())
+
+
+@contextlib.contextmanager
+def history_server(mirror, database, folder):
+    """`mirror` serving the history of `database` on a private session bus (no recorder on it), with a device paired
+    to read: yields (its port, the device's token, the server's process), and stops both at the end."""
+    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True)
+    address = bus.stdout.readline().strip()
+    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, CYCLELOG_CONTROL_BUS=address)
+    log = os.path.join(folder, "mirror.log")
+    server = subprocess.Popen([mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                               os.path.join(folder, "state"), "--db", database], env=environment,
+                              stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    try:
+        port = serving_port(log)
+        token = json.loads(subprocess.run([mirror, "pair", "--name", "bench", "--scope", "read", "--token", "--json"],
+                                          env=environment, check=True, capture_output=True, text=True).stdout)["token"]
+        yield port, token, server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(20)
+        bus.terminate()
+        bus.wait()

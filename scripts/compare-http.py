@@ -11,39 +11,18 @@ import http.client
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
-
-def serving_port(log):
-    announced = "serving http://127.0.0.1:"
-    for _ in range(300):
-        text = open(log).read()
-        if announced in text:
-            return int(text.split(announced)[1].split()[0])
-        time.sleep(0.1)
-    sys.exit("cyclelog-mirror did not start: " + open(log).read())
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Benchmarks"))
+import results  # noqa: E402 (the benchmarks' way to serve a database's history)
 
 
 def answers(mirror, database, paths, folder):
-    """path → (status, content type, cache control, body) from `mirror` serving `database` read-only."""
-    bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, text=True)
-    address = bus.stdout.readline().strip()
-    environment = dict(os.environ, DBUS_SESSION_BUS_ADDRESS=address, CYCLELOG_CONTROL_BUS=address)
-    log = os.path.join(folder, "mirror.log")
-    server = subprocess.Popen([mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                               os.path.join(folder, "state"), "--db", database], env=environment,
-                              stdout=open(log, "w"), stderr=subprocess.STDOUT)
-    try:
-        port = serving_port(log)
-        token = json.loads(subprocess.run([mirror, "pair", "--name", "compare", "--scope", "read", "--token",
-                                           "--json"], env=environment, check=True, capture_output=True,
-                                          text=True).stdout)["token"]
-        found = {}
+    """(path, with the token) → (status, content type, cache control, body) from `mirror` serving `database`."""
+    found = {}
+    with results.history_server(mirror, database, folder) as (port, token, _):
         for path, authorised in paths:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             headers = {"Authorization": "Bearer " + token} if authorised else {}
@@ -54,12 +33,7 @@ def answers(mirror, database, paths, folder):
             found[(path, authorised)] = (response.status, response.getheader("Content-Type"),
                                          response.getheader("Cache-Control"), body)
             connection.close()
-        return found
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait()
-        bus.terminate()
-        bus.wait()
+    return found
 
 
 def main():
