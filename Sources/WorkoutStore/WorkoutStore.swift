@@ -277,18 +277,21 @@ public final class WorkoutStore: Sendable {
         }
     }
 
-    /// The migrations applied. Another process creating the migrations table this moment can make one reading fail:
-    /// the table is not there when the statement is prepared, and is there when GRDB then looks whether it exists
-    /// (nothing is locked between the two), so it reports "no such table". Read again, for up to the usual 5 s: a
-    /// reading that does not meet the table being made sees it whole, or not at all.
+    /// The migrations applied. A reading that finds no migrations table has none applied, whatever is there a moment
+    /// later: GRDB's own reading, on "no such table", looks again whether the table exists and reports the error when
+    /// another process has just created it (a new database being made this moment), which made a command fail with
+    /// status 2 when ten replays opened a new database together. The callers read again after migrating.
     static func appliedIdentifiers(_ queue: DatabaseQueue) throws -> Set<String> {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
+        try queue.read { db in
             do {
-                return try queue.read { db in try migrator.appliedIdentifiers(db) }
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_ERROR && ContinuousClock.now < deadline
+                return try String.fetchSet(db, sql: "SELECT identifier FROM grdb_migrations")
+            } catch let error as DatabaseError
+                where [.SQLITE_ERROR, .SQLITE_SCHEMA].contains(error.resultCode)
+                && (error.message ?? "").hasPrefix("no such table")
             {
-                continue
+                // SQLITE_SCHEMA: the table changed under the statement as many times as SQLite prepares it again,
+                // and was not there the last time.
+                return []
             }
         }
     }

@@ -82,11 +82,9 @@ final class MigrationTests: XCTestCase {
     }
 
     /// The migrations table appearing while another process reads which migrations are applied (a new database
-    /// being created this moment): the reading is taken again, never reported as "no such table". Another
-    /// connection makes and drops the table thousands of times a second while this one reads (with a breath
-    /// between two, as no process makes new databases back to back: on a loaded machine, a maker that never pauses
-    /// can keep the reader's thread from ever reading between two of its changes).
-    func testTheMigrationsTableAppearingWhileItIsReadIsReadAgain() throws {
+    /// being created this moment): the reading is never reported as "no such table". Another connection makes and
+    /// drops the table as fast as it can while this one reads.
+    func testTheMigrationsTableAppearingWhileItIsReadIsNeverAnError() throws {
         let path = try newPath()
         // As the store opens its file: waits while another holds the lock, write-ahead log.
         var configuration = Configuration()
@@ -104,7 +102,6 @@ final class MigrationTests: XCTestCase {
                         try db.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT PRIMARY KEY)")
                         try db.execute(sql: "DROP TABLE grdb_migrations")
                     }
-                    usleep(100)
                 }
             } else {
                 for _ in 0..<readings {
