@@ -75,11 +75,13 @@ public struct Synchronizer: Sendable {
                 "the shared store already has another rider named \(rider.name): `cyclelog-sync join \(rider.name)` "
                     + "makes this machine's rides theirs; `cyclelog rider NEW-NAME` names this rider otherwise")
         }
+        // Two collectors of one rider registering at the same moment insert the same row: an upsert on the id alone
+        // can then fail on the name's own unique index (PostgreSQL checks only the arbiter index for the
+        // conflict), so the row is inserted if missing, whatever unique index finds it there, and renamed apart.
         try await server.execute(
-            """
-            INSERT INTO rider (id, name) VALUES (\(riderID), \(rider.name))
-            ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name
-            """)
+            "INSERT INTO rider (id, name) VALUES (\(riderID), \(rider.name)) ON CONFLICT DO NOTHING")
+        try await server.execute(
+            "UPDATE rider SET name = \(rider.name) WHERE id = \(riderID) AND name IS DISTINCT FROM \(rider.name)")
         try await server.execute(
             """
             INSERT INTO collector (id, name, rider_id) VALUES (\(collectorID), \(rider.collectorName), \(riderID))
