@@ -49,7 +49,7 @@ final class AutoRecordTests: XCTestCase {
         }
         // The first ride saved: the sync trigger names it (what cyclelog-sync.path waits for).
         let firstSaved = try String(contentsOfFile: trigger, encoding: .utf8)
-        try await Task.sleep(for: .seconds(2))
+        try await rideOn(standIn, record)
         record.signal(SIGTERM)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
         let output = record.output

@@ -55,7 +55,7 @@ final class CalibrateCommandTests: XCTestCase {
         for _ in 0..<100 where !record.output.contains("streaming") {
             try await Task.sleep(for: .milliseconds(100))
         }
-        try await Task.sleep(for: .seconds(2))
+        try await rideOn(standIn, record)
         record.signal(SIGINT)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
         XCTAssertTrue(

@@ -35,7 +35,7 @@ final class CaptureCommandTests: XCTestCase {
         try await waitFor("8 power notifications", record) {
             try standIn.sent().filter { $0.time > startTime }.count >= 8
         }
-        try await Task.sleep(for: .seconds(1))
+        try await rideOn(standIn, record, notifications: 4)
         record.signal(SIGINT)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
         XCTAssertTrue(record.output.contains("cyclelog: no capture: "), record.output)

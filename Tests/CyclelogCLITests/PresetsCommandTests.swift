@@ -138,7 +138,12 @@ final class PresetsCommandTests: XCTestCase {
         XCTAssertNotNil(activated, "activated")
         let status = try cyclelog(["status", "--json"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
         XCTAssertTrue(status.output.contains("\"State\": \"running\""), status.output + status.errorOutput)
-        try await Task.sleep(for: .seconds(3))
+        // Some riding: a dozen notifications more.
+        let sentBefore = try standIn.sent().count
+        let deadline = Date().addingTimeInterval(20)
+        while try standIn.sent().count < sentBefore + 12, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
         let end = try cyclelog(["end"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
         XCTAssertEqual(end.status, 0, end.errorOutput)
         // Waiting again after the ride; stopped as a session's end would stop it.

@@ -41,8 +41,8 @@ final class RecordCommandTests: XCTestCase {
             let database = standIn.bus.folder.appendingPathComponent("signal-\(signal).sqlite").path
             let (record, startTime) = try await recordPower(standIn, database, "Stages Power L", notifications: 8)
             // A notification still on its way through the bus when the signal lands may be missed; everything
-            // sent half a second before it must be kept. The extra second makes that at least 8 notifications.
-            try await Task.sleep(for: .seconds(1))
+            // sent half a second before it must be kept. Four more make that at least 8 notifications.
+            try await rideOn(standIn, record, notifications: 4)
             let signalTime = Date().timeIntervalSince1970
             record.signal(signal)
             XCTAssertEqual(record.wait(seconds: 20), 0, "signal \(signal):\n\(record.output)")

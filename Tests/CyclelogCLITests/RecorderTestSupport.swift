@@ -26,6 +26,13 @@ extension XCTestCase {
         return record
     }
 
+    /// Rides on until the stand-in has sent `count` more notifications than it had when called: a ride with that
+    /// much data in it, whatever the sensors' pace.
+    func rideOn(_ standIn: StandIn, _ command: Cyclelog, notifications count: Int = 8) async throws {
+        let before = try standIn.sent().count
+        try await waitFor("\(count) more notifications", command) { try standIn.sent().count >= before + count }
+    }
+
     /// Polls a condition for up to `seconds`; fails with the command's output when it never holds or the command
     /// ends first.
     func waitFor(

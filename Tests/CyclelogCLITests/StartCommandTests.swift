@@ -59,7 +59,7 @@ final class StartCommandTests: XCTestCase {
             status.contains(
                 "{\"id\": \"ramp\", \"title\": \"Ramp test\", \"style\": {\"preset\": \"ramp\", \"test\": \"ramp\"}}"),
             status)
-        try await Task.sleep(for: .seconds(2))
+        try await rideOn(standIn, record)
         try expect(["end"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting again", record) {
             try run(["status"], standIn).output.contains("State: \"waiting\"")
@@ -147,7 +147,10 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(started, 1 << 32 + 1)
         let lapped = try await control("phone-2", "lap", expect: started)
         XCTAssertEqual(lapped, started + 1)
-        try await Task.sleep(for: .seconds(1.5))  // the lap is in the stored journal (written twice a second)
+        try await waitFor("the lap in the stored journal", first) {
+            let journal = try? WorkoutStore(path: database, access: .read).journal(1)
+            return journal.map { controls($0).contains("lap") } ?? false
+        }
         first.signal(SIGKILL)
         _ = first.wait(seconds: 20)
         let recovered = try run(["recover", "--db", database], standIn)
@@ -188,7 +191,7 @@ final class StartCommandTests: XCTestCase {
             try run(["status", "--json"], standIn).output.contains("\"state\": \"streaming\"")
         }
         try expect(["start", "--name", "Warm-up"], status: 0, saying: "Recording workout 1.", standIn)
-        try await Task.sleep(for: .seconds(2))
+        try await rideOn(standIn, record)
         try expect(["end"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting for pedalling again", record) {
             try run(["status"], standIn).output.contains("State: \"waiting\"")
@@ -259,7 +262,7 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(entries.first?["status"] as? String, "recording", json)
 
         // Some seconds of riding, then the end: the ride is saved.
-        try await Task.sleep(for: .seconds(3))
+        try await rideOn(standIn, record, notifications: 12)
         try expect(["end"], status: 0, saying: "", standIn)
         try await waitFor("the ride saved", record) {
             try WorkoutStore(path: database, access: .read).list().first?.status == .complete

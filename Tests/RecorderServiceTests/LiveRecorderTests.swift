@@ -57,7 +57,16 @@ final class LiveRecorderTests: XCTestCase {
                 interface: RecorderControl.interface, member: method)
         }
         let script = Task {
-            try await Task.sleep(for: .seconds(22))
+            // Once the scenario is over (bluetoothd back on the bus after its restart at 18 s) and every sensor
+            // streams again, the controls.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                let log = (try? String(contentsOfFile: standIn.logPath, encoding: .utf8)) ?? ""
+                let back = log.components(separatedBy: "standin: on the bus as org.bluez").count - 1 >= 2
+                let sensors = await recorder.status().sensors
+                if back, sensors.count == 3, sensors.allSatisfy({ $0.state == .streaming }) { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
             try await call("Pause")
             do {
                 try await call("Pause")
