@@ -69,15 +69,16 @@ test: setup
 	$(MAKE) --no-print-directory docs
 	$(MAKE) --no-print-directory fuzz-smoke
 
-# The CyclingSensors library's documentation (DocC): its symbols, built in a folder of their own so that the usual
-# build keeps its flags, and Sources/CyclingSensors/Documentation.docc, into .build/docs/CyclingSensors.doccarchive
-# (`docc preview` serves it). A link or a symbol that does not resolve fails it.
+# The CyclingSensors library's documentation (DocC): its symbols, extracted from the module the usual debug build
+# made, and Sources/CyclingSensors/Documentation.docc, into .build/docs/CyclingSensors.doccarchive (`docc preview`
+# serves it). A link or a symbol that does not resolve fails it.
 docs: setup
-	$(SWIFT) build --scratch-path .build/docs-build --target CyclingSensors -Xswiftc -emit-symbol-graph \
-		-Xswiftc -emit-symbol-graph-dir -Xswiftc $(CURDIR)/.build/docs-build/symbol-graphs
-	mkdir -p .build/docs
+	$(SWIFT) build --target CyclingSensors
+	rm -rf .build/docs && mkdir -p .build/docs/symbol-graphs
+	$(SWIFT) symbolgraph-extract -module-name CyclingSensors -I "$$($(SWIFT) build --show-bin-path)/Modules" \
+		-target "$$(uname -m)-unknown-linux-gnu" -output-dir .build/docs/symbol-graphs
 	docc convert Sources/CyclingSensors/Documentation.docc --warnings-as-errors \
-		--additional-symbol-graph-dir .build/docs-build/symbol-graphs --fallback-display-name CyclingSensors \
+		--additional-symbol-graph-dir .build/docs/symbol-graphs --fallback-display-name CyclingSensors \
 		--fallback-bundle-identifier org.cyclelog.CyclingSensors --output-path .build/docs/CyclingSensors.doccarchive
 
 # A manual page per program, from the programs' own help, in .build/man (`man -l .build/man/cyclelog.1`);

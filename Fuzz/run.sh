@@ -12,13 +12,14 @@ out=.build-fuzz
 mkdir -p "$out"
 binary="$out/fuzz-decoders"
 sources=(Sources/CyclingSensors/*.swift Fuzz/FuzzDecoders.swift)
-if [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary")" ]; then
+build_decoders() {
+    [ ! -x "$binary" ] || [ -n "$(find "${sources[@]}" -newer "$binary")" ] || return 0
     echo "fuzz: building $binary"
     # ld.gold warns about every ASan register helper it cannot export; those lines say nothing.
     swiftc -sanitize=fuzzer,address -parse-as-library -module-name CyclingSensors -O -g \
         "${sources[@]}" -o "$binary" 2>&1 | { grep -v "Cannot export local symbol" || true; }
     [ -x "$binary" ]
-fi
+}
 
 # The readers of files and stored data: Formats, Concurrency, CyclingSensors, Workouts, RideJournal and Capture as
 # instrumented static libraries, WorkoutStore's packing (which needs no GRDB) compiled with the entry point.
@@ -26,9 +27,10 @@ stored="$out/fuzz-stored"
 stored_sources=(Sources/Formats/*.swift Sources/Concurrency/*.swift Sources/CyclingSensors/*.swift
     Sources/Workouts/*.swift Sources/RideJournal/*.swift
     Sources/Capture/*.swift Sources/WorkoutStore/Packing.swift Fuzz/FuzzStoredData.swift)
-if [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" ]; then
+build_stored() {
+    [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" ] || return 0
     echo "fuzz: building $stored"
-    flags=(-sanitize=fuzzer,address -parse-as-library -O -g -I "$out" -I Sources/CZlib)
+    local flags=(-sanitize=fuzzer,address -parse-as-library -O -g -I "$out" -I Sources/CZlib)
     for module in Formats Concurrency CyclingSensors Workouts RideJournal Capture; do
         swiftc "${flags[@]}" -emit-library -static -emit-module -emit-module-path "$out/$module.swiftmodule" \
             -module-name "$module" Sources/$module/*.swift -o "$out/lib$module.a" 2>&1 |
@@ -38,7 +40,14 @@ if [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" 
         -L "$out" -lCapture -lRideJournal -lWorkouts -lCyclingSensors -lConcurrency -lFormats -lz -o "$stored" 2>&1 |
         { grep -v "Cannot export local symbol" || true; }
     [ -x "$stored" ]
-fi
+}
+# The two fuzzers are built side by side: each compiler run mostly keeps one core busy.
+build_decoders &
+decoders_built=$!
+build_stored &
+stored_built=$!
+wait "$decoders_built" || { echo "fuzz: the decoders' fuzzer did not build" >&2; exit 1; }
+wait "$stored_built" || { echo "fuzz: the stored-data fuzzer did not build" >&2; exit 1; }
 if [ -x .build/debug/cyclelog ]; then
     python3 Fuzz/make_seeds.py .build/debug/cyclelog "$out/stored-seeds"
 else
