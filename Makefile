@@ -132,7 +132,7 @@ fuzz: setup
 	Fuzz/run.sh $(FUZZ_SECONDS)
 
 fuzz-smoke: setup
-	Fuzz/run.sh 5
+	Fuzz/run.sh 3
 
 bench:
 	@scripts/setup.sh --bench
