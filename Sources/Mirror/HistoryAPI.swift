@@ -197,6 +197,9 @@ public struct HistoryAPI: Sendable {
         /// Whether the request's client went away (its connection closed): its work is then not done, or stopped.
         var clientGone: @Sendable () -> Bool = { false }
 
+        /// What a request for a ride id that names no ride is told (the empty id of `workouts/` too).
+        static func noSuchRide(_ reference: some StringProtocol) -> String { "there is no workout '\(reference)'" }
+
         /// A stored ride by its id, or the answer `show` would give instead (404 unknown, 409 unfinished).
         func ride(
             _ reference: Substring, analysed: Bool = true,
@@ -204,7 +207,7 @@ public struct HistoryAPI: Sendable {
         ) async -> Response {
             await read { store throws(StoreError) in
                 guard let id = Int64(reference), try store.resolve(String(id)) != nil else {
-                    return .error(.notFound, "there is no workout '\(reference)'")
+                    return .error(.notFound, Self.noSuchRide(reference))
                 }
                 guard let ride = try store.ride(id, analysed: analysed) else {
                     return .error(.conflict, RideFiles.notShownYet(id, beingWritten: try store.isBeingWritten(id)))

@@ -34,21 +34,20 @@ struct NoSuchRoute: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
+        let path = request.uri.path
         do {
             // The router takes "/api/v1/workouts/" and "//api/v1/workouts" for "/api/v1/workouts"; no path of this
             // server but "/" ends with a slash or holds an empty segment, and such a path is answered as one that
             // is not here, as it always was ("workouts/" as the ride with an empty id).
-            let path = request.uri.path
             if path.count > 1, path.hasSuffix("/") || path.contains("//") { throw HTTPError(.notFound) }
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            let path = request.uri.path
             if path.hasPrefix(MirrorResponder.apiPrefix), await DeviceAuthentication.device(of: request, devices) == nil
             {
                 return DeviceAuthentication.unpaired
             }
             if path == MirrorResponder.apiPrefix + "workouts/" {
-                return MirrorResponder.error(.notFound, "there is no workout ''")
+                return MirrorResponder.error(.notFound, HistoryAPI.Exchange.noSuchRide(""))
             }
             return MirrorResponder.error(.notFound, "no \(request.method) \(path) here")
         }
