@@ -232,8 +232,9 @@ let package = Package(
         .testTarget(name: "FITImportTests", dependencies: ["Formats", "FITImport", "FIT", "Workouts", "TestSupport"]),
         .testTarget(
             name: "MirrorTests",
-            dependencies: ["Mirror", "DBus", "RecorderInterface", "WorkoutStore", "RideTestSupport"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "WorkoutStore", "RideTestSupport"]),
+            dependencies: ["Mirror", "DBus", "RecorderInterface", "WorkoutStore", "RideTestSupport", "TestSupport"]),
+        .testTarget(
+            name: "RecordingTests", dependencies: ["Recording", "WorkoutStore", "RideTestSupport", "TestSupport"]),
         .testTarget(
             name: "RideHistoryTests", dependencies: ["RideHistory", "WorkoutStore", "RideTestSupport", "TestSupport"]),
         .testTarget(

@@ -61,10 +61,6 @@ private final class Collected: @unchecked Sendable {
     var data = Data()
 }
 
-/// The repository's Fixtures folder.
-let fixturesFolder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Fixtures")
-
 /// A fresh database path in a fresh temporary folder.
 func temporaryDatabase() throws -> String {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-\(UUID().uuidString)")

@@ -1,5 +1,6 @@
 import Foundation
 import RideHistory
+import TestSupport
 import WorkoutStore
 import XCTest
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Docs/reference/json.md against what `cyclelog` prints for a real ride: every key, in order, and nothing else.

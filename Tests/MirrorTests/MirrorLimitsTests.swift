@@ -1,5 +1,6 @@
 import Foundation
 import RideTestSupport
+import TestSupport
 import WorkoutStore
 import XCTest
 
@@ -38,7 +39,7 @@ final class MirrorLimitsTests: XCTestCase {
             .path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) } }
         try StoredRides.replay(
-            StoredRides.fixtures.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal"), into: database)
+            fixturesFolder.appendingPathComponent("rides/sweatpy_2020-06-01-16-52-40.journal"), into: database)
         let worked = Worked()
         for gone in [true, false] {
             let exchange = HistoryAPI.Exchange(

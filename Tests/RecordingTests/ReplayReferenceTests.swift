@@ -1,6 +1,7 @@
 import Foundation
 import Recording
 import RideTestSupport
+import TestSupport
 import Testing
 import WorkoutStore
 
@@ -14,7 +15,7 @@ import WorkoutStore
         var distanceMeters: Double
     }
 
-    static let rides = StoredRides.fixtures.appendingPathComponent("rides")
+    static let rides = fixturesFolder.appendingPathComponent("rides")
 
     static func references() throws -> [String: Reference] {
         try JSONDecoder().decode(

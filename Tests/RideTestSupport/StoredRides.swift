@@ -5,10 +5,6 @@ import WorkoutStore
 /// Rides stored in a database in memory, from a journal's text or a fixture file, through the replay every ride
 /// takes: what the libraries above the store (charts, exports, the history) are tested on.
 public enum StoredRides {
-    /// The repository's `Fixtures` folder.
-    public static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures")
-
     /// A new database in memory holding the rides of `journals`, in order (ids 1, 2, …).
     public static func store(journals: [String]) throws -> WorkoutStore {
         let store = try WorkoutStore()

@@ -4,8 +4,7 @@ import Foundation
 /// (`Fixtures/rides/records`) and the real rides' FIT files (`Fixtures/rides/fit`), all copied from
 /// `../shared/data/rides`.
 public enum RideRecords {
-    public static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures/rides/records")
+    public static let folder = fixturesFolder.appendingPathComponent("rides/records")
 
     /// The FIT file a real ride was recorded as.
     public static func fitFile(_ name: String) -> URL {
