@@ -55,14 +55,6 @@ def journal_notifications(path):
             for words in lines if words[1] == "notify" and len(words) == 5]
 
 
-def journal_payloads(path, characteristic):
-    """The payloads of one characteristic (a number) in a ride journal, in order."""
-    payloads = [payload for _, uuid, payload in journal_notifications(path) if uuid == characteristic]
-    if not payloads:
-        raise SystemExit("%s has no %04x notifications" % (path, characteristic))
-    return payloads
-
-
 def with_wheel_data(power_payload, csc_payload):
     """A Cycling Power Measurement with power and crank data (flags 0x0020) plus the wheel revolutions of a CSC
     measurement (flags 0x01: uint32 revolutions, uint16 time in 1/1024 s) taken at the same moment, on the power
@@ -112,7 +104,6 @@ KINDS = {
 # A power meter on a bike that stands: Cycling Power Measurement with flags 0 and 0 W (spec §1.2).
 STILL_MEASUREMENT = 0x2A63
 STILL = bytes(4)
-CONTROL_POINT = 0x2A66
 
 
 class AttError(Exception):
