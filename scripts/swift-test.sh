@@ -3,9 +3,10 @@
 # a CI log's tail shows them.
 #
 # Without arguments, the XCTest cases run several at a time (TEST_WORKERS processes, default 4) and, beside them,
-# the Swift Testing suites (in their own process): most cases wait on real time (a ride
-# played at its own pace, a server's reply deadline), not on the two cores. Each part's output is shown once it
-# is over. With arguments (a --filter), `swift test` runs them as it always does.
+# the Swift Testing suites (in their own process): most cases wait on real time (a ride played at its own pace, a
+# server's reply deadline), not on the two cores. Each part's output is shown once it is over; the XCTest cases'
+# times are kept in xctest-timings.xml beside the test binary (Docs/testing.md). With arguments (a --filter),
+# `swift test` runs them as it always does.
 set -uo pipefail
 swift=${SWIFT:-swift}
 logs=$(mktemp -d)
@@ -29,7 +30,7 @@ fi
 binary=$("$swift" build --show-bin-path)/cyclelogPackageTests.xctest
 started=$SECONDS
 "$swift" test --skip-build --disable-swift-testing --parallel --num-workers "${TEST_WORKERS:-4}" \
-    --xunit-output "$logs/xctest.xml" > "$logs/xctest" 2>&1 &
+    --xunit-output "$(dirname "$binary")/xctest-timings.xml" > "$logs/xctest" 2>&1 &
 xctest=$!
 # One suite at a time in that process: several sync tests wait on programs with blocking calls, which would hold
 # the two cooperative threads of a 2-core machine and starve the recorder scenarios' tasks.
@@ -43,8 +44,6 @@ xctest_status=$?
 xctest_seconds=$((SECONDS - started))
 
 cat "$logs/xctest" "$logs/swift-testing"
-# The slowest XCTest cases, for Docs/testing.md.
-[ -f "$logs/xctest.xml" ] && cp "$logs/xctest.xml" "$(dirname "$binary")/xctest-timings.xml"
 echo "== XCTest: status $xctest_status after ${xctest_seconds}s; Swift Testing: status $testing_status after" \
     "${testing_seconds}s =="
 if [ "$xctest_status" -ne 0 ] || [ "$testing_status" -ne 0 ]; then
