@@ -37,6 +37,9 @@ let package = Package(
         .target(name: "Concurrency"),
         // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
         .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency"]),
+        // The smart trainer's control: what to write to its control point and when (modes, targets held within
+        // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.
+        .target(name: "TrainerControl", dependencies: ["CyclingSensors"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),
@@ -218,6 +221,7 @@ let package = Package(
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
+        .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors"]),
         .testTarget(
             name: "WorkoutsTests",
             dependencies: ["Formats", "Concurrency", "Workouts", "CyclingSensors", "TestSupport"]),

@@ -24,6 +24,14 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         }
         return 0
     }
+    if target == "fitness-machine-request" {
+        // A request read back re-encodes to the same bytes.
+        if let request = try? FitnessMachineRequest(decoding: bytes) {
+            precondition(request.bytes == bytes, "a fitness machine request re-encoded differently")
+            _ = request.description
+        }
+        return 0
+    }
     guard let characteristic else {
         fputs("unknown CYCLELOG_FUZZ_TARGET \(target)\n", stderr)
         abort()

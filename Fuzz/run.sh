@@ -57,8 +57,9 @@ fi
 targets=(cycling-power-measurement cycling-power-vector cycling-power-feature sensor-location
     cycling-power-control-point csc-measurement csc-feature sc-control-point heart-rate-measurement
     body-sensor-location indoor-bike-data indoor-bike-data-assembler training-status
-    supported-resistance-level-range supported-power-range fitness-machine-feature
-    fitness-machine-control-point fitness-machine-status battery-level manufacturer-name-string)
+    supported-inclination-range supported-resistance-level-range supported-power-range fitness-machine-feature
+    fitness-machine-control-point fitness-machine-request fitness-machine-status battery-level
+    manufacturer-name-string)
 
 # Seeds shared by every target: each fixture payload (all characteristics: foreign shapes are good
 # mutations too). libFuzzer reads them as a second corpus and writes new inputs only to the first.

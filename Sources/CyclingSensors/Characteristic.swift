@@ -12,6 +12,7 @@ public enum Characteristic: UInt16, CaseIterable, Sendable {
     case bodySensorLocation = 0x2A38
     case indoorBikeData = 0x2AD2
     case trainingStatus = 0x2AD3
+    case supportedInclinationRange = 0x2AD5
     case supportedResistanceLevelRange = 0x2AD6
     case supportedPowerRange = 0x2AD8
     case fitnessMachineFeature = 0x2ACC
@@ -40,6 +41,7 @@ public enum Characteristic: UInt16, CaseIterable, Sendable {
         case .bodySensorLocation: "body-sensor-location"
         case .indoorBikeData: "indoor-bike-data"
         case .trainingStatus: "training-status"
+        case .supportedInclinationRange: "supported-inclination-range"
         case .supportedResistanceLevelRange: "supported-resistance-level-range"
         case .supportedPowerRange: "supported-power-range"
         case .fitnessMachineFeature: "fitness-machine-feature"
@@ -99,6 +101,7 @@ public enum Characteristic: UInt16, CaseIterable, Sendable {
         case .bodySensorLocation: try BodySensorLocation(decoding: bytes).fields
         case .indoorBikeData: try IndoorBikeData(decoding: bytes).fields
         case .trainingStatus: try TrainingStatus(decoding: bytes).fields
+        case .supportedInclinationRange: try SupportedInclinationRange(decoding: bytes).fields
         case .supportedResistanceLevelRange: try SupportedResistanceLevelRange(decoding: bytes).fields
         case .supportedPowerRange: try SupportedPowerRange(decoding: bytes).fields
         case .fitnessMachineFeature: try FitnessMachineFeature(decoding: bytes).fields

@@ -131,6 +131,7 @@ public struct FitnessMachineControlPoint: ControlPointCharacteristic {
         public static let startOrResume: UInt8 = 0x07
         public static let stopOrPause: UInt8 = 0x08
         public static let setIndoorBikeSimulationParameters: UInt8 = 0x11
+        public static let spinDownControl: UInt8 = 0x13
     }
 
     static let simulationParameters = [
@@ -245,6 +246,17 @@ public struct FitnessMachineStatus: ControlPointCharacteristic {
                 [ParameterLayout("targetedCadence", .uint16, resolution: 0.5, unit: "rpm")]),
             OpCodeLayout(0xFF, "Control Permission Lost"),
         ])
+
+    public enum OpCode {
+        public static let reset: UInt8 = 0x01
+        public static let stoppedOrPausedByUser: UInt8 = 0x02
+        public static let stoppedBySafetyKey: UInt8 = 0x03
+        public static let targetResistanceLevelChanged: UInt8 = 0x07
+        public static let targetPowerChanged: UInt8 = 0x08
+        public static let indoorBikeSimulationParametersChanged: UInt8 = 0x12
+        public static let spinDownStatus: UInt8 = 0x14
+        public static let controlPermissionLost: UInt8 = 0xFF
+    }
 
     /// The bytes of a status message with `opCode` and its parameter values.
     public static func encode(_ opCode: UInt8, _ values: [Int64] = []) -> [UInt8] { request(opCode, values) }

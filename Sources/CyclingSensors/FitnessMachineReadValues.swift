@@ -42,6 +42,12 @@ public struct SupportedRange: Equatable, Sendable {
     public var maximum: Int16
     public var minimumIncrement: UInt16
 
+    public init(minimum: Int16, maximum: Int16, minimumIncrement: UInt16) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.minimumIncrement = minimumIncrement
+    }
+
     init(
         decoding bytes: [UInt8], minimumField: StaticString, maximumField: StaticString, incrementField: StaticString
     ) throws(MalformedPayload) {
@@ -140,5 +146,26 @@ extension ByteReader {
             throw MalformedPayload(field: "\(field)", offset: start, reason: .invalidValue("not UTF-8"))
         }
         return text
+    }
+}
+
+/// Supported Inclination Range, 0x2AD5 (read): sint16 minimum, sint16 maximum, uint16 minimum increment, in
+/// 0.1 %. Spec §5.3 (same layout as the power and resistance ranges).
+public struct SupportedInclinationRange: CharacteristicValue {
+    public static let characteristic = Characteristic.supportedInclinationRange
+    public var range: SupportedRange
+
+    public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
+        range = try SupportedRange(
+            decoding: bytes, minimumField: "minimumInclination", maximumField: "maximumInclination",
+            incrementField: "minimumInclinationIncrement")
+    }
+
+    public var fields: [DecodedField] {
+        [
+            .signed("minimumInclination", range.minimum, resolution: 0.1, unit: "%"),
+            .signed("maximumInclination", range.maximum, resolution: 0.1, unit: "%"),
+            .unsigned("minimumInclinationIncrement", range.minimumIncrement, resolution: 0.1, unit: "%"),
+        ]
     }
 }
