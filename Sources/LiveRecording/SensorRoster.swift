@@ -123,7 +123,7 @@ struct SensorRoster {
                 return false
             }
             descriptions[sensor] = events + [event]
-        case .notification, .control, .setting: break
+        case .notification, .write, .control, .setting: break
         }
     }
 

@@ -9,7 +9,8 @@ import Workouts
 ///     unsigned  event count
 ///     section   order                   per event: 0 another event, n a value of channel n − 1
 ///     section   others                  per other event: kind, signed time since the base, sensor number (not for
-///                                       a control), then its text, millimetres or nothing
+///                                       a control), then its text, millimetres, characteristic and value (a
+///                                       write: its length, then its octets) or nothing
 ///     section   per channel             value count; a section of times (per value the signed second difference:
 ///                                       the step since its previous value minus the step before, from the base);
 ///                                       a section of lengths; then the values, each octet minus (modulo 256) the
@@ -120,6 +121,12 @@ enum ChannelPacking {
             case .wheelCircumference(let sensor, let millimetres):
                 other(.wheel, time, sensor)
                 others.unsigned(UInt64(millimetres))
+            case .write(let sensor, let characteristic, let value):
+                // A trainer's requests are a few a minute: packed as they come, not as a channel.
+                other(.write, time, sensor)
+                others.unsigned(UInt64(characteristic))
+                others.unsigned(UInt64(value.count))
+                others.bytes(value)
             case .control, .setting:
                 // Controls and settings are rare; their journal line is the simplest exact encoding.
                 other(.control, time, nil)

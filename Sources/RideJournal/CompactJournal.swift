@@ -12,7 +12,7 @@ public enum CompactJournal {
 
     /// How the events other than values are told apart in a packed chunk (the numbers are stored).
     enum Kind: UInt8 {
-        case sensor = 0, notification, read, connected, disconnected, wheel, control
+        case sensor = 0, notification, read, connected, disconnected, wheel, control, write
     }
 
     /// (Concrete collections, not generic ones: code called across modules is not specialised, and a generic
@@ -72,6 +72,11 @@ public enum CompactJournal {
             }
             event.timeMicroseconds = time
             return event
+        case .write:
+            let characteristic = UInt16(truncatingIfNeeded: try reader.unsigned())
+            let value = try reader.sums(try reader.count(), onto: [])
+            return RideEvent(
+                timeMicroseconds: time, .write(sensor: sensor, characteristic: characteristic, value: value))
         case .sensor, .notification, .read:
             return nil
         }

@@ -38,6 +38,10 @@ enum EventPacking {
                 // Read past it only to keep the reader in step.
                 if kind == .connected || kind == .control { _ = try reader.text() }
                 if kind == .wheel { _ = try reader.unsigned() }
+                if kind == .write {
+                    _ = try reader.unsigned()
+                    try reader.skip(try reader.count())
+                }
                 continue
             }
             switch kind {
@@ -59,7 +63,7 @@ enum EventPacking {
                         kind == .notification
                             ? .notification(sensor: sensor, characteristic: characteristic, value: value)
                             : .read(sensor: sensor, characteristic: characteristic, value: value)))
-            case .connected, .disconnected, .wheel, .control:
+            case .connected, .disconnected, .wheel, .control, .write:
                 if let event = try CompactJournal.otherEvent(kind, at: time, sensor: sensor, &reader) {
                     events.append(event)
                 }

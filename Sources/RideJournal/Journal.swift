@@ -43,6 +43,8 @@ public enum Journal {
             writeValue(" notify ", sensor, characteristic, value, into: &output)
         case .read(let sensor, let characteristic, let value):
             writeValue(" read ", sensor, characteristic, value, into: &output)
+        case .write(let sensor, let characteristic, let value):
+            writeValue(" write ", sensor, characteristic, value, into: &output)
         case .connected(let sensor, let name):
             output += " connect \(sensor)".utf8
             if let name { output += " \(escaped(name))".utf8 }
@@ -196,6 +198,9 @@ public enum Journal {
                 sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
         case "read":
             kind = .read(
+                sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
+        case "write":
+            kind = .write(
                 sensor: String(try word(0, "the sensor")), characteristic: try characteristic(), value: try bytes())
         case "connect":
             let sensor = String(try word(0, "the sensor"))

@@ -10,6 +10,9 @@ public struct RideEvent: Equatable, Sendable {
         case notification(sensor: String, characteristic: UInt16, value: [UInt8])
         /// A value read on request (features, sensor location, battery); never counted as a measurement.
         case read(sensor: String, characteristic: UInt16, value: [UInt8])
+        /// A value cyclelog wrote to a sensor (a request to a trainer's control point): what was asked, beside
+        /// the answers the sensor indicated, so that a replay shows both.
+        case write(sensor: String, characteristic: UInt16, value: [UInt8])
         case connected(sensor: String, name: String?)
         case disconnected(sensor: String)
         /// The wheel circumference in force for a sensor from this point on.
@@ -30,7 +33,8 @@ public struct RideEvent: Equatable, Sendable {
     /// The sensor this event concerns, if any.
     public var sensor: String? {
         switch kind {
-        case .notification(let sensor, _, _), .read(let sensor, _, _), .connected(let sensor, _),
+        case .notification(let sensor, _, _), .read(let sensor, _, _), .write(let sensor, _, _),
+            .connected(let sensor, _),
             .disconnected(let sensor), .wheelCircumference(let sensor, _):
             sensor
         case .control, .setting: nil

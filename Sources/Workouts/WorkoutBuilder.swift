@@ -106,6 +106,9 @@ public struct WorkoutBuilder: Sendable {
         case .read(let address, let characteristic, let value):
             let index = sensorIndex(address, at: time)
             sensors[index].info.reads[characteristic] = value
+        case .write:
+            // What was asked of a trainer changes none of the ride's readings; its answers are notifications.
+            break
         case .connected(let address, let name):
             let index = sensorIndex(address, at: time)
             if let name { sensors[index].info.name = name }

@@ -30,6 +30,13 @@ final class JournalTests: XCTestCase {
             timeMicroseconds: 1_714_550_400_510_000,
             .notification(
                 sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0x20, 0, 0xFA, 0, 0x2A, 0, 0, 0x40])),
+        // A trainer asked for 200 W (Set Target Power) and its answer, Success (FTMS §5.4).
+        RideEvent(
+            timeMicroseconds: 1_714_550_400_600_000,
+            .write(sensor: "F1:22:33:44:55:66", characteristic: 0x2AD9, value: [0x05, 0xC8, 0x00])),
+        RideEvent(
+            timeMicroseconds: 1_714_550_400_650_000,
+            .notification(sensor: "F1:22:33:44:55:66", characteristic: 0x2AD9, value: [0x80, 0x05, 0x01])),
         RideEvent(timeMicroseconds: 1_714_550_401_000_000, .control(.pause)),
         RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
         RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
@@ -54,7 +61,7 @@ final class JournalTests: XCTestCase {
     }
 
     func testTheLinesAreTheDocumentedGrammar() {
-        let lines = Journal.text(Array(events[3...6])).split(separator: "\n")
+        let lines = Journal.text(Array(events[3...7])).split(separator: "\n")
         XCTAssertEqual(
             lines,
             [
@@ -63,6 +70,7 @@ final class JournalTests: XCTestCase {
                 "2024-05-01T07:59:58.400000Z auto-pause below=1.5 after=10",
                 "2024-05-01T08:00:00.000000Z start goal=2700s indoor sync=6f1c2d3e-0000-4000-8000-000000000001 name=Tuesday\\nintervals",
                 "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
+                "2024-05-01T08:00:00.600000Z write F1:22:33:44:55:66 2ad9 05c800",
             ])
     }
 
