@@ -97,7 +97,7 @@ let package = Package(
             name: "LiveRecording",
             dependencies: [
                 "Concurrency",
-                "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors",
+                "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors", "TrainerControl",
             ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.
@@ -249,7 +249,10 @@ let package = Package(
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",
-            dependencies: ["LiveRecording", "BlueZ", "Recording", "WorkoutStore", "Workouts", "TestSupport"]),
+            dependencies: [
+                "LiveRecording", "BlueZ", "Recording", "WorkoutStore", "Workouts", "TestSupport", "CyclingSensors",
+                "TrainerControl", "RideJournal",
+            ]),
         .testTarget(
             name: "RecorderServiceTests",
             dependencies: [

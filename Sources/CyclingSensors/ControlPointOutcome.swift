@@ -75,19 +75,27 @@ extension CyclingPowerControlPoint {
     }
 
     /// An ATT error the meter answered a control-point write with, in words (spec §2.4, §8).
-    public static func explainATTError(_ code: UInt8) -> String {
-        switch code {
-        case 0xFD:
-            "the meter says indications on its control point are off (ATT error 0xFD); reconnect and try again"
-        case 0xFE:
-            "the meter is still busy with an earlier control-point request (ATT error 0xFE); wait a moment and try again"
-        case 0x80:
-            "the meter wants other connection parameters before it takes commands (ATT error 0x80); try again"
-        default: "the meter refused the request (ATT error 0x\(hex(code)))"
-        }
-    }
+    public static func explainATTError(_ code: UInt8) -> String { attErrorWords(code, device: "meter") }
 
     private static func number(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+extension FitnessMachineControlPoint {
+    /// An ATT error the trainer answered a control-point write with, in words.
+    public static func explainATTError(_ code: UInt8) -> String { attErrorWords(code, device: "trainer") }
+}
+
+/// An ATT error a sensor answered a control-point write with (spec §2.4, §8), said of `device`.
+func attErrorWords(_ code: UInt8, device: String) -> String {
+    switch code {
+    case 0xFD:
+        "the \(device) says indications on its control point are off (ATT error 0xFD); reconnect and try again"
+    case 0xFE:
+        "the \(device) is still busy with an earlier control-point request (ATT error 0xFE); wait a moment and try again"
+    case 0x80:
+        "the \(device) wants other connection parameters before it takes commands (ATT error 0x80); try again"
+    default: "the \(device) refused the request (ATT error 0x\(hex(code)))"
     }
 }

@@ -29,5 +29,7 @@ public enum CyclingService: UInt16, CaseIterable, Sendable {
     /// measurements read, and go into the ride's journal).
     public static let readOnConnect: Set<Characteristic> = [
         .cyclingPowerFeature, .cscFeature, .sensorLocation, .fitnessMachineFeature, .bodySensorLocation,
+        // What a trainer declares it takes: every target sent is held within these.
+        .supportedPowerRange, .supportedResistanceLevelRange, .supportedInclinationRange,
     ]
 }

@@ -3,6 +3,7 @@ import Concurrency
 import ExitStatus
 import Foundation
 import RideWriting
+import TrainerControl
 import WorkoutStore
 import Workouts
 
@@ -32,14 +33,19 @@ public actor LiveRecorder {
     private var openFailure: String?
     /// Each sensor's queue of link work, served by its own child task of `run`.
     private var sensorJobs: [String: AsyncStream<SensorSupervisor.Job>.Continuation] = [:]
-    /// Sensor jobs handed to their queues and not yet carried out (a test waits for none before it moves its
-    /// clock on).
+    /// Sensor jobs handed to their queues and not yet carried out, and trainer writes handed to its writer and not
+    /// yet on the bus (a test waits for none before it moves its clock on).
     var sensorJobsInFlight = 0
+    var trainerWritesInFlight = 0
     /// Starts that wait for a sensor to connect (`waitForASensorAfterLaunch`).
     var sensorWaiters: [CheckedContinuation<Void, Never>] = []
     private var readings: LiveReadings
     /// When the notifications not yet handed to the store arrived.
     private var arrivals: [ContinuousClock.Instant] = []
+    /// The smart trainer's control (`TrainerWork.swift`), its link once one connected, and its writer's queue.
+    var trainerControl: TrainerControl
+    var trainerLink: TrainerLink?
+    var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
     /// beyond its stream's buffer).
@@ -69,6 +75,8 @@ public actor LiveRecorder {
             wanted: options.sensors, policy: options.policy, wheelCircumferences: options.wheelCircumferences,
             defaultWheelCircumferenceMillimetres: wheel)
         readings = LiveReadings(defaultWheelCircumferenceMillimetres: wheel)
+        trainerControl = TrainerControl(
+            rules: options.trainerRules, mode: options.trainerMode, targetWatts: options.trainerTargetWatts)
     }
 
     /// The workout being recorded, 0 while waiting.
@@ -97,9 +105,12 @@ public actor LiveRecorder {
             throw LiveRecordingError(.store, openFailure ?? "the database did not open the ride")
         }
         let events = await bluez.events()
-        // The ride's work as child tasks: BlueZ's events, the flush timer, and one task per sensor that carries
-        // out its link's jobs one after the other. All end when the recorder does.
+        let (writes, writesContinuation) = AsyncStream<TrainerWrite>.makeStream()
+        trainerWrites = writesContinuation
+        // The ride's work as child tasks: BlueZ's events, the flush timer, one task per sensor that carries out its
+        // link's jobs one after the other, and the trainer's writer. All end when the recorder does.
         let summary = await withTaskGroup(of: Void.self) { group in
+            group.addTask { await Self.writeToTrainer(self, writes) }
             group.addTask {
                 for await event in events { await self.handle(event) }
                 await self.connectionLost()
@@ -121,10 +132,13 @@ public actor LiveRecorder {
             let summary = await withCheckedContinuation { continuation in
                 if controller.isOver { continuation.resume(returning: self.summary) } else { finished = continuation }
             }
+            // Never left holding a load: the Reset is on the bus before the writer ends.
+            await releaseTrainer()
             group.cancelAll()
             return summary
         }
         sensorJobs = [:]
+        trainerWrites = nil
         await sensors.release(bluez)
         if let problem = controller.problem { throw problem }
         return summary
@@ -136,6 +150,8 @@ public actor LiveRecorder {
     /// refused, or nil when it was applied.
     @discardableResult
     public func control(_ control: WorkoutControl) async -> String? {
+        // The trainer is let go while the ride still takes events, so that its journal ends with the Reset.
+        if control == .end || control == .cancel, controller.refusal(of: control) == nil { await releaseTrainer() }
         switch controller.control(control, at: now()) {
         case .success(let actions):
             await perform(actions)
@@ -149,7 +165,10 @@ public actor LiveRecorder {
     public func refusal(of control: WorkoutControl) -> String? { controller.refusal(of: control) }
 
     /// SIGINT or SIGTERM: ends and saves a ride in progress, and stops waiting for the next one.
-    public func stop() async { await perform(controller.stop(at: now())) }
+    public func stop() async {
+        await releaseTrainer()
+        await perform(controller.stop(at: now()))
+    }
 
     /// Starts a ride now and returns its id, or (`when=pedalling`) arms one for the first pedal stroke and
     /// returns 0. Taken while waiting (`record --wait`, `record --auto`) or armed (a Start then replaces the
@@ -177,7 +196,9 @@ public actor LiveRecorder {
     public var storeLatency: LatencyHistogram { get async { await store.latency } }
 
     public func status() -> LiveStatus {
-        controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
+        var status = controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
+        status.trainer = trainerStatus
+        return status
     }
 
     // MARK: Carrying out what the parts decide
@@ -203,7 +224,9 @@ public actor LiveRecorder {
                     await perform(controller.openFailed(error.description, at: now(), descriptions: descriptions))
                 }
             case .applied(let control): controlsApplied.publish(control)
-            case .save: await save()
+            case .save:
+                await releaseTrainer()
+                await save()
             case .delete(let workoutId):
                 summary = nil
                 await store.delete(workoutId)
@@ -226,7 +249,9 @@ public actor LiveRecorder {
             case .job(let job, let wanted):
                 guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { continue }
                 sensorJobsInFlight += 1
-            case .journal(let kind): await record(RideEvent(timeMicroseconds: now(), kind))
+            case .journal(let kind):
+                trainerNoted(kind)
+                await record(RideEvent(timeMicroseconds: now(), kind))
             case .show(let line): controller.message = line
             }
         }
@@ -241,6 +266,7 @@ public actor LiveRecorder {
         lastTick = ContinuousClock.now
         await perform(sensors.look(at: await bluez.devices, at: clock.elapsed))
         await setDiscovery(sensors.wantsDiscovery)
+        await perform(trainerControl.tick(at: clock.elapsed))
         await flush()
         await perform(controller.dueEndings(at: clock.rideMicroseconds()))
         statusUpdates.publish(status())
@@ -259,17 +285,19 @@ public actor LiveRecorder {
         let event = RideEvent(
             timeMicroseconds: now(), .notification(sensor: sensor, characteristic: uuid, value: value))
         // The arrival's readings first: they are the freshest thing a second screen shows.
-        if let reading = readings.reading(of: event, from: sensor) { live.publish(reading) }
+        let reading = readings.reading(of: event, from: sensor)
+        if let reading { live.publish(reading) }
         await record(event)
+        if trainerLink != nil { await trainerHeard(sensor, uuid, value, reading) }
     }
 
     // MARK: Journal and store
 
-    private func now() -> Int64 { controller.stamp(clock.rideMicroseconds()) }
+    func now() -> Int64 { controller.stamp(clock.rideMicroseconds()) }
 
     /// One event into the ride (or the pedalling watch); what it set off (a ride opened at the first pedal
     /// stroke, a control published) is carried out before the next event is taken.
-    private func record(_ event: RideEvent) async {
+    func record(_ event: RideEvent) async {
         sensors.describe(event)
         readings.note(event)
         let roster = sensors.roster

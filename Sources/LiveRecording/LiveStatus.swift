@@ -68,4 +68,41 @@ public struct LiveStatus: Sendable, Equatable {
     public var sensors: [Sensor]
     /// The latest problem worth showing (a refused connection, a lost bluetoothd).
     public var message: String?
+    /// The smart trainer's control; nil when no trainer has connected.
+    public var trainer: Trainer?
+
+    /// Where the control of a smart trainer stands.
+    public struct Trainer: Sendable, Equatable {
+        /// `erg`, `sim`, `resistance` or `free`.
+        public var mode: String
+        /// `TrainerState`: `absent`, `disconnected`, `free`, `asking`, `controlled`, `ramping`, `recovering`,
+        /// `refused`.
+        public var state: String
+        /// The rider's ERG target (before the ramp, the cadence safety and the power match); nil outside ERG.
+        public var targetPowerWatts: Int?
+        /// What the trainer is being told in ERG now, before the power match.
+        public var effectivePowerWatts: Int?
+        public var gradePercent: Double?
+        /// Resistance as a share of the trainer's declared range, in %.
+        public var resistanceLevel: Double?
+        /// The power match's offset (meter − trainer); nil when it is off or no meter sends.
+        public var powerMatchOffsetWatts: Double?
+        /// The trainer's last refusal, in words, until it takes a target again.
+        public var message: String?
+
+        public init(
+            mode: String, state: String, targetPowerWatts: Int? = nil, effectivePowerWatts: Int? = nil,
+            gradePercent: Double? = nil, resistanceLevel: Double? = nil, powerMatchOffsetWatts: Double? = nil,
+            message: String? = nil
+        ) {
+            self.mode = mode
+            self.state = state
+            self.targetPowerWatts = targetPowerWatts
+            self.effectivePowerWatts = effectivePowerWatts
+            self.gradePercent = gradePercent
+            self.resistanceLevel = resistanceLevel
+            self.powerMatchOffsetWatts = powerMatchOffsetWatts
+            self.message = message
+        }
+    }
 }

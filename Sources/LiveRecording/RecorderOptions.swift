@@ -1,3 +1,4 @@
+import TrainerControl
 import Workouts
 
 extension LiveRecorder {
@@ -30,6 +31,11 @@ extension LiveRecorder {
         /// Told what the ride does as it happens: `record --capture`'s HCI capture, `record --sync-trigger`'s
         /// file.
         public var observers: [any RideObserver] = []
+        /// How a smart trainer is steered from the start (`control=` of a Start's style, `record --control`),
+        /// and the rules of its control (timeouts, the cadence safety, ramps, power match).
+        public var trainerMode: TrainerMode = .free
+        public var trainerTargetWatts = 150
+        public var trainerRules = TrainerRules()
 
         public init() {}
     }

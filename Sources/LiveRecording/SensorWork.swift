@@ -61,12 +61,15 @@ extension LiveRecorder {
         }
         guard let address = sensors.roster[wanted]?.journalAddress else { return }
         for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
-        await perform(
-            sensors.described(wanted, await SensorSupervisor.describe(bluez, devicePath: path, characteristics)))
+        let description = await SensorSupervisor.describe(bluez, devicePath: path, characteristics)
+        await perform(sensors.described(wanted, description))
         await perform(controller.batteries(sensors.batteries))
         let measurements = SensorSupervisor.measurements(among: characteristics)
         let failure = await SensorSupervisor.subscribe(bluez, measurements, label: sensor.label)
         await perform(sensors.subscribed(wanted, attempt: attempt, measurements, failure: failure, at: clock.elapsed))
+        if failure == nil, sensors.roster[wanted]?.link.state.isConnected == true {
+            await trainerConnected(wanted, characteristics, reads: description.reads)
+        }
     }
 
     /// No sensor named: the cycling sensors a scan finds are the ride's.

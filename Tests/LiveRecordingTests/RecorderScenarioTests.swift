@@ -1,4 +1,5 @@
 import BlueZ
+import CyclingSensors
 import Foundation
 import Testing
 import WorkoutStore
@@ -13,6 +14,7 @@ import Workouts
 /// bus, is `LiveRecorderTests`.)
 @Suite struct RecorderScenarioTests {
     static let address = "C0:11:22:33:44:55"
+    static let trainerAddress = "F1:22:33:44:55:66"
 
     /// A recorder with one power meter, running.
     struct Rig {
@@ -21,14 +23,29 @@ import Workouts
         let store: WorkoutStore
         let recorder: LiveRecorder
         let meter: String
+        /// The trainer's device path, when the rig has one.
+        let trainer: String
         let running: Task<WorkoutSummary?, any Error>
 
-        init(_ change: (inout LiveRecorder.Options) -> Void = { _ in }, meterPresent: Bool = true) async throws {
+        /// A rig with a power meter and, when `trainer` lists what it takes, a smart trainer that answers its
+        /// control point as `answers` says (Success for the op codes not listed; nil: silent).
+        init(
+            _ change: (inout LiveRecorder.Options) -> Void = { _ in }, meterPresent: Bool = true,
+            trainer targets: [FitnessMachineFeature.TargetSetting]? = nil,
+            answers: [UInt8: ControlPointResult]? = [:]
+        ) async throws {
             bus = FakeSensorBus(clock: clock)
             meter = meterPresent ? await bus.addPowerMeter(address, name: "Stages Power L") : ""
             store = try WorkoutStore()
             var options = LiveRecorder.Options()
             options.sensors = [address]
+            if let targets {
+                trainer = await bus.addTrainer(trainerAddress, targets: targets)
+                await bus.setTrainerAnswers(answers)
+                options.sensors.append(trainerAddress)
+            } else {
+                trainer = ""
+            }
             change(&options)
             let recorder = LiveRecorder(bluez: bus, store: store, options: options, clock: clock)
             self.recorder = recorder
@@ -42,7 +59,9 @@ import Workouts
         func settled() async throws {
             let (clock, bus, recorder) = (clock, bus, recorder)
             try await eventually("the recorder at rest at \(clock.elapsed)") {
-                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.sensorJobsInFlight == 0 else {
+                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.sensorJobsInFlight == 0,
+                    await recorder.trainerWritesInFlight == 0
+                else {
                     return false
                 }
                 // A job may have sent an event as it finished.

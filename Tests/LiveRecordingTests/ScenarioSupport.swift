@@ -1,4 +1,5 @@
 import BlueZ
+import CyclingSensors
 import DBus
 import Foundation
 import LiveRecording
@@ -102,6 +103,7 @@ actor FakeSensorBus: SensorBus {
     private var deviceObjects: [String: BluetoothDevice] = [:]
     private var characteristicObjects: [String: [GattCharacteristic]] = [:]
     private var values: [String: [UInt8]] = [:]
+    private var writtenValues: [String: [[UInt8]]] = [:]
     /// Events not yet taken by the recorder, and whether it waits for the next one (it takes them one at a time,
     /// each handled before it asks again).
     private var queued: [BlueZEvent] = []
@@ -110,6 +112,8 @@ actor FakeSensorBus: SensorBus {
     private var present = true
     /// How many of the next connection attempts fail.
     var refusals = 0
+    /// How an emulated trainer answers each control-point op code (Success when not listed); nil: it stays silent.
+    var trainerAnswers: [UInt8: ControlPointResult]? = [:]
     private(set) var calls: [Call] = []
 
     init(clock: ManualClock) {
@@ -137,6 +141,66 @@ actor FakeSensorBus: SensorBus {
         characteristicObjects[path] = [measurement, feature]
         values[feature.path] = [0x00, 0x00, 0x00, 0x00]
         return path
+    }
+
+    /// A smart trainer (Fitness Machine: Indoor Bike Data to notify; its features, power range and resistance
+    /// range to read; the control point to write, whose answers it indicates; its status) at `address`.
+    @discardableResult
+    func addTrainer(
+        _ address: String,
+        targets: [FitnessMachineFeature.TargetSetting] = [.power, .resistance, .indoorBikeSimulation],
+        powerRange: [UInt8] = [0x00, 0x00, 0xDC, 0x05, 0x01, 0x00]
+    ) -> String {
+        let path = Self.adapterPath + "/dev_" + address.replacingOccurrences(of: ":", with: "_")
+        let serviceUUID = "00001826-0000-1000-8000-00805f9b34fb"
+        deviceObjects[path] = BluetoothDevice(
+            path: path, adapterPath: Self.adapterPath, address: address, addressType: "random", name: "Trainer",
+            serviceUUIDs: [serviceUUID])
+        let service = path + "/service0020"
+        func characteristic(_ handle: String, _ uuid: UInt16, _ flags: [String]) -> GattCharacteristic {
+            GattCharacteristic(
+                path: service + "/char" + handle,
+                uuid: "0000\(String(uuid, radix: 16))-0000-1000-8000-00805f9b34fb", servicePath: service,
+                serviceUUID: serviceUUID, devicePath: path, flags: flags)
+        }
+        let bikeData = characteristic("0021", 0x2AD2, ["notify"])
+        let feature = characteristic("0024", 0x2ACC, ["read"])
+        let range = characteristic("0026", 0x2AD8, ["read"])
+        let controlPoint = characteristic("0028", 0x2AD9, ["write", "indicate"])
+        let status = characteristic("002b", 0x2ADA, ["notify"])
+        characteristicObjects[path] = [bikeData, feature, range, controlPoint, status]
+        var featureBytes = [UInt8](repeating: 0, count: 8)
+        let targetBits = FitnessMachineFeature(targets: targets).targetSettingFeatures
+        for index in 0..<4 { featureBytes[4 + index] = UInt8(truncatingIfNeeded: targetBits >> (8 * index)) }
+        featureBytes[1] = 0x40  // bit 14: power measurement
+        values[feature.path] = featureBytes
+        values[range.path] = powerRange
+        return path
+    }
+
+    func setTrainerAnswers(_ answers: [UInt8: ControlPointResult]?) { trainerAnswers = answers }
+
+    /// The bytes written to a device's control point, in order.
+    func controlPointWrites(_ path: String) -> [[UInt8]] { writtenValues[path] ?? [] }
+
+    /// Indoor Bike Data with power and cadence (flags 0x44: cadence and power present; speed always is).
+    func notifyBikeData(_ path: String, watts: Int16, cadenceRPM: Double) {
+        guard let bikeData = characteristicObjects[path]?.first, deviceObjects[path]?.connected == true else { return }
+        let cadence = UInt16(cadenceRPM * 2)
+        let power = UInt16(bitPattern: watts)
+        emit(
+            .notification(
+                characteristic: bikeData,
+                value: [
+                    0x44, 0x00, 0xE8, 0x03, UInt8(cadence & 0xFF), UInt8(cadence >> 8), UInt8(power & 0xFF),
+                    UInt8(power >> 8),
+                ]))
+    }
+
+    /// Fitness Machine Status from the trainer (0xFF: control permission lost).
+    func notifyStatus(_ path: String, _ value: [UInt8]) {
+        guard let status = characteristicObjects[path]?.last, deviceObjects[path]?.connected == true else { return }
+        emit(.notification(characteristic: status, value: value))
     }
 
     /// One Cycling Power Measurement (flags 0, the power as sint16) from the device at `path`, as BlueZ delivers it.
@@ -262,7 +326,17 @@ actor FakeSensorBus: SensorBus {
     }
 
     func write(_ characteristic: GattCharacteristic, _ value: [UInt8]) throws(BlueZError) {
-        log("write \(characteristic.path)")
+        log("write \(characteristic.path) " + value.map { String(format: "%02x", $0) }.joined())
+        guard characteristic.shortUUID == 0x2AD9 else { return }
+        writtenValues[characteristic.devicePath, default: []].append(value)
+        // The answer is an indication (FTMS §5.4), after the write's own acknowledgement.
+        if let answers = trainerAnswers, let opCode = value.first,
+            deviceObjects[characteristic.devicePath]?.connected == true
+        {
+            emit(
+                .notification(
+                    characteristic: characteristic, value: [0x80, opCode, (answers[opCode] ?? .success).rawValue]))
+        }
     }
 
     func startNotify(_ characteristic: GattCharacteristic) throws(BlueZError) {
