@@ -105,7 +105,7 @@ let package = Package(
             name: "RecorderService",
             dependencies: [
                 "Formats",
-                "LiveRecording", "DBus", "RecorderInterface", "Workouts",
+                "LiveRecording", "DBus", "RecorderInterface", "Workouts", "TrainerControl",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -177,7 +177,7 @@ let package = Package(
             name: "cyclelog",
             dependencies: [
                 "Formats", "Concurrency", "ExitStatus",
-                "CMalloc",
+                "CMalloc", "TrainerControl",
                 "ProgramMain",
                 "CyclingSensors",
                 "Workouts",

@@ -208,6 +208,12 @@ public actor MirrorHub {
         }
         fields.append(("sensors", value("Sensors")))
         fields.append(("suggestedWorkouts", value("SuggestedWorkouts")))
+        for property in [
+            "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent", "ResistanceLevel",
+            "PowerMatchOffsetWatts", "TrainerMessage",
+        ] {
+            fields.append((apiKey(property), value(property)))
+        }
         return fields
     }
 

@@ -85,6 +85,18 @@ enum MirrorPage {
             <div class="tile"><div class="label">Lap <span id="lap">–</span></div><div class="value" id="laptime">–</div><div class="sub">water <span id="water">0</span> ml</div></div>
           </div>
           <div id="goalBox" class="tile hidden" style="margin-top:8px"><div class="label">Goal <span id="goal"></span></div><progress id="goalProgress" max="1" value="0"></progress></div>
+          <div id="trainerBox" class="tile hidden" style="margin-top:8px" aria-label="Smart trainer">
+            <div class="label">Trainer <span id="trainerState"></span></div>
+            <div class="value" id="trainerTarget">–</div>
+            <div class="sub" id="trainerMessage" role="status"></div>
+            <div class="controls">
+              <button id="trainerDown" aria-label="Target power down 10 watts">−10 W</button>
+              <button id="trainerUp" aria-label="Target power up 10 watts">+10 W</button>
+              <button id="trainerErg">ERG</button>
+              <button id="trainerSim">Sim</button>
+              <button id="trainerFree">Free</button>
+            </div>
+          </div>
           <div id="sensors" aria-label="Sensors"></div>
           <div id="pending" aria-live="polite"></div>
           <div id="start" class="hidden" aria-label="Suggested workouts"></div>
@@ -247,7 +259,20 @@ enum MirrorPage {
           $("endButton").disabled = !can.end;
           $("cancelButton").disabled = !can.cancel;
           $("water250").disabled = $("water500").disabled = !(can.pause || can.resume);
+          trainerShown(s);
           banners();
+        }
+
+        // The smart trainer: its mode and target, what it refused in words, the +/- 10 W and mode buttons.
+        function trainerShown(s) {
+          const mode = s && s.trainerMode;
+          $("trainerBox").classList.toggle("hidden", !mode);
+          if (!mode) return;
+          const targets = { erg: () => number(s.targetPowerWatts, 0) + " W", sim: () => number(s.gradePercent, 1) + " %", resistance: () => number(s.resistanceLevel, 0) + " %", free: () => "free" };
+          $("trainerTarget").textContent = (mode === "erg" ? "ERG " : mode === "sim" ? "Sim " : mode === "resistance" ? "Resistance " : "") + (targets[mode] || targets.free)();
+          $("trainerState").textContent = s.trainerState + (s.powerMatchOffsetWatts === null ? "" : " · match " + number(s.powerMatchOffsetWatts, 0) + " W");
+          $("trainerMessage").textContent = s.trainerMessage || "";
+          $("trainerUp").disabled = $("trainerDown").disabled = mode !== "erg";
         }
 
         function live(reading) {
@@ -280,7 +305,9 @@ enum MirrorPage {
         }
         async function sendNow(command, args, label, began) {
           const body = { requestId: requestId(), command, args: args || {} };
-          if (status && command !== "start") { body.expect = status.controlSequence; if (status.workoutId) body.workoutId = status.workoutId; }
+          // A trainer's target is not a control of the ride: it never goes stale when a lap comes first.
+          const ofTheRide = !["start", "target", "grade", "resistance", "trainer"].includes(command);
+          if (status && ofTheRide) { body.expect = status.controlSequence; if (status.workoutId) body.workoutId = status.workoutId; }
           let delay = 500;
           for (;;) {
             // An End (or anything) never goes out more than 30 s after the tap: the rider may have ridden on.
@@ -302,6 +329,11 @@ enum MirrorPage {
 
         $("pauseResume").onclick = () => send(status && status.can && status.can.resume ? "resume" : "pause", {}, $("pauseResume").textContent);
         $("lapButton").onclick = () => send("lap", {}, "Lap");
+        $("trainerUp").onclick = () => send("target", { change: 10 }, "+10 W");
+        $("trainerDown").onclick = () => send("target", { change: -10 }, "−10 W");
+        $("trainerErg").onclick = () => send("trainer", { mode: "erg" }, "ERG");
+        $("trainerSim").onclick = () => send("trainer", { mode: "sim" }, "Sim");
+        $("trainerFree").onclick = () => send("trainer", { mode: "free" }, "Trainer free");
         $("water250").onclick = () => send("intake", { kind: "water", amount: 250, unit: "ml" }, "Water 250 ml");
         $("water500").onclick = () => send("intake", { kind: "water", amount: 500, unit: "ml" }, "Water 500 ml");
         $("noteForm").addEventListener("submit", (event) => {

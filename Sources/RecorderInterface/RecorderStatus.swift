@@ -37,6 +37,20 @@ public struct RecorderStatus: Sendable, Equatable {
     public var controlSequence: UInt64 = 0
     public var sensors: [Sensor] = []
     public var suggestedWorkouts: [SuggestedWorkout] = []
+    /// The smart trainer's control: `erg`, `sim`, `resistance` or `free`; empty while no trainer has connected.
+    public var trainerMode = ""
+    /// `absent`, `disconnected`, `free`, `asking`, `controlled`, `ramping`, `recovering`, `refused`.
+    public var trainerState = ""
+    /// The rider's ERG target; nil outside ERG.
+    public var targetPowerWatts: Double?
+    /// In simulation; nil otherwise.
+    public var gradePercent: Double?
+    /// In resistance mode, as a share of the trainer's range in %; nil otherwise.
+    public var resistanceLevel: Double?
+    /// Power match's offset (meter − trainer); nil when off or without a meter.
+    public var powerMatchOffsetWatts: Double?
+    /// The trainer's last refusal in words; empty when none.
+    public var trainerMessage = ""
 
     /// Which controls would be taken now.
     public struct Controls: Sendable, Equatable {
@@ -163,6 +177,10 @@ public struct RecorderStatus: Sendable, Equatable {
                 }
                 return true
             }),
+        text("TrainerMode", \.trainerMode), text("TrainerState", \.trainerState),
+        measurement("TargetPowerWatts", \.targetPowerWatts), measurement("GradePercent", \.gradePercent),
+        measurement("ResistanceLevel", \.resistanceLevel),
+        measurement("PowerMatchOffsetWatts", \.powerMatchOffsetWatts), text("TrainerMessage", \.trainerMessage),
     ]
 
     static let byName = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })

@@ -3,6 +3,7 @@ import Formats
 import Foundation
 import LiveRecording
 import RecorderInterface
+import TrainerControl
 import Workouts
 
 /// The recorder's side of its D-Bus interface (RecorderInterface names it): the exported object and the
@@ -39,6 +40,15 @@ extension RecorderControl {
             .init(name: $0.name, address: $0.address ?? "", state: $0.state.rawValue, batteryPercent: $0.batteryPercent)
         }
         status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
+        if let trainer = live.trainer {
+            status.trainerMode = trainer.mode
+            status.trainerState = trainer.state
+            status.targetPowerWatts = trainer.targetPowerWatts.map(Double.init)
+            status.gradePercent = trainer.gradePercent
+            status.resistanceLevel = trainer.resistanceLevel
+            status.powerMatchOffsetWatts = trainer.powerMatchOffsetWatts.map { ($0 * 10).rounded() / 10 }
+            status.trainerMessage = trainer.message ?? ""
+        }
         return status
     }
 
@@ -135,7 +145,10 @@ extension RecorderControl {
         let recorder: LiveRecorder
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
-        static let names = ["start"] + methods.map(\.control.name) + ["marker", "intake"]
+        static let names = ["start"] + methods.map(\.control.name) + ["marker", "intake"] + trainerCommands
+
+        /// The commands that steer a smart trainer.
+        static let trainerCommands = ["target", "grade", "resistance", "trainer"]
 
         /// Performs `command`; the new workout's id for a start (0 while armed), else 0.
         func perform(_ command: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {
@@ -162,6 +175,9 @@ extension RecorderControl {
                 try await apply(.marker(text))
             case "intake":
                 try await apply(.intake(try RecorderControl.intake(arguments)))
+            case "target", "grade", "resistance", "trainer":
+                let ask = try RecorderControl.trainerAsk(command, arguments)
+                if let refusal = await recorder.steer(ask) { throw DBusError(name: refusedError, message: refusal) }
             default:
                 guard let control = methods.first(where: { $0.control.name == command })?.control else {
                     throw DBusError(
@@ -203,6 +219,47 @@ extension RecorderControl {
 
         private func apply(_ control: WorkoutControl) async throws(DBusError) {
             if let refusal = await recorder.control(control) { throw DBusError(name: refusedError, message: refusal) }
+        }
+    }
+
+    /// What a trainer command asks: `target` with `watts` (0–3000) or `change` (±500 W, from the current target),
+    /// `grade` with `percent` (±40), `resistance` with `percent` (0–100 of the trainer's range), `trainer` with
+    /// `mode` (erg, sim, resistance, free); InvalidArgs naming what is wrong.
+    static func trainerAsk(_ command: String, _ arguments: [String: DBusValue]) throws(DBusError) -> TrainerAsk {
+        func number(_ key: String, _ range: ClosedRange<Double>, _ unit: String) throws(DBusError) -> Double? {
+            guard let value = arguments[key]?.unwrapped else { return nil }
+            let read: Double? =
+                switch value {
+                case .double(let number): number
+                default: value.integer.map(Double.init)
+                }
+            guard let read, read.isFinite, range.contains(read) else {
+                throw DBusError(
+                    name: DBusError.invalidArgumentsName,
+                    message: "\(key) takes a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)) \(unit)")
+            }
+            return read
+        }
+        func missing(_ what: String) -> DBusError {
+            DBusError(name: DBusError.invalidArgumentsName, message: "\(command) takes \(what)")
+        }
+        switch command {
+        case "target":
+            if let watts = try number("watts", 0...3000, "W") { return .power(watts: Int(watts.rounded())) }
+            if let change = try number("change", -500...500, "W") { return .powerChange(watts: Int(change.rounded())) }
+            throw missing("watts (0–3000) or change (±500)")
+        case "grade":
+            guard let percent = try number("percent", -40...40, "%") else { throw missing("percent (±40)") }
+            return .grade(percent: percent)
+        case "resistance":
+            guard let percent = try number("percent", 0...100, "%") else { throw missing("percent (0–100)") }
+            return .resistance(percent: percent)
+        default:
+            let name = arguments["mode"]?.string ?? ""
+            guard let mode = TrainerMode(rawValue: name) else {
+                throw missing("mode erg, sim, resistance or free (not '\(ShownText.cut(name, to: 20))')")
+            }
+            return .mode(mode)
         }
     }
 

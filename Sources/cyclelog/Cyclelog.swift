@@ -17,6 +17,7 @@ struct Cyclelog: AsyncParsableCommand {
             FTP.self,
             Chart.self, Scan.self,
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self,
+            Target.self, Grade.self, Resistance.self, TrainerModeCommand.self,
             Status.self, Recover.self,
             ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, Calibrate.self,
             CaptureCommand.self, RiderCommand.self,

@@ -146,6 +146,7 @@ struct Record: AsyncParsableCommand {
     var controlGroup: String?
 
     @OptionGroup var wheel: WheelOptions
+    @OptionGroup(title: "Smart trainer") var trainer: TrainerOptions
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var buses: BusOptions
@@ -216,6 +217,7 @@ struct Record: AsyncParsableCommand {
         // action, `cyclelog start`), which may come before the sensors are connected.
         if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
+        trainer.apply(to: &options)
         let known = try await store.call { (store) throws(StoreError) in try store.knownSensors() }
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }

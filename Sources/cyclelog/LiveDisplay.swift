@@ -2,6 +2,7 @@ import Dispatch
 import Formats
 import Foundation
 import LiveRecording
+import TrainerControl
 import ProgramMain
 import Synchronization
 import Workouts
@@ -95,6 +96,7 @@ final class LiveDisplay: Sendable {
                         " battery \($0) %" + ($0 <= LiveStatus.lowBatteryPercent ? " (low)" : "")
                     } ?? ""))
         }
+        if let trainer = s.trainer { lines.append("  " + trainerLine(trainer)) }
         if s.waterMillilitres > 0 { lines.append("  water \(SummaryText.amount(s.waterMillilitres)) ml") }
         if let message = s.message { lines.append("  " + ShownText.visible(message)) }
         switch prompt {
@@ -102,7 +104,8 @@ final class LiveDisplay: Sendable {
             lines.append(
                 s.can.start
                     ? "  s start a ride" + (s.can.cancel ? "   c cancel the armed start" : "")
-                    : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water")
+                    : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water"
+                        + (s.trainer == nil ? "" : "   + / - 10 W   f trainer free"))
         case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
         case .marker(let typed):
             lines.append(
@@ -121,7 +124,25 @@ final class LiveDisplay: Sendable {
             + " power=\(SummaryText.whole(s.powerWatts))W cadence=\(SummaryText.whole(s.cadenceRPM))rpm"
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"
+            + (s.trainer.map { " trainer=\($0.mode)/\($0.state)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "") } ?? "")
             + (s.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
+    }
+
+    /// "trainer ERG 250 W (now 180 W), controlled, power match −8 W", and the trainer's refusal when it has one.
+    static func trainerLine(_ trainer: LiveStatus.Trainer) -> String {
+        var words = "trainer "
+        switch trainer.mode {
+        case "erg":
+            words += "ERG \(trainer.targetPowerWatts ?? 0) W"
+            if let now = trainer.effectivePowerWatts, now != trainer.targetPowerWatts { words += " (now \(now) W)" }
+        case "sim": words += "simulation \(SummaryText.fixed(trainer.gradePercent ?? 0, 1)) %"
+        case "resistance": words += "resistance \(SummaryText.fixed(trainer.resistanceLevel ?? 0, 0)) %"
+        default: words += "free"
+        }
+        words += ", \(trainer.state)"
+        if let offset = trainer.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
+        if let message = trainer.message { words += ": " + ShownText.visible(message) }
+        return words
     }
 
     /// The keys typed on the terminal, one byte each, until `stopKeys`.
@@ -210,6 +231,9 @@ final class LiveDisplay: Sendable {
         case UInt8(ascii: "w"), UInt8(ascii: "W"): await tell(recorder.control(.intake(waterStep)))
         case UInt8(ascii: "c"), UInt8(ascii: "C"): await ask(.confirmingCancel)
         case UInt8(ascii: "m"), UInt8(ascii: "M"): await ask(.marker([]))
+        case UInt8(ascii: "+"), UInt8(ascii: "="): await tell(recorder.steer(.powerChange(watts: 10)))
+        case UInt8(ascii: "-"), UInt8(ascii: "_"): await tell(recorder.steer(.powerChange(watts: -10)))
+        case UInt8(ascii: "f"), UInt8(ascii: "F"): await tell(recorder.steer(.mode(.free)))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
             guard await recorder.status().can.start else { return }
             await ask(.start(Array(await recorder.presets().prefix(9))))

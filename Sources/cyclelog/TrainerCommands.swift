@@ -1,0 +1,178 @@
+import ArgumentParser
+import DBus
+import ExitStatus
+import Foundation
+import LiveRecording
+import RecorderInterface
+import TrainerControl
+
+/// `record`'s options for a smart trainer: how it is steered from the start, and the numbers of ERG's safety
+/// and power match (Docs/guide/trainer.md).
+struct TrainerOptions: ParsableArguments {
+    @Option(help: "Steer a smart trainer from the start: erg, sim, resistance or none.")
+    var control: TrainerStart = .none
+
+    @Option(help: "ERG's target at the start, in watts.")
+    var targetWatts = 150
+
+    @Option(help: "What ERG steers by: meter (a crank or pedal power meter, when one sends) or trainer.")
+    var powerFrom: PowerSource = .trainer
+
+    @Option(help: "ERG eases to its recovery level when the cadence stays under this (rpm) for 3 s.")
+    var ergLowCadence = 40.0
+
+    @Option(help: "…and comes back, over 5 s, once the cadence is above this (rpm).")
+    var ergResumeCadence = 60.0
+
+    enum TrainerStart: String, ExpressibleByArgument, CaseIterable {
+        case erg, sim, resistance, none
+    }
+
+    enum PowerSource: String, ExpressibleByArgument, CaseIterable {
+        case meter, trainer
+    }
+
+    func validate() throws {
+        guard (0...3000).contains(targetWatts) else { throw ValidationError("--target-watts takes 0 to 3000") }
+        guard (0...200).contains(ergLowCadence), (0...200).contains(ergResumeCadence),
+            ergResumeCadence >= ergLowCadence
+        else {
+            throw ValidationError("--erg-resume-cadence must be at least --erg-low-cadence (both 0–200 rpm)")
+        }
+    }
+
+    func apply(to options: inout LiveRecorder.Options) {
+        options.trainerMode = TrainerMode(rawValue: control.rawValue) ?? .free
+        options.trainerTargetWatts = targetWatts
+        options.trainerRules.powerFromMeter = powerFrom == .meter
+        options.trainerRules.lowCadenceRPM = ergLowCadence
+        options.trainerRules.recoveredCadenceRPM = ergResumeCadence
+    }
+}
+
+/// What the trainer verbs share: one `Control` command to the running recorder, then the trainer as it stands.
+enum TrainerCommand {
+    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
+        let connection: DBusConnection
+        do { connection = try await DBusConnection.connect(to: bus) } catch {
+            throw CommandFailure("cannot reach \(bus) (\(error.message)): no recorder to steer a trainer", .cannotUse)
+        }
+        let client = RecorderClient(connection)
+        do {
+            _ = try await client.control(
+                requestId: UUID().uuidString.lowercased(), command: command, expect: 0, arguments: arguments)
+        } catch {
+            throw CommandFailure(
+                ControlCommand.explain(error, bus), RecorderControl.isMissing(error) ? .cannotUse : .failed)
+        }
+        // The trainer answers within a second; what it said is in the status.
+        var status = try? await client.status(timeout: .seconds(2))
+        for _ in 0..<10 where status?.trainerState == "asking" {
+            try? await Task.sleep(for: .milliseconds(150))
+            status = try? await client.status(timeout: .seconds(2))
+        }
+        guard let status else { return }
+        print(describe(status))
+        if status.trainerState == "refused" { throw CommandFailure(status.trainerMessage, .failed) }
+    }
+
+    /// "ERG at 250 W (controlled)", "simulation at 4.5 % (controlled)", "free (not steered)".
+    static func describe(_ status: RecorderStatus) -> String {
+        let state = status.trainerState
+        switch status.trainerMode {
+        case "erg":
+            return "Trainer: ERG at \(Int(status.targetPowerWatts ?? 0)) W (\(state))."
+        case "sim":
+            return "Trainer: simulation at \(number(status.gradePercent ?? 0)) % grade (\(state))."
+        case "resistance":
+            return "Trainer: resistance at \(number(status.resistanceLevel ?? 0)) % of its range (\(state))."
+        default:
+            return "Trainer: free, not steered (\(state))."
+        }
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+
+    /// A number argument that may be negative (`-10`, which a parser would take for an option).
+    static func number(_ words: [String], _ what: String) throws -> String {
+        guard words.count == 1, let word = words.first else { throw ValidationError("give one \(what)") }
+        return word
+    }
+}
+
+/// `cyclelog target 250|+10|-10`.
+struct Target: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "target",
+        abstract: "Puts the smart trainer in ERG at a power: 250, or +10 / -10 from the current target.")
+
+    @Argument(parsing: .allUnrecognized, help: "Watts (0–3000), or +W / -W from the current target.")
+    var watts: [String] = []
+
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        let word = try TrainerCommand.number(watts, "power in watts")
+        guard let value = Double(word), value.isFinite else { throw ValidationError("'\(word)' is not a number") }
+        let relative = word.hasPrefix("+") || word.hasPrefix("-")
+        try await TrainerCommand.send(
+            "target", [relative ? "change" : "watts": .double(value)], bus: control.address)
+    }
+}
+
+/// `cyclelog grade 4.5`.
+struct Grade: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "grade", abstract: "Puts the smart trainer in simulation at a road grade in % (−40 to 40).")
+
+    @Argument(parsing: .allUnrecognized, help: "The grade in %: 4.5, or -2 downhill.")
+    var percent: [String] = []
+
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        let word = try TrainerCommand.number(percent, "grade in %")
+        guard let value = Double(word), value.isFinite else { throw ValidationError("'\(word)' is not a number") }
+        try await TrainerCommand.send("grade", ["percent": .double(value)], bus: control.address)
+    }
+}
+
+/// `cyclelog resistance 30`.
+struct Resistance: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resistance",
+        abstract: "Puts the smart trainer at a resistance: a share of its range in % (0–100).")
+
+    @Argument(help: "Resistance in % of the trainer's range.")
+    var percent: Double
+
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        try await TrainerCommand.send("resistance", ["percent": .double(percent)], bus: control.address)
+    }
+}
+
+/// `cyclelog trainer erg|sim|resistance|free`.
+struct TrainerModeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trainer",
+        abstract: "Switches the smart trainer's mode: erg, sim, resistance, or free (let it go).")
+
+    @Argument(help: "erg, sim, resistance or free.")
+    var mode: String
+
+    @OptionGroup var control: ControlBusOptions
+
+    func validate() throws {
+        guard TrainerMode(rawValue: mode) != nil else {
+            throw ValidationError("'\(mode)' is not erg, sim, resistance or free")
+        }
+    }
+
+    func run() async throws {
+        try await TrainerCommand.send("trainer", ["mode": .string(mode)], bus: control.address)
+    }
+}
