@@ -180,7 +180,14 @@ public actor LiveRecorder {
         {
             throw refusal
         }
+        // A start that asks for a trainer mode the trainer cannot take (or with no trainer) is refused whole.
+        let trainerAsk = request.trainerControl.map { TrainerAsk.mode(TrainerMode(start: $0)) }
+        if let trainerAsk, let refusal = trainerControl.refusal(of: trainerAsk) { throw .refused(refusal) }
         await perform(controller.start(request, at: time, descriptions: sensors.roster.allDescriptions))
+        if let source = request.powerFrom { trainerControl.steer(byMeter: source == .meter) }
+        if let trainerAsk, case .success(let actions) = trainerControl.ask(trainerAsk, at: clock.elapsed) {
+            await perform(actions)
+        }
         guard request.when == .now else { return 0 }
         guard controller.isRiding else {
             throw .refused("the ride cannot be stored: \(openFailure ?? "the database did not open it")")

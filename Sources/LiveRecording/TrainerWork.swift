@@ -185,3 +185,15 @@ extension LiveRecorder {
         }
     }
 }
+
+extension TrainerMode {
+    /// The mode a start's `control=` asks for (`none`: free).
+    init(start choice: StartRequest.TrainerChoice) {
+        switch choice {
+        case .erg: self = .erg
+        case .sim: self = .simulation
+        case .resistance: self = .resistance
+        case .none: self = .free
+        }
+    }
+}

@@ -56,7 +56,7 @@ public struct TrainerControl: Sendable {
         case tell(String)
     }
 
-    public let rules: TrainerRules
+    public private(set) var rules: TrainerRules
     public private(set) var mode: TrainerMode
     /// The rider's ERG target, in watts (before the ramp, the safety and the power match).
     public private(set) var targetWatts: Int
@@ -225,6 +225,12 @@ public struct TrainerControl: Sendable {
             actions.append(.tell("power match: no power meter is sending, so ERG steers by the trainer's own power"))
         }
         return .success(actions + next(at: time))
+    }
+
+    /// Whether ERG steers by a power meter (a start's `powerFrom=`).
+    public mutating func steer(byMeter: Bool) {
+        rules.powerFromMeter = byMeter
+        noMeterTold = false
     }
 
     /// Lets the trainer go (end, cancel, SIGTERM, the service's stop): a Reset, when cyclelog holds it.

@@ -53,6 +53,20 @@ public struct StartRequest: Equatable, Sendable {
     public var when: When
     /// End and save the ride when its goal is reached.
     public var endAtGoal: Bool
+    /// How a smart trainer is steered from the start (`control=`): nil leaves it as it is.
+    public var trainerControl: TrainerChoice?
+    /// What ERG steers by (`powerFrom=`): nil leaves it as it is.
+    public var powerFrom: PowerSource?
+
+    /// A start's trainer mode: `none` lets the trainer go.
+    public enum TrainerChoice: String, Sendable, CaseIterable {
+        case erg, sim, resistance, none
+    }
+
+    /// ERG steered by a crank or pedal power meter, or by the trainer's own power.
+    public enum PowerSource: String, Sendable, CaseIterable {
+        case meter, trainer
+    }
 
     public init(plan: WorkoutPlan = WorkoutPlan(), when: When = .now, endAtGoal: Bool = false) {
         self.plan = plan
@@ -81,7 +95,9 @@ public struct StartRequest: Equatable, Sendable {
         public var description: String
     }
 
-    public static let keys = ["preset", "name", "goal", "location", "test", "when", "endAtGoal"]
+    public static let keys = [
+        "preset", "name", "goal", "location", "test", "when", "endAtGoal", "control", "powerFrom",
+    ]
 
     /// The style that asks for this request, its keys in the order of `keys` (what a preset offers).
     public var style: [(key: String, value: Value)] {
@@ -93,12 +109,13 @@ public struct StartRequest: Equatable, Sendable {
         if let test = plan.fitnessTest { style.append(("test", .text(test.rawValue))) }
         if when != .now { style.append(("when", .text(when.rawValue))) }
         if endAtGoal { style.append(("endAtGoal", .flag(true))) }
+        if let trainerControl { style.append(("control", .text(trainerControl.rawValue))) }
+        if let powerFrom { style.append(("powerFrom", .text(powerFrom.rawValue))) }
         return style
     }
-    /// Kept for structured workouts and trainer control.
+    /// Kept for structured workouts.
     static let reserved = [
-        "workout": "structured workouts are not supported yet",
-        "control": "trainer control is not supported yet",
+        "workout": "structured workouts are not supported yet"
     ]
 
     /// The request a style asks for, given the presets there are.
@@ -169,6 +186,21 @@ public struct StartRequest: Equatable, Sendable {
         case nil: break
         case .flag(let value)?: endAtGoal = value
         case .text?, .other?: throw Problem(key: "endAtGoal", description: "endAtGoal takes a boolean (b)")
+        }
+        let controls = TrainerChoice.allCases.map(\.rawValue).joined(separator: ", ")
+        if let control = try text("control", controls) {
+            guard let parsed = TrainerChoice(rawValue: control) else {
+                throw Problem(
+                    key: "control", description: "control '\(ShownText.cut(control, to: 40))' is not \(controls)")
+            }
+            trainerControl = parsed
+        }
+        if let source = try text("powerFrom", "meter or trainer") {
+            guard let parsed = PowerSource(rawValue: source) else {
+                throw Problem(
+                    key: "powerFrom", description: "powerFrom '\(ShownText.cut(source, to: 40))' is not meter or trainer")
+            }
+            powerFrom = parsed
         }
         if endAtGoal && plan.goal == nil {
             throw Problem(key: "endAtGoal", description: "endAtGoal needs a goal (goal=45m, 30km, 600kJ …)")

@@ -55,6 +55,12 @@ struct StyleOptions: ParsableArguments {
     @Flag(help: "End and save the ride when its goal is reached.")
     var endAtGoal = false
 
+    @Option(name: .customLong("control"), help: "Steer the smart trainer from the start: erg, sim, resistance or none.")
+    var trainerControl: String?
+
+    @Option(help: "What ERG steers by: meter (a crank or pedal power meter) or trainer.")
+    var powerFrom: String?
+
     /// The style's keys and values (`StartRequest.keys`), the recorder's or the store's to check.
     var values: [(String, StartRequest.Value)] {
         var values: [(String, StartRequest.Value)] = []
@@ -64,6 +70,8 @@ struct StyleOptions: ParsableArguments {
         if let test { values.append(("test", .text(test))) }
         if let when { values.append(("when", .text(when))) }
         if endAtGoal { values.append(("endAtGoal", .flag(true))) }
+        if let trainerControl { values.append(("control", .text(trainerControl))) }
+        if let powerFrom { values.append(("powerFrom", .text(powerFrom))) }
         return values
     }
 }

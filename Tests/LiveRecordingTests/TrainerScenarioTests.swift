@@ -123,6 +123,22 @@ import Workouts
         _ = try await rig.stop()
     }
 
+    @Test func aStartsControlKeySetsTheModeOrRefusesTheStart() async throws {
+        let rig = try await Rig({ $0.waitForStart = true }, trainer: [.power])
+        try await rig.ride(seconds: 1)
+        let presets = await rig.recorder.presets()
+        let sim = try StartRequest(style: ["control": .text("sim")], presets: presets)
+        await #expect(throws: LiveRecorder.StartRefusal.self) { try await rig.recorder.start(sim) }
+        #expect(await rig.state() == "waiting")
+        #expect(await written(rig).isEmpty)
+        let erg = try StartRequest(style: ["control": .text("erg"), "powerFrom": .text("meter")], presets: presets)
+        #expect(try await rig.recorder.start(erg) > 0)
+        try await rig.settled()
+        #expect(await written(rig) == ["00", "059600"])
+        #expect(await rig.recorder.trainerControl.rules.powerFromMeter)
+        _ = try await rig.stop()
+    }
+
     @Test func noTrainerNoSteering() async throws {
         let rig = try await Rig()
         try await rig.ride(seconds: 1)

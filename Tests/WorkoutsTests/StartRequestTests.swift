@@ -43,7 +43,8 @@ final class StartRequestTests: XCTestCase {
             (["name": .text("   ")], "name", "1 to 200 characters"),
             (["name": .other(signature: "i")], "name", "not i"),
             (["workout": .text("sweet-spot")], "workout", "structured workouts are not supported yet"),
-            (["control": .text("erg")], "control", "trainer control is not supported yet"),
+            (["control": .text("turbo")], "control", "is not erg, sim, resistance, none"),
+            (["powerFrom": .text("hub")], "powerFrom", "is not meter or trainer"),
             (["colour": .text("red")], "colour", "unknown key colour"),
         ]
         for (style, key, words) in refused {
@@ -53,6 +54,15 @@ final class StartRequestTests: XCTestCase {
                 XCTAssertTrue(problem?.description.contains(words) == true, "\(problem?.description ?? "")")
             }
         }
+    }
+
+    func testTheTrainersKeysAreTaken() throws {
+        let request = try StartRequest(
+            style: ["control": .text("erg"), "powerFrom": .text("meter")], presets: presets)
+        XCTAssertEqual(request.trainerControl, .erg)
+        XCTAssertEqual(request.powerFrom, .meter)
+        let style = Dictionary(uniqueKeysWithValues: request.style.map { ($0.key, $0.value) })
+        XCTAssertEqual(try StartRequest(style: style, presets: presets), request)
     }
 
     func testAPresetsStyleGivesItsRequestBack() throws {
