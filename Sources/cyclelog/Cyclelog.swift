@@ -25,11 +25,13 @@ struct Cyclelog: AsyncParsableCommand {
     )
 
     /// ArgumentParser reads `-1` as an unknown short option and then reports the missing argument instead
-    /// ("show -1" said "Missing expected argument"); no value cyclelog takes is negative, so a negative number
-    /// before `--` gets a message of its own.
+    /// ("show -1" said "Missing expected argument"); apart from a trainer's target change (`target -10`) and a
+    /// downhill grade (`grade -2`), which take theirs as they come, no value cyclelog takes is negative, so a
+    /// negative number before `--` gets a message of its own.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber {
+        let takesNegative = ["target", "grade"].contains(arguments.first ?? "")
+        for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber && !takesNegative {
             printError(
                 "cyclelog: '\(argument)' is not a value cyclelog takes: nothing is negative here (workouts are "
                     + "numbered from 1 in `cyclelog list`, and `last` names the newest)")

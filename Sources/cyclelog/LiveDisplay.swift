@@ -2,9 +2,9 @@ import Dispatch
 import Formats
 import Foundation
 import LiveRecording
-import TrainerControl
 import ProgramMain
 import Synchronization
+import TrainerControl
 import Workouts
 
 /// The live dashboard on a terminal (redrawn in place, keys read raw), or a plain status line every few

@@ -24,6 +24,9 @@ struct TrainerOptions: ParsableArguments {
     @Option(help: "…and comes back, over 5 s, once the cadence is above this (rpm).")
     var ergResumeCadence = 60.0
 
+    @Option(help: "Power match: the seconds its average of meter − trainer spans (an exponential average).")
+    var powerMatchSeconds = 30.0
+
     enum TrainerStart: String, ExpressibleByArgument, CaseIterable {
         case erg, sim, resistance, none
     }
@@ -39,6 +42,9 @@ struct TrainerOptions: ParsableArguments {
         else {
             throw ValidationError("--erg-resume-cadence must be at least --erg-low-cadence (both 0–200 rpm)")
         }
+        guard (1...600).contains(powerMatchSeconds) else {
+            throw ValidationError("--power-match-seconds takes 1 to 600")
+        }
     }
 
     func apply(to options: inout LiveRecorder.Options) {
@@ -47,6 +53,7 @@ struct TrainerOptions: ParsableArguments {
         options.trainerRules.powerFromMeter = powerFrom == .meter
         options.trainerRules.lowCadenceRPM = ergLowCadence
         options.trainerRules.recoveredCadenceRPM = ergResumeCadence
+        options.trainerRules.matchTimeConstant = .milliseconds(Int(powerMatchSeconds * 1000))
     }
 }
 

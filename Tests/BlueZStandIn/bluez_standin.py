@@ -25,6 +25,14 @@ A power meter with "controlPoint": {"offset": -10, "crankLength": 345, "offsetRe
 gets a Cycling Power Control Point (write + indicate) that answers as ride_sensors.PowerControlPoint says, its
 ATT errors passed on in BlueZ's words.
 
+A smart trainer: {"address": …, "name": "KICKR", "service": "1826", "measurement": "2ad2",
+"trainer": {"targets": ["power", "resistance", "sim"], "powerRange": [0, 1500, 1], "tauSeconds": 1,
+"refuse": {"00": 5}, "readsHigh": 1.04, "cadence": 90}} sends Indoor Bike Data made by
+ride_sensors.FitnessMachineTrainer (no journal), offers its Feature and ranges to read, a Fitness Machine Control
+Point (write + indicate) that answers as the trainer does, and Fitness Machine Status. A power meter with
+"follows": "<the trainer's address>" sends the trainer's true power (the rider's crank meter on that bike). The
+event {"do": "cadence", "sensor": <trainer>, "rpm": 30} sets the rider's cadence.
+
 What the sensors send, when, and how they answer is the shared emulator's (Tests/SensorEmulator/ride_sensors.py,
 which the real-stack VM uses too); this file only shows it as BlueZ would. The sent log ("sentLog") has a line per
 notification sent, "<unix time> <address> <uuid> <hex> <ride second>", per control-point write,
@@ -43,7 +51,8 @@ from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, dbus_property, method
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SensorEmulator"))
-from ride_sensors import AttError, PowerControlPoint, RideSensor, full_uuid, journal_notifications  # noqa: E402
+from ride_sensors import (  # noqa: E402
+    AttError, FitnessMachineTrainer, PowerControlPoint, RideSensor, full_uuid, journal_notifications)
 
 # dbus-fast does not tell a method who called; the stand-in keeps notify sessions per sender as BlueZ does, so
 # it records the sender of each incoming call here.
@@ -264,9 +273,21 @@ class Sensor(RideSensor):
 
     def __init__(self, standin, spec, base_folder):
         measurement = int(spec["measurement"], 16)
-        journal = spec["journal"] if os.path.isabs(spec["journal"]) else os.path.join(base_folder, spec["journal"])
-        notifications = [(second, payload) for second, uuid, payload in journal_notifications(journal)
-                         if uuid == measurement]
+        trainer = spec.get("trainer")
+        self.trainer = None if trainer is None else FitnessMachineTrainer(
+            targets=trainer.get("targets", ("power", "resistance", "sim")),
+            power_range=trainer.get("powerRange", (0, 1500, 1)),
+            resistance_range=trainer.get("resistanceRange", (0, 200, 1)),
+            tau_seconds=trainer.get("tauSeconds", 1.0), refuse=trainer.get("refuse"),
+            reads_high=trainer.get("readsHigh", 1.0), cadence_rpm=trainer.get("cadence", 90.0))
+        self.follows = spec.get("follows", "").upper()
+        if self.trainer is not None or self.follows:
+            # Made as it goes (the trainer's model), not played from a journal.
+            notifications = [(0.0, b"")]
+        else:
+            journal = spec["journal"] if os.path.isabs(spec["journal"]) else os.path.join(base_folder, spec["journal"])
+            notifications = [(second, payload) for second, uuid, payload in journal_notifications(journal)
+                             if uuid == measurement]
         if not notifications:
             raise SystemExit(f"{journal} has no {spec['measurement']} notifications")
         self.rate = float(spec.get("rateHz", 1))
@@ -279,13 +300,17 @@ class Sensor(RideSensor):
         self.service = spec["service"]
         self.measurement = measurement
         self.reads = {uuid: bytes.fromhex(value) for uuid, value in spec.get("reads", {}).items()}
+        if self.trainer is not None:
+            self.reads.update({"2acc": self.trainer.feature(), "2ad8": self.trainer.supported_power_range(),
+                               "2ad6": self.trainer.supported_resistance_range()})
         self.rssi = int(spec.get("rssi", -60))
         self.measurement_flags = spec.get("measurementFlags", ["notify"])
         control_point = spec.get("controlPoint")
-        self.control_point = None if control_point is None else PowerControlPoint(
+        self.control_point = self.trainer if control_point is None else PowerControlPoint(
             offset=int(control_point.get("offset", 0)), crank_half_mm=control_point.get("crankLength"),
             offset_result=int(control_point.get("offsetResult", 1)),
             att_error=int(control_point["attError"], 16) if "attError" in control_point else None)
+        self.control_point_uuid = "2ad9" if self.trainer is not None else "2a66"
         self.connected = False
         self.resolved = False
         self.visible = False
@@ -316,7 +341,11 @@ class Sensor(RideSensor):
             handle += 3
         if self.control_point is not None:
             characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
-                                                      "2a66", ["write", "indicate"]))
+                                                      self.control_point_uuid, ["write", "indicate"]))
+            handle += 3
+        if self.trainer is not None:
+            characteristics.append(GattCharacteristic(self, service_path + f"/char{handle:04x}", service_path,
+                                                      "2ada", ["notify"]))
         self.gatt = (service_path, service, characteristics)
         self.standin.export(service_path, [service])
         for characteristic in characteristics:
@@ -365,7 +394,18 @@ class Sensor(RideSensor):
         return True
 
     async def run(self):
-        await self.play_at_rate(self.measurement, self.rate, self.still_seconds)
+        if self.trainer is None and not self.follows:
+            return await self.play_at_rate(self.measurement, self.rate, self.still_seconds)
+        # A trainer's data, or a meter on the trainer's bike: made from the trainer's model at the sensor's rate.
+        trainer = self.trainer or next(s.trainer for s in self.standin.sensors if s.address == self.follows)
+        period, next_time, second = 1.0 / self.rate, time.monotonic(), 0.0
+        while True:
+            next_time += period
+            await asyncio.sleep(max(0.0, next_time - time.monotonic()))
+            if self.listening(self.measurement):
+                payload = trainer.bike_data() if self.trainer is not None else trainer.meter_measurement()
+                if await self.send(self.measurement, payload, second):
+                    second += period
 
 
 class StandIn:
@@ -428,6 +468,9 @@ class StandIn:
                 sensor.silence(seconds)
             elif event["do"] == "still":
                 sensor.still(seconds)
+            elif event["do"] == "cadence":
+                sensor.trainer.cadence_rpm = float(event["rpm"])
+                sensor.log_event("cadence %s" % event["rpm"])
             elif event["do"] == "restart":
                 await self.leave_bus()
                 await asyncio.sleep(seconds)

@@ -18,6 +18,7 @@ compare what was sent with what was stored.
 import asyncio
 import collections
 import datetime
+import math
 import struct
 import time
 
@@ -141,6 +142,118 @@ class PowerControlPoint:
         if op == 0x05 and self.crank_half_mm is not None:
             return bytes([0x20, op, 0x01]) + struct.pack("<H", self.crank_half_mm)
         return bytes([0x20, op, 0x02])
+
+
+class FitnessMachineTrainer:
+    """A smart trainer's Fitness Machine Service (FTMS §5): the features and ranges it declares, a control point
+    that answers as the spec says (Request Control before anything else, else Control Not Permitted; a target
+    outside the declared range is Invalid Parameter; a mode its features do not list is Op Code Not Supported;
+    `refuse` maps op codes to the result they always get), and a power that follows its target as a first-order
+    lag with time constant `tau_seconds`. It reports `reads_high` times its true power (a trainer that reads high);
+    the rider's own crank meter on the same bike (`meter_measurement`) sends the true power. `cadence_rpm` is the
+    rider's, which a test lowers to see the recorder ease ERG."""
+
+    TARGET_BITS = {"inclination": 1, "resistance": 2, "power": 3, "sim": 13, "spindown": 15}
+
+    def __init__(self, targets=("power", "resistance", "sim"), power_range=(0, 1500, 1), resistance_range=(0, 200, 1),
+                 tau_seconds=1.0, refuse=None, reads_high=1.0, cadence_rpm=90.0, free_watts=120.0):
+        self.targets = set(targets)
+        self.power_range, self.resistance_range = tuple(power_range), tuple(resistance_range)
+        self.tau = max(0.05, float(tau_seconds))
+        self.refuse = {int(op, 16) if isinstance(op, str) else op: result for op, result in (refuse or {}).items()}
+        self.reads_high, self.cadence_rpm, self.free_watts = float(reads_high), float(cadence_rpm), float(free_watts)
+        self.controlled = False
+        self.mode = "free"
+        self.target_watts = self.true_watts = self.free_watts
+        self.last_step = time.monotonic()
+
+    def takes(self, target):
+        return target in self.targets
+
+    def feature(self):
+        """Fitness Machine Feature (§5.2): cadence (bit 1) and power (bit 14) measured; the targets it takes."""
+        bits = 0
+        for target in self.targets:
+            bits |= 1 << self.TARGET_BITS[target]
+        return struct.pack("<II", (1 << 1) | (1 << 14), bits)
+
+    def supported_power_range(self):
+        return struct.pack("<hhH", *self.power_range)
+
+    def supported_resistance_range(self):
+        return struct.pack("<hhH", *self.resistance_range)
+
+    def answer(self, request, indications_on):
+        """The indication that answers `request` (`80 op result [parameter]`); raises AttError when indications
+        are off (ATT error 0xFD, as for any control point)."""
+        if not indications_on:
+            raise AttError(0xFD)
+        op = request[0]
+
+        def result(code, parameter=b""):
+            return bytes([0x80, op, code]) + parameter
+        if op in self.refuse:
+            return result(self.refuse[op])
+        if op == 0x00:
+            self.controlled = True
+            return result(0x01)
+        if not self.controlled:
+            return result(0x05)
+        if op == 0x01:
+            self.controlled = False
+            self.mode, self.target_watts = "free", self.free_watts
+            return result(0x01)
+        if op == 0x05:
+            if not self.takes("power"):
+                return result(0x02)
+            if len(request) != 3:
+                return result(0x03)
+            watts = struct.unpack("<h", request[1:3])[0]
+            if not self.power_range[0] <= watts <= self.power_range[1]:
+                return result(0x03)
+            self.mode, self.target_watts = "erg", float(watts)
+            return result(0x01)
+        if op == 0x04:
+            if not self.takes("resistance"):
+                return result(0x02)
+            if len(request) != 2 or not self.resistance_range[0] <= request[1] <= self.resistance_range[1]:
+                return result(0x03)
+            # A heavier level takes more power at the same cadence: up to three times the free power.
+            share = request[1] / max(1, self.resistance_range[1])
+            self.mode, self.target_watts = "resistance", self.free_watts * (1 + 2 * share)
+            return result(0x01)
+        if op == 0x11:
+            if not self.takes("sim") or len(request) != 7:
+                return result(0x02 if not self.takes("sim") else 0x03)
+            grade = struct.unpack("<h", request[3:5])[0] / 100
+            # About 25 W more per 1 % of grade at a steady speed.
+            self.mode, self.target_watts = "sim", max(0.0, self.free_watts + 25 * grade)
+            return result(0x01)
+        if op in (0x07, 0x08):
+            return result(0x01)
+        if op == 0x13:
+            if not self.takes("spindown"):
+                return result(0x02)
+            return result(0x01, struct.pack("<HH", 2000, 3000))
+        return result(0x02)
+
+    def step(self):
+        """The true power moves toward the target: P += (target − P)(1 − e^(−dt/τ))."""
+        now = time.monotonic()
+        elapsed, self.last_step = now - self.last_step, now
+        self.true_watts += (self.target_watts - self.true_watts) * (1 - math.exp(-elapsed / self.tau))
+
+    def bike_data(self):
+        """Indoor Bike Data (§5.1): flags 0x0044 (cadence and power present; speed always is): 30.00 km/h, the
+        rider's cadence, and the power as the trainer reads it."""
+        self.step()
+        reported = int(round(self.true_watts * self.reads_high))
+        return struct.pack("<HHHh", 0x0044, 3000, int(self.cadence_rpm * 2), max(-32768, min(32767, reported)))
+
+    def meter_measurement(self):
+        """The crank meter on the same bike: Cycling Power Measurement, flags 0, the true power."""
+        self.step()
+        return struct.pack("<Hh", 0, int(round(self.true_watts)))
 
 
 class RideSensor:

@@ -35,6 +35,23 @@ public final class StandIn: @unchecked Sendable {
         ]
     }
 
+    /// A smart trainer (FTMS) taking ERG, resistance and simulation, 0–1500 W, its power following the target with
+    /// a time constant of 1 s (Tests/SensorEmulator/ride_sensors.py, `FitnessMachineTrainer`); `trainer` changes
+    /// that (targets, powerRange, refuse, readsHigh, tauSeconds, cadence).
+    public static func trainer(_ trainer: [String: Any] = [:]) -> [String: Any] {
+        [
+            "address": "F1:22:33:44:55:66", "name": "KICKR", "service": "1826", "measurement": "2ad2",
+            "rateHz": 4, "battery": 100, "trainer": trainer,
+        ]
+    }
+    /// The rider's crank power meter on the trainer's bike: the trainer's true power, 4 a second.
+    public static var meterOnTheTrainer: [String: Any] {
+        [
+            "address": "C0:11:22:33:44:01", "name": "Stages Power L", "service": "1818", "measurement": "2a63",
+            "rateHz": 4, "battery": 80, "follows": "F1:22:33:44:55:66", "reads": ["2a65": "00000000"],
+        ]
+    }
+
     public init(sensors: [[String: Any]], events: [[String: Any]] = [], bus: PrivateBus? = nil) throws {
         self.bus = try bus ?? PrivateBus()
         let scenario: [String: Any] = [
