@@ -226,6 +226,7 @@ public actor LiveRecorder {
                             workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions)
                     )
                     await perform(controller.batteries(sensors.batteries))
+                    await journalTrainerTarget()
                 } catch {
                     openFailure = error.description
                     await perform(controller.openFailed(error.description, at: now(), descriptions: descriptions))

@@ -28,12 +28,27 @@ extension LiveRecorder {
     public func steer(_ ask: TrainerAsk) async -> String? {
         switch trainerControl.ask(ask, at: clock.elapsed) {
         case .success(let actions):
+            await journalTrainerTarget()
             await perform(actions)
             statusUpdates.publish(status())
             return nil
         case .failure(let refusal):
             return refusal.reason
         }
+    }
+
+    /// The rider's mode and target into the journal (`trainer erg 250`): what the ride's trainer statistics are
+    /// measured against. Said when the rider changes them and when a ride opens with a mode.
+    func journalTrainerTarget() async {
+        let target: TrainerTarget =
+            switch trainerControl.mode {
+            case .erg: .erg(watts: trainerControl.targetWatts)
+            case .simulation: .simulation(gradeHundredthsPercent: Int((trainerControl.gradePercent * 100).rounded()))
+            case .resistance: .resistance(percent: Int(trainerControl.resistancePercent.rounded()))
+            case .free: .free
+            }
+        guard target != .free || trainerLink != nil else { return }
+        await record(RideEvent(timeMicroseconds: now(), .setting(.trainerTarget(target))))
     }
 
     /// The trainer's control as the status shows it; nil while no trainer has connected.

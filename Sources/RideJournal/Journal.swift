@@ -56,6 +56,13 @@ public enum Journal {
             output += " wheel * \(millimetres)".utf8
         case .setting(.autoPause(let autoPause)):
             output += " auto-pause below=\(autoPause.belowSpeedMetersPerSecond) after=\(autoPause.afterSeconds)".utf8
+        case .setting(.trainerTarget(let target)):
+            switch target {
+            case .erg(let watts): output += " trainer erg \(watts)".utf8
+            case .simulation(let hundredths): output += " trainer sim \(TrainerWords.grade(hundredths))".utf8
+            case .resistance(let percent): output += " trainer resistance \(percent)".utf8
+            case .free: output += " trainer free".utf8
+            }
         case .control(let control):
             switch control {
             case .start(let plan):
@@ -221,6 +228,8 @@ public enum Journal {
                 : .wheelCircumference(sensor: sensor, millimetres: millimetres)
         case "auto-pause":
             kind = .setting(.autoPause(try autoPause(words)))
+        case "trainer":
+            kind = .setting(.trainerTarget(try TrainerWords.target(words)))
         case "start":
             let (plan, problem) = try plan(Substring(rest))
             if let problem {
@@ -404,4 +413,37 @@ public struct CaptureProblem: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { record > 0 ? "record \(record): \(message)" : message }
+}
+
+/// The words of a `trainer` line: `erg WATTS` (0–3000), `sim GRADE` (%, two decimals, ±40), `resistance PERCENT`
+/// (0–100), `free`.
+enum TrainerWords {
+    static func grade(_ hundredths: Int) -> String {
+        let sign = hundredths < 0 ? "-" : ""
+        let magnitude = hundredths.magnitude
+        let fraction = magnitude % 100
+        return "\(sign)\(magnitude / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
+    }
+
+    static func target(_ words: [Substring]) throws(Journal.LineError) -> TrainerTarget {
+        let forms = "erg WATTS (0–3000), sim GRADE (±40 %), resistance PERCENT (0–100) or free"
+        guard let mode = words.first else { throw Journal.LineError(message: "trainer: needs \(forms)") }
+        let value = words.count > 1 ? String(words[1]) : ""
+        switch mode {
+        case "free" where words.count == 1: return .free
+        case "erg":
+            if let watts = Int(value), (0...3000).contains(watts), words.count == 2 { return .erg(watts: watts) }
+        case "resistance":
+            if let percent = Int(value), (0...100).contains(percent), words.count == 2 {
+                return .resistance(percent: percent)
+            }
+        case "sim":
+            if let grade = Double(value), grade.isFinite, abs(grade) <= 40, words.count == 2 {
+                return .simulation(gradeHundredthsPercent: Int((grade * 100).rounded()))
+            }
+        default: break
+        }
+        throw Journal.LineError(
+            message: "trainer: '\(ShownText.cut(words.joined(separator: " "), to: 40))' is not \(forms)")
+    }
 }

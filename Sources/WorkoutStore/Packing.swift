@@ -122,6 +122,14 @@ enum StoredPacking {
         for channel in Channel.allCases { writer.unsigned(UInt64(statistics.rejectedSeconds[channel] ?? 0)) }
         writer.unsigned(UInt64(statistics.corrections.count))
         for correction in statistics.corrections { writer.text(correction) }
+        // Added later still: the trainer's statistics (1 and the seconds per mode, then ERG's mean difference), or 0.
+        if let trainer = statistics.trainer {
+            writer.byte(1)
+            for mode in TrainerTarget.modes { writer.unsigned(UInt64(trainer.secondsByMode[mode] ?? 0)) }
+            double(trainer.ergMeanAbsoluteDifferenceWatts)
+        } else {
+            writer.byte(0)
+        }
         return writer.bytes
     }
 
@@ -155,6 +163,15 @@ enum StoredPacking {
             }
             let corrections = try reader.count()
             for _ in 0..<corrections { statistics.corrections.append(try reader.text()) }
+        }
+        if !reader.atEnd, try reader.byte() == 1 {
+            var seconds: [String: Int] = [:]
+            for mode in TrainerTarget.modes {
+                let count = Int(clamping: try reader.unsigned())
+                if count > 0 { seconds[mode] = count }
+            }
+            statistics.trainer = TrainerStatistics(
+                secondsByMode: seconds, ergMeanAbsoluteDifferenceWatts: try double())
         }
         return statistics
     }

@@ -47,6 +47,8 @@ public enum RideSetting: Equatable, Sendable {
     /// The wheel circumference for every sensor that has no `wheelCircumference` of its own.
     case defaultWheelCircumference(millimetres: Int)
     case autoPause(AutoPause)
+    /// What the rider asked of the smart trainer from then on.
+    case trainerTarget(TrainerTarget)
 }
 
 /// What a rider (or a script over D-Bus) asks of the workout; the same words as SiriKit's workout intents.

@@ -19,6 +19,8 @@ public struct Workout: Sendable {
     /// Problems found in the ride's events while it was built (a malformed value, a refused control, a clock
     /// fault): their bytes stay in the journal, and a rebuild lists them.
     public var problemCount = 0
+    /// What the rider asked of a smart trainer, in time order (the journal's `trainer` lines).
+    public var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
 
     public init(
         plan: WorkoutPlan, state: Session.State, startMicroseconds: Int64, endMicroseconds: Int64,
@@ -51,6 +53,8 @@ public struct Workout: Sendable {
         statistics.rejectedSeconds = rejectedSeconds
         recordedTotals?.apply(to: &statistics)
         statistics.keepMovingWithinElapsed()
+        statistics.trainer = TrainerStatistics(
+            samples[...], targets: trainerTargets, startMicroseconds: startMicroseconds)
         return statistics
     }
 

@@ -67,6 +67,7 @@ public struct WorkoutBuilder: Sendable {
     /// How far a clock fault's later events are moved back (see `add`).
     private var clockShiftMicroseconds: Int64 = 0
     private var dropouts: [Dropout] = []
+    private var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
     public private(set) var problems: [BuildProblem] = []
     /// Notifications decoded (including those that gave no reading); malformed ones are in `problems`.
     public private(set) var notificationCount = 0
@@ -134,6 +135,8 @@ public struct WorkoutBuilder: Sendable {
             for index in sensors.indices where !sensors[index].hasOwnWheel { setWheel(index, millimetres) }
         case .setting(.autoPause(let autoPause)):
             configuration.autoPause = autoPause
+        case .setting(.trainerTarget(let target)):
+            trainerTargets.append((time, target))
         case .control(let control):
             if case .start(let plan) = control, session.state == .notStarted {
                 start(plan, at: time)
@@ -184,6 +187,7 @@ public struct WorkoutBuilder: Sendable {
             samples: samples, lapStarts: session.lapStarts, events: events, dropouts: clipped,
             sensors: sensors.map(\.info), rejectedSeconds: rejected)
         workout.problemCount = problems.count
+        workout.trainerTargets = trainerTargets
         return workout
     }
 

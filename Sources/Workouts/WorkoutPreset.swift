@@ -198,7 +198,8 @@ public struct StartRequest: Equatable, Sendable {
         if let source = try text("powerFrom", "meter or trainer") {
             guard let parsed = PowerSource(rawValue: source) else {
                 throw Problem(
-                    key: "powerFrom", description: "powerFrom '\(ShownText.cut(source, to: 40))' is not meter or trainer")
+                    key: "powerFrom",
+                    description: "powerFrom '\(ShownText.cut(source, to: 40))' is not meter or trainer")
             }
             powerFrom = parsed
         }

@@ -27,6 +27,8 @@ public struct WorkoutStatistics: Equatable, Sendable {
     public var rejectedSeconds: [Channel: Int] = [:]
     /// Values the device wrote that were corrected, each with why (an imported ride's totals).
     public var corrections: [String] = []
+    /// How the ride used a smart trainer; nil when it asked nothing of one.
+    public var trainer: TrainerStatistics?
 
     /// The durations reported in `powerCurveWatts` (the JSON contract asks for at least 1, 5, 60, 300, 1200, 3600).
     public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]

@@ -116,9 +116,23 @@ public struct WorkoutSummary: Sendable {
                     })
             ))
         members.append(("corrections", .array(statistics.corrections.map(JSONValue.string))))
+        members.append(("trainer", trainerJSON))
         members.append(("problemCount", .integer(Int64(problemCount))))
         if !damagedParts.isEmpty { members.append(("damagedParts", .array(damagedParts.map(JSONValue.string)))) }
         return .object(members)
+    }
+
+    /// `{"secondsByMode": {"erg", "sim", "resistance", "free"}, "ergMeanAbsoluteDifferenceWatts"}`; null for a ride
+    /// that asked nothing of a trainer.
+    private var trainerJSON: JSONValue {
+        guard let trainer = statistics.trainer else { return .null }
+        return .object([
+            (
+                "secondsByMode",
+                .object(TrainerTarget.modes.map { ($0, JSONValue.integer(Int64(trainer.secondsByMode[$0] ?? 0))) })
+            ),
+            ("ergMeanAbsoluteDifferenceWatts", .rounded(trainer.ergMeanAbsoluteDifferenceWatts, 1)),
+        ])
     }
 
     /// A lap's or a whole ride's statistics as `show --json` writes them.

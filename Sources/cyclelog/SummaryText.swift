@@ -78,6 +78,18 @@ enum SummaryText {
                             ? "" : "   NP " + (l.normalizedPowerWatts.map { "\(whole($0)) W" } ?? "– (under 30 s)")))
             }
         }
+        if let trainer = summary.statistics.trainer {
+            let names = ["erg": "ERG", "sim": "simulation", "resistance": "resistance", "free": "free"]
+            let modes = TrainerTarget.modes.compactMap { mode in
+                trainer.secondsByMode[mode].map { "\(names[mode] ?? mode) \(duration(Double($0)))" }
+            }
+            lines.append(
+                "  trainer      " + (modes.isEmpty ? "no running time" : modes.joined(separator: ", "))
+                    + (trainer.ergMeanAbsoluteDifferenceWatts.map {
+                        "; ERG within \(fixed($0, 1)) W of its target on average"
+                    }
+                        ?? ""))
+        }
         let rejected = Channel.allCases.compactMap { channel in
             summary.statistics.rejectedSeconds[channel].map { "\($0) s of \(channel.name)" }
         }

@@ -63,6 +63,19 @@ final class TrainerCommandTests: XCTestCase {
         XCTAssertEqual(written.last, [0x01])
         XCTAssertEqual(answers.first, [0x80, 0x00, 0x01])
         XCTAssertTrue(answers.allSatisfy { $0.count == 3 && $0[0] == 0x80 && $0[2] == 0x01 }, "\(answers)")
+        // The rider's targets, in order, and the ride's time in ERG.
+        let asked = journal.compactMap {
+            if case .setting(.trainerTarget(let target)) = $0.kind { target } else { nil }
+        }
+        XCTAssertEqual(asked, [.erg(watts: 200), .erg(watts: 210), .erg(watts: 190), .erg(watts: 2500)])
+        let show = try Cyclelog(["show", "last", "--json", "--db", database], standIn: standIn)
+        XCTAssertEqual(show.wait(seconds: 20), 0, show.output)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(show.output.utf8)) as? [String: Any])
+        let trainer = try XCTUnwrap(summary["trainer"] as? [String: Any], show.output)
+        let seconds = try XCTUnwrap(trainer["secondsByMode"] as? [String: Int])
+        XCTAssertGreaterThan(seconds["erg"] ?? 0, 0, show.output)
+        XCTAssertEqual(seconds["sim"], 0)
+        XCTAssertNotNil(trainer["ergMeanAbsoluteDifferenceWatts"] as? Double, show.output)
     }
 
     func testAResistanceOnlyTrainerAskedForErgSaysWhyInWords() async throws {

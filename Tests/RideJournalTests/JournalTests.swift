@@ -37,6 +37,12 @@ final class JournalTests: XCTestCase {
         RideEvent(
             timeMicroseconds: 1_714_550_400_650_000,
             .notification(sensor: "F1:22:33:44:55:66", characteristic: 0x2AD9, value: [0x80, 0x05, 0x01])),
+        RideEvent(timeMicroseconds: 1_714_550_400_700_000, .setting(.trainerTarget(.erg(watts: 250)))),
+        RideEvent(
+            timeMicroseconds: 1_714_550_400_710_000, .setting(.trainerTarget(.simulation(gradeHundredthsPercent: -205)))
+        ),
+        RideEvent(timeMicroseconds: 1_714_550_400_720_000, .setting(.trainerTarget(.resistance(percent: 30)))),
+        RideEvent(timeMicroseconds: 1_714_550_400_730_000, .setting(.trainerTarget(.free))),
         RideEvent(timeMicroseconds: 1_714_550_401_000_000, .control(.pause)),
         RideEvent(timeMicroseconds: 1_714_550_402_000_000, .control(.resume)),
         RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
@@ -72,6 +78,16 @@ final class JournalTests: XCTestCase {
                 "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
                 "2024-05-01T08:00:00.600000Z write F1:22:33:44:55:66 2ad9 05c800",
             ])
+        let trainer = Journal.text(Array(events[9...12])).split(separator: "\n").dropFirst()
+        XCTAssertEqual(
+            Array(trainer),
+            [
+                "2024-05-01T08:00:00.700000Z trainer erg 250", "2024-05-01T08:00:00.710000Z trainer sim -2.05",
+                "2024-05-01T08:00:00.720000Z trainer resistance 30", "2024-05-01T08:00:00.730000Z trainer free",
+            ])
+        for bad in ["trainer erg 3001", "trainer sim 41", "trainer resistance -1", "trainer free 3", "trainer warp 9"] {
+            XCTAssertFalse(Journal.read("2024-05-01T08:00:00.700000Z \(bad)\n").problems.isEmpty, bad)
+        }
     }
 
     /// A ride started from a preset and the water and carbohydrate logged during it, as the README documents.
