@@ -43,32 +43,10 @@ public struct PowerMeterControl: Sendable {
     public func send(_ request: [UInt8], timeout: Duration = .seconds(30)) async throws(LiveRecordingError)
         -> (message: ControlPointMessage, bytes: [UInt8])
     {
-        guard let opCode = request.first else {
-            throw LiveRecordingError(.controlPoint, "an empty control-point request")
-        }
-        let events = await bluez.events()
-        do {
-            try await bluez.write(controlPoint, request)
-        } catch {
-            if let code = error.attErrorCode {
-                throw LiveRecordingError(.controlPoint, CyclingPowerControlPoint.explainATTError(code))
-            }
-            throw LiveRecordingError(.bluetooth, error.description)
-        }
-        let path = controlPoint.path
-        let response = await BlueZClient.first(of: events, within: timeout) { event -> [UInt8]? in
-            // The response is `20 <request op code> <result> …`; anything else on the stream is not it.
-            guard case .notification(let characteristic, let value) = event, characteristic.path == path,
-                value.count >= 3, value[0] == 0x20, value[1] == opCode
-            else { return nil }
-            return value
-        }
-        guard let response else {
-            throw LiveRecordingError(
-                .controlPoint,
-                "the meter did not answer within \(Int(timeout.components.seconds)) s; wake it (turn the cranks) and try again"
-            )
-        }
+        let response = try await ControlPointExchange.send(
+            bluez, controlPoint, request, responseOpCode: 0x20, timeout: timeout,
+            explainATTError: CyclingPowerControlPoint.explainATTError, device: "meter",
+            wake: "wake it (turn the cranks)")
         do {
             return (try CyclingPowerControlPoint(decoding: response).message, response)
         } catch {

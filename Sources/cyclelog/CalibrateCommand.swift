@@ -13,17 +13,21 @@ import Workouts
 struct Calibrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",
-        abstract: "Zeroes a power meter (offset compensation) and sets or reads its crank length.",
+        abstract: "Zeroes a power meter and sets or reads its crank length; spins a smart trainer down (--trainer).",
         discussion: """
             Unclip and keep the cranks still first (most meters want the measuring crank arm straight down). \
             Uses Start Enhanced Offset Compensation when the meter's features say it has it, else Start Offset \
             Compensation. The answer is explained, stored, and shown with the next workout and in `cyclelog \
             sensors`. With --crank-length the length is sent, read back and remembered; --skip-zero leaves the \
-            offset alone.
+            offset alone. With --trainer the sensor is a smart trainer and it is spun down (FTMS Spin Down \
+            Control): pedal up to the speed shown, stop pedalling when told, let the flywheel coast.
             """)
 
-    @Argument(help: "The power meter's address or name (remembered or in range).")
+    @Argument(help: "The power meter's (or with --trainer the trainer's) address or name.")
     var sensor: String
+
+    @Flag(help: "The sensor is a smart trainer: run its spin-down calibration.")
+    var trainer = false
 
     @Option(help: "Set the crank length in millimetres (half millimetres allowed, such as 172.5).")
     var crankLength: Double?
@@ -44,6 +48,9 @@ struct Calibrate: AsyncParsableCommand {
     @OptionGroup var buses: BusOptions
 
     func validate() throws {
+        if trainer && (crankLength != nil || readCrankLength || skipZero) {
+            throw ValidationError("--trainer spins a trainer down; the crank length and the zero are a power meter's")
+        }
         if let crankLength, !CalibrationText.isCrankLength(crankLength) {
             throw ValidationError("--crank-length is 110 to 220 mm in half millimetres, such as 172.5")
         }
@@ -62,6 +69,20 @@ struct Calibrate: AsyncParsableCommand {
             try await bluez.connect(device.path)
         } catch {
             throw CommandFailure(error.description)
+        }
+        if trainer {
+            let succeeded: Result<Bool, any Error>
+            do {
+                succeeded = .success(
+                    try await TrainerCalibration().run(bluez, device: device, name: name, store: store) { words in
+                        print("\(name): \(words)")
+                    })
+            } catch {
+                succeeded = .failure(error)
+            }
+            try? await bluez.disconnect(device.path)
+            if try !succeeded.get() { throw ExitCode(1) }
+            return
         }
         var calibration = MeterCalibration()
         calibration.zeroOffset = !skipZero
@@ -98,11 +119,13 @@ struct Calibrate: AsyncParsableCommand {
     private func findDevice(_ bluez: BlueZClient, wanted: String) async throws -> BluetoothDevice {
         let search = try await SensorSearch.open(bluez, adapterName: buses.adapter)
         if let found = await search.find(
-            wanted, within: .seconds(scanTimeout), services: [CyclingService.cyclingPower.rawValue])
+            wanted, within: .seconds(scanTimeout),
+            services: [(trainer ? CyclingService.fitnessMachine : .cyclingPower).rawValue])
         {
             return found
         }
         throw CommandFailure(
-            "\(wanted) was not found in \(Int(scanTimeout)) s: wake the power meter (turn the cranks) and try again")
+            "\(wanted) was not found in \(Int(scanTimeout)) s: wake the "
+                + (trainer ? "trainer (turn the pedals)" : "power meter (turn the cranks)") + " and try again")
     }
 }

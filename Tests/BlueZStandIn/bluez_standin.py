@@ -264,7 +264,12 @@ class GattCharacteristic(ServiceInterface):
             # BlueZ passes the sensor's ATT error on in these words (src/gatt-client.c).
             raise DBusError("org.bluez.Error.Failed", "Operation failed with ATT error: 0x%02x" % error.code)
         # The write is acknowledged first; the answer comes as an indication a little later.
-        asyncio.get_running_loop().call_later(0.2, self.notify, respond)
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, self.notify, respond)
+        if self.sensor.trainer is not None:
+            status = next(c for c in self.sensor.gatt[2] if c.uuid == "2ada")
+            for delay, message in self.sensor.trainer.status_after(bytes(value), respond):
+                loop.call_later(0.2 + delay, status.notify, message)
 
 
 class Sensor(RideSensor):
@@ -279,7 +284,8 @@ class Sensor(RideSensor):
             power_range=trainer.get("powerRange", (0, 1500, 1)),
             resistance_range=trainer.get("resistanceRange", (0, 200, 1)),
             tau_seconds=trainer.get("tauSeconds", 1.0), refuse=trainer.get("refuse"),
-            reads_high=trainer.get("readsHigh", 1.0), cadence_rpm=trainer.get("cadence", 90.0))
+            reads_high=trainer.get("readsHigh", 1.0), cadence_rpm=trainer.get("cadence", 90.0),
+            spin_down_result=trainer.get("spinDownResult", 2))
         self.follows = spec.get("follows", "").upper()
         if self.trainer is not None or self.follows:
             # Made as it goes (the trainer's model), not played from a journal.

@@ -186,6 +186,45 @@ final class TrainerCommandTests: XCTestCase {
         XCTAssertEqual(record.wait(seconds: 30), 0, record.output)
     }
 
+    func testSpinDownTellsTheRiderWhatToDoAndLetsTheTrainerGo() async throws {
+        let standIn = try StandIn(sensors: [StandIn.trainer(["targets": ["power", "spindown"]])])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("spindown.sqlite").path
+        let calibrate = try Cyclelog(["calibrate", "KICKR", "--trainer", "--db", database], standIn: standIn)
+        XCTAssertEqual(calibrate.wait(seconds: 60), 0, calibrate.output)
+        // The trainer's answer 80 13 01 D0 07 B8 0B: between 20.0 and 30.0 km/h (0.01 km/h units).
+        XCTAssertTrue(calibrate.output.contains("KICKR: pedal up to above 30.0 km/h"), calibrate.output)
+        XCTAssertTrue(calibrate.output.contains("through 20.0 km/h"), calibrate.output)
+        XCTAssertTrue(calibrate.output.contains("KICKR: stop pedalling now"), calibrate.output)
+        XCTAssertTrue(calibrate.output.contains("KICKR: spin down done: the trainer is calibrated"), calibrate.output)
+        // Request Control, Spin Down Control (start), then Reset.
+        XCTAssertEqual(try standIn.writes(), [[0x00], [0x13, 0x01], [0x01]])
+        let stored = try WorkoutStore(path: database).calibrations()
+        XCTAssertEqual(stored.map(\.operation), ["spinDown"])
+        XCTAssertEqual(stored.map(\.succeeded), [true])
+        XCTAssertEqual(stored.first?.response, [0x14, 0x02])
+    }
+
+    func testSpinDownThatFailsOrIsNotOfferedIsSaid() async throws {
+        let failing = try StandIn(sensors: [StandIn.trainer(["targets": ["power", "spindown"], "spinDownResult": 3])])
+        try await failing.waitUntilReady()
+        let calibrate = try Cyclelog(
+            ["calibrate", "KICKR", "--trainer", "--db", failing.bus.folder.appendingPathComponent("a.sqlite").path],
+            standIn: failing)
+        XCTAssertEqual(calibrate.wait(seconds: 60), 1, calibrate.output)
+        XCTAssertTrue(calibrate.output.contains("the spin down failed (the trainer said error)"), calibrate.output)
+        XCTAssertEqual(try failing.writes().last, [0x01])
+
+        let without = try StandIn(sensors: [StandIn.trainer(["targets": ["power"]])])
+        try await without.waitUntilReady()
+        let refused = try Cyclelog(
+            ["calibrate", "KICKR", "--trainer", "--db", without.bus.folder.appendingPathComponent("b.sqlite").path],
+            standIn: without)
+        XCTAssertEqual(refused.wait(seconds: 60), 1, refused.output)
+        XCTAssertTrue(refused.output.contains("does not spin down over Bluetooth"), refused.output)
+        XCTAssertEqual(try without.writes(), [])
+    }
+
     // MARK: Reading the recorder
 
     private func recorderStatus(_ standIn: StandIn) async throws -> RecorderStatus {

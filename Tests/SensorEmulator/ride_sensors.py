@@ -156,12 +156,14 @@ class FitnessMachineTrainer:
     TARGET_BITS = {"inclination": 1, "resistance": 2, "power": 3, "sim": 13, "spindown": 15}
 
     def __init__(self, targets=("power", "resistance", "sim"), power_range=(0, 1500, 1), resistance_range=(0, 200, 1),
-                 tau_seconds=1.0, refuse=None, reads_high=1.0, cadence_rpm=90.0, free_watts=120.0):
+                 tau_seconds=1.0, refuse=None, reads_high=1.0, cadence_rpm=90.0, free_watts=120.0,
+                 spin_down_result=0x02):
         self.targets = set(targets)
         self.power_range, self.resistance_range = tuple(power_range), tuple(resistance_range)
         self.tau = max(0.05, float(tau_seconds))
         self.refuse = {int(op, 16) if isinstance(op, str) else op: result for op, result in (refuse or {}).items()}
         self.reads_high, self.cadence_rpm, self.free_watts = float(reads_high), float(cadence_rpm), float(free_watts)
+        self.spin_down_result = spin_down_result
         self.controlled = False
         self.mode = "free"
         self.target_watts = self.true_watts = self.free_watts
@@ -236,6 +238,14 @@ class FitnessMachineTrainer:
                 return result(0x02)
             return result(0x01, struct.pack("<HH", 2000, 3000))
         return result(0x02)
+
+    def status_after(self, request, answer):
+        """Fitness Machine Status messages that follow an answer, as (seconds later, bytes): a spin down that
+        started reports Spin Down Status (§5.5 op 0x14) 1 requested, then 4 stop pedalling, then its result
+        (`spin_down_result`: 2 success, 3 error)."""
+        if request[:1] == b"\x13" and answer[:3] == bytes([0x80, 0x13, 0x01]):
+            return [(0.5, bytes([0x14, 0x01])), (1.5, bytes([0x14, 0x04])), (3.0, bytes([0x14, self.spin_down_result]))]
+        return []
 
     def step(self):
         """The true power moves toward the target: P += (target − P)(1 − e^(−dt/τ))."""
