@@ -150,6 +150,7 @@ bench:
 	python3 Benchmarks/fit_bench.py
 	python3 Benchmarks/live_bench.py
 	python3 Benchmarks/start_bench.py
+	python3 Benchmarks/trainer_bench.py
 	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/history_bench.py
 	python3 Benchmarks/sync_bench.py

@@ -75,8 +75,13 @@ fi
 
 if [ "${1:-}" = "--bench" ]; then
     if ! python3 -c "import pycycling" 2>/dev/null; then
-        # Only its offline parse functions are used, so its Bluetooth dependency (bleak) is not needed.
-        echo "setup: installing pycycling 0.4.1 from PyPI (without bleak)"
+        # Installed without its dependencies: bleak is pinned below (the trainer benchmark drives the stand-in's
+        # trainer with pycycling's FTMS client over it); the decode benchmarks use only its parsers.
+        echo "setup: installing pycycling 0.4.1 from PyPI"
         python3 -m pip install --quiet --no-deps pycycling==0.4.1
+    fi
+    if ! python3 -c "import bleak" 2>/dev/null; then
+        echo "setup: installing bleak 0.22.3 from PyPI (pycycling's Bluetooth client: the trainer benchmark's peer)"
+        python3 -m pip install --quiet --no-deps bleak==0.22.3
     fi
 fi

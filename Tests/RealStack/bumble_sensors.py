@@ -28,7 +28,8 @@ from bumble.transport import open_transport
 from bumble.transport.common import AsyncPipeSink
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SensorEmulator"))
-from ride_sensors import AttError, PowerControlPoint, RideSensor, measurement_streams  # noqa: E402
+from ride_sensors import (  # noqa: E402
+    AttError, FitnessMachineTrainer, PowerControlPoint, RideSensor, measurement_streams)
 
 HIDDEN_FEATURES = hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
 PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY}
@@ -87,6 +88,75 @@ class Bystander:
     async def start(self):
         await self.device.power_on()
         await self.device.start_advertising(own_address_type=hci.OwnAddressType.PUBLIC)
+
+
+class BumbleTrainer(RideSensor):
+    """A smart trainer on the emulated air: the Fitness Machine Service of the shared emulator's trainer
+    (ride_sensors.FitnessMachineTrainer) — Indoor Bike Data made from its model 4 times a second, its Feature and
+    Supported Power Range to read, a Fitness Machine Control Point (write + indicate) answered as FTMS says, and
+    Fitness Machine Status."""
+
+    def __init__(self, link, address, name, log, trainer=None):
+        self.trainer = trainer or FitnessMachineTrainer()
+        super().__init__(name, 100, {0x2AD2: [(0.0, self.trainer.bike_data())]}, log, [])
+        own = controller(name, link, address)
+        self.device = Device(name=name, address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
+        self.address = address
+        self.bike_data = Characteristic("2AD2", Characteristic.Properties.NOTIFY, Characteristic.READABLE, b"")
+        self.control_point = Characteristic(
+            "2AD9", Characteristic.Properties.WRITE | Characteristic.Properties.INDICATE, Characteristic.WRITEABLE,
+            CharacteristicValue(write=self.on_control_point_write))
+        self.status = Characteristic("2ADA", Characteristic.Properties.NOTIFY, Characteristic.READABLE, b"")
+        characteristics = [
+            self.bike_data,
+            Characteristic("2ACC", Characteristic.Properties.READ, Characteristic.READABLE, self.trainer.feature()),
+            Characteristic("2AD8", Characteristic.Properties.READ, Characteristic.READABLE,
+                           self.trainer.supported_power_range()),
+            self.control_point, self.status,
+        ]
+        self.device.add_services([Service("1826", characteristics)])
+        self.device.advertising_data = bytes(AdvertisingData([
+            (AdvertisingData.FLAGS, bytes([0x06])),
+            (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, struct.pack("<H", 0x1826)),
+            (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
+        ]))
+
+    async def start(self):
+        await self.device.power_on()
+        await self.device.start_advertising(own_address_type=hci.OwnAddressType.PUBLIC)
+
+    def subscribed(self, characteristic, bit):
+        return any(cccds.get(characteristic.handle, b"\0")[0] & bit
+                   for cccds in self.device.gatt_server.subscribers.values())
+
+    async def notify(self, measurement, payload):
+        if not self.subscribed(self.bike_data, 0x01):
+            return False
+        await self.device.notify_subscribers(self.bike_data, payload)
+        return True
+
+    async def run(self):
+        """Indoor Bike Data from the trainer's model, 4 times a second, while a client listens."""
+        second = 0.0
+        while True:
+            await asyncio.sleep(0.25)
+            if await self.send(0x2AD2, self.trainer.bike_data(), second):
+                second += 0.25
+
+    def on_control_point_write(self, connection, value):
+        """Answered as the shared emulator's trainer answers; logged as `control point write` and `answer`."""
+        value = bytes(value)
+        self.log_event("control point write %s" % value.hex())
+        try:
+            answer = self.trainer.answer(value, self.subscribed(self.control_point, 0x02))
+        except AttError as error:
+            raise att.ATT_Error(error_code=error.code)
+
+        async def indicate():
+            await asyncio.sleep(0.2)  # the Write Response goes first
+            await self.device.indicate_subscribers(self.control_point, answer)
+            self.log_event("control point answer %s" % answer.hex())
+        asyncio.ensure_future(indicate())
 
 
 class BumbleSensor(RideSensor):

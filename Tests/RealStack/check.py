@@ -412,6 +412,56 @@ class WaitCheck(PowerMeterPhase):
                           log[-300:])
 
 
+class TrainerCheck:
+    """ERG on the real stack: the recorder steering the emulated trainer through bluetoothd (Write Requests to its
+    Fitness Machine Control Point, indications back), a target from the phone's API reaching it, the trainer
+    following, the Reset at the end, and all of it in the ride's journal."""
+
+    def __init__(self, checks, out, cyclelog):
+        self.checks, self.cyclelog = checks, cyclelog
+        self.out = os.path.join(out, "trainer")
+        self.steps = json.load(open(os.path.join(self.out, "timeline.json")))["steps"]
+        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
+        self.database = os.path.join(self.out, "ride.sqlite")
+
+    def logged(self, kind):
+        """The hex of the trainer's `control point write` or `answer` events, in order."""
+        prefix = "control_point_%s_" % kind
+        return [words[3][len(prefix):] for words in self.sent if words[2] == "event" and words[3].startswith(prefix)]
+
+    def erg(self):
+        writes, answers = self.logged("write"), self.logged("answer")
+        self.checks.check("the recorder asked for control, then ERG at 200 W (00, 05 C8 00), first",
+                          writes[:2] == ["00", "05c800"], str(writes))
+        self.checks.check("the phone's target of 260 W (05 04 01) reached the trainer", "050401" in writes,
+                          str(writes))
+        self.checks.check("`cyclelog end` let the trainer go: Reset (01) was the last write",
+                          writes[-1:] == ["01"], str(writes))
+        self.checks.check("the trainer answered every write, with Success",
+                          len(answers) == len(writes) and all(a[:2] == "80" and a[4:6] == "01" for a in answers),
+                          "%s / %s" % (writes, answers))
+        # Indoor Bike Data, flags 0x0044: the instantaneous power is octets 6-7, sint16.
+        reached = self.steps["ERG at 260 W"]
+        powers = [(float(words[0]), int.from_bytes(bytes.fromhex(words[3])[6:8], "little", signed=True))
+                  for words in self.sent if words[2] == "2ad2"]
+        after = [power for when, power in powers if reached + 5 <= when <= reached + 6]
+        self.checks.check("the trainer was within 5 % of 260 W 5 s after the target reached it",
+                          bool(after) and all(abs(power - 260) <= 13 for power in after), str(after))
+        lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
+        journal_writes = [words[4] for words in lines if words[1] == "write" and words[3] == "2ad9"]
+        journal_answers = [words[4] for words in lines if words[1] == "notify" and words[3] == "2ad9"]
+        self.checks.check("the ride's journal holds every write and every answer, as the trainer logged them",
+                          journal_writes == writes and journal_answers == answers,
+                          "%s / %s" % (journal_writes, journal_answers))
+        targets = [" ".join(words[2:]) for words in lines if words[1] == "trainer"]
+        self.checks.check("and the rider's targets: ERG 200 W, then 260 W", targets == ["erg 200", "erg 260"],
+                          str(targets))
+        shown = json.loads(run(self.cyclelog, "show", "1", "--json", "--db", self.database))
+        trainer = shown.get("trainer") or {}
+        self.checks.check("show --json counts the ride's time in ERG",
+                          (trainer.get("secondsByMode") or {}).get("erg", 0) > 5, json.dumps(trainer))
+
+
 # The Bluetooth Core version of each HCI version number (Bluetooth Assigned Numbers, 2.1).
 CORE_VERSIONS = ["1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2", "5.3", "5.4"]
 
@@ -603,6 +653,9 @@ def main():
 
     print("wait: record --wait, then start, marker, water and end from the command line")
     WaitCheck(checks, args.out, args.cyclelog).ride_on_request()
+
+    print("trainer: ERG through bluetoothd, a target from the phone's API, Reset at the end")
+    TrainerCheck(checks, args.out, args.cyclelog).erg()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
     sys.exit(1 if checks.failed else 0)

@@ -49,6 +49,7 @@ BUMBLE_SENSORS = [  # kind, address, name, battery %
     ("heart", "00:AA:02:00:00:03", "Emulated Heart", 12),
 ]
 BYSTANDER = ("00:AA:02:00:00:09", "Keyboard")  # legacy advertising data holds 31 octets
+TRAINER = ("00:AA:02:00:00:04", "Emulated Trainer")
 
 
 class Ride:
@@ -131,8 +132,8 @@ class MirrorStream:
     """`cyclelog-mirror` beside the recorder, and a paired script reading its stream: every message's event,
     data and arrival time go to mirror-stream.jsonl."""
 
-    def __init__(self, ride, binary):
-        self.ride, self.binary = ride, binary
+    def __init__(self, ride, binary, scope="read"):
+        self.ride, self.binary, self.scope = ride, binary, scope
 
     async def start(self):
         out = self.ride.out
@@ -149,12 +150,13 @@ class MirrorStream:
         if port is None:
             raise SystemExit("cyclelog-mirror did not start: " + open(os.path.join(out, "mirror.log")).read())
         pairing = await asyncio.create_subprocess_exec(
-            self.binary, "pair", "--name", "vm", "--scope", "read", "--token", "--json",
+            self.binary, "pair", "--name", "vm", "--scope", self.scope, "--token", "--json",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
         if pairing.returncode != 0:
             raise SystemExit("cyclelog-mirror pair failed: " + errors.decode())
         token = json.loads(answer)["token"]
+        self.port, self.token = port, token
         reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
         self.writer.write(("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
                            "Accept: text/event-stream\r\n\r\n" % (port, token)).encode())
@@ -175,6 +177,17 @@ class MirrorStream:
                 elif text.startswith("data: "):
                     log.write(json.dumps({"time": time.time(), "event": event, "data": json.loads(text[6:])}) + "\n")
                     log.flush()
+
+    async def post(self, path, body):
+        """A paired phone's POST: its status code and JSON answer."""
+        data = json.dumps(body).encode()
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        writer.write(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
+                      "Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                      % (path, self.port, self.token, len(data))).encode() + data)
+        response = (await asyncio.wait_for(reader.read(), 20)).decode()
+        writer.close()
+        return int(response.split()[1]), response.split("\r\n\r\n", 1)[-1]
 
     async def stop(self):
         self.ride.mark("mirror stream closed")
@@ -339,7 +352,52 @@ async def bumble_ride(args, streams, started):
     await ride.end(sensors, playing)
     await auto_ride(args, power, started)
     await wait_ride(args, power, started)
+    await trainer_ride(args, link, started)
     await transport.close()
+
+
+async def trainer_ride(args, link, started):
+    """ERG on the real stack: `record --control erg` steering the emulated trainer through bluetoothd (its control
+    point written with Write Requests, answered with indications), a target sent from the phone's API (`POST
+    /api/v1/control` by a paired device) reaching the trainer, and `end` letting it go (Reset)."""
+    ride = Ride(args, "trainer", started)
+    import bumble_sensors
+
+    trainer = bumble_sensors.BumbleTrainer(link, TRAINER[0], TRAINER[1], ride.log)
+    await trainer.start()
+    playing = [asyncio.ensure_future(trainer.run())]
+    ride.mark("trainer advertising")
+
+    def written():
+        ride.log.flush()
+        # "<time> <address> event control_point_write_<hex>"
+        return [line.split()[-1].rsplit("_", 1)[-1] for line in open(os.path.join(ride.out, "sent.log"))
+                if "event control_point_write_" in line]
+    log_path = os.path.join(ride.out, "record.log")
+    ride.recorder = await asyncio.create_subprocess_exec(
+        args.cyclelog, "record", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--sensor", trainer.address, "--control",
+        "erg", "--target-watts", "200", "--plain", "--db", ride.database, "--name", "ERG on the real stack",
+        stdout=open(log_path, "w"), stderr=asyncio.subprocess.STDOUT)
+    ride.mark("record --control erg started")
+    await ride.wait_for("control and 200 W written", lambda: "05c800" in written(), 120)
+    ride.mark("ERG at 200 W")
+    mirror = MirrorStream(ride, args.mirror, scope="control")
+    await mirror.start()
+    await asyncio.sleep(6)
+    status, answer = await mirror.post(
+        "/api/v1/control", {"requestId": "vm-trainer-1", "command": "target", "args": {"watts": 260}})
+    ride.mark("phone: target 260 W answered %d %s" % (status, answer.strip()))
+    if status != 200:
+        raise SystemExit("the phone's target was refused: %d %s" % (status, answer))
+    await ride.wait_for("260 W written", lambda: "050401" in written(), 30)
+    ride.mark("ERG at 260 W")
+    await asyncio.sleep(6)
+    await mirror.stop()
+    await ride.cyclelog("end")
+    ride.mark("end")
+    await ride.wait_for("the trainer let go", lambda: written()[-1:] == ["01"], 30)
+    ride.mark("trainer reset")
+    await ride.finish([trainer], playing)
 
 
 async def auto_ride(args, power, started):
