@@ -12,6 +12,8 @@
 #   DEMO_KEEP=1   keep the folder (its demo.sqlite holds the ride) instead of removing it
 #   DEMO_SECONDS  end the ride by itself after this many seconds (for scripts; default: when you press e)
 #   DEMO_FROM_MINUTE  where in the 2 h 19 min ride the sensors start (default 20: past the roll-out)
+#   DEMO_TRAINER=1  a smart trainer as well (the tests' emulated FTMS trainer), steered in ERG from 180 W: +/- on the
+#                 dashboard, `cyclelog target 250 --control-bus unix:path=…/bus`, or the phone's trainer panel
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +48,7 @@ pids+=($!)
 for _ in $(seq 100); do [ -S "$folder/bus" ] && break; sleep 0.05; done
 
 # The sensors: each plays its own notifications from the capture, at the rate it sent them there.
-python3 - "$journal" "$folder" "${DEMO_FROM_MINUTE:-20}" <<'EOF'
+python3 - "$journal" "$folder" "${DEMO_FROM_MINUTE:-20}" "${DEMO_TRAINER:-0}" <<'EOF'
 import json, sys
 from datetime import datetime
 journal, folder, minute = sys.argv[1], sys.argv[2], float(sys.argv[3])
@@ -68,6 +70,10 @@ scenario = {"sensors": [
     {"address": address, "name": name, "service": service, "measurement": uuid, "journal": journal,
      "rateHz": counts[uuid] / seconds, "skipSeconds": 60 * minute, "battery": 80, "reads": reads}
     for address, name, service, uuid, reads in sensors]}
+if sys.argv[4] == "1":
+    scenario["sensors"].append({"address": "F1:22:33:44:55:66", "name": "Demo smart trainer", "service": "1826",
+                                "measurement": "2ad2", "rateHz": 4, "battery": 100,
+                                "trainer": {"targets": ["power", "resistance", "sim", "spindown"]}})
 json.dump(scenario, open(folder + "/scenario.json", "w"), indent=1)
 EOF
 python3 Tests/BlueZStandIn/bluez_standin.py --address "$bus" --scenario "$folder/scenario.json" \
@@ -101,6 +107,9 @@ echo "Starting the recorder: the dashboard follows. Keys: space pause/resume, l 
 sleep 3
 
 arguments=(record --bus "$bus" --control-bus "$bus" --db "$folder/demo.sqlite")
+if [ "${DEMO_TRAINER:-0}" = 1 ]; then
+    arguments+=(--control erg --target-watts 180)
+fi
 if [ -n "${DEMO_SECONDS:-}" ]; then
     ( sleep "$DEMO_SECONDS"; "$cyclelog" end --control-bus "$bus" >/dev/null ) &
     pids+=($!)

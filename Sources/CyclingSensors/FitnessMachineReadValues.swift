@@ -48,6 +48,15 @@ public struct SupportedRange: Equatable, Sendable {
         self.minimumIncrement = minimumIncrement
     }
 
+    /// `minimum<name>`, `maximum<name>` and the increment's key, in the range's resolution and unit.
+    func fields(_ name: String, _ incrementKey: String, resolution: Double, unit: String) -> [DecodedField] {
+        [
+            .signed("minimum" + name, minimum, resolution: resolution, unit: unit),
+            .signed("maximum" + name, maximum, resolution: resolution, unit: unit),
+            .unsigned(incrementKey, minimumIncrement, resolution: resolution, unit: unit),
+        ]
+    }
+
     init(
         decoding bytes: [UInt8], minimumField: StaticString, maximumField: StaticString, incrementField: StaticString
     ) throws(MalformedPayload) {
@@ -70,12 +79,7 @@ public struct SupportedPowerRange: CharacteristicValue {
             incrementField: "minimumPowerIncrement")
     }
 
-    public var fields: [DecodedField] {
-        [
-            .signed("minimumPower", range.minimum, unit: "W"), .signed("maximumPower", range.maximum, unit: "W"),
-            .unsigned("minimumPowerIncrement", range.minimumIncrement, unit: "W"),
-        ]
-    }
+    public var fields: [DecodedField] { range.fields("Power", "minimumPowerIncrement", resolution: 1, unit: "W") }
 }
 
 /// Supported Resistance Level Range, 0x2AD6: unitless, resolution 0.1.
@@ -90,11 +94,7 @@ public struct SupportedResistanceLevelRange: CharacteristicValue {
     }
 
     public var fields: [DecodedField] {
-        [
-            .signed("minimumResistanceLevel", range.minimum, resolution: 0.1),
-            .signed("maximumResistanceLevel", range.maximum, resolution: 0.1),
-            .unsigned("minimumResistanceIncrement", range.minimumIncrement, resolution: 0.1),
-        ]
+        range.fields("ResistanceLevel", "minimumResistanceIncrement", resolution: 0.1, unit: "")
     }
 }
 
@@ -162,10 +162,6 @@ public struct SupportedInclinationRange: CharacteristicValue {
     }
 
     public var fields: [DecodedField] {
-        [
-            .signed("minimumInclination", range.minimum, resolution: 0.1, unit: "%"),
-            .signed("maximumInclination", range.maximum, resolution: 0.1, unit: "%"),
-            .unsigned("minimumInclinationIncrement", range.minimumIncrement, resolution: 0.1, unit: "%"),
-        ]
+        range.fields("Inclination", "minimumInclinationIncrement", resolution: 0.1, unit: "%")
     }
 }

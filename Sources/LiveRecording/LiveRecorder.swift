@@ -46,6 +46,8 @@ public actor LiveRecorder {
     var trainerControl: TrainerControl
     var trainerLink: TrainerLink?
     var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
+    /// A release waiting for the trainer's answer to its Reset.
+    var releaseWaiter: CheckedContinuation<Void, Never>?
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
     /// beyond its stream's buffer).

@@ -171,7 +171,9 @@ extension LiveRecorder {
         let time = clock.elapsed
         if sensor == link.journalAddress {
             switch Characteristic(rawValue: characteristic) {
-            case .fitnessMachineControlPoint: return await perform(trainerControl.indicated(value, at: time))
+            case .fitnessMachineControlPoint:
+                if value.starts(with: [0x80, FitnessMachineControlPoint.OpCode.reset]) { releaseAnswered() }
+                return await perform(trainerControl.indicated(value, at: time))
             case .fitnessMachineStatus: return await perform(trainerControl.status(value, at: time))
             default: break
             }
@@ -188,7 +190,8 @@ extension LiveRecorder {
         }
     }
 
-    /// Lets the trainer go, and waits until the Reset is on the bus.
+    /// Lets the trainer go: waits until the Reset is on the bus, then for the trainer's answer (at most
+    /// `releaseAnswerWait`), so that the ride's journal ends with both.
     func releaseTrainer() async {
         let actions = trainerControl.release(at: clock.elapsed)
         guard !actions.isEmpty else { return }
@@ -198,6 +201,24 @@ extension LiveRecorder {
             if case .enqueued = writes.yield(.drained(continuation)) { return }
             continuation.resume()
         }
+        await withTaskGroup(of: Void.self) { group in
+            // Real time, not the recorder's clock: this bounds a wait while the recorder stops.
+            group.addTask {
+                try? await Task.sleep(for: Self.releaseAnswerWait)
+                await self.releaseAnswered()
+            }
+            await withCheckedContinuation { releaseWaiter = $0 }
+            group.cancelAll()
+        }
+    }
+
+    /// How long the recorder waits for the trainer's answer to its Reset (a trainer answers within a fraction of a
+    /// second; one that does not is let go all the same).
+    static let releaseAnswerWait = Duration.seconds(1)
+
+    private func releaseAnswered() {
+        releaseWaiter?.resume()
+        releaseWaiter = nil
     }
 }
 

@@ -102,10 +102,12 @@ enum TrainerCommand {
         value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
-    /// A number argument that may be negative (`-10`, which a parser would take for an option).
-    static func number(_ words: [String], _ what: String) throws -> String {
+    /// A number argument that may be negative (`-10`, which a parser would take for an option): the word as
+    /// given and its value.
+    static func number(_ words: [String], _ what: String) throws -> (word: String, value: Double) {
         guard words.count == 1, let word = words.first else { throw ValidationError("give one \(what)") }
-        return word
+        guard let value = Double(word), value.isFinite else { throw ValidationError("'\(word)' is not a number") }
+        return (word, value)
     }
 }
 
@@ -121,11 +123,9 @@ struct Target: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        let word = try TrainerCommand.number(watts, "power in watts")
-        guard let value = Double(word), value.isFinite else { throw ValidationError("'\(word)' is not a number") }
+        let (word, value) = try TrainerCommand.number(watts, "power in watts")
         let relative = word.hasPrefix("+") || word.hasPrefix("-")
-        try await TrainerCommand.send(
-            "target", [relative ? "change" : "watts": .double(value)], bus: control.address)
+        try await TrainerCommand.send("target", [relative ? "change" : "watts": .double(value)], bus: control.address)
     }
 }
 
@@ -140,8 +140,7 @@ struct Grade: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        let word = try TrainerCommand.number(percent, "grade in %")
-        guard let value = Double(word), value.isFinite else { throw ValidationError("'\(word)' is not a number") }
+        let (_, value) = try TrainerCommand.number(percent, "grade in %")
         try await TrainerCommand.send("grade", ["percent": .double(value)], bus: control.address)
     }
 }

@@ -90,6 +90,26 @@ class Bystander:
         await self.device.start_advertising(own_address_type=hci.OwnAddressType.PUBLIC)
 
 
+def answer_control_point(sensor, answers, value):
+    """A write to `sensor`'s control point, answered by `answers` (the shared emulator's): logged as `control point
+    write`, then indicated after the Write Response and logged as `control point answer`; a refused write becomes
+    the ATT error the sensor sends."""
+    value = bytes(value)
+    sensor.log_event("control point write %s" % value.hex())
+    indications_on = any(cccds.get(sensor.control_point.handle, b"\0")[0] & 0x02
+                         for cccds in sensor.device.gatt_server.subscribers.values())
+    try:
+        answer = answers.answer(value, indications_on)
+    except AttError as error:
+        raise att.ATT_Error(error_code=error.code)
+
+    async def indicate():
+        await asyncio.sleep(0.2)  # the Write Response goes first
+        await sensor.device.indicate_subscribers(sensor.control_point, answer)
+        sensor.log_event("control point answer %s" % answer.hex())
+    asyncio.ensure_future(indicate())
+
+
 class BumbleTrainer(RideSensor):
     """A smart trainer on the emulated air: the Fitness Machine Service of the shared emulator's trainer
     (ride_sensors.FitnessMachineTrainer) — Indoor Bike Data made from its model 4 times a second, its Feature and
@@ -144,19 +164,8 @@ class BumbleTrainer(RideSensor):
                 second += 0.25
 
     def on_control_point_write(self, connection, value):
-        """Answered as the shared emulator's trainer answers; logged as `control point write` and `answer`."""
-        value = bytes(value)
-        self.log_event("control point write %s" % value.hex())
-        try:
-            answer = self.trainer.answer(value, self.subscribed(self.control_point, 0x02))
-        except AttError as error:
-            raise att.ATT_Error(error_code=error.code)
-
-        async def indicate():
-            await asyncio.sleep(0.2)  # the Write Response goes first
-            await self.device.indicate_subscribers(self.control_point, answer)
-            self.log_event("control point answer %s" % answer.hex())
-        asyncio.ensure_future(indicate())
+        """Answered as the shared emulator's trainer answers."""
+        answer_control_point(self, self.trainer, value)
 
 
 class BumbleSensor(RideSensor):
@@ -229,22 +238,8 @@ class BumbleSensor(RideSensor):
         return True
 
     def on_control_point_write(self, connection, value):
-        """The power meter's control point answers as the shared emulator's does (ride_sensors.PowerControlPoint);
-        a refused write becomes the ATT error the sensor sends."""
-        value = bytes(value)
-        self.log_event("control point write %s" % value.hex())
-        indications_on = any(cccds.get(self.control_point.handle, b"\0")[0] & 0x02
-                             for cccds in self.device.gatt_server.subscribers.values())
-        try:
-            answer = self.answers.answer(value, indications_on)
-        except AttError as error:
-            raise att.ATT_Error(error_code=error.code)
-
-        async def indicate():
-            await asyncio.sleep(0.2)  # the Write Response goes first
-            await self.device.indicate_subscribers(self.control_point, answer)
-            self.log_event("control point answer %s" % answer.hex())
-        asyncio.ensure_future(indicate())
+        """The power meter's control point answers as the shared emulator's does (ride_sensors.PowerControlPoint)."""
+        answer_control_point(self, self.answers, value)
 
     async def drop_link(self, seconds):
         """The sensor goes out of range: it stops sending, drops the link from its side, and does not advertise
