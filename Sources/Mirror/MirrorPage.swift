@@ -264,6 +264,7 @@ enum MirrorPage {
         }
 
         // The smart trainer: its mode and target, what it refused in words, the +/- 10 W and mode buttons.
+        const trainerRefused = { text: "", at: 0 };
         function trainerShown(s) {
           const mode = s && s.trainerMode;
           $("trainerBox").classList.toggle("hidden", !mode);
@@ -271,7 +272,8 @@ enum MirrorPage {
           const targets = { erg: () => number(s.targetPowerWatts, 0) + " W", sim: () => number(s.gradePercent, 1) + " %", resistance: () => number(s.resistanceLevel, 0) + " %", free: () => "free" };
           $("trainerTarget").textContent = (mode === "erg" ? "ERG " : mode === "sim" ? "Sim " : mode === "resistance" ? "Resistance " : "") + (targets[mode] || targets.free)();
           $("trainerState").textContent = s.trainerState + (s.powerMatchOffsetWatts === null ? "" : " · match " + number(s.powerMatchOffsetWatts, 0) + " W");
-          $("trainerMessage").textContent = s.trainerMessage || "";
+          // The trainer's own refusal first; else a command the recorder refused, for 8 s, where the rider looks.
+          $("trainerMessage").textContent = s.trainerMessage || (Date.now() - trainerRefused.at < 8000 ? trainerRefused.text : "");
           $("trainerUp").disabled = $("trainerDown").disabled = mode !== "erg";
         }
 
@@ -319,7 +321,11 @@ enum MirrorPage {
               return;
             }
             if (answer && answer.status === 412) { if (answer.json && answer.json.status) show(answer.json.status); return say(label + ": the ride changed, look again"); }
-            if (answer && [400, 401, 403, 409].includes(answer.status)) return say(label + ": " + ((answer.json && answer.json.error) || answer.status));
+            if (answer && [400, 401, 403, 409].includes(answer.status)) {
+              const text = label + ": " + ((answer.json && answer.json.error) || answer.status);
+              if (!ofTheRide && command !== "start") { Object.assign(trainerRefused, { text, at: Date.now() }); $("trainerMessage").textContent = text; }
+              return say(text);
+            }
             await new Promise((resolve) => setTimeout(resolve, delay));
             delay = Math.min(delay * 2, 4000);
           }

@@ -508,6 +508,48 @@ final class MirrorTests: XCTestCase {
             ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end"])
     }
 
+    /// The trainer panel of the page in headless Chromium (Tests/MirrorPage/trainer_page_check.py) while the
+    /// recorder steers the stand-in's trainer in ERG: +10 W reaches the trainer, a mode it does not take is refused
+    /// on the page in the recorder's words and never sent, Free lets it go.
+    func testThePagesTrainerPanelSteersTheTrainerAndShowsItsRefusals() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        let standIn = try StandIn(sensors: [StandIn.trainer(["targets": ["power", "resistance"]])])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("trainer-page.sqlite").path
+        let record = try Cyclelog(
+            ["record", "--plain", "--sensor", "KICKR", "--control", "erg", "--target-watts", "200", "--db", database],
+            standIn: standIn)
+        let (mirror, _) = try await startMirror(bus: standIn.bus, listen: "127.0.0.1:0")
+        defer {
+            mirror.signal(SIGTERM)
+            record.signal(SIGTERM)
+        }
+        try await waitFor("ERG at 200 W on the trainer", record) { try standIn.writes().contains([0x05, 0xC8, 0x00]) }
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
+        let (report, output) = try pageCheck(
+            "trainer_page_check.py", [url, Self.artefacts], in: standIn.bus.folder, seconds: 120)
+        XCTAssertEqual(report["shownAtFirst"] as? String, "ERG 200 W", output)
+        XCTAssertEqual(report["shownAfterUp"] as? String, "ERG 210 W", output)
+        XCTAssertEqual(
+            report["refusalShown"] as? String,
+            "Sim: the trainer does not take simulation (its features do not list it; it takes ERG and resistance)",
+            output)
+        XCTAssertEqual(report["refusalInThePanel"] as? String, report["refusalShown"] as? String, output)
+        XCTAssertEqual(report["shownAfterFree"] as? String, "free", output)
+        for (button, height) in report["buttonHeights"] as? [String: Double] ?? [:] {
+            XCTAssertGreaterThanOrEqual(height, 48, "\(button) is smaller than a fingertip")
+        }
+        // +10 W reached the trainer, simulation never did, and Free let it go.
+        let writes = try standIn.writes()
+        XCTAssertTrue(writes.contains([0x05, 0xD2, 0x00]), "\(writes)")
+        XCTAssertFalse(writes.contains { $0.first == 0x11 }, "\(writes)")
+        XCTAssertEqual(writes.last, [0x01], "\(writes)")
+    }
+
     // MARK: The ride history
 
     /// Every fixture ride and every real third-party ride that imports, served by the mirror from the database
