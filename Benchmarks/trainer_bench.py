@@ -52,17 +52,20 @@ def cpu_seconds(pid):
 
 
 async def control_target(address, watts):
-    """The recorder's `Control(requestId, "target", 0, {"watts": w})` over the private bus; returns when answered."""
+    """The recorder's `Control(requestId, "target", 0, {"watts": w})` over the private bus, on a connection made
+    beforehand; returns the time (CLOCK_REALTIME) the call was sent, once it is answered."""
     from dbus_fast import Message, MessageType, Variant
     from dbus_fast.aio import MessageBus
     bus = await MessageBus(bus_address=address).connect()
     try:
+        sent = time.time()
         reply = await bus.call(Message(
             destination="org.cyclelog.Recorder", path="/org/cyclelog/Recorder", interface="org.cyclelog.Recorder1",
             member="Control", signature="ssta{sv}",
             body=[str(uuid.uuid4()), "target", 0, {"watts": Variant("d", float(watts))}]))
         if reply.message_type == MessageType.ERROR:
             sys.exit("trainer bench: Control refused: %s" % reply.body)
+        return sent
     finally:
         bus.disconnect()
 
@@ -81,8 +84,7 @@ def cyclelog_run():
         cpu_before, wall_before = cpu_seconds(record.pid), time.monotonic()
         for index in range(STEPS):
             watts = TARGETS[index % len(TARGETS)]
-            sent = time.time()
-            asyncio.run(control_target(stand_in.address, watts))
+            sent = asyncio.run(control_target(stand_in.address, watts))
             steps.append((sent, watts))
             time.sleep(max(0.0, sent + STEP_SECONDS - time.time()))
         cpu = cpu_seconds(record.pid) - cpu_before
@@ -107,9 +109,14 @@ def cyclelog_run():
 async def pycycling_steps(count):
     """pycycling over bleak: connect to the trainer, Request Control, then `count` set_target_power calls, each
     followed by its indication; the call times (CLOCK_REALTIME) with their watts."""
-    from bleak import BleakClient
+    from bleak import BleakClient, BleakScanner
     from pycycling.fitness_machine_service import FitnessMachineService
-    async with BleakClient(TRAINER["address"], timeout=20) as client:
+    # Found by a scan first: the stand-in announces a device once, as it appears, where BlueZ repeats each
+    # advertisement, which bleak's search by address waits for.
+    found = [device for device in await BleakScanner.discover(timeout=3) if device.address == TRAINER["address"]]
+    if not found:
+        raise RuntimeError("the trainer was not found by a scan")
+    async with BleakClient(found[0], timeout=20) as client:
         service = FitnessMachineService(client)
         answered = asyncio.Event()
         service.set_control_point_response_handler(lambda _: answered.set())
