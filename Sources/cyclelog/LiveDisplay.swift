@@ -137,9 +137,9 @@ final class LiveDisplay: Sendable {
             if let now = trainer.effectivePowerWatts, now != trainer.targetPowerWatts { words += " (now \(now) W)" }
         case "sim": words += "simulation \(SummaryText.fixed(trainer.gradePercent ?? 0, 1)) %"
         case "resistance": words += "resistance \(SummaryText.fixed(trainer.resistanceLevel ?? 0, 0)) %"
-        default: words += "free"
+        default: words += "free (not steered)"
         }
-        words += ", \(trainer.state)"
+        if trainer.state != "free" { words += ", \(trainer.state)" }
         if let offset = trainer.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
         if let message = trainer.message { words += ": " + ShownText.visible(message) }
         return words
