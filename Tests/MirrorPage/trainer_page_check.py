@@ -22,8 +22,10 @@ def main():
         browser.call("Page.enable")
         browser.size(*PORTRAIT)
         browser.call("Page.navigate", url=pair_url)
-        browser.wait_for("the trainer panel", "!document.getElementById('trainerBox').classList.contains('hidden')"
-                         " && document.getElementById('trainerState').textContent.startsWith('controlled')")
+        # Null-safe: the first looks may come before the page (after the pairing's redirect) is there.
+        browser.wait_for("the trainer panel",
+                         "document.getElementById('trainerBox')?.classList.contains('hidden') === false"
+                         " && (document.getElementById('trainerState')?.textContent || '').startsWith('controlled')")
         report["shownAtFirst"] = browser.evaluate("document.getElementById('trainerTarget').textContent")
         report["buttonHeights"] = {name: browser.evaluate(
             f"document.getElementById('{name}').getBoundingClientRect().height")
