@@ -13,6 +13,7 @@ BlueZ over D-Bus as cyclelog does — connected to the same kind of trainer on t
 `set_target_power` timed from the call to the write the stand-in logs. Steps of at most 100 W, so that none is
 ramped (a larger one is spread over 2 s by design)."""
 import asyncio
+import importlib.util
 import os
 import signal
 import sys
@@ -137,11 +138,9 @@ async def pycycling_steps(count):
 
 def peer_run():
     """The peer's latencies (ms), or the reason it was not measured."""
-    try:
-        import bleak  # noqa: F401
-        import pycycling  # noqa: F401
-    except ImportError as error:
-        return None, "not measured (%s; scripts/setup.sh --bench installs pycycling and bleak)" % error
+    missing = [name for name in ("pycycling", "bleak") if importlib.util.find_spec(name) is None]
+    if missing:
+        return None, "not measured (%s missing; scripts/setup.sh --bench installs them)" % " and ".join(missing)
     with StandIn([TRAINER]) as stand_in:
         os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = stand_in.address
         try:
