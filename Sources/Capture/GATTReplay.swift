@@ -469,6 +469,17 @@ public struct GATTReplay {
                 deliver(handle: handle, value: Array(pdu[(offset + 4)..<(offset + 4 + length)]), connection, time)
                 offset += 4 + length
             }
+        case 0x12, 0x52 where !received && pdu.count >= 3:
+            // A Write Request or Command this host sent to a characteristic's value (a trainer's control point): a
+            // `write` line, as the live recorder journals its own. Writes to descriptors (a CCCD) map to no
+            // characteristic and are left out.
+            let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
+            if let uuid = map(connection)[handle] {
+                emit(
+                    RideEvent(
+                        timeMicroseconds: time,
+                        .write(sensor: connection.address, characteristic: uuid, value: Array(pdu.dropFirst(3)))))
+            }
         case 0x08, 0x0A:
             // Requests whose responses we read: Read By Type (characteristic declarations) and Read.
             connection.pendingRequest[side] = Array(pdu)

@@ -200,6 +200,35 @@ final class BtsnoopTests: XCTestCase {
         XCTAssertEqual(replay.otherChannelPDUs, 6, "the five signalling commands and the frame on channel 0x0042")
     }
 
+    /// A trainer steered in a capture: its control point found by discovery, a Write Request to it (Set Target Power
+    /// 200 W) and the indicated answer replay as the live recorder journals them; a write to a CCCD does not.
+    func testWritesToACharacteristicReplayAsWriteLines() throws {
+        var writer = BtsnoopWriter(datalink: .hciUART)
+        writer.appendConnection(handle: 0x0040, address: "F1:22:33:44:55:66", timeMicroseconds: 0)
+        let exchange: [(Bool, String)] = [
+            // Read By Type (0x2803) from 0x0020: the control point's value at 0x0029, write + indicate (0x28).
+            (false, "08 2000 ffff 0328"), (true, "09 07 2800 28 2900 d92a"),
+            (false, "12 2a00 0200"), (true, "13"),
+            (false, "12 2900 05c800"), (true, "13"),
+            (true, "1d 2900 800501"),
+            (false, "52 2900 00"),
+        ]
+        for (index, (received, pdu)) in exchange.enumerated() {
+            writer.appendATT(handle: 0x0040, received: received, timeMicroseconds: Int64(1 + index), bytes(pdu))
+        }
+        let replay = try GATTReplay.read(writer.bytes)
+        XCTAssertEqual(replay.problems, [])
+        let trainer = "F1:22:33:44:55:66"
+        XCTAssertEqual(
+            replay.events.map(\.kind),
+            [
+                .connected(sensor: trainer, name: nil),
+                .write(sensor: trainer, characteristic: 0x2AD9, value: bytes("05c800")),
+                .notification(sensor: trainer, characteristic: 0x2AD9, value: bytes("800501")),
+                .write(sensor: trainer, characteristic: 0x2AD9, value: bytes("00")),
+            ])
+    }
+
     func testFindInformationAlsoMapsValueHandles() throws {
         // Spec §9.6 0x05 format 0x01: 0x000D is a declaration (0x2803), 0x000E the CPM value, 0x000F its CCCD.
         var writer = BtsnoopWriter(datalink: .hciUART)
