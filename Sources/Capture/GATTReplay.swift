@@ -469,7 +469,8 @@ public struct GATTReplay {
                 deliver(handle: handle, value: Array(pdu[(offset + 4)..<(offset + 4 + length)]), connection, time)
                 offset += 4 + length
             }
-        case 0x12, 0x52 where !received && pdu.count >= 3:
+        case 0x12,
+            0x52 where !received && pdu.count >= 3:
             // A Write Request or Command this host sent to a characteristic's value (a trainer's control point): a
             // `write` line, as the live recorder journals its own. Writes to descriptors (a CCCD) map to no
             // characteristic and are left out.
