@@ -469,11 +469,12 @@ public struct GATTReplay {
                 deliver(handle: handle, value: Array(pdu[(offset + 4)..<(offset + 4 + length)]), connection, time)
                 offset += 4 + length
             }
-        case 0x12,
-            0x52 where !received && pdu.count >= 3:
+        case 0x12, 0x52:
             // A Write Request or Command this host sent to a characteristic's value (a trainer's control point): a
             // `write` line, as the live recorder journals its own. Writes to descriptors (a CCCD) map to no
-            // characteristic and are left out.
+            // characteristic and are left out; one the peer sent is to this host's own attributes. (The guard is
+            // not a `where`, which would bind to the last pattern only.)
+            guard !received, pdu.count >= 3 else { return }
             let handle = UInt16(pdu[start + 1]) | UInt16(pdu[start + 2]) << 8
             if let uuid = map(connection)[handle] {
                 emit(

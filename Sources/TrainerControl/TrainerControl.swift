@@ -113,8 +113,8 @@ public struct TrainerControl: Sendable {
     public init(rules: TrainerRules = TrainerRules(), mode: TrainerMode = .free, targetWatts: Int = 150) {
         self.rules = rules
         self.mode = mode
-        self.targetWatts = targetWatts
-        ramp = .at(Double(targetWatts))
+        self.targetWatts = min(max(0, targetWatts), Self.maximumTargetWatts)
+        ramp = .at(Double(self.targetWatts))
     }
 
     // MARK: The trainer
@@ -322,8 +322,12 @@ public struct TrainerControl: Sendable {
         min(Double(targetWatts) * rules.recoveryShare, Double(rules.recoveryWatts))
     }
 
+    /// The highest target a rider can ask for (what D-Bus takes and the journal's `trainer erg` line reads), however
+    /// often +10 W is pressed; the trainer's own range holds what is sent within less.
+    public static let maximumTargetWatts = 3000
+
     private mutating func setTarget(_ watts: Int, from current: Double?, at time: Duration) {
-        let watts = max(0, watts)
+        let watts = min(max(0, watts), Self.maximumTargetWatts)
         targetWatts = watts
         matchFrozenUntil = time + rules.matchFreeze
         guard let current, !recovering, abs(Double(watts) - current) > Double(rules.bigStepWatts) else {

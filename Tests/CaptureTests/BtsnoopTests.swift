@@ -212,6 +212,8 @@ final class BtsnoopTests: XCTestCase {
             (false, "12 2900 05c800"), (true, "13"),
             (true, "1d 2900 800501"),
             (false, "52 2900 00"),
+            // Not this host's requests: one the peer sent (to this host's attributes), and one cut short.
+            (true, "12 2900 01"), (false, "12 29"),
         ]
         for (index, (received, pdu)) in exchange.enumerated() {
             writer.appendATT(handle: 0x0040, received: received, timeMicroseconds: Int64(1 + index), bytes(pdu))

@@ -179,6 +179,14 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
         #expect(writes(try control.ask(.power(watts: 250), at: seconds(3)).get()) == [.setTargetPower(watts: 250)])
     }
 
+    @Test func theRidersTargetStaysWithinWhatTheJournalReads() throws {
+        var control = ergControl(2995)
+        _ = try control.ask(.powerChange(watts: 10), at: seconds(1)).get()
+        #expect(control.targetWatts == TrainerControl.maximumTargetWatts)
+        _ = try control.ask(.powerChange(watts: -5000), at: seconds(2)).get()
+        #expect(control.targetWatts == 0)
+    }
+
     @Test func controlLostIsAskedForAgainAndTheTargetResent() throws {
         var control = ergControl(200)
         let lost = control.status([0xFF], at: seconds(5))
