@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency"]),
         // The smart trainer's control: what to write to its control point and when (modes, targets held within
         // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.
-        .target(name: "TrainerControl", dependencies: ["CyclingSensors"]),
+        .target(name: "TrainerControl", dependencies: ["CyclingSensors", "Concurrency"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),

@@ -298,7 +298,7 @@ public actor LiveRecorder {
         let reading = readings.reading(of: event, from: sensor)
         if let reading { live.publish(reading) }
         await record(event)
-        if trainerLink != nil { await trainerHeard(sensor, uuid, value, reading) }
+        await trainerHeard(sensor, uuid, value, reading)
     }
 
     // MARK: Journal and store

@@ -1,3 +1,5 @@
+import Concurrency
+
 /// One sensor's link as a state machine without I/O: what BlueZ reported and the time come in, the state
 /// changes, and what the recorder should do comes out (connect, subscribe again, drop the link, write a link
 /// change into the journal, tell the rider). The clock is passed in, so the reconnect and silence rules are
@@ -155,9 +157,4 @@ public struct SensorLink: Sendable, Equatable {
         linkUpInJournal = false
         return [.journalLinkDown]
     }
-}
-
-extension Duration {
-    /// In seconds, as a `Double` (what the policy's figures are in).
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

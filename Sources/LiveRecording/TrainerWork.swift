@@ -15,12 +15,11 @@ extension LiveRecorder {
         case drained(CheckedContinuation<Void, Never>)
     }
 
-    /// The trainer's link: which sensor it is and its control characteristics.
+    /// The trainer's link: which sensor it is and its control point.
     struct TrainerLink: Sendable {
         var wanted: String
         var journalAddress: String
         var controlPoint: GattCharacteristic
-        var status: GattCharacteristic?
     }
 
     /// Takes what the rider asks of the trainer (`cyclelog target`, the dashboard's keys, D-Bus, the phone), or
@@ -139,7 +138,7 @@ extension LiveRecorder {
             announcements.publish(.notice(words))
             return
         }
-        trainerLink = TrainerLink(wanted: wanted, journalAddress: address, controlPoint: controlPoint, status: status)
+        trainerLink = TrainerLink(wanted: wanted, journalAddress: address, controlPoint: controlPoint)
         await perform(trainerControl.connected(Self.capabilities(reads), at: clock.elapsed))
     }
 

@@ -243,16 +243,25 @@ extension RecorderControl {
         func missing(_ what: String) -> DBusError {
             DBusError(name: DBusError.invalidArgumentsName, message: "\(command) takes \(what)")
         }
+        // The journal's bounds (`TrainerTarget`): what is taken here is what a ride's journal can say.
+        let watts = Double(TrainerTarget.ergWatts.lowerBound)...Double(TrainerTarget.ergWatts.upperBound)
+        let grade = TrainerTarget.gradePercent
+        let resistance =
+            Double(TrainerTarget.resistancePercent.lowerBound)...Double(TrainerTarget.resistancePercent.upperBound)
         switch command {
         case "target":
-            if let watts = try number("watts", 0...3000, "W") { return .power(watts: Int(watts.rounded())) }
+            if let value = try number("watts", watts, "W") { return .power(watts: Int(value.rounded())) }
             if let change = try number("change", -500...500, "W") { return .powerChange(watts: Int(change.rounded())) }
-            throw missing("watts (0–3000) or change (±500)")
+            throw missing("watts (\(Int(watts.lowerBound))–\(Int(watts.upperBound))) or change (±500)")
         case "grade":
-            guard let percent = try number("percent", -40...40, "%") else { throw missing("percent (±40)") }
+            guard let percent = try number("percent", grade, "%") else {
+                throw missing("percent (±\(Int(grade.upperBound)))")
+            }
             return .grade(percent: percent)
         case "resistance":
-            guard let percent = try number("percent", 0...100, "%") else { throw missing("percent (0–100)") }
+            guard let percent = try number("percent", resistance, "%") else {
+                throw missing("percent (\(Int(resistance.lowerBound))–\(Int(resistance.upperBound)))")
+            }
             return .resistance(percent: percent)
         default:
             let name = arguments["mode"]?.string ?? ""

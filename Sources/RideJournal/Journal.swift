@@ -426,20 +426,23 @@ enum TrainerWords {
     }
 
     static func target(_ words: [Substring]) throws(Journal.LineError) -> TrainerTarget {
-        let forms = "erg WATTS (0–3000), sim GRADE (±40 %), resistance PERCENT (0–100) or free"
+        let (watts, grade, percent) = (
+            TrainerTarget.ergWatts, TrainerTarget.gradePercent, TrainerTarget.resistancePercent
+        )
+        let forms =
+            "erg WATTS (\(watts.lowerBound)–\(watts.upperBound)), sim GRADE (±\(Int(grade.upperBound)) %), "
+            + "resistance PERCENT (\(percent.lowerBound)–\(percent.upperBound)) or free"
         guard let mode = words.first else { throw Journal.LineError(message: "trainer: needs \(forms)") }
         let value = words.count > 1 ? String(words[1]) : ""
         switch mode {
         case "free" where words.count == 1: return .free
         case "erg":
-            if let watts = Int(value), (0...3000).contains(watts), words.count == 2 { return .erg(watts: watts) }
+            if let value = Int(value), watts.contains(value), words.count == 2 { return .erg(watts: value) }
         case "resistance":
-            if let percent = Int(value), (0...100).contains(percent), words.count == 2 {
-                return .resistance(percent: percent)
-            }
+            if let value = Int(value), percent.contains(value), words.count == 2 { return .resistance(percent: value) }
         case "sim":
-            if let grade = Double(value), grade.isFinite, abs(grade) <= 40, words.count == 2 {
-                return .simulation(gradeHundredthsPercent: Int((grade * 100).rounded()))
+            if let value = Double(value), grade.contains(value), words.count == 2 {
+                return .simulation(gradeHundredthsPercent: Int((value * 100).rounded()))
             }
         default: break
         }

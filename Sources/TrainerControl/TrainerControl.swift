@@ -1,3 +1,4 @@
+import Concurrency
 import CyclingSensors
 
 #if canImport(Glibc)
@@ -193,7 +194,7 @@ public struct TrainerControl: Sendable {
         guard everConnected else {
             return "no smart trainer is connected (none with a Fitness Machine control point)"
         }
-        let wanted = Self.mode(of: ask, current: mode)
+        let wanted = Self.mode(of: ask)
         if let capabilities, let refusal = capabilities.refusal(of: wanted) { return refusal }
         if case .powerChange = ask, mode != .erg { return "the trainer is not in ERG: set a target power first" }
         return nil
@@ -204,7 +205,7 @@ public struct TrainerControl: Sendable {
         if let refusal = refusal(of: ask) { return .failure(TrainerRefusal(reason: refusal)) }
         let current = effectiveWatts(at: time)
         let wasERG = mode == .erg
-        mode = Self.mode(of: ask, current: mode)
+        mode = Self.mode(of: ask)
         switch ask {
         case .mode: break
         case .power(let watts): setTarget(watts, from: wasERG ? current : nil, at: time)
@@ -309,7 +310,7 @@ public struct TrainerControl: Sendable {
 
     // MARK: Working it out
 
-    private static func mode(of ask: TrainerAsk, current: TrainerMode) -> TrainerMode {
+    private static func mode(of ask: TrainerAsk) -> TrainerMode {
         switch ask {
         case .mode(let mode): mode
         case .power, .powerChange: .erg
@@ -472,12 +473,10 @@ public struct TrainerControl: Sendable {
     }
 
     private mutating func retryOrGiveUp(_ request: FitnessMachineRequest, at time: Duration, why: String) -> [Action] {
-        if let tries, tries.request == request, tries.count <= rules.retries {
-            if request == .requestControl { control = .none }
-            return []
-        }
-        tries = nil
+        // Control is asked for again whether this was a retry or the last try.
         if request == .requestControl { control = .none }
+        if let tries, tries.request == request, tries.count <= rules.retries { return [] }
+        tries = nil
         notBefore = time + rules.retryPause
         let count = rules.retries + 1
         return [tell("\(why) (\(count) tries); trying again in \(Int(rules.retryPause.seconds)) s")]

@@ -1,5 +1,7 @@
 /// The numbers the trainer's control keeps to: how long it waits for an answer, and the rules that keep a rider
-/// safe in ERG and steer it by a crank power meter. Every one is an option (`record --recovery-cadence …`).
+/// safe in ERG and steer it by a crank power meter. `record` sets the cadences and the power match's span
+/// (`--erg-low-cadence`, `--erg-resume-cadence`, `--power-match-seconds`, `--power-from`); the rest are these
+/// defaults.
 public struct TrainerRules: Equatable, Sendable {
     /// How long a control-point write waits for the trainer's answer (spec §5.4: the answer is an indication).
     public var answerTimeout: Duration = .seconds(1)
@@ -37,12 +39,4 @@ public struct TrainerRules: Equatable, Sendable {
     public var matchPairing: Duration = .seconds(2)
 
     public init() {}
-}
-
-extension Duration {
-    /// Seconds as a `Double`.
-    var seconds: Double {
-        let (whole, fraction) = components
-        return Double(whole) + Double(fraction) / 1e18
-    }
 }

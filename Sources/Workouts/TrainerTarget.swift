@@ -21,6 +21,11 @@ public enum TrainerTarget: Equatable, Sendable {
     }
 
     public static let modes = ["erg", "sim", "resistance", "free"]
+
+    /// What a rider may ask for, as the journal's `trainer` lines read it and the recorder's D-Bus commands take it.
+    public static let ergWatts = 0...3000
+    public static let gradePercent: ClosedRange<Double> = -40...40
+    public static let resistancePercent = 0...100
 }
 
 /// How a ride used its smart trainer: the running seconds in each mode the rider asked for, and in ERG how far the

@@ -90,16 +90,13 @@ enum TrainerCommand {
         case "erg":
             return "Trainer: ERG at \(Int(status.targetPowerWatts ?? 0)) W (\(state))."
         case "sim":
-            return "Trainer: simulation at \(number(status.gradePercent ?? 0)) % grade (\(state))."
+            return "Trainer: simulation at \(SummaryText.amount(status.gradePercent ?? 0)) % grade (\(state))."
         case "resistance":
-            return "Trainer: resistance at \(number(status.resistanceLevel ?? 0)) % of its range (\(state))."
+            return
+                "Trainer: resistance at \(SummaryText.amount(status.resistanceLevel ?? 0)) % of its range (\(state))."
         default:
             return "Trainer: free, not steered (\(state))."
         }
-    }
-
-    static func number(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 
     /// A number argument that may be negative (`-10`, which a parser would take for an option): the word as

@@ -139,6 +139,10 @@ import Workouts
         _ = try await rig.stop()
     }
 
+    @Test func theControlsHighestTargetIsWhatTheJournalReads() {
+        #expect(TrainerControl.maximumTargetWatts == TrainerTarget.ergWatts.upperBound)
+    }
+
     @Test func noTrainerNoSteering() async throws {
         let rig = try await Rig()
         try await rig.ride(seconds: 1)
