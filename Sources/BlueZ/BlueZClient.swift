@@ -145,11 +145,10 @@ public actor BlueZClient {
         if let changed = properties.first?.dictionary {
             tree.change(device, interface: ObjectTree.deviceInterface, changed: changed, invalidated: [])
         }
-        // Resolved services whose objects this client has not yet heard of: the InterfacesAdded signals are still
-        // queued behind the reply. Read the objects afresh, so that a caller sees the characteristics at once.
-        if tree.device(device)?.servicesResolved == true, tree.characteristics(ofDevice: device).isEmpty {
-            try await readTree()
-        }
+        // Resolved services whose objects this client has not all heard of: InterfacesAdded signals can still be
+        // queued behind the reply, all of them or only the last (a trainer's control point after its measurement).
+        // Read the objects afresh, so that a caller sees every characteristic at once.
+        if tree.device(device)?.servicesResolved == true { try await readTree() }
     }
 
     public func disconnect(_ device: String) async throws(BlueZError) {
