@@ -86,7 +86,7 @@ docs: setup
 man: build
 	python3 scripts/make-man.py --bin .build/debug --out .build/man
 
-# Real files from other tools and peers (bike computers' FIT files): users' files, not the project's, so they are
+# Real files from other tools and peers (bike computers' FIT files, workout files): users' files, not the project's, so they are
 # not in the repository. THIRDPARTY names their folder (a checkout of the project's shared data beside the clone).
 THIRDPARTY ?= ../shared/data/thirdparty
 test-thirdparty: setup
@@ -96,6 +96,7 @@ test-thirdparty: setup
 	CYCLELOG_THIRDPARTY_FIT="$(abspath $(THIRDPARTY))/fit" SWIFT=$(SWIFT) scripts/swift-test.sh \
 		--filter MirrorTests.testTheHistoryAnswersWhatTheCLIPrints
 	python3 Tests/ThirdParty/check_thirdparty.py --cyclelog .build/debug/cyclelog --data "$(THIRDPARTY)/fit"
+	python3 Tests/ThirdParty/check_workouts.py --cyclelog .build/debug/cyclelog --data "$(THIRDPARTY)/workouts"
 
 # The mirror's routes over HTTP with random and extreme values: MIRROR_FUZZ_REQUESTS (default 1 000 000) against
 # the release build.

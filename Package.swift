@@ -36,7 +36,12 @@ let package = Package(
         // subscribers, an actor's own thread (`QueueExecutor`), stage timing marks.
         .target(name: "Concurrency"),
         // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
-        .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency"]),
+        // A structured workout (steps and targets), its canonical text, the built-in ones and the player that
+        // says what each step asks for as the ride's running time passes; pure.
+        .target(name: "StructuredWorkouts"),
+        // The workout files of other tools read (.zwo, .erg, .mrc, FIT) and written (.zwo, FIT); pure.
+        .target(name: "WorkoutFiles", dependencies: ["StructuredWorkouts", "FIT"]),
+        .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency", "StructuredWorkouts"]),
         // The smart trainer's control: what to write to its control point and when (modes, targets held within
         // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.
         .target(name: "TrainerControl", dependencies: ["CyclingSensors", "Concurrency"]),
@@ -52,7 +57,7 @@ let package = Package(
         // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
         .target(name: "BlueZ", dependencies: ["Concurrency", "ExitStatus", "DBus"]),
         // The cyclelog journal: its text form and its compact stored form (packing, zlib).
-        .target(name: "RideJournal", dependencies: ["Formats", "Workouts", "CZlib"]),
+        .target(name: "RideJournal", dependencies: ["Formats", "Workouts", "StructuredWorkouts", "CZlib"]),
         // A ride's identity and content digest: SHA-256 over its journal's text (README, "A ride's identity").
         .target(
             name: "RideIdentity",
@@ -64,7 +69,8 @@ let package = Package(
             name: "WorkoutStore",
             dependencies: [
                 "Formats", "Concurrency",
-                "ExitStatus", "Workouts", "RideJournal", "RideIdentity", .product(name: "GRDB", package: "GRDB.swift"),
+                "ExitStatus", "Workouts", "RideJournal", "RideIdentity", "StructuredWorkouts",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Formats", "Workouts"]),
@@ -177,7 +183,7 @@ let package = Package(
             name: "cyclelog",
             dependencies: [
                 "Formats", "Concurrency", "ExitStatus",
-                "CMalloc", "TrainerControl",
+                "CMalloc", "TrainerControl", "StructuredWorkouts", "WorkoutFiles",
                 "ProgramMain",
                 "CyclingSensors",
                 "Workouts",
@@ -223,6 +229,8 @@ let package = Package(
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors"]),
         .testTarget(
+            name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "WorkoutFiles", "FIT", "Workouts"]),
+        .testTarget(
             name: "WorkoutsTests",
             dependencies: ["Formats", "Concurrency", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(
@@ -231,7 +239,9 @@ let package = Package(
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "RideJournal"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
-        .testTarget(name: "RideJournalTests", dependencies: ["RideJournal", "Capture", "Workouts", "TestSupport"]),
+        .testTarget(
+            name: "RideJournalTests",
+            dependencies: ["RideJournal", "Capture", "Workouts", "StructuredWorkouts", "TestSupport"]),
         .testTarget(name: "RideIdentityTests", dependencies: ["RideIdentity", "RideJournal", "Workouts"]),
         .testTarget(name: "FITImportTests", dependencies: ["Formats", "FITImport", "FIT", "Workouts", "TestSupport"]),
         .testTarget(

@@ -1,4 +1,5 @@
 import Formats
+import StructuredWorkouts
 import Workouts
 
 /// The cyclelog journal: a text format of our own, one event per line, append-only and diffable. A live ride
@@ -63,6 +64,12 @@ public enum Journal {
             case .resistance(let percent): output += " trainer resistance \(percent)".utf8
             case .free: output += " trainer free".utf8
             }
+        case .setting(.workout(let planned)):
+            // The whole workout on one line, so that a ride replays with its plan where the library lacks it.
+            let ftp = planned.ftpWatts.map(String.init) ?? "none"
+            output += " workout ftp=\(ftp) \(escaped(WorkoutText.text(planned.workout)))".utf8
+        case .setting(.player(let control)):
+            output += " player \(control.words)".utf8
         case .control(let control):
             switch control {
             case .start(let plan):
@@ -230,6 +237,30 @@ public enum Journal {
             kind = .setting(.autoPause(try autoPause(words)))
         case "trainer":
             kind = .setting(.trainerTarget(try TrainerWords.target(words)))
+        case "workout":
+            let ftpWord = try word(0, "ftp=WATTS")
+            let ftp: Int?
+            if ftpWord == "ftp=none" {
+                ftp = nil
+            } else if ftpWord.hasPrefix("ftp="), let watts = Int(ftpWord.dropFirst(4)), (1...2000).contains(watts) {
+                ftp = watts
+            } else {
+                throw LineError(
+                    message: "workout: '\(ShownText.cut(String(ftpWord), to: 20))' is not ftp=WATTS or ftp=none")
+            }
+            let text = words.count > 1 ? words[1...].joined(separator: " ") : ""
+            do {
+                kind = .setting(.workout(PlannedWorkout(try WorkoutText.parse(unescaped(text)), ftpWatts: ftp)))
+            } catch {
+                throw LineError(message: "workout: \(error)")
+            }
+        case "player":
+            guard let control = PlayerControl(words: rest) else {
+                throw LineError(
+                    message: "player: '\(ShownText.cut(rest, to: 40))' is not skip, back, extend SECONDS (1–3600) or "
+                        + "intensity PERCENT (50–150)")
+            }
+            kind = .setting(.player(control))
         case "start":
             let (plan, problem) = try plan(Substring(rest))
             if let problem {

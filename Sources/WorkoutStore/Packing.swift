@@ -130,6 +130,38 @@ enum StoredPacking {
         } else {
             writer.byte(0)
         }
+        // Added later still: how the ride followed its structured workout, or 0.
+        if let plan = statistics.plan {
+            func optional(_ value: Int?) {
+                writer.byte(value == nil ? 0 : 1)
+                if let value { writer.unsigned(UInt64(bitPattern: Int64(value))) }
+            }
+            writer.byte(1)
+            writer.text(plan.workoutName)
+            optional(plan.ftpWatts)
+            writer.unsigned(UInt64(plan.stepCount))
+            writer.byte(plan.completed ? 1 : 0)
+            writer.unsigned(UInt64(plan.steps.count))
+            for step in plan.steps {
+                for value in [step.index, step.startSecond, step.endSecond, step.runningSeconds] {
+                    writer.unsigned(UInt64(value))
+                }
+                optional(step.firstTargetWatts)
+                optional(step.lastTargetWatts)
+                for value in [
+                    step.secondsWithTarget, step.secondsWithin, step.cadenceSeconds, step.cadenceSecondsWithin,
+                ] {
+                    writer.unsigned(UInt64(value))
+                }
+                double(step.meanTargetWatts)
+                double(step.meanPowerWatts)
+                double(step.meanCadenceRPM)
+                optional(step.cadenceTarget?.lowerBound)
+                optional(step.cadenceTarget?.upperBound)
+            }
+        } else {
+            writer.byte(0)
+        }
         return writer.bytes
     }
 
@@ -172,6 +204,36 @@ enum StoredPacking {
             }
             statistics.trainer = TrainerStatistics(
                 secondsByMode: seconds, ergMeanAbsoluteDifferenceWatts: try double())
+        }
+        if !reader.atEnd, try reader.byte() == 1 {
+            func optional() throws(PackedDataError) -> Int? {
+                try reader.byte() == 1 ? Int(clamping: Int64(bitPattern: try reader.unsigned())) : nil
+            }
+            func count() throws(PackedDataError) -> Int { Int(clamping: try reader.unsigned()) }
+            let name = try reader.text()
+            let ftp = try optional()
+            let stepCount = try count()
+            let completed = try reader.byte() == 1
+            var steps: [PlanCompliance.Step] = []
+            for _ in 0..<min(try reader.count(), 1_000_000) {
+                let (index, start, end, running) = (try count(), try count(), try count(), try count())
+                let (first, last) = (try optional(), try optional())
+                let (withTarget, within, cadenceSeconds, cadenceWithin) = (
+                    try count(), try count(), try count(), try count()
+                )
+                let (meanTarget, meanPower, meanCadence) = (try double(), try double(), try double())
+                let (low, high) = (try optional(), try optional())
+                steps.append(
+                    PlanCompliance.Step(
+                        index: index, startSecond: start, endSecond: end, runningSeconds: running,
+                        firstTargetWatts: first, lastTargetWatts: last, secondsWithTarget: withTarget,
+                        secondsWithin: within, meanTargetWatts: meanTarget, meanPowerWatts: meanPower,
+                        cadenceTarget: low.flatMap { low in high.flatMap { low <= $0 ? low...$0 : nil } },
+                        meanCadenceRPM: meanCadence, cadenceSeconds: cadenceSeconds, cadenceSecondsWithin: cadenceWithin
+                    ))
+            }
+            statistics.plan = PlanCompliance(
+                workoutName: name, ftpWatts: ftp, stepCount: stepCount, steps: steps, completed: completed)
         }
         return statistics
     }

@@ -643,6 +643,24 @@ public final class WorkoutStore: Sendable {
                     """)
             try db.execute(sql: markedChanges(of: "countedRide"))
         }
+        migrator.registerMigration("v17 the workout library", foreignKeyChecks: .immediate) { db in
+            // Structured workouts imported from files: the file's own bytes (exported again as they came), the
+            // canonical text read from them (what is ridden), and its digest (the same workout is kept once).
+            try db.execute(
+                sql: """
+                    CREATE TABLE libraryWorkout (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        name TEXT NOT NULL,
+                        format TEXT NOT NULL,
+                        fileName TEXT NOT NULL,
+                        sourceBytes BLOB NOT NULL,
+                        canonicalText TEXT NOT NULL,
+                        contentDigest TEXT NOT NULL UNIQUE,
+                        importedMicroseconds INTEGER NOT NULL
+                    );
+                    """)
+            try db.execute(sql: markedChanges(of: "libraryWorkout"))
+        }
         return migrator
     }
 

@@ -1,3 +1,5 @@
+import StructuredWorkouts
+
 /// The one stream every source becomes (DESIGN.md §1): a live ride, a btsnoop capture and a cyclelog journal all
 /// turn into `RideEvent`s in arrival order, and nothing downstream knows which source fed it.
 public struct RideEvent: Equatable, Sendable {
@@ -49,6 +51,10 @@ public enum RideSetting: Equatable, Sendable {
     case autoPause(AutoPause)
     /// What the rider asked of the smart trainer from then on.
     case trainerTarget(TrainerTarget)
+    /// The structured workout the ride follows, with the FTP its shares of FTP are taken of.
+    case workout(PlannedWorkout)
+    /// What the rider did to the workout's player (skip, back, extend, intensity).
+    case player(PlayerControl)
 }
 
 /// What a rider (or a script over D-Bus) asks of the workout; the same words as SiriKit's workout intents.

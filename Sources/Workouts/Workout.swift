@@ -1,3 +1,5 @@
+import StructuredWorkouts
+
 /// A built workout: the session's outcome, the 1 Hz series and what happened along the way.
 public struct Workout: Sendable {
     public var plan: WorkoutPlan
@@ -21,6 +23,22 @@ public struct Workout: Sendable {
     public var problemCount = 0
     /// What the rider asked of a smart trainer, in time order (the journal's `trainer` lines).
     public var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
+    /// The structured workout the ride followed, and how closely (nil for a ride without one).
+    public var planCompliance: PlanCompliance?
+
+    /// Measures the ride against its workout, and splits its laps where each step began (a lap the rider
+    /// pressed within a second of a step's start is that step's lap, not another).
+    mutating func followPlan(_ planned: PlannedWorkout, controls: [(timeMicroseconds: Int64, control: PlayerControl)]) {
+        let compliance = PlanCompliance(
+            samples[...], planned: planned, controls: controls, laps: lapStarts, startMicroseconds: startMicroseconds)
+        planCompliance = compliance
+        var starts = lapStarts
+        for second in compliance.stepStartSeconds {
+            let time = startMicroseconds + Int64(second) * 1_000_000
+            if !starts.contains(where: { abs($0 - time) < 1_000_000 }) { starts.append(time) }
+        }
+        lapStarts = starts.sorted()
+    }
 
     public init(
         plan: WorkoutPlan, state: Session.State, startMicroseconds: Int64, endMicroseconds: Int64,
@@ -55,6 +73,7 @@ public struct Workout: Sendable {
         statistics.keepMovingWithinElapsed()
         statistics.trainer = TrainerStatistics(
             samples[...], targets: trainerTargets, startMicroseconds: startMicroseconds)
+        statistics.plan = planCompliance
         return statistics
     }
 

@@ -1,4 +1,5 @@
 import CyclingSensors
+import StructuredWorkouts
 
 /// Builds a workout from the ride's event stream, in arrival order, exactly the same way for a live ride and a
 /// replay: per-sensor decoding and revolution math, held values binned into the 1 Hz series, the session's
@@ -68,6 +69,8 @@ public struct WorkoutBuilder: Sendable {
     private var clockShiftMicroseconds: Int64 = 0
     private var dropouts: [Dropout] = []
     private var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
+    private var plannedWorkout: PlannedWorkout?
+    private var playerControls: [(timeMicroseconds: Int64, control: PlayerControl)] = []
     public private(set) var problems: [BuildProblem] = []
     /// Notifications decoded (including those that gave no reading); malformed ones are in `problems`.
     public private(set) var notificationCount = 0
@@ -137,6 +140,15 @@ public struct WorkoutBuilder: Sendable {
             configuration.autoPause = autoPause
         case .setting(.trainerTarget(let target)):
             trainerTargets.append((time, target))
+        case .setting(.workout(let planned)):
+            // One workout a ride: a later line is a problem, kept in the journal and ignored.
+            if plannedWorkout == nil {
+                plannedWorkout = planned
+            } else {
+                problems.append(BuildProblem(timeMicroseconds: time, message: "a second workout line is ignored"))
+            }
+        case .setting(.player(let control)):
+            playerControls.append((time, control))
         case .control(let control):
             if case .start(let plan) = control, session.state == .notStarted {
                 start(plan, at: time)
@@ -188,6 +200,9 @@ public struct WorkoutBuilder: Sendable {
             sensors: sensors.map(\.info), rejectedSeconds: rejected)
         workout.problemCount = problems.count
         workout.trainerTargets = trainerTargets
+        if let plannedWorkout {
+            workout.followPlan(plannedWorkout, controls: playerControls)
+        }
         return workout
     }
 

@@ -1,3 +1,5 @@
+import StructuredWorkouts
+
 /// The statistics of a workout or a lap, following DESIGN.md §4: moving time excludes pauses; averages and work
 /// use moving time; power averages include zeros (coasting) while cadence averages exclude them; NP over full
 /// 30-s windows; the power curve never spans a pause and has spikes removed. Values that do not apply are nil.
@@ -29,6 +31,8 @@ public struct WorkoutStatistics: Equatable, Sendable {
     public var corrections: [String] = []
     /// How the ride used a smart trainer; nil when it asked nothing of one.
     public var trainer: TrainerStatistics?
+    /// How the ride followed its structured workout (nil without one).
+    public var plan: PlanCompliance?
 
     /// The durations reported in `powerCurveWatts` (the JSON contract asks for at least 1, 5, 60, 300, 1200, 3600).
     public static let powerCurveDurations = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 5400, 7200]

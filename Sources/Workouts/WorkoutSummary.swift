@@ -117,6 +117,7 @@ public struct WorkoutSummary: Sendable {
             ))
         members.append(("corrections", .array(statistics.corrections.map(JSONValue.string))))
         members.append(("trainer", trainerJSON))
+        members.append(("plan", planJSON))
         members.append(("problemCount", .integer(Int64(problemCount))))
         if !damagedParts.isEmpty { members.append(("damagedParts", .array(damagedParts.map(JSONValue.string)))) }
         return .object(members)
@@ -133,6 +134,36 @@ public struct WorkoutSummary: Sendable {
             ),
             ("ergMeanAbsoluteDifferenceWatts", .rounded(trainer.ergMeanAbsoluteDifferenceWatts, 1)),
         ])
+    }
+
+    /// The structured workout the ride followed and its compliance, step by step; null for a ride without one.
+    private var planJSON: JSONValue {
+        guard let plan = statistics.plan else { return .null }
+        func int(_ value: Int?) -> JSONValue { value.map { .integer(Int64($0)) } ?? .null }
+        let steps: [JSONValue] = plan.steps.map { step in
+            let cadence: JSONValue =
+                step.cadenceTarget.map { .array([int($0.lowerBound), int($0.upperBound)]) } ?? .null
+            let members: [(String, JSONValue)] = [
+                ("step", int(step.index + 1)), ("startSecond", int(step.startSecond)),
+                ("runningSeconds", int(step.runningSeconds)), ("meanTargetWatts", .rounded(step.meanTargetWatts, 1)),
+                ("meanPowerWatts", .rounded(step.meanPowerWatts, 1)),
+                ("compliancePercent", .rounded(step.compliancePercent, 1)),
+                ("cadenceTargetRPM", cadence), ("meanCadenceRPM", .rounded(step.meanCadenceRPM, 1)),
+                (
+                    "cadenceCompliancePercent",
+                    .rounded(
+                        step.cadenceSeconds > 0
+                            ? 100 * Double(step.cadenceSecondsWithin) / Double(step.cadenceSeconds) : nil, 1)
+                ),
+            ]
+            return .object(members)
+        }
+        let members: [(String, JSONValue)] = [
+            ("workout", .string(plan.workoutName)), ("ftpWatts", int(plan.ftpWatts)),
+            ("stepCount", int(plan.stepCount)), ("completed", .bool(plan.completed)),
+            ("compliancePercent", .rounded(plan.compliancePercent, 1)), ("steps", .array(steps)),
+        ]
+        return .object(members)
     }
 
     /// A lap's or a whole ride's statistics as `show --json` writes them.

@@ -19,7 +19,8 @@ struct Cyclelog: AsyncParsableCommand {
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self,
             Target.self, Grade.self, Resistance.self, TrainerModeCommand.self,
             Status.self, Recover.self,
-            ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, Calibrate.self,
+            ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, LibraryCommand.self,
+            Calibrate.self,
             CaptureCommand.self, RiderCommand.self,
         ]
     )

@@ -90,6 +90,31 @@ enum SummaryText {
                     }
                         ?? ""))
         }
+        if let plan = summary.statistics.plan {
+            lines.append(
+                "  workout      \(plan.workoutName)"
+                    + (plan.ftpWatts.map { " at FTP \($0) W" } ?? "")
+                    + (plan.completed
+                        ? ", completed" : ", \(Set(plan.steps.map(\.index)).count) of \(plan.stepCount) steps")
+                    + (plan.compliancePercent.map { "; \(fixed($0, 0)) % of the seconds on target" } ?? ""))
+            lines.append("   step   time    target    power   on target  cadence")
+            for step in plan.steps {
+                let target = step.meanTargetWatts.map { "\(whole($0)) W" } ?? "free"
+                let power = step.meanPowerWatts.map { "\(whole($0)) W" } ?? "-"
+                let share = step.compliancePercent.map { "\(fixed($0, 0)) %" } ?? "-"
+                let cadence =
+                    step.meanCadenceRPM.map {
+                        "\(whole($0)) rpm" + (step.cadenceTarget.map { " (\($0.lowerBound)–\($0.upperBound))" } ?? "")
+                    }
+                    ?? "-"
+                lines.append(
+                    "   "
+                        + [
+                            pad("\(step.index + 1)", 4), pad(duration(Double(step.runningSeconds)), 7), pad(target, 9),
+                            pad(power, 8), pad(share, 10), cadence,
+                        ].joined(separator: " "))
+            }
+        }
         let rejected = Channel.allCases.compactMap { channel in
             summary.statistics.rejectedSeconds[channel].map { "\($0) s of \(channel.name)" }
         }

@@ -30,6 +30,8 @@ def read_fit(path):
     result["activities"] = [plain(m) for m in messages.get("activity_mesgs", [])]
     result["devices"] = [plain(m) for m in messages.get("device_info_mesgs", [])]
     result["fileIds"] = [plain(m) for m in messages.get("file_id_mesgs", [])]
+    result["workouts"] = [plain(m) for m in messages.get("workout_mesgs", [])]
+    result["workoutSteps"] = [plain(m) for m in messages.get("workout_step_mesgs", [])]
 
     # fitdecode checks both CRCs and raises on a bad one.
     counts = {}

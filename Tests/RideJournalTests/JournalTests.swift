@@ -1,3 +1,4 @@
+import StructuredWorkouts
 import TestSupport
 import Workouts
 import XCTest
@@ -86,6 +87,49 @@ final class JournalTests: XCTestCase {
                 "2024-05-01T08:00:00.720000Z trainer resistance 30", "2024-05-01T08:00:00.730000Z trainer free",
             ])
         for bad in ["trainer erg 3001", "trainer sim 41", "trainer resistance -1", "trainer free 3", "trainer warp 9"] {
+            XCTAssertFalse(Journal.read("2024-05-01T08:00:00.700000Z \(bad)\n").problems.isEmpty, bad)
+        }
+    }
+
+    /// A structured workout's line carries the whole workout (its text escaped onto one line) and the FTP; the
+    /// player's controls are words; both go through the text and the compact stored form unchanged.
+    func testAWorkoutAndItsPlayerControlsAreLinesOfTheirOwn() throws {
+        let workout = StructuredWorkout(
+            name: "Two\nlines \\ slash", description: "A\u{2028}B",
+            steps: [
+                WorkoutStep(.warmup, .seconds(600), .ramp(from: .percent(45), to: .percent(75)), name: "Warm-up"),
+                WorkoutStep(.active, .open, .steady(.watts(250)), texts: [StepText(offsetSeconds: 5, "Go\r")]),
+            ])
+        let events = [
+            RideEvent(
+                timeMicroseconds: 1_714_550_400_000_000, .setting(.workout(PlannedWorkout(workout, ftpWatts: 250)))),
+            RideEvent(
+                timeMicroseconds: 1_714_550_401_000_000, .setting(.workout(PlannedWorkout(workout, ftpWatts: nil)))),
+            RideEvent(timeMicroseconds: 1_714_550_402_000_000, .setting(.player(.skip))),
+            RideEvent(timeMicroseconds: 1_714_550_403_000_000, .setting(.player(.extend(seconds: 60)))),
+            RideEvent(timeMicroseconds: 1_714_550_404_000_000, .setting(.player(.intensity(percent: 95)))),
+            RideEvent(timeMicroseconds: 1_714_550_405_000_000, .setting(.player(.back))),
+        ]
+        let text = Journal.text(events)
+        let lines = text.split(separator: "\n")
+        XCTAssertEqual(lines.count, 7, "one line each")
+        XCTAssertTrue(
+            lines[1].hasPrefix("2024-05-01T08:00:00.000000Z workout ftp=250 # cyclelog workout 1\\nname Two\\\\nlines"),
+            String(lines[1]))
+        XCTAssertTrue(lines[2].contains(" workout ftp=none "))
+        XCTAssertEqual(
+            lines[3...].map(String.init),
+            [
+                "2024-05-01T08:00:02.000000Z player skip", "2024-05-01T08:00:03.000000Z player extend 60",
+                "2024-05-01T08:00:04.000000Z player intensity 95", "2024-05-01T08:00:05.000000Z player back",
+            ])
+        let read = Journal.read(text)
+        XCTAssertEqual(read.problems, [])
+        XCTAssertEqual(read.events, events)
+        XCTAssertEqual(try CompactJournal.decode(CompactJournal.encode(events)), events)
+        for bad in [
+            "player jump", "player extend 0", "player intensity 151", "workout ftp=0 x", "workout ftp=250 name x",
+        ] {
             XCTAssertFalse(Journal.read("2024-05-01T08:00:00.700000Z \(bad)\n").problems.isEmpty, bad)
         }
     }

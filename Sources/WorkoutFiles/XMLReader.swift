@@ -1,0 +1,233 @@
+import StructuredWorkouts
+
+/// An XML element: its name, attributes, children and the text directly inside it.
+struct XMLElement {
+    var name: String
+    var attributes: [(name: String, value: String)]
+    var children: [XMLElement]
+    var text: String
+    /// The line it starts on, for a message that names it.
+    var line: Int
+
+    func attribute(_ name: String) -> String? {
+        attributes.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    func child(_ name: String) -> XMLElement? { children.first { $0.name.lowercased() == name.lowercased() } }
+}
+
+/// Just enough XML for a workout file (`.zwo`): elements, attributes in either quote, text, the five named
+/// entities and numeric ones, comments, CDATA, the declaration and a doctype skipped. No namespaces, no external
+/// entities: nothing in the file can make the reader fetch or expand anything. A fault names its line.
+struct XMLReader {
+    private let bytes: [UInt8]
+    private var at = 0
+    private var line = 1
+    /// Deeper than any workout file; a hostile file cannot exhaust the stack.
+    static let maximumDepth = 64
+
+    static func document(_ bytes: [UInt8]) throws(WorkoutReadError) -> XMLElement {
+        var reader = XMLReader(bytes: normalizedLineEnds(bytes))
+        // A UTF-8 byte order mark.
+        if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.at = 3 }
+        reader.skipMisc()
+        guard reader.peek == UInt8(ascii: "<") else {
+            throw reader.fault("the file does not start with an XML element")
+        }
+        let root = try reader.element(depth: 0)
+        reader.skipMisc()
+        guard reader.at >= reader.bytes.count else {
+            throw reader.fault("there is more after the root element </\(root.name)>")
+        }
+        return root
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// CR LF and a lone CR as LF, as XML 1.0 (§2.11) has a reader do before anything else.
+    static func normalizedLineEnds(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.contains(0x0D) else { return bytes }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        for (index, byte) in bytes.enumerated() {
+            if byte == 0x0D {
+                if index + 1 < bytes.count && bytes[index + 1] == 0x0A { continue }
+                output.append(0x0A)
+            } else {
+                output.append(byte)
+            }
+        }
+        return output
+    }
+
+    private var peek: UInt8? { at < bytes.count ? bytes[at] : nil }
+
+    private func fault(_ reason: String) -> WorkoutReadError { WorkoutReadError("line \(line)", reason) }
+
+    private mutating func advance(_ count: Int = 1) {
+        for _ in 0..<count where at < bytes.count {
+            if bytes[at] == UInt8(ascii: "\n") { line += 1 }
+            at += 1
+        }
+    }
+
+    private func starts(with text: String) -> Bool {
+        let utf8 = Array(text.utf8)
+        return at + utf8.count <= bytes.count && Array(bytes[at..<(at + utf8.count)]) == utf8
+    }
+
+    /// Moves past `end`, or to the end of the file; false when it was not found.
+    private mutating func skip(past end: String) -> Bool {
+        while at < bytes.count {
+            if starts(with: end) {
+                advance(end.utf8.count)
+                return true
+            }
+            advance()
+        }
+        return false
+    }
+
+    private mutating func skipSpace() {
+        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { advance() }
+    }
+
+    /// White space, comments, processing instructions and a doctype between elements.
+    private mutating func skipMisc() {
+        while true {
+            skipSpace()
+            if starts(with: "<?") {
+                _ = skip(past: "?>")
+            } else if starts(with: "<!--") {
+                _ = skip(past: "-->")
+            } else if starts(with: "<!") && !starts(with: "<![CDATA[") {
+                _ = skip(past: ">")
+            } else {
+                return
+            }
+        }
+    }
+
+    private mutating func name() throws(WorkoutReadError) -> String {
+        let start = at
+        while let byte = peek,
+            !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<"))
+        {
+            advance()
+        }
+        guard at > start else { throw fault("a name is missing where an element or attribute was expected") }
+        return String(decoding: bytes[start..<at], as: UTF8.self)
+    }
+
+    private mutating func element(depth: Int) throws(WorkoutReadError) -> XMLElement {
+        guard depth < Self.maximumDepth else { throw fault("elements nested more than \(Self.maximumDepth) deep") }
+        let startLine = line
+        advance()  // <
+        let elementName = try name()
+        var element = XMLElement(name: elementName, attributes: [], children: [], text: "", line: startLine)
+        while true {
+            skipSpace()
+            guard let byte = peek else { throw fault("the file ends inside the tag <\(elementName)>") }
+            if byte == UInt8(ascii: "/") {
+                advance()
+                guard peek == UInt8(ascii: ">") else { throw fault("'/' inside <\(elementName)> not followed by '>'") }
+                advance()
+                return element
+            }
+            if byte == UInt8(ascii: ">") {
+                advance()
+                break
+            }
+            let attributeName = try name()
+            skipSpace()
+            guard peek == UInt8(ascii: "=") else {
+                throw fault("the attribute \(attributeName) of <\(elementName)> has no '=' and value")
+            }
+            advance()
+            skipSpace()
+            guard let quote = peek, quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw fault("the value of \(attributeName) in <\(elementName)> is not quoted")
+            }
+            advance()
+            let start = at
+            while let byte = peek, byte != quote {
+                guard byte != UInt8(ascii: "<") else { throw fault("'<' inside the value of \(attributeName)") }
+                advance()
+            }
+            guard peek == quote else { throw fault("the value of \(attributeName) in <\(elementName)> never ends") }
+            element.attributes.append((attributeName, try decoded(bytes[start..<at])))
+            advance()
+        }
+        // Content, up to the matching end tag.
+        var text: [UInt8] = []
+        while true {
+            guard let byte = peek else {
+                throw fault("the file ends before </\(elementName)> (opened on line \(startLine))")
+            }
+            if byte != UInt8(ascii: "<") {
+                let start = at
+                while let next = peek, next != UInt8(ascii: "<") { advance() }
+                text += try decoded(bytes[start..<at]).utf8
+            } else if starts(with: "</") {
+                advance(2)
+                let closing = try name()
+                skipSpace()
+                guard closing == elementName, peek == UInt8(ascii: ">") else {
+                    throw fault("</\(closing)> closes <\(elementName)> (opened on line \(startLine))")
+                }
+                advance()
+                element.text = String(decoding: text, as: UTF8.self)
+                return element
+            } else if starts(with: "<!--") {
+                guard skip(past: "-->") else { throw fault("a comment never ends") }
+            } else if starts(with: "<![CDATA[") {
+                advance(9)
+                let start = at
+                guard skip(past: "]]>") else { throw fault("a CDATA section never ends") }
+                text += bytes[start..<(at - 3)]
+            } else if starts(with: "<?") {
+                guard skip(past: "?>") else { throw fault("a processing instruction never ends") }
+            } else {
+                element.children.append(try self.element(depth: depth + 1))
+            }
+        }
+    }
+
+    /// Text with its entities replaced.
+    private func decoded(_ slice: ArraySlice<UInt8>) throws(WorkoutReadError) -> String {
+        guard slice.contains(UInt8(ascii: "&")) else { return String(decoding: slice, as: UTF8.self) }
+        var output = ""
+        let text = String(decoding: slice, as: UTF8.self)
+        var rest = Substring(text)
+        while let amp = rest.firstIndex(of: "&") {
+            output += rest[..<amp]
+            guard let semicolon = rest[amp...].firstIndex(of: ";"),
+                rest.distance(from: amp, to: semicolon) <= 10
+            else { throw fault("an '&' that starts no entity (write &amp;)") }
+            let entity = rest[rest.index(after: amp)..<semicolon]
+            switch entity {
+            case "amp": output += "&"
+            case "lt": output += "<"
+            case "gt": output += ">"
+            case "quot": output += "\""
+            case "apos": output += "'"
+            default:
+                let scalar: UInt32?
+                if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
+                    scalar = UInt32(entity.dropFirst(2), radix: 16)
+                } else if entity.hasPrefix("#") {
+                    scalar = UInt32(entity.dropFirst())
+                } else {
+                    scalar = nil
+                }
+                guard let scalar, let character = Unicode.Scalar(scalar) else {
+                    throw fault("unknown entity &\(entity.prefix(10));")
+                }
+                output.unicodeScalars.append(character)
+            }
+            rest = rest[rest.index(after: semicolon)...]
+        }
+        return output + rest
+    }
+}

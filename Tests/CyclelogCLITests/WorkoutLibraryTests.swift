@@ -1,0 +1,146 @@
+import Foundation
+import XCTest
+
+/// `cyclelog workouts`: the library (import, list, show, export, remove), the files it writes as Garmin's FIT SDK
+/// reads them, and a structured ride's compliance rebuilt from its journal alone on a fresh database.
+final class WorkoutLibraryTests: XCTestCase {
+    static let zwo = """
+        <workout_file>
+          <name>Over-unders</name>
+          <workout>
+            <Warmup Duration="300" PowerLow="0.4" PowerHigh="0.7"/>
+            <IntervalsT Repeat="3" OnDuration="120" OffDuration="60" OnPower="1.05" OffPower="0.85" Cadence="95"/>
+            <Cooldown Duration="300" PowerLow="0.6" PowerHigh="0.4"/>
+          </workout>
+        </workout_file>
+        """
+
+    func testImportListShowExportAndRemove() throws {
+        let database = try temporaryDatabase()
+        let folder = (database as NSString).deletingLastPathComponent + "/workouts"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.zwo.write(toFile: folder + "/over-unders.zwo", atomically: true, encoding: .utf8)
+        try "<workout_file><workout><Sprint Duration=\"30\"/></workout></workout_file>".write(
+            toFile: folder + "/broken.zwo", atomically: true, encoding: .utf8)
+        try "not a workout".write(toFile: folder + "/notes.txt", atomically: true, encoding: .utf8)
+
+        let imported = try cyclelog(["workouts", "import", folder, "--db", database])
+        XCTAssertEqual(imported.status, 1, "one file refused")
+        XCTAssertTrue(
+            imported.errorOutput.contains(
+                "broken.zwo: <Sprint> on line 1: is not a workout step cyclelog knows"), imported.errorOutput)
+        XCTAssertTrue(imported.errorOutput.contains("nothing was imported"), imported.errorOutput)
+        XCTAssertTrue(imported.output.contains("over-unders  Over-unders  8 steps"), imported.output)
+
+        let listed = try cyclelog(["workouts", "list", "--json", "--db", database]).lines.map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        XCTAssertEqual(
+            listed.map { $0["id"] as? String },
+            [
+                "ramp-test", "ftp-test-20", "sweet-spot-2x20", "vo2max-5x5", "threshold-3x10", "endurance-1h",
+                "recovery", "over-unders",
+            ])
+        // 300 + 3 × (120 + 60) + 300 s.
+        XCTAssertEqual(listed.last?["durationSeconds"] as? Int, 1140)
+        XCTAssertEqual(listed.last?["source"] as? String, "zwo")
+
+        // The same workout from another file is kept once.
+        let again = try cyclelog(["workouts", "import", folder + "/over-unders.zwo", "--db", database])
+        XCTAssertEqual(again.status, 0, again.errorOutput)
+        XCTAssertTrue(again.output.contains("over-unders  already in the library"), again.output)
+
+        let shown = try cyclelog(["workouts", "show", "over-unders", "--ftp", "200", "--db", database])
+        XCTAssertTrue(shown.output.contains("80 → 140 W"), shown.output)  // 40 % → 70 % of 200 W
+        XCTAssertTrue(shown.output.contains("210 W"), shown.output)  // 105 %
+
+        // Written as FIT: Garmin's SDK reads it without an error, with its steps and their targets.
+        let fit = folder + "/out.fit"
+        let exported = try cyclelog(["workouts", "export", "over-unders", "-o", fit, "--db", database])
+        XCTAssertEqual(exported.status, 0, exported.errorOutput)
+        let read = try readExport("fit", fit)
+        XCTAssertEqual(read["integrity"] as? Bool, true)
+        XCTAssertEqual(read["sdkErrors"] as? [String], [])
+        let steps = try XCTUnwrap(read["workoutSteps"] as? [[String: Any]])
+        XCTAssertEqual(steps.count, 8)
+        XCTAssertEqual(steps.map { $0["duration_time"] as? Double }, [300, 120, 60, 120, 60, 120, 60, 300])
+        XCTAssertEqual(steps.map { $0["intensity"] as? String }.prefix(3), ["warmup", "active", "rest"])
+        // FIT has no ramp: the warm-up spans 40–70 %; a share of FTP is written as a whole percent (≤ 1000).
+        XCTAssertEqual(steps[0]["custom_target_power_low"] as? Int, 40)
+        XCTAssertEqual(steps[0]["custom_target_power_high"] as? Int, 70)
+        XCTAssertEqual(steps[1]["custom_target_power_low"] as? Int, 105)
+        XCTAssertEqual(steps[1]["secondary_custom_target_cadence_low"] as? Int, 95)
+        XCTAssertEqual((read["workouts"] as? [[String: Any]])?.first?["num_valid_steps"] as? Int, 8)
+
+        // Written as .zwo and imported: the same steps, so the library already has it.
+        let zwo = folder + "/out.zwo"
+        XCTAssertEqual(try cyclelog(["workouts", "export", "over-unders", "-o", zwo, "--db", database]).status, 0)
+        let back = try cyclelog(["workouts", "import", zwo, "--db", database])
+        XCTAssertTrue(back.output.contains("over-unders  already in the library"), back.output + back.errorOutput)
+
+        let builtIn = try cyclelog(["workouts", "remove", "recovery", "--db", database])
+        XCTAssertEqual(builtIn.status, 1)
+        XCTAssertTrue(builtIn.errorOutput.contains("recovery is built in and cannot be removed"), builtIn.errorOutput)
+        XCTAssertEqual(try cyclelog(["workouts", "remove", "over-unders", "--db", database]).status, 0)
+        XCTAssertEqual(try cyclelog(["workouts", "list", "--db", database]).lines.count, 7)
+    }
+
+    /// A journal of a structured ride: a power meter's notifications, 1 a second, at 200 W for the first minute
+    /// and 270 W for the second, then 150 W; the workout asks 80 % and 120 % of 250 W, then a free minute.
+    static func structuredJournal() -> String {
+        let sensor = "C0:11:22:33:44:55"
+        func time(_ second: Int) -> String {
+            String(format: "2026-11-01T08:%02d:%02d.000000Z", second / 60, second % 60)
+        }
+        let workout =
+            "# cyclelog workout 1\\nname Test\\nstep warmup 60s 80%\\nstep active 60s 120%\\nstep active 60s free\\n"
+        var lines = [
+            "# cyclelog journal 1", "\(time(0)) connect \(sensor) Meter", "\(time(0)) workout ftp=250 \(workout)",
+            "\(time(1)) start name=Structured",
+        ]
+        for second in 2..<184 {
+            let watts = second < 62 ? 200 : second < 122 ? 270 : 150
+            // Flags 0x0020 (crank data), power, crank revolutions, last crank event (1/1024 s): 60 rpm.
+            let bytes: [UInt16] = [0x20, UInt16(watts), UInt16(second), UInt16(truncatingIfNeeded: second * 1024)]
+            let hex = bytes.map { String(format: "%02x%02x", $0 & 0xFF, $0 >> 8) }.joined()
+            lines.append("\(time(second)) notify \(sensor) 2a63 \(hex)")
+        }
+        lines.append("\(time(184)) end")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func testAStructuredRideGivesTheSameComplianceFromItsJournalOnAFreshDatabase() throws {
+        let database = try temporaryDatabase()
+        let folder = (database as NSString).deletingLastPathComponent
+        let journal = folder + "/structured.journal"
+        try Self.structuredJournal().write(toFile: journal, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cyclelog(["replay", journal, "--db", database]).status, 0)
+        func plan(_ database: String) throws -> [String: Any] {
+            let shown = try cyclelog(["show", "1", "--json", "--db", database])
+            let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(shown.output.utf8)) as? [String: Any])
+            XCTAssertEqual((json["laps"] as? [Any])?.count, 3, "a lap per step")
+            return try XCTUnwrap(json["plan"] as? [String: Any], shown.output)
+        }
+        let first = try plan(database)
+        XCTAssertEqual(first["workout"] as? String, "Test")
+        XCTAssertEqual(first["ftpWatts"] as? Int, 250)
+        XCTAssertEqual(first["completed"] as? Bool, true)
+        let steps = try XCTUnwrap(first["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.map { $0["meanTargetWatts"] as? Double }, [200, 300, nil])
+        XCTAssertEqual(steps.map { $0["runningSeconds"] as? Int }, [60, 60, 60])
+        // 200 W against 200 W; 270 W is 10 % under 300 W (outside ±5 %).
+        XCTAssertEqual(steps[0]["compliancePercent"] as? Double, 100)
+        XCTAssertEqual(steps[1]["compliancePercent"] as? Double, 0)
+        XCTAssertNil(steps[2]["compliancePercent"] as? Double)
+
+        // The stored journal alone, on a fresh database (no library there), gives the same table.
+        let stored = try cyclelog(["show", "1", "--journal", "--db", database])
+        let copy = folder + "/copy.journal"
+        try stored.output.write(toFile: copy, atomically: true, encoding: .utf8)
+        let fresh = try temporaryDatabase()
+        XCTAssertEqual(try cyclelog(["replay", copy, "--db", fresh]).status, 0)
+        XCTAssertEqual(
+            try JSONSerialization.data(withJSONObject: try plan(fresh), options: .sortedKeys),
+            try JSONSerialization.data(withJSONObject: first, options: .sortedKeys))
+    }
+}
