@@ -104,6 +104,7 @@ let package = Package(
             dependencies: [
                 "Concurrency",
                 "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors", "TrainerControl",
+                "StructuredWorkouts",
             ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.
@@ -261,7 +262,7 @@ let package = Package(
             name: "LiveRecordingTests",
             dependencies: [
                 "LiveRecording", "BlueZ", "Recording", "WorkoutStore", "Workouts", "TestSupport", "CyclingSensors",
-                "TrainerControl", "RideJournal",
+                "TrainerControl", "RideJournal", "StructuredWorkouts",
             ]),
         .testTarget(
             name: "RecorderServiceTests",

@@ -19,7 +19,7 @@ import Workouts
 public actor LiveRecorder {
     public nonisolated let bluez: any SensorBus
     public nonisolated let options: Options
-    private let store: RideStore
+    let store: RideStore
     /// The sensors' links are told its elapsed time; the journal takes its ride time; the timers wait on it.
     let clock: any RecorderClock
     var controller: RideController
@@ -48,6 +48,9 @@ public actor LiveRecorder {
     var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
     /// A release waiting for the trainer's answer to its Reset.
     var releaseWaiter: CheckedContinuation<Void, Never>?
+    /// The structured workout of the ride (`WorkoutWork.swift`), and one a Start chose for the ride it opens.
+    var guide: WorkoutGuide?
+    var startedWorkout: WorkoutChoice?
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
     /// beyond its stream's buffer).
@@ -182,9 +185,12 @@ public actor LiveRecorder {
         {
             throw refusal
         }
-        // A start that asks for a trainer mode the trainer cannot take (or with no trainer) is refused whole.
+        // A start that asks for a trainer mode the trainer cannot take (or with no trainer) is refused whole, as is
+        // one whose workout is not in the library.
         let trainerAsk = request.trainerControl.map { TrainerAsk.mode(TrainerMode(start: $0)) }
         if let trainerAsk, let refusal = trainerControl.refusal(of: trainerAsk) { throw .refused(refusal) }
+        startedWorkout = nil
+        if let id = request.workout { startedWorkout = try await chooseWorkout(id) }
         await perform(controller.start(request, at: time, descriptions: sensors.roster.allDescriptions))
         if let source = request.powerFrom { trainerControl.steer(byMeter: source == .meter) }
         if let trainerAsk, case .success(let actions) = trainerControl.ask(trainerAsk, at: clock.elapsed) {
@@ -207,6 +213,7 @@ public actor LiveRecorder {
     public func status() -> LiveStatus {
         var status = controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
         status.trainer = trainerStatus
+        status.workout = controller.isRiding ? guide?.status : nil
         return status
     }
 
@@ -229,11 +236,14 @@ public actor LiveRecorder {
                     )
                     await perform(controller.batteries(sensors.batteries))
                     await journalTrainerTarget()
+                    await openWorkout(fitnessTest: request.plan.fitnessTest)
                 } catch {
                     openFailure = error.description
                     await perform(controller.openFailed(error.description, at: now(), descriptions: descriptions))
                 }
-            case .applied(let control): controlsApplied.publish(control)
+            case .applied(let control):
+                controlsApplied.publish(control)
+                if control.control == .lap { await guideLap() }
             case .save:
                 await releaseTrainer()
                 await save()
@@ -243,7 +253,10 @@ public actor LiveRecorder {
                 await perform(
                     controller.saved(nil, problem: nil, at: now(), descriptions: sensors.roster.allDescriptions))
             case .tell(let notice): announcements.publish(.notice(notice))
-            case .rideSaved(let summary): announcements.publish(.rideSaved(summary))
+            case .rideSaved(let summary):
+                announcements.publish(.rideSaved(summary))
+                guide = nil
+                await sayTestResult(summary)
             case .publishStatus: statusUpdates.publish(status())
             case .done:
                 wakeSensorWaiters()
@@ -277,6 +290,7 @@ public actor LiveRecorder {
         await perform(sensors.look(at: await bluez.devices, at: clock.elapsed))
         await setDiscovery(sensors.wantsDiscovery)
         await perform(trainerControl.tick(at: clock.elapsed))
+        await guideTick()
         await flush()
         await perform(controller.dueEndings(at: clock.rideMicroseconds()))
         statusUpdates.publish(status())

@@ -70,6 +70,36 @@ public struct LiveStatus: Sendable, Equatable {
     public var message: String?
     /// The smart trainer's control; nil when no trainer has connected.
     public var trainer: Trainer?
+    /// The structured workout being ridden; nil without one.
+    public var workout: Workout?
+
+    /// Where the ride is in its structured workout.
+    public struct Workout: Sendable, Equatable {
+        /// The library's id.
+        public var id: String
+        public var name: String
+        /// From 0; equal to `stepCount` once the workout is complete.
+        public var stepIndex: Int
+        public var stepCount: Int
+        /// Nil for an open or distance step, and once complete.
+        public var stepSecondsLeft: Double?
+        /// What the step asks now, after the intensity (nil for a free ride or a maximal effort).
+        public var targetPowerWatts: Int?
+        /// A range step's range.
+        public var targetRangeWatts: ClosedRange<Int>?
+        public var nextTargetPowerWatts: Int?
+        public var intensityPercent: Int
+        public var cadenceTarget: ClosedRange<Int>?
+        public var stepName: String?
+        /// The whole workout, for a small chart with the position.
+        public var profile: [Segment]
+
+        public struct Segment: Sendable, Equatable {
+            public var seconds: Int
+            public var startWatts: Int?
+            public var endWatts: Int?
+        }
+    }
 
     /// Where the control of a smart trainer stands.
     public struct Trainer: Sendable, Equatable {

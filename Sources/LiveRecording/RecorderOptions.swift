@@ -36,6 +36,8 @@ extension LiveRecorder {
         public var trainerMode: TrainerMode = .free
         public var trainerTargetWatts = 150
         public var trainerRules = TrainerRules()
+        /// A structured workout every ride follows unless its Start names another (`record --workout`).
+        public var workout: WorkoutChoice?
 
         public init() {}
     }

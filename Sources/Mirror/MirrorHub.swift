@@ -175,7 +175,8 @@ public actor MirrorHub {
         func value(_ name: String) -> JSONValue {
             switch status?.json(name) ?? .null {
             case .string(let text) where text.isEmpty: .null
-            case .integer(0) where name == "WorkoutId": .null
+            case .integer(0) where name == "WorkoutId" || name == "StepCount" || name == "IntensityPercent": .null
+            case .integer(-1) where name == "StepIndex": .null
             case let other: other
             }
         }
@@ -210,7 +211,9 @@ public actor MirrorHub {
         fields.append(("suggestedWorkouts", value("SuggestedWorkouts")))
         for property in [
             "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent", "ResistanceLevel",
-            "PowerMatchOffsetWatts", "TrainerMessage",
+            "PowerMatchOffsetWatts", "TrainerMessage", "WorkoutPlanId", "WorkoutPlanName", "StepIndex", "StepCount",
+            "StepSecondsLeft", "StepName", "TargetRangeLowWatts", "TargetRangeHighWatts", "NextTargetPowerWatts",
+            "IntensityPercent", "WorkoutProfile",
         ] {
             fields.append((apiKey(property), value(property)))
         }

@@ -51,6 +51,24 @@ public struct RecorderStatus: Sendable, Equatable {
     public var powerMatchOffsetWatts: Double?
     /// The trainer's last refusal in words; empty when none.
     public var trainerMessage = ""
+    /// The structured workout being ridden: its library id (`workoutId` names the ride) and name; empty without
+    /// one.
+    public var workoutPlanId = ""
+    public var workoutPlanName = ""
+    /// The current step, from 0 (equal to `stepCount` once the workout is complete); -1 without a workout.
+    public var stepIndex: Int64 = -1
+    public var stepCount: Int64 = 0
+    /// Nil for an open or distance step.
+    public var stepSecondsLeft: Double?
+    public var stepName = ""
+    /// A range step's range, after the intensity.
+    public var targetRangeLowWatts: Double?
+    public var targetRangeHighWatts: Double?
+    public var nextTargetPowerWatts: Double?
+    /// 100 is the workout as written; 0 without a workout.
+    public var intensityPercent: Int64 = 0
+    /// The whole workout for a small chart: `SECONDS:START:END` per step (watts, `-` for none), comma-separated.
+    public var workoutProfile = ""
 
     /// Which controls would be taken now.
     public struct Controls: Sendable, Equatable {
@@ -181,6 +199,13 @@ public struct RecorderStatus: Sendable, Equatable {
         measurement("TargetPowerWatts", \.targetPowerWatts), measurement("GradePercent", \.gradePercent),
         measurement("ResistanceLevel", \.resistanceLevel),
         measurement("PowerMatchOffsetWatts", \.powerMatchOffsetWatts), text("TrainerMessage", \.trainerMessage),
+        text("WorkoutPlanId", \.workoutPlanId), text("WorkoutPlanName", \.workoutPlanName),
+        integer("StepIndex", \.stepIndex), integer("StepCount", \.stepCount),
+        measurement("StepSecondsLeft", \.stepSecondsLeft), text("StepName", \.stepName),
+        measurement("TargetRangeLowWatts", \.targetRangeLowWatts),
+        measurement("TargetRangeHighWatts", \.targetRangeHighWatts),
+        measurement("NextTargetPowerWatts", \.nextTargetPowerWatts), integer("IntensityPercent", \.intensityPercent),
+        text("WorkoutProfile", \.workoutProfile),
     ]
 
     static let byName = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })

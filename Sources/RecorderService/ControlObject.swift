@@ -3,6 +3,7 @@ import Formats
 import Foundation
 import LiveRecording
 import RecorderInterface
+import StructuredWorkouts
 import TrainerControl
 import Workouts
 
@@ -48,6 +49,23 @@ extension RecorderControl {
             status.resistanceLevel = trainer.resistanceLevel
             status.powerMatchOffsetWatts = trainer.powerMatchOffsetWatts.map { ($0 * 10).rounded() / 10 }
             status.trainerMessage = trainer.message ?? ""
+        }
+        if let workout = live.workout {
+            status.workoutPlanId = workout.id
+            status.workoutPlanName = workout.name
+            status.stepIndex = Int64(workout.stepIndex)
+            status.stepCount = Int64(workout.stepCount)
+            status.stepSecondsLeft = workout.stepSecondsLeft?.rounded()
+            status.stepName = workout.stepName ?? ""
+            // The step's target is the ride's target, whether a trainer is steered to it or the rider follows it.
+            status.targetPowerWatts = workout.targetPowerWatts.map(Double.init)
+            status.targetRangeLowWatts = workout.targetRangeWatts.map { Double($0.lowerBound) }
+            status.targetRangeHighWatts = workout.targetRangeWatts.map { Double($0.upperBound) }
+            status.nextTargetPowerWatts = workout.nextTargetPowerWatts.map(Double.init)
+            status.intensityPercent = Int64(workout.intensityPercent)
+            status.workoutProfile = workout.profile.map { segment in
+                "\(segment.seconds):\(segment.startWatts.map(String.init) ?? "-"):\(segment.endWatts.map(String.init) ?? "-")"
+            }.joined(separator: ",")
         }
         return status
     }
@@ -145,7 +163,12 @@ extension RecorderControl {
         let recorder: LiveRecorder
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
-        static let names = ["start"] + methods.map(\.control.name) + ["marker", "intake"] + trainerCommands
+        static let names =
+            ["start"] + methods.map(\.control.name) + ["marker", "intake"] + trainerCommands
+            + workoutCommands
+
+        /// The commands of the structured workout's player.
+        static let workoutCommands = ["skip", "back", "extend", "intensity"]
 
         /// The commands that steer a smart trainer.
         static let trainerCommands = ["target", "grade", "resistance", "trainer"]
@@ -178,6 +201,12 @@ extension RecorderControl {
             case "target", "grade", "resistance", "trainer":
                 let ask = try RecorderControl.trainerAsk(command, arguments)
                 if let refusal = await recorder.steer(ask) { throw DBusError(name: refusedError, message: refusal) }
+            case "skip", "back", "extend", "intensity":
+                let current = await recorder.status().workout?.intensityPercent ?? 100
+                let control = try RecorderControl.playerControl(command, arguments, intensityPercent: current)
+                if let refusal = await recorder.player(control) {
+                    throw DBusError(name: refusedError, message: refusal)
+                }
             default:
                 guard let control = methods.first(where: { $0.control.name == command })?.control else {
                     throw DBusError(
@@ -269,6 +298,44 @@ extension RecorderControl {
                 throw missing("mode erg, sim, resistance or free (not '\(ShownText.cut(name, to: 20))')")
             }
             return .mode(mode)
+        }
+    }
+
+    /// What a player command asks: `skip`, `back`, `extend` with `seconds` (1–3600), `intensity` with `percent`
+    /// (50–150) or `change` (±100, from `intensityPercent`, held within 50–150); InvalidArgs naming what is wrong.
+    static func playerControl(
+        _ command: String, _ arguments: [String: DBusValue], intensityPercent: Int
+    ) throws(DBusError) -> PlayerControl {
+        func number(_ key: String, _ range: ClosedRange<Int>) throws(DBusError) -> Int? {
+            guard let value = arguments[key]?.unwrapped else { return nil }
+            let read: Double? =
+                switch value {
+                case .double(let number): number
+                default: value.integer.map(Double.init)
+                }
+            guard let read, read.isFinite, Double(range.lowerBound) <= read, read <= Double(range.upperBound) else {
+                throw DBusError(
+                    name: DBusError.invalidArgumentsName,
+                    message: "\(key) takes a number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return Int(read.rounded())
+        }
+        switch command {
+        case "skip": return .skip
+        case "back": return .back
+        case "extend":
+            guard let seconds = try number("seconds", PlayerControl.extendSeconds) else {
+                throw DBusError(name: DBusError.invalidArgumentsName, message: "extend takes seconds (1–3600)")
+            }
+            return .extend(seconds: seconds)
+        default:
+            let bounds = PlayerControl.intensityPercent
+            if let percent = try number("percent", bounds) { return .intensity(percent: percent) }
+            if let change = try number("change", -100...100) {
+                return .intensity(percent: min(max(intensityPercent + change, bounds.lowerBound), bounds.upperBound))
+            }
+            throw DBusError(
+                name: DBusError.invalidArgumentsName, message: "intensity takes percent (50–150) or change (±100)")
         }
     }
 

@@ -55,11 +55,12 @@ extension WorkoutStore {
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO preset (id, title, name, goal, location, fitnessTest, startWhenPedalling,
-                    endAtGoal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    endAtGoal, workout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     preset.id, preset.title, plan.name, plan.goal?.description, plan.location?.rawValue,
                     plan.fitnessTest?.rawValue, preset.request.when == .pedalling, preset.request.endAtGoal,
+                    preset.request.workout,
                 ])
         }
     }
@@ -121,6 +122,6 @@ extension WorkoutStore {
             id: id, title: try row.decode(forColumn: "title"),
             request: StartRequest(
                 plan: plan, when: try row.decode(forColumn: "startWhenPedalling") ? .pedalling : .now,
-                endAtGoal: try row.decode(forColumn: "endAtGoal")))
+                endAtGoal: try row.decode(forColumn: "endAtGoal"), workout: try row.decode(forColumn: "workout")))
     }
 }

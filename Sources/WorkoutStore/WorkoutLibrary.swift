@@ -138,3 +138,30 @@ extension WorkoutStore {
             importedMicroseconds: try row.decode(forColumn: "importedMicroseconds"))
     }
 }
+
+/// Why a workout cannot be ridden: no such id in the library.
+public struct UnknownWorkout: Error, Sendable, CustomStringConvertible {
+    public var id: String
+    public var description: String {
+        "no workout '\(id.count > 40 ? String(id.prefix(40)) + "…" : id)' in the library (cyclelog workouts list)"
+    }
+}
+
+extension WorkoutStore {
+    /// A library workout ready to ride: the workout and the FTP its shares are taken of (`ftpWatts` when given,
+    /// else the FTP in force at `time`, else none). The ramp test is built for `rampStartWatts` and
+    /// `rampStepWatts` when given.
+    public func plannedWorkout(
+        _ id: String, ftpWatts: Int? = nil, at time: Int64, rampStartWatts: Int? = nil, rampStepWatts: Int? = nil
+    ) throws -> PlannedWorkout {
+        var workout: StructuredWorkout
+        if id == "ramp-test" {
+            workout = BuiltInWorkouts.ramp(startWatts: rampStartWatts ?? 100, stepWatts: rampStepWatts ?? 20)
+        } else {
+            guard let entry = try libraryWorkout(id) else { throw UnknownWorkout(id: id) }
+            workout = entry.workout
+        }
+        let ftp = try ftpWatts ?? ftpHistory().inForce(at: time).map { Int($0.watts.rounded()) }
+        return PlannedWorkout(workout, ftpWatts: workout.needsFTP ? ftp : nil)
+    }
+}

@@ -660,6 +660,8 @@ public final class WorkoutStore: Sendable {
                     );
                     """)
             try db.execute(sql: markedChanges(of: "libraryWorkout"))
+            // A preset may name a workout of the library to ride.
+            try db.execute(sql: "ALTER TABLE preset ADD COLUMN workout TEXT")
         }
         return migrator
     }

@@ -20,8 +20,10 @@ public struct WorkoutPreset: Equatable, Sendable {
         WorkoutPreset(id: "open", title: "Open ride", request: StartRequest()),
         WorkoutPreset(
             id: "20min", title: "20-minute FTP test",
-            request: StartRequest(plan: WorkoutPlan(fitnessTest: .twentyMinute))),
-        WorkoutPreset(id: "ramp", title: "Ramp test", request: StartRequest(plan: WorkoutPlan(fitnessTest: .ramp))),
+            request: StartRequest(plan: WorkoutPlan(fitnessTest: .twentyMinute), workout: "ftp-test-20")),
+        WorkoutPreset(
+            id: "ramp", title: "Ramp test",
+            request: StartRequest(plan: WorkoutPlan(fitnessTest: .ramp), workout: "ramp-test")),
         WorkoutPreset(
             id: "endurance-1h", title: "Endurance 1 h",
             request: StartRequest(plan: WorkoutPlan(goal: .timeSeconds(3600)))),
@@ -57,6 +59,17 @@ public struct StartRequest: Equatable, Sendable {
     public var trainerControl: TrainerChoice?
     /// What ERG steers by (`powerFrom=`): nil leaves it as it is.
     public var powerFrom: PowerSource?
+    /// The structured workout to ride (`workout=`, a library id): its targets drive a trainer in ERG.
+    public var workout: String?
+
+    /// The fitness test a built-in guided test is (ramp-test, ftp-test-20): its ride is scored as that test.
+    public static func fitnessTest(ofWorkout id: String) -> FitnessTest? {
+        switch id {
+        case "ramp-test": .ramp
+        case "ftp-test-20": .twentyMinute
+        default: nil
+        }
+    }
 
     /// A start's trainer mode: `none` lets the trainer go.
     public enum TrainerChoice: String, Sendable, CaseIterable {
@@ -68,10 +81,11 @@ public struct StartRequest: Equatable, Sendable {
         case meter, trainer
     }
 
-    public init(plan: WorkoutPlan = WorkoutPlan(), when: When = .now, endAtGoal: Bool = false) {
+    public init(plan: WorkoutPlan = WorkoutPlan(), when: When = .now, endAtGoal: Bool = false, workout: String? = nil) {
         self.plan = plan
         self.when = when
         self.endAtGoal = endAtGoal
+        self.workout = workout
     }
 
     /// A style value: a string or a boolean; anything else is named by its D-Bus signature.
@@ -96,7 +110,7 @@ public struct StartRequest: Equatable, Sendable {
     }
 
     public static let keys = [
-        "preset", "name", "goal", "location", "test", "when", "endAtGoal", "control", "powerFrom",
+        "preset", "name", "goal", "location", "test", "when", "endAtGoal", "control", "powerFrom", "workout",
     ]
 
     /// The style that asks for this request, its keys in the order of `keys` (what a preset offers).
@@ -111,12 +125,9 @@ public struct StartRequest: Equatable, Sendable {
         if endAtGoal { style.append(("endAtGoal", .flag(true))) }
         if let trainerControl { style.append(("control", .text(trainerControl.rawValue))) }
         if let powerFrom { style.append(("powerFrom", .text(powerFrom.rawValue))) }
+        if let workout { style.append(("workout", .text(workout))) }
         return style
     }
-    /// Kept for structured workouts.
-    static let reserved = [
-        "workout": "structured workouts are not supported yet"
-    ]
 
     /// The request a style asks for, given the presets there are.
     public init(style: [String: Value], presets: [WorkoutPreset]) throws(Problem) {
@@ -130,7 +141,6 @@ public struct StartRequest: Equatable, Sendable {
             }
         }
         for key in style.keys.sorted() where !Self.keys.contains(key) {
-            if let reason = Self.reserved[key] { throw Problem(key: key, description: "\(key): \(reason)") }
             throw Problem(
                 key: key,
                 description:
@@ -202,6 +212,17 @@ public struct StartRequest: Equatable, Sendable {
                     description: "powerFrom '\(ShownText.cut(source, to: 40))' is not meter or trainer")
             }
             powerFrom = parsed
+        }
+        if let workout = try text("workout", "a workout's id (cyclelog workouts list)") {
+            guard WorkoutPreset.isValidID(workout) else {
+                throw Problem(
+                    key: "workout",
+                    description:
+                        "workout '\(ShownText.cut(workout, to: 40))' is not a workout's id: lower-case letters, "
+                        + "digits and -")
+            }
+            self.workout = workout
+            if style["test"] == nil, let test = Self.fitnessTest(ofWorkout: workout) { plan.fitnessTest = test }
         }
         if endAtGoal && plan.goal == nil {
             throw Problem(key: "endAtGoal", description: "endAtGoal needs a goal (goal=45m, 30km, 600kJ …)")

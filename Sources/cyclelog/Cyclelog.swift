@@ -18,6 +18,7 @@ struct Cyclelog: AsyncParsableCommand {
             Chart.self, Scan.self,
             Record.self, Start.self, Pause.self, Resume.self, Lap.self, End.self, Cancel.self, Marker.self, Water.self,
             Target.self, Grade.self, Resistance.self, TrainerModeCommand.self,
+            Skip.self, Back.self, Extend.self, Intensity.self,
             Status.self, Recover.self,
             ExportRides.self, ImportRides.self, Doctor.self, Sensors.self, Presets.self, LibraryCommand.self,
             Calibrate.self,
@@ -26,12 +27,13 @@ struct Cyclelog: AsyncParsableCommand {
     )
 
     /// ArgumentParser reads `-1` as an unknown short option and then reports the missing argument instead
-    /// ("show -1" said "Missing expected argument"); apart from a trainer's target change (`target -10`) and a
-    /// downhill grade (`grade -2`), which take theirs as they come, no value cyclelog takes is negative, so a
+    /// ("show -1" said "Missing expected argument"); apart from a trainer's target change (`target -10`), a
+    /// downhill grade (`grade -2`) and an easier workout (`intensity -5`), which take theirs as they come, no
+    /// value cyclelog takes is negative, so a
     /// negative number before `--` gets a message of its own.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        let takesNegative = ["target", "grade"].contains(arguments.first ?? "")
+        let takesNegative = ["target", "grade", "intensity"].contains(arguments.first ?? "")
         for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber && !takesNegative {
             printError(
                 "cyclelog: '\(argument)' is not a value cyclelog takes: nothing is negative here (workouts are "

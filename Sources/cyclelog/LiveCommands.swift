@@ -147,6 +147,7 @@ struct Record: AsyncParsableCommand {
 
     @OptionGroup var wheel: WheelOptions
     @OptionGroup(title: "Smart trainer") var trainer: TrainerOptions
+    @OptionGroup(title: "Structured workout") var workout: WorkoutOptions
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var buses: BusOptions
@@ -218,6 +219,11 @@ struct Record: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         trainer.apply(to: &options)
+        options.workout = try workout.choice(store, at: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        if let id = workout.workout, let test = StartRequest.fitnessTest(ofWorkout: id), options.plan.fitnessTest == nil
+        {
+            options.plan.fitnessTest = test
+        }
         let known = try await store.call { (store) throws(StoreError) in try store.knownSensors() }
         options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
         for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }

@@ -3,6 +3,7 @@ import Formats
 import Foundation
 import LiveRecording
 import ProgramMain
+import StructuredWorkouts
 import Synchronization
 import TrainerControl
 import Workouts
@@ -97,6 +98,7 @@ final class LiveDisplay: Sendable {
                     } ?? ""))
         }
         if let trainer = s.trainer { lines.append("  " + trainerLine(trainer)) }
+        if let workout = s.workout { lines += workoutLines(workout) }
         if s.waterMillilitres > 0 { lines.append("  water \(SummaryText.amount(s.waterMillilitres)) ml") }
         if let message = s.message { lines.append("  " + ShownText.visible(message)) }
         switch prompt {
@@ -105,7 +107,9 @@ final class LiveDisplay: Sendable {
                 s.can.start
                     ? "  s start a ride" + (s.can.cancel ? "   c cancel the armed start" : "")
                     : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water"
-                        + (s.trainer == nil ? "" : "   + / - 10 W   f trainer free"))
+                        + (s.workout != nil
+                            ? "   n next step   b back   x +1 min   + / - 5 %"
+                            : s.trainer == nil ? "" : "   + / - 10 W   f trainer free"))
         case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
         case .marker(let typed):
             lines.append(
@@ -125,7 +129,57 @@ final class LiveDisplay: Sendable {
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"
             + (s.trainer.map { " trainer=\($0.mode)/\($0.state)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "") } ?? "")
+            + (s.workout.map {
+                " step=\($0.stepIndex + 1)/\($0.stepCount)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "")
+            } ?? "")
             + (s.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
+    }
+
+    /// "workout Sweet spot 2×20  step 2 of 5  182 W (176–188 W)  19:40 left  next 110 W  intensity 100 %", and
+    /// the whole workout's profile with a mark under where the ride is.
+    static func workoutLines(_ workout: LiveStatus.Workout) -> [String] {
+        var words = ["  workout \(ShownText.visible(ShownText.cut(workout.name, to: 40)))"]
+        if workout.stepIndex >= workout.stepCount {
+            words.append("complete")
+        } else {
+            words.append("step \(workout.stepIndex + 1) of \(workout.stepCount)")
+            if let name = workout.stepName { words.append(ShownText.visible(ShownText.cut(name, to: 30))) }
+            words.append(
+                (workout.targetPowerWatts.map { "\($0) W" } ?? "free")
+                    + (workout.targetRangeWatts.map { " (\($0.lowerBound)–\($0.upperBound) W)" } ?? ""))
+            if let cadence = workout.cadenceTarget { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
+            if let left = workout.stepSecondsLeft { words.append("\(SummaryText.duration(left.rounded(.up))) left") }
+            if let next = workout.nextTargetPowerWatts { words.append("next \(next) W") }
+        }
+        if workout.intensityPercent != 100 { words.append("intensity \(workout.intensityPercent) %") }
+        let (profile, mark) = profileText(workout, width: 60)
+        return [words.joined(separator: "  "), "  " + profile, "  " + String(repeating: " ", count: mark) + "^"]
+    }
+
+    /// The workout's targets as a row of block characters, `width` wide, time along it; and the column of the
+    /// current step's start.
+    static func profileText(_ workout: LiveStatus.Workout, width: Int) -> (String, Int) {
+        let total = max(1, workout.profile.reduce(0) { $0 + $1.seconds })
+        let highest = max(1, workout.profile.compactMap { max($0.startWatts ?? 0, $0.endWatts ?? 0) }.max() ?? 1)
+        let blocks = Array("▁▂▃▄▅▆▇█")
+        var columns: [Character] = []
+        var mark = 0
+        var elapsed = 0
+        for (index, segment) in workout.profile.enumerated() {
+            if index == workout.stepIndex { mark = elapsed * width / total }
+            let first = elapsed * width / total
+            elapsed += segment.seconds
+            let last = max(first + 1, elapsed * width / total)
+            for column in first..<min(last, width) where column >= columns.count {
+                let progress = Double(column - first) / Double(max(1, last - first))
+                let watts = segment.startWatts.map { start in
+                    Double(start) + Double((segment.endWatts ?? start) - start) * progress
+                }
+                columns.append(watts.map { blocks[min(7, Int($0 / Double(highest) * 7.99))] } ?? "·")
+            }
+        }
+        if workout.stepIndex >= workout.profile.count { mark = min(width, columns.count) }
+        return (String(columns), min(mark, max(0, columns.count - 1)))
     }
 
     /// "trainer ERG 250 W (now 180 W), controlled, power match −8 W", and the trainer's refusal when it has one.
@@ -231,8 +285,21 @@ final class LiveDisplay: Sendable {
         case UInt8(ascii: "w"), UInt8(ascii: "W"): await tell(recorder.control(.intake(waterStep)))
         case UInt8(ascii: "c"), UInt8(ascii: "C"): await ask(.confirmingCancel)
         case UInt8(ascii: "m"), UInt8(ascii: "M"): await ask(.marker([]))
-        case UInt8(ascii: "+"), UInt8(ascii: "="): await tell(recorder.steer(.powerChange(watts: 10)))
-        case UInt8(ascii: "-"), UInt8(ascii: "_"): await tell(recorder.steer(.powerChange(watts: -10)))
+        // With a structured workout, + and - scale its targets (as the step's target would undo a nudge of the
+        // trainer); without one, they nudge ERG's target.
+        case UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            let up = byte == UInt8(ascii: "+") || byte == UInt8(ascii: "=")
+            if let workout = await recorder.status().workout {
+                let percent = workout.intensityPercent + (up ? 5 : -5)
+                let bounds = PlayerControl.intensityPercent
+                await tell(
+                    recorder.player(.intensity(percent: min(max(percent, bounds.lowerBound), bounds.upperBound))))
+            } else {
+                await tell(recorder.steer(.powerChange(watts: up ? 10 : -10)))
+            }
+        case UInt8(ascii: "n"), UInt8(ascii: "N"): await tell(recorder.player(.skip))
+        case UInt8(ascii: "b"), UInt8(ascii: "B"): await tell(recorder.player(.back))
+        case UInt8(ascii: "x"), UInt8(ascii: "X"): await tell(recorder.player(.extend(seconds: 60)))
         case UInt8(ascii: "f"), UInt8(ascii: "F"): await tell(recorder.steer(.mode(.free)))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
             guard await recorder.status().can.start else { return }

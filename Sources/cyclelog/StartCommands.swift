@@ -60,6 +60,8 @@ struct StyleOptions: ParsableArguments {
 
     @Option(help: "What ERG steers by: meter (a crank or pedal power meter) or trainer.")
     var powerFrom: String?
+    @Option(help: "A structured workout to ride, by its id (cyclelog workouts list): it drives a trainer in ERG.")
+    var workout: String?
 
     /// The style's keys and values (`StartRequest.keys`), the recorder's or the store's to check.
     var values: [(String, StartRequest.Value)] {
@@ -72,6 +74,7 @@ struct StyleOptions: ParsableArguments {
         if endAtGoal { values.append(("endAtGoal", .flag(true))) }
         if let trainerControl { values.append(("control", .text(trainerControl))) }
         if let powerFrom { values.append(("powerFrom", .text(powerFrom))) }
+        if let workout { values.append(("workout", .text(workout))) }
         return values
     }
 }

@@ -97,7 +97,7 @@ enum SummaryText {
                     + (plan.completed
                         ? ", completed" : ", \(Set(plan.steps.map(\.index)).count) of \(plan.stepCount) steps")
                     + (plan.compliancePercent.map { "; \(fixed($0, 0)) % of the seconds on target" } ?? ""))
-            lines.append("   step   time    target    power   on target  cadence")
+            if !plan.steps.isEmpty { lines.append("   step   time    target    power   on target  cadence") }
             for step in plan.steps {
                 let target = step.meanTargetWatts.map { "\(whole($0)) W" } ?? "free"
                 let power = step.meanPowerWatts.map { "\(whole($0)) W" } ?? "-"

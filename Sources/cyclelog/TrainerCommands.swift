@@ -4,7 +4,9 @@ import ExitStatus
 import Foundation
 import LiveRecording
 import RecorderInterface
+import StructuredWorkouts
 import TrainerControl
+import WorkoutStore
 
 /// `record`'s options for a smart trainer: how it is steered from the start, and the numbers of ERG's safety
 /// and power match (Docs/guide/trainer.md).
@@ -54,6 +56,46 @@ struct TrainerOptions: ParsableArguments {
         options.trainerRules.lowCadenceRPM = ergLowCadence
         options.trainerRules.recoveredCadenceRPM = ergResumeCadence
         options.trainerRules.matchTimeConstant = .milliseconds(Int(powerMatchSeconds * 1000))
+    }
+}
+
+/// `record`'s options for a structured workout (Docs/guide/workouts.md).
+struct WorkoutOptions: ParsableArguments {
+    @Option(help: "Ride a structured workout, by its id (cyclelog workouts list): it drives a trainer in ERG.")
+    var workout: String?
+
+    @Option(help: "The FTP the workout's shares of FTP are taken of (default: the FTP in force).")
+    var ftp: Int?
+
+    @Option(help: "Every target scaled, in % (50–150).")
+    var intensity = 100
+
+    @Option(help: "The ramp test's first minute, in watts.")
+    var rampStart = 100
+
+    @Option(help: "The ramp test's step each minute, in watts.")
+    var rampStep = 20
+
+    func validate() throws {
+        if let ftp, !(50...1000).contains(ftp) { throw ValidationError("--ftp takes 50 to 1000 W") }
+        guard PlayerControl.intensityPercent.contains(intensity) else {
+            throw ValidationError("--intensity takes 50 to 150 (%)")
+        }
+        guard (20...600).contains(rampStart), (5...100).contains(rampStep) else {
+            throw ValidationError("--ramp-start takes 20 to 600 W and --ramp-step 5 to 100 W")
+        }
+    }
+
+    /// The workout chosen, read from the library with its FTP; nil without --workout.
+    func choice(_ store: WorkoutStore, at time: Int64) throws -> LiveRecorder.WorkoutChoice? {
+        guard let workout else { return nil }
+        do {
+            let planned = try store.plannedWorkout(
+                workout, ftpWatts: ftp, at: time, rampStartWatts: rampStart, rampStepWatts: rampStep)
+            return LiveRecorder.WorkoutChoice(id: workout, planned: planned, intensityPercent: intensity)
+        } catch let error as UnknownWorkout {
+            throw CommandFailure(error.description, .cannotUse)
+        }
     }
 }
 

@@ -42,7 +42,7 @@ final class StartRequestTests: XCTestCase {
             (["preset": .text("hill")], "preset", "the presets are open, 20min, ramp, endurance-1h"),
             (["name": .text("   ")], "name", "1 to 200 characters"),
             (["name": .other(signature: "i")], "name", "not i"),
-            (["workout": .text("sweet-spot")], "workout", "structured workouts are not supported yet"),
+            (["workout": .text("Sweet Spot")], "workout", "is not a workout's id"),
             (["control": .text("turbo")], "control", "is not erg, sim, resistance, none"),
             (["powerFrom": .text("hub")], "powerFrom", "is not meter or trainer"),
             (["colour": .text("red")], "colour", "unknown key colour"),
@@ -54,6 +54,20 @@ final class StartRequestTests: XCTestCase {
                 XCTAssertTrue(problem?.description.contains(words) == true, "\(problem?.description ?? "")")
             }
         }
+    }
+
+    /// A workout by its id; the built-in guided tests are scored as their test, unless the style says otherwise.
+    func testAWorkoutIsTakenAndAGuidedTestIsScoredAsItsTest() throws {
+        let presets = WorkoutPreset.builtIn
+        let sweet = try StartRequest(style: ["workout": .text("sweet-spot-2x20")], presets: presets)
+        XCTAssertEqual(sweet.workout, "sweet-spot-2x20")
+        XCTAssertNil(sweet.plan.fitnessTest)
+        XCTAssertEqual(sweet.style.map(\.key), ["workout"])
+        let ramp = try StartRequest(style: ["workout": .text("ramp-test")], presets: presets)
+        XCTAssertEqual(ramp.plan.fitnessTest, .ramp)
+        let twenty = try StartRequest(style: ["preset": .text("20min")], presets: presets)
+        XCTAssertEqual(twenty.workout, "ftp-test-20")
+        XCTAssertEqual(twenty.plan.fitnessTest, .twentyMinute)
     }
 
     func testTheTrainersKeysAreTaken() throws {

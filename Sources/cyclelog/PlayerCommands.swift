@@ -1,0 +1,118 @@
+import ArgumentParser
+import DBus
+import ExitStatus
+import Foundation
+import RecorderInterface
+
+/// What the workout verbs share: one `Control` command to the running recorder, then where the workout stands.
+enum PlayerCommand {
+    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
+        let connection: DBusConnection
+        do { connection = try await DBusConnection.connect(to: bus) } catch {
+            throw CommandFailure("cannot reach \(bus) (\(error.message)): no recorder is riding a workout", .cannotUse)
+        }
+        let client = RecorderClient(connection)
+        do {
+            _ = try await client.control(
+                requestId: UUID().uuidString.lowercased(), command: command, expect: 0, arguments: arguments)
+        } catch {
+            throw CommandFailure(
+                ControlCommand.explain(error, bus), RecorderControl.isMissing(error) ? .cannotUse : .failed)
+        }
+        if let status = try? await client.status(timeout: .seconds(2)) { print(describe(status)) }
+    }
+
+    /// "Workout Sweet spot 2×20: step 2 of 5, 182 W (176–188 W), 19:40 left, intensity 100 %."
+    static func describe(_ status: RecorderStatus) -> String {
+        guard status.stepIndex >= 0 else { return "No structured workout is being ridden." }
+        guard status.stepIndex < status.stepCount else { return "Workout \(status.workoutPlanName): complete." }
+        var words = ["step \(status.stepIndex + 1) of \(status.stepCount)"]
+        if let target = status.targetPowerWatts {
+            var power = "\(Int(target)) W"
+            if let low = status.targetRangeLowWatts, let high = status.targetRangeHighWatts {
+                power += " (\(Int(low))–\(Int(high)) W)"
+            }
+            words.append(power)
+        } else {
+            words.append("no target")
+        }
+        if let left = status.stepSecondsLeft {
+            words.append(String(format: "%d:%02d left", Int(left) / 60, Int(left) % 60))
+        }
+        words.append("intensity \(status.intensityPercent) %")
+        return "Workout \(status.workoutPlanName): " + words.joined(separator: ", ") + "."
+    }
+}
+
+/// `cyclelog skip`.
+struct Skip: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "skip", abstract: "Moves the structured workout on to its next step.")
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws { try await PlayerCommand.send("skip", [:], bus: control.address) }
+}
+
+/// `cyclelog back`.
+struct Back: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "back",
+        abstract: "Starts the workout's step again (within its first 10 s: the step before).")
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws { try await PlayerCommand.send("back", [:], bus: control.address) }
+}
+
+/// `cyclelog extend 1m`.
+struct Extend: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extend", abstract: "Makes the workout's current step longer: 30s, 1m, 2m30s (up to 1 h).")
+    @Argument(help: "How much longer: 30s, 1m, 2m30s.")
+    var duration: String
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        guard let seconds = Self.seconds(duration), (1...3600).contains(seconds) else {
+            throw ValidationError("'\(duration)' is not a duration of 1 s to 1 h (30s, 1m, 2m30s)")
+        }
+        try await PlayerCommand.send("extend", ["seconds": .double(Double(seconds))], bus: control.address)
+    }
+
+    /// `90`, `90s`, `1m`, `2m30s`, `1h`.
+    static func seconds(_ text: String) -> Int? {
+        if let plain = Int(text) { return plain }
+        var total = 0, number = ""
+        for character in text.lowercased() {
+            if character.isNumber {
+                number.append(character)
+            } else {
+                guard let value = Int(number) else { return nil }
+                switch character {
+                case "h": total += value * 3600
+                case "m": total += value * 60
+                case "s": total += value
+                default: return nil
+                }
+                number = ""
+            }
+        }
+        return number.isEmpty ? total : nil
+    }
+}
+
+/// `cyclelog intensity 95`, `+5`, `-5`.
+struct Intensity: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "intensity",
+        abstract: "Scales every target of the structured workout: 95 (%), or +5 / -5 from where it is (50–150).")
+    @Argument(parsing: .allUnrecognized, help: "Percent (50–150), or +N / -N.")
+    var percent: [String] = []
+    @OptionGroup var control: ControlBusOptions
+
+    func run() async throws {
+        let (word, value) = try TrainerCommand.number(percent, "intensity in %")
+        let relative = word.hasPrefix("+") || word.hasPrefix("-")
+        try await PlayerCommand.send(
+            "intensity", [relative ? "change" : "percent": .double(value)], bus: control.address)
+    }
+}
