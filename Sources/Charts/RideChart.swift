@@ -70,8 +70,12 @@ public enum RideChart {
         for (index, panel) in shown.enumerated() {
             let panelTop = top + Double(index) * (panelHeight + gap) + 12
             let drawn = columns(samples, pixels: Int(plotWidth), from: from, elapsed: elapsed, value: panel.value)
+            // A structured workout's targets are drawn under the power, each step from its first second's target
+            // to its last's.
+            let targets = panel.channel == .powerWatts ? planTargets(summary) : []
             // Scale to what is drawn (pixel means), so one sprint second does not flatten the rest.
-            let highest = max(drawn.compactMap(\.value).max() ?? 1, 1)
+            let highest = max(
+                drawn.compactMap(\.value).max() ?? 1, targets.map { max($0.first, $0.last) }.max() ?? 1, 1)
             let axis = ValueAxis(highest: highest, ticks: 4)
             func y(_ value: Double) -> Double { panelTop + panelHeight - value / axis.ceiling * panelHeight }
 
@@ -81,6 +85,13 @@ public enum RideChart {
                 &svg, summary: summary, samples: samples, end: seconds?.upperBound ?? samples.count, x: x,
                 top: panelTop, height: panelHeight)
             axis.draw(on: &svg, left: left, right: left + plotWidth, y: y)
+            for target in targets where seconds == nil || (target.end > from && target.start < to) {
+                svg.polygon(
+                    [
+                        (x(target.start), y(0)), (x(target.start), y(target.first)), (x(target.end), y(target.last)),
+                        (x(target.end), y(0)),
+                    ], fill: panel.colour, opacity: 0.18)
+            }
             svg.polyline(
                 drawn.map { column in column.value.map { (x(column.second), y($0)) } },
                 stroke: panel.colour)
@@ -112,6 +123,17 @@ public enum RideChart {
             }
         }
         return svg.document
+    }
+
+    /// The targets of the ride's structured workout, step by step as ridden: seconds from the start and watts at
+    /// its first and last second (steps without a target are left out).
+    static func planTargets(_ summary: WorkoutSummary) -> [(start: Double, end: Double, first: Double, last: Double)] {
+        (summary.statistics.plan?.steps ?? []).compactMap { step in
+            guard let first = step.firstTargetWatts else { return nil }
+            return (
+                Double(step.startSecond), Double(step.endSecond), Double(first), Double(step.lastTargetWatts ?? first)
+            )
+        }
     }
 
     /// The part of a ride of `rideSeconds` that a zoom from `from` to `to` (seconds from its start, as typed)
@@ -205,6 +227,7 @@ public enum RideChart {
             items.append("shown: \(clockLabel(seconds: Int(shown.from)))–\(clockLabel(seconds: Int(shown.to)))")
         }
         items += ["grey: paused", "orange: sensor gap", "dashed: lap", "dotted: marker"]
+        if let plan = summary.statistics.plan { items.append("pale red: the target of \(plan.workoutName)") }
         var lines: [String] = []
         for item in items {
             if let last = lines.last, textWidth(last + " · " + item, size: 11) <= width {

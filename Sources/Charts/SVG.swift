@@ -65,6 +65,13 @@ struct SVG {
         flush()
     }
 
+    /// A filled shape through the points.
+    mutating func polygon(_ points: [(Double, Double)], fill: String, opacity: Double = 1) {
+        body.append(
+            "<polygon fill=\"\(theme.paint(fill))\"" + (opacity < 1 ? " fill-opacity=\"\(n(opacity))\"" : "")
+                + " points=\"" + points.map { "\(n($0.0)),\(n($0.1))" }.joined(separator: " ") + "\"/>")
+    }
+
     mutating func circle(x: Double, y: Double, radius: Double, fill: String) {
         body.append("<circle cx=\"\(n(x))\" cy=\"\(n(y))\" r=\"\(n(radius))\" fill=\"\(theme.paint(fill))\"/>")
     }

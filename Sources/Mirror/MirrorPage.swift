@@ -85,6 +85,17 @@ enum MirrorPage {
             <div class="tile"><div class="label">Lap <span id="lap">–</span></div><div class="value" id="laptime">–</div><div class="sub">water <span id="water">0</span> ml</div></div>
           </div>
           <div id="goalBox" class="tile hidden" style="margin-top:8px"><div class="label">Goal <span id="goal"></span></div><progress id="goalProgress" max="1" value="0"></progress></div>
+          <div id="workoutBox" class="tile hidden" style="margin-top:8px" aria-label="Structured workout">
+            <div class="label"><span id="workoutName"></span> · <span id="workoutStep"></span></div>
+            <div class="value"><span id="workoutTarget">–</span><span class="unit" id="workoutUnit">W</span> <span class="unit" id="workoutLeft"></span></div>
+            <div class="sub">next <span id="workoutNext">–</span> · intensity <span id="workoutIntensity">100</span> %</div>
+            <svg id="workoutProfile" viewBox="0 0 300 40" preserveAspectRatio="none" width="100%" height="48" role="img" aria-label="The workout's targets, and where the ride is"></svg>
+            <div class="controls">
+              <button id="workoutEasier" aria-label="Every target 5 percent easier">−5 %</button>
+              <button id="workoutHarder" aria-label="Every target 5 percent harder">+5 %</button>
+              <button id="workoutSkip">Skip step</button>
+            </div>
+          </div>
           <div id="trainerBox" class="tile hidden" style="margin-top:8px" aria-label="Smart trainer">
             <div class="label">Trainer <span id="trainerState"></span></div>
             <div class="value" id="trainerTarget">–</div>
@@ -260,7 +271,54 @@ enum MirrorPage {
           $("cancelButton").disabled = !can.cancel;
           $("water250").disabled = $("water500").disabled = !(can.pause || can.resume);
           trainerShown(s);
+          workoutShown(s);
           banners();
+        }
+
+        // The structured workout: the step and its target (or range), the time left in it, the next target, the
+        // whole workout's profile with where the ride is, and Skip and ±5 % intensity.
+        function workoutShown(s) {
+          const on = !!(s && s.workoutPlanId);
+          $("workoutBox").classList.toggle("hidden", !on);
+          if (!on) return;
+          const done = s.stepIndex >= s.stepCount;
+          $("workoutName").textContent = s.workoutPlanName || s.workoutPlanId;
+          $("workoutStep").textContent = done ? "complete" : "step " + (s.stepIndex + 1) + " of " + s.stepCount + (s.stepName ? " · " + s.stepName : "");
+          const range = s.targetRangeLowWatts !== null && s.targetRangeHighWatts !== null;
+          $("workoutTarget").textContent = done ? "–" : range ? number(s.targetRangeLowWatts, 0) + "–" + number(s.targetRangeHighWatts, 0) : s.targetPowerWatts === null ? "free" : number(s.targetPowerWatts, 0);
+          $("workoutUnit").textContent = done || (!range && s.targetPowerWatts === null) ? "" : "W";
+          $("workoutLeft").textContent = s.stepSecondsLeft === null ? "" : clock(s.stepSecondsLeft) + " left";
+          $("workoutNext").textContent = s.nextTargetPowerWatts === null ? "–" : number(s.nextTargetPowerWatts, 0) + " W";
+          $("workoutIntensity").textContent = s.intensityPercent;
+          $("workoutSkip").disabled = done;
+          profileShown(s);
+        }
+        function profileShown(s) {
+          const svg = $("workoutProfile"), segments = (s.workoutProfile || "").split(",").filter(Boolean).map((part) => {
+            const [seconds, start, end] = part.split(":");
+            return { seconds: +seconds, start: start === "-" ? null : +start, end: end === "-" ? null : +end };
+          });
+          const total = Math.max(1, segments.reduce((sum, segment) => sum + segment.seconds, 0));
+          const highest = Math.max(1, ...segments.map((segment) => Math.max(segment.start || 0, segment.end || 0)));
+          const ns = "http://www.w3.org/2000/svg";
+          svg.textContent = "";
+          let at = 0, position = 0;
+          segments.forEach((segment, index) => {
+            const x0 = at / total * 300, x1 = (at + segment.seconds) / total * 300;
+            if (index === s.stepIndex) position = at + Math.max(0, segment.seconds - (s.stepSecondsLeft === null ? segment.seconds : s.stepSecondsLeft));
+            at += segment.seconds;
+            const shape = document.createElementNS(ns, "polygon");
+            const y = (watts) => 40 - (watts === null ? 4 : watts / highest * 38);
+            shape.setAttribute("points", x0 + ",40 " + x0 + "," + y(segment.start) + " " + x1 + "," + y(segment.end === null ? segment.start : segment.end) + " " + x1 + ",40");
+            shape.setAttribute("fill", index < s.stepIndex ? "var(--line)" : index === s.stepIndex ? "var(--accent)" : "var(--dim)");
+            svg.appendChild(shape);
+          });
+          if (s.stepIndex >= segments.length) position = total;
+          const line = document.createElementNS(ns, "line");
+          const x = position / total * 300;
+          for (const [key, value] of [["x1", x], ["x2", x], ["y1", 0], ["y2", 40], ["stroke", "var(--text)"], ["stroke-width", 2]]) line.setAttribute(key, value);
+          line.setAttribute("id", "workoutPosition");
+          svg.appendChild(line);
         }
 
         // The smart trainer: its mode and target, what it refused in words, the +/- 10 W and mode buttons.
@@ -307,8 +365,9 @@ enum MirrorPage {
         }
         async function sendNow(command, args, label, began) {
           const body = { requestId: requestId(), command, args: args || {} };
-          // A trainer's target is not a control of the ride: it never goes stale when a lap comes first.
-          const ofTheRide = !["start", "target", "grade", "resistance", "trainer"].includes(command);
+          // A trainer's target or a workout's step is not a control of the ride: it never goes stale when a lap
+          // comes first.
+          const ofTheRide = !["start", "target", "grade", "resistance", "trainer", "skip", "back", "extend", "intensity"].includes(command);
           if (status && ofTheRide) { body.expect = status.controlSequence; if (status.workoutId) body.workoutId = status.workoutId; }
           let delay = 500;
           for (;;) {
@@ -323,7 +382,7 @@ enum MirrorPage {
             if (answer && answer.status === 412) { if (answer.json && answer.json.status) show(answer.json.status); return say(label + ": the ride changed, look again"); }
             if (answer && [400, 401, 403, 409].includes(answer.status)) {
               const text = label + ": " + ((answer.json && answer.json.error) || answer.status);
-              if (!ofTheRide && command !== "start") { Object.assign(trainerRefused, { text, at: Date.now() }); $("trainerMessage").textContent = text; }
+              if (["target", "grade", "resistance", "trainer"].includes(command)) { Object.assign(trainerRefused, { text, at: Date.now() }); $("trainerMessage").textContent = text; }
               return say(text);
             }
             await new Promise((resolve) => setTimeout(resolve, delay));
@@ -340,6 +399,9 @@ enum MirrorPage {
         $("trainerErg").onclick = () => send("trainer", { mode: "erg" }, "ERG");
         $("trainerSim").onclick = () => send("trainer", { mode: "sim" }, "Sim");
         $("trainerFree").onclick = () => send("trainer", { mode: "free" }, "Trainer free");
+        $("workoutSkip").onclick = () => send("skip", {}, "Skip");
+        $("workoutEasier").onclick = () => send("intensity", { change: -5 }, "−5 %");
+        $("workoutHarder").onclick = () => send("intensity", { change: 5 }, "+5 %");
         $("water250").onclick = () => send("intake", { kind: "water", amount: 250, unit: "ml" }, "Water 250 ml");
         $("water500").onclick = () => send("intake", { kind: "water", amount: 500, unit: "ml" }, "Water 500 ml");
         $("noteForm").addEventListener("submit", (event) => {

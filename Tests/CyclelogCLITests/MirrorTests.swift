@@ -550,6 +550,54 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(writes.last, [0x01], "\(writes)")
     }
 
+    func testThePagesWorkoutPanelShowsTheStepAndSkipsAndScalesIt() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        let standIn = try StandIn(sensors: [StandIn.trainer()])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("workout-page.sqlite").path
+        let file = standIn.bus.folder.appendingPathComponent("intervals.zwo").path
+        try """
+        <workout_file><name>Two steps</name><workout>
+        <SteadyState Duration="300" Power="0.5"/>
+        <SteadyState Duration="300" PowerLow="0.88" PowerHigh="0.94"/>
+        <SteadyState Duration="300" Power="0.6"/>
+        </workout></workout_file>
+        """.write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cyclelog(["workouts", "import", file, "--db", database]).status, 0)
+        let record = try Cyclelog(
+            ["record", "--plain", "--sensor", "KICKR", "--workout", "two-steps", "--ftp", "200", "--db", database],
+            standIn: standIn)
+        let (mirror, _) = try await startMirror(bus: standIn.bus, listen: "127.0.0.1:0")
+        defer {
+            mirror.signal(SIGTERM)
+            record.signal(SIGTERM)
+        }
+        try await waitFor("100 W on the trainer", record) { try standIn.writes().contains([0x05, 0x64, 0x00]) }
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
+        let (report, output) = try pageCheck(
+            "workout_page_check.py", [url, Self.artefacts], in: standIn.bus.folder, seconds: 120)
+        XCTAssertEqual(report["name"] as? String, "Two steps", output)
+        XCTAssertEqual(report["step"] as? String, "step 1 of 3", output)
+        XCTAssertEqual(report["target"] as? String, "100", output)
+        // The next step is a range: ridden at its midpoint, 91 % of 200 W.
+        XCTAssertEqual(report["next"] as? String, "182 W", output)
+        XCTAssertTrue((report["left"] as? String ?? "").hasSuffix(" left"), output)
+        XCTAssertEqual(report["segments"] as? Int, 3, output)
+        XCTAssertEqual(report["positionShown"] as? Bool, true, output)
+        XCTAssertEqual(report["targetAfterSkip"] as? String, "176–188", output)
+        XCTAssertEqual(report["targetAfterHarder"] as? String, "185–197", output)
+        for (button, height) in report["buttonHeights"] as? [String: Double] ?? [:] {
+            XCTAssertGreaterThanOrEqual(height, 48, "\(button) is smaller than a fingertip")
+        }
+        // Skip sent the range's midpoint (182 W, 05 B6 00) and +5 % its 105 % (191 W, 05 BF 00).
+        try await waitFor("191 W on the trainer", record) { try standIn.writes().contains([0x05, 0xBF, 0x00]) }
+        XCTAssertTrue(try standIn.writes().contains([0x05, 0xB6, 0x00]))
+    }
+
     // MARK: The ride history
 
     /// Every fixture ride and every real third-party ride that imports, served by the mirror from the database

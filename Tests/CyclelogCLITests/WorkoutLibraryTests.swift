@@ -133,6 +133,13 @@ final class WorkoutLibraryTests: XCTestCase {
         XCTAssertEqual(steps[1]["compliancePercent"] as? Double, 0)
         XCTAssertNil(steps[2]["compliancePercent"] as? Double)
 
+        // The chart shades each step's target under the power: 200 W for the first minute, 300 W for the second.
+        let chart = folder + "/structured.svg"
+        XCTAssertEqual(try cyclelog(["chart", "1", "-o", chart, "--db", database]).status, 0)
+        let svg = try String(contentsOfFile: chart, encoding: .utf8)
+        XCTAssertTrue(svg.contains("pale red: the target of Test"), svg)
+        XCTAssertEqual(svg.components(separatedBy: "<polygon ").count - 1, 2, "two steps with a target")
+
         // The stored journal alone, on a fresh database (no library there), gives the same table.
         let stored = try cyclelog(["show", "1", "--journal", "--db", database])
         let copy = folder + "/copy.journal"
