@@ -140,6 +140,7 @@ bench:
 	@rm -f .build/bench/results.jsonl
 	$(SWIFT) build $(RELEASE) --product DecodeBenchmark
 	$(SWIFT) build $(RELEASE) --product MetricsBenchmark
+	$(SWIFT) build $(RELEASE) --product WorkoutBenchmark
 	$(call PROGRAM,cyclelog)
 	$(call PROGRAM,cyclelog-mirror)
 	$(call PROGRAM,cyclelog-sync)
@@ -152,6 +153,7 @@ bench:
 	python3 Benchmarks/live_bench.py
 	python3 Benchmarks/start_bench.py
 	python3 Benchmarks/trainer_bench.py
+	python3 Benchmarks/workout_bench.py
 	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/history_bench.py
 	python3 Benchmarks/sync_bench.py

@@ -220,6 +220,12 @@ let package = Package(
             dependencies: ["Workouts", "WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/MetricsBenchmark"
         ),
+        // Structured workouts' benchmark (`make bench`): workout files of 1000 steps read, the player, compliance.
+        .executableTarget(
+            name: "WorkoutBenchmark",
+            dependencies: ["StructuredWorkouts", "WorkoutFiles", "Workouts", "FIT"],
+            path: "Benchmarks/WorkoutBenchmark"
+        ),
         // What several test targets share (a seeded generator).
         .target(name: "TestSupport", dependencies: ["BlueZ", "DBus"], path: "Tests/TestSupport"),
         // Rides stored in a database in memory through the replay, for the libraries above the store.

@@ -6,10 +6,16 @@
 //   journal          a cyclelog journal's text, then the time-jump rule over its events
 //   compact-journal  a stored journal chunk (deflated, packed events)
 //   stored-blobs     a stored sample chunk and a stored statistics blob
+//   zwo, erg         a workout file (.zwo, .erg/.mrc): a workout read is written as its canonical text, which reads
+//                    back to the same workout; a .zwo written of it reads back to the same steps
+//   fit-workout      a FIT workout file: the same, and the FIT file written of it reads back as FIT holds it
+//   workout-text     the canonical text itself
 // Every input must read or give an error — never crash, trap or allocate without bound.
 
 import Capture
 import RideJournal
+import StructuredWorkouts
+import WorkoutFiles
 import Workouts
 
 #if canImport(Glibc)
@@ -59,11 +65,40 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         let size = UInt32(bytes.count)
         let stored = [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24) | 0x80]
         _ = try? StoredPacking.unpackSamples(stored + bytes, firstSecond: 60)
+    case "zwo":
+        if let workout = try? ZWOFile.read(bytes) {
+            checkTextRoundTrip(workout)
+            if let written = try? ZWOFile.write(workout) {
+                precondition((try? ZWOFile.read(written)) == workout, "a .zwo written does not read back the same")
+            }
+        }
+    case "erg":
+        if let workout = try? ERGFile.read(bytes, fileName: "fuzz") { checkTextRoundTrip(workout) }
+    case "fit-workout":
+        if let workout = try? FITWorkoutFile.read(bytes) {
+            checkTextRoundTrip(workout)
+            let written = FITWorkoutFile.write(workout, createdMicroseconds: 0)
+            precondition(
+                (try? FITWorkoutFile.read(written)) == FITWorkoutFile.asWritten(workout),
+                "a FIT workout written does not read back as FIT holds it")
+        }
+    case "workout-text":
+        if let workout = try? WorkoutText.parse(String(decoding: bytes, as: UTF8.self)) {
+            checkTextRoundTrip(workout)
+            var player = WorkoutPlayer(PlannedWorkout(workout, ftpWatts: 250))
+            for _ in 0..<100 { player.advance(seconds: 7, meters: 30) }
+        }
     default:
         fputs("unknown CYCLELOG_FUZZ_TARGET \(target)\n", stderr)
         abort()
     }
     return 0
+}
+
+/// A workout's canonical text reads back to the same workout.
+private func checkTextRoundTrip(_ workout: StructuredWorkout) {
+    precondition(
+        (try? WorkoutText.parse(WorkoutText.text(workout))) == workout, "a workout's text does not read back the same")
 }
 
 /// The input as monitor records — opcode, index, 8 octets of time, a length octet, that many octets of packet —

@@ -21,23 +21,26 @@ build_decoders() {
     [ -x "$binary" ]
 }
 
-# The readers of files and stored data: Formats, Concurrency, CyclingSensors, Workouts, RideJournal and Capture as
-# instrumented static libraries, WorkoutStore's packing (which needs no GRDB) compiled with the entry point.
+# The readers of files and stored data: Formats, Concurrency, CyclingSensors, StructuredWorkouts, FIT, WorkoutFiles,
+# Workouts, RideJournal and Capture as instrumented static libraries, WorkoutStore's packing (which needs no GRDB)
+# compiled with the entry point.
 stored="$out/fuzz-stored"
 stored_sources=(Sources/Formats/*.swift Sources/Concurrency/*.swift Sources/CyclingSensors/*.swift
+    Sources/StructuredWorkouts/*.swift Sources/FIT/*.swift Sources/WorkoutFiles/*.swift
     Sources/Workouts/*.swift Sources/RideJournal/*.swift
     Sources/Capture/*.swift Sources/WorkoutStore/Packing.swift Fuzz/FuzzStoredData.swift)
 build_stored() {
     [ ! -x "$stored" ] || [ -n "$(find "${stored_sources[@]}" -newer "$stored")" ] || return 0
     echo "fuzz: building $stored"
     local flags=(-sanitize=fuzzer,address -parse-as-library -O -g -I "$out" -I Sources/CZlib)
-    for module in Formats Concurrency CyclingSensors Workouts RideJournal Capture; do
+    for module in Formats Concurrency CyclingSensors StructuredWorkouts FIT WorkoutFiles Workouts RideJournal Capture; do
         swiftc "${flags[@]}" -emit-library -static -emit-module -emit-module-path "$out/$module.swiftmodule" \
             -module-name "$module" Sources/$module/*.swift -o "$out/lib$module.a" 2>&1 |
             { grep -v "Cannot export local symbol" || true; }
     done
     swiftc "${flags[@]}" -module-name FuzzStoredData Fuzz/FuzzStoredData.swift Sources/WorkoutStore/Packing.swift \
-        -L "$out" -lCapture -lRideJournal -lWorkouts -lCyclingSensors -lConcurrency -lFormats -lz -o "$stored" 2>&1 |
+        -L "$out" -lCapture -lRideJournal -lWorkouts -lWorkoutFiles -lFIT -lStructuredWorkouts -lCyclingSensors \
+        -lConcurrency -lFormats -lz -o "$stored" 2>&1 |
         { grep -v "Cannot export local symbol" || true; }
     [ -x "$stored" ]
 }
@@ -69,7 +72,7 @@ tail -q -n +2 Fixtures/captures/*.tsv | cut -f6 | sort -u | while read -r hex; d
     [ -e "$seeds/$hex" ] || printf '%s' "$hex" | xxd -r -p > "$seeds/$hex"
 done
 
-stored_targets=(btsnoop btsnoop-writer journal compact-journal stored-blobs)
+stored_targets=(btsnoop btsnoop-writer journal compact-journal stored-blobs zwo erg fit-workout workout-text)
 
 limit=(-max_total_time="$seconds")
 [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")

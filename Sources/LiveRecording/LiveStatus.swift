@@ -91,8 +91,9 @@ public struct LiveStatus: Sendable, Equatable {
         public var intensityPercent: Int
         public var cadenceTarget: ClosedRange<Int>?
         public var stepName: String?
-        /// The whole workout, for a small chart with the position.
+        /// The whole workout, for a small chart with the position; and as the D-Bus property's text.
         public var profile: [Segment]
+        public var profileText: String
 
         public struct Segment: Sendable, Equatable {
             public var seconds: Int

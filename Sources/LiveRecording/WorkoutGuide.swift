@@ -35,11 +35,15 @@ struct WorkoutGuide {
     /// The texts of the current step already told.
     private var toldTexts = 0
     private var toldStep = -1
+    /// The whole workout's profile, made again only when the intensity changes (not at every status: a workout
+    /// of 1000 steps would cost each flush 1000 targets).
+    private var profile: (segments: [LiveStatus.Workout.Segment], text: String) = ([], "")
 
     init(id: String, planned: PlannedWorkout, intensityPercent: Int = 100, endsWhenPedallingStops: Bool = false) {
         self.id = id
         player = WorkoutPlayer(planned, intensityPercent: intensityPercent)
         self.endsWhenPedallingStops = endsWhenPedallingStops
+        profile = Self.profile(player)
     }
 
     /// The ride's moving time and distance so far, and its cadence now.
@@ -68,6 +72,7 @@ struct WorkoutGuide {
 
     mutating func apply(_ control: PlayerControl) -> [Action] {
         player.apply(control)
+        if case .intensity = control { profile = Self.profile(player) }
         return guidance()
     }
 
@@ -140,13 +145,14 @@ struct WorkoutGuide {
             stepSecondsLeft: player.secondsLeft, targetPowerWatts: player.targetWatts,
             targetRangeWatts: player.targetRangeWatts, nextTargetPowerWatts: player.nextTargetWatts,
             intensityPercent: player.intensityPercent, cadenceTarget: player.step?.cadence,
-            stepName: player.step?.name, profile: Self.profile(player))
+            stepName: player.step?.name, profile: profile.segments, profileText: profile.text)
     }
 
     /// The whole workout's targets for a small chart: (seconds, watts at the start, watts at the end) per timed
-    /// step; an open step counts 60 s and a distance 1 s per 10 m, so that each has a place.
-    static func profile(_ player: WorkoutPlayer) -> [LiveStatus.Workout.Segment] {
-        player.steps.map { step in
+    /// step; an open step counts 60 s and a distance 1 s per 10 m, so that each has a place. Also as the status's
+    /// text, `SECONDS:START:END` by commas (`-` for no target).
+    static func profile(_ player: WorkoutPlayer) -> (segments: [LiveStatus.Workout.Segment], text: String) {
+        let segments = player.steps.map { step in
             let seconds: Int =
                 switch step.length {
                 case .seconds(let seconds): seconds
@@ -157,5 +163,9 @@ struct WorkoutGuide {
                 seconds: seconds, startWatts: player.watts(step.power, progress: 0),
                 endWatts: player.watts(step.power, progress: 1))
         }
+        let text = segments.map { segment in
+            "\(segment.seconds):\(segment.startWatts.map(String.init) ?? "-"):\(segment.endWatts.map(String.init) ?? "-")"
+        }.joined(separator: ",")
+        return (segments, text)
     }
 }

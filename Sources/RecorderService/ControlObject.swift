@@ -63,9 +63,7 @@ extension RecorderControl {
             status.targetRangeHighWatts = workout.targetRangeWatts.map { Double($0.upperBound) }
             status.nextTargetPowerWatts = workout.nextTargetPowerWatts.map(Double.init)
             status.intensityPercent = Int64(workout.intensityPercent)
-            status.workoutProfile = workout.profile.map { segment in
-                "\(segment.seconds):\(segment.startWatts.map(String.init) ?? "-"):\(segment.endWatts.map(String.init) ?? "-")"
-            }.joined(separator: ",")
+            status.workoutProfile = workout.profileText
         }
         return status
     }

@@ -73,8 +73,11 @@ public enum WorkoutText {
     }
 
     public static func parse(_ text: String) throws(WorkoutReadError) -> StructuredWorkout {
-        // "\r\n" is one Character. Only LF and CR LF end a line: a name may hold U+2028.
-        var lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        // Split by scalar, not by character: a line feed followed by a combining mark is one character. Only LF
+        // (and CR LF) ends a line: a name may hold U+2028.
+        var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { scalars in
+            Substring(scalars.last == "\r" ? scalars.dropLast() : scalars)
+        }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard lines.first == Substring(header) else {
             throw WorkoutReadError("line 1", "is not '\(header)': this is not a cyclelog workout")
@@ -216,21 +219,24 @@ public enum WorkoutText {
         return low...high
     }
 
+    /// The first word and the rest, split at the first space scalar (a space followed by a combining mark is one
+    /// character, and would hide the split from a search by character).
     static func split(_ line: Substring) -> (Substring, Substring) {
-        guard let space = line.firstIndex(of: " ") else { return (line, "") }
-        return (line[..<space], line[line.index(after: space)...])
+        let scalars = line.unicodeScalars
+        guard let space = scalars.firstIndex(of: " ") else { return (line, "") }
+        return (Substring(scalars[..<space]), Substring(scalars[scalars.index(after: space)...]))
     }
 
     /// `\\`, `\n` and `\r` escaped, so that free text stays on its line.
     public static func escaped(_ text: String) -> String {
         var output = ""
-        for character in text {
-            switch character {
+        // By scalar: a line feed inside a character (followed by a combining mark) is escaped too.
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": output += "\\\\"
             case "\n": output += "\\n"
             case "\r": output += "\\r"
-            case "\r\n": output += "\\r\\n"
-            default: output.append(character)
+            default: output.unicodeScalars.append(scalar)
             }
         }
         return output
@@ -239,18 +245,18 @@ public enum WorkoutText {
     public static func unescaped(_ text: some StringProtocol) -> String {
         var output = ""
         var escaping = false
-        for character in text {
+        for scalar in text.unicodeScalars {
             if escaping {
-                switch character {
+                switch scalar {
                 case "n": output += "\n"
                 case "r": output += "\r"
-                default: output.append(character)
+                default: output.unicodeScalars.append(scalar)
                 }
                 escaping = false
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 escaping = true
             } else {
-                output.append(character)
+                output.unicodeScalars.append(scalar)
             }
         }
         return output

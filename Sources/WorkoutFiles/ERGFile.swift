@@ -39,6 +39,10 @@ public enum ERGFile {
                     }
                 }
             case "[COURSE DATA]":
+                guard let unit else {
+                    throw WorkoutReadError(
+                        "the header", "has no 'MINUTES WATTS' or 'MINUTES PERCENT' line: the power's unit is unknown")
+                }
                 let words = line.split(whereSeparator: \.isWhitespace)
                 guard words.count >= 2 else {
                     throw WorkoutReadError(place, "a course point needs minutes and a power")
@@ -49,12 +53,18 @@ public enum ERGFile {
                 else {
                     throw WorkoutReadError(place, "'\(line.prefix(40))' is not minutes and a power")
                 }
+                // Held to what a workout can be before anything is rounded: a day, 3000 W or 1000 % of FTP.
+                guard minutes <= Double(StructuredWorkout.maximumStepSeconds) / 60,
+                    power <= (unit == .ftp ? 1000 : 3000)
+                else {
+                    throw WorkoutReadError(
+                        place,
+                        "is beyond a day, or beyond \(unit == .ftp ? "1000 % of FTP" : "3000 W") (or the unit is missing)"
+                    )
+                }
                 let seconds = Int((minutes * 60).rounded())
                 if let last = points.last, seconds < last.seconds {
                     throw WorkoutReadError(place, "goes back in time (\(words[0]) minutes after \(last.seconds) s)")
-                }
-                guard seconds <= StructuredWorkout.maximumStepSeconds, power <= 3000 else {
-                    throw WorkoutReadError(place, "is beyond a day or 3000")
                 }
                 points.append((seconds, Int((power * 100).rounded()), index + 1))
             case "[COURSE TEXT]":
@@ -89,8 +99,9 @@ public enum ERGFile {
             throw WorkoutReadError("[COURSE DATA]", "every point is at the same time: no step")
         }
         for text in texts {
+            // A text before the first point is said at its start.
             let index = starts.lastIndex { $0 <= text.offsetSeconds } ?? 0
-            steps[index].texts.append(StepText(offsetSeconds: text.offsetSeconds - starts[index], text.text))
+            steps[index].texts.append(StepText(offsetSeconds: max(0, text.offsetSeconds - starts[index]), text.text))
         }
         let name = header["DESCRIPTION"]?.nonEmpty ?? header["FILE NAME"]?.nonEmpty ?? fileName
         return StructuredWorkout(name: name, description: nil, steps: steps)

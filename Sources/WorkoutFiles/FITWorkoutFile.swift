@@ -160,10 +160,11 @@ public enum FITWorkoutFile {
                     step.power = .range(
                         low: .percent(Double(shares.lowerBound)), high: .percent(Double(shares.upperBound)))
                 }
-            } else if type == Target.cadence, custom, low <= 250, high <= 250, low <= high {
+            } else if type == Target.cadence, (1...250).contains(low), (1...250).contains(high), low <= high {
                 step.cadence = Int(low)...Int(high)
-            } else if type == Target.heartRate, custom, low > 100, high > 100, low <= high, high <= 350 {
-                // Above 100: beats per minute + 100; up to 100 it is a share of a maximum heart rate not known here.
+            } else if type == Target.heartRate, (125...350).contains(low), (125...350).contains(high), low <= high {
+                // Above 100: beats per minute + 100 (25–250 bpm); up to 100 it is a share of a maximum heart rate not
+                // known here.
                 step.heartRate = Int(low - 100)...Int(high - 100)
             }
         }

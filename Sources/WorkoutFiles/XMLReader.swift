@@ -3,17 +3,21 @@ import StructuredWorkouts
 /// An XML element: its name, attributes, children and the text directly inside it.
 struct XMLElement {
     var name: String
-    var attributes: [(name: String, value: String)]
+    /// The name in lower case: element and attribute names are matched without regard to case, as Zwift does.
+    var lowercasedName: String
+    var attributes: [(lowercasedName: String, value: String)]
     var children: [XMLElement]
     var text: String
     /// The line it starts on, for a message that names it.
     var line: Int
 
+    /// The attribute named `name` (given in lower case).
     func attribute(_ name: String) -> String? {
-        attributes.first { $0.name.lowercased() == name.lowercased() }?.value
+        attributes.first { $0.lowercasedName == name }?.value
     }
 
-    func child(_ name: String) -> XMLElement? { children.first { $0.name.lowercased() == name.lowercased() } }
+    /// The first child named `name` (given in lower case).
+    func child(_ name: String) -> XMLElement? { children.first { $0.lowercasedName == name } }
 }
 
 /// Just enough XML for a workout file (`.zwo`): elements, attributes in either quote, text, the five named
@@ -22,7 +26,10 @@ struct XMLElement {
 struct XMLReader {
     private let bytes: [UInt8]
     private var at = 0
-    private var line = 1
+    /// Lines are counted as far as a message or an element's start needs them, and from there on: once over the
+    /// file in all, as elements come in order.
+    private var countedOffset = 0
+    private var countedLine = 1
     /// Deeper than any workout file; a hostile file cannot exhaust the stack.
     static let maximumDepth = 64
 
@@ -62,34 +69,45 @@ struct XMLReader {
 
     private var peek: UInt8? { at < bytes.count ? bytes[at] : nil }
 
-    private func fault(_ reason: String) -> WorkoutReadError { WorkoutReadError("line \(line)", reason) }
-
-    private mutating func advance(_ count: Int = 1) {
-        for _ in 0..<count where at < bytes.count {
-            if bytes[at] == UInt8(ascii: "\n") { line += 1 }
-            at += 1
-        }
+    /// The line of the byte at `offset`.
+    private mutating func line(at offset: Int) -> Int {
+        let offset = min(offset, bytes.count)
+        if offset < countedOffset { (countedOffset, countedLine) = (0, 1) }
+        for index in countedOffset..<offset where bytes[index] == 0x0A { countedLine += 1 }
+        countedOffset = offset
+        return countedLine
     }
 
-    private func starts(with text: String) -> Bool {
-        let utf8 = Array(text.utf8)
-        return at + utf8.count <= bytes.count && Array(bytes[at..<(at + utf8.count)]) == utf8
+    private mutating func fault(_ reason: String) -> WorkoutReadError {
+        WorkoutReadError("line \(line(at: at))", reason)
+    }
+
+    private mutating func advance(_ count: Int = 1) { at = min(at + count, bytes.count) }
+
+    private func starts(with text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard at + count <= bytes.count else { return false }
+        let start = text.utf8Start
+        for index in 0..<count where bytes[at + index] != start[index] { return false }
+        return true
     }
 
     /// Moves past `end`, or to the end of the file; false when it was not found.
-    private mutating func skip(past end: String) -> Bool {
+    private mutating func skip(past end: StaticString) -> Bool {
         while at < bytes.count {
             if starts(with: end) {
-                advance(end.utf8.count)
+                advance(end.utf8CodeUnitCount)
                 return true
             }
-            advance()
+            at += 1
         }
         return false
     }
 
     private mutating func skipSpace() {
-        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { advance() }
+        while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x09 || bytes[at] == 0x0A || bytes[at] == 0x0D {
+            at += 1
+        }
     }
 
     /// White space, comments, processing instructions and a doctype between elements.
@@ -110,11 +128,14 @@ struct XMLReader {
 
     private mutating func name() throws(WorkoutReadError) -> String {
         let start = at
-        while let byte = peek,
-            !(byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: ">")
-                || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<"))
-        {
-            advance()
+        while at < bytes.count {
+            let byte = bytes[at]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == UInt8(ascii: ">")
+                || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "<")
+            {
+                break
+            }
+            at += 1
         }
         guard at > start else { throw fault("a name is missing where an element or attribute was expected") }
         return String(decoding: bytes[start..<at], as: UTF8.self)
@@ -122,10 +143,12 @@ struct XMLReader {
 
     private mutating func element(depth: Int) throws(WorkoutReadError) -> XMLElement {
         guard depth < Self.maximumDepth else { throw fault("elements nested more than \(Self.maximumDepth) deep") }
-        let startLine = line
+        let startLine = line(at: at)
         advance()  // <
         let elementName = try name()
-        var element = XMLElement(name: elementName, attributes: [], children: [], text: "", line: startLine)
+        var element = XMLElement(
+            name: elementName, lowercasedName: elementName.lowercased(), attributes: [], children: [], text: "",
+            line: startLine)
         while true {
             skipSpace()
             guard let byte = peek else { throw fault("the file ends inside the tag <\(elementName)>") }
@@ -151,12 +174,12 @@ struct XMLReader {
             }
             advance()
             let start = at
-            while let byte = peek, byte != quote {
-                guard byte != UInt8(ascii: "<") else { throw fault("'<' inside the value of \(attributeName)") }
-                advance()
+            while at < bytes.count, bytes[at] != quote {
+                guard bytes[at] != UInt8(ascii: "<") else { throw fault("'<' inside the value of \(attributeName)") }
+                at += 1
             }
             guard peek == quote else { throw fault("the value of \(attributeName) in <\(elementName)> never ends") }
-            element.attributes.append((attributeName, try decoded(bytes[start..<at])))
+            element.attributes.append((attributeName.lowercased(), try decoded(bytes[start..<at])))
             advance()
         }
         // Content, up to the matching end tag.
@@ -167,8 +190,13 @@ struct XMLReader {
             }
             if byte != UInt8(ascii: "<") {
                 let start = at
-                while let next = peek, next != UInt8(ascii: "<") { advance() }
-                text += try decoded(bytes[start..<at]).utf8
+                while at < bytes.count, bytes[at] != UInt8(ascii: "<") { at += 1 }
+                // White space between elements is most of a workout file's text: kept only when there is more.
+                if text.isEmpty, bytes[start..<at].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }) {
+                    text += bytes[start..<at]
+                } else {
+                    text += try decoded(bytes[start..<at]).utf8
+                }
             } else if starts(with: "</") {
                 advance(2)
                 let closing = try name()
@@ -195,7 +223,7 @@ struct XMLReader {
     }
 
     /// Text with its entities replaced.
-    private func decoded(_ slice: ArraySlice<UInt8>) throws(WorkoutReadError) -> String {
+    private mutating func decoded(_ slice: ArraySlice<UInt8>) throws(WorkoutReadError) -> String {
         guard slice.contains(UInt8(ascii: "&")) else { return String(decoding: slice, as: UTF8.self) }
         var output = ""
         let text = String(decoding: slice, as: UTF8.self)

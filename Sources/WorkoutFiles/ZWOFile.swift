@@ -10,10 +10,10 @@ import StructuredWorkouts
 public enum ZWOFile {
     public static func read(_ bytes: [UInt8]) throws(WorkoutReadError) -> StructuredWorkout {
         let root = try XMLReader.document(bytes)
-        guard root.name.lowercased() == "workout_file" else {
+        guard root.lowercasedName == "workout_file" else {
             throw WorkoutReadError("line \(root.line)", "the root element is <\(root.name)>, not <workout_file>")
         }
-        for key in ["sportType", "sport_type", "sport"] {
+        for key in ["sporttype", "sport_type", "sport"] {
             if let sport = root.child(key)?.text.trimmed.lowercased(), !sport.isEmpty, sport != "bike" {
                 throw WorkoutReadError(
                     "line \(root.child(key)!.line)", "a \(sport) workout, not a ride (sportType bike)")
@@ -40,19 +40,18 @@ public enum ZWOFile {
     private static func steps(_ element: XMLElement) throws(WorkoutReadError) -> [WorkoutStep] {
         let place = "<\(element.name)> on line \(element.line)"
         func number(_ name: String) throws(WorkoutReadError) -> Double? {
-            guard let text = element.attribute(name) else { return nil }
-            guard let value = Double(text.trimmed), value.isFinite else {
+            guard let text = element.attribute(name.lowercased()) else { return nil }
+            guard let value = Double(text) ?? Double(text.trimmed), value.isFinite else {
                 throw WorkoutReadError(place, "\(name)=\"\(text.prefix(20))\" is not a number")
             }
             return value
         }
         func seconds(_ name: String) throws(WorkoutReadError) -> Int {
             guard let value = try number(name) else { throw WorkoutReadError(place, "has no \(name)") }
-            let rounded = Int(value.rounded())
-            guard (0...StructuredWorkout.maximumStepSeconds).contains(rounded) else {
+            guard value >= 0, value <= Double(StructuredWorkout.maximumStepSeconds) else {
                 throw WorkoutReadError(place, "\(name)=\(value) is not 0 to \(StructuredWorkout.maximumStepSeconds) s")
             }
-            return rounded
+            return Int(value.rounded())
         }
         func level(_ name: String) throws(WorkoutReadError) -> PowerLevel? {
             guard let value = try number(name) else { return nil }
@@ -63,8 +62,10 @@ public enum ZWOFile {
         }
         func cadence(_ name: String) throws(WorkoutReadError) -> ClosedRange<Int>? {
             guard let value = try number(name), value > 0 else { return nil }  // -1: none
+            guard value >= 0.5, value < 250.5 else {
+                throw WorkoutReadError(place, "\(name)=\(value) is not a cadence")
+            }
             let rpm = Int(value.rounded())
-            guard (1...250).contains(rpm) else { throw WorkoutReadError(place, "\(name)=\(value) is not a cadence") }
             return rpm...rpm
         }
         func stepCadence() throws(WorkoutReadError) -> ClosedRange<Int>? {
@@ -74,7 +75,7 @@ public enum ZWOFile {
             return try cadence("Cadence")
         }
         let texts = try textEvents(element)
-        let kind = element.name.lowercased()
+        let kind = element.lowercasedName
         switch kind {
         case "warmup", "ramp", "cooldown":
             let duration = try seconds("Duration")
@@ -111,8 +112,9 @@ public enum ZWOFile {
             let duration = try seconds("Duration")
             return timed([WorkoutStep(.active, .seconds(duration), .maxEffort)], [duration], texts)
         case "intervalst":
-            let repeats = Int((try number("Repeat") ?? 1).rounded())
-            guard (1...1000).contains(repeats) else { throw WorkoutReadError(place, "Repeat is not 1 to 1000") }
+            let count = try number("Repeat") ?? 1
+            guard count >= 0.5, count < 1000.5 else { throw WorkoutReadError(place, "Repeat is not 1 to 1000") }
+            let repeats = Int(count.rounded())
             let on = try seconds("OnDuration"), off = try seconds("OffDuration")
             func part(_ steady: String, _ low: String, _ high: String) throws(WorkoutReadError) -> PowerTarget {
                 if let from = try level(low), let to = try level(high) {
@@ -145,11 +147,14 @@ public enum ZWOFile {
     /// The text events of an element, by seconds from its start.
     private static func textEvents(_ element: XMLElement) throws(WorkoutReadError) -> [StepText] {
         var texts: [StepText] = []
-        for child in element.children where child.name.lowercased() == "textevent" {
+        for child in element.children where child.lowercasedName == "textevent" {
             let place = "<textevent> on line \(child.line)"
-            guard let offsetText = child.attribute("timeoffset"), let offset = Double(offsetText.trimmed),
-                offset >= 0, offset <= Double(StructuredWorkout.maximumStepSeconds * 1000)
-            else { throw WorkoutReadError(place, "has no timeoffset in seconds") }
+            guard let offsetText = child.attribute("timeoffset"),
+                let offset = Double(offsetText) ?? Double(offsetText.trimmed),
+                offset >= 0, offset <= Double(StructuredWorkout.maximumStepSeconds)
+            else {
+                throw WorkoutReadError(place, "has no timeoffset of 0 to \(StructuredWorkout.maximumStepSeconds) s")
+            }
             let message = child.attribute("message") ?? child.text.trimmed
             texts.append(StepText(offsetSeconds: Int(offset.rounded()), message))
         }
@@ -167,7 +172,10 @@ public enum ZWOFile {
                 start += lengths[index]
                 index += 1
             }
-            steps[index].texts.append(StepText(offsetSeconds: text.offsetSeconds - start, text.text))
+            // Past the last step's end it stays with the last step, said at most a day into it.
+            steps[index].texts.append(
+                StepText(
+                    offsetSeconds: min(text.offsetSeconds - start, StructuredWorkout.maximumStepSeconds), text.text))
         }
         return steps.filter { $0.length != .seconds(0) }
     }
