@@ -14,6 +14,8 @@
 #   DEMO_FROM_MINUTE  where in the 2 h 19 min ride the sensors start (default 20: past the roll-out)
 #   DEMO_TRAINER=1  a smart trainer as well (the tests' emulated FTMS trainer), steered in ERG from 180 W: +/- on the
 #                 dashboard, `cyclelog target 250 --control-bus unix:path=…/bus`, or the phone's trainer panel
+#   DEMO_WORKOUT=ID  ride a structured workout of the library (`cyclelog workouts list`: sweet-spot-2x20 …) at an
+#                 FTP of 250 W, its targets driving the trainer with DEMO_TRAINER=1: n, b, x, +/- on the dashboard
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -109,6 +111,9 @@ sleep 3
 arguments=(record --bus "$bus" --control-bus "$bus" --db "$folder/demo.sqlite")
 if [ "${DEMO_TRAINER:-0}" = 1 ]; then
     arguments+=(--control erg --target-watts 180)
+fi
+if [ -n "${DEMO_WORKOUT:-}" ]; then
+    arguments+=(--workout "$DEMO_WORKOUT" --ftp 250)
 fi
 if [ -n "${DEMO_SECONDS:-}" ]; then
     ( sleep "$DEMO_SECONDS"; "$cyclelog" end --control-bus "$bus" >/dev/null ) &

@@ -55,9 +55,14 @@ final class StartCommandTests: XCTestCase {
         XCTAssertTrue(status.contains("\"CanPause\": true") && status.contains("\"CanStart\": false"), status)
         // 0.5 l + 12 US fluid ounces (12 × 29.5735 ml = 354.88 ml, kept to 0.1 ml).
         XCTAssertTrue(status.contains("\"WaterMillilitres\": 854.9"), status)
+        // The ramp preset rides the guided ramp test: its warm-up at 100 W first.
+        XCTAssertTrue(
+            status.contains("\"WorkoutPlanId\": \"ramp-test\"") && status.contains("\"TargetPowerWatts\": 100.0"),
+            status)
         XCTAssertTrue(
             status.contains(
-                "{\"id\": \"ramp\", \"title\": \"Ramp test\", \"style\": {\"preset\": \"ramp\", \"test\": \"ramp\"}}"),
+                "{\"id\": \"ramp\", \"title\": \"Ramp test\", \"style\": {\"preset\": \"ramp\", \"test\": \"ramp\", "
+                    + "\"workout\": \"ramp-test\"}}"),
             status)
         try await rideOn(standIn, record)
         try expect(["end"], status: 0, saying: "", standIn)

@@ -1,6 +1,7 @@
 import StructuredWorkouts
 import Testing
 import TrainerControl
+import WorkoutStore
 
 @testable import LiveRecording
 
@@ -64,4 +65,67 @@ import TrainerControl
 
 extension WorkoutGuide.Action {
     var isEnd: Bool { if case .end = self { true } else { false } }
+}
+
+/// A guided ramp test through the recorder, the scripted bus and a clock moved by hand: each minute's target written
+/// to the trainer, the ride ended by itself once the cadence stays under 50 rpm for 5 s, and scored as a ramp test.
+@Suite struct RampTestScenarioTests {
+    typealias Rig = RecorderScenarioTests.Rig
+
+    /// One second of riding: the clock moved on by two flushes, the meter's power and the trainer's cadence sent.
+    func second(_ rig: Rig, watts: Int16, cadenceRPM: Double) async throws {
+        for _ in 0..<2 {
+            rig.clock.advance(by: .milliseconds(500))
+            try await rig.settled()
+        }
+        await rig.bus.notifyPower(rig.meter, watts: watts)
+        await rig.bus.notifyBikeData(rig.trainer, watts: watts, cadenceRPM: cadenceRPM)
+        try await rig.settled()
+    }
+
+    @Test func theRampTestDrivesTheTrainerMinuteByMinuteAndEndsWhenTheRiderStops() async throws {
+        let ramp = BuiltInWorkouts.ramp(startWatts: 100, stepWatts: 20)
+        let rig = try await Rig(
+            {
+                $0.workout = LiveRecorder.WorkoutChoice(id: "ramp-test", planned: PlannedWorkout(ramp, ftpWatts: nil))
+                $0.plan.fitnessTest = .ramp
+            }, trainer: [.power])
+        // The 5-minute warm-up at 100 W, then a minute at 100 W and most of one at 120 W, pedalling at 90 rpm.
+        for _ in 0..<(300 + 60 + 50) { try await second(rig, watts: 200, cadenceRPM: 90) }
+        let written = await rig.bus.controlPointWrites(rig.trainer).map {
+            $0.map { String(format: "%02x", $0) }.joined()
+        }
+        #expect(written.prefix(2) == ["00", "056400"], "control, then the warm-up's 100 W")
+        #expect(written.contains("056400") && written.contains("057800"), "\(written)")
+        #expect(await rig.recorder.status().workout?.stepIndex == 2)
+        #expect(await rig.state() == "running")
+        // The rider cannot turn the pedals over: under 50 rpm for 5 s (and a few seconds for the 1 Hz series to
+        // show it), and the ride ends and is saved by itself.
+        var halfSeconds = 0
+        while await rig.state() == "running", halfSeconds < 40 {
+            rig.clock.advance(by: .milliseconds(500))
+            halfSeconds += 1
+            // Settled, or over: a recorder whose ride ended by itself waits on no timer any more.
+            try await eventually("the recorder at rest or the ride over") {
+                if await rig.state() != "running" { return true }
+                let drained = await rig.bus.isDrained
+                let writing = await rig.recorder.trainerWritesInFlight
+                return rig.clock.sleeperCount == 1 && drained && writing == 0
+            }
+            if halfSeconds % 2 == 0, await rig.state() == "running" {
+                await rig.bus.notifyPower(rig.meter, watts: 50)
+                await rig.bus.notifyBikeData(rig.trainer, watts: 50, cadenceRPM: 30)
+            }
+        }
+        // 5 s under 50 rpm, and the few seconds the 1 Hz series takes to show the cadence.
+        #expect(halfSeconds <= 20, "ended \(Double(halfSeconds) / 2) s after the cadence fell")
+        let summary = try #require(try await rig.running.value)
+        #expect(summary.plan.fitnessTest == .ramp)
+        #expect(summary.statistics.plan?.workoutName == "Ramp test")
+        // Scored as a ramp test: 75 % of the best minute (200 W).
+        let estimate = try #require(try rig.store.ftpHistory().estimates.last)
+        #expect(estimate.method == .rampTest && estimate.workoutId == summary.id)
+        #expect(abs(estimate.watts - 150) < 1)
+        #expect(await rig.bus.controlPointWrites(rig.trainer).last == [0x01], "the trainer let go")
+    }
 }

@@ -166,7 +166,7 @@ final class LiveRecorderTests: XCTestCase {
         let script = Task {
             for (style, words) in [
                 ([("goal", DBusValue.int32(45))], "goal takes a string (s), not i"),
-                ([("workout", .string("sweet-spot"))], "workout: structured workouts are not supported yet"),
+                ([("workout", .string("Sweet Spot"))], "workout 'Sweet Spot' is not a workout's id"),
                 ([("preset", .string("hill"))], "no preset 'hill'"),
             ] {
                 let error = await refusal("Start", [.properties(style)])
@@ -181,6 +181,13 @@ final class LiveRecorderTests: XCTestCase {
             while await !recorder.status().sensors.contains(where: { $0.state == .streaming }) {
                 try await Task.sleep(for: .milliseconds(100))
             }
+            // A workout the library does not have is refused whole, in words, and nothing is started.
+            let unknown = await refusal("Start", [.properties([("workout", .string("sweet-spot"))])])
+            XCTAssertEqual(unknown?.name, RecorderControl.refusedError)
+            XCTAssertEqual(
+                unknown?.message, "no workout 'sweet-spot' in the library (cyclelog workouts list)")
+            let stillWaiting = await recorder.status().state
+            XCTAssertEqual(stillWaiting, "waiting")
             let started = try await call("Start", [.properties([("name", .string("Over the bus"))])])
             XCTAssertEqual(started.first?.integer, 1)
             let again = await refusal("Start", [.properties([])])

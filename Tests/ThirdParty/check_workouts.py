@@ -9,7 +9,7 @@ workouts) with `cyclelog workouts import`, and judges each against what an indep
 then the steps cyclelog stored (`workouts show ID --text`) must be as many, as long in total, and the traps listed
 in HAND below (read from the files by hand) must be read as they are meant. Every file is then written as FIT
 (and as .zwo where the format holds it) and imported again: a .zwo comes back as the same workout, a FIT file
-with the same lengths.
+with the same lengths, and Garmin's FIT SDK reads each FIT file written without an error.
 
   check_workouts.py --cyclelog .build/debug/cyclelog [--data ../shared/data/thirdparty/workouts]
 Prints one line per file and 'N passed, N failed'; exits 1 on any failure.
@@ -22,6 +22,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 import fitdecode
+from garmin_fit_sdk import Decoder, Stream
 
 # Traps, read by hand in the files: file -> list of (step number from 1, the step's canonical line).
 HAND = {
@@ -155,6 +156,13 @@ def check(cyclelog, data, relative, folder):
         if extension == "zwo" and kind == "zwo" and "already in the library" not in again.stdout:
             return "written as .zwo and read again, it is not the same workout"
         if extension == "fit":
+            # Garmin's own SDK reads the file we wrote without an error, with as many steps.
+            decoder = Decoder(Stream.from_file(target))
+            if not decoder.check_integrity():
+                return "the FIT workout written fails Garmin's SDK integrity check"
+            messages, errors = Decoder(Stream.from_file(target)).read()
+            if errors or len(messages.get("workout_step_mesgs", [])) != len(steps):
+                return f"Garmin's SDK reads the FIT workout written with {errors or 'a different step count'}"
             back_id = again.stdout.split()[0]
             back = canonical_steps(cyclelog, db, back_id)
             if [line.split()[2] for line in back] != [line.split()[2] for line in steps]:
