@@ -89,8 +89,9 @@ public struct StepText: Equatable, Sendable {
     }
 }
 
-/// A power level: a share of the rider's FTP or a number of watts, in hundredths.
-public struct PowerLevel: Equatable, Hashable, Sendable {
+/// A power level: a share of the rider's FTP or a number of watts, in hundredths. Ordered by the number alone (a
+/// range's two ends are of one unit).
+public struct PowerLevel: Equatable, Hashable, Sendable, Comparable {
     public enum Unit: String, Equatable, Hashable, Sendable {
         case ftp, watts
     }
@@ -127,6 +128,8 @@ public struct PowerLevel: Equatable, Hashable, Sendable {
             return Double(ftpWatts) * Double(hundredths) / 10_000
         }
     }
+
+    public static func < (lhs: PowerLevel, rhs: PowerLevel) -> Bool { lhs.hundredths < rhs.hundredths }
 
     /// `75.45%`, `250W`: the shortest exact form.
     public var text: String {

@@ -349,10 +349,6 @@ extension PowerTarget {
     }
 }
 
-extension PowerLevel: Comparable {
-    public static func < (lhs: PowerLevel, rhs: PowerLevel) -> Bool { lhs.hundredths < rhs.hundredths }
-}
-
 extension StringProtocol {
     var trimmed: String {
         String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())

@@ -142,6 +142,9 @@ extension WorkoutStore {
 /// Why a workout cannot be ridden: no such id in the library.
 public struct UnknownWorkout: Error, Sendable, CustomStringConvertible {
     public var id: String
+
+    public init(id: String) { self.id = id }
+
     public var description: String {
         "no workout '\(id.count > 40 ? String(id.prefix(40)) + "…" : id)' in the library (cyclelog workouts list)"
     }

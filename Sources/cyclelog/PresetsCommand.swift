@@ -90,6 +90,10 @@ struct AddPreset: ParsableCommand {
             throw CommandFailure(error.description)
         }
         let store = try database.open()
+        // A workout the library does not have would be refused at every start: said now instead.
+        if let workout = request.workout, try store.libraryWorkout(workout) == nil {
+            throw CommandFailure(UnknownWorkout(id: workout).description, .cannotUse)
+        }
         try store.savePreset(WorkoutPreset(id: id, title: title, request: request))
         try Presets.changed(store)
         print("Preset \(id): \(title). Start it with `cyclelog start \(id)`.")

@@ -78,6 +78,17 @@ final class WorkoutLibraryTests: XCTestCase {
         let back = try cyclelog(["workouts", "import", zwo, "--db", database])
         XCTAssertTrue(back.output.contains("over-unders  already in the library"), back.output + back.errorOutput)
 
+        // A preset may name a workout of the library, and no other.
+        let preset = try cyclelog([
+            "presets", "add", "ou", "--title", "Over-unders", "--workout", "over-unders", "--db", database,
+        ])
+        XCTAssertEqual(preset.status, 0, preset.errorOutput)
+        let missing = try cyclelog(["presets", "add", "x", "--title", "X", "--workout", "no-such", "--db", database])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(
+            missing.errorOutput.contains("no workout 'no-such' in the library (cyclelog workouts list)"),
+            missing.errorOutput)
+
         let builtIn = try cyclelog(["workouts", "remove", "recovery", "--db", database])
         XCTAssertEqual(builtIn.status, 1)
         XCTAssertTrue(builtIn.errorOutput.contains("recovery is built in and cannot be removed"), builtIn.errorOutput)
