@@ -48,9 +48,8 @@ public actor LiveRecorder {
     var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
     /// A release waiting for the trainer's answer to its Reset.
     var releaseWaiter: CheckedContinuation<Void, Never>?
-    /// The structured workout of the ride (`WorkoutWork.swift`), and one a Start chose for the ride it opens.
+    /// The structured workout of the ride (`WorkoutWork.swift`).
     var guide: WorkoutGuide?
-    var startedWorkout: WorkoutChoice?
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
     /// beyond its stream's buffer).
@@ -189,8 +188,7 @@ public actor LiveRecorder {
         // one whose workout is not in the library.
         let trainerAsk = request.trainerControl.map { TrainerAsk.mode(TrainerMode(start: $0)) }
         if let trainerAsk, let refusal = trainerControl.refusal(of: trainerAsk) { throw .refused(refusal) }
-        startedWorkout = nil
-        if let id = request.workout { startedWorkout = try await chooseWorkout(id) }
+        if let id = request.workout { _ = try await chooseWorkout(id) }
         await perform(controller.start(request, at: time, descriptions: sensors.roster.allDescriptions))
         if let source = request.powerFrom { trainerControl.steer(byMeter: source == .meter) }
         if let trainerAsk, case .success(let actions) = trainerControl.ask(trainerAsk, at: clock.elapsed) {
@@ -236,7 +234,7 @@ public actor LiveRecorder {
                     )
                     await perform(controller.batteries(sensors.batteries))
                     await journalTrainerTarget()
-                    await openWorkout(fitnessTest: request.plan.fitnessTest)
+                    await openWorkout(request)
                 } catch {
                     openFailure = error.description
                     await perform(controller.openFailed(error.description, at: now(), descriptions: descriptions))

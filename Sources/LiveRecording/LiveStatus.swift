@@ -87,6 +87,8 @@ public struct LiveStatus: Sendable, Equatable {
         public var targetPowerWatts: Int?
         /// A range step's range.
         public var targetRangeWatts: ClosedRange<Int>?
+        /// A step ridden in simulation: the road's grade, in %.
+        public var targetGradePercent: Double?
         public var nextTargetPowerWatts: Int?
         public var intensityPercent: Int
         public var cadenceTarget: ClosedRange<Int>?

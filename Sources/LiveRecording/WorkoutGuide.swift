@@ -102,7 +102,10 @@ struct WorkoutGuide {
                 toldTexts += 1
             }
         }
-        let wanted: TrainerAsk = player.targetWatts.map { .power(watts: $0) } ?? .mode(.free)
+        // A power in ERG; else a road's grade in simulation; else the trainer is let go.
+        let wanted: TrainerAsk =
+            player.targetWatts.map { .power(watts: $0) } ?? player.targetGradePercent.map { .grade(percent: $0) }
+            ?? .mode(.free)
         if wanted != asked {
             asked = wanted
             actions.append(.steer(wanted))
@@ -120,7 +123,8 @@ struct WorkoutGuide {
             }
         let power: String
         switch step.power {
-        case .free: power = "free ride"
+        case .free:
+            power = step.gradeHundredths.map { "a \(PowerLevel.decimal($0)) % grade" } ?? "free ride"
         case .maxEffort: power = "all out"
         case .range:
             power = player.targetRangeWatts.map { "\($0.lowerBound)–\($0.upperBound) W" } ?? "a share of FTP"
@@ -143,7 +147,8 @@ struct WorkoutGuide {
         LiveStatus.Workout(
             id: id, name: player.planned.workout.name, stepIndex: player.stepIndex, stepCount: player.steps.count,
             stepSecondsLeft: player.secondsLeft, targetPowerWatts: player.targetWatts,
-            targetRangeWatts: player.targetRangeWatts, nextTargetPowerWatts: player.nextTargetWatts,
+            targetRangeWatts: player.targetRangeWatts, targetGradePercent: player.targetGradePercent,
+            nextTargetPowerWatts: player.nextTargetWatts,
             intensityPercent: player.intensityPercent, cadenceTarget: player.step?.cadence,
             stepName: player.step?.name, profile: profile.segments, profileText: profile.text)
     }

@@ -21,13 +21,23 @@ extension LiveRecorder {
         }
     }
 
-    /// The ride opened: its workout (a Start's, else the recorder's own) goes into the journal and is followed.
-    func openWorkout(fitnessTest: FitnessTest?) async {
-        guard let choice = startedWorkout ?? options.workout else {
+    /// The ride opened: its workout (its Start's, else the recorder's own) goes into the journal and is followed.
+    /// A Start's was checked when it was taken; read again here, with the FTP in force when the ride opens (an
+    /// armed start opens at the first pedal stroke).
+    func openWorkout(_ request: StartRequest) async {
+        var choice = options.workout
+        if let id = request.workout {
+            do throws(StartRefusal) {
+                choice = try await chooseWorkout(id)
+            } catch {
+                if case .refused(let reason) = error { tellRider(reason) }
+                choice = nil
+            }
+        }
+        guard let choice else {
             guide = nil
             return
         }
-        startedWorkout = nil
         await record(RideEvent(timeMicroseconds: now(), .setting(.workout(choice.planned))))
         if choice.intensityPercent != 100 {
             await record(
@@ -35,7 +45,7 @@ extension LiveRecorder {
         }
         guide = WorkoutGuide(
             id: choice.id, planned: choice.planned, intensityPercent: choice.intensityPercent,
-            endsWhenPedallingStops: fitnessTest == .ramp)
+            endsWhenPedallingStops: request.plan.fitnessTest == .ramp)
         if choice.planned.workout.needsFTP, choice.planned.ftpWatts == nil {
             tellRider(
                 "no FTP is known: the steps in % of FTP have no target (`cyclelog ftp set WATTS`, or `--ftp`)")

@@ -285,8 +285,10 @@ enum MirrorPage {
           $("workoutName").textContent = s.workoutPlanName || s.workoutPlanId;
           $("workoutStep").textContent = done ? "complete" : "step " + (s.stepIndex + 1) + " of " + s.stepCount + (s.stepName ? " · " + s.stepName : "");
           const range = s.targetRangeLowWatts !== null && s.targetRangeHighWatts !== null;
-          $("workoutTarget").textContent = done ? "–" : range ? number(s.targetRangeLowWatts, 0) + "–" + number(s.targetRangeHighWatts, 0) : s.targetPowerWatts === null ? "free" : number(s.targetPowerWatts, 0);
-          $("workoutUnit").textContent = done || (!range && s.targetPowerWatts === null) ? "" : "W";
+          // A step ridden in simulation shows its grade.
+          const grade = !range && s.targetPowerWatts === null && s.gradePercent !== null;
+          $("workoutTarget").textContent = done ? "–" : range ? number(s.targetRangeLowWatts, 0) + "–" + number(s.targetRangeHighWatts, 0) : s.targetPowerWatts !== null ? number(s.targetPowerWatts, 0) : grade ? number(s.gradePercent, 1) : "free";
+          $("workoutUnit").textContent = done || (!range && s.targetPowerWatts === null) ? (grade && !done ? "% grade" : "") : "W";
           $("workoutLeft").textContent = s.stepSecondsLeft === null ? "" : clock(s.stepSecondsLeft) + " left";
           $("workoutNext").textContent = s.nextTargetPowerWatts === null ? "–" : number(s.nextTargetPowerWatts, 0) + " W";
           $("workoutIntensity").textContent = s.intensityPercent;

@@ -59,6 +59,7 @@ extension RecorderControl {
             status.stepName = workout.stepName ?? ""
             // The step's target is the ride's target, whether a trainer is steered to it or the rider follows it.
             status.targetPowerWatts = workout.targetPowerWatts.map(Double.init)
+            if let grade = workout.targetGradePercent { status.gradePercent = grade }
             status.targetRangeLowWatts = workout.targetRangeWatts.map { Double($0.lowerBound) }
             status.targetRangeHighWatts = workout.targetRangeWatts.map { Double($0.upperBound) }
             status.nextTargetPowerWatts = workout.nextTargetPowerWatts.map(Double.init)

@@ -8,6 +8,7 @@ public enum BuiltInWorkouts {
         ("vo2max-5x5", vo2max),
         ("threshold-3x10", threshold),
         ("endurance-1h", endurance),
+        ("hill-repeats", hillRepeats),
         ("recovery", recovery),
     ]
 
@@ -108,6 +109,20 @@ public enum BuiltInWorkouts {
                     WorkoutStep(.active, .seconds(120), .steady(pct(68)), cadence: 105...115, name: "Spin up"),
                 ]
             } + [coolDown(5)])
+
+    /// Ridden in simulation: the trainer is given a road's grade, and the rider chooses the gear and the power.
+    static let hillRepeats = StructuredWorkout(
+        name: "Hill repeats 5×3 min", author: author,
+        description:
+            "Five 3-minute climbs at a 6 % grade in simulation, each followed by 3 minutes on the flat: a trainer "
+            + "that takes simulation feels like the road; choose your gear.",
+        steps: [warmUp(10)]
+            + (0..<5).flatMap { _ in
+                [
+                    WorkoutStep(.active, .seconds(180), .free, cadence: 70...85, gradeHundredths: 600, name: "Climb"),
+                    WorkoutStep(.rest, .seconds(180), .free, gradeHundredths: 0, name: "Flat"),
+                ]
+            } + [coolDown(10)])
 
     static let recovery = StructuredWorkout(
         name: "Recovery", author: author,

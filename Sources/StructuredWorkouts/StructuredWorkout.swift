@@ -35,6 +35,8 @@ public struct StructuredWorkout: Equatable, Sendable {
     public static let maximumSteps = 10_000
     /// The longest step: a day.
     public static let maximumStepSeconds = 86_400
+    /// A grade a step may ask for, in hundredths of a percent (±40 %, what a trainer's simulation is asked at most).
+    public static let gradeHundredths = -4000...4000
 }
 
 public struct WorkoutStep: Equatable, Sendable {
@@ -57,6 +59,9 @@ public struct WorkoutStep: Equatable, Sendable {
     public var cadence: ClosedRange<Int>?
     /// The heart rate to ride at, in bpm.
     public var heartRate: ClosedRange<Int>?
+    /// A road's grade to ride in simulation, in hundredths of a percent (450 is 4.5 %), for a step without a power
+    /// target: a trainer is put in simulation at it.
+    public var gradeHundredths: Int?
     public var name: String?
     /// Messages for the rider, by seconds into the step.
     public var texts: [StepText]
@@ -65,13 +70,15 @@ public struct WorkoutStep: Equatable, Sendable {
 
     public init(
         _ intensity: Intensity, _ length: Length, _ power: PowerTarget, cadence: ClosedRange<Int>? = nil,
-        heartRate: ClosedRange<Int>? = nil, name: String? = nil, texts: [StepText] = [], scored: Bool = false
+        heartRate: ClosedRange<Int>? = nil, gradeHundredths: Int? = nil, name: String? = nil, texts: [StepText] = [],
+        scored: Bool = false
     ) {
         self.intensity = intensity
         self.length = length
         self.power = power
         self.cadence = cadence
         self.heartRate = heartRate
+        self.gradeHundredths = gradeHundredths
         self.name = name
         self.texts = texts
         self.scored = scored
@@ -137,7 +144,7 @@ public struct PowerLevel: Equatable, Hashable, Sendable, Comparable {
     }
 
     /// `hundredths` / 100 with no trailing zeros: exact, no floating point.
-    static func decimal(_ hundredths: Int) -> String {
+    public static func decimal(_ hundredths: Int) -> String {
         let sign = hundredths < 0 ? "-" : ""
         let magnitude = hundredths.magnitude
         let whole = magnitude / 100, fraction = magnitude % 100

@@ -99,6 +99,12 @@ public struct WorkoutPlayer: Sendable {
     /// without an FTP.
     public var targetWatts: Int? { step.flatMap { watts($0.power, progress: progress ?? 0) } }
 
+    /// The road's grade the step asks a trainer in simulation to ride, in %, when it has no power target.
+    public var targetGradePercent: Double? {
+        guard let step, targetWatts == nil, let grade = step.gradeHundredths else { return nil }
+        return Double(grade) / 100
+    }
+
     /// The range to show for a range target, in watts after the intensity.
     public var targetRangeWatts: ClosedRange<Int>? {
         guard let step, case .range(let low, let high) = step.power, let a = scaled(low), let b = scaled(high) else {

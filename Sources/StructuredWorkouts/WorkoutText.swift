@@ -27,9 +27,10 @@ public struct WorkoutReadError: Error, Equatable, Sendable, CustomStringConverti
 ///     step rest 300s 55%
 ///     step active open free name=Until you are ready
 ///     step active 5000m 250W hr=140-150 scored
+///     step active 180s free grade=6%
 ///
 /// A power is `free`, `max`, one level (`90%`, `250W`), a range `LOW-HIGH` or a ramp `FROM..TO`; a step's length
-/// is `Ns`, `Nm` or `open`; `text` lines belong to the step above them; `name=` runs to the end of its line. Free
+/// is `Ns`, `Nm` or `open`; `grade=` is a road grade in % for a trainer in simulation; `text` lines belong to the step above them; `name=` runs to the end of its line. Free
 /// text escapes `\\`, `\n` and `\r`.
 public enum WorkoutText {
     public static let header = "# cyclelog workout 1"
@@ -42,6 +43,7 @@ public enum WorkoutText {
             var words = ["step", step.intensity.rawValue, lengthText(step.length), powerText(step.power)]
             if let cadence = step.cadence { words.append("cadence=" + rangeText(cadence)) }
             if let heartRate = step.heartRate { words.append("hr=" + rangeText(heartRate)) }
+            if let grade = step.gradeHundredths { words.append("grade=" + PowerLevel.decimal(grade) + "%") }
             if step.scored { words.append("scored") }
             if let name = step.name { words.append("name=" + escaped(name)) }
             lines.append(words.joined(separator: " "))
@@ -145,8 +147,14 @@ public enum WorkoutText {
                 step.cadence = range
             } else if word.hasPrefix("hr="), let range = range(word.dropFirst(3), within: 25...250) {
                 step.heartRate = range
+            } else if word.hasPrefix("grade="), word.hasSuffix("%"),
+                let grade = signedHundredths(word.dropFirst(6).dropLast()),
+                StructuredWorkout.gradeHundredths.contains(grade)
+            {
+                step.gradeHundredths = grade
             } else {
-                throw WorkoutReadError(place, "'\(word.prefix(20))' is not cadence=A-B, hr=A-B, scored or name=…")
+                throw WorkoutReadError(
+                    place, "'\(word.prefix(20))' is not cadence=A-B, hr=A-B, grade=G% (±40), scored or name=…")
             }
         }
         return step
@@ -209,6 +217,11 @@ public enum WorkoutText {
             digits >= 0, !fraction.hasPrefix("+")
         else { return nil }
         return whole * 100 + (fraction.count == 1 ? digits * 10 : digits)
+    }
+
+    /// `-2.5` as −250.
+    static func signedHundredths(_ text: Substring) -> Int? {
+        text.hasPrefix("-") ? hundredths(text.dropFirst()).map { -$0 } : hundredths(text)
     }
 
     static func range(_ text: Substring, within bounds: ClosedRange<Int>) -> ClosedRange<Int>? {

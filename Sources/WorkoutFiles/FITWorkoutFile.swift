@@ -10,7 +10,8 @@ import StructuredWorkouts
 /// step's notes as a message at its start. The declared step count is not trusted: the steps are counted.
 ///
 /// Written: the same messages. FIT has no ramp: a ramp is written as the range it spans (as TrainerRoad writes
-/// its own); a maximal effort as an open target; one message per step (the first).
+/// its own); a maximal effort as an open target; one message per step (the first). A step's grade is not written:
+/// FIT's `grade` target type has no unit or scale for its values in the profile.
 public enum FITWorkoutFile {
     enum Message {
         static let workout: UInt16 = 26
@@ -293,6 +294,7 @@ public enum FITWorkoutFile {
                 step.power = low == high ? .steady(low) : .range(low: low, high: high)
             }
             step.heartRate = nil
+            step.gradeHundredths = nil
             step.scored = false
             step.name = step.name.flatMap { fitText($0, size: 32).trimmed.nonEmpty }
             step.texts =

@@ -183,7 +183,8 @@ public enum ZWOFile {
     // MARK: - Writing
 
     /// The workout as a `.zwo` file. Distances and open steps have no form in it: such a workout is refused by
-    /// name. Steps ridden as intervals (an on step then a rest, repeated) are written as one IntervalsT.
+    /// name. Steps ridden as intervals (an on step then a rest, repeated) are written as one IntervalsT. A step's
+    /// grade has no form either: such a step is a FreeRide.
     public static func write(_ workout: StructuredWorkout) throws(WorkoutReadError) -> [UInt8] {
         var lines = ["<workout_file>"]
         if let author = workout.author { lines.append("  <author>\(escaped(author))</author>") }

@@ -13,7 +13,8 @@ struct LibraryCommand: ParsableCommand {
         commandName: "workouts",
         abstract: "Imports, lists, shows, removes and exports structured workouts.",
         discussion: """
-            Built in: ramp-test, ftp-test-20, sweet-spot-2x20, vo2max-5x5, threshold-3x10, endurance-1h, recovery. \
+            Built in: ramp-test, ftp-test-20, sweet-spot-2x20, vo2max-5x5, threshold-3x10, endurance-1h, \
+            hill-repeats, recovery. \
             `cyclelog record --workout ID` rides one.
             """,
         subcommands: [
@@ -160,6 +161,7 @@ struct ShowWorkout: ParsableCommand {
             ]
             if let cadence = step.cadence { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
             if let heartRate = step.heartRate { words.append("\(heartRate.lowerBound)–\(heartRate.upperBound) bpm") }
+            if let grade = step.gradeHundredths { words.append("\(PowerLevel.decimal(grade)) % grade") }
             if step.scored { words.append("(scored)") }
             if let name = step.name { words.append(ShownText.cut(name, to: 40)) }
             print(words.joined(separator: "  "))

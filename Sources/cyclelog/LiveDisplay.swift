@@ -145,7 +145,8 @@ final class LiveDisplay: Sendable {
             words.append("step \(workout.stepIndex + 1) of \(workout.stepCount)")
             if let name = workout.stepName { words.append(ShownText.visible(ShownText.cut(name, to: 30))) }
             words.append(
-                (workout.targetPowerWatts.map { "\($0) W" } ?? "free")
+                (workout.targetPowerWatts.map { "\($0) W" }
+                    ?? workout.targetGradePercent.map { "grade \(SummaryText.fixed($0, 1)) %" } ?? "free")
                     + (workout.targetRangeWatts.map { " (\($0.lowerBound)–\($0.upperBound) W)" } ?? ""))
             if let cadence = workout.cadenceTarget { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
             if let left = workout.stepSecondsLeft { words.append("\(SummaryText.duration(left.rounded(.up))) left") }

@@ -39,7 +39,7 @@ final class WorkoutLibraryTests: XCTestCase {
             listed.map { $0["id"] as? String },
             [
                 "ramp-test", "ftp-test-20", "sweet-spot-2x20", "vo2max-5x5", "threshold-3x10", "endurance-1h",
-                "recovery", "over-unders",
+                "hill-repeats", "recovery", "over-unders",
             ])
         // 300 + 3 × (120 + 60) + 300 s.
         XCTAssertEqual(listed.last?["durationSeconds"] as? Int, 1140)
@@ -93,7 +93,7 @@ final class WorkoutLibraryTests: XCTestCase {
         XCTAssertEqual(builtIn.status, 1)
         XCTAssertTrue(builtIn.errorOutput.contains("recovery is built in and cannot be removed"), builtIn.errorOutput)
         XCTAssertEqual(try cyclelog(["workouts", "remove", "over-unders", "--db", database]).status, 0)
-        XCTAssertEqual(try cyclelog(["workouts", "list", "--db", database]).lines.count, 7)
+        XCTAssertEqual(try cyclelog(["workouts", "list", "--db", database]).lines.count, 8)
     }
 
     /// A journal of a structured ride: a power meter's notifications, 1 a second, at 200 W for the first minute

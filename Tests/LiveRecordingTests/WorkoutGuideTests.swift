@@ -15,6 +15,7 @@ import WorkoutStore
                     .warmup, .seconds(10), .steady(.percent(50)), texts: [StepText(offsetSeconds: 4, "Settle in")]),
                 WorkoutStep(.active, .seconds(10), .free),
                 WorkoutStep(.active, .seconds(60), .steady(.watts(300)), scored: true),
+                WorkoutStep(.active, .seconds(60), .free, gradeHundredths: -250),
             ]),
         ftpWatts: 200)
 
@@ -22,24 +23,28 @@ import WorkoutStore
         var guide = WorkoutGuide(id: "g", planned: Self.planned)
         #expect(
             guide.advance(movingSeconds: 0, distanceMeters: 0, cadenceRPM: 90) == [
-                .tell("step 1 of 3: 0:10 at 100 W"), .steer(.power(watts: 100)),
+                .tell("step 1 of 4: 0:10 at 100 W"), .steer(.power(watts: 100)),
             ])
         #expect(guide.advance(movingSeconds: 3.5, distanceMeters: 0, cadenceRPM: 90) == [])
         #expect(guide.advance(movingSeconds: 4, distanceMeters: 0, cadenceRPM: 90) == [.tell("Settle in")])
         // A step without a target lets the trainer go.
         #expect(
             guide.advance(movingSeconds: 10, distanceMeters: 0, cadenceRPM: 90) == [
-                .tell("step 2 of 3: 0:10 at free ride"), .steer(.mode(.free)),
+                .tell("step 2 of 4: 0:10 at free ride"), .steer(.mode(.free)),
             ])
         // A refusal (no trainer yet) is asked again at the next second.
         guide.trainerRefused()
         #expect(guide.advance(movingSeconds: 11, distanceMeters: 0, cadenceRPM: 90) == [.steer(.mode(.free))])
         #expect(guide.apply(.intensity(percent: 90)) == [])
         #expect(
-            guide.apply(.skip) == [.tell("step 3 of 3: 1:00 at 270 W"), .steer(.power(watts: 270))])
+            guide.apply(.skip) == [.tell("step 3 of 4: 1:00 at 270 W"), .steer(.power(watts: 270))])
         #expect(guide.status.stepIndex == 2 && guide.status.intensityPercent == 90)
-        #expect(guide.status.profile.map(\.seconds) == [10, 10, 60])
-        #expect(guide.status.profile.map(\.startWatts) == [90, nil, 270])
+        #expect(guide.status.profile.map(\.seconds) == [10, 10, 60, 60])
+        #expect(guide.status.profile.map(\.startWatts) == [90, nil, 270, nil])
+        // A step with a grade and no power puts the trainer in simulation at it.
+        #expect(
+            guide.apply(.skip) == [.tell("step 4 of 4: 1:00 at a -2.5 % grade"), .steer(.grade(percent: -2.5))])
+        #expect(guide.status.targetGradePercent == -2.5 && guide.status.targetPowerWatts == nil)
     }
 
     @Test func aRampTestEndsWhenTheCadenceStaysUnder50RpmFor5Seconds() {

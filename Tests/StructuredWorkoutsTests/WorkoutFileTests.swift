@@ -70,12 +70,13 @@ let trapsZWO = """
     @Test func theBuiltInWorkoutsGoThroughZWOWithWhatTheFormatHolds() throws {
         for (id, workout) in BuiltInWorkouts.all where !id.hasPrefix("ramp") {
             let again = try ZWOFile.read(try ZWOFile.write(workout))
-            // A .zwo has no word for a rest outside IntervalsT, no step names and no heart rate.
+            // A .zwo has no word for a rest outside IntervalsT, no step names, no heart rate and no grade.
             var expected = workout
             expected.steps = workout.steps.map { step in
                 var step = step
                 if step.intensity == .rest { step.intensity = .active }
                 step.name = nil
+                step.gradeHundredths = nil
                 if step.power == .maxEffort { step.cadence = nil }
                 return step
             }
