@@ -38,7 +38,7 @@ let package = Package(
         // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
         // A structured workout (steps and targets), its canonical text, the built-in ones and the player that
         // says what each step asks for as the ride's running time passes; pure.
-        .target(name: "StructuredWorkouts"),
+        .target(name: "StructuredWorkouts", dependencies: ["Formats"]),
         // The workout files of other tools read (.zwo, .erg, .mrc, FIT) and written (.zwo, FIT); pure.
         .target(name: "WorkoutFiles", dependencies: ["StructuredWorkouts", "FIT"]),
         .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency", "StructuredWorkouts"]),

@@ -63,3 +63,56 @@ public enum ShownText {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
+
+extension ShownText {
+    /// Free text kept on one line of a text format (a journal's names and markers, a workout's canonical text):
+    /// `\\`, `\n` and `\r` escaped, and every other control character (a NUL, an escape sequence from a sensor's
+    /// name) as `\xHH` or `\uHHHH`, so that the line stays one line, readable and safe to print, and reads back
+    /// exactly (`lineUnescaped`). By scalar: a line feed followed by a combining mark is escaped too.
+    public static func lineEscaped(_ text: String) -> String {
+        var output = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            default:
+                if let escape = escape(scalar) {
+                    output += escape
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return output
+    }
+
+    /// What `lineEscaped` wrote, read back.
+    public static func lineUnescaped(_ text: some StringProtocol) -> String {
+        var output = ""
+        var scalars = Substring(text).unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            guard scalar == "\\", let next = scalars.popFirst() else {
+                output.unicodeScalars.append(scalar)
+                continue
+            }
+            switch next {
+            case "n": output += "\n"
+            case "r": output += "\r"
+            case "x", "u":
+                let width = next == "x" ? 2 : 4
+                let digits = String(String.UnicodeScalarView(scalars.prefix(width)))
+                if digits.count == width, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16),
+                    let decoded = Unicode.Scalar(value)
+                {
+                    output.unicodeScalars.append(decoded)
+                    scalars = scalars.dropFirst(width)
+                } else {
+                    output.unicodeScalars.append(next)
+                }
+            default: output.unicodeScalars.append(next)
+            }
+        }
+        return output
+    }
+}

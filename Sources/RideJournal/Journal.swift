@@ -383,53 +383,9 @@ public enum Journal {
         return high == nil ? bytes : nil
     }
 
-    static func escaped(_ text: String) -> String {
-        var output = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            default:
-                // Every other control character (a NUL, an escape sequence from a sensor's name) as \xHH or
-                // \uHHHH: the journal line stays one line, readable and safe to print, and reads back exactly.
-                if let escape = ShownText.escape(scalar) {
-                    output += escape
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return output
-    }
+    static func escaped(_ text: String) -> String { ShownText.lineEscaped(text) }
 
-    static func unescaped(_ text: some StringProtocol) -> String {
-        var output = ""
-        var scalars = Substring(text).unicodeScalars[...]
-        while let scalar = scalars.popFirst() {
-            guard scalar == "\\", let next = scalars.popFirst() else {
-                output.unicodeScalars.append(scalar)
-                continue
-            }
-            switch next {
-            case "n": output += "\n"
-            case "r": output += "\r"
-            case "x", "u":
-                let width = next == "x" ? 2 : 4
-                let digits = String(String.UnicodeScalarView(scalars.prefix(width)))
-                if digits.count == width, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16),
-                    let decoded = Unicode.Scalar(value)
-                {
-                    output.unicodeScalars.append(decoded)
-                    scalars = scalars.dropFirst(width)
-                } else {
-                    output.unicodeScalars.append(next)
-                }
-            default: output.unicodeScalars.append(next)
-            }
-        }
-        return output
-    }
+    static func unescaped(_ text: some StringProtocol) -> String { ShownText.lineUnescaped(text) }
 }
 
 /// Something in a capture file that could not be used: the record (or line) number and what is wrong.

@@ -1,3 +1,5 @@
+import Formats
+
 /// Why a workout file cannot be read: where (a line, an element, a byte) and why, in words a rider can act on.
 /// A file that has one is refused whole: nothing of it is imported.
 public struct WorkoutReadError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -31,7 +33,7 @@ public struct WorkoutReadError: Error, Equatable, Sendable, CustomStringConverti
 ///
 /// A power is `free`, `max`, one level (`90%`, `250W`), a range `LOW-HIGH` or a ramp `FROM..TO`; a step's length
 /// is `Ns`, `Nm` or `open`; `grade=` is a road grade in % for a trainer in simulation; `text` lines belong to the step above them; `name=` runs to the end of its line. Free
-/// text escapes `\\`, `\n` and `\r`.
+/// text escapes `\\`, `\n`, `\r` and other control characters, as the journal does.
 public enum WorkoutText {
     public static let header = "# cyclelog workout 1"
 
@@ -240,38 +242,8 @@ public enum WorkoutText {
         return (Substring(scalars[..<space]), Substring(scalars[scalars.index(after: space)...]))
     }
 
-    /// `\\`, `\n` and `\r` escaped, so that free text stays on its line.
-    public static func escaped(_ text: String) -> String {
-        var output = ""
-        // By scalar: a line feed inside a character (followed by a combining mark) is escaped too.
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
+    /// Free text kept on its line (`ShownText.lineEscaped`, as the journal writes names).
+    public static func escaped(_ text: String) -> String { ShownText.lineEscaped(text) }
 
-    public static func unescaped(_ text: some StringProtocol) -> String {
-        var output = ""
-        var escaping = false
-        for scalar in text.unicodeScalars {
-            if escaping {
-                switch scalar {
-                case "n": output += "\n"
-                case "r": output += "\r"
-                default: output.unicodeScalars.append(scalar)
-                }
-                escaping = false
-            } else if scalar == "\\" {
-                escaping = true
-            } else {
-                output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
+    public static func unescaped(_ text: some StringProtocol) -> String { ShownText.lineUnescaped(text) }
 }

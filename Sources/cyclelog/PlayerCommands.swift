@@ -3,22 +3,13 @@ import DBus
 import ExitStatus
 import Foundation
 import RecorderInterface
+import Workouts
 
 /// What the workout verbs share: one `Control` command to the running recorder, then where the workout stands.
 enum PlayerCommand {
     static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
-        let connection: DBusConnection
-        do { connection = try await DBusConnection.connect(to: bus) } catch {
-            throw CommandFailure("cannot reach \(bus) (\(error.message)): no recorder is riding a workout", .cannotUse)
-        }
-        let client = RecorderClient(connection)
-        do {
-            _ = try await client.control(
-                requestId: UUID().uuidString.lowercased(), command: command, expect: 0, arguments: arguments)
-        } catch {
-            throw CommandFailure(
-                ControlCommand.explain(error, bus), RecorderControl.isMissing(error) ? .cannotUse : .failed)
-        }
+        let client = try await RecorderCommand.send(
+            command, arguments, bus: bus, nobody: "no recorder is riding a workout")
         if let status = try? await client.status(timeout: .seconds(2)) { print(describe(status)) }
     }
 
@@ -78,25 +69,11 @@ struct Extend: AsyncParsableCommand {
         try await PlayerCommand.send("extend", ["seconds": .double(Double(seconds))], bus: control.address)
     }
 
-    /// `90`, `90s`, `1m`, `2m30s`, `1h`.
+    /// `90`, `90s`, `1m`, `2m30s`, `1h`: seconds, or a time as a goal is written.
     static func seconds(_ text: String) -> Int? {
         if let plain = Int(text) { return plain }
-        var total = 0, number = ""
-        for character in text.lowercased() {
-            if character.isNumber {
-                number.append(character)
-            } else {
-                guard let value = Int(number) else { return nil }
-                switch character {
-                case "h": total += value * 3600
-                case "m": total += value * 60
-                case "s": total += value
-                default: return nil
-                }
-                number = ""
-            }
-        }
-        return number.isEmpty ? total : nil
+        guard case .timeSeconds(let seconds)? = WorkoutGoal(text) else { return nil }
+        return Int(seconds.rounded())
     }
 }
 

@@ -99,12 +99,15 @@ struct WorkoutOptions: ParsableArguments {
     }
 }
 
-/// What the trainer verbs share: one `Control` command to the running recorder, then the trainer as it stands.
-enum TrainerCommand {
-    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
+/// One `Control` command to the running recorder, with a fresh request id; the client, to read what it did. A
+/// recorder that is not there is said with `nobody` ("no recorder to steer a trainer").
+enum RecorderCommand {
+    static func send(
+        _ command: String, _ arguments: [String: DBusValue], bus: BusAddress, nobody: String
+    ) async throws -> RecorderClient {
         let connection: DBusConnection
         do { connection = try await DBusConnection.connect(to: bus) } catch {
-            throw CommandFailure("cannot reach \(bus) (\(error.message)): no recorder to steer a trainer", .cannotUse)
+            throw CommandFailure("cannot reach \(bus) (\(error.message)): \(nobody)", .cannotUse)
         }
         let client = RecorderClient(connection)
         do {
@@ -114,6 +117,15 @@ enum TrainerCommand {
             throw CommandFailure(
                 ControlCommand.explain(error, bus), RecorderControl.isMissing(error) ? .cannotUse : .failed)
         }
+        return client
+    }
+}
+
+/// What the trainer verbs share: one `Control` command to the running recorder, then the trainer as it stands.
+enum TrainerCommand {
+    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
+        let client = try await RecorderCommand.send(
+            command, arguments, bus: bus, nobody: "no recorder to steer a trainer")
         // The trainer answers within a second; what it said is in the status.
         var status = try? await client.status(timeout: .seconds(2))
         for _ in 0..<10 where status?.trainerState == "asking" {
