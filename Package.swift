@@ -40,7 +40,7 @@ let package = Package(
         // says what each step asks for as the ride's running time passes; pure.
         .target(name: "StructuredWorkouts", dependencies: ["Formats"]),
         // The workout files of other tools read (.zwo, .erg, .mrc, FIT) and written (.zwo, FIT); pure.
-        .target(name: "WorkoutFiles", dependencies: ["StructuredWorkouts", "FIT"]),
+        .target(name: "WorkoutFiles", dependencies: ["Formats", "StructuredWorkouts", "FIT"]),
         .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency", "StructuredWorkouts"]),
         // The smart trainer's control: what to write to its control point and when (modes, targets held within
         // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.

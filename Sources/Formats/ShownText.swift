@@ -116,3 +116,10 @@ extension ShownText {
         return output
     }
 }
+
+extension StringProtocol {
+    /// The text without the white space (and line ends) around it.
+    public var withoutSurroundingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

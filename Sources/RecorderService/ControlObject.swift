@@ -255,18 +255,7 @@ extension RecorderControl {
     /// `mode` (erg, sim, resistance, free); InvalidArgs naming what is wrong.
     static func trainerAsk(_ command: String, _ arguments: [String: DBusValue]) throws(DBusError) -> TrainerAsk {
         func number(_ key: String, _ range: ClosedRange<Double>, _ unit: String) throws(DBusError) -> Double? {
-            guard let value = arguments[key]?.unwrapped else { return nil }
-            let read: Double? =
-                switch value {
-                case .double(let number): number
-                default: value.integer.map(Double.init)
-                }
-            guard let read, read.isFinite, range.contains(read) else {
-                throw DBusError(
-                    name: DBusError.invalidArgumentsName,
-                    message: "\(key) takes a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)) \(unit)")
-            }
-            return read
+            try RecorderControl.number(arguments, key, range, unit: unit)
         }
         func missing(_ what: String) -> DBusError {
             DBusError(name: DBusError.invalidArgumentsName, message: "\(command) takes \(what)")
@@ -300,38 +289,48 @@ extension RecorderControl {
         }
     }
 
+    /// A command's number argument (a double or any integer), held to `range`; nil when it is not there,
+    /// InvalidArgs naming it and its bounds when it is not a number within them.
+    static func number(
+        _ arguments: [String: DBusValue], _ key: String, _ range: ClosedRange<Double>, unit: String
+    ) throws(DBusError) -> Double? {
+        guard let value = arguments[key]?.unwrapped else { return nil }
+        let read: Double? =
+            switch value {
+            case .double(let number): number
+            default: value.integer.map(Double.init)
+            }
+        guard let read, read.isFinite, range.contains(read) else {
+            throw DBusError(
+                name: DBusError.invalidArgumentsName,
+                message: "\(key) takes a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)) \(unit)")
+        }
+        return read
+    }
+
     /// What a player command asks: `skip`, `back`, `extend` with `seconds` (1–3600), `intensity` with `percent`
     /// (50–150) or `change` (±100, from `intensityPercent`, held within 50–150); InvalidArgs naming what is wrong.
     static func playerControl(
         _ command: String, _ arguments: [String: DBusValue], intensityPercent: Int
     ) throws(DBusError) -> PlayerControl {
-        func number(_ key: String, _ range: ClosedRange<Int>) throws(DBusError) -> Int? {
-            guard let value = arguments[key]?.unwrapped else { return nil }
-            let read: Double? =
-                switch value {
-                case .double(let number): number
-                default: value.integer.map(Double.init)
-                }
-            guard let read, read.isFinite, Double(range.lowerBound) <= read, read <= Double(range.upperBound) else {
-                throw DBusError(
-                    name: DBusError.invalidArgumentsName,
-                    message: "\(key) takes a number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return Int(read.rounded())
+        func number(_ key: String, _ range: ClosedRange<Int>, _ unit: String) throws(DBusError) -> Int? {
+            try RecorderControl.number(arguments, key, Double(range.lowerBound)...Double(range.upperBound), unit: unit)
+                .map { Int($0.rounded()) }
         }
         switch command {
         case "skip": return .skip
         case "back": return .back
         case "extend":
-            guard let seconds = try number("seconds", PlayerControl.extendSeconds) else {
+            guard let seconds = try number("seconds", PlayerControl.extendSeconds, "s") else {
                 throw DBusError(name: DBusError.invalidArgumentsName, message: "extend takes seconds (1–3600)")
             }
             return .extend(seconds: seconds)
         default:
-            let bounds = PlayerControl.intensityPercent
-            if let percent = try number("percent", bounds) { return .intensity(percent: percent) }
-            if let change = try number("change", -100...100) {
-                return .intensity(percent: min(max(intensityPercent + change, bounds.lowerBound), bounds.upperBound))
+            if let percent = try number("percent", PlayerControl.intensityPercent, "%") {
+                return .intensity(percent: percent)
+            }
+            if let change = try number("change", -100...100, "%") {
+                return .intensity(intensityPercent, changedBy: change)
             }
             throw DBusError(
                 name: DBusError.invalidArgumentsName, message: "intensity takes percent (50–150) or change (±100)")

@@ -13,6 +13,16 @@ public enum PlayerControl: Equatable, Sendable {
     public static let intensityPercent = 50...150
     public static let extendSeconds = 1...3600
 
+    /// The intensity `change` % from `percent`, held within `intensityPercent` (a control the journal can read back).
+    public static func intensity(_ percent: Int, changedBy change: Int) -> PlayerControl {
+        .intensity(percent: held(percent + change))
+    }
+
+    /// An intensity held within `intensityPercent`.
+    static func held(_ percent: Int) -> Int {
+        min(max(percent, intensityPercent.lowerBound), intensityPercent.upperBound)
+    }
+
     /// `skip`, `back`, `extend 60`, `intensity 95`: the journal's words and the recorder's command.
     public var words: String {
         switch self {
@@ -188,9 +198,7 @@ public struct WorkoutPlayer: Sendable {
         case .extend(let seconds):
             if case .seconds? = step?.length { extraSeconds += seconds }
         case .intensity(let percent):
-            intensityPercent = min(
-                max(percent, PlayerControl.intensityPercent.lowerBound),
-                PlayerControl.intensityPercent.upperBound)
+            intensityPercent = PlayerControl.held(percent)
         }
     }
 

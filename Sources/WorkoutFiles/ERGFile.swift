@@ -1,3 +1,4 @@
+import Formats
 import StructuredWorkouts
 
 /// The `.erg` (watts) and `.mrc` (% of FTP) course files of TrainerRoad, GoldenCheetah and many trainers'
@@ -16,7 +17,7 @@ public enum ERGFile {
         var texts: [StepText] = []
         for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let place = "line \(index + 1)"
-            let line = String(raw).trimmed
+            let line = String(raw).withoutSurroundingWhitespace
             if line.isEmpty || line.hasPrefix(";") { continue }
             if line.hasPrefix("[") {
                 let name = line.uppercased()
@@ -26,7 +27,8 @@ public enum ERGFile {
             switch section {
             case "[COURSE HEADER]":
                 if let equals = line.firstIndex(of: "=") {
-                    header[line[..<equals].trimmed.uppercased()] = line[line.index(after: equals)...].trimmed
+                    header[line[..<equals].withoutSurroundingWhitespace.uppercased()] =
+                        line[line.index(after: equals)...].withoutSurroundingWhitespace
                 } else {
                     let words = line.uppercased().split(whereSeparator: \.isWhitespace)
                     if words.count == 2, words[0] == "MINUTES" {
@@ -70,10 +72,10 @@ public enum ERGFile {
             case "[COURSE TEXT]":
                 let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
                 let words = fields.count >= 2 ? fields.map { Substring($0) } : line.split(separator: " ", maxSplits: 1)
-                guard words.count >= 2, let seconds = Double(words[0].trimmed), seconds >= 0,
+                guard words.count >= 2, let seconds = Double(words[0].withoutSurroundingWhitespace), seconds >= 0,
                     seconds <= Double(StructuredWorkout.maximumStepSeconds)
                 else { throw WorkoutReadError(place, "a course text needs its time in seconds, then the message") }
-                texts.append(StepText(offsetSeconds: Int(seconds.rounded()), words[1].trimmed))
+                texts.append(StepText(offsetSeconds: Int(seconds.rounded()), words[1].withoutSurroundingWhitespace))
             default:
                 continue
             }

@@ -1,4 +1,5 @@
 import FIT
+import Formats
 import StructuredWorkouts
 
 /// Garmin's FIT workout file (`file_id.type` 5): a `workout` message and its `workout_step`s (FIT profile 21).
@@ -105,8 +106,8 @@ public enum FITWorkoutFile {
             steps.append(try step(record, durationType: durationType, durationValue: durationValue, place: place))
         }
         return StructuredWorkout(
-            name: workout.texts[8]?.trimmed.nonEmpty ?? "Untitled workout", author: nil,
-            description: workout.texts[17]?.trimmed.nonEmpty, steps: steps)
+            name: workout.texts[8]?.withoutSurroundingWhitespace.nonEmpty ?? "Untitled workout", author: nil,
+            description: workout.texts[17]?.withoutSurroundingWhitespace.nonEmpty, steps: steps)
     }
 
     private static func step(
@@ -169,8 +170,8 @@ public enum FITWorkoutFile {
                 step.heartRate = Int(low - 100)...Int(high - 100)
             }
         }
-        step.name = record.texts[StepField.name]?.trimmed.nonEmpty
-        if let notes = record.texts[StepField.notes]?.trimmed.nonEmpty {
+        step.name = record.texts[StepField.name]?.withoutSurroundingWhitespace.nonEmpty
+        if let notes = record.texts[StepField.notes]?.withoutSurroundingWhitespace.nonEmpty {
             step.texts = [StepText(offsetSeconds: 0, notes)]
         }
         return step
@@ -179,7 +180,12 @@ public enum FITWorkoutFile {
     /// A custom power value: up to 1000 a % of FTP, above it watts + 1000.
     private static func level(_ value: Int64, _ place: String) throws(WorkoutReadError) -> PowerLevel {
         guard value <= 1000 + 3000 else { throw WorkoutReadError(place, "a power of \(value) is beyond 3000 W") }
-        return value <= 1000
+        return level(custom: UInt64(value))
+    }
+
+    /// A custom power value as a level: up to 1000 a % of FTP, above it watts + 1000 (what `custom` writes).
+    static func level(custom value: UInt64) -> PowerLevel {
+        value <= 1000
             ? PowerLevel(hundredths: Int(value) * 100, .ftp) : PowerLevel(hundredths: Int(value - 1000) * 100, .watts)
     }
 
@@ -280,12 +286,7 @@ public enum FITWorkoutFile {
         copy.name = fitText(workout.name, size: 64)
         for index in copy.steps.indices {
             var step = copy.steps[index]
-            func rounded(_ level: PowerLevel) -> PowerLevel {
-                let value = custom(level)
-                return value <= 1000
-                    ? PowerLevel(hundredths: Int(value) * 100, .ftp)
-                    : PowerLevel(hundredths: Int(value - 1000) * 100, .watts)
-            }
+            func rounded(_ level: PowerLevel) -> PowerLevel { Self.level(custom: custom(level)) }
             switch step.power {
             case .free, .maxEffort: step.power = .free
             case .steady(let level): step.power = .steady(rounded(level))
@@ -296,9 +297,9 @@ public enum FITWorkoutFile {
             step.heartRate = nil
             step.gradeHundredths = nil
             step.scored = false
-            step.name = step.name.flatMap { fitText($0, size: 32).trimmed.nonEmpty }
+            step.name = step.name.flatMap { fitText($0, size: 32).withoutSurroundingWhitespace.nonEmpty }
             step.texts =
-                step.texts.first.flatMap { fitText($0.text, size: 64).trimmed.nonEmpty }
+                step.texts.first.flatMap { fitText($0.text, size: 64).withoutSurroundingWhitespace.nonEmpty }
                 .map { [StepText(offsetSeconds: 0, $0)] } ?? []
             copy.steps[index] = step
         }

@@ -1,3 +1,4 @@
+import Formats
 import StructuredWorkouts
 
 /// Zwift's workout file (`.zwo`): XML, a `workout` element whose children are the steps, powers as shares of FTP
@@ -14,7 +15,9 @@ public enum ZWOFile {
             throw WorkoutReadError("line \(root.line)", "the root element is <\(root.name)>, not <workout_file>")
         }
         for key in ["sporttype", "sport_type", "sport"] {
-            if let sport = root.child(key)?.text.trimmed.lowercased(), !sport.isEmpty, sport != "bike" {
+            if let sport = root.child(key)?.text.withoutSurroundingWhitespace.lowercased(), !sport.isEmpty,
+                sport != "bike"
+            {
                 throw WorkoutReadError(
                     "line \(root.child(key)!.line)", "a \(sport) workout, not a ride (sportType bike)")
             }
@@ -30,18 +33,18 @@ public enum ZWOFile {
             }
         }
         guard !steps.isEmpty else { throw WorkoutReadError("line \(list.line)", "the <workout> element has no steps") }
-        let name = root.child("name")?.text.trimmed ?? ""
+        let name = root.child("name")?.text.withoutSurroundingWhitespace ?? ""
         return StructuredWorkout(
             name: name.isEmpty ? "Untitled workout" : name,
-            author: root.child("author")?.text.trimmed.nonEmpty,
-            description: root.child("description")?.text.trimmed.nonEmpty, steps: steps)
+            author: root.child("author")?.text.withoutSurroundingWhitespace.nonEmpty,
+            description: root.child("description")?.text.withoutSurroundingWhitespace.nonEmpty, steps: steps)
     }
 
     private static func steps(_ element: XMLElement) throws(WorkoutReadError) -> [WorkoutStep] {
         let place = "<\(element.name)> on line \(element.line)"
         func number(_ name: String) throws(WorkoutReadError) -> Double? {
             guard let text = element.attribute(name.lowercased()) else { return nil }
-            guard let value = Double(text) ?? Double(text.trimmed), value.isFinite else {
+            guard let value = Double(text) ?? Double(text.withoutSurroundingWhitespace), value.isFinite else {
                 throw WorkoutReadError(place, "\(name)=\"\(text.prefix(20))\" is not a number")
             }
             return value
@@ -104,7 +107,7 @@ public enum ZWOFile {
                 [WorkoutStep(.active, .seconds(duration), power, cadence: try stepCadence())], [duration], texts)
         case "freeride":
             let duration = try seconds("Duration")
-            let scored = element.attribute("ftptest").map { $0.trimmed == "1" } ?? false
+            let scored = element.attribute("ftptest").map { $0.withoutSurroundingWhitespace == "1" } ?? false
             return timed(
                 [WorkoutStep(.active, .seconds(duration), .free, cadence: try stepCadence(), scored: scored)],
                 [duration], texts)
@@ -150,12 +153,12 @@ public enum ZWOFile {
         for child in element.children where child.lowercasedName == "textevent" {
             let place = "<textevent> on line \(child.line)"
             guard let offsetText = child.attribute("timeoffset"),
-                let offset = Double(offsetText) ?? Double(offsetText.trimmed),
+                let offset = Double(offsetText) ?? Double(offsetText.withoutSurroundingWhitespace),
                 offset >= 0, offset <= Double(StructuredWorkout.maximumStepSeconds)
             else {
                 throw WorkoutReadError(place, "has no timeoffset of 0 to \(StructuredWorkout.maximumStepSeconds) s")
             }
-            let message = child.attribute("message") ?? child.text.trimmed
+            let message = child.attribute("message") ?? child.text.withoutSurroundingWhitespace
             texts.append(StepText(offsetSeconds: Int(offset.rounded()), message))
         }
         return texts
@@ -347,12 +350,6 @@ extension PowerTarget {
         case .steady(let level): level.unit == .ftp
         case .range(let a, let b), .ramp(let a, let b): a.unit == .ftp && b.unit == .ftp
         }
-    }
-}
-
-extension StringProtocol {
-    var trimmed: String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
 

@@ -28,29 +28,29 @@ public struct LibraryWorkout: Equatable, Sendable {
 extension WorkoutStore {
     /// The built-in workouts, then the imported ones by id.
     public func libraryWorkouts() throws(StoreError) -> [LibraryWorkout] {
-        let builtIn = BuiltInWorkouts.all.map { id, workout in
-            LibraryWorkout(
-                id: id, workout: workout, source: "builtin", fileName: nil,
-                contentDigest: LibraryWorkout.digest(workout), importedMicroseconds: nil)
-        }
         let imported = try read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM libraryWorkout ORDER BY id").map { row in
                 try Self.libraryWorkout(row)
             }
         }
-        return builtIn + imported
+        return BuiltInWorkouts.all.map(Self.builtIn) + imported
     }
 
+    /// One workout by its id: a built-in one, else the one row (a start reads only the workout it rides, not every
+    /// workout of the library).
     public func libraryWorkout(_ id: String) throws(StoreError) -> LibraryWorkout? {
-        try libraryWorkouts().first { $0.id == id }
+        if let workout = BuiltInWorkouts.workout(id: id) { return Self.builtIn((id, workout)) }
+        return try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM libraryWorkout WHERE id = ?", arguments: [id]).map { row in
+                try Self.libraryWorkout(row)
+            }
+        }
     }
 
-    /// The bytes of the file an imported workout came from.
-    public func librarySource(_ id: String) throws(StoreError) -> [UInt8]? {
-        try read { db in
-            try Data.fetchOne(db, sql: "SELECT sourceBytes FROM libraryWorkout WHERE id = ?", arguments: [id])
-                .map { Array($0) }
-        }
+    private static func builtIn(_ entry: (id: String, workout: StructuredWorkout)) -> LibraryWorkout {
+        LibraryWorkout(
+            id: entry.id, workout: entry.workout, source: "builtin", fileName: nil,
+            contentDigest: LibraryWorkout.digest(entry.workout), importedMicroseconds: nil)
     }
 
     /// What an import did: added under an id, or found the same workout already there.

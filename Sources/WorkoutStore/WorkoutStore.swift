@@ -644,8 +644,9 @@ public final class WorkoutStore: Sendable {
             try db.execute(sql: markedChanges(of: "countedRide"))
         }
         migrator.registerMigration("v17 the workout library", foreignKeyChecks: .immediate) { db in
-            // Structured workouts imported from files: the file's own bytes (exported again as they came), the
-            // canonical text read from them (what is ridden), and its digest (the same workout is kept once).
+            // Structured workouts imported from files: the file's own bytes (kept: the original is never lost to
+            // what this version reads of it), the canonical text read from them (what is ridden), and its digest
+            // (the same workout is kept once).
             try db.execute(
                 sql: """
                     CREATE TABLE libraryWorkout (

@@ -1,3 +1,4 @@
+import Formats
 import StructuredWorkouts
 
 /// The one stream every source becomes (DESIGN.md §1): a live ride, a btsnoop capture and a cyclelog journal all
@@ -109,7 +110,7 @@ public struct WorkoutPlan: Equatable, Sendable {
 
     /// How a ride's name is written: `text` without its surrounding white space, 1 to 200 characters; nil otherwise.
     public static func name(_ text: String) -> String? {
-        let trimmed = String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        let trimmed = text.withoutSurroundingWhitespace
         return trimmed.isEmpty || trimmed.count > 200 ? nil : trimmed
     }
 

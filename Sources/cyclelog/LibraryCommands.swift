@@ -25,12 +25,7 @@ struct LibraryCommand: ParsableCommand {
 
 extension LibraryWorkout {
     /// `1:05:00`, or `open` when a step is not timed.
-    var durationText: String {
-        guard let seconds = workout.totalSeconds else { return "open" }
-        return seconds >= 3600
-            ? String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
-            : String(format: "%d:%02d", seconds / 60, seconds % 60)
-    }
+    var durationText: String { workout.totalSeconds.map { SummaryText.duration(Double($0)) } ?? "open" }
 
     var json: JSONValue {
         let duration: JSONValue = workout.totalSeconds.map { .integer(Int64($0)) } ?? .null

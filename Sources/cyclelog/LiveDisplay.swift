@@ -291,10 +291,7 @@ final class LiveDisplay: Sendable {
         case UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "_"):
             let up = byte == UInt8(ascii: "+") || byte == UInt8(ascii: "=")
             if let workout = await recorder.status().workout {
-                let percent = workout.intensityPercent + (up ? 5 : -5)
-                let bounds = PlayerControl.intensityPercent
-                await tell(
-                    recorder.player(.intensity(percent: min(max(percent, bounds.lowerBound), bounds.upperBound))))
+                await tell(recorder.player(.intensity(workout.intensityPercent, changedBy: up ? 5 : -5)))
             } else {
                 await tell(recorder.steer(.powerChange(watts: up ? 10 : -10)))
             }

@@ -28,7 +28,8 @@ enum PlayerCommand {
             words.append("no target")
         }
         if let left = status.stepSecondsLeft {
-            words.append(String(format: "%d:%02d left", Int(left) / 60, Int(left) % 60))
+            // As the dashboard shows it.
+            words.append("\(SummaryText.duration(left.rounded(.up))) left")
         }
         words.append("intensity \(status.intensityPercent) %")
         return "Workout \(status.workoutPlanName): " + words.joined(separator: ", ") + "."
