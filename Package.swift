@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The shared store of rides (cyclelog-sync): PostgreSQL's wire protocol on SwiftNIO, TLS by swift-nio-ssl.
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // The uploads' HTTPS client (RideUploads): TLS from swift-nio-ssl, which postgres-nio builds already.
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     ],
     targets: [
         // Pure decoders and encoders for the Bluetooth GATT characteristics; no Foundation.
@@ -173,10 +175,22 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Rides uploaded to intervals.icu and Strava once per service by sync identity, and the coach's plan
+        // fetched: the accounts, an HTTP/1.1 client on SwiftNIO, the services' APIs, the upload's rule; no Bluetooth.
+        .target(
+            name: "RideUploads",
+            dependencies: [
+                "Formats", "ExitStatus", "WorkoutStore", "RideHistory", "Workouts", "StructuredWorkouts",
+                "WorkoutFiles",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         .executableTarget(
             name: "cyclelog-sync",
             dependencies: [
-                "Formats",
+                "Formats", "RideUploads",
                 "RideSync", "WorkoutStore", "Workouts", "ProgramMain", "ExitStatus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
@@ -281,7 +295,7 @@ let package = Package(
         .testTarget(
             name: "RideSyncTests",
             dependencies: [
-                "RideSync", "WorkoutStore", "Recording", "Workouts", "RideJournal", "TestSupport",
+                "RideSync", "RideUploads", "WorkoutStore", "Recording", "Workouts", "RideJournal", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Workouts
 
@@ -8,17 +9,24 @@ public struct StoredPreset: Equatable, Sendable {
     public var lastUsedMicroseconds: Int64?
     /// One of `WorkoutPreset.builtIn` (editable, not removable).
     public var builtIn: Bool
+    /// The local day (YYYY-MM-DD) the coach planned it for, when it came from a plan (`cyclelog-sync plans`).
+    public var plannedDay: String? = nil
+    /// The coach's description of a planned workout.
+    public var note: String? = nil
 }
 
 extension WorkoutStore {
-    /// The suggested workouts: the built-in ones (as the rider edited them) and the rider's own; pinned first,
-    /// then the most recently used, then the rest (built-in ones in their order, then by id).
-    public func presets() throws(StoreError) -> [StoredPreset] {
+    /// The suggested workouts: the built-in ones (as the rider edited them) and the rider's own; the coach's
+    /// plan for `today` (a local day, YYYY-MM-DD) first, then the pinned ones, then the most recently used, then
+    /// the rest (built-in ones in their order, then by id).
+    public func presets(today: String = LocalDay.today()) throws(StoreError) -> [StoredPreset] {
         try read { db in
             var stored: [String: WorkoutPreset] = [:]
+            var planned: [String: (day: String?, note: String?)] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM preset") {
                 let preset = try Self.preset(row)
                 stored[preset.id] = preset
+                planned[preset.id] = (try row.decode(forColumn: "plannedDay"), try row.decode(forColumn: "note"))
             }
             var uses: [String: (pinned: Bool, lastUsed: Int64?)] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT * FROM presetUse") {
@@ -35,10 +43,13 @@ extension WorkoutStore {
                     StoredPreset(
                         preset: preset, pinned: uses[preset.id]?.pinned ?? false,
                         lastUsedMicroseconds: uses[preset.id]?.lastUsed,
-                        builtIn: index < WorkoutPreset.builtIn.count)
+                        builtIn: index < WorkoutPreset.builtIn.count, plannedDay: planned[preset.id]?.day ?? nil,
+                        note: planned[preset.id]?.note ?? nil)
                 )
             }
             return all.sorted { a, b in
+                let aToday = a.1.plannedDay == today
+                if aToday != (b.1.plannedDay == today) { return aToday }
                 if a.1.pinned != b.1.pinned { return a.1.pinned }
                 if a.1.lastUsedMicroseconds != b.1.lastUsedMicroseconds {
                     return (a.1.lastUsedMicroseconds ?? .min) > (b.1.lastUsedMicroseconds ?? .min)
@@ -62,6 +73,23 @@ extension WorkoutStore {
                     plan.fitnessTest?.rawValue, preset.request.when == .pedalling, preset.request.endAtGoal,
                     preset.request.workout,
                 ])
+        }
+    }
+
+    /// Adds or replaces a preset made from the coach's plan: the day it is planned for and the coach's words.
+    public func savePlannedPreset(_ preset: WorkoutPreset, day: String, note: String?) throws(StoreError) {
+        try savePreset(preset)
+        try write { db in
+            try db.execute(
+                sql: "UPDATE preset SET plannedDay = ?, note = ? WHERE id = ?", arguments: [day, note, preset.id])
+        }
+    }
+
+    /// The presets made from a plan (`plannedDay` set), by id with their day.
+    public func plannedPresets() throws(StoreError) -> [(id: String, day: String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT id, plannedDay FROM preset WHERE plannedDay IS NOT NULL ORDER BY id")
+                .map { (id: $0["id"], day: $0["plannedDay"]) }
         }
     }
 
@@ -123,5 +151,19 @@ extension WorkoutStore {
             request: StartRequest(
                 plan: plan, when: try row.decode(forColumn: "startWhenPedalling") ? .pedalling : .now,
                 endAtGoal: try row.decode(forColumn: "endAtGoal"), workout: try row.decode(forColumn: "workout")))
+    }
+}
+
+/// A local day as the rider's calendar names it (YYYY-MM-DD, in this machine's time zone): what a coach plans for.
+public enum LocalDay {
+    public static func today(_ date: Date = Date()) -> String { day(of: date) }
+
+    /// The local day of `date`, `offset` days later.
+    public static func day(of date: Date, offset: Int = 0) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone.current
+        let shifted = calendar.date(byAdding: .day, value: offset, to: date) ?? date
+        let parts = calendar.dateComponents([.year, .month, .day], from: shifted)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 }

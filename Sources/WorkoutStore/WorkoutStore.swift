@@ -664,6 +664,35 @@ public final class WorkoutStore: Sendable {
             // A preset may name a workout of the library to ride.
             try db.execute(sql: "ALTER TABLE preset ADD COLUMN workout TEXT")
         }
+        migrator.registerMigration("v18 uploads to training services and the coach's plan", foreignKeyChecks: .immediate) {
+            db in
+            // What was sent of each ride to each service (intervals.icu, Strava), by the ride's sync identifier, so
+            // that a ride is uploaded once per service whatever fails on the way (Docs/guide/uploads.md): the
+            // version sent or being sent, the upload's state, the service's ids, the last refusal. No credential
+            // is ever stored here.
+            try db.execute(
+                sql: """
+                    CREATE TABLE remoteUpload (
+                        syncIdentifier TEXT NOT NULL,
+                        service TEXT NOT NULL,
+                        version INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        remoteId TEXT,
+                        uploadId TEXT,
+                        previousRemoteId TEXT,
+                        detailsVersion INTEGER,
+                        lastError TEXT,
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        updatedMicroseconds INTEGER NOT NULL,
+                        PRIMARY KEY (syncIdentifier, service)
+                    );
+                    """)
+            try db.execute(sql: markedChanges(of: "remoteUpload"))
+            // A preset made from the coach's plan: the local day it is planned for (today's comes first among the
+            // suggested workouts) and the coach's description.
+            try db.execute(sql: "ALTER TABLE preset ADD COLUMN plannedDay TEXT")
+            try db.execute(sql: "ALTER TABLE preset ADD COLUMN note TEXT")
+        }
         return migrator
     }
 

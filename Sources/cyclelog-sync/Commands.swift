@@ -3,6 +3,7 @@ import ExitStatus
 import Formats
 import Foundation
 import RideSync
+import RideUploads
 import WorkoutStore
 import Workouts
 
@@ -18,16 +19,44 @@ extension SyncCommand {
     }
 }
 
-/// `cyclelog-sync` alone: push, then pull.
+/// `cyclelog-sync` alone: push, then pull; then, with accounts, the uploads and the coach's plan.
 struct SyncNow: SyncCommand {
     static let configuration = CommandConfiguration(
-        commandName: "sync", abstract: "Pushes the rides recorded here, then pulls this rider's other rides.")
+        commandName: "sync",
+        abstract: "Pushes the rides recorded here, pulls this rider's other rides, then uploads and fetches the plan.",
+        discussion: """
+            With an intervals.icu or Strava account (`cyclelog-sync account add`), the rides that wait are \
+            uploaded after the push, and today's planned workouts are fetched from intervals.icu, even when the \
+            shared store cannot be reached.
+            """)
     @OptionGroup var places: Places
 
     @Flag(help: "When the server cannot be reached, try again after 1, 2, 4 … 300 s until it can.")
     var keepTrying = false
 
+    @Flag(help: "No shared PostgreSQL: only the uploads and the coach's plan.")
+    var uploadsOnly = false
+
     func perform() async throws {
+        var failure: (any Error)?
+        if !uploadsOnly {
+            do {
+                try await sharedStore()
+            } catch let error as SyncError where error.exitStatus == .tryLater {
+                // The uploads go on without the shared store; the run still ends with 75 for the timer.
+                FileHandle.standardError.write(Data("cyclelog-sync: \(shown(error.description))\n".utf8))
+                failure = error
+            } catch {
+                failure = error
+                if (error as? ExitCode) == nil { throw error }
+            }
+        }
+        try await uploads()
+        if let failure { throw failure }
+    }
+
+    /// Push, then pull (with `--keep-trying`, until the server can be reached).
+    private func sharedStore() async throws {
         while true {
             do {
                 let (pushed, pulled) = try await places.withSynchronizer { sync throws(SyncError) in
@@ -51,6 +80,32 @@ struct SyncNow: SyncCommand {
                 try await Task.sleep(for: .seconds(seconds))
             }
         }
+    }
+
+    /// The uploads that wait and the coach's plan, for the accounts there are.
+    private func uploads() async throws {
+        let folder = places.folder
+        let services = folder.services()
+        guard !services.isEmpty else {
+            if uploadsOnly { print("No accounts to upload to (`cyclelog-sync account add intervals|strava`).") }
+            return
+        }
+        let store = try places.openLocal()
+        var policy = RetryPolicy()
+        policy.replySeconds = places.replyTimeout
+        var uploader = Uploader(store: store, folder: folder)
+        uploader.policy = policy
+        var report = try await uploader.run(services, choice: .automatic)
+        if services.contains(.intervals) {
+            var plans = CoachPlans(store: store, folder: folder)
+            plans.policy = policy
+            do {
+                printPlans(try await plans.fetch(days: 7))
+            } catch let failure as UploadError {
+                report.failures.append(failure)
+            }
+        }
+        try conclude(report)
     }
 }
 
@@ -120,6 +175,7 @@ struct Status: SyncCommand {
         let unfinished = try local.unfinishedCount()
         let history = try local.syncHistory()
         let rider = try local.rider()
+        let uploads = try UploadStatus.of(local, places.folder)
         if json {
             let time = { (microseconds: Int64?) in
                 JSONValue.optionalString(microseconds.map { UTCTime.formatSeconds(microseconds: $0) })
@@ -145,6 +201,7 @@ struct Status: SyncCommand {
                 ("lastFailure", time(history.lastFailureMicroseconds)),
                 ("lastFailureReason", .optionalString(history.lastFailure)),
                 ("failuresInARow", .integer(Int64(history.failuresInARow))),
+                ("uploads", .array(uploads.map(uploadJSON))),
             ])
             print(status.rendered())
             return
@@ -164,6 +221,7 @@ struct Status: SyncCommand {
                 "Last failure, \(UTCTime.formatSeconds(microseconds: time)) (\(history.failuresInARow) in a row): "
                     + shown(failure))
         }
+        try printUploadsWaiting(uploads)
     }
 }
 
@@ -268,5 +326,30 @@ func printPull(_ report: [Synchronizer.Pulled]) {
         case .skipped: words = "SKIPPED"
         }
         print("ride \(ride.syncIdentifier) v\(ride.version): \(words)" + (ride.problem.map { " (\(shown($0)))" } ?? ""))
+    }
+}
+
+/// One ride on one service in `status --json`.
+func uploadJSON(_ status: UploadStatus) -> JSONValue {
+    .object([
+        ("service", .string(status.service.rawValue)), ("id", .integer(status.rideId)),
+        ("syncIdentifier", .string(status.syncIdentifier)), ("version", .integer(Int64(status.version))),
+        ("remoteId", .optionalString(status.remoteId)), ("waiting", .bool(status.waiting)),
+        ("state", .string(status.words)), ("lastError", .optionalString(status.lastError)),
+    ])
+}
+
+/// The uploads' lines of `status`: how many rides wait per service, each one and its last error.
+func printUploadsWaiting(_ statuses: [UploadStatus]) throws {
+    for service in Service.allCases {
+        let mine = statuses.filter { $0.service == service }
+        guard !mine.isEmpty else { continue }
+        let waiting = mine.filter(\.waiting)
+        print("Waiting to be uploaded to \(service.title): \(waiting.count) ride\(waiting.count == 1 ? "" : "s").")
+        for status in waiting {
+            print(
+                "  workout \(status.rideId) v\(status.version): \(shown(status.words))"
+                    + (status.lastError.map { " (last error: \(shown($0)))" } ?? ""))
+        }
     }
 }

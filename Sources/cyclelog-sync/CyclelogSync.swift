@@ -3,6 +3,7 @@ import Formats
 import Foundation
 import ProgramMain
 import RideSync
+import RideUploads
 import WorkoutStore
 import Workouts
 
@@ -19,7 +20,7 @@ struct CyclelogSync: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             SyncNow.self, Init.self, Push.self, Pull.self, Status.self, Conflicts.self, Resolve.self, Duplicates.self,
-            Join.self,
+            Join.self, Account.self, Upload.self, Plans.self,
         ], defaultSubcommand: SyncNow.self)
 
     /// Every message starts "cyclelog-sync: " (ArgumentParser's would start "Error: ").
@@ -42,6 +43,13 @@ struct Places: ParsableArguments {
             "How long the server may take to answer one request before the connection counts as lost (exit 75).",
             valueName: "seconds"))
     var replyTimeout: Double = SharedStore.defaultReplySeconds
+
+    @Option(help: "The folder of the intervals.icu and Strava accounts' files (default: accounts/ beside the database).")
+    var accounts: String?
+
+    var folder: AccountFolder {
+        AccountFolder(path: accounts ?? AccountFolder.beside(database: db ?? WorkoutStore.defaultPath()))
+    }
 
     func validate() throws {
         guard replyTimeout > 0, replyTimeout.isFinite else {

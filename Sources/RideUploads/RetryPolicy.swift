@@ -1,0 +1,82 @@
+import Foundation
+
+/// How long to wait and how often to try again when a service does not answer, fails (5xx) or asks to slow down
+/// (429 with `Retry-After`); pure.
+public struct RetryPolicy: Sendable {
+    /// Tries of one request in one run, the first included; then the run ends with "try again later" (exit 75).
+    public var attempts = 5
+    /// The first wait; doubled after each failure up to `longestBackoffSeconds`.
+    public var firstBackoffSeconds = 1.0
+    public var longestBackoffSeconds = 60.0
+    /// A `Retry-After` longer than this ends the run instead (the timer tries again later).
+    public var longestRetryAfterSeconds = 900.0
+    /// How long one request and its answer may take.
+    public var replySeconds = 60.0
+    /// Strava reads an upload for a few seconds: how many times its status is asked before the run leaves it
+    /// for the next (the waits are the back-off's).
+    public var statusPolls = 8
+
+    public init() {}
+
+    /// The wait after `failures` failures in a row (1, 2, 4 … with the defaults).
+    public func backoffSeconds(afterFailures failures: Int) -> Double {
+        min(firstBackoffSeconds * Double(1 << min(max(failures - 1, 0), 20)), longestBackoffSeconds)
+    }
+
+    /// What a response means for the request that got it.
+    public enum Verdict: Equatable, Sendable {
+        case success
+        /// Try again after this wait (seconds): 5xx, 429, 408.
+        case transient(waitSeconds: Double?, reason: String)
+        /// The credentials were refused (401).
+        case unauthorized
+        /// 404: what was asked for is not there.
+        case notFound
+        /// Any other refusal, with the service's message.
+        case refused(String)
+    }
+
+    public static func verdict(_ response: HTTPResponse, now: Date = Date()) -> Verdict {
+        switch response.status {
+        case 200..<300: return .success
+        case 401: return .unauthorized
+        case 404: return .notFound
+        case 408, 429, 500..<600:
+            let words =
+                response.status == 429
+                ? "asked to slow down (429)" : "failed (\(response.status))"
+            return .transient(waitSeconds: retryAfterSeconds(response.header("Retry-After"), now: now), reason: words)
+        default:
+            return .refused(message(response))
+        }
+    }
+
+    /// `Retry-After`: a number of seconds, or an HTTP date (RFC 9110 §10.2.3).
+    public static func retryAfterSeconds(_ value: String?, now: Date) -> Double? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return Double(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        guard let date = formatter.date(from: value) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    /// A service's refusal in its own words when it gave some (`message`, `error`, `errors`), else the status.
+    public static func message(_ response: HTTPResponse) -> String {
+        if let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] {
+            for key in ["message", "error", "status"] {
+                if let text = object[key] as? String, !text.isEmpty {
+                    if let errors = object["errors"] as? [[String: Any]], let first = errors.first {
+                        let detail = [first["resource"], first["field"], first["code"]].compactMap { $0 as? String }
+                        if !detail.isEmpty { return "\(text) (\(detail.joined(separator: " ")))" }
+                    }
+                    return text
+                }
+            }
+        }
+        let text = response.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty || text.count > 200 || text.hasPrefix("<") ? "HTTP \(response.status)" : text
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// One service's requests: its address, its credentials in each request, the retry policy. A request that may be
+/// sent twice (GET, PUT, DELETE) is retried here; a POST whose answer was lost is handed back as `.lost`, for its
+/// caller to look up what it created before it sends it again.
+struct ServiceClient: Sendable {
+    let service: Service
+    let address: ServiceAddress
+    let transport: any HTTPTransport
+    let policy: RetryPolicy
+    /// The waits between tries (a test passes one that does not sleep).
+    let pause: @Sendable (Double) async throws -> Void
+    /// The `Authorization` header of the next request (Strava's refreshes its token when it is about to expire).
+    let authorization: @Sendable () async throws -> String?
+    /// Called once after a 401; true when new credentials are worth a second try (Strava's refreshed token).
+    let reauthorize: @Sendable () async throws -> Bool
+    let redaction: @Sendable () -> Redaction
+
+    enum Exchange {
+        case answer(HTTPResponse)
+        /// A POST that may have reached the service, whose answer is unknown or a failure (5xx, 429, cut).
+        case lost(reason: String, waitSeconds: Double?)
+    }
+
+    /// Sends `request`; retries transient failures of requests that may be sent twice, up to the policy's tries.
+    func send(_ request: HTTPRequest) async throws -> Exchange {
+        var failures = 0
+        var reauthorized = false
+        while true {
+            var request = request
+            if let header = try await authorization() { request.headers.append(("Authorization", header)) }
+            let reason: String
+            var retryAfter: Double?
+            do {
+                let response = try await transport.send(
+                    request, to: address, deadlineSeconds: policy.replySeconds)
+                switch RetryPolicy.verdict(response) {
+                case .unauthorized:
+                    if !reauthorized, try await reauthorize() {
+                        reauthorized = true
+                        continue
+                    }
+                    return .answer(response)
+                case .transient(let waitSeconds, let words):
+                    reason = "\(service.title) \(words)"
+                    retryAfter = waitSeconds
+                    if !request.isIdempotent { return .lost(reason: reason, waitSeconds: retryAfter) }
+                default:
+                    return .answer(response)
+                }
+            } catch let failure as TransportFailure {
+                reason = failure.description
+                if !request.isIdempotent && failure.mayHaveArrived {
+                    return .lost(reason: reason, waitSeconds: nil)
+                }
+            }
+            failures += 1
+            guard failures < policy.attempts else { throw tryLater(reason) }
+            try await wait(for: retryAfter, failures: failures, reason: reason)
+        }
+    }
+
+    /// Sends a request and takes a 2xx answer only; anything else ends in words.
+    func expect(_ request: HTTPRequest, doing what: String) async throws -> HTTPResponse {
+        switch try await send(request) {
+        case .lost(let reason, _): throw tryLater(reason)
+        case .answer(let response):
+            switch RetryPolicy.verdict(response) {
+            case .success: return response
+            case .unauthorized: throw refusedCredentials()
+            default:
+                throw UploadError(
+                    "\(service.title) refused to \(what): \(redaction().apply(RetryPolicy.message(response)))")
+            }
+        }
+    }
+
+    /// Waits as the service asked (`Retry-After`), else the back-off; a wait longer than the policy allows ends
+    /// the run for the timer to try later.
+    func wait(for retryAfter: Double?, failures: Int, reason: String) async throws {
+        let seconds = retryAfter ?? policy.backoffSeconds(afterFailures: failures)
+        if seconds > policy.longestRetryAfterSeconds {
+            throw tryLater("\(reason); it asked to wait \(Int(seconds)) s")
+        }
+        try await pause(seconds)
+    }
+
+    func tryLater(_ reason: String) -> UploadError {
+        UploadError("\(redaction().apply(reason)); cyclelog-sync tries again later", .tryLater)
+    }
+
+    func refusedCredentials() -> UploadError {
+        switch service {
+        case .intervals:
+            UploadError(
+                "intervals.icu refused the API key (revoked or mistyped): make a new one in intervals.icu's Settings, "
+                    + "then `cyclelog-sync account add intervals --athlete ID --api-key-file FILE` again")
+        case .strava:
+            UploadError(
+                "Strava refused cyclelog's authorization (revoked, or expired and not renewed): "
+                    + "`cyclelog-sync account add strava` again")
+        }
+    }
+}
+
+/// Reads a JSON answer.
+func jsonObject(_ response: HTTPResponse) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+}
+
+func jsonArray(_ response: HTTPResponse) -> [[String: Any]]? {
+    (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [[String: Any]]
+}
+
+/// An id that a service writes as a number or a string.
+func identifier(_ value: Any?) -> String? {
+    switch value {
+    case let text as String: text.isEmpty ? nil : text
+    case let number as NSNumber: number.stringValue
+    default: nil
+    }
+}

@@ -1,0 +1,398 @@
+import Foundation
+import RideHistory
+import WorkoutStore
+
+/// Uploads this collector's rides to the services it has accounts for, each ride once per service by its sync
+/// identifier and version (`UploadPlan`), and says what became of each. The network is reached only through an
+/// `HTTPTransport`; the waits only through `pause`.
+public struct Uploader: Sendable {
+    public let store: WorkoutStore
+    public let folder: AccountFolder
+    public var transport: any HTTPTransport = NetworkTransport()
+    public var policy = RetryPolicy()
+    public var pause: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+
+    public init(store: WorkoutStore, folder: AccountFolder) {
+        self.store = store
+        self.folder = folder
+    }
+
+    /// Which rides a run looks at.
+    public enum Choice: Sendable {
+        /// The rides that started after the account was added, and any ride with an upload under way.
+        case automatic
+        /// These rides (by workout id), whenever they started; a version the service refused is sent again.
+        case rides([Int64])
+    }
+
+    public struct Outcome: Equatable, Sendable {
+        public enum Result: String, Sendable {
+            case uploaded, alreadyThere, replaced, detailsUpdated, refused, deleted, cannotDelete
+        }
+        public var service: Service
+        public var rideId: Int64?
+        public var syncIdentifier: String
+        public var version: Int
+        public var result: Result
+        /// What the rider is told.
+        public var words: String
+    }
+
+    public struct Report: Sendable {
+        public var outcomes: [Outcome] = []
+        /// Why a service's run stopped before its end (unreachable: exit 75; credentials refused: exit 1).
+        public var failures: [UploadError] = []
+    }
+
+    /// Uploads for each of `services` that has an account, one after the other, holding the folder's lock.
+    public func run(_ services: [Service], choice: Choice, deleteRemote: Bool = false) async throws -> Report {
+        try await folder.locked {
+            var report = Report()
+            for service in services {
+                do {
+                    guard let session = try session(service) else { continue }
+                    try await upload(service, session, choice: choice, into: &report)
+                    if deleteRemote { try await deleteRemotes(service, session, into: &report) }
+                } catch let failure as UploadError {
+                    report.failures.append(failure)
+                }
+            }
+            return report
+        }
+    }
+
+    /// A service's client with its account's credentials; nil without an account.
+    func session(_ service: Service) throws -> Session? {
+        switch service {
+        case .intervals:
+            guard let account = try folder.intervals() else { return nil }
+            let redaction = Redaction([account.apiKey, IntervalsICU.authorization(account)])
+            let client = ServiceClient(
+                service: .intervals, address: try address(account.address), transport: transport, policy: policy,
+                pause: pause, authorization: { IntervalsICU.authorization(account) }, reauthorize: { false },
+                redaction: { redaction })
+            return Session(since: account.addedMicroseconds, remote: .intervals(IntervalsICU(account: account, client: client)))
+        case .strava:
+            guard let account = try folder.strava() else { return nil }
+            let tokens = StravaTokens(
+                account: account, folder: folder, address: try address(account.address), transport: transport,
+                policy: policy, pause: pause)
+            let client = ServiceClient(
+                service: .strava, address: try address(account.address), transport: transport, policy: policy,
+                pause: pause, authorization: { try await tokens.header() }, reauthorize: { try await tokens.refresh() },
+                redaction: { tokens.secrets.redaction })
+            return Session(since: account.addedMicroseconds, remote: .strava(Strava(client: client)))
+        }
+    }
+
+    func address(_ text: String) throws -> ServiceAddress {
+        do { return try ServiceAddress(text) } catch { throw UploadError(error.description, .cannotUse) }
+    }
+
+    struct Session {
+        enum Remote {
+            case intervals(IntervalsICU)
+            case strava(Strava)
+        }
+        var since: Int64
+        var remote: Remote
+
+        var client: ServiceClient {
+            switch remote {
+            case .intervals(let service): service.client
+            case .strava(let service): service.client
+            }
+        }
+
+        func upload(_ file: RideFile) async throws -> UploadAnswer {
+            switch remote {
+            case .intervals(let service): try await service.upload(file)
+            case .strava(let service): try await service.upload(file)
+            }
+        }
+
+        func find(_ externalId: String, startMicroseconds: Int64) async throws -> String? {
+            switch remote {
+            case .intervals(let service): try await service.find(externalId, startMicroseconds: startMicroseconds)
+            case .strava(let service): try await service.find(externalId, startMicroseconds: startMicroseconds)
+            }
+        }
+    }
+
+    private func upload(_ service: Service, _ session: Session, choice: Choice, into report: inout Report)
+        async throws
+    {
+        let rides = try store.uploadableRides()
+        let chosen: [WorkoutStore.UploadableRide]
+        switch choice {
+        case .automatic:
+            let underWay = Set(try store.remoteUploads(service: service.rawValue).map(\.syncIdentifier))
+            chosen = rides.filter { $0.startMicroseconds >= session.since || underWay.contains($0.syncIdentifier) }
+        case .rides(let ids):
+            chosen = try ids.map { id in
+                guard let ride = rides.first(where: { $0.id == id }) else {
+                    throw UploadError(
+                        "workout \(id) is not a complete ride recorded here (a ride recorded elsewhere is uploaded "
+                            + "by its own collector)")
+                }
+                return ride
+            }
+        }
+        let explicit: Bool
+        if case .rides = choice { explicit = true } else { explicit = false }
+        for ride in chosen {
+            if let outcome = try await upload(ride, service, session, explicit: explicit) {
+                report.outcomes.append(outcome)
+            }
+        }
+    }
+
+    /// Brings one ride's upload to its end; nil when there was nothing to do. `explicit`: the rider named it.
+    private func upload(
+        _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, explicit: Bool
+    ) async throws -> Outcome? {
+        var record = try store.remoteUpload(ride.syncIdentifier, service: service.rawValue)
+        var outcome: Outcome?
+        func finish(_ result: Outcome.Result, _ words: String) {
+            outcome = Outcome(
+                service: service, rideId: ride.id, syncIdentifier: ride.syncIdentifier, version: ride.version,
+                result: result, words: words)
+        }
+        /// Sends the current version; false when the service refused it (the outcome says so).
+        func sendCurrent(replacing previous: String? = nil) async throws -> Bool {
+            record = try await send(ride, service, session, from: record)
+            switch record?.state {
+            case .uploaded?:
+                let id = record?.remoteId ?? ""
+                if let previous {
+                    finish(.replaced, "version \(ride.version) replaced activity \(previous) on \(service.title) as \(id)")
+                } else {
+                    finish(.uploaded, "uploaded to \(service.title) as \(id)" + (record?.lastError.map { " (\($0))" } ?? ""))
+                }
+            case .failed?:
+                finish(.refused, "REFUSED by \(service.title): \(record?.lastError ?? "")")
+                return false
+            default: break
+            }
+            return true
+        }
+        var again = explicit
+        // Each step moves the row on; a ride needs at most a look-up, a replacement, an upload and its polls.
+        for _ in 0..<6 {
+            let step = UploadPlan.step(service: service, rideVersion: ride.version, record: record, again: again)
+            again = false
+            switch step {
+            case .nothing:
+                if outcome == nil, explicit, let record, record.state == .uploaded {
+                    finish(.alreadyThere, "already on \(service.title) as \(record.remoteId ?? "")")
+                }
+                return outcome
+            case .lookUp(let version):
+                let externalId = UploadPlan.externalIdentifier(ride.syncIdentifier, version: version)
+                if let found = try await session.find(externalId, startMicroseconds: ride.startMicroseconds) {
+                    record = try save(ride, service, version: version, .uploaded, remoteId: found, from: record)
+                    finish(.uploaded, "on \(service.title) as \(found) (found by its external id after a lost answer)")
+                } else if try await !sendCurrent() {
+                    return outcome
+                }
+            case .upload:
+                if try await !sendCurrent() { return outcome }
+            case .poll(let uploadId):
+                guard case .strava(let strava) = session.remote else { return outcome }
+                record = try await poll(uploadId, ride, strava, from: record)
+                switch record?.state {
+                case .uploaded?:
+                    finish(
+                        .uploaded,
+                        "uploaded to Strava as activity \(record?.remoteId ?? "")"
+                            + (record?.lastError.map { " (\($0))" } ?? ""))
+                case .failed?:
+                    finish(.refused, "REFUSED by Strava: \(record?.lastError ?? "")")
+                    return outcome
+                default: break
+                }
+            case .replace(let previous):
+                guard case .intervals(let intervals) = session.remote else { return outcome }
+                record = try save(
+                    ride, service, version: ride.version, .replacing, previousRemoteId: previous, from: record)
+                _ = try await intervals.delete(previous)
+                if try await !sendCurrent(replacing: previous) { return outcome }
+            case .updateDetails(let remoteId):
+                guard case .strava(let strava) = session.remote, var updated = record else { return outcome }
+                try await strava.updateDetails(remoteId, name: ride.name, description: description(ride))
+                updated.detailsVersion = ride.version
+                updated.lastError = nil
+                try store.saveRemoteUpload(updated)
+                record = updated
+                finish(
+                    .detailsUpdated,
+                    "Strava keeps version \(updated.version)'s file of activity \(remoteId) (its API cannot replace a "
+                        + "file); the name and description of version \(ride.version) are set")
+            }
+        }
+        return outcome
+    }
+
+    /// Uploads the ride's current version: the row says `sending` before the request leaves; a lost answer is
+    /// looked up by its external id before the file is sent again.
+    private func send(
+        _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, from record: RemoteUpload?
+    ) async throws -> RemoteUpload? {
+        let file = try rideFile(ride)
+        var record = record
+        var failures = 0
+        while true {
+            record = try save(ride, service, version: ride.version, .sending, from: record)
+            let answer = try await session.upload(file)
+            switch answer {
+            case .created(let remoteId), .duplicate(let remoteId):
+                let note = answer == .duplicate(remoteId: remoteId) ? "\(service.title) already had it" : nil
+                return try save(ride, service, version: ride.version, .uploaded, remoteId: remoteId, error: note, from: record)
+            case .processing(let uploadId):
+                return try save(ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
+            case .refused(let message):
+                return try save(ride, service, version: ride.version, .failed, error: message, from: record)
+            case .lost(let reason, let wait):
+                failures += 1
+                record?.attempts += 1
+                record?.lastError = reason
+                if let record { try store.saveRemoteUpload(record) }
+                guard failures < policy.attempts else { throw session.client.tryLater(reason) }
+                try await session.client.wait(for: wait, failures: failures, reason: reason)
+                if let found = try await session.find(file.externalId, startMicroseconds: ride.startMicroseconds) {
+                    return try save(ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
+                }
+            }
+        }
+    }
+
+    /// Asks Strava how the upload went until it is an activity or an error; still reading after the policy's
+    /// polls, it is left for the next run.
+    private func poll(
+        _ uploadId: String, _ ride: WorkoutStore.UploadableRide, _ strava: Strava, from record: RemoteUpload?
+    ) async throws -> RemoteUpload? {
+        let version = record?.version ?? ride.version
+        for poll in 1...max(policy.statusPolls, 1) {
+            switch try await strava.status(uploadId) {
+            case .ready(let activity):
+                return try save(ride, .strava, version: version, .uploaded, remoteId: activity, from: record)
+            case .duplicate(let activity):
+                return try save(
+                    ride, .strava, version: version, .uploaded, remoteId: activity,
+                    error: "Strava already had it as activity \(activity)", from: record)
+            case .failed(let message):
+                return try save(ride, .strava, version: version, .failed, error: message, from: record)
+            case .processing:
+                if poll < policy.statusPolls { try await pause(policy.backoffSeconds(afterFailures: poll)) }
+            }
+        }
+        throw UploadError("Strava is still reading upload \(uploadId); cyclelog-sync asks again later", .tryLater)
+    }
+
+    /// Deletes the remote activities of rides deleted here (intervals.icu; Strava's API cannot).
+    private func deleteRemotes(_ service: Service, _ session: Session, into report: inout Report) async throws {
+        let deleted = try store.tombstones()
+        for tombstone in deleted {
+            guard var record = try store.remoteUpload(tombstone.syncIdentifier, service: service.rawValue),
+                record.state == .uploaded, let remoteId = record.remoteId
+            else { continue }
+            let outcome: Outcome
+            switch session.remote {
+            case .intervals(let intervals):
+                let existed = try await intervals.delete(remoteId)
+                record.state = .deleted
+                try store.saveRemoteUpload(record)
+                outcome = Outcome(
+                    service: service, rideId: nil, syncIdentifier: record.syncIdentifier, version: record.version,
+                    result: .deleted,
+                    words: existed ? "activity \(remoteId) deleted from intervals.icu" : "activity \(remoteId) was already gone")
+            case .strava:
+                outcome = Outcome(
+                    service: service, rideId: nil, syncIdentifier: record.syncIdentifier, version: record.version,
+                    result: .cannotDelete,
+                    words: "Strava's API cannot delete an activity: delete \(remoteId) on strava.com "
+                        + "(https://www.strava.com/activities/\(remoteId))")
+            }
+            report.outcomes.append(outcome)
+        }
+    }
+
+    private func rideFile(_ ride: WorkoutStore.UploadableRide) throws -> RideFile {
+        guard let stored = try store.ride(ride.id, analysed: false) else {
+            throw UploadError("workout \(ride.id) is no longer in the database")
+        }
+        return RideFile(
+            bytes: try RideExport.file(stored, format: .fit, from: store),
+            fileName: RideExport.fileName(stored.summary, format: .fit),
+            externalId: UploadPlan.externalIdentifier(ride.syncIdentifier, version: ride.version), name: ride.name,
+            description: description(ride), startMicroseconds: ride.startMicroseconds)
+    }
+
+    /// The activity's description: where it came from, and which version of the ride it is.
+    func description(_ ride: WorkoutStore.UploadableRide) -> String {
+        ride.version > 1 ? "Recorded with cyclelog (version \(ride.version) of this ride)." : "Recorded with cyclelog."
+    }
+
+    @discardableResult
+    private func save(
+        _ ride: WorkoutStore.UploadableRide, _ service: Service, version: Int, _ state: RemoteUpload.State,
+        remoteId: String? = nil, uploadId: String? = nil, previousRemoteId: String? = nil, error: String? = nil,
+        from record: RemoteUpload?
+    ) throws -> RemoteUpload {
+        let upload = RemoteUpload(
+            syncIdentifier: ride.syncIdentifier, service: service.rawValue, version: version, state: state,
+            remoteId: remoteId ?? (state == .uploaded ? nil : record?.remoteId),
+            uploadId: uploadId ?? (state == .processing ? record?.uploadId : nil),
+            previousRemoteId: previousRemoteId ?? (state == .replacing || state == .sending ? record?.previousRemoteId : nil),
+            detailsVersion: state == .uploaded ? version : record?.detailsVersion, lastError: error,
+            attempts: state == .uploaded ? 0 : (record?.attempts ?? 0))
+        try store.saveRemoteUpload(upload)
+        return upload
+    }
+}
+
+/// Strava's tokens for one run: the access token refreshed five minutes before it expires and after a 401; a new
+/// refresh token written to the account's file at once (Strava may retire the old one).
+actor StravaTokens {
+    private var account: StravaAccount
+    private let folder: AccountFolder
+    private let address: ServiceAddress
+    private let transport: any HTTPTransport
+    private let policy: RetryPolicy
+    private let pause: @Sendable (Double) async throws -> Void
+    /// Every token this run holds, kept out of what is shown; a refresh adds the new ones.
+    nonisolated let secrets: SecretList
+
+    init(
+        account: StravaAccount, folder: AccountFolder, address: ServiceAddress, transport: any HTTPTransport,
+        policy: RetryPolicy, pause: @escaping @Sendable (Double) async throws -> Void
+    ) {
+        self.account = account
+        self.folder = folder
+        self.address = address
+        self.transport = transport
+        self.policy = policy
+        self.pause = pause
+        secrets = SecretList([account.clientSecret, account.refreshToken, account.accessToken])
+    }
+
+    func header() async throws -> String {
+        if account.accessToken == nil || account.expiresAt - 300 <= Int64(Date().timeIntervalSince1970) {
+            _ = try await refresh()
+        }
+        return "Bearer \(account.accessToken ?? "")"
+    }
+
+    /// Asks for a new access token; true when one came.
+    func refresh() async throws -> Bool {
+        let tokens = try await StravaAuthorization.tokens(
+            address: address, transport: transport, clientId: account.clientId, clientSecret: account.clientSecret,
+            grant: ("refresh_token", account.refreshToken), policy: policy, pause: pause)
+        account.accessToken = tokens.accessToken
+        account.refreshToken = tokens.refreshToken
+        account.expiresAt = tokens.expiresAt
+        secrets.add([tokens.accessToken, tokens.refreshToken])
+        try folder.save(account)
+        return true
+    }
+}

@@ -1,0 +1,131 @@
+import GRDB
+
+/// What was sent of one ride to one training service (intervals.icu, Strava): the row that makes an upload happen
+/// once, however often the network, the service or the process fails on the way. It is written before each request
+/// that could create an activity, so that a run after a lost answer knows to look the ride up first.
+public struct RemoteUpload: Equatable, Sendable {
+    public enum State: String, Sendable {
+        /// An upload of `version` was sent or is about to be; its answer is not known.
+        case sending
+        /// The service took the file and is still reading it (Strava: `uploadId`).
+        case processing
+        /// The service has the ride as `remoteId`.
+        case uploaded
+        /// A newer version replaces `previousRemoteId`, which is being deleted first.
+        case replacing
+        /// The service refused this version's file (`lastError`); a newer version, or `upload ID`, tries again.
+        case failed
+        /// The remote activity was deleted on request (`upload --delete-remote`).
+        case deleted
+    }
+
+    public var syncIdentifier: String
+    /// `intervals` or `strava`.
+    public var service: String
+    /// The ride's version this row is about.
+    public var version: Int
+    public var state: State
+    public var remoteId: String?
+    public var uploadId: String?
+    public var previousRemoteId: String?
+    /// The version whose name and description were last set on the remote activity (Strava keeps its first file).
+    public var detailsVersion: Int?
+    public var lastError: String?
+    /// Requests that failed in a row for this ride; back to 0 once it is uploaded.
+    public var attempts: Int
+    public var updatedMicroseconds: Int64
+
+    public init(
+        syncIdentifier: String, service: String, version: Int, state: State, remoteId: String? = nil,
+        uploadId: String? = nil, previousRemoteId: String? = nil, detailsVersion: Int? = nil,
+        lastError: String? = nil, attempts: Int = 0, updatedMicroseconds: Int64 = 0
+    ) {
+        self.syncIdentifier = WorkoutStore.canonical(syncIdentifier)
+        self.service = service
+        self.version = version
+        self.state = state
+        self.remoteId = remoteId
+        self.uploadId = uploadId
+        self.previousRemoteId = previousRemoteId
+        self.detailsVersion = detailsVersion
+        self.lastError = lastError
+        self.attempts = attempts
+        self.updatedMicroseconds = updatedMicroseconds
+    }
+}
+
+extension WorkoutStore {
+    /// A complete ride recorded on this collector, as an upload needs it.
+    public struct UploadableRide: Equatable, Sendable {
+        public var id: Int64
+        public var syncIdentifier: String
+        public var version: Int
+        public var name: String?
+        public var startMicroseconds: Int64
+    }
+
+    /// The complete rides recorded here (never the ones pulled from another collector, which their own collector
+    /// uploads), oldest first.
+    public func uploadableRides() throws(StoreError) -> [UploadableRide] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, syncIdentifier, version, name, startMicroseconds FROM workout
+                    WHERE status = 'complete' AND collector IS NULL ORDER BY startMicroseconds, id
+                    """
+            ).map {
+                UploadableRide(
+                    id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
+                    name: $0["name"], startMicroseconds: $0["startMicroseconds"])
+            }
+        }
+    }
+
+    public func remoteUpload(_ syncIdentifier: String, service: String) throws(StoreError) -> RemoteUpload? {
+        try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM remoteUpload WHERE syncIdentifier = ? AND service = ?",
+                arguments: [Self.canonical(syncIdentifier), service]
+            ).map(Self.remoteUpload)
+        }
+    }
+
+    /// Every upload row, of one service or of all.
+    public func remoteUploads(service: String? = nil) throws(StoreError) -> [RemoteUpload] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM remoteUpload \(service == nil ? "" : "WHERE service = ?") "
+                    + "ORDER BY service, syncIdentifier",
+                arguments: StatementArguments(service.map { [$0] } ?? [])
+            ).map(Self.remoteUpload)
+        }
+    }
+
+    /// Writes the row, durably (it must be on the disk before the request it announces is sent), stamped now.
+    public func saveRemoteUpload(_ upload: RemoteUpload) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO remoteUpload (syncIdentifier, service, version, state, remoteId, uploadId,
+                    previousRemoteId, detailsVersion, lastError, attempts, updatedMicroseconds)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    upload.syncIdentifier, upload.service, upload.version, upload.state.rawValue, upload.remoteId,
+                    upload.uploadId, upload.previousRemoteId, upload.detailsVersion, upload.lastError,
+                    upload.attempts, Self.nowMicroseconds(),
+                ])
+        }
+    }
+
+    private static func remoteUpload(_ row: Row) -> RemoteUpload {
+        RemoteUpload(
+            syncIdentifier: row["syncIdentifier"], service: row["service"], version: row["version"],
+            state: RemoteUpload.State(rawValue: row["state"]) ?? .failed, remoteId: row["remoteId"],
+            uploadId: row["uploadId"], previousRemoteId: row["previousRemoteId"],
+            detailsVersion: row["detailsVersion"], lastError: row["lastError"], attempts: row["attempts"],
+            updatedMicroseconds: row["updatedMicroseconds"])
+    }
+}
