@@ -53,6 +53,7 @@ class State:
         self.violations = []
         self.requests = []  # method, path, fault applied
         self.holding = 0  # answers being held (kind "hold")
+        self.held = 0  # answers held so far
         self.echo_secret_errors = 0
 
     def new_id(self):
@@ -82,6 +83,7 @@ class State:
                 "faultsLeft": self.faults,
                 "issued": self.issued,
                 "holding": self.holding,
+                "held": self.held,
             }
 
 
@@ -193,22 +195,35 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(int(kind), {"error": "Service unavailable"})
         if kind == "429":
             return self.answer(429, {"message": "Rate Limit Exceeded"}, [("Retry-After", str(fault.get("after", 1)))])
-        if kind == "expire":
-            with self.state.lock:
-                for token in self.state.access_tokens:
-                    self.state.access_tokens[token] = 0
         if kind == "echo":
             # A service that quotes the refused request: the client must not show the credentials it sent.
             return self.answer(400, {"error": "bad request with %s" % self.headers.get("Authorization")})
-        if kind == "slow":
-            time.sleep(float(fault.get("seconds", 3)))
         status, value, headers = self.dispatch(name, path, query, body)
+        if kind == "expire":
+            # Answered, and every access token expires just after: the next request finds its token refused.
+            with self.state.lock:
+                for token in self.state.access_tokens:
+                    self.state.access_tokens[token] = 0
+        if kind == "slow":
+            # Done, and answered after the client's deadline.
+            time.sleep(float(fault.get("seconds", 3)))
         if kind == "cut-after":
             return self.cut()
         if kind == "hold":
+            # Done, and the answer held until the client goes (the test kills it) or the time is up.
             with self.state.lock:
                 self.state.holding += 1
-            time.sleep(float(fault.get("seconds", 30)))
+                self.state.held += 1
+            deadline = time.time() + float(fault.get("seconds", 30))
+            self.connection.settimeout(0.05)
+            while time.time() < deadline:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    break
             with self.state.lock:
                 self.state.holding -= 1
             return self.cut()
@@ -326,10 +341,11 @@ class Handler(BaseHTTPRequestHandler):
         return expiry is not None and expiry > time.time()
 
     def issue(self, athlete=True):
+        """New tokens; a refresh keeps the refresh token (Strava changes it seldom), a new authorization does not."""
         state = self.state
         with state.lock:
             access = "stravaaccess%d" % state.new_id()
-            refresh = "stravarefresh%d" % state.new_id()
+            refresh = state.refresh_token if not athlete and state.refresh_token else "stravarefresh%d" % state.new_id()
             state.access_tokens[access] = time.time() + state.token_seconds
             state.refresh_token = refresh
             state.issued += [access, refresh]

@@ -1,0 +1,171 @@
+import Foundation
+import Recording
+import TestSupport
+
+/// The stand-in of intervals.icu's and Strava's APIs (Tests/ServiceStandIn/training_services.py) on a port of
+/// 127.0.0.1, for one test: what it holds, what it found wrong in the requests it got, the faults it is to inject.
+final class ServiceStandIn: @unchecked Sendable {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("ServiceStandIn/training_services.py").path
+    static let apiKey = "intervalskey0123456789"
+    static let athlete = "i134815"
+    static let clientId = "4242"
+    static let clientSecret = "stravasecret0123456789"
+
+    let port: Int
+    private let pid: pid_t
+    private let output: String
+
+    struct Failed: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ arguments: [String] = []) throws {
+        output = FileManager.default.temporaryDirectory.appendingPathComponent("standin-\(UUID())").path
+        pid = try spawnProgram("python3", [Self.script, "--port", "0"] + arguments, environment: [:], output: output)
+        let deadline = Date().addingTimeInterval(20)
+        while true {
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let port = object["port"] as? Int
+            {
+                self.port = port
+                return
+            }
+            guard Date() < deadline else {
+                kill(pid, SIGKILL)
+                throw Failed(description: "the services' stand-in did not start: \(text)")
+            }
+            usleep(50_000)
+        }
+    }
+
+    deinit {
+        kill(pid, SIGTERM)
+        _ = waitProgram(pid, seconds: 5)
+        unlink(output)
+    }
+
+    var address: String { "http://127.0.0.1:\(port)" }
+
+    /// Everything the stand-in holds and saw.
+    func state() throws -> [String: Any] {
+        let answer = try HTTPConnection.request(port: port, "GET", "/_standin/state")
+        guard let object = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any] else {
+            throw Failed(description: "the stand-in's state is not JSON: \(answer.body)")
+        }
+        return object
+    }
+
+    func control(_ path: String, _ value: Any = [String: Any]()) throws {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
+        _ = try HTTPConnection.request(
+            port: port, "POST", "/_standin/" + path, headers: ["Content-Type": "application/json"], body: body)
+    }
+
+    func activities(_ service: String) throws -> [[String: Any]] { try state()[service] as? [[String: Any]] ?? [] }
+    func violations() throws -> [String] { try state()["violations"] as? [String] ?? [] }
+    /// Every token and code the stand-in handed out.
+    func issued() throws -> [String] { try state()["issued"] as? [String] ?? [] }
+}
+
+/// A collector with accounts on the stand-in, and `cyclelog-sync` run against them.
+struct UploadRig {
+    let collector: Collector
+    let standIn: ServiceStandIn
+    let folder: String
+
+    init(rides: Int = 2) throws {
+        collector = try Collector()
+        standIn = try ServiceStandIn()
+        folder = (collector.path as NSString).deletingLastPathComponent
+        for (day, journal) in Fixtures.journals.prefix(rides).enumerated() { try ride(journal, onDay: day + 1) }
+    }
+
+    /// Replays a fixture journal moved to 2000-01-DAY: the fixtures all start on the same morning, and a service
+    /// takes two rides that start at the same time for one (Strava's "duplicate of activity").
+    func ride(_ journal: String, onDay day: Int) throws {
+        let text = try String(contentsOfFile: Fixtures.folder + "/" + journal, encoding: .utf8)
+        let path = folder + "/day\(day)-" + (journal as NSString).lastPathComponent
+        try text.replacingOccurrences(of: "2000-01-01T", with: String(format: "2000-01-%02dT", day))
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        _ = try Replayer(store: collector.store).replay(try CaptureFile.load(path))
+    }
+
+    func sync(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        try runProgram(try builtBinary("cyclelog-sync").path, arguments + ["--db", collector.path])
+    }
+
+    /// A file only its owner reads, holding `secret`.
+    func secretFile(_ name: String, _ secret: String, mode: mode_t = 0o600) throws -> String {
+        let path = folder + "/" + name
+        try (secret + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, mode)
+        return path
+    }
+
+    func addIntervals() throws {
+        let key = try secretFile("intervals-key", ServiceStandIn.apiKey)
+        let added = try sync([
+            "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", key, "--address",
+            standIn.address, "--since", "1990-01-01",
+        ])
+        guard added.status == 0 else { throw ServiceStandIn.Failed(description: added.output) }
+    }
+
+    /// The Strava account through its OAuth flow: the authorization page's address read from the program's output,
+    /// opened on the stand-in (which approves at once), its redirect followed to the program's loopback listener.
+    func addStrava(stranger: ((Int) throws -> Void)? = nil) throws {
+        let secret = try secretFile("strava-secret", ServiceStandIn.clientSecret)
+        let output = folder + "/add-strava.out"
+        let pid = try spawnProgram(
+            try builtBinary("cyclelog-sync").path,
+            [
+                "account", "add", "strava", "--db", collector.path, "--client-id", ServiceStandIn.clientId,
+                "--client-secret-file", secret, "--address", standIn.address, "--since", "1990-01-01", "--timeout", "30",
+            ], environment: [:], output: output)
+        var url: String?
+        for _ in 0..<200 where url == nil {
+            usleep(50_000)
+            url = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+                .first { $0.hasPrefix("http://") }.map(String.init)
+        }
+        guard let url, let components = URLComponents(string: url),
+            let redirect = components.queryItems?.first(where: { $0.name == "redirect_uri" })?.value,
+            let listener = URLComponents(string: redirect)?.port
+        else {
+            kill(pid, SIGKILL)
+            throw ServiceStandIn.Failed(description: "no authorization address: \(String(describing: try? String(contentsOfFile: output, encoding: .utf8)))")
+        }
+        try stranger?(listener)
+        let target = url.replacingOccurrences(of: standIn.address, with: "")
+        let approval = try HTTPConnection.request(port: standIn.port, "GET", target)
+        guard approval.status == 302, let location = approval.headers["location"],
+            let back = URLComponents(string: location)
+        else { throw ServiceStandIn.Failed(description: "the stand-in did not send the browser back") }
+        let landed = try HTTPConnection.request(
+            port: listener, "GET", back.percentEncodedPath + "?" + (back.percentEncodedQuery ?? ""))
+        guard landed.status == 200, landed.body.contains("cyclelog is authorized") else {
+            throw ServiceStandIn.Failed(description: "the listener answered \(landed.status): \(landed.body)")
+        }
+        let status = waitProgram(pid, seconds: 30)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0 else { throw ServiceStandIn.Failed(description: "account add strava: \(text)") }
+    }
+
+    /// The external id a ride's version is uploaded with: its sync identifier and version.
+    func externalId(_ id: Int64) throws -> String {
+        guard let summary = try collector.store.ride(id, analysed: false)?.summary else {
+            throw ServiceStandIn.Failed(description: "no workout \(id)")
+        }
+        return "\(summary.syncIdentifier.lowercased())-v\(summary.version)"
+    }
+
+    func syncIdentifier(_ id: Int64) throws -> String {
+        guard let summary = try collector.store.ride(id, analysed: false)?.summary else {
+            throw ServiceStandIn.Failed(description: "no workout \(id)")
+        }
+        return summary.syncIdentifier.lowercased()
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import WorkoutStore
+
+@testable import RideUploads
+
+/// The upload's rule, the retries and the pieces of HTTP, without a network: a scripted transport in its place.
+@Suite("the upload rule")
+struct UploadRuleTests {
+    @Test("each state of a ride's row leads to one next step")
+    func steps() {
+        func row(_ state: RemoteUpload.State, version: Int = 1, details: Int? = nil) -> RemoteUpload {
+            RemoteUpload(
+                syncIdentifier: "A", service: "x", version: version, state: state, remoteId: "r1", uploadId: "u1",
+                previousRemoteId: "r0", detailsVersion: details)
+        }
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 1, record: nil) == .upload)
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 1, record: row(.sending)) == .lookUp(version: 1))
+        #expect(UploadPlan.step(service: .strava, rideVersion: 1, record: row(.processing)) == .poll(uploadId: "u1"))
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 1, record: row(.uploaded)) == .nothing)
+        #expect(
+            UploadPlan.step(service: .intervals, rideVersion: 2, record: row(.uploaded))
+                == .replace(previousRemoteId: "r1"))
+        #expect(
+            UploadPlan.step(service: .intervals, rideVersion: 2, record: row(.replacing, version: 2))
+                == .replace(previousRemoteId: "r0"))
+        #expect(
+            UploadPlan.step(service: .strava, rideVersion: 2, record: row(.uploaded, details: 1))
+                == .updateDetails(remoteId: "r1"))
+        #expect(UploadPlan.step(service: .strava, rideVersion: 2, record: row(.uploaded, details: 2)) == .nothing)
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 1, record: row(.failed)) == .nothing)
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 1, record: row(.failed), again: true) == .upload)
+        #expect(UploadPlan.step(service: .intervals, rideVersion: 2, record: row(.failed)) == .upload)
+        #expect(
+            UploadPlan.externalIdentifier("5E0C1B0A-0000-4000-8000-000000000001", version: 3)
+                == "5e0c1b0a-0000-4000-8000-000000000001-v3")
+    }
+
+    @Test("Retry-After in seconds or as a date; 5xx, 408 and 429 are worth another try, 4xx is a refusal")
+    func verdicts() {
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        #expect(RetryPolicy.retryAfterSeconds("7", now: now) == 7)
+        // RFC 9110's example format, 90 s after `now`.
+        let later = DateFormatter()
+        later.locale = Locale(identifier: "en_US_POSIX")
+        later.timeZone = TimeZone(identifier: "GMT")
+        later.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        #expect(RetryPolicy.retryAfterSeconds(later.string(from: now.addingTimeInterval(90)), now: now) == 90)
+        #expect(RetryPolicy.retryAfterSeconds("soon", now: now) == nil)
+        let limited = HTTPResponse(status: 429, headers: [("retry-after", "12")])
+        #expect(RetryPolicy.verdict(limited, now: now) == .transient(waitSeconds: 12, reason: "asked to slow down (429)"))
+        #expect(RetryPolicy.verdict(HTTPResponse(status: 502), now: now) == .transient(waitSeconds: nil, reason: "failed (502)"))
+        #expect(RetryPolicy.verdict(HTTPResponse(status: 401)) == .unauthorized)
+        let refused = HTTPResponse(
+            status: 400, body: Array(#"{"message":"Bad Request","errors":[{"resource":"Upload","field":"file","code":"empty"}]}"#.utf8))
+        #expect(RetryPolicy.verdict(refused) == .refused("Bad Request (Upload file empty)"))
+        var policy = RetryPolicy()
+        policy.longestBackoffSeconds = 8
+        #expect((1...6).map { policy.backoffSeconds(afterFailures: $0) } == [1, 2, 4, 8, 8, 8])
+    }
+
+    @Test("Strava's upload answers: still reading, an activity, a duplicate of another, an error")
+    func stravaStatus() {
+        #expect(Strava.status(of: ["id": 1, "status": "Your activity is still being processed."]) == .processing)
+        #expect(Strava.status(of: ["id": 1, "activity_id": 77]) == .ready(activityId: "77"))
+        #expect(
+            Strava.status(of: ["error": "ride.fit duplicate of activity 12345678901"])
+                == .duplicate(activityId: "12345678901"))
+        #expect(
+            Strava.status(of: ["error": "ride.fit duplicate of <a href='/activities/42' target='_blank'>activity</a>"])
+                == .duplicate(activityId: "42"))
+        #expect(Strava.status(of: ["error": "Improperly formatted data."]) == .failed("Improperly formatted data."))
+    }
+
+    @Test("plain http only to this machine; forms and queries percent-encoded; a multipart body as RFC 7578 has it")
+    func addressesAndBodies() throws {
+        #expect(throws: ServiceAddress.Refused.self) { try ServiceAddress("http://intervals.icu") }
+        #expect(throws: ServiceAddress.Refused.self) { try ServiceAddress("https://user:pw@intervals.icu") }
+        let local = try ServiceAddress("http://127.0.0.1:8080/base/")
+        #expect(!local.secure && local.port == 8080 && local.basePath == "/base")
+        #expect(try ServiceAddress("https://www.strava.com").description == "https://www.strava.com")
+        #expect(FormEncoding.encode([("name", "Zone 2 & tempo"), ("x", "ä/=")]) == "name=Zone%202%20%26%20tempo&x=%C3%A4%2F%3D")
+        #expect(FormEncoding.decode("a=1%202&b=c+d&e").map { "\($0.0)=\($0.1)" } == ["a=1 2", "b=c d", "e="])
+        var form = MultipartForm(boundary: "XyZ")
+        form.add(field: "data_type", "fit")
+        form.add(file: "file", fileName: "ride\".fit", contentType: "application/octet-stream", [0, 1, 2])
+        let expected =
+            "--XyZ\r\nContent-Disposition: form-data; name=\"data_type\"\r\n\r\nfit\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"ride_.fit\"\r\n"
+            + "Content-Type: application/octet-stream\r\n\r\n\u{0}\u{1}\u{2}\r\n--XyZ--\r\n"
+        #expect(form.finished == Array(expected.utf8))
+    }
+
+    @Test("an upload whose answer was lost is looked up before it is sent again; Retry-After is waited for")
+    func lostAnswerLookedUpFirst() async throws {
+        let collector = try Collector()
+        try collector.replay(Fixtures.journals[0])
+        let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
+        try folder.save(
+            IntervalsAccount(athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+        let transport = ScriptedTransport([
+            .failure(TransportFailure(description: "cut", mayHaveArrived: true)),
+            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
+            .response(HTTPResponse(status: 429, headers: [("Retry-After", "7")])),
+            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
+            .response(HTTPResponse(status: 201, body: Array(#"{"id":"i9"}"#.utf8))),
+        ])
+        let waits = Waits()
+        var uploader = Uploader(store: collector.store, folder: folder)
+        uploader.transport = transport
+        uploader.pause = { await waits.add($0) }
+        let report = try await uploader.run([.intervals], choice: .automatic)
+        #expect(report.outcomes.map(\.result) == [.uploaded] && report.failures.isEmpty)
+        #expect(transport.sent() == ["POST", "GET", "POST", "GET", "POST"])
+        #expect(await waits.all == [1, 7])
+        let row = try #require(try collector.store.remoteUploads().first)
+        #expect(row.state == .uploaded && row.remoteId == "i9" && row.attempts == 0)
+        // A run after it sends nothing.
+        let again = try await uploader.run([.intervals], choice: .automatic)
+        #expect(again.outcomes.isEmpty && transport.sent().count == 5)
+    }
+
+    @Test("an account file others can read is refused, not used")
+    func accountFileMode() throws {
+        let folder = AccountFolder(path: FileManager.default.temporaryDirectory.appendingPathComponent("acc-\(UUID())").path)
+        try folder.save(IntervalsAccount(athlete: "i1", apiKey: "k", address: "https://intervals.icu", addedMicroseconds: 0))
+        #expect(try folder.intervals()?.athlete == "i1")
+        chmod(folder.file(.intervals), 0o640)
+        #expect(throws: UploadError.self) { try folder.intervals() }
+    }
+}
+
+/// Answers given in order, the requests' methods kept.
+final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
+    enum Answer {
+        case response(HTTPResponse)
+        case failure(TransportFailure)
+    }
+    private let lock = NSLock()
+    private var answers: [Answer]
+    private var methods: [String] = []
+
+    init(_ answers: [Answer]) { self.answers = answers }
+
+    func sent() -> [String] { lock.withLock { methods } }
+
+    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double) async throws(TransportFailure)
+        -> HTTPResponse
+    {
+        let answer: Answer? = lock.withLock {
+            methods.append(request.method.rawValue)
+            return answers.isEmpty ? nil : answers.removeFirst()
+        }
+        switch answer {
+        case .response(let response)?: return response
+        case .failure(let failure)?: throw failure
+        case nil: throw TransportFailure(description: "no more answers scripted", mayHaveArrived: false)
+        }
+    }
+}
+
+actor Waits {
+    var all: [Double] = []
+    func add(_ seconds: Double) { all.append(seconds) }
+}

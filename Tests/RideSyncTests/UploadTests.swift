@@ -1,0 +1,306 @@
+import Foundation
+import TestSupport
+import Testing
+import WorkoutStore
+
+@testable import RideUploads
+
+/// `cyclelog-sync account`, `upload`, `plans` and `sync` against the stand-in of intervals.icu's and Strava's APIs,
+/// which checks every request as the real services would (Tests/ServiceStandIn).
+@Suite("uploads to intervals.icu and Strava")
+struct UploadTests {
+    @Test("intervals.icu: a key others can read is refused; each ride uploaded once; a newer version replaces it")
+    func intervals() throws {
+        let rig = try UploadRig(rides: 2)
+        let open = try rig.secretFile("open-key", ServiceStandIn.apiKey, mode: 0o644)
+        let refused = try rig.sync([
+            "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", open, "--address",
+            rig.standIn.address,
+        ])
+        #expect(refused.status == 2)
+        #expect(refused.output.contains("can be read by other users") && refused.output.contains("chmod 600"))
+        #expect(!refused.output.contains(ServiceStandIn.apiKey))
+        let wrong = try rig.secretFile("wrong-key", "notthekey0000")
+        let rejected = try rig.sync([
+            "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", wrong, "--address",
+            rig.standIn.address,
+        ])
+        #expect(rejected.status == 1 && rejected.output.contains("refused this API key"))
+        // Plain http to another machine would carry the key in clear.
+        let clear = try rig.sync([
+            "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", wrong, "--address",
+            "http://intervals.icu",
+        ])
+        #expect(clear.status == 64 && clear.output.contains("use https"))
+        try rig.addIntervals()
+        var info = stat()
+        #expect(stat(rig.folder + "/accounts/intervals.json", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(stat(rig.folder + "/accounts", &info) == 0 && info.st_mode & 0o777 == 0o700)
+        let list = try rig.sync(["account", "list"])
+        #expect(list.output.contains("athlete \(ServiceStandIn.athlete)") && !list.output.contains(ServiceStandIn.apiKey))
+
+        let waiting = try rig.sync(["upload", "--status"])
+        #expect(waiting.output.components(separatedBy: "waits to be uploaded").count == 3)
+        let first = try rig.sync(["upload"])
+        #expect(first.status == 0, "\(first.output)")
+        var activities = try rig.standIn.activities("intervals")
+        #expect(Set(activities.compactMap { $0["external_id"] as? String }) == [try rig.externalId(1), try rig.externalId(2)])
+        #expect(activities.allSatisfy { $0["description"] as? String == "Recorded with cyclelog." })
+        let again = try rig.sync(["upload"])
+        #expect(again.status == 0 && again.output.contains("Nothing to upload."))
+        #expect(try rig.standIn.activities("intervals").count == 2)
+
+        // A renamed ride is its next version: intervals.icu's activity is replaced, not doubled.
+        #expect(try rig.collector.store.rename(1, to: "Hill repeats"))
+        let replaced = try rig.sync(["upload"])
+        #expect(replaced.status == 0 && replaced.output.contains("version 2 replaced activity"), "\(replaced.output)")
+        activities = try rig.standIn.activities("intervals")
+        #expect(activities.count == 2)
+        let renamed = activities.first { $0["external_id"] as? String == (try? rig.externalId(1)) }
+        #expect(renamed?["name"] as? String == "Hill repeats")
+        #expect(try rig.externalId(1).hasSuffix("-v2"))
+        // Asked by id, a ride already there is said to be there and is not sent again.
+        let named = try rig.sync(["upload", "2"])
+        #expect(named.output.contains("already on intervals.icu"))
+        #expect(try rig.standIn.violations() == [])
+        #expect(try rig.standIn.activities("intervals").count == 2)
+    }
+
+    @Test("Strava: OAuth through the loopback (a stranger refused), asynchronous upload, details of a newer version")
+    func strava() throws {
+        let rig = try UploadRig(rides: 1)
+        try rig.addStrava(stranger: { port in
+            let stranger = try HTTPConnection.request(port: port, "GET", "/authorized?code=stolen&state=guess")
+            #expect(stranger.status == 400)
+        })
+        let account = try String(contentsOfFile: rig.folder + "/accounts/strava.json", encoding: .utf8)
+        #expect(account.contains("refreshToken"))
+        let uploaded = try rig.sync(["upload", "--to", "strava"])
+        #expect(uploaded.status == 0, "\(uploaded.output)")
+        #expect(uploaded.output.contains("uploaded to Strava as activity"))
+        var activities = try rig.standIn.activities("strava")
+        let firstVersion = try rig.externalId(1)
+        #expect(activities.count == 1 && activities.first?["external_id"] as? String == firstVersion)
+
+        #expect(try rig.collector.store.rename(1, to: "Tempo"))
+        let details = try rig.sync(["upload"])
+        #expect(details.output.contains("Strava keeps version 1's file"), "\(details.output)")
+        activities = try rig.standIn.activities("strava")
+        #expect(activities.count == 1 && activities.first?["name"] as? String == "Tempo")
+        let status = try rig.sync(["upload", "--status"])
+        #expect(status.output.contains("its API cannot replace a file"))
+
+        // Uploaded again on request: Strava says it has the ride, which is recorded as that activity.
+        let database = try WorkoutStore(path: rig.collector.path)
+        var row = try #require(try database.remoteUpload(try rig.syncIdentifier(1), service: "strava"))
+        row.state = .failed
+        try database.saveRemoteUpload(row)
+        let duplicate = try rig.sync(["upload", "1", "--to", "strava"])
+        #expect(duplicate.output.contains("Strava already had it"), "\(duplicate.output)")
+        #expect(try rig.standIn.activities("strava").count == 1)
+
+        // A revoked authorization says what to do.
+        try rig.standIn.control("revoke")
+        #expect(try rig.collector.store.rename(1, to: "Tempo, revoked"))
+        let revoked = try rig.sync(["upload", "--to", "strava"])
+        #expect(revoked.status == 1)
+        #expect(revoked.output.contains("`cyclelog-sync account add strava` again"), "\(revoked.output)")
+        #expect(try rig.standIn.violations() == [])
+    }
+
+    @Test("50 seeded faults: cut connections, 5xx, 429, expired tokens, slow answers and killed runs; every ride once")
+    func seededFaults() throws {
+        let rig = try UploadRig(rides: 5)
+        try rig.addIntervals()
+        try rig.addStrava()
+        var random = SplitMix64(seed: 43)
+        let kinds = ["cut-before", "cut-after", "500", "503", "429", "slow", "hold", "expire"]
+        let places = ["intervals-upload", "intervals", "strava-upload", "strava-status", "strava", "strava-token"]
+        var faults: [[String: Any]] = []
+        for _ in 0..<50 {
+            let kind = kinds[Int(random.next() % UInt64(kinds.count))]
+            // A run killed while Strava's token endpoint holds its answer is left out: a refresh token Strava
+            // replaced and the run never kept cannot be got back (the rider adds the account again, as Strava says).
+            let usable = kind == "hold" ? places.filter { $0 != "strava-token" } : places
+            let place = kind == "expire" ? "strava" : usable[Int(random.next() % UInt64(usable.count))]
+            faults.append(["match": place, "kind": kind, "seconds": kind == "slow" ? 3 : 30, "after": 1])
+        }
+        try rig.standIn.control("faults", faults)
+        let binary = try builtBinary("cyclelog-sync").path
+        var runs = 0
+        var killed = 0
+        var outputs: [String] = []
+        var commandLines: [String] = []
+        var renamed = false
+        while runs < 80 {
+            runs += 1
+            if !renamed, runs == 4 {
+                // New versions while faults go on: intervals.icu's activities are replaced, Strava's details set.
+                #expect(try rig.collector.store.rename(2, to: "Renamed under faults"))
+                #expect(try rig.collector.store.rename(4, to: "Renamed too"))
+                renamed = true
+            }
+            let output = rig.folder + "/run-\(runs).out"
+            let heldBefore = try rig.standIn.state()["held"] as? Int ?? 0
+            let pid = try spawnProgram(
+                binary,
+                ["upload", "--db", rig.collector.path, "--backoff", "0.01", "--reply-timeout", "2"],
+                environment: [:], output: output)
+            var status: Int32?
+            while status == nil {
+                var raw: Int32 = 0
+                if waitpid(pid, &raw, WNOHANG) == pid {
+                    status = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+                } else if (try rig.standIn.state()["held"] as? Int ?? 0) > heldBefore {
+                    // The service took the request and holds its answer: the process is killed mid-upload.
+                    commandLines.append((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "")
+                    kill(pid, SIGKILL)
+                    _ = waitpid(pid, &raw, 0)
+                    killed += 1
+                    status = 137
+                } else {
+                    usleep(20_000)
+                }
+            }
+            outputs.append((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
+            #expect([0, 75, 137].contains(status ?? -1), "run \(runs): \(outputs.last ?? "")")
+            let left = try rig.standIn.state()["faultsLeft"] as? [Any] ?? []
+            if left.isEmpty, status == 0, outputs.last?.contains("Nothing to upload.") == true { break }
+        }
+        let intervals = try rig.standIn.activities("intervals")
+        let strava = try rig.standIn.activities("strava")
+        let current = try (1...5).map { try rig.externalId(Int64($0)) }
+        // Exactly once per service: one intervals.icu activity per ride at its current version, one Strava activity
+        // per ride (Strava keeps the first file), none twice, none lost.
+        #expect(intervals.count == 5 && Set(intervals.compactMap { $0["external_id"] as? String }) == Set(current))
+        let statusText = try rig.sync(["upload", "--status"]).output
+        #expect(strava.count == 5, "\(statusText)")
+        let stravaRides = Set(strava.compactMap { ($0["external_id"] as? String)?.split(separator: "-v").first })
+        #expect(stravaRides.count == 5)
+        #expect(try rig.standIn.violations() == [])
+        #expect(killed > 0)
+        let tally = Dictionary(grouping: faults.map { "\($0["kind"]!) at \($0["match"]!)" }, by: { $0 }).mapValues(\.count)
+        print(
+            "seeded faults: 50 injected (\(tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))), "
+                + "\(runs) runs, \(killed) killed mid-upload; 5 rides on each service once")
+
+        // No secret in any output, command line, the database or its log.
+        var secrets = [ServiceStandIn.apiKey, ServiceStandIn.clientSecret] + (try rig.standIn.issued())
+        secrets.append(Data("API_KEY:\(ServiceStandIn.apiKey)".utf8).base64EncodedString())
+        var texts = outputs + commandLines
+        for file in ["collector.sqlite", "collector.sqlite-wal"] {
+            if let bytes = FileManager.default.contents(atPath: rig.folder + "/" + file) {
+                texts.append(String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        #expect(commandLines.count == killed && secrets.count > 4)
+        for secret in secrets {
+            #expect(!texts.contains { $0.contains(secret) }, "\(secret) was found")
+        }
+    }
+
+    @Test("a service that quotes the request it refused does not make the key appear")
+    func echoedSecretsRedacted() throws {
+        let rig = try UploadRig(rides: 1)
+        try rig.addIntervals()
+        try rig.standIn.control("faults", [["match": "intervals-upload", "kind": "echo"]])
+        let refused = try rig.sync(["upload"])
+        #expect(refused.status == 1)
+        #expect(refused.output.contains("REFUSED by intervals.icu: bad request with [secret]"), "\(refused.output)")
+        #expect(!refused.output.contains(Data("API_KEY:\(ServiceStandIn.apiKey)".utf8).base64EncodedString()))
+        let status = try rig.sync(["status"])
+        #expect(status.output.contains("Waiting to be uploaded to intervals.icu: 0 rides."))
+        let again = try rig.sync(["upload", "1"])
+        #expect(again.status == 0 && again.output.contains("uploaded to intervals.icu"), "\(again.output)")
+    }
+
+    @Test("unreachable: exit 75 in words, the ride waits in status with its last error")
+    func unreachable() throws {
+        let rig = try UploadRig(rides: 1)
+        try rig.addIntervals()
+        try rig.standIn.control("faults", Array(repeating: ["match": "intervals-upload", "kind": "503"], count: 5))
+        let failed = try rig.sync(["upload", "--backoff", "0.01"])
+        #expect(failed.status == 75, "\(failed.output)")
+        #expect(failed.output.contains("intervals.icu failed (503); cyclelog-sync tries again later"))
+        let status = try rig.sync(["status", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
+        let uploads = object?["uploads"] as? [[String: Any]]
+        #expect(uploads?.first?["waiting"] as? Bool == true)
+        #expect((uploads?.first?["lastError"] as? String)?.contains("503") == true)
+        let later = try rig.sync(["upload"])
+        let uploaded = try rig.standIn.activities("intervals")
+        #expect(later.status == 0 && uploaded.count == 1)
+    }
+
+    @Test("plans: today's planned workout becomes the first suggestion, with the coach's description")
+    func plans() throws {
+        let rig = try UploadRig(rides: 0)
+        try rig.addIntervals()
+        let today = LocalDay.today()
+        let tomorrow = LocalDay.day(of: Date(), offset: 1)
+        let zwo = { (name: String, power: String) in
+            """
+            <workout_file><name>\(name)</name><sportType>bike</sportType><workout>
+            <Warmup Duration="600" PowerLow="0.50" PowerHigh="0.75"/>
+            <SteadyState Duration="1200" Power="\(power)"/>
+            <Cooldown Duration="300" PowerLow="0.60" PowerHigh="0.40"/>
+            </workout></workout_file>
+            """
+        }
+        try rig.standIn.control(
+            "events",
+            [
+                [
+                    "id": 9001, "category": "WORKOUT", "start_date_local": "\(today)T00:00:00", "name": "Sweet spot 20",
+                    "description": "Keep it smooth, 90 rpm.", "type": "Ride", "zwo": zwo("Sweet spot 20", "0.90"),
+                ],
+                [
+                    "id": 9002, "category": "WORKOUT", "start_date_local": "\(tomorrow)T00:00:00", "name": "Threshold",
+                    "type": "Ride", "zwo": zwo("Threshold", "1.00"),
+                ],
+                ["id": 9003, "category": "NOTE", "start_date_local": "\(today)T00:00:00", "name": "Rest well"],
+                ["id": 9004, "category": "WORKOUT", "start_date_local": "\(today)T00:00:00", "name": "Ride outside"],
+            ])
+        let plans = try rig.sync(["plans"])
+        #expect(plans.status == 0, "\(plans.output)")
+        #expect(plans.output.contains("\(today) (today): Sweet spot 20"))
+        #expect(plans.output.contains("skipped: Ride outside"))
+        #expect(!plans.output.contains("Rest well"))
+        let store = try WorkoutStore(path: rig.collector.path)
+        let first = try #require(try store.presets().first)
+        #expect(first.preset.id == "plan-9001" && first.preset.title == "Sweet spot 20")
+        #expect(first.note == "Keep it smooth, 90 rpm." && first.plannedDay == today)
+        let workoutId = try #require(first.preset.request.workout)
+        let workout = try #require(try store.libraryWorkout(workoutId))
+        #expect(workout.workout.steps.count == 3 && workout.workout.description == "Keep it smooth, 90 rpm.")
+        #expect(try store.presets().contains { $0.preset.id == "plan-9002" && $0.plannedDay == tomorrow })
+        // The coach moves a workout away: its suggestion goes; fetching again adds nothing twice.
+        try rig.standIn.control("events", [] as [Any])
+        let emptied = try rig.sync(["plans"])
+        #expect(emptied.output.contains("removed the suggestion plan-9001"))
+        #expect(try !store.presets().contains { $0.preset.id.hasPrefix("plan-") })
+        #expect(try rig.standIn.violations() == [])
+    }
+
+    @Test("sync: after the push, the rides that wait are uploaded; without the shared store too, exit 75")
+    func syncUploadsAfterPush() async throws {
+        let rig = try UploadRig(rides: 1)
+        try rig.addIntervals()
+        let address = try await initializedServer()
+        let binary = try builtBinary("cyclelog-sync").path
+        let synced = try runProgram(
+            binary, ["sync", "--db", rig.collector.path], environment: PostgresServer.shared.environment(address.database))
+        #expect(synced.status == 0, "\(synced.output)")
+        #expect(synced.output.contains("pushed (new to the shared store)"))
+        #expect(synced.output.contains("uploaded to intervals.icu"))
+        #expect(try rig.standIn.activities("intervals").count == 1)
+        // No shared store reachable: the uploads still go, the run says 75 for the timer.
+        try rig.ride(Fixtures.journals[1], onDay: 2)
+        let nowhere = ["PGHOST": FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID())").path]
+        let cut = try runProgram(binary, ["sync", "--db", rig.collector.path], environment: nowhere)
+        #expect(cut.status == 75 && cut.output.contains("uploaded to intervals.icu"), "\(cut.output)")
+        let only = try runProgram(binary, ["sync", "--uploads-only", "--db", rig.collector.path], environment: nowhere)
+        #expect(only.status == 0 && !only.output.contains("shared store"), "\(only.output)")
+        #expect(try rig.standIn.activities("intervals").count == 2)
+    }
+}
