@@ -19,22 +19,25 @@ import tempfile
 PROGRAMS = {
     "cyclelog": "collect and decode Bluetooth LE cycling sensors, build and store workouts",
     "cyclelog-mirror": "the ride being recorded on a paired second screen, and the ride history",
-    "cyclelog-sync": "keep a rider's rides consistent with a shared PostgreSQL",
+    "cyclelog-sync": "keep a rider's rides consistent with a shared PostgreSQL, upload them to intervals.icu and "
+                     "Strava, fetch the coach's plan",
 }
 EXIT_STATUS = {
     "cyclelog": "0 success; 1 the input or the ride failed (a damaged file, a refused control); 2 the database or "
                 "Bluetooth cannot be used; 64 a usage mistake.",
     "cyclelog-mirror": "0 success (a SIGTERM ends it cleanly); 1 it cannot serve (the address is taken, a "
                        "certificate cannot be read) or a pairing command cannot reach the mirror.",
-    "cyclelog-sync": "0 success; 1 something was refused; 2 bad input or the local database; 75 (EX_TEMPFAIL) the "
-                     "server could not be reached and a later attempt may succeed.",
+    "cyclelog-sync": "0 success; 1 something was refused (a ride, a key, an authorization); 2 bad input, the local "
+                     "database or an account file others can read; 75 (EX_TEMPFAIL) the server or a service could "
+                     "not be reached or asked to wait, and a later attempt may succeed.",
 }
 FILES = {
     "cyclelog": "$CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite: the ride database.",
     "cyclelog-mirror": "$STATE_DIRECTORY, else $XDG_STATE_HOME/cyclelog, else ~/.local/state/cyclelog: "
                        "mirror-devices.json, the paired devices (hashes of their tokens).",
     "cyclelog-sync": "The ride database (as cyclelog's); the server's password from --password-file or libpq's "
-                     "PGPASSFILE, never from the command line.",
+                     "PGPASSFILE, never from the command line; accounts/ beside the database: intervals.json and "
+                     "strava.json, the services' keys and tokens (0600, refused when others can read them).",
 }
 
 

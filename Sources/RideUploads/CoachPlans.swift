@@ -79,10 +79,12 @@ public struct CoachPlans: Sendable {
                 request: StartRequest(plan: WorkoutPlan(name: WorkoutPlan.name(event.name)), workout: workoutId))
             try store.savePlannedPreset(preset, day: event.day, note: event.description)
             result.planned.append(
-                Planned(day: event.day, name: event.name, workoutId: workoutId, presetId: presetId, newToTheLibrary: new))
+                Planned(
+                    day: event.day, name: event.name, workoutId: workoutId, presetId: presetId, newToTheLibrary: new))
         }
         let kept = Set(result.planned.map(\.presetId))
-        for planned in try store.plannedPresets() where planned.day < today || (planned.day <= last && !kept.contains(planned.id)) {
+        for planned in try store.plannedPresets()
+        where planned.day < today || (planned.day <= last && !kept.contains(planned.id)) {
             try store.forgetPreset(planned.id)
             result.removed.append(planned.id)
         }

@@ -99,9 +99,8 @@ public struct TransportFailure: Error, Sendable, CustomStringConvertible {
 
 /// What sends a request and brings its answer: the network (`NetworkTransport`), or a test's double.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double) async throws(
-        TransportFailure
-    ) -> HTTPResponse
+    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
+        async throws(TransportFailure) -> HTTPResponse
 }
 
 /// HTTP/1.1 over SwiftNIO, one connection per request (`Connection: close`), TLS with the system's trusted
@@ -112,9 +111,9 @@ public struct NetworkTransport: HTTPTransport {
 
     public init() {}
 
-    public func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double) async throws(
-        TransportFailure
-    ) -> HTTPResponse {
+    public func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
+        async throws(TransportFailure) -> HTTPResponse
+    {
         let sent = SentMark()
         do {
             return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
@@ -160,7 +159,8 @@ public struct NetworkTransport: HTTPTransport {
                 channel.eventLoop.makeCompletedFuture {
                     if address.secure {
                         let context = try NIOSSLContext(configuration: .makeClientConfiguration())
-                        let serverName = address.host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" }
+                        let serverName =
+                            address.host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" }
                             ? nil : address.host
                         try channel.pipeline.syncOperations.addHandler(
                             try NIOSSLClientHandler(context: context, serverHostname: serverName))
@@ -171,9 +171,11 @@ public struct NetworkTransport: HTTPTransport {
                 }
             }
         return try await channel.executeThenClose { inbound, outbound in
-            var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: address.basePath + request.target)
+            var head = HTTPRequestHead(
+                version: .http1_1, method: request.method, uri: address.basePath + request.target)
             let standardPort = address.secure ? 443 : 80
-            head.headers.add(name: "Host", value: address.port == standardPort ? address.host : "\(address.host):\(address.port)")
+            head.headers.add(
+                name: "Host", value: address.port == standardPort ? address.host : "\(address.host):\(address.port)")
             head.headers.add(name: "User-Agent", value: "cyclelog-sync")
             head.headers.add(name: "Connection", value: "close")
             for (name, value) in request.headers { head.headers.add(name: name, value: value) }
@@ -197,7 +199,8 @@ public struct NetworkTransport: HTTPTransport {
                     guard response != nil else { continue }
                     guard response!.body.count + buffer.readableBytes <= Self.maximumAnswerBytes else {
                         throw TransportFailure(
-                            description: "\(address.host) sent an answer larger than \(Self.maximumAnswerBytes >> 20) MB",
+                            description:
+                                "\(address.host) sent an answer larger than \(Self.maximumAnswerBytes >> 20) MB",
                             mayHaveArrived: true)
                     }
                     response!.body += buffer.readBytes(length: buffer.readableBytes) ?? []

@@ -107,8 +107,7 @@ struct IntervalsICU: Sendable {
     }
 
     /// The calendar's workouts from `oldest` to `newest` (local days), each with its `.zwo` file.
-    func plannedWorkouts(oldest: String, newest: String) async throws -> (events: [PlannedEvent], skipped: [String])
-    {
+    func plannedWorkouts(oldest: String, newest: String) async throws -> (events: [PlannedEvent], skipped: [String]) {
         let query = FormEncoding.encode([
             ("oldest", oldest), ("newest", newest), ("category", "WORKOUT"), ("ext", "zwo"),
         ])

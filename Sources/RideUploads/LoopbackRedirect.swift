@@ -67,7 +67,8 @@ public final class LoopbackRedirect: @unchecked Sendable {
                 continue
             }
             if let error = fields["error"] {
-                Self.answer(connection, status: "200 OK", "cyclelog was not authorized (\(error)). You may close this page.")
+                Self.answer(
+                    connection, status: "200 OK", "cyclelog was not authorized (\(error)). You may close this page.")
                 throw Failure(description: "the authorization was refused in the browser (\(error))")
             }
             guard let code = fields["code"], !code.isEmpty else {
@@ -89,7 +90,8 @@ public final class LoopbackRedirect: @unchecked Sendable {
             received += buffer[0..<count]
             // Bytes, not characters: "\r\n" is one Character in Swift.
             let end: [UInt8] = [13, 10, 13, 10]
-            if received.count >= 4, (0...(received.count - 4)).contains(where: { Array(received[$0..<$0 + 4]) == end }) {
+            if received.count >= 4, (0...(received.count - 4)).contains(where: { Array(received[$0..<$0 + 4]) == end })
+            {
                 break
             }
         }

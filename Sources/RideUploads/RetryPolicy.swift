@@ -63,8 +63,14 @@ public struct RetryPolicy: Sendable {
         return max(0, date.timeIntervalSince(now))
     }
 
-    /// A service's refusal in its own words when it gave some (`message`, `error`, `errors`), else the status.
+    /// A service's refusal in its own words when it gave some (`message`, `error`, `errors`), else the status; at
+    /// most 300 characters of it (a server that lies may send a book).
     public static func message(_ response: HTTPResponse) -> String {
+        let words = fullMessage(response)
+        return words.count > 300 ? String(words.prefix(300)) + "…" : words
+    }
+
+    private static func fullMessage(_ response: HTTPResponse) -> String {
         if let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] {
             for key in ["message", "error", "status"] {
                 if let text = object[key] as? String, !text.isEmpty {

@@ -68,7 +68,8 @@ struct Strava: Sendable {
 
     func status(_ uploadId: String) async throws -> UploadStatus {
         let response = try await client.expect(
-            HTTPRequest(.GET, "/api/v3/uploads/\(FormEncoding.escape(uploadId))", headers: [("Accept", "application/json")]),
+            HTTPRequest(
+                .GET, "/api/v3/uploads/\(FormEncoding.escape(uploadId))", headers: [("Accept", "application/json")]),
             doing: "tell how upload \(uploadId) went")
         guard let upload = jsonObject(response) else {
             throw UploadError("Strava answered upload \(uploadId)'s status with something unreadable")

@@ -42,7 +42,8 @@ public enum UploadPlan {
             switch service {
             case .intervals: return .replace(previousRemoteId: remoteId)
             case .strava:
-                return (record.detailsVersion ?? record.version) < rideVersion ? .updateDetails(remoteId: remoteId) : .nothing
+                return (record.detailsVersion ?? record.version) < rideVersion
+                    ? .updateDetails(remoteId: remoteId) : .nothing
             }
         }
     }

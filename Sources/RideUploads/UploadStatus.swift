@@ -46,7 +46,8 @@ public struct UploadStatus: Equatable, Sendable {
             words = "REFUSED: \(row?.lastError ?? "") (`cyclelog-sync upload \(ride.id)` tries again)"
         case (.deleted?, _): words = "deleted from \(service.title) on request"
         case (.uploaded?, .replace):
-            words = "version \(ride.version) waits to replace activity \(row?.remoteId ?? "") (version \(row?.version ?? 0))"
+            words =
+                "version \(ride.version) waits to replace activity \(row?.remoteId ?? "") (version \(row?.version ?? 0))"
         case (.uploaded?, .updateDetails):
             words =
                 "version \(ride.version) waits: Strava's API cannot replace the file of activity \(row?.remoteId ?? ""); "

@@ -71,7 +71,8 @@ public struct Uploader: Sendable {
                 service: .intervals, address: try address(account.address), transport: transport, policy: policy,
                 pause: pause, authorization: { IntervalsICU.authorization(account) }, reauthorize: { false },
                 redaction: { redaction })
-            return Session(since: account.addedMicroseconds, remote: .intervals(IntervalsICU(account: account, client: client)))
+            return Session(
+                since: account.addedMicroseconds, remote: .intervals(IntervalsICU(account: account, client: client)))
         case .strava:
             guard let account = try folder.strava() else { return nil }
             let tokens = StravaTokens(
@@ -165,9 +166,12 @@ public struct Uploader: Sendable {
             case .uploaded?:
                 let id = record?.remoteId ?? ""
                 if let previous {
-                    finish(.replaced, "version \(ride.version) replaced activity \(previous) on \(service.title) as \(id)")
+                    finish(
+                        .replaced, "version \(ride.version) replaced activity \(previous) on \(service.title) as \(id)")
                 } else {
-                    finish(.uploaded, "uploaded to \(service.title) as \(id)" + (record?.lastError.map { " (\($0))" } ?? ""))
+                    finish(
+                        .uploaded,
+                        "uploaded to \(service.title) as \(id)" + (record?.lastError.map { " (\($0))" } ?? ""))
                 }
             case .failed?:
                 finish(.refused, "REFUSED by \(service.title): \(record?.lastError ?? "")")
@@ -247,7 +251,8 @@ public struct Uploader: Sendable {
             switch answer {
             case .created(let remoteId), .duplicate(let remoteId):
                 let note = answer == .duplicate(remoteId: remoteId) ? "\(service.title) already had it" : nil
-                return try save(ride, service, version: ride.version, .uploaded, remoteId: remoteId, error: note, from: record)
+                return try save(
+                    ride, service, version: ride.version, .uploaded, remoteId: remoteId, error: note, from: record)
             case .processing(let uploadId):
                 return try save(ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
             case .refused(let message):
@@ -305,7 +310,8 @@ public struct Uploader: Sendable {
                 outcome = Outcome(
                     service: service, rideId: nil, syncIdentifier: record.syncIdentifier, version: record.version,
                     result: .deleted,
-                    words: existed ? "activity \(remoteId) deleted from intervals.icu" : "activity \(remoteId) was already gone")
+                    words: existed
+                        ? "activity \(remoteId) deleted from intervals.icu" : "activity \(remoteId) was already gone")
             case .strava:
                 outcome = Outcome(
                     service: service, rideId: nil, syncIdentifier: record.syncIdentifier, version: record.version,
@@ -343,7 +349,8 @@ public struct Uploader: Sendable {
             syncIdentifier: ride.syncIdentifier, service: service.rawValue, version: version, state: state,
             remoteId: remoteId ?? (state == .uploaded ? nil : record?.remoteId),
             uploadId: uploadId ?? (state == .processing ? record?.uploadId : nil),
-            previousRemoteId: previousRemoteId ?? (state == .replacing || state == .sending ? record?.previousRemoteId : nil),
+            previousRemoteId: previousRemoteId
+                ?? (state == .replacing || state == .sending ? record?.previousRemoteId : nil),
             detailsVersion: state == .uploaded ? version : record?.detailsVersion, lastError: error,
             attempts: state == .uploaded ? 0 : (record?.attempts ?? 0))
         try store.saveRemoteUpload(upload)

@@ -664,7 +664,9 @@ public final class WorkoutStore: Sendable {
             // A preset may name a workout of the library to ride.
             try db.execute(sql: "ALTER TABLE preset ADD COLUMN workout TEXT")
         }
-        migrator.registerMigration("v18 uploads to training services and the coach's plan", foreignKeyChecks: .immediate) {
+        migrator.registerMigration(
+            "v18 uploads to training services and the coach's plan", foreignKeyChecks: .immediate
+        ) {
             db in
             // What was sent of each ride to each service (intervals.icu, Strava), by the ride's sync identifier, so
             // that a ride is uploaded once per service whatever fails on the way (Docs/guide/uploads.md): the

@@ -76,7 +76,10 @@ struct AddIntervals: AsyncParsableCommand {
     @Option(help: "The athlete's id (Settings → Developer Settings, `i` and digits).")
     var athlete: String
 
-    @Option(help: "A file only you can read (chmod 600) whose first line is the API key; never on a command line.")
+    @Option(
+        help: ArgumentHelp(
+            "A file only you can read (chmod 600) whose first line is the API key, or - for standard input; never "
+                + "the key itself on a command line."))
     var apiKeyFile: String
 
     @Option(help: "intervals.icu's address, for a stand-in or a proxy (plain http only on this machine).")
@@ -113,7 +116,10 @@ struct AddStrava: AsyncParsableCommand {
     @Option(help: "Your Strava API application's Client ID.")
     var clientId: String
 
-    @Option(help: "A file only you can read (chmod 600) whose first line is the application's Client Secret.")
+    @Option(
+        help: ArgumentHelp(
+            "A file only you can read (chmod 600) whose first line is the application's Client Secret, or - for "
+                + "standard input (not with --paste)."))
     var clientSecretFile: String
 
     @Flag(help: "Reads the address the browser ended on (or the code in it) from standard input; listens nowhere.")
@@ -128,23 +134,35 @@ struct AddStrava: AsyncParsableCommand {
     @Option(help: "Strava's address, for a stand-in or a proxy (plain http only on this machine).")
     var address = Service.strava.defaultAddress
 
+    func validate() throws {
+        if paste && clientSecretFile == "-" {
+            throw ValidationError("--paste reads standard input: give the client secret in a file")
+        }
+    }
+
     func run() async throws {
         let secret = try AccountFolder.secret(fromFile: clientSecretFile, what: "the client secret file")
         let serviceAddress: ServiceAddress
         do { serviceAddress = try ServiceAddress(address) } catch { throw UploadError(error.description, .usage) }
-        let state = String(UInt64.random(in: .min ... .max), radix: 36) + String(UInt64.random(in: .min ... .max), radix: 36)
+        let state =
+            String(UInt64.random(in: .min ... .max), radix: 36) + String(UInt64.random(in: .min ... .max), radix: 36)
         let code: String
         if paste {
             let redirect = "http://localhost/exchange_token"
             print("Open this address in a browser, approve, then paste the address the browser ends on:")
-            print(StravaAuthorization.authorizeURL(address: serviceAddress, clientId: clientId, redirect: redirect, state: state))
-            guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty else {
+            print(
+                StravaAuthorization.authorizeURL(
+                    address: serviceAddress, clientId: clientId, redirect: redirect, state: state))
+            guard let line = readLine(strippingNewline: true)?.trimmingCharacters(in: .whitespaces), !line.isEmpty
+            else {
                 throw UploadError("no code was pasted")
             }
             code = try Self.code(pasted: line, state: state)
         } else {
             let listener: LoopbackRedirect
-            do { listener = try LoopbackRedirect(port: port) } catch { throw UploadError(error.description, .cannotUse) }
+            do { listener = try LoopbackRedirect(port: port) } catch {
+                throw UploadError(error.description, .cannotUse)
+            }
             // Written straight to standard output, which may be a pipe (a script, a test): the address must reach
             // it before the wait, not sit in a buffer.
             let url = StravaAuthorization.authorizeURL(
@@ -206,7 +224,8 @@ struct AccountList: AsyncParsableCommand {
             any = true
             print(
                 "strava: athlete \(shown(account.athlete ?? "?")) with application \(shown(account.clientId)) at "
-                    + "\(shown(account.address)), added " + UTCTime.formatSeconds(microseconds: account.addedMicroseconds))
+                    + "\(shown(account.address)), added "
+                    + UTCTime.formatSeconds(microseconds: account.addedMicroseconds))
         }
         if !any { print("No accounts (\(folder.path)).") }
     }

@@ -44,7 +44,8 @@ struct Places: ParsableArguments {
             valueName: "seconds"))
     var replyTimeout: Double = SharedStore.defaultReplySeconds
 
-    @Option(help: "The folder of the intervals.icu and Strava accounts' files (default: accounts/ beside the database).")
+    @Option(
+        help: "The folder of the intervals.icu and Strava accounts' files (default: accounts/ beside the database).")
     var accounts: String?
 
     var folder: AccountFolder {

@@ -13,7 +13,8 @@ struct ServiceTiming: ParsableArguments {
             valueName: "seconds"))
     var replyTimeout = 60.0
 
-    @Option(help: ArgumentHelp("The first wait before a request is tried again (doubled each time).", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp("The first wait before a request is tried again (doubled each time).", valueName: "seconds"))
     var backoff = 1.0
 
     func validate() throws {
@@ -47,7 +48,9 @@ struct Upload: AsyncParsableCommand {
     @Argument(help: "A workout id, or `last`; without it, every ride that waits.")
     var ride: String?
 
-    @Option(help: ArgumentHelp("Every ride recorded here that started on or after this local day.", valueName: "YYYY-MM-DD"))
+    @Option(
+        help: ArgumentHelp("Every ride recorded here that started on or after this local day.", valueName: "YYYY-MM-DD")
+    )
     var since: String?
 
     @Option(help: "One service only: intervals or strava.")
@@ -123,7 +126,9 @@ func printUploads(_ report: Uploader.Report) {
     if report.outcomes.isEmpty && report.failures.isEmpty { print("Nothing to upload.") }
     for outcome in report.outcomes {
         let what = outcome.rideId.map { "workout \($0)" } ?? "deleted ride"
-        print("\(what) \(outcome.syncIdentifier) v\(outcome.version) → \(outcome.service.rawValue): \(shown(outcome.words))")
+        print(
+            "\(what) \(outcome.syncIdentifier) v\(outcome.version) → \(outcome.service.rawValue): \(shown(outcome.words))"
+        )
     }
 }
 

@@ -14,7 +14,8 @@ struct Presets: ParsableCommand {
         abstract: "Lists, adds, removes and pins the suggested workouts; installs them as desktop actions.",
         discussion: """
             Built in (editable, not removable): open, 20min (FTP test), ramp (ramp test), endurance-1h (goal 1 h). \
-            Pinned presets are offered first, then the most recently used. `cyclelog start PRESET` starts one.
+            The coach's plan for today (`cyclelog-sync plans`) is offered first, then the pinned presets, then the \
+            most recently used. `cyclelog start PRESET` starts one.
             """,
         subcommands: [
             ListPresets.self, AddPreset.self, RemovePreset.self, PinPreset.self, UnpinPreset.self, ResetPreset.self,
@@ -32,7 +33,7 @@ struct Presets: ParsableCommand {
 
 struct ListPresets: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "Lists the suggested workouts.")
-    @Flag(help: "One JSON object per preset: id, title, style, pinned, lastUsed, builtIn.")
+    @Flag(help: "One JSON object per preset: id, title, style, pinned, lastUsed, builtIn, plannedDay, note.")
     var json = false
     @OptionGroup var database: DatabaseOptions
 
@@ -50,14 +51,18 @@ struct ListPresets: ParsableCommand {
                             stored.lastUsedMicroseconds.map { .string(UTCTime.format(microseconds: $0)) } ?? .null
                         ),
                         ("builtIn", .bool(stored.builtIn)),
+                        ("plannedDay", .optionalString(stored.plannedDay)), ("note", .optionalString(stored.note)),
                     ]).rendered())
             } else {
                 let style = preset.request.style.filter { $0.key != "preset" }.map { key, value in
                     if case .text(let text) = value { "\(key)=\(text)" } else { key }
                 }
+                let planned: String = stored.plannedDay.map { " (planned for \($0))" } ?? ""
+                let styleWords: String = style.isEmpty ? "" : "  " + style.joined(separator: " ")
                 print(
-                    "\(preset.id)\(stored.pinned ? " (pinned)" : "")  \(preset.title)"
-                        + (style.isEmpty ? "" : "  " + style.joined(separator: " ")))
+                    "\(preset.id)\(stored.pinned ? " (pinned)" : "")\(planned)  \(ShownText.visible(preset.title))"
+                        + styleWords)
+                if let note = stored.note { print("    the coach: \(ShownText.visible(note))") }
             }
         }
     }

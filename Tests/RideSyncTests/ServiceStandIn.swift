@@ -123,7 +123,8 @@ struct UploadRig {
             try builtBinary("cyclelog-sync").path,
             [
                 "account", "add", "strava", "--db", collector.path, "--client-id", ServiceStandIn.clientId,
-                "--client-secret-file", secret, "--address", standIn.address, "--since", "1990-01-01", "--timeout", "30",
+                "--client-secret-file", secret, "--address", standIn.address, "--since", "1990-01-01", "--timeout",
+                "30",
             ], environment: [:], output: output)
         var url: String?
         for _ in 0..<200 where url == nil {
@@ -136,7 +137,10 @@ struct UploadRig {
             let listener = URLComponents(string: redirect)?.port
         else {
             kill(pid, SIGKILL)
-            throw ServiceStandIn.Failed(description: "no authorization address: \(String(describing: try? String(contentsOfFile: output, encoding: .utf8)))")
+            throw ServiceStandIn.Failed(
+                description:
+                    "no authorization address: \(String(describing: try? String(contentsOfFile: output, encoding: .utf8)))"
+            )
         }
         try stranger?(listener)
         let target = url.replacingOccurrences(of: standIn.address, with: "")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import WorkoutStore
 
@@ -48,11 +49,16 @@ struct UploadRuleTests {
         #expect(RetryPolicy.retryAfterSeconds(later.string(from: now.addingTimeInterval(90)), now: now) == 90)
         #expect(RetryPolicy.retryAfterSeconds("soon", now: now) == nil)
         let limited = HTTPResponse(status: 429, headers: [("retry-after", "12")])
-        #expect(RetryPolicy.verdict(limited, now: now) == .transient(waitSeconds: 12, reason: "asked to slow down (429)"))
-        #expect(RetryPolicy.verdict(HTTPResponse(status: 502), now: now) == .transient(waitSeconds: nil, reason: "failed (502)"))
+        #expect(
+            RetryPolicy.verdict(limited, now: now) == .transient(waitSeconds: 12, reason: "asked to slow down (429)"))
+        #expect(
+            RetryPolicy.verdict(HTTPResponse(status: 502), now: now)
+                == .transient(waitSeconds: nil, reason: "failed (502)"))
         #expect(RetryPolicy.verdict(HTTPResponse(status: 401)) == .unauthorized)
         let refused = HTTPResponse(
-            status: 400, body: Array(#"{"message":"Bad Request","errors":[{"resource":"Upload","field":"file","code":"empty"}]}"#.utf8))
+            status: 400,
+            body: Array(
+                #"{"message":"Bad Request","errors":[{"resource":"Upload","field":"file","code":"empty"}]}"#.utf8))
         #expect(RetryPolicy.verdict(refused) == .refused("Bad Request (Upload file empty)"))
         var policy = RetryPolicy()
         policy.longestBackoffSeconds = 8
@@ -79,7 +85,9 @@ struct UploadRuleTests {
         let local = try ServiceAddress("http://127.0.0.1:8080/base/")
         #expect(!local.secure && local.port == 8080 && local.basePath == "/base")
         #expect(try ServiceAddress("https://www.strava.com").description == "https://www.strava.com")
-        #expect(FormEncoding.encode([("name", "Zone 2 & tempo"), ("x", "ä/=")]) == "name=Zone%202%20%26%20tempo&x=%C3%A4%2F%3D")
+        #expect(
+            FormEncoding.encode([("name", "Zone 2 & tempo"), ("x", "ä/=")])
+                == "name=Zone%202%20%26%20tempo&x=%C3%A4%2F%3D")
         #expect(FormEncoding.decode("a=1%202&b=c+d&e").map { "\($0.0)=\($0.1)" } == ["a=1 2", "b=c d", "e="])
         var form = MultipartForm(boundary: "XyZ")
         form.add(field: "data_type", "fit")
@@ -97,7 +105,8 @@ struct UploadRuleTests {
         try collector.replay(Fixtures.journals[0])
         let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
         try folder.save(
-            IntervalsAccount(athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+            IntervalsAccount(
+                athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
         let transport = ScriptedTransport([
             .failure(TransportFailure(description: "cut", mayHaveArrived: true)),
             .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
@@ -120,10 +129,45 @@ struct UploadRuleTests {
         #expect(again.outcomes.isEmpty && transport.sent().count == 5)
     }
 
+    @Test("answers a lying server may send: garbage, a book, a 201 without an id (looked up, not trusted)")
+    func hostileAnswers() async throws {
+        var random = SplitMix64(seed: 4343)
+        for _ in 0..<5000 {
+            let bytes = (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(RetryPolicy.message(HTTPResponse(status: 400, body: bytes)).count <= 301)
+            _ = FormEncoding.decode(Substring(text))
+            _ = Strava.duplicateActivity("duplicate of " + text)
+            _ = RetryPolicy.retryAfterSeconds(text, now: Date())
+        }
+        let book =
+            Array(#"{"message":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 1_000_000) + Array(#""}"#.utf8)
+        #expect(RetryPolicy.message(HTTPResponse(status: 400, body: book)).count == 301)
+        let collector = try Collector()
+        try collector.replay(Fixtures.journals[0])
+        let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
+        try folder.save(
+            IntervalsAccount(
+                athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+        let transport = ScriptedTransport([
+            .response(HTTPResponse(status: 201, body: Array("<html>ok</html>".utf8))),
+            .response(HTTPResponse(status: 200, body: Array(#"[{"id":"i5","external_id":"x"}]"#.utf8))),
+            .response(HTTPResponse(status: 201, body: Array(#"{"id":"i6"}"#.utf8))),
+        ])
+        var uploader = Uploader(store: collector.store, folder: folder)
+        uploader.transport = transport
+        uploader.pause = { _ in }
+        let report = try await uploader.run([.intervals], choice: .automatic)
+        #expect(transport.sent() == ["POST", "GET", "POST"])
+        #expect(report.outcomes.first?.words == "uploaded to intervals.icu as i6")
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
-        let folder = AccountFolder(path: FileManager.default.temporaryDirectory.appendingPathComponent("acc-\(UUID())").path)
-        try folder.save(IntervalsAccount(athlete: "i1", apiKey: "k", address: "https://intervals.icu", addedMicroseconds: 0))
+        let folder = AccountFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("acc-\(UUID())").path)
+        try folder.save(
+            IntervalsAccount(athlete: "i1", apiKey: "k", address: "https://intervals.icu", addedMicroseconds: 0))
         #expect(try folder.intervals()?.athlete == "i1")
         chmod(folder.file(.intervals), 0o640)
         #expect(throws: UploadError.self) { try folder.intervals() }
@@ -144,7 +188,8 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
 
     func sent() -> [String] { lock.withLock { methods } }
 
-    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double) async throws(TransportFailure)
+    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
+        async throws(TransportFailure)
         -> HTTPResponse
     {
         let answer: Answer? = lock.withLock {

@@ -37,14 +37,18 @@ struct UploadTests {
         #expect(stat(rig.folder + "/accounts/intervals.json", &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(stat(rig.folder + "/accounts", &info) == 0 && info.st_mode & 0o777 == 0o700)
         let list = try rig.sync(["account", "list"])
-        #expect(list.output.contains("athlete \(ServiceStandIn.athlete)") && !list.output.contains(ServiceStandIn.apiKey))
+        #expect(
+            list.output.contains("athlete \(ServiceStandIn.athlete)") && !list.output.contains(ServiceStandIn.apiKey))
 
         let waiting = try rig.sync(["upload", "--status"])
         #expect(waiting.output.components(separatedBy: "waits to be uploaded").count == 3)
         let first = try rig.sync(["upload"])
         #expect(first.status == 0, "\(first.output)")
         var activities = try rig.standIn.activities("intervals")
-        #expect(Set(activities.compactMap { $0["external_id"] as? String }) == [try rig.externalId(1), try rig.externalId(2)])
+        #expect(
+            Set(activities.compactMap { $0["external_id"] as? String }) == [
+                try rig.externalId(1), try rig.externalId(2),
+            ])
         #expect(activities.allSatisfy { $0["description"] as? String == "Recorded with cyclelog." })
         let again = try rig.sync(["upload"])
         #expect(again.status == 0 && again.output.contains("Nothing to upload."))
@@ -179,7 +183,8 @@ struct UploadTests {
         #expect(stravaRides.count == 5)
         #expect(try rig.standIn.violations() == [])
         #expect(killed > 0)
-        let tally = Dictionary(grouping: faults.map { "\($0["kind"]!) at \($0["match"]!)" }, by: { $0 }).mapValues(\.count)
+        let tally = Dictionary(grouping: faults.map { "\($0["kind"]!) at \($0["match"]!)" }, by: { $0 }).mapValues(
+            \.count)
         print(
             "seeded faults: 50 injected (\(tally.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", "))), "
                 + "\(runs) runs, \(killed) killed mid-upload; 5 rides on each service once")
@@ -289,7 +294,8 @@ struct UploadTests {
         let address = try await initializedServer()
         let binary = try builtBinary("cyclelog-sync").path
         let synced = try runProgram(
-            binary, ["sync", "--db", rig.collector.path], environment: PostgresServer.shared.environment(address.database))
+            binary, ["sync", "--db", rig.collector.path],
+            environment: PostgresServer.shared.environment(address.database))
         #expect(synced.status == 0, "\(synced.output)")
         #expect(synced.output.contains("pushed (new to the shared store)"))
         #expect(synced.output.contains("uploaded to intervals.icu"))

@@ -143,7 +143,14 @@ def check_unit(name, binary, folder, needed, exit_status, says, environment=None
     for line in needed:
         report(line in unit, f"{name} has {line}")
     exec_start = re.search(r"^ExecStart=(.*)$", unit, re.M).group(1).split()
-    arguments = [binary] + exec_start[1:]
+    # A word $NAME is the variable split at white space, as systemd expands it: nothing when it is not set.
+    expanded = []
+    for word in exec_start[1:]:
+        if word.startswith("$") and not word.startswith("${"):
+            expanded += (environment or {}).get(word[1:], "").split()
+        else:
+            expanded.append(word)
+    arguments = [binary] + expanded
     nowhere = "unix:path=" + os.path.join(folder, "no-bus-here")
     arguments = [nowhere if previous in ("--bus", "--control-bus") else word
                  for previous, word in zip([""] + arguments, arguments)]
@@ -192,7 +199,9 @@ def check_units(cyclelog, mirror, folder):
     sync = os.path.join(os.path.dirname(mirror), "cyclelog-sync")
     check_unit("cyclelog-sync.service", sync, folder,
                ["User=cyclelog", "StateDirectory=cyclelog", "LoadCredential=postgres-password:",
-                "SetCredential=postgres-password:\\n\n",
+                "SetCredential=postgres-password:\\n\n", "LoadCredential=intervals-api-key:",
+                "SetCredential=intervals-api-key:\\n\n", "LoadCredential=strava-client-secret:",
+                "SetCredential=strava-client-secret:\\n\n",
                 "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n", "ProtectSystem=strict", "NoNewPrivileges=yes",
                 "SuccessExitStatus=75"], 75, "cannot reach the shared store",
                environment={"PGHOST": os.path.join(folder, "no-server-here")})
