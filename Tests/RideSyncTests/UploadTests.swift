@@ -68,6 +68,20 @@ struct UploadTests {
         #expect(named.output.contains("already on intervals.icu"))
         #expect(try rig.standIn.violations() == [])
         #expect(try rig.standIn.activities("intervals").count == 2)
+
+        // Deleting a ride here leaves its activity, unless asked.
+        #expect(try rig.collector.store.delete(2))
+        #expect(try rig.sync(["upload"]).output.contains("Nothing to upload."))
+        #expect(try rig.standIn.activities("intervals").count == 2)
+        let deleted = try rig.sync(["upload", "--delete-remote"])
+        #expect(deleted.status == 0 && deleted.output.contains("deleted from intervals.icu"), "\(deleted.output)")
+        #expect(try rig.standIn.activities("intervals").count == 1)
+        #expect(try rig.sync(["upload", "--delete-remote"]).output.contains("Nothing to upload."))
+
+        let removed = try rig.sync(["account", "remove", "intervals"])
+        #expect(removed.status == 0 && removed.output.contains("Revoke the key itself"))
+        #expect(!FileManager.default.fileExists(atPath: rig.folder + "/accounts/intervals.json"))
+        #expect(try rig.sync(["account", "list"]).output.contains("No accounts"))
     }
 
     @Test("Strava: OAuth through the loopback (a stranger refused), asynchronous upload, details of a newer version")
@@ -110,6 +124,12 @@ struct UploadTests {
         #expect(revoked.status == 1)
         #expect(revoked.output.contains("`cyclelog-sync account add strava` again"), "\(revoked.output)")
         #expect(try rig.standIn.violations() == [])
+
+        // Strava's API deletes nothing: a ride deleted here is named with the address to delete it by hand.
+        #expect(try rig.collector.store.delete(1))
+        let kept = try rig.sync(["upload", "--delete-remote", "--to", "strava"])
+        #expect(kept.output.contains("Strava's API cannot delete an activity"), "\(kept.output)")
+        #expect(try rig.standIn.activities("strava").count == 1)
     }
 
     @Test("50 seeded faults: cut connections, 5xx, 429, expired tokens, slow answers and killed runs; every ride once")
@@ -149,7 +169,7 @@ struct UploadTests {
             let pid = try spawnProgram(
                 binary,
                 ["upload", "--db", rig.collector.path, "--backoff", "0.01", "--reply-timeout", "2"],
-                environment: [:], output: output)
+                environment: ["CYCLELOG_LOG_LEVEL": "debug"], output: output)
             var status: Int32?
             while status == nil {
                 var raw: Int32 = 0
