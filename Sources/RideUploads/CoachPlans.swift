@@ -10,9 +10,7 @@ import Workouts
 public struct CoachPlans: Sendable {
     public let store: WorkoutStore
     public let folder: AccountFolder
-    public var transport: any HTTPTransport = NetworkTransport()
-    public var policy = RetryPolicy()
-    public var pause: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+    public var reach = ServiceReach()
 
     public init(store: WorkoutStore, folder: AccountFolder) {
         self.store = store
@@ -42,16 +40,9 @@ public struct CoachPlans: Sendable {
                 "no intervals.icu account here: `cyclelog-sync account add intervals --athlete ID --api-key-file FILE`",
                 .failed)
         }
-        let address: ServiceAddress
-        do { address = try ServiceAddress(account.address) } catch { throw UploadError(error.description, .cannotUse) }
-        let redaction = Redaction([account.apiKey, IntervalsICU.authorization(account)])
-        let client = ServiceClient(
-            service: .intervals, address: address, transport: transport, policy: policy, pause: pause,
-            authorization: { IntervalsICU.authorization(account) }, reauthorize: { false },
-            redaction: { redaction })
         let today = LocalDay.day(of: now)
         let last = LocalDay.day(of: now, offset: max(days, 1) - 1)
-        let calendar = try await IntervalsICU(account: account, client: client).plannedWorkouts(
+        let calendar = try await reach.intervals(account).plannedWorkouts(
             oldest: today, newest: last)
         var result = Result(skipped: calendar.skipped)
         let nowMicroseconds = Int64(now.timeIntervalSince1970 * 1_000_000)

@@ -109,7 +109,13 @@ public protocol HTTPTransport: Sendable {
 public struct NetworkTransport: HTTPTransport {
     public static let maximumAnswerBytes = 8 << 20
 
-    public init() {}
+    /// A file of certificate authorities trusted besides the system's: a proxy that inspects TLS, a stand-in of a
+    /// service in a test (`CYCLELOG_SERVICE_CA_FILE`).
+    public var extraAuthorities: String?
+
+    public init(extraAuthorities: String? = ProcessInfo.processInfo.environment["CYCLELOG_SERVICE_CA_FILE"]) {
+        self.extraAuthorities = extraAuthorities.flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     public func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
         async throws(TransportFailure) -> HTTPResponse
@@ -132,6 +138,10 @@ public struct NetworkTransport: HTTPTransport {
             }
         } catch let failure as TransportFailure {
             throw failure
+        } catch  where String(describing: error).contains("CERTIFICATE_VERIFY_FAILED") {
+            throw TransportFailure(
+                description: "\(address.host)'s certificate is not one this machine trusts (a proxy or a captive "
+                    + "portal in between?); nothing was sent", mayHaveArrived: false)
         } catch let error as NIOSSLError {
             throw TransportFailure(
                 description: "the secure connection to \(address.host) failed (\(error))", mayHaveArrived: false)
@@ -158,7 +168,9 @@ public struct NetworkTransport: HTTPTransport {
             .connect(host: address.host, port: address.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if address.secure {
-                        let context = try NIOSSLContext(configuration: .makeClientConfiguration())
+                        var configuration = TLSConfiguration.makeClientConfiguration()
+                        if let extraAuthorities { configuration.additionalTrustRoots = [.file(extraAuthorities)] }
+                        let context = try NIOSSLContext(configuration: configuration)
                         let serverName =
                             address.host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" }
                             ? nil : address.host

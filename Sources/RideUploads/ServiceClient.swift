@@ -6,10 +6,7 @@ import Foundation
 struct ServiceClient: Sendable {
     let service: Service
     let address: ServiceAddress
-    let transport: any HTTPTransport
-    let policy: RetryPolicy
-    /// The waits between tries (a test passes one that does not sleep).
-    let pause: @Sendable (Double) async throws -> Void
+    let reach: ServiceReach
     /// The `Authorization` header of the next request (Strava's refreshes its token when it is about to expire).
     let authorization: @Sendable () async throws -> String?
     /// Called once after a 401; true when new credentials are worth a second try (Strava's refreshed token).
@@ -32,8 +29,8 @@ struct ServiceClient: Sendable {
             let reason: String
             var retryAfter: Double?
             do {
-                let response = try await transport.send(
-                    request, to: address, deadlineSeconds: policy.replySeconds)
+                let response = try await reach.transport.send(
+                    request, to: address, deadlineSeconds: reach.policy.replySeconds)
                 switch RetryPolicy.verdict(response) {
                 case .unauthorized:
                     if !reauthorized, try await reauthorize() {
@@ -55,7 +52,7 @@ struct ServiceClient: Sendable {
                 }
             }
             failures += 1
-            guard failures < policy.attempts else { throw tryLater(reason) }
+            guard failures < reach.policy.attempts else { throw tryLater(reason) }
             try await wait(for: retryAfter, failures: failures, reason: reason)
         }
     }
@@ -78,11 +75,11 @@ struct ServiceClient: Sendable {
     /// Waits as the service asked (`Retry-After`), else the back-off; a wait longer than the policy allows ends
     /// the run for the timer to try later.
     func wait(for retryAfter: Double?, failures: Int, reason: String) async throws {
-        let seconds = retryAfter ?? policy.backoffSeconds(afterFailures: failures)
-        if seconds > policy.longestRetryAfterSeconds {
+        let seconds = retryAfter ?? reach.policy.backoffSeconds(afterFailures: failures)
+        if seconds > reach.policy.longestRetryAfterSeconds {
             throw tryLater("\(reason); it asked to wait \(Int(seconds)) s")
         }
-        try await pause(seconds)
+        try await reach.pause(seconds)
     }
 
     func tryLater(_ reason: String) -> UploadError {
@@ -100,6 +97,41 @@ struct ServiceClient: Sendable {
                 "Strava refused cyclelog's authorization (revoked, or expired and not renewed): "
                     + "`cyclelog-sync account add strava` again")
         }
+    }
+}
+
+/// How the services are reached: the transport, the retry policy and the waits between tries. The uploads, the
+/// coach's plan and Strava's tokens share one; a test puts a scripted transport and waits that do not sleep in it.
+public struct ServiceReach: Sendable {
+    public var transport: any HTTPTransport = NetworkTransport()
+    public var policy = RetryPolicy()
+    public var pause: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+
+    public init() {}
+
+    /// An account's address, refused in words (plain http to another machine, not an address).
+    func address(_ text: String) throws -> ServiceAddress {
+        do { return try ServiceAddress(text) } catch { throw UploadError(error.description, .cannotUse) }
+    }
+
+    /// intervals.icu's client with the account's key.
+    func intervals(_ account: IntervalsAccount) throws -> IntervalsICU {
+        let redaction = Redaction([account.apiKey, IntervalsICU.authorization(account)])
+        let client = ServiceClient(
+            service: .intervals, address: try address(account.address), reach: self,
+            authorization: { IntervalsICU.authorization(account) }, reauthorize: { false },
+            redaction: { redaction })
+        return IntervalsICU(account: account, client: client)
+    }
+
+    /// Strava's client with the account's tokens, refreshed and written back to `folder` as they change.
+    func strava(_ account: StravaAccount, folder: AccountFolder) throws -> Strava {
+        let address = try address(account.address)
+        let tokens = StravaTokens(account: account, folder: folder, address: address, reach: self)
+        let client = ServiceClient(
+            service: .strava, address: address, reach: self, authorization: { try await tokens.header() },
+            reauthorize: { try await tokens.refresh() }, redaction: { tokens.secrets.redaction })
+        return Strava(client: client)
     }
 }
 

@@ -132,13 +132,12 @@ public enum StravaAuthorization {
 
     /// `grant`: `authorization_code` with the code, or `refresh_token` with the refresh token.
     public static func tokens(
-        address: ServiceAddress, transport: any HTTPTransport, clientId: String, clientSecret: String,
-        grant: (type: String, value: String), policy: RetryPolicy = RetryPolicy(),
-        pause: @escaping @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+        address: ServiceAddress, clientId: String, clientSecret: String, grant: (type: String, value: String),
+        reach: ServiceReach = ServiceReach()
     ) async throws -> Tokens {
         let redaction = Redaction([clientSecret, grant.value])
         let client = ServiceClient(
-            service: .strava, address: address, transport: transport, policy: policy, pause: pause,
+            service: .strava, address: address, reach: reach,
             authorization: { nil }, reauthorize: { false }, redaction: { redaction })
         let field = grant.type == "authorization_code" ? "code" : "refresh_token"
         let body = FormEncoding.encode([
@@ -154,7 +153,7 @@ public enum StravaAuthorization {
             switch try await client.send(request) {
             case .lost(let reason, let wait):
                 failures += 1
-                guard failures < policy.attempts else { throw client.tryLater(reason) }
+                guard failures < reach.policy.attempts else { throw client.tryLater(reason) }
                 try await client.wait(for: wait, failures: failures, reason: reason)
             case .answer(let response):
                 switch RetryPolicy.verdict(response) {

@@ -4,13 +4,11 @@ import WorkoutStore
 
 /// Uploads this collector's rides to the services it has accounts for, each ride once per service by its sync
 /// identifier and version (`UploadPlan`), and says what became of each. The network is reached only through an
-/// `HTTPTransport`; the waits only through `pause`.
+/// `HTTPTransport`, the waits only through `pause` (both in `reach`).
 public struct Uploader: Sendable {
     public let store: WorkoutStore
     public let folder: AccountFolder
-    public var transport: any HTTPTransport = NetworkTransport()
-    public var policy = RetryPolicy()
-    public var pause: @Sendable (Double) async throws -> Void = { try await Task.sleep(for: .seconds($0)) }
+    public var reach = ServiceReach()
 
     public init(store: WorkoutStore, folder: AccountFolder) {
         self.store = store
@@ -66,28 +64,11 @@ public struct Uploader: Sendable {
         switch service {
         case .intervals:
             guard let account = try folder.intervals() else { return nil }
-            let redaction = Redaction([account.apiKey, IntervalsICU.authorization(account)])
-            let client = ServiceClient(
-                service: .intervals, address: try address(account.address), transport: transport, policy: policy,
-                pause: pause, authorization: { IntervalsICU.authorization(account) }, reauthorize: { false },
-                redaction: { redaction })
-            return Session(
-                since: account.addedMicroseconds, remote: .intervals(IntervalsICU(account: account, client: client)))
+            return Session(since: account.addedMicroseconds, remote: .intervals(try reach.intervals(account)))
         case .strava:
             guard let account = try folder.strava() else { return nil }
-            let tokens = StravaTokens(
-                account: account, folder: folder, address: try address(account.address), transport: transport,
-                policy: policy, pause: pause)
-            let client = ServiceClient(
-                service: .strava, address: try address(account.address), transport: transport, policy: policy,
-                pause: pause, authorization: { try await tokens.header() }, reauthorize: { try await tokens.refresh() },
-                redaction: { tokens.secrets.redaction })
-            return Session(since: account.addedMicroseconds, remote: .strava(Strava(client: client)))
+            return Session(since: account.addedMicroseconds, remote: .strava(try reach.strava(account, folder: folder)))
         }
-    }
-
-    func address(_ text: String) throws -> ServiceAddress {
-        do { return try ServiceAddress(text) } catch { throw UploadError(error.description, .cannotUse) }
     }
 
     struct Session {
@@ -262,7 +243,7 @@ public struct Uploader: Sendable {
                 record?.attempts += 1
                 record?.lastError = reason
                 if let record { try store.saveRemoteUpload(record) }
-                guard failures < policy.attempts else { throw session.client.tryLater(reason) }
+                guard failures < reach.policy.attempts else { throw session.client.tryLater(reason) }
                 try await session.client.wait(for: wait, failures: failures, reason: reason)
                 if let found = try await session.find(file.externalId, startMicroseconds: ride.startMicroseconds) {
                     return try save(ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
@@ -277,6 +258,7 @@ public struct Uploader: Sendable {
         _ uploadId: String, _ ride: WorkoutStore.UploadableRide, _ strava: Strava, from record: RemoteUpload?
     ) async throws -> RemoteUpload? {
         let version = record?.version ?? ride.version
+        let policy = reach.policy
         for poll in 1...max(policy.statusPolls, 1) {
             switch try await strava.status(uploadId) {
             case .ready(let activity):
@@ -288,7 +270,7 @@ public struct Uploader: Sendable {
             case .failed(let message):
                 return try save(ride, .strava, version: version, .failed, error: message, from: record)
             case .processing:
-                if poll < policy.statusPolls { try await pause(policy.backoffSeconds(afterFailures: poll)) }
+                if poll < policy.statusPolls { try await reach.pause(policy.backoffSeconds(afterFailures: poll)) }
             }
         }
         throw UploadError("Strava is still reading upload \(uploadId); cyclelog-sync asks again later", .tryLater)
@@ -364,22 +346,15 @@ actor StravaTokens {
     private var account: StravaAccount
     private let folder: AccountFolder
     private let address: ServiceAddress
-    private let transport: any HTTPTransport
-    private let policy: RetryPolicy
-    private let pause: @Sendable (Double) async throws -> Void
+    private let reach: ServiceReach
     /// Every token this run holds, kept out of what is shown; a refresh adds the new ones.
     nonisolated let secrets: SecretList
 
-    init(
-        account: StravaAccount, folder: AccountFolder, address: ServiceAddress, transport: any HTTPTransport,
-        policy: RetryPolicy, pause: @escaping @Sendable (Double) async throws -> Void
-    ) {
+    init(account: StravaAccount, folder: AccountFolder, address: ServiceAddress, reach: ServiceReach) {
         self.account = account
         self.folder = folder
         self.address = address
-        self.transport = transport
-        self.policy = policy
-        self.pause = pause
+        self.reach = reach
         secrets = SecretList([account.clientSecret, account.refreshToken, account.accessToken])
     }
 
@@ -393,8 +368,8 @@ actor StravaTokens {
     /// Asks for a new access token; true when one came.
     func refresh() async throws -> Bool {
         let tokens = try await StravaAuthorization.tokens(
-            address: address, transport: transport, clientId: account.clientId, clientSecret: account.clientSecret,
-            grant: ("refresh_token", account.refreshToken), policy: policy, pause: pause)
+            address: address, clientId: account.clientId, clientSecret: account.clientSecret,
+            grant: ("refresh_token", account.refreshToken), reach: reach)
         account.accessToken = tokens.accessToken
         account.refreshToken = tokens.refreshToken
         account.expiresAt = tokens.expiresAt

@@ -176,8 +176,7 @@ struct AddStrava: AsyncParsableCommand {
             }
         }
         let tokens = try await StravaAuthorization.tokens(
-            address: serviceAddress, transport: NetworkTransport(), clientId: clientId, clientSecret: secret,
-            grant: ("authorization_code", code))
+            address: serviceAddress, clientId: clientId, clientSecret: secret, grant: ("authorization_code", code))
         if let scope = tokens.scope, !scope.contains("activity:write") {
             throw UploadError(
                 "Strava's authorization lacks the permission to upload activities (granted: \(shown(scope))); add the "

@@ -91,14 +91,14 @@ struct SyncNow: SyncCommand {
             return
         }
         let store = try places.openLocal()
-        var policy = RetryPolicy()
-        policy.replySeconds = places.replyTimeout
+        var reach = ServiceReach()
+        reach.policy.replySeconds = places.replyTimeout
         var uploader = Uploader(store: store, folder: folder)
-        uploader.policy = policy
+        uploader.reach = reach
         var report = try await uploader.run(services, choice: .automatic)
         if services.contains(.intervals) {
             var plans = CoachPlans(store: store, folder: folder)
-            plans.policy = policy
+            plans.reach = reach
             do {
                 printPlans(try await plans.fetch(days: 7))
             } catch let failure as UploadError {

@@ -23,12 +23,12 @@ struct ServiceTiming: ParsableArguments {
         }
     }
 
-    var policy: RetryPolicy {
-        var policy = RetryPolicy()
-        policy.replySeconds = replyTimeout
-        policy.firstBackoffSeconds = backoff
-        policy.longestBackoffSeconds = max(60 * backoff, backoff)
-        return policy
+    var reach: ServiceReach {
+        var reach = ServiceReach()
+        reach.policy.replySeconds = replyTimeout
+        reach.policy.firstBackoffSeconds = backoff
+        reach.policy.longestBackoffSeconds = max(60 * backoff, backoff)
+        return reach
     }
 }
 
@@ -95,7 +95,7 @@ struct Upload: AsyncParsableCommand {
             choice = .automatic
         }
         var uploader = Uploader(store: store, folder: folder)
-        uploader.policy = timing.policy
+        uploader.reach = timing.reach
         let report = try await uploader.run(services, choice: choice, deleteRemote: deleteRemote)
         try conclude(report)
     }
@@ -162,7 +162,7 @@ struct Plans: AsyncParsableCommand {
 
     func run() async throws {
         var plans = CoachPlans(store: try place.openLocal(), folder: place.folder)
-        plans.policy = timing.policy
+        plans.reach = timing.reach
         printPlans(try await plans.fetch(days: days))
     }
 }

@@ -13,6 +13,8 @@ final class ServiceStandIn: @unchecked Sendable {
     static let clientSecret = "stravasecret0123456789"
 
     let port: Int
+    /// Where the test's own requests go (the same port, unless the services are served over TLS).
+    let controlPort: Int
     private let pid: pid_t
     private let output: String
 
@@ -28,9 +30,10 @@ final class ServiceStandIn: @unchecked Sendable {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first,
                 let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                let port = object["port"] as? Int
+                let port = object["port"] as? Int, let controlPort = object["controlPort"] as? Int
             {
                 self.port = port
+                self.controlPort = controlPort
                 return
             }
             guard Date() < deadline else {
@@ -51,7 +54,7 @@ final class ServiceStandIn: @unchecked Sendable {
 
     /// Everything the stand-in holds and saw.
     func state() throws -> [String: Any] {
-        let answer = try HTTPConnection.request(port: port, "GET", "/_standin/state")
+        let answer = try HTTPConnection.request(port: controlPort, "GET", "/_standin/state")
         guard let object = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any] else {
             throw Failed(description: "the stand-in's state is not JSON: \(answer.body)")
         }
@@ -61,7 +64,7 @@ final class ServiceStandIn: @unchecked Sendable {
     func control(_ path: String, _ value: Any = [String: Any]()) throws {
         let body = String(decoding: try JSONSerialization.data(withJSONObject: value), as: UTF8.self)
         _ = try HTTPConnection.request(
-            port: port, "POST", "/_standin/" + path, headers: ["Content-Type": "application/json"], body: body)
+            port: controlPort, "POST", "/_standin/" + path, headers: ["Content-Type": "application/json"], body: body)
     }
 
     func activities(_ service: String) throws -> [[String: Any]] { try state()[service] as? [[String: Any]] ?? [] }
@@ -77,10 +80,14 @@ struct UploadRig {
     let folder: String
 
     init(rides: Int = 2) throws {
-        collector = try Collector()
-        standIn = try ServiceStandIn()
-        folder = (collector.path as NSString).deletingLastPathComponent
+        self.init(collector: try Collector(), standIn: try ServiceStandIn())
         for (day, journal) in Fixtures.journals.prefix(rides).enumerated() { try ride(journal, onDay: day + 1) }
+    }
+
+    init(collector: Collector, standIn: ServiceStandIn) {
+        self.collector = collector
+        self.standIn = standIn
+        folder = (collector.path as NSString).deletingLastPathComponent
     }
 
     /// Replays a fixture journal moved to 2000-01-DAY: the fixtures all start on the same morning, and a service

@@ -116,8 +116,8 @@ struct UploadRuleTests {
         ])
         let waits = Waits()
         var uploader = Uploader(store: collector.store, folder: folder)
-        uploader.transport = transport
-        uploader.pause = { await waits.add($0) }
+        uploader.reach.transport = transport
+        uploader.reach.pause = { await waits.add($0) }
         let report = try await uploader.run([.intervals], choice: .automatic)
         #expect(report.outcomes.map(\.result) == [.uploaded] && report.failures.isEmpty)
         #expect(transport.sent() == ["POST", "GET", "POST", "GET", "POST"])
@@ -155,8 +155,8 @@ struct UploadRuleTests {
             .response(HTTPResponse(status: 201, body: Array(#"{"id":"i6"}"#.utf8))),
         ])
         var uploader = Uploader(store: collector.store, folder: folder)
-        uploader.transport = transport
-        uploader.pause = { _ in }
+        uploader.reach.transport = transport
+        uploader.reach.pause = { _ in }
         let report = try await uploader.run([.intervals], choice: .automatic)
         #expect(transport.sent() == ["POST", "GET", "POST"])
         #expect(report.outcomes.first?.words == "uploaded to intervals.icu as i6")

@@ -257,6 +257,38 @@ struct UploadTests {
         #expect(later.status == 0 && uploaded.count == 1)
     }
 
+    @Test("https: the service's certificate is checked; one signed by an authority not trusted gets nothing")
+    func certificateChecked() throws {
+        let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("upload-tls-\(UUID())").path
+        try TestCertificates.make(in: certificates)
+        let collector = try Collector()
+        let standIn = try ServiceStandIn([
+            "--tls-cert", certificates + "/server.crt", "--tls-key", certificates + "/server.key",
+        ])
+        let rig = UploadRig(collector: collector, standIn: standIn)
+        try rig.ride(Fixtures.journals[0], onDay: 1)
+        let key = try rig.secretFile("intervals-key", ServiceStandIn.apiKey)
+        let binary = try builtBinary("cyclelog-sync").path
+        let trusted = ["CYCLELOG_SERVICE_CA_FILE": certificates + "/ca.crt"]
+        let added = try runProgram(
+            binary,
+            [
+                "account", "add", "intervals", "--db", collector.path, "--athlete", ServiceStandIn.athlete,
+                "--api-key-file", key, "--address", "https://localhost:\(standIn.port)", "--since", "1990-01-01",
+            ], environment: trusted)
+        #expect(added.status == 0 && added.output.contains("intervals.icu took the key"), "\(added.output)")
+        let uploaded = try runProgram(binary, ["upload", "--db", collector.path], environment: trusted)
+        #expect(uploaded.status == 0 && uploaded.output.contains("uploaded to intervals.icu"), "\(uploaded.output)")
+        try rig.ride(Fixtures.journals[1], onDay: 2)
+        let stranger = try runProgram(
+            binary, ["upload", "--db", collector.path, "--backoff", "0.01"],
+            environment: ["CYCLELOG_SERVICE_CA_FILE": certificates + "/other-ca.crt"])
+        #expect(stranger.status == 75, "\(stranger.output)")
+        #expect(stranger.output.contains("certificate is not one this machine trusts"), "\(stranger.output)")
+        #expect(try standIn.activities("intervals").count == 1)
+        #expect(try standIn.violations() == [])
+    }
+
     @Test("plans: today's planned workout becomes the first suggestion, with the coach's description")
     func plans() throws {
         let rig = try UploadRig(rides: 0)

@@ -6,7 +6,8 @@ external id) and records each departure as a violation, so a test fails when cyc
 service would refuse. Faults are queued by the test (POST /_standin/faults): cut connections, 5xx, 429 with
 Retry-After, expired tokens, answers held until the client is killed.
 
-    training_services.py --port 0      prints {"port": N} once listening; state at GET /_standin/state
+    training_services.py --port 0      prints {"port": N, "controlPort": M} once listening; state at
+                                       GET /_standin/state on the control port (the same one without TLS)
 
 Nothing here reaches the internet: it listens on 127.0.0.1 only.
 """
@@ -17,6 +18,7 @@ import hashlib
 import json
 import re
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -505,13 +507,25 @@ def main():
     parser.add_argument("--token-seconds", type=int, default=21600)
     parser.add_argument("--processing-seconds", type=float, default=0.2)
     parser.add_argument("--trust-files", action="store_true", help="take uploaded files unread (benchmarks)")
+    parser.add_argument("--tls-cert", help="serve HTTPS with this certificate (and --tls-key)")
+    parser.add_argument("--tls-key")
     args = parser.parse_args()
     global TRUST_FILES
     TRUST_FILES = args.trust_files
     Handler.state = State(args)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
-    print(json.dumps({"port": server.server_address[1]}), flush=True)
+    ports = {"port": server.server_address[1], "controlPort": server.server_address[1]}
+    if args.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.tls_cert, args.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        # The test's own requests (state, faults) in plain HTTP on a port of their own.
+        control = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        control.daemon_threads = True
+        threading.Thread(target=control.serve_forever, daemon=True).start()
+        ports["controlPort"] = control.server_address[1]
+    print(json.dumps(ports), flush=True)
     server.serve_forever()
 
 
