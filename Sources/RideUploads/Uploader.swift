@@ -152,7 +152,7 @@ public struct Uploader: Sendable {
                 } else {
                     finish(
                         .uploaded,
-                        "uploaded to \(service.title) as \(id)" + (record?.lastError.map { " (\($0))" } ?? ""))
+                        "uploaded to \(service.title) as activity \(id)" + (record?.lastError.map { " (\($0))" } ?? ""))
                 }
             case .failed?:
                 finish(.refused, "REFUSED by \(service.title): \(record?.lastError ?? "")")

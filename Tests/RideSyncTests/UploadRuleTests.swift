@@ -159,7 +159,7 @@ struct UploadRuleTests {
         uploader.reach.pause = { _ in }
         let report = try await uploader.run([.intervals], choice: .automatic)
         #expect(transport.sent() == ["POST", "GET", "POST"])
-        #expect(report.outcomes.first?.words == "uploaded to intervals.icu as i6")
+        #expect(report.outcomes.first?.words == "uploaded to intervals.icu as activity i6")
     }
 
     @Test("an account file others can read is refused, not used")
