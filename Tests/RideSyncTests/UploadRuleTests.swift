@@ -101,12 +101,7 @@ struct UploadRuleTests {
 
     @Test("an upload whose answer was lost is looked up before it is sent again; Retry-After is waited for")
     func lostAnswerLookedUpFirst() async throws {
-        let collector = try Collector()
-        try collector.replay(Fixtures.journals[0])
-        let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
-        try folder.save(
-            IntervalsAccount(
-                athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+        let (collector, folder) = try oneRideWithAnAccount()
         let transport = ScriptedTransport([
             .failure(TransportFailure(description: "cut", mayHaveArrived: true)),
             .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
@@ -143,12 +138,7 @@ struct UploadRuleTests {
         let book =
             Array(#"{"message":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 1_000_000) + Array(#""}"#.utf8)
         #expect(RetryPolicy.message(HTTPResponse(status: 400, body: book)).count == 301)
-        let collector = try Collector()
-        try collector.replay(Fixtures.journals[0])
-        let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
-        try folder.save(
-            IntervalsAccount(
-                athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+        let (collector, folder) = try oneRideWithAnAccount()
         let transport = ScriptedTransport([
             .response(HTTPResponse(status: 201, body: Array("<html>ok</html>".utf8))),
             .response(HTTPResponse(status: 200, body: Array(#"[{"id":"i5","external_id":"x"}]"#.utf8))),
@@ -172,6 +162,17 @@ struct UploadRuleTests {
         chmod(folder.file(.intervals), 0o640)
         #expect(throws: UploadError.self) { try folder.intervals() }
     }
+}
+
+/// A collector with one ride and an intervals.icu account whose address no request reaches (a scripted transport
+/// answers).
+func oneRideWithAnAccount() throws -> (Collector, AccountFolder) {
+    let collector = try Collector()
+    try collector.replay(Fixtures.journals[0])
+    let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
+    try folder.save(
+        IntervalsAccount(athlete: "i1", apiKey: "key-1234", address: "https://intervals.example", addedMicroseconds: 0))
+    return (collector, folder)
 }
 
 /// Answers given in order, the requests' methods kept.
