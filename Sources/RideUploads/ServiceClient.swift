@@ -59,11 +59,20 @@ struct ServiceClient: Sendable {
 
     /// Sends a request and takes a 2xx answer only; anything else ends in words.
     func expect(_ request: HTTPRequest, doing what: String) async throws -> HTTPResponse {
+        guard let response = try await fetch(request, doing: what) else {
+            throw UploadError("\(service.title) refused to \(what): it has no such thing (404)")
+        }
+        return response
+    }
+
+    /// The same, with nil for a 404: what was asked for is not there.
+    func fetch(_ request: HTTPRequest, doing what: String) async throws -> HTTPResponse? {
         switch try await send(request) {
         case .lost(let reason, _): throw tryLater(reason)
         case .answer(let response):
             switch RetryPolicy.verdict(response) {
             case .success: return response
+            case .notFound: return nil
             case .unauthorized: throw refusedCredentials()
             default:
                 throw UploadError(

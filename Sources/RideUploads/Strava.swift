@@ -10,6 +10,8 @@ struct Strava: Sendable {
     /// What reading an upload came to.
     enum UploadStatus: Equatable {
         case processing
+        /// Strava no longer knows the upload (404): where it went is found by the ride's external id.
+        case unknown
         case ready(activityId: String)
         case duplicate(activityId: String)
         case failed(String)
@@ -54,7 +56,7 @@ struct Strava: Sendable {
                 case .ready(let activity): return .created(remoteId: activity)
                 case .duplicate(let activity): return .duplicate(remoteId: activity)
                 case .failed(let message): return .refused(client.redaction().apply(message))
-                case .processing:
+                case .processing, .unknown:
                     guard let id = identifier(upload["id_str"]) ?? identifier(upload["id"]) else {
                         return .lost(reason: "Strava answered the upload without its id", waitSeconds: nil)
                     }
@@ -67,10 +69,11 @@ struct Strava: Sendable {
     }
 
     func status(_ uploadId: String) async throws -> UploadStatus {
-        let response = try await client.expect(
-            HTTPRequest(
-                .GET, "/api/v3/uploads/\(FormEncoding.escape(uploadId))", headers: [("Accept", "application/json")]),
-            doing: "tell how upload \(uploadId) went")
+        let request = HTTPRequest(
+            .GET, "/api/v3/uploads/\(FormEncoding.escape(uploadId))", headers: [("Accept", "application/json")])
+        guard let response = try await client.fetch(request, doing: "tell how upload \(uploadId) went") else {
+            return .unknown
+        }
         guard let upload = jsonObject(response) else {
             throw UploadError("Strava answered upload \(uploadId)'s status with something unreadable")
         }

@@ -10,6 +10,8 @@ public struct UploadStatus: Equatable, Sendable {
     public var remoteId: String?
     /// Still to do: an upload, a look-up, Strava's reading, a replacement, newer details.
     public var waiting: Bool
+    /// The service refused this version (`words` say why); sent again only on request or for a newer version.
+    public var refused: Bool
     public var words: String
     public var lastError: String?
 
@@ -63,6 +65,7 @@ public struct UploadStatus: Equatable, Sendable {
         }
         return UploadStatus(
             service: service, rideId: ride.id, syncIdentifier: ride.syncIdentifier, version: ride.version,
-            remoteId: row?.remoteId, waiting: step != .nothing, words: words, lastError: row?.lastError)
+            remoteId: row?.remoteId, waiting: step != .nothing, refused: row?.state == .failed && step == .nothing,
+            words: words, lastError: row?.lastError)
     }
 }

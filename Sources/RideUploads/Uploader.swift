@@ -269,6 +269,9 @@ public struct Uploader: Sendable {
                     error: "Strava already had it as activity \(activity)", from: record)
             case .failed(let message):
                 return try save(ride, .strava, version: version, .failed, error: message, from: record)
+            case .unknown:
+                // Strava has forgotten the upload: the next step looks the ride up by its external id.
+                return try save(ride, .strava, version: version, .sending, from: record)
             case .processing:
                 if poll < policy.statusPolls { try await reach.pause(policy.backoffSeconds(afterFailures: poll)) }
             }

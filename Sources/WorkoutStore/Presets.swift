@@ -61,27 +61,27 @@ extension WorkoutStore {
 
     /// Adds a preset, or replaces the one with its id (a built-in one is edited this way).
     public func savePreset(_ preset: WorkoutPreset) throws(StoreError) {
+        try savePreset(preset, plannedDay: nil, note: nil)
+    }
+
+    /// Adds or replaces a preset made from the coach's plan: the day it is planned for and the coach's words.
+    public func savePlannedPreset(_ preset: WorkoutPreset, day: String, note: String?) throws(StoreError) {
+        try savePreset(preset, plannedDay: day, note: note)
+    }
+
+    private func savePreset(_ preset: WorkoutPreset, plannedDay: String?, note: String?) throws(StoreError) {
         let plan = preset.request.plan
         try write { db in
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO preset (id, title, name, goal, location, fitnessTest, startWhenPedalling,
-                    endAtGoal, workout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    endAtGoal, workout, plannedDay, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     preset.id, preset.title, plan.name, plan.goal?.description, plan.location?.rawValue,
                     plan.fitnessTest?.rawValue, preset.request.when == .pedalling, preset.request.endAtGoal,
-                    preset.request.workout,
+                    preset.request.workout, plannedDay, note,
                 ])
-        }
-    }
-
-    /// Adds or replaces a preset made from the coach's plan: the day it is planned for and the coach's words.
-    public func savePlannedPreset(_ preset: WorkoutPreset, day: String, note: String?) throws(StoreError) {
-        try savePreset(preset)
-        try write { db in
-            try db.execute(
-                sql: "UPDATE preset SET plannedDay = ?, note = ? WHERE id = ?", arguments: [day, note, preset.id])
         }
     }
 

@@ -221,7 +221,7 @@ struct Status: SyncCommand {
                 "Last failure, \(UTCTime.formatSeconds(microseconds: time)) (\(history.failuresInARow) in a row): "
                     + shown(failure))
         }
-        try printUploadsWaiting(uploads)
+        printUploadsWaiting(uploads, services: places.folder.services())
     }
 }
 
@@ -335,21 +335,25 @@ func uploadJSON(_ status: UploadStatus) -> JSONValue {
         ("service", .string(status.service.rawValue)), ("id", .integer(status.rideId)),
         ("syncIdentifier", .string(status.syncIdentifier)), ("version", .integer(Int64(status.version))),
         ("remoteId", .optionalString(status.remoteId)), ("waiting", .bool(status.waiting)),
+        ("refused", .bool(status.refused)),
         ("state", .string(status.words)), ("lastError", .optionalString(status.lastError)),
     ])
 }
 
-/// The uploads' lines of `status`: how many rides wait per service, each one and its last error.
-func printUploadsWaiting(_ statuses: [UploadStatus]) throws {
-    for service in Service.allCases {
+/// The uploads' lines of `status`: per service with an account, how many rides wait, each one with its last
+/// error, and the rides the service refused.
+func printUploadsWaiting(_ statuses: [UploadStatus], services: [Service]) {
+    for service in services {
         let mine = statuses.filter { $0.service == service }
-        guard !mine.isEmpty else { continue }
         let waiting = mine.filter(\.waiting)
         print("Waiting to be uploaded to \(service.title): \(waiting.count) ride\(waiting.count == 1 ? "" : "s").")
         for status in waiting {
             print(
                 "  workout \(status.rideId) v\(status.version): \(shown(status.words))"
                     + (status.lastError.map { " (last error: \(shown($0)))" } ?? ""))
+        }
+        for status in mine where status.refused {
+            print("  workout \(status.rideId) v\(status.version): \(shown(status.words))")
         }
     }
 }

@@ -152,6 +152,30 @@ struct UploadRuleTests {
         #expect(report.outcomes.first?.words == "uploaded to intervals.icu as activity i6")
     }
 
+    @Test("an upload Strava has forgotten (404) is looked up by its external id, then sent again")
+    func forgottenStravaUpload() async throws {
+        let collector = try Collector()
+        try collector.replay(Fixtures.journals[0])
+        let folder = AccountFolder(path: (collector.path as NSString).deletingLastPathComponent + "/accounts")
+        try folder.save(
+            StravaAccount(
+                clientId: "1", clientSecret: "secret-1", refreshToken: "refresh-1", accessToken: "access-1",
+                expiresAt: Int64(Date().timeIntervalSince1970) + 3600, athlete: "7",
+                address: "https://strava.example", addedMicroseconds: 0))
+        let transport = ScriptedTransport([
+            .response(HTTPResponse(status: 201, body: Array(#"{"id":5,"id_str":"5","status":"processing"}"#.utf8))),
+            .response(HTTPResponse(status: 404, body: Array(#"{"message":"Record Not Found"}"#.utf8))),
+            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
+            .response(HTTPResponse(status: 201, body: Array(#"{"id":6,"activity_id":77}"#.utf8))),
+        ])
+        var uploader = Uploader(store: collector.store, folder: folder)
+        uploader.reach.transport = transport
+        uploader.reach.pause = { _ in }
+        let report = try await uploader.run([.strava], choice: .automatic)
+        #expect(transport.sent() == ["POST", "GET", "GET", "POST"])
+        #expect(report.outcomes.first?.words == "uploaded to Strava as activity 77", "\(report)")
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
         let folder = AccountFolder(

@@ -235,6 +235,7 @@ struct UploadTests {
         #expect(!refused.output.contains(Data("API_KEY:\(ServiceStandIn.apiKey)".utf8).base64EncodedString()))
         let status = try rig.sync(["status"])
         #expect(status.output.contains("Waiting to be uploaded to intervals.icu: 0 rides."))
+        #expect(status.output.contains("workout 1 v1: REFUSED: bad request with [secret]"), "\(status.output)")
         let again = try rig.sync(["upload", "1"])
         #expect(again.status == 0 && again.output.contains("uploaded to intervals.icu"), "\(again.output)")
     }
