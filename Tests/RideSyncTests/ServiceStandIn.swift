@@ -67,6 +67,12 @@ final class ServiceStandIn: @unchecked Sendable {
             port: controlPort, "POST", "/_standin/" + path, headers: ["Content-Type": "application/json"], body: body)
     }
 
+    /// How many answers the stand-in has held so far (a cheap question, asked often while a run goes on).
+    func held() throws -> Int {
+        let answer = try HTTPConnection.request(port: controlPort, "GET", "/_standin/held")
+        return (try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])?["held"] as? Int ?? 0
+    }
+
     func activities(_ service: String) throws -> [[String: Any]] { try state()[service] as? [[String: Any]] ?? [] }
     func violations() throws -> [String] { try state()["violations"] as? [String] ?? [] }
     /// Every token and code the stand-in handed out.

@@ -165,7 +165,7 @@ struct UploadTests {
                 renamed = true
             }
             let output = rig.folder + "/run-\(runs).out"
-            let heldBefore = try rig.standIn.state()["held"] as? Int ?? 0
+            let heldBefore = try rig.standIn.held()
             let pid = try spawnProgram(
                 binary,
                 ["upload", "--db", rig.collector.path, "--backoff", "0.01", "--reply-timeout", "2"],
@@ -175,7 +175,7 @@ struct UploadTests {
                 var raw: Int32 = 0
                 if waitpid(pid, &raw, WNOHANG) == pid {
                     status = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
-                } else if (try rig.standIn.state()["held"] as? Int ?? 0) > heldBefore {
+                } else if try rig.standIn.held() > heldBefore {
                     // The service took the request and holds its answer: the process is killed mid-upload.
                     commandLines.append((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "")
                     kill(pid, SIGKILL)
@@ -183,7 +183,7 @@ struct UploadTests {
                     killed += 1
                     status = 137
                 } else {
-                    usleep(20_000)
+                    usleep(50_000)
                 }
             }
             outputs.append((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")

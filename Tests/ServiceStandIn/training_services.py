@@ -242,6 +242,9 @@ class Handler(BaseHTTPRequestHandler):
         body = self.body()
         if path == "/_standin/state":
             return self.answer(200, self.state.snapshot())
+        if path == "/_standin/held":
+            with self.state.lock:
+                return self.answer(200, {"held": self.state.held})
         with self.state.lock:
             if path == "/_standin/faults":
                 self.state.faults.extend(json.loads(body))
