@@ -111,7 +111,10 @@ public struct NetworkTransport: HTTPTransport {
 
     /// A file of certificate authorities trusted besides the system's: a proxy that inspects TLS, a stand-in of a
     /// service in a test (`CYCLELOG_SERVICE_CA_FILE`).
-    public var extraAuthorities: String?
+    public let extraAuthorities: String?
+    /// The TLS context, made at the first HTTPS request and used by every one after it: making one reads the
+    /// system's certificate authorities, which a run of many uploads need not read again for each.
+    private let tls = TLSContext()
 
     public init(extraAuthorities: String? = ProcessInfo.processInfo.environment["CYCLELOG_SERVICE_CA_FILE"]) {
         self.extraAuthorities = extraAuthorities.flatMap { $0.isEmpty ? nil : $0 }
@@ -168,9 +171,7 @@ public struct NetworkTransport: HTTPTransport {
             .connect(host: address.host, port: address.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if address.secure {
-                        var configuration = TLSConfiguration.makeClientConfiguration()
-                        if let extraAuthorities { configuration.additionalTrustRoots = [.file(extraAuthorities)] }
-                        let context = try NIOSSLContext(configuration: configuration)
+                        let context = try tls.context(extraAuthorities: extraAuthorities)
                         let serverName =
                             address.host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" }
                             ? nil : address.host
@@ -222,6 +223,23 @@ public struct NetworkTransport: HTTPTransport {
             }
             throw TransportFailure(
                 description: "\(address.host) closed the connection before it answered", mayHaveArrived: true)
+        }
+    }
+}
+
+/// One transport's TLS context, made once.
+private final class TLSContext: @unchecked Sendable {
+    private let lock = NSLock()
+    private var made: NIOSSLContext?
+
+    func context(extraAuthorities: String?) throws -> NIOSSLContext {
+        try lock.withLock {
+            if let made { return made }
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let extraAuthorities { configuration.additionalTrustRoots = [.file(extraAuthorities)] }
+            let context = try NIOSSLContext(configuration: configuration)
+            made = context
+            return context
         }
     }
 }

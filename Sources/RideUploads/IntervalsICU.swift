@@ -1,4 +1,5 @@
 import Foundation
+import WorkoutStore
 
 /// What an upload's POST came to.
 enum UploadAnswer: Equatable {
@@ -66,7 +67,8 @@ struct IntervalsICU: Sendable {
     func find(_ externalId: String, startMicroseconds: Int64) async throws -> String? {
         let start = Date(timeIntervalSince1970: Double(startMicroseconds) / 1_000_000)
         let query = FormEncoding.encode([
-            ("oldest", LocalDayUTC.day(start, offset: -1)), ("newest", LocalDayUTC.day(start, offset: 1)),
+            ("oldest", LocalDay.day(of: start, offset: -1, in: .gmt)),
+            ("newest", LocalDay.day(of: start, offset: 1, in: .gmt)),
         ])
         let response = try await client.expect(
             HTTPRequest(.GET, athletePath + "/activities?" + query, headers: [("Accept", "application/json")]),
@@ -139,16 +141,5 @@ struct IntervalsICU: Sendable {
                     fileName: event["workout_filename"] as? String ?? "\(id).zwo", file: [UInt8](file)))
         }
         return (planned, skipped)
-    }
-}
-
-/// A day in UTC (YYYY-MM-DD), `offset` days from `date`: the ranges a service's lists are asked for.
-enum LocalDayUTC {
-    static func day(_ date: Date, offset: Int) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let shifted = calendar.date(byAdding: .day, value: offset, to: date) ?? date
-        let parts = calendar.dateComponents([.year, .month, .day], from: shifted)
-        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 }

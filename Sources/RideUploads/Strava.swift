@@ -77,8 +77,9 @@ struct Strava: Sendable {
         guard let upload = jsonObject(response) else {
             throw UploadError("Strava answered upload \(uploadId)'s status with something unreadable")
         }
-        if case .failed(let message) = Self.status(of: upload) { return .failed(client.redaction().apply(message)) }
-        return Self.status(of: upload)
+        let status = Self.status(of: upload)
+        if case .failed(let message) = status { return .failed(client.redaction().apply(message)) }
+        return status
     }
 
     /// The activity uploaded with `externalId`, among the athlete's activities of two days around the ride.

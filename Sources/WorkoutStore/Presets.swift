@@ -158,10 +158,10 @@ extension WorkoutStore {
 public enum LocalDay {
     public static func today(_ date: Date = Date()) -> String { day(of: date) }
 
-    /// The local day of `date`, `offset` days later.
-    public static func day(of date: Date, offset: Int = 0) -> String {
+    /// The day of `date`, `offset` days later, in `timeZone` (this machine's unless another is named).
+    public static func day(of date: Date, offset: Int = 0, in timeZone: TimeZone = .current) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone.current
+        calendar.timeZone = timeZone
         let shifted = calendar.date(byAdding: .day, value: offset, to: date) ?? date
         let parts = calendar.dateComponents([.year, .month, .day], from: shifted)
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)

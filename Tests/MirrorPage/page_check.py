@@ -111,6 +111,21 @@ class Browser:
             time.sleep(0.1)
         raise SystemExit(f"the page never showed {what}; it shows: {self.evaluate('document.body.innerText')}")
 
+    def open_portrait(self, url):
+        """Loads `url` on a phone held upright."""
+        self.call("Page.enable")
+        self.size(*PORTRAIT)
+        self.call("Page.navigate", url=url)
+
+    def text(self, element):
+        """The text of the element with the id `element`."""
+        return self.evaluate(f"document.getElementById('{element}').textContent")
+
+    def heights(self, elements):
+        """The height in CSS pixels of each element named by its id."""
+        return {name: self.evaluate(f"document.getElementById('{name}').getBoundingClientRect().height")
+                for name in elements}
+
     def size(self, width, height):
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=2,
                   mobile=True, screenOrientation={"type": "portraitPrimary" if height > width else

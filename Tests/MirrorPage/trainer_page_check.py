@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from page_check import PORTRAIT, Browser
+from page_check import Browser
 
 
 def main():
@@ -19,30 +19,26 @@ def main():
     browser = Browser()
     report = {}
     try:
-        browser.call("Page.enable")
-        browser.size(*PORTRAIT)
-        browser.call("Page.navigate", url=pair_url)
+        browser.open_portrait(pair_url)
         # Null-safe: the first looks may come before the page (after the pairing's redirect) is there.
         browser.wait_for("the trainer panel",
                          "document.getElementById('trainerBox')?.classList.contains('hidden') === false"
                          " && (document.getElementById('trainerState')?.textContent || '').startsWith('controlled')")
-        report["shownAtFirst"] = browser.evaluate("document.getElementById('trainerTarget').textContent")
-        report["buttonHeights"] = {name: browser.evaluate(
-            f"document.getElementById('{name}').getBoundingClientRect().height")
-            for name in ("trainerUp", "trainerDown", "trainerErg", "trainerSim", "trainerFree")}
+        report["shownAtFirst"] = browser.text("trainerTarget")
+        report["buttonHeights"] = browser.heights(("trainerUp", "trainerDown", "trainerErg", "trainerSim", "trainerFree"))
         browser.tap("#trainerUp")
         browser.wait_for("ERG at 210 W", "document.getElementById('trainerTarget').textContent === 'ERG 210 W'")
-        report["shownAfterUp"] = browser.evaluate("document.getElementById('trainerTarget').textContent")
+        report["shownAfterUp"] = browser.text("trainerTarget")
         browser.evaluate("document.getElementById('trainerBox').scrollIntoView({block: 'center'})")
         browser.screenshot(f"{artefacts}/mirror-trainer-portrait.png")
         browser.tap("#trainerSim")
         browser.wait_for("the refusal", "document.getElementById('info').textContent.startsWith('Sim: ')")
-        report["refusalShown"] = browser.evaluate("document.getElementById('info').textContent")
-        report["refusalInThePanel"] = browser.evaluate("document.getElementById('trainerMessage').textContent")
+        report["refusalShown"] = browser.text("info")
+        report["refusalInThePanel"] = browser.text("trainerMessage")
         browser.screenshot(f"{artefacts}/mirror-trainer-refused-portrait.png")
         browser.tap("#trainerFree")
         browser.wait_for("the trainer free", "document.getElementById('trainerTarget').textContent === 'free'")
-        report["shownAfterFree"] = browser.evaluate("document.getElementById('trainerTarget').textContent")
+        report["shownAfterFree"] = browser.text("trainerTarget")
     finally:
         browser.close()
     print(json.dumps(report))

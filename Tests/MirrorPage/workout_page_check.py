@@ -10,11 +10,7 @@ import json
 import os
 import sys
 
-from page_check import PORTRAIT, Browser
-
-
-def text(browser, element):
-    return browser.evaluate(f"document.getElementById('{element}').textContent")
+from page_check import Browser
 
 
 def main():
@@ -23,30 +19,26 @@ def main():
     browser = Browser()
     report = {}
     try:
-        browser.call("Page.enable")
-        browser.size(*PORTRAIT)
-        browser.call("Page.navigate", url=pair_url)
+        browser.open_portrait(pair_url)
         browser.wait_for("the workout panel",
                          "document.getElementById('workoutBox')?.classList.contains('hidden') === false"
                          " && (document.getElementById('workoutStep')?.textContent || '').startsWith('step 1')")
-        report["name"] = text(browser, "workoutName")
-        report["step"] = text(browser, "workoutStep")
-        report["target"] = text(browser, "workoutTarget")
-        report["next"] = text(browser, "workoutNext")
-        report["left"] = text(browser, "workoutLeft")
+        report["name"] = browser.text("workoutName")
+        report["step"] = browser.text("workoutStep")
+        report["target"] = browser.text("workoutTarget")
+        report["next"] = browser.text("workoutNext")
+        report["left"] = browser.text("workoutLeft")
         report["segments"] = browser.evaluate("document.querySelectorAll('#workoutProfile polygon').length")
         report["positionShown"] = browser.evaluate("!!document.getElementById('workoutPosition')")
-        report["buttonHeights"] = {name: browser.evaluate(
-            f"document.getElementById('{name}').getBoundingClientRect().height")
-            for name in ("workoutSkip", "workoutEasier", "workoutHarder")}
+        report["buttonHeights"] = browser.heights(("workoutSkip", "workoutEasier", "workoutHarder"))
         browser.evaluate("document.getElementById('workoutBox').scrollIntoView({block: 'center'})")
         browser.screenshot(f"{artefacts}/mirror-workout-portrait.png")
         browser.tap("#workoutSkip")
         browser.wait_for("the second step", "document.getElementById('workoutStep').textContent.startsWith('step 2')")
-        report["targetAfterSkip"] = text(browser, "workoutTarget")
+        report["targetAfterSkip"] = browser.text("workoutTarget")
         browser.tap("#workoutHarder")
         browser.wait_for("105 %", "document.getElementById('workoutIntensity').textContent === '105'")
-        report["targetAfterHarder"] = text(browser, "workoutTarget")
+        report["targetAfterHarder"] = browser.text("workoutTarget")
         browser.screenshot(f"{artefacts}/mirror-workout-skipped-portrait.png")
     finally:
         browser.close()
