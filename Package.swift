@@ -248,7 +248,7 @@ let package = Package(
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
-        .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors"]),
+        .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors", "TestSupport"]),
         .testTarget(
             name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "WorkoutFiles", "FIT", "Workouts"]),
         .testTarget(
@@ -307,7 +307,8 @@ let package = Package(
                 "cyclelog", "cyclelog-mirror", "WorkoutStore", "TestSupport", "LiveRecording", "RecorderService",
                 "SensorSetup",
                 "DBus", "BlueZ",
-                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory",
+                "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory", "StructuredWorkouts",
+                "WorkoutFiles",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 import StructuredWorkouts
 import WorkoutFiles
@@ -56,6 +57,11 @@ public struct CoachPlans: Sendable {
             }
             workout.name = event.name
             if let description = event.description { workout.description = description }
+            // The event's own name and description are held to a workout's bounds too, before anything is stored.
+            if let violation = workout.limitViolation() {
+                result.skipped.append("\(ShownText.cut(event.name, to: 60)) (\(event.day)): \(violation)")
+                continue
+            }
             let imported = try store.importWorkout(
                 workout, format: "zwo", fileName: event.fileName, sourceBytes: event.file, at: nowMicroseconds)
             let workoutId: String

@@ -37,6 +37,76 @@ public struct StructuredWorkout: Equatable, Sendable {
     public static let maximumStepSeconds = 86_400
     /// A grade a step may ask for, in hundredths of a percent (±40 %, what a trainer's simulation is asked at most).
     public static let gradeHundredths = -4000...4000
+
+    /// Bounds on the free text a workout carries, in UTF-8 bytes, and on its messages: far above any real file's
+    /// (the longest description among real .zwo files is about 2 KB), so that a hostile file cannot make the
+    /// library, a list of it or a ride's journal hold megabytes. Every way in holds them: the file readers, the
+    /// canonical text (the library's rows, the journal's `workout` line) and the coach's plan.
+    public static let maximumNameBytes = 500
+    public static let maximumDescriptionBytes = 10_000
+    /// A step's name and each of its messages.
+    public static let maximumStepTextBytes = 1_000
+    public static let maximumTextsPerStep = 100
+    /// All the steps' names and messages together.
+    public static let maximumAllStepTextBytes = 1_000_000
+    /// The canonical text (`WorkoutText`) of a workout within every bound above is shorter than this: a longer one
+    /// is refused before it is read.
+    public static let maximumCanonicalTextBytes = 4_000_000
+
+    /// Refuses a workout beyond a bound above, with the first one found.
+    public func checkLimits() throws(WorkoutReadError) {
+        if let violation = limitViolation() { throw violation }
+    }
+
+    /// Why the workout goes beyond a bound above (the first found), or nil.
+    public func limitViolation() -> WorkoutReadError? {
+        if steps.count > Self.maximumSteps {
+            return WorkoutReadError("the workout", "more than \(Self.maximumSteps) steps")
+        }
+        if let reason = Self.textViolation(name, "name", Self.maximumNameBytes)
+            ?? author.flatMap({ Self.textViolation($0, "author", Self.maximumNameBytes) })
+            ?? description.flatMap({ Self.textViolation($0, "description", Self.maximumDescriptionBytes) })
+        {
+            return WorkoutReadError("the workout", reason)
+        }
+        var allStepTextBytes = 0
+        for (index, step) in steps.enumerated() {
+            let place = "step \(index + 1)"
+            allStepTextBytes += (step.name?.utf8.count ?? 0) + step.texts.reduce(0) { $0 + $1.text.utf8.count }
+            if allStepTextBytes > Self.maximumAllStepTextBytes {
+                return WorkoutReadError(
+                    place, "the steps' names and messages pass \(Self.byteCount(Self.maximumAllStepTextBytes)) in all")
+            }
+            if step.texts.count > Self.maximumTextsPerStep {
+                return WorkoutReadError(place, "more than \(Self.maximumTextsPerStep) messages")
+            }
+            if let reason = step.name.flatMap({ Self.textViolation($0, "name", Self.maximumStepTextBytes) })
+                ?? step.texts.lazy.compactMap({ Self.textViolation($0.text, "message", Self.maximumStepTextBytes) })
+                .first
+            {
+                return WorkoutReadError(place, reason)
+            }
+        }
+        return nil
+    }
+
+    /// "its description is 52 MB; a workout's is at most 10 KB", or nil within the bound.
+    public static func textViolation(_ text: some StringProtocol, _ what: String, _ limit: Int) -> String? {
+        let bytes = text.utf8.count
+        guard bytes > limit else { return nil }
+        return "its \(what) is \(byteCount(bytes)); a workout's \(what) is at most \(byteCount(limit))"
+    }
+
+    /// 600 bytes, 10.0 KB, 52.4 MB: a size as a rider reads it (decimal units, one decimal, rounded down so that a
+    /// size just over a bound never reads as under it).
+    public static func byteCount(_ bytes: Int) -> String {
+        func tenths(_ unit: Int) -> String { "\(bytes / unit).\(bytes % unit * 10 / unit)" }
+        return switch bytes {
+        case ..<1_000: "\(bytes) bytes"
+        case ..<1_000_000: tenths(1_000) + " KB"
+        default: tenths(1_000_000) + " MB"
+        }
+    }
 }
 
 public struct WorkoutStep: Equatable, Sendable {

@@ -77,6 +77,12 @@ public enum WorkoutText {
     }
 
     public static func parse(_ text: String) throws(WorkoutReadError) -> StructuredWorkout {
+        guard text.utf8.count <= StructuredWorkout.maximumCanonicalTextBytes else {
+            throw WorkoutReadError(
+                "the workout",
+                "its text is \(StructuredWorkout.byteCount(text.utf8.count)); a workout's is at most "
+                    + StructuredWorkout.byteCount(StructuredWorkout.maximumCanonicalTextBytes))
+        }
         // Split by scalar, not by character: a line feed followed by a combining mark is one character. Only LF
         // (and CR LF) ends a line: a name may hold U+2028.
         var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { scalars in
@@ -116,6 +122,7 @@ public enum WorkoutText {
             }
         }
         guard named else { throw WorkoutReadError("line 2", "the workout has no name line") }
+        try workout.checkLimits()
         return workout
     }
 

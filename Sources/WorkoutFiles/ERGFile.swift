@@ -8,6 +8,7 @@ import StructuredWorkouts
 /// (`[INTERVAL DATA]`, `[MODE DATA]`) are not needed to ride it.
 public enum ERGFile {
     public static func read(_ bytes: [UInt8], fileName: String) throws(WorkoutReadError) -> StructuredWorkout {
+        try WorkoutFormat.checkSize(bytes.count)
         // Old tools wrote Latin-1: a file that is not UTF-8 is read as that.
         let text = String(validating: bytes, as: UTF8.self) ?? latin1(bytes)
         var section = ""
@@ -106,7 +107,9 @@ public enum ERGFile {
             steps[index].texts.append(StepText(offsetSeconds: max(0, text.offsetSeconds - starts[index]), text.text))
         }
         let name = header["DESCRIPTION"]?.nonEmpty ?? header["FILE NAME"]?.nonEmpty ?? fileName
-        return StructuredWorkout(name: name, description: nil, steps: steps)
+        let workout = StructuredWorkout(name: name, description: nil, steps: steps)
+        try workout.checkLimits()
+        return workout
     }
 
     private static func latin1(_ bytes: [UInt8]) -> String {

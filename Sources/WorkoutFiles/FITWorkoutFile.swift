@@ -49,6 +49,7 @@ public enum FITWorkoutFile {
     static let powerZones: [ClosedRange<Int>] = [0...55, 56...75, 76...90, 91...105, 106...120, 121...150, 151...200]
 
     public static func read(_ bytes: [UInt8]) throws(WorkoutReadError) -> StructuredWorkout {
+        try WorkoutFormat.checkSize(bytes.count)
         let messages: [FITMessage]
         do {
             messages = try FITDecoder.messages(bytes)
@@ -70,6 +71,12 @@ public enum FITWorkoutFile {
         }
         var records = messages.filter { $0.global == Message.workoutStep }
         guard !records.isEmpty else { throw WorkoutReadError("the file", "has a workout message but no steps") }
+        // Each record is a step at least (a repeat adds more): too many records is too many steps, said before
+        // any is read.
+        guard records.count <= StructuredWorkout.maximumSteps else {
+            throw WorkoutReadError(
+                "the file", "has \(records.count) steps; a workout has at most \(StructuredWorkout.maximumSteps)")
+        }
         if records.allSatisfy({ $0.integers[StepField.messageIndex] != nil }) {
             records.sort { $0.integers[StepField.messageIndex]! < $1.integers[StepField.messageIndex]! }
         }
@@ -105,9 +112,11 @@ public enum FITWorkoutFile {
             }
             steps.append(try step(record, durationType: durationType, durationValue: durationValue, place: place))
         }
-        return StructuredWorkout(
+        let read = StructuredWorkout(
             name: workout.texts[8]?.withoutSurroundingWhitespace.nonEmpty ?? "Untitled workout", author: nil,
             description: workout.texts[17]?.withoutSurroundingWhitespace.nonEmpty, steps: steps)
+        try read.checkLimits()
+        return read
     }
 
     private static func step(

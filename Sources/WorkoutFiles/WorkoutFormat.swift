@@ -10,6 +10,19 @@ public enum WorkoutFormat: String, Sendable, CaseIterable {
         self.init(rawValue: fileName[fileName.index(after: dot)...].lowercased())
     }
 
+    /// The largest workout file read, in bytes: a workout within every bound of `StructuredWorkout` fits in it
+    /// (real files are a few kilobytes; 10 000 steps of .zwo are about 1 MB).
+    public static let maximumFileBytes = 4_000_000
+
+    /// Refuses a file larger than `maximumFileBytes` before a byte of it is read or parsed.
+    public static func checkSize(_ byteCount: Int) throws(WorkoutReadError) {
+        guard byteCount > maximumFileBytes else { return }
+        throw WorkoutReadError(
+            "the file",
+            "is \(StructuredWorkout.byteCount(byteCount)); a workout file is at most "
+                + StructuredWorkout.byteCount(maximumFileBytes))
+    }
+
     /// Whether cyclelog writes this format (`workouts export`).
     public var isWritten: Bool { self == .zwo || self == .fit }
 

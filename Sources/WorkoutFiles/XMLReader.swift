@@ -21,8 +21,8 @@ struct XMLElement {
 }
 
 /// Just enough XML for a workout file (`.zwo`): elements, attributes in either quote, text, the five named
-/// entities and numeric ones, comments, CDATA, the declaration and a doctype skipped. No namespaces, no external
-/// entities: nothing in the file can make the reader fetch or expand anything. A fault names its line.
+/// entities and numeric ones, comments, CDATA, the declaration skipped. No namespaces, and no DOCTYPE: a file with
+/// one (an entity to expand, an external one to fetch) is refused, saying so. A fault names its line.
 struct XMLReader {
     private let bytes: [UInt8]
     private var at = 0
@@ -37,12 +37,12 @@ struct XMLReader {
         var reader = XMLReader(bytes: normalizedLineEnds(bytes))
         // A UTF-8 byte order mark.
         if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.at = 3 }
-        reader.skipMisc()
+        try reader.skipMisc()
         guard reader.peek == UInt8(ascii: "<") else {
             throw reader.fault("the file does not start with an XML element")
         }
         let root = try reader.element(depth: 0)
-        reader.skipMisc()
+        try reader.skipMisc()
         guard reader.at >= reader.bytes.count else {
             throw reader.fault("there is more after the root element </\(root.name)>")
         }
@@ -110,8 +110,8 @@ struct XMLReader {
         }
     }
 
-    /// White space, comments, processing instructions and a doctype between elements.
-    private mutating func skipMisc() {
+    /// White space, comments and processing instructions before and after the root element; a DOCTYPE is refused.
+    private mutating func skipMisc() throws(WorkoutReadError) {
         while true {
             skipSpace()
             if starts(with: "<?") {
@@ -119,12 +119,17 @@ struct XMLReader {
             } else if starts(with: "<!--") {
                 _ = skip(past: "-->")
             } else if starts(with: "<!") && !starts(with: "<![CDATA[") {
-                _ = skip(past: ">")
+                throw fault(Self.noDeclarations)
             } else {
                 return
             }
         }
     }
+
+    /// Why a DOCTYPE or a declaration inside one is refused.
+    static let noDeclarations =
+        "a DOCTYPE or an entity declaration is not accepted in a workout file (no entities are expanded or fetched): "
+        + "remove it, a .zwo needs none"
 
     private mutating func name() throws(WorkoutReadError) -> String {
         let start = at
@@ -216,6 +221,8 @@ struct XMLReader {
                 text += bytes[start..<(at - 3)]
             } else if starts(with: "<?") {
                 guard skip(past: "?>") else { throw fault("a processing instruction never ends") }
+            } else if starts(with: "<!") {
+                throw fault(Self.noDeclarations)
             } else {
                 element.children.append(try self.element(depth: depth + 1))
             }
@@ -250,7 +257,9 @@ struct XMLReader {
                     scalar = nil
                 }
                 guard let scalar, let character = Unicode.Scalar(scalar) else {
-                    throw fault("unknown entity &\(entity.prefix(10));")
+                    throw fault(
+                        "unknown entity &\(entity.prefix(10)); (a workout file may use &amp; &lt; &gt; &quot; &apos; "
+                            + "and numeric references only: no entities of its own)")
                 }
                 output.unicodeScalars.append(character)
             }

@@ -10,6 +10,7 @@ import StructuredWorkouts
 /// set; `Cadence="-1"` is no cadence; durations may be written as 420.00003.
 public enum ZWOFile {
     public static func read(_ bytes: [UInt8]) throws(WorkoutReadError) -> StructuredWorkout {
+        try WorkoutFormat.checkSize(bytes.count)
         let root = try XMLReader.document(bytes)
         guard root.lowercasedName == "workout_file" else {
             throw WorkoutReadError("line \(root.line)", "the root element is <\(root.name)>, not <workout_file>")
@@ -34,10 +35,12 @@ public enum ZWOFile {
         }
         guard !steps.isEmpty else { throw WorkoutReadError("line \(list.line)", "the <workout> element has no steps") }
         let name = root.child("name")?.text.withoutSurroundingWhitespace ?? ""
-        return StructuredWorkout(
+        let workout = StructuredWorkout(
             name: name.isEmpty ? "Untitled workout" : name,
             author: root.child("author")?.text.withoutSurroundingWhitespace.nonEmpty,
             description: root.child("description")?.text.withoutSurroundingWhitespace.nonEmpty, steps: steps)
+        try workout.checkLimits()
+        return workout
     }
 
     private static func steps(_ element: XMLElement) throws(WorkoutReadError) -> [WorkoutStep] {
@@ -325,17 +328,22 @@ public enum ZWOFile {
         return "\(whole).\(digits)"
     }
 
+    /// Text as an attribute's or element's content. Only what XML 1.0 allows is written (§2.2, `Char`): another
+    /// control character, U+FFFE or U+FFFF (a name from an .mrc or a coach's plan may hold one) becomes U+FFFD, as
+    /// neither a character nor a reference to one may carry it.
     static func escaped(_ text: String) -> String {
         var output = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": output += "&amp;"
             case "<": output += "&lt;"
             case ">": output += "&gt;"
             case "\"": output += "&quot;"
             case "\n": output += "&#10;"
             case "\r": output += "&#13;"
-            default: output.append(character)
+            case "\t": output += "&#9;"
+            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": output += "\u{FFFD}"
+            default: output.unicodeScalars.append(scalar)
             }
         }
         return output

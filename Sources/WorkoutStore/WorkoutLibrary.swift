@@ -25,26 +25,48 @@ public struct LibraryWorkout: Equatable, Sendable {
     }
 }
 
+/// The library as a list shows it: the workouts that can be read, and the rows that cannot (an import by an older
+/// cyclelog that held fewer bounds, a damaged row), each with why: one such row never hides the others.
+public struct LibraryListing: Sendable {
+    public var workouts: [LibraryWorkout]
+    public var unreadable: [(id: String, reason: String)]
+}
+
 extension WorkoutStore {
-    /// The built-in workouts, then the imported ones by id.
-    public func libraryWorkouts() throws(StoreError) -> [LibraryWorkout] {
-        let imported = try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM libraryWorkout ORDER BY id").map { row in
-                try Self.libraryWorkout(row)
+    /// The columns a library workout is read from; the canonical text only when it is within the bound every
+    /// workout keeps (a longer one is not read at all), and never the imported file's bytes.
+    private static let libraryColumns = """
+        id, format, fileName, contentDigest, importedMicroseconds,
+        CASE WHEN length(CAST(canonicalText AS BLOB)) <= \(StructuredWorkout.maximumCanonicalTextBytes)
+            THEN canonicalText END AS canonicalText,
+        length(CAST(canonicalText AS BLOB)) AS canonicalTextBytes
+        """
+
+    /// The built-in workouts, then the imported ones by id, and the rows that cannot be read.
+    public func libraryWorkouts() throws(StoreError) -> LibraryListing {
+        var listing = LibraryListing(workouts: BuiltInWorkouts.all.map(Self.builtIn), unreadable: [])
+        let rows = try read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.libraryColumns) FROM libraryWorkout ORDER BY id")
+        }
+        for row in rows {
+            do throws(StoreError) {
+                listing.workouts.append(try Self.libraryWorkout(row))
+            } catch {
+                listing.unreadable.append((row["id"] ?? "?", error.description))
             }
         }
-        return BuiltInWorkouts.all.map(Self.builtIn) + imported
+        return listing
     }
 
     /// One workout by its id: a built-in one, else the one row (a start reads only the workout it rides, not every
     /// workout of the library).
     public func libraryWorkout(_ id: String) throws(StoreError) -> LibraryWorkout? {
         if let workout = BuiltInWorkouts.workout(id: id) { return Self.builtIn((id, workout)) }
-        return try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM libraryWorkout WHERE id = ?", arguments: [id]).map { row in
-                try Self.libraryWorkout(row)
-            }
+        let row = try read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT \(Self.libraryColumns) FROM libraryWorkout WHERE id = ?", arguments: [id])
         }
+        return try row.map { row throws(StoreError) in try Self.libraryWorkout(row) }
     }
 
     private static func builtIn(_ entry: (id: String, workout: StructuredWorkout)) -> LibraryWorkout {
@@ -64,6 +86,10 @@ extension WorkoutStore {
     public func importWorkout(
         _ workout: StructuredWorkout, format: String, fileName: String, sourceBytes: [UInt8], at microseconds: Int64
     ) throws(StoreError) -> LibraryImport {
+        // The readers hold these already; the library holds them too, whoever calls, so that every row reads back.
+        if let violation = workout.limitViolation() {
+            throw StoreError(.conflict, "the workout is not imported: \(violation)")
+        }
         let digest = LibraryWorkout.digest(workout)
         if let builtIn = BuiltInWorkouts.all.first(where: { LibraryWorkout.digest($0.workout) == digest }) {
             return .alreadyThere(id: builtIn.id)
@@ -123,19 +149,25 @@ extension WorkoutStore {
         return id.isEmpty ? "workout" : id
     }
 
-    private static func libraryWorkout(_ row: Row) throws -> LibraryWorkout {
-        let text: String = try row.decode(forColumn: "canonicalText")
-        let id: String = try row.decode(forColumn: "id")
+    private static func libraryWorkout(_ row: Row) throws(StoreError) -> LibraryWorkout {
+        let id: String = row["id"] ?? "?"
+        let removal = " (cyclelog workouts remove \(id), then import its file again)"
+        guard let text: String = row["canonicalText"] else {
+            let bytes: Int = row["canonicalTextBytes"] ?? 0
+            throw StoreError(
+                .damaged,
+                "the library's workout \(id) cannot be read: its text is \(StructuredWorkout.byteCount(bytes)), "
+                    + "more than a workout may hold\(removal)")
+        }
         let workout: StructuredWorkout
         do {
             workout = try WorkoutText.parse(text)
         } catch {
-            throw StoreError(.damaged, "the library's workout \(id) cannot be read: \(error)")
+            throw StoreError(.damaged, "the library's workout \(id) cannot be read: \(error)\(removal)")
         }
         return LibraryWorkout(
-            id: id, workout: workout, source: try row.decode(forColumn: "format"),
-            fileName: try row.decode(forColumn: "fileName"), contentDigest: try row.decode(forColumn: "contentDigest"),
-            importedMicroseconds: try row.decode(forColumn: "importedMicroseconds"))
+            id: id, workout: workout, source: row["format"] ?? "?", fileName: row["fileName"],
+            contentDigest: row["contentDigest"] ?? "", importedMicroseconds: row["importedMicroseconds"])
     }
 }
 

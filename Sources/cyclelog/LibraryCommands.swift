@@ -48,7 +48,8 @@ struct ListWorkouts: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
-        for entry in try database.open(.read).libraryWorkouts() {
+        let listing = try database.open(.read).libraryWorkouts()
+        for entry in listing.workouts {
             if json {
                 print(entry.json.rendered())
             } else {
@@ -57,6 +58,8 @@ struct ListWorkouts: ParsableCommand {
                         + "\(entry.workout.steps.count) steps  \(entry.source)")
             }
         }
+        // A row that cannot be read is said, and hides none of the others.
+        for entry in listing.unreadable { printError("cyclelog: \(ShownText.cut(entry.reason, to: 300))") }
     }
 }
 
@@ -81,7 +84,13 @@ struct ImportWorkouts: ParsableCommand {
             }
             if isFolder.boolValue {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-                files += names.sorted().filter { WorkoutFormat(fileName: $0) != nil }.map { path + "/" + $0 }
+                let found = names.sorted().filter { WorkoutFormat(fileName: $0) != nil }.map { path + "/" + $0 }
+                guard !found.isEmpty else {
+                    throw CommandFailure(
+                        "\(path): no workout files in this folder (.zwo, .erg, .mrc or .fit); nothing was imported",
+                        .failed)
+                }
+                files += found
             } else {
                 files.append(path)
             }
@@ -91,6 +100,15 @@ struct ImportWorkouts: ParsableCommand {
         for file in files {
             guard let format = WorkoutFormat(fileName: file) else {
                 printError("cyclelog: \(file): not a workout file (.zwo, .erg, .mrc or .fit); nothing was imported")
+                refused += 1
+                continue
+            }
+            // A file too large to be a workout is refused before it is read.
+            let size = ((try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? NSNumber)?.intValue ?? 0
+            do throws(WorkoutReadError) {
+                try WorkoutFormat.checkSize(size)
+            } catch {
+                printError("cyclelog: \(file): \(error); nothing was imported")
                 refused += 1
                 continue
             }
@@ -113,6 +131,9 @@ struct ImportWorkouts: ParsableCommand {
                 }
             } catch let error as WorkoutReadError {
                 printError("cyclelog: \(file): \(error); nothing was imported")
+                refused += 1
+            } catch let error as StoreError where error.code == .conflict {
+                printError("cyclelog: \(file): \(error.description)")
                 refused += 1
             }
         }

@@ -120,7 +120,8 @@ let trapsZWO = """
             refusal("<workout_file><sportType>run</sportType><workout/></workout_file>").contains(
                 "a run workout, not a ride"))
         #expect(refusal("<workout_file><workout></workout></workout_file>").contains("has no steps"))
-        #expect(refusal("<workout_file><name>&bogus;</name></workout_file>") == "line 1: unknown entity &bogus;")
+        #expect(
+            refusal("<workout_file><name>&bogus;</name></workout_file>").hasPrefix("line 1: unknown entity &bogus;"))
         // Nested without end: bounded, not a crash.
         #expect(refusal(String(repeating: "<a>", count: 100_000)).contains("nested more than 64 deep"))
     }
