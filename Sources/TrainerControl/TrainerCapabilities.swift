@@ -78,6 +78,17 @@ public struct TrainerCapabilities: Equatable, Sendable {
         Int16(truncatingIfNeeded: Self.fit(watts, in: powerRange ?? Self.assumedPowerRange))
     }
 
+    /// The highest power the trainer takes that is at most `watts` (on its grid of increments), or its minimum.
+    public func power(atMost watts: Int) -> Int16 {
+        let range = powerRange ?? Self.assumedPowerRange
+        var fitted = Self.fit(watts, in: range)
+        if fitted > watts { fitted = max(Int(range.minimum), fitted - max(1, Int(range.minimumIncrement))) }
+        return Int16(truncatingIfNeeded: fitted)
+    }
+
+    /// The trainer's power increment in watts (at least 1).
+    public var powerIncrement: Int { max(1, Int((powerRange ?? Self.assumedPowerRange).minimumIncrement)) }
+
     /// A level as a percentage of the trainer's declared resistance range, in its 0.1 units, held within the
     /// range and within what the one-octet parameter carries (25.5).
     public func resistanceTenths(percent: Double) -> UInt8 {

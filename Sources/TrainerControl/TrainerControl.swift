@@ -80,11 +80,19 @@ public struct TrainerControl: Sendable {
     private var refused: FitnessMachineRequest?
     private var controlRefusalTold = false
     private var ramp: Ramp
+    /// The ERG targets the trainer was sent within the last `riseSpacing`, and the one before them, newest last:
+    /// the last is what it holds, and every rise is measured from what it held `riseSpacing` ago, whatever path
+    /// the asks took. Empty when it holds no ERG target (free, another mode, a reset, a new link).
+    private var ergWrites: [(watts: Int, at: Duration)] = []
+    /// The target a new ride's ERG begins at (`record --target-watts`): the end of a ride forgets the last one.
+    private let startingWatts: Int
     private var recovering = false
     private var lowCadenceSince: Duration?
     private var cadence: (rpm: Double, at: Duration)?
     private var meter: (watts: Double, at: Duration)?
     private var trainerPowerAt: Duration?
+    /// The trainer's own power as it last reported it: where ERG starts from when the trainer holds no ERG target.
+    private var trainerWatts: Double?
     private var averageOffsetWatts = 0.0
     private var matchFrozenUntil: Duration = .zero
     private var noMeterTold = false
@@ -115,6 +123,7 @@ public struct TrainerControl: Sendable {
         self.rules = rules
         self.mode = mode
         self.targetWatts = min(max(0, targetWatts), Self.maximumTargetWatts)
+        startingWatts = self.targetWatts
         ramp = .at(Double(self.targetWatts))
     }
 
@@ -146,6 +155,7 @@ public struct TrainerControl: Sendable {
         pending = nil
         tries = nil
         applied = nil
+        ergWrites = []
     }
 
     /// An indication of the control point: the answer to the outstanding write, matched by its op code.
@@ -203,7 +213,9 @@ public struct TrainerControl: Sendable {
     /// Takes what the rider asks, or says why not (a mode the trainer's features do not list is never sent).
     public mutating func ask(_ ask: TrainerAsk, at time: Duration) -> Result<[Action], TrainerRefusal> {
         if let refusal = refusal(of: ask) { return .failure(TrainerRefusal(reason: refusal)) }
-        let current = effectiveWatts(at: time)
+        // A big change is ramped from what the trainer holds (its last write), not from the previous ask: asks in a
+        // quick row, each within a step of the one before, are one big change.
+        let current = ergWrites.last.map { Double($0.watts) + (powerMatchOffsetWatts ?? 0) } ?? effectiveWatts(at: time)
         let wasERG = mode == .erg
         mode = Self.mode(of: ask)
         switch ask {
@@ -237,10 +249,13 @@ public struct TrainerControl: Sendable {
     /// Lets the trainer go (end, cancel, SIGTERM, the service's stop): a Reset, when cyclelog holds it.
     public mutating func release(at time: Duration) -> [Action] {
         mode = .free
+        targetWatts = startingWatts
+        ramp = .at(Double(startingWatts))
         guard control != .none || applied != nil else { return [] }
         pending = nil
         control = .none
         applied = nil
+        ergWrites = []
         return [.write(.reset)]
     }
 
@@ -259,7 +274,10 @@ public struct TrainerControl: Sendable {
 
     /// The trainer's own power: with a fresh meter reading, one step of the power match's average.
     public mutating func trainerPower(_ watts: Double, at time: Duration) -> [Action] {
-        defer { trainerPowerAt = time }
+        defer {
+            trainerPowerAt = time
+            trainerWatts = watts
+        }
         guard rules.powerFromMeter, mode == .erg, let meter, time - meter.at <= rules.matchPairing,
             time >= matchFrozenUntil
         else { return [] }
@@ -298,7 +316,7 @@ public struct TrainerControl: Sendable {
         case .held:
             if refused != nil { return .refused }
             if mode == .erg, recovering { return .recovering }
-            if mode == .erg, ramp.isRunning(at: time) { return .ramping }
+            if mode == .erg, ramp.isRunning(at: time) || isRiseHeld(at: time) { return .ramping }
             return .controlled
         }
     }
@@ -380,8 +398,7 @@ public struct TrainerControl: Sendable {
         switch mode {
         case .free: return nil
         case .erg:
-            let watts = effectiveWatts(at: time) - (powerMatchOffsetWatts ?? 0)
-            return .setTargetPower(watts: capabilities.power(Int(watts.rounded())))
+            return .setTargetPower(watts: ergWatts(at: time, capabilities).watts)
         case .simulation:
             var simulation = IndoorBikeSimulation(gradePercent: gradePercent)
             simulation.gradeHundredthsOfPercent = capabilities.gradeHundredths(percent: gradePercent)
@@ -389,6 +406,32 @@ public struct TrainerControl: Sendable {
         case .resistance:
             return .setTargetResistanceLevel(tenths: capabilities.resistanceTenths(percent: resistancePercent))
         }
+    }
+
+    /// The ERG target to send now, and whether the rise rule holds it below what the ramp asks: no write raises
+    /// the target more than `bigStepWatts` above what the trainer holds, nor above what it held `riseSpacing`
+    /// before (holding no ERG target: above its own power). Lower targets are not held back (the cadence safety
+    /// eases at once).
+    private func ergWatts(at time: Duration, _ capabilities: TrainerCapabilities) -> (watts: Int16, held: Bool) {
+        let asked = capabilities.power(Int((effectiveWatts(at: time) - (powerMatchOffsetWatts ?? 0)).rounded()))
+        let from: Int
+        if let held = ergWrites.last {
+            guard Int(asked) > held.watts else { return (asked, false) }
+            let before = ergWrites.last(where: { $0.at <= time - rules.riseSpacing }) ?? ergWrites[0]
+            from = min(held.watts, before.watts)
+        } else if let trainerWatts, let trainerPowerAt, time - trainerPowerAt <= rules.staleReading {
+            from = Int(trainerWatts.rounded())
+        } else {
+            return (asked, false)
+        }
+        let limit = from + max(rules.bigStepWatts, capabilities.powerIncrement)
+        guard Int(asked) > limit else { return (asked, false) }
+        return (capabilities.power(atMost: limit), true)
+    }
+
+    private func isRiseHeld(at time: Duration) -> Bool {
+        guard let capabilities, mode == .erg, !recovering else { return false }
+        return ergWatts(at: time, capabilities).held
     }
 
     /// The next write, if one is due and none is outstanding.
@@ -415,6 +458,14 @@ public struct TrainerControl: Sendable {
 
     private mutating func send(_ request: FitnessMachineRequest, at time: Duration) -> [Action] {
         pending = (request, time)
+        switch request {
+        case .setTargetPower(let watts):
+            ergWrites.append((Int(watts), time))
+            // Only the writes of the last `riseSpacing` and the one before them are ever measured from.
+            while ergWrites.count > 1, ergWrites[1].at <= time - rules.riseSpacing { ergWrites.removeFirst() }
+        case .setIndoorBikeSimulation, .setTargetResistanceLevel, .reset: ergWrites = []
+        default: break
+        }
         tries = (request, tries?.request == request ? (tries?.count ?? 0) + 1 : 1)
         return [.write(request)]
     }

@@ -24,6 +24,10 @@ public struct TrainerRules: Equatable, Sendable {
     /// A target change larger than this is ramped over `bigStepRamp` rather than hitting the legs at once.
     public var bigStepWatts = 100
     public var bigStepRamp: Duration = .seconds(2)
+    /// Whatever the asks, no write raises ERG's target more than `bigStepWatts` above what the trainer held this
+    /// long before: ERG climbs at most 100 W in any 0.4 s (about a step a flush), however many asks arrive and
+    /// however fast the trainer answers.
+    public var riseSpacing: Duration = .milliseconds(400)
     /// A cadence or power older than this is not a reading any more (a silent sensor, a rider who stopped).
     public var staleReading: Duration = .seconds(5)
 
