@@ -1,3 +1,4 @@
+import Formats
 import Foundation
 
 /// How long to wait and how often to try again when a service does not answer, fails (5xx) or asks to slow down
@@ -32,6 +33,9 @@ public struct RetryPolicy: Sendable {
         case unauthorized
         /// 404: what was asked for is not there.
         case notFound
+        /// 3xx: pointed elsewhere (a captive portal, a proxy, a moved address), with the `Location` it gave. Never
+        /// followed, so that no credentials reach another host; not a refusal either: tried again later.
+        case redirected(location: String?)
         /// Any other refusal, with the service's message.
         case refused(String)
     }
@@ -41,6 +45,7 @@ public struct RetryPolicy: Sendable {
         case 200..<300: return .success
         case 401: return .unauthorized
         case 404: return .notFound
+        case 300..<400: return .redirected(location: response.header("Location"))
         case 408, 429, 500..<600:
             let words =
                 response.status == 429
@@ -49,6 +54,13 @@ public struct RetryPolicy: Sendable {
         default:
             return .refused(message(response))
         }
+    }
+
+    /// A redirect in words: where it pointed (its first 120 characters, shown safely), and why it is not followed.
+    public static func redirection(_ status: Int, location: String?) -> String {
+        let target = location.map { " to \(ShownText.cut(ShownText.visible($0), to: 120))" } ?? ""
+        return "answered with a redirect (HTTP \(status))\(target), which cyclelog-sync does not follow (a captive "
+            + "portal, a proxy or a moved address; nothing was sent there)"
     }
 
     /// `Retry-After`: a number of seconds, or an HTTP date (RFC 9110 §10.2.3).

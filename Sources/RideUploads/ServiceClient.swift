@@ -42,6 +42,10 @@ struct ServiceClient: Sendable {
                     reason = "\(service.title) \(words)"
                     retryAfter = waitSeconds
                     if !request.isIdempotent { return .lost(reason: reason, waitSeconds: retryAfter) }
+                case .redirected(let location):
+                    // Not followed (what answers may not be the service at all), nor tried again in this run: the
+                    // ride waits, its upload row saying `sending`, which the next run looks up before a resend.
+                    throw tryLater("\(service.title) \(RetryPolicy.redirection(response.status, location: location))")
                 default:
                     return .answer(response)
                 }

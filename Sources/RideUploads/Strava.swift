@@ -175,7 +175,7 @@ public enum StravaAuthorization {
                     throw UploadError(
                         "Strava refused the authorization code (\(redaction.apply(RetryPolicy.message(response)))); "
                             + "`cyclelog-sync account add strava` again and approve it within a few minutes")
-                case .transient: throw UploadError("Strava's token endpoint failed", .tryLater)
+                case .transient, .redirected: throw UploadError("Strava's token endpoint failed", .tryLater)
                 }
             }
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import ExitStatus
 import Formats
 import Foundation
+import ProgramMain
 import RideUploads
 import WorkoutStore
 
@@ -111,14 +112,16 @@ struct Upload: AsyncParsableCommand {
 }
 
 /// Prints what a run did; ends with 75 when a service must be tried again later, 1 when one refused something.
+/// Every service's failure is said, each in its words: the one that sets the exit status last, as the program's
+/// error, the others before it.
 func conclude(_ report: Uploader.Report) throws {
     printUploads(report)
-    if let later = report.failures.first(where: { $0.exitStatus == .tryLater }),
-        report.failures.allSatisfy({ $0.exitStatus == .tryLater })
-    {
-        throw later
+    let deciding =
+        report.failures.firstIndex(where: { $0.exitStatus != .tryLater }) ?? report.failures.indices.first
+    for (index, failure) in report.failures.enumerated() where index != deciding {
+        sayOnStandardError("cyclelog-sync: \(failure.description)")
     }
-    if let failure = report.failures.first(where: { $0.exitStatus != .tryLater }) { throw failure }
+    if let deciding { throw report.failures[deciding] }
     if report.outcomes.contains(where: { $0.result == .refused }) { throw ExitCode(1) }
 }
 

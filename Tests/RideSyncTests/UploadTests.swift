@@ -258,6 +258,33 @@ struct UploadTests {
         #expect(later.status == 0 && uploaded.count == 1)
     }
 
+    @Test("a redirect is not a refusal: not followed, said with where it pointed, the ride waits; both services said")
+    func redirectAndBothServicesFailing() throws {
+        let rig = try UploadRig(rides: 1)
+        try rig.addIntervals()
+        try rig.addStrava()
+        try rig.standIn.control(
+            "faults",
+            [["match": "intervals-upload", "kind": "307"]]
+                + Array(repeating: ["match": "strava-upload", "kind": "503"], count: 5))
+        let failed = try rig.sync(["upload", "--backoff", "0.01"])
+        #expect(failed.status == 75, "\(failed.output)")
+        #expect(
+            failed.output.contains(
+                "intervals.icu answered with a redirect (HTTP 307) to http://portal.example/login?next=%2Fapi, which "
+                    + "cyclelog-sync does not follow"), "\(failed.output)")
+        // Each service's outcome, in words: Strava's 503 too, not only the first service's.
+        #expect(failed.output.contains("Strava failed (503); cyclelog-sync tries again later"), "\(failed.output)")
+        #expect(!failed.output.contains("REFUSED"), "\(failed.output)")
+        let status = try rig.sync(["status"])
+        #expect(!status.output.contains("REFUSED"), "\(status.output)")
+        // Nothing was sent anywhere else, and the next run uploads the ride to both.
+        let later = try rig.sync(["upload"])
+        #expect(later.status == 0, "\(later.output)")
+        #expect(try rig.standIn.activities("intervals").count == 1)
+        #expect(try rig.standIn.activities("strava").count == 1)
+    }
+
     @Test("https: the service's certificate is checked; one signed by an authority not trusted gets nothing")
     func certificateChecked() throws {
         let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("upload-tls-\(UUID())").path

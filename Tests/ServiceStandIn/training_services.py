@@ -33,6 +33,10 @@ EXTERNAL_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+# Where a redirect fault points: another host, which a client must never send its credentials to.
+PORTAL = "http://portal.example/login?next=%2Fapi"
+
+
 class State:
     def __init__(self, args):
         self.lock = threading.RLock()
@@ -202,6 +206,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(int(kind), {"error": "Service unavailable"})
         if kind == "429":
             return self.answer(429, {"message": "Rate Limit Exceeded"}, [("Retry-After", str(fault.get("after", 1)))])
+        if kind in ("301", "302", "307", "308"):
+            # A captive portal, a proxy or a moved address: pointed elsewhere, nothing done here.
+            return self.answer(int(kind), {"message": "moved"}, [("Location", fault.get("location", PORTAL))])
         if kind == "echo":
             # A service that quotes the refused request: the client must not show the credentials it sent.
             return self.answer(400, {"error": "bad request with %s" % self.headers.get("Authorization")})
