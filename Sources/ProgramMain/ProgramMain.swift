@@ -33,7 +33,10 @@ extension AsyncParsableCommand {
         }
         let code = exitCode(for: error)
         let message = fullMessage(for: error)
-        let shown = message.hasPrefix("Error: ") ? program + ": " + message.dropFirst(7) : message
+        var shown = message.hasPrefix("Error: ") ? program + ": " + message.dropFirst(7) : message
+        // A usage mistake quotes what was typed (`target $'250\e[2J'`): its control characters are shown escaped,
+        // as every other message's are, never sent to the terminal.
+        if code != .success { shown = ShownText.visible(shown, keepingLayout: true) }
         if !shown.isEmpty {
             FileHandle(fileDescriptor: code == .success ? 1 : 2).write(Data((shown + "\n").utf8))
         }

@@ -35,9 +35,15 @@ struct Cyclelog: AsyncParsableCommand {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let takesNegative = ["target", "grade", "intensity"].contains(arguments.first ?? "")
         for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber && !takesNegative {
-            printError(
-                "cyclelog: '\(argument)' is not a value cyclelog takes: nothing is negative here (workouts are "
-                    + "numbered from 1 in `cyclelog list`, and `last` names the newest)")
+            let why =
+                switch arguments.first {
+                case "resistance": "a resistance is a share of the trainer's range, from 0 to 100 %"
+                case "extend": "extend adds time to the step (30s, 1m, 2m30s); `cyclelog skip` moves on to the next"
+                default:
+                    "nothing is negative here (workouts are numbered from 1 in `cyclelog list`, and `last` names the "
+                        + "newest)"
+                }
+            printError("cyclelog: '\(argument)' is not a value cyclelog takes: \(why)")
             Foundation.exit(ExitCode.validationFailure.rawValue)
         }
         // A block of 1 MB or more (a capture's bytes, its events) is mapped for itself and unmapped when freed; by

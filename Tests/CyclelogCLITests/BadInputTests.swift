@@ -195,6 +195,32 @@ final class BadInputTests: XCTestCase {
         XCTAssertEqual(try cyclelog(["show", "last", "--journal", "--db", other]).output, stored)
     }
 
+    func testWhatTheRiderTypedIsQuotedEscapedInEveryRefusal() throws {
+        // Usage mistakes that quote the word typed: refused before any bus is reached, the escape sequences shown,
+        // never sent to the terminal (a clear screen, a bell, red text).
+        let typed: [[String]] = [
+            ["target", "250\u{1B}[2J\u{07}"], ["trainer", "ERG\u{1B}[31m"], ["extend", "1m\u{1B}[2J"],
+            ["grade", "4\u{1B}[2J"],
+        ]
+        for arguments in typed {
+            let run = try cyclelog(arguments + ["--control-bus", "unix:path=/nonexistent"])
+            XCTAssertEqual(run.status, 64, "\(arguments): \(run.errorOutput)")
+            XCTAssertFalse(
+                run.errorOutput.unicodeScalars.contains { $0.value == 0x1B || $0.value == 7 }, run.errorOutput)
+            XCTAssertTrue(run.errorOutput.contains(#"\x1B["#), run.errorOutput)
+        }
+        // A negative number where none is taken is answered for what the command does.
+        let resistance = try cyclelog(["resistance", "-5"])
+        XCTAssertEqual(resistance.status, 64)
+        XCTAssertTrue(
+            resistance.errorOutput.contains(
+                "'-5' is not a value cyclelog takes: a resistance is a share of the trainer's range"),
+            resistance.errorOutput)
+        let extend = try cyclelog(["extend", "-60"])
+        XCTAssertTrue(extend.errorOutput.contains("extend adds time to the step"), extend.errorOutput)
+        XCTAssertFalse(extend.errorOutput.contains("workouts are numbered"), extend.errorOutput)
+    }
+
     func testAHugeFileThatIsNotACaptureIsRefusedAtOnceAndABadLineIsNotEchoedWhole() throws {
         let dir = try folder()
         let huge = dir.appendingPathComponent("huge.bin")
