@@ -1,5 +1,8 @@
 # cyclelog — build, test, fuzz and benchmark. Every target installs what it is missing first.
 SWIFT ?= swift
+# The project's own Python environment, which scripts/setup.sh makes with Debian's interpreter: its python3 is the
+# one every target, every test and every script they start runs (Debian's own refuses pip installs, PEP 668).
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD := .build-fuzz
 # Release binaries carry the Swift runtime and Foundation linked in: they run without the toolchain and touch

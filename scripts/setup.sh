@@ -2,7 +2,7 @@
 # Installs the system packages cyclelog's build, tests and benchmarks need, and only those missing.
 # Debian/Ubuntu; runs apt-get as root or through sudo, and says what it installs.
 #   scripts/setup.sh            packages for building and testing (Debian's, and dbus-fast, garmin-fit-sdk,
-#                               fitdecode and tcxreader from PyPI)
+#                               fitdecode, tcxreader and websocket-client from PyPI, into .venv)
 #   scripts/setup.sh --bench    also the peers measured by `make bench` (pycycling from PyPI)
 #   scripts/setup.sh --vm       also the real Linux Bluetooth stack for `make test-vm`: qemu, the distribution
 #                               kernel, BlueZ and its emulator tools (Debian's), virtme-ng and bumble (PyPI)
@@ -13,8 +13,8 @@ set -euo pipefail
 # tests and qrencode draws `cyclelog-mirror pair`'s QR code; the sync tests start their own PostgreSQL 15 server;
 # openssl makes the certificates of the TLS tests, curl and Chromium (trusting the test authority through NSS's
 # certutil) are the HTTPS clients of the mirror's, iproute2 makes the network namespace the sync's network cuts
-# happen in.
-packages=(tshark python3 libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux
+# happen in; python3-venv makes the project's own Python environment (below).
+packages=(tshark python3 python3-venv libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux
     systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin chromium qrencode postgresql-15
     openssl libnss3-tools iproute2 curl)
 if [ "${1:-}" = "--vm" ]; then
@@ -46,42 +46,50 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installed ${missing[*]}"
 fi
 
-if ! python3 -c "import dbus_fast" 2>/dev/null; then
-    # The BlueZ stand-in the live-recording tests run on a private bus is written with it.
-    echo "setup: installing dbus-fast 2.44.1 from PyPI"
-    python3 -m pip install --quiet dbus-fast==2.44.1
+# The tools from PyPI go into a Python environment of the project's own, .venv beside this folder, made with
+# Debian's interpreter: Debian's python3 is externally managed (PEP 668) and refuses `pip install`, and a rider's
+# Python is not ours to change. The Makefile puts .venv/bin first on PATH, so every `python3` of a target, of the
+# tests and of the scripts they start is this one.
+venv="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+interpreter=/usr/bin/python3
+[ -x "$interpreter" ] || interpreter=$(command -v python3)
+if ! "$venv/bin/python3" -c "import sys" 2>/dev/null; then
+    echo "setup: making the project's Python environment in .venv (with $interpreter)"
+    rm -rf "$venv"
+    "$interpreter" -m venv "$venv" || { echo "setup: could not make .venv with $interpreter -m venv" >&2; exit 1; }
 fi
+python="$venv/bin/python3"
 
+# Installs REQUIREMENT (a pip requirement) into .venv unless MODULE imports there already; pip's other options
+# follow.   pypi REQUIREMENT MODULE [OPTION ...]
+pypi() {
+    local requirement=$1 module=$2
+    shift 2
+    "$python" -c "import $module" 2>/dev/null && return 0
+    echo "setup: installing $requirement from PyPI into .venv"
+    "$python" -m pip install --quiet --disable-pip-version-check "$@" "$requirement"
+}
+
+# The BlueZ stand-in the live-recording tests run on a private bus is written with dbus-fast.
+pypi dbus-fast==2.44.1 dbus_fast
 # The export tests read our FIT and TCX files back with independent decoders: Garmin's own FIT SDK, fitdecode
 # (which also checks both CRCs) and tcxreader.
 # The mirror's page test drives Chromium over the DevTools protocol, a WebSocket (websocket-client).
-for requirement in garmin-fit-sdk==21.218.0:garmin_fit_sdk fitdecode==0.11.0:fitdecode tcxreader==0.4.11:tcxreader \
-    websocket-client==1.8.0:websocket; do
-    if ! python3 -c "import ${requirement#*:}" 2>/dev/null; then
-        echo "setup: installing ${requirement%:*} from PyPI"
-        python3 -m pip install --quiet "${requirement%:*}"
-    fi
-done
+pypi garmin-fit-sdk==21.218.0 garmin_fit_sdk
+pypi fitdecode==0.11.0 fitdecode
+pypi tcxreader==0.4.11 tcxreader
+pypi websocket-client==1.8.0 websocket
 
-if [ "${1:-}" = "--vm" ] && ! command -v vng >/dev/null 2>&1; then
-    echo "setup: installing virtme-ng 1.42 from PyPI"
-    python3 -m pip install --quiet virtme-ng==1.42
-fi
-# bumble's devices are the emulated sensors that send plain ATT notifications, like real ones.
-if [ "${1:-}" = "--vm" ] && ! python3 -c "import bumble" 2>/dev/null; then
-    echo "setup: installing bumble 0.0.236 from PyPI"
-    python3 -m pip install --quiet bumble==0.0.236
+if [ "${1:-}" = "--vm" ]; then
+    pypi virtme-ng==1.42 virtme_ng
+    # bumble's devices are the emulated sensors that send plain ATT notifications, like real ones.
+    pypi bumble==0.0.236 bumble
 fi
 
 if [ "${1:-}" = "--bench" ]; then
-    if ! python3 -c "import pycycling" 2>/dev/null; then
-        # Installed without its dependencies: bleak is pinned below (the trainer benchmark drives the stand-in's
-        # trainer with pycycling's FTMS client over it); the decode benchmarks use only its parsers.
-        echo "setup: installing pycycling 0.4.1 from PyPI"
-        python3 -m pip install --quiet --no-deps pycycling==0.4.1
-    fi
-    if ! python3 -c "import bleak" 2>/dev/null; then
-        echo "setup: installing bleak 0.22.3 from PyPI (pycycling's Bluetooth client: the trainer benchmark's peer)"
-        python3 -m pip install --quiet --no-deps bleak==0.22.3
-    fi
+    # Installed without its dependencies: bleak is pinned below (the trainer benchmark drives the stand-in's
+    # trainer with pycycling's FTMS client over it); the decode benchmarks use only its parsers.
+    pypi pycycling==0.4.1 pycycling --no-deps
+    # pycycling's Bluetooth client: the trainer benchmark's peer.
+    pypi bleak==0.22.3 bleak --no-deps
 fi

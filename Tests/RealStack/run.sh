@@ -19,6 +19,9 @@ FROM_SECOND=1800  # 30 minutes into the ride: steady riding, 300-400 W at 95-105
 SECONDS=0
 
 "$ROOT/scripts/setup.sh" --vm || exit 1
+# The project's Python environment (scripts/setup.sh), as the Makefile's targets have it: virtme-ng, bumble and
+# dbus-fast are there.
+export PATH="$ROOT/.venv/bin:$PATH"
 make -C "$ROOT" --no-print-directory release-cyclelog || exit 1
 # The debug builds of the mirror and of cyclelog-sync (made by `make test` already; the VM sees the toolchain's
 # libraries on this filesystem): a release build of their network stacks would add minutes and measures nothing here.
