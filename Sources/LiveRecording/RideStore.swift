@@ -98,20 +98,8 @@ actor RideStore {
     }
 
     /// What a guided test gave: the FTP it sets, and whether it is in force or waits for the rider.
-    func testResult(_ workoutId: Int64, _ test: FitnessTest) -> String? {
-        guard let history = try? store.ftpHistory(),
-            let estimate = history.estimates.last(where: { $0.workoutId == workoutId })
-        else {
-            return "the \(test == .ramp ? "ramp" : "20-minute") test was too short to score: no FTP from it"
-        }
-        let watts = Int(estimate.watts.rounded())
-        let basis =
-            test == .ramp
-            ? "75 % of your best minute, \(Int((estimate.watts / 0.75).rounded())) W"
-            : "95 % of your 20 minutes, \(Int((estimate.watts / 0.95).rounded())) W"
-        let inForce = history.inForce(at: .max)?.workoutId == workoutId
-        return "FTP from this test: \(watts) W (\(basis)); "
-            + (inForce ? "it is your FTP now" : "`cyclelog ftp accept` makes it your FTP (a value you set holds)")
+    func testResult(_ workoutId: Int64) -> String? {
+        (try? store.ride(workoutId))??.summary.analysis?.test?.words
     }
 
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database

@@ -110,7 +110,7 @@ extension LiveRecorder {
 
     /// After a guided test is saved: the FTP it gives, and whether it is the FTP in force now.
     func sayTestResult(_ summary: WorkoutSummary) async {
-        guard let test = summary.plan.fitnessTest, let words = await store.testResult(summary.id, test)
+        guard summary.plan.fitnessTest != nil, let words = await store.testResult(summary.id)
         else { return }
         announcements.publish(.notice(words))
     }

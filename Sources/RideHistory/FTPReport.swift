@@ -27,12 +27,13 @@ public struct FTPReport: Sendable {
     public var estimate: FTPEstimate? { window.estimate }
     public var best20: FTPEffort? { window.effort(seconds: 1200) }
 
-    /// The JSON of `cyclelog ftp --json` (keys in Docs/guide/training.md).
+    /// The JSON of `cyclelog ftp --json` (keys in Docs/reference/json.md).
     public var json: JSONValue {
         let efforts = estimate?.efforts ?? (best20.map { [$0] } ?? [])
         return .object([
             ("ftpWatts", .rounded(inForce?.watts, 1)),
             ("method", .optionalString(inForce?.method.rawValue)),
+            ("workoutId", inForce?.workoutId.map { .integer($0) } ?? .null),
             (
                 "effective",
                 inForce.map { .string(UTCTime.formatSeconds(microseconds: $0.effectiveMicroseconds)) } ?? .null

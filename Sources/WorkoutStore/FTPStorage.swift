@@ -19,7 +19,8 @@ extension WorkoutStore {
         let rows = try Row.fetchAll(
             db,
             sql: """
-                SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts
+                SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts,
+                    CASE WHEN w.fitnessTest IS NOT NULL THEN w.statistics END AS testStatistics
                 FROM workout w LEFT JOIN powerCurve c ON c.workoutId = w.id
                 WHERE w.status = 'complete' ORDER BY w.startMicroseconds, w.id
                 """, arguments: [byteLimit])
@@ -49,6 +50,10 @@ extension WorkoutStore {
                     endMicroseconds: try row.decode(Int64?.self, forColumn: "endMicroseconds") ?? start,
                     fitnessTest: try row.decode(String?.self, forColumn: "fitnessTest").flatMap(
                         FitnessTest.init(rawValue:)),
+                    // A test's scored part, from its statistics (read for tests alone: they are few).
+                    scoredPart: try row.decode(Data?.self, forColumn: "testStatistics").flatMap {
+                        try? StoredPacking.unpackStatistics([UInt8]($0)).plan?.scoredPart
+                    },
                     curve: curve))
         }
         return rides

@@ -162,6 +162,15 @@ enum StoredPacking {
         } else {
             writer.byte(0)
         }
+        // Added later still: what the ride did of its workout's scored steps (1 and four counts), or 0.
+        if let scored = statistics.plan?.scoredPart {
+            writer.byte(1)
+            for value in [scored.steps, scored.stepsRiddenToTheEnd, scored.seconds, scored.secondsWithPower] {
+                writer.unsigned(UInt64(value))
+            }
+        } else {
+            writer.byte(0)
+        }
         return writer.bytes
     }
 
@@ -234,6 +243,11 @@ enum StoredPacking {
             }
             statistics.plan = PlanCompliance(
                 workoutName: name, ftpWatts: ftp, stepCount: stepCount, steps: steps, completed: completed)
+        }
+        if !reader.atEnd, try reader.byte() == 1 {
+            let counts = try (0..<4).map { _ throws(PackedDataError) in Int(clamping: try reader.unsigned()) }
+            statistics.plan?.scoredPart = PlanCompliance.ScoredPart(
+                steps: counts[0], stepsRiddenToTheEnd: counts[1], seconds: counts[2], secondsWithPower: counts[3])
         }
         return statistics
     }

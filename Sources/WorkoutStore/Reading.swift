@@ -136,6 +136,12 @@ extension WorkoutStore {
                 samples: samples, statistics: summary.statistics,
                 ftp: history.inForce(at: summary.startMicroseconds),
                 criticalPower: history.criticalPower(at: summary.startMicroseconds))
+            if let test = summary.plan.fitnessTest {
+                let now = history.inForce(at: .max)
+                summary.analysis?.test = TestScore(
+                    test: test, statistics: summary.statistics,
+                    inForce: now?.workoutId == id && now?.method == test.method)
+            }
         }
         return StoredRide(summary: summary, samples: samples, damaged: damaged)
     }

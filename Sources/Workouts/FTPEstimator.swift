@@ -4,6 +4,44 @@ public enum FitnessTest: String, Sendable, CaseIterable {
     case twentyMinute = "20min"
     /// A ramp to failure in 1-minute steps: FTP = 0.75 × its best 1-minute power.
     case ramp
+
+    /// The effort the test scores, in seconds (its best minute; its 20 minutes), and the share of it that is FTP.
+    public var scoredSeconds: Int { self == .ramp ? 60 : 1200 }
+    public var factor: Double { self == .ramp ? 0.75 : 0.95 }
+    public var method: FTPMethod { self == .ramp ? .rampTest : .best20Minutes }
+    /// `ramp test`, `20-minute test`.
+    public var title: String { self == .ramp ? "ramp test" : "20-minute test" }
+
+    /// A guided ramp is scored once this many of its minutes were ridden to their end with power: from 100 W and
+    /// 20 W a minute, the fifth is at 180 W. A ramp stopped sooner never became hard, and 75 % of its best minute
+    /// would be a third of a rider's FTP.
+    public static let rampMinutesScored = 5
+    /// The share of a test's scored seconds that must have power (a meter that dropped leaves no test to score).
+    public static let scoredPowerShare = 0.9
+
+    /// Why a ride that followed this test's workout is not scored (it did not reach the scored part), or nil when
+    /// it is. `scored` is what the ride did of the workout's scored steps; nil for a ride that declared the test
+    /// without following a workout, which is scored on its data alone (20 minutes, or a minute, with power).
+    public func unscoredReason(_ scored: PlanCompliance.ScoredPart?) -> String? {
+        guard let scored else { return nil }
+        let powerShare = scored.seconds > 0 ? Double(scored.secondsWithPower) / Double(scored.seconds) : 0
+        switch self {
+        case .ramp:
+            if scored.stepsRiddenToTheEnd < Self.rampMinutesScored {
+                return "the ramp ended after \(scored.stepsRiddenToTheEnd) of its minutes, before it was hard (a ramp "
+                    + "is scored from its \(Self.rampMinutesScored)th minute on)"
+            }
+        case .twentyMinute:
+            if scored.stepsRiddenToTheEnd < scored.steps {
+                return "the ride ended before the end of its 20 minutes (\(scored.seconds / 60) min ridden)"
+            }
+        }
+        if powerShare < Self.scoredPowerShare {
+            return "the power meter sent power in only \(Int((powerShare * 100).rounded(.down))) % of the test's "
+                + "scored part"
+        }
+        return nil
+    }
 }
 
 /// How an FTP value came about (DESIGN.md §3 names).
@@ -62,16 +100,19 @@ public struct RideCurve: Sendable {
     public var startMicroseconds: Int64
     public var endMicroseconds: Int64
     public var fitnessTest: FitnessTest?
+    /// What the ride did of its workout's scored steps, when it followed one (`FitnessTest.unscoredReason`).
+    public var scoredPart: PlanCompliance.ScoredPart?
     public var curve: PowerCurve
 
     public init(
         workoutId: Int64, startMicroseconds: Int64, endMicroseconds: Int64, fitnessTest: FitnessTest?,
-        curve: PowerCurve
+        scoredPart: PlanCompliance.ScoredPart? = nil, curve: PowerCurve
     ) {
         self.workoutId = workoutId
         self.startMicroseconds = startMicroseconds
         self.endMicroseconds = endMicroseconds
         self.fitnessTest = fitnessTest
+        self.scoredPart = scoredPart
         self.curve = curve
     }
 }
@@ -170,16 +211,14 @@ public struct FTPEstimator: Sendable {
         }
     }
 
-    /// FTP from a ride that declared a test, or nil when it is too short for its protocol.
+    /// FTP from a ride that declared a test, or nil when it did not reach the test's scored part or is too short for
+    /// its protocol: the FTP in force then stays.
     private func testResult(_ ride: RideCurve, _ test: FitnessTest) -> FTPEstimate? {
-        let (method, seconds, factor): (FTPMethod, Int, Double) =
-            switch test {
-            case .twentyMinute: (.best20Minutes, 1200, 0.95)
-            case .ramp: (.rampTest, 60, 0.75)
-            }
+        if test.unscoredReason(ride.scoredPart) != nil { return nil }
+        let seconds = test.scoredSeconds
         guard let watts = ride.curve.watts(seconds: seconds), watts > 0 else { return nil }
         return FTPEstimate(
-            method: method, watts: factor * watts, effectiveMicroseconds: ride.endMicroseconds,
+            method: test.method, watts: test.factor * watts, effectiveMicroseconds: ride.endMicroseconds,
             best20MinuteWatts: ride.curve.watts(seconds: 1200),
             efforts: [
                 FTPEffort(

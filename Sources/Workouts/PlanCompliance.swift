@@ -63,6 +63,24 @@ public struct PlanCompliance: Equatable, Sendable {
     public var steps: [Step]
     /// Whether the ride reached the end of the workout's last step.
     public var completed: Bool
+    /// What the ride did of the workout's scored steps (a fitness test's scored part); nil when it has none.
+    public var scoredPart: ScoredPart?
+
+    public struct ScoredPart: Equatable, Sendable {
+        /// The workout's scored steps, and those the ride rode to their end (a skipped one is not).
+        public var steps: Int
+        public var stepsRiddenToTheEnd: Int
+        /// The running seconds in scored steps, and those of them with power.
+        public var seconds: Int
+        public var secondsWithPower: Int
+
+        public init(steps: Int, stepsRiddenToTheEnd: Int, seconds: Int, secondsWithPower: Int) {
+            self.steps = steps
+            self.stepsRiddenToTheEnd = stepsRiddenToTheEnd
+            self.seconds = seconds
+            self.secondsWithPower = secondsWithPower
+        }
+    }
 
     public var secondsWithTarget: Int { steps.reduce(0) { $0 + $1.secondsWithTarget } }
     public var secondsWithin: Int { steps.reduce(0) { $0 + $1.secondsWithin } }
@@ -70,12 +88,16 @@ public struct PlanCompliance: Equatable, Sendable {
         secondsWithTarget > 0 ? 100 * Double(secondsWithin) / Double(secondsWithTarget) : nil
     }
 
-    public init(workoutName: String, ftpWatts: Int?, stepCount: Int, steps: [Step], completed: Bool) {
+    public init(
+        workoutName: String, ftpWatts: Int?, stepCount: Int, steps: [Step], completed: Bool,
+        scoredPart: ScoredPart? = nil
+    ) {
         self.workoutName = workoutName
         self.ftpWatts = ftpWatts
         self.stepCount = stepCount
         self.steps = steps
         self.completed = completed
+        self.scoredPart = scoredPart
     }
 
     /// Whether `powerWatts` meets a target of `targetWatts` (or the range, when the step's target is one).
@@ -96,6 +118,7 @@ public struct PlanCompliance: Equatable, Sendable {
         var steps: [Step] = []
         var nextControl = 0, nextLap = 0
         var sums = (target: 0.0, power: 0.0, powerSeconds: 0, powerAll: 0.0, cadence: 0.0, cadenceCount: 0)
+        var scored = (seconds: 0, withPower: 0)
         func close() {
             guard var step = steps.last else { return }
             step.meanTargetWatts = step.secondsWithTarget > 0 ? sums.target / Double(step.secondsWithTarget) : nil
@@ -137,6 +160,10 @@ public struct PlanCompliance: Equatable, Sendable {
                         secondsWithin: 0, meanTargetWatts: nil, meanPowerWatts: nil, cadenceTarget: step.cadence,
                         meanCadenceRPM: nil, cadenceSeconds: 0, cadenceSecondsWithin: 0))
             }
+            if step.scored {
+                scored.seconds += 1
+                if sample.powerWatts != nil { scored.withPower += 1 }
+            }
             var current = steps[steps.count - 1]
             current.endSecond = sample.second + 1
             current.runningSeconds += 1
@@ -167,9 +194,27 @@ public struct PlanCompliance: Equatable, Sendable {
             player.advance(seconds: 1, meters: sample.distanceMeters)
         }
         close()
+        let workoutSteps = planned.workout.steps
+        var scoredPart: ScoredPart?
+        if workoutSteps.contains(where: \.scored) {
+            // A scored step is ridden to its end when one of its entries ran its whole length.
+            let riddenToTheEnd = Set(
+                steps.filter { entry in
+                    guard workoutSteps.indices.contains(entry.index), workoutSteps[entry.index].scored else {
+                        return false
+                    }
+                    if case .seconds(let length) = workoutSteps[entry.index].length {
+                        return entry.runningSeconds >= length
+                    }
+                    return entry.endSecond < (steps.last?.endSecond ?? 0) || player.isFinished
+                }.map(\.index))
+            scoredPart = ScoredPart(
+                steps: workoutSteps.filter(\.scored).count, stepsRiddenToTheEnd: riddenToTheEnd.count,
+                seconds: scored.seconds, secondsWithPower: scored.withPower)
+        }
         self.init(
-            workoutName: planned.workout.name, ftpWatts: planned.ftpWatts, stepCount: planned.workout.steps.count,
-            steps: steps, completed: player.isFinished)
+            workoutName: planned.workout.name, ftpWatts: planned.ftpWatts, stepCount: workoutSteps.count,
+            steps: steps, completed: player.isFinished, scoredPart: scoredPart)
     }
 
     /// The ride's seconds at which a step began, after the first: where the ride's laps split.

@@ -18,6 +18,8 @@ public struct RideAnalysis: Equatable, Sendable {
     public var wPrimeBalanceMinimumDifferentialJoules: Double?
     /// Seconds the spike filter replaced before the power curve.
     public var spikeSeconds: Int
+    /// The fitness test the ride declared, and what it scored (nil for a ride that declared none).
+    public var test: TestScore?
 
     /// The analysis of a ride's samples. Power metrics use the moving seconds with a dropout as 0 W, as NP does;
     /// W′ balance uses every elapsed second (paused seconds at 0 W), because W′ recovers during a stop.

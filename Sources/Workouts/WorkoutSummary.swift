@@ -98,6 +98,7 @@ public struct WorkoutSummary: Sendable {
             ("trainingStressScore", .rounded(trainingStressScore, 1)),
         ]
         members += analysisMembers
+        members.append(("fitnessTest", analysis?.test?.json ?? .null))
         members += [
             ("goal", goalJSON),
             ("laps", .array(laps.map(lapJSON))),

@@ -48,7 +48,7 @@ struct FTPShow: ParsableCommand {
     @Flag(help: "List every FTP value with its method, rides and dates.")
     var history = false
 
-    @Flag(help: "Print JSON (keys described in the training guide).")
+    @Flag(help: "Print JSON (its keys: Docs/reference/json.md, \"The FTP\").")
     var json = false
 
     func run() throws {
@@ -134,8 +134,12 @@ extension FTPReport {
     func text(withHistory: Bool, nowMicroseconds: Int64 = wallClockMicroseconds()) -> String {
         var lines: [String] = []
         if let inForce {
+            // A test's value names its ride (`cyclelog show ID` shows the test and its score).
+            let ride =
+                [.rampTest, .best20Minutes].contains(inForce.method)
+                ? inForce.workoutId.map { " (workout \($0), `cyclelog show \($0)`)" } ?? "" : ""
             lines.append(
-                "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method)), since "
+                "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method))\(ride), since "
                     + SummaryText.zonedDateTime(inForce.effectiveMicroseconds) + age(of: inForce, now: nowMicroseconds))
         } else if rideCount == 0 {
             lines.append("No FTP yet: no rides stored.")
@@ -186,7 +190,10 @@ extension FTPReport {
                     + "\(SummaryText.fixed(0.95 * best20.watts, 1)) W (workout \(best20.workoutId), "
                     + "\(SummaryText.dateTime(best20.rideStartMicroseconds)))")
         }
-        lines += (estimate?.efforts ?? []).map(effortLine)
+        // The best 20 minutes has its line above: not again as an effort.
+        lines += (estimate?.efforts ?? []).filter { effort in
+            !(effort.durationSeconds == 1200 && effort.workoutId == best20?.workoutId)
+        }.map(effortLine)
         if withHistory {
             if history.entries.isEmpty {
                 lines.append("History: no FTP value yet.")

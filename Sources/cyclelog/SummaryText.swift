@@ -32,6 +32,7 @@ enum SummaryText {
                 "  heart rate   avg \(whole(s.averageHeartRateBPM)) bpm   max \(whole(s.maximumHeartRateBPM)) bpm")
         }
         lines += analysisLines(summary)
+        if let test = summary.analysis?.test { lines.append("  FTP test     " + test.words) }
         if !s.powerCurveWatts.isEmpty {
             let shown = [1, 5, 60, 300, 1200, 3600].compactMap { d in
                 s.powerCurveWatts[d].map { "\(label(d)) \(Int($0.rounded())) W" }

@@ -95,14 +95,15 @@ extension WorkoutGuide.Action {
                 $0.workout = LiveRecorder.WorkoutChoice(id: "ramp-test", planned: PlannedWorkout(ramp, ftpWatts: nil))
                 $0.plan.fitnessTest = .ramp
             }, trainer: [.power])
-        // The 5-minute warm-up at 100 W, then a minute at 100 W and most of one at 120 W, pedalling at 90 rpm.
-        for _ in 0..<(300 + 60 + 50) { try await second(rig, watts: 200, cadenceRPM: 90) }
+        // The 5-minute warm-up at 100 W, then five minutes from 100 W to 180 W (a ramp is scored from its fifth
+        // minute on) and some of the sixth, at 200 W, pedalling at 90 rpm.
+        for _ in 0..<(300 + 5 * 60 + 20) { try await second(rig, watts: 200, cadenceRPM: 90) }
         let written = await rig.bus.controlPointWrites(rig.trainer).map {
             $0.map { String(format: "%02x", $0) }.joined()
         }
         #expect(written.prefix(2) == ["00", "056400"], "control, then the warm-up's 100 W")
-        #expect(written.contains("056400") && written.contains("057800"), "\(written)")
-        #expect(await rig.recorder.status().workout?.stepIndex == 2)
+        #expect(written.contains("056400") && written.contains("057800") && written.contains("05b400"), "\(written)")
+        #expect(await rig.recorder.status().workout?.stepIndex == 6)
         #expect(await rig.state() == "running")
         // The rider cannot turn the pedals over: under 50 rpm for 5 s (and a few seconds for the 1 Hz series to
         // show it), and the ride ends and is saved by itself.
@@ -131,6 +132,7 @@ extension WorkoutGuide.Action {
         let estimate = try #require(try rig.store.ftpHistory().estimates.last)
         #expect(estimate.method == .rampTest && estimate.workoutId == summary.id)
         #expect(abs(estimate.watts - 150) < 1)
+        #expect(summary.statistics.plan?.scoredPart?.stepsRiddenToTheEnd == 5)
         #expect(await rig.bus.controlPointWrites(rig.trainer).last == [0x01], "the trainer let go")
     }
 }

@@ -87,6 +87,31 @@ final class FTPEstimatorTests: XCTestCase {
         XCTAssertEqual(ftp.watts, 0.75 * 400, accuracy: 1e-9)
     }
 
+    func testAGuidedTestThatDidNotReachItsScoredPartLeavesTheFTPInForce() throws {
+        // The FTP in force from a ramp ridden into its hard part (a best minute of 300 W), then a ramp stopped in
+        // its second minute (106 W), then one whose meter sent power for half of its scored minutes.
+        var first = ride(1, onDay: 0, easy(300, seconds: 660), test: .ramp)
+        first.scoredPart = .init(steps: 46, stepsRiddenToTheEnd: 6, seconds: 360, secondsWithPower: 360)
+        var short = ride(2, onDay: 1, easy(106, seconds: 380), test: .ramp)
+        short.scoredPart = .init(steps: 46, stepsRiddenToTheEnd: 1, seconds: 80, secondsWithPower: 80)
+        var dropped = ride(3, onDay: 2, easy(100, seconds: 700), test: .ramp)
+        dropped.scoredPart = .init(steps: 46, stepsRiddenToTheEnd: 6, seconds: 400, secondsWithPower: 200)
+        let history = FTPEstimator().history([first, short, dropped])
+        XCTAssertEqual(history.map(\.workoutId), [1])
+        XCTAssertEqual(try XCTUnwrap(history.last).watts, 225, accuracy: 0.01)
+        XCTAssertEqual(
+            FitnessTest.ramp.unscoredReason(short.scoredPart),
+            "the ramp ended after 1 of its minutes, before it was hard (a ramp is scored from its 5th minute on)")
+        XCTAssertEqual(
+            FitnessTest.ramp.unscoredReason(dropped.scoredPart),
+            "the power meter sent power in only 50 % of the test's scored part")
+        // A 20-minute test stopped at 15 of its 20 minutes.
+        XCTAssertEqual(
+            FitnessTest.twentyMinute.unscoredReason(
+                .init(steps: 1, stepsRiddenToTheEnd: 0, seconds: 900, secondsWithPower: 900)),
+            "the ride ended before the end of its 20 minutes (15 min ridden)")
+    }
+
     func testAValueFallsOnlyOnceItsEffortsLeaveTheWindow() throws {
         let synthetic = try RideRecords.watts("synthetic_cp250_w20000")
         var rides = [ride(1, onDay: 0, easy()), ride(2, onDay: 1, synthetic)]
