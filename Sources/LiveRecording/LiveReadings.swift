@@ -6,6 +6,7 @@ import Workouts
 /// stamped with the wall clock (CLOCK_REALTIME), in every state of the recorder.
 struct LiveReadings {
     private var instant: InstantReadings
+    private var sources = LiveSources()
     private var sequence: UInt64 = 0
 
     init(defaultWheelCircumferenceMillimetres: Int) {
@@ -16,6 +17,11 @@ struct LiveReadings {
     /// notifications after it mean.
     mutating func note(_ event: RideEvent) {
         if case .notification = event.kind { return }
+        switch event.kind {
+        case .connected(let sensor, _): sources.connected(sensor)
+        case .disconnected(let sensor): sources.forget(sensor)
+        default: break
+        }
         _ = instant.add(event)
     }
 
@@ -29,6 +35,7 @@ struct LiveReadings {
         sequence += 1
         return LiveRecorder.LiveReading(
             sequence: sequence, arrivalMicroseconds: Int64(arrival.tv_sec) * 1_000_000 + Int64(arrival.tv_nsec) / 1000,
-            sensor: sensor, readings: readings)
+            sensor: sensor, readings: readings,
+            shown: sources.take(readings, from: sensor, at: event.timeMicroseconds))
     }
 }

@@ -13,6 +13,9 @@ extension LiveRecorder {
         public var arrivalMicroseconds: Int64
         public var sensor: String
         public var readings: [ChannelReading]
+        /// The channels of `readings` whose source `sensor` is now, by the ride's source priority
+        /// (`LiveSources`): what a screen shows; the others are another sensor's second opinion.
+        public var shown: Set<Channel>
     }
 
     /// A control applied to a ride (D-Bus `Event`): once per control, whoever asked and however often.

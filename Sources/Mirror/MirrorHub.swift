@@ -57,7 +57,12 @@ public actor MirrorHub {
             guard recorderStatus != nil else { return }
             changed.formUnion(recorderStatus?.apply(values) ?? [])
         case .live(let reading):
-            if case .double(let watts)? = reading["powerWatts"]?.unwrapped { instantaneousPowerWatts = watts }
+            // Only the ride's source of power (`shown`, by the source priority) is the power shown now: a trainer's
+            // second opinion beside a meter is not.
+            let shown = reading["shown"]?.unwrapped.stringArray
+            if case .double(let watts)? = reading["powerWatts"]?.unwrapped, shown?.contains("powerWatts") ?? true {
+                instantaneousPowerWatts = watts
+            }
             let message = Self.message("live", RecorderControl.json(reading))
             for client in clients.values { client.pushLive(message) }
         case .event(let event):

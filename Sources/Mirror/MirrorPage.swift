@@ -337,12 +337,15 @@ enum MirrorPage {
           $("trainerUp").disabled = $("trainerDown").disabled = mode !== "erg";
         }
 
+        // A notification's readings, shown only for the channels whose source it is (`shown`: the ride's source
+        // priority, a meter before a trainer), so that the page agrees with the dashboard and the stored ride.
         function live(reading) {
           if (!status) return;
-          if (reading.powerWatts !== undefined) { status.instantaneousPowerWatts = reading.powerWatts; $("ipower").textContent = number(reading.powerWatts, 0); }
-          if (reading.cadenceRPM !== undefined) $("cadence").textContent = number(reading.cadenceRPM, 0);
-          if (reading.heartRateBPM !== undefined) $("hr").textContent = number(reading.heartRateBPM, 0);
-          if (reading.speedMetersPerSecond !== undefined) $("speed").textContent = number(reading.speedMetersPerSecond * 3.6, 1);
+          const shows = (key) => reading[key] !== undefined && (!reading.shown || reading.shown.includes(key));
+          if (shows("powerWatts")) { status.instantaneousPowerWatts = reading.powerWatts; $("ipower").textContent = number(reading.powerWatts, 0); }
+          if (shows("cadenceRPM")) $("cadence").textContent = number(reading.cadenceRPM, 0);
+          if (shows("heartRateBPM")) $("hr").textContent = number(reading.heartRateBPM, 0);
+          if (shows("speedMetersPerSecond")) $("speed").textContent = number(reading.speedMetersPerSecond * 3.6, 1);
         }
 
         function eventShown(event) {

@@ -86,6 +86,7 @@ public enum RecorderControl {
         case .boolean(let flag)?: .bool(flag)
         case .array(_, let presets)? where name == "SuggestedWorkouts": .array(presets.map(suggestedWorkoutJSON))
         case .array(_, let sensors)? where name == "Sensors": .array(sensors.map(sensorJSON))
+        case .array? where name == "shown": .array((value?.unwrapped.stringArray ?? []).map(JSONValue.string))
         case let other?: other.integer.map(JSONValue.integer) ?? .null
         case nil: .null
         }

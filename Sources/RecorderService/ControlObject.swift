@@ -396,6 +396,10 @@ extension RecorderControl {
             ("sensor", .string(reading.sensor)),
         ]
         for reading in reading.readings { pairs.append((reading.channel.jsonKey, .double(reading.value))) }
+        let shown = reading.readings.filter { reading.shown.contains($0.channel) }.map {
+            DBusValue.string($0.channel.jsonKey)
+        }
+        pairs.append(("shown", .array(elementSignature: "s", shown)))
         return .properties(pairs)
     }
 

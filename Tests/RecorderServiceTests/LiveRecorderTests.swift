@@ -354,6 +354,11 @@ final class LiveRecorderTests: XCTestCase {
                     : Double(value[0] & 1 == 0 ? UInt16(value[1]) : UInt16(value[1]) | UInt16(value[2]) << 8)
             }
             XCTAssertGreaterThan(live.filter { $0["sensor"]?.string == address }.count, 3, address)
+            // Alone on its channel, each sensor is its source: its values are the ones a screen shows.
+            XCTAssertTrue(
+                live.filter { $0["sensor"]?.string == address }.allSatisfy {
+                    $0["shown"]?.unwrapped.stringArray?.contains(key) == true
+                }, address)
             for run in [live[..<restart], live[restart...]] {
                 let received = run.filter { $0["sensor"]?.string == address }
                 guard !received.isEmpty else { continue }
