@@ -19,7 +19,7 @@ public enum PowerCurveChart {
         func y(_ watts: Double) -> Double { top + plotHeight - watts / axis.ceiling * plotHeight }
 
         svg.text(
-            "Best power, \(window.days) days to \(UTCTime.formatSeconds(microseconds: window.endMicroseconds)) "
+            "Best power, \(window.days) days to \(LocalTime.zoned(microseconds: window.endMicroseconds)) "
                 + "(\(window.rides.count) rides)", x: left, y: 24, size: 15, bold: true)
         var legend = "red: best power"
         if let model = estimate?.criticalPower {

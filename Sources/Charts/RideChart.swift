@@ -204,10 +204,11 @@ public enum RideChart {
     /// About how wide a text of `size` is, per character (DejaVu Sans averages a little over half its size).
     static func textWidth(_ text: String, size: Double) -> Double { Double(text.count) * size * 0.6 }
 
-    /// "Workout 1 “Name” — 2013-08-16T18:05:10Z", shortened to fit `width`.
+    /// "Workout 1 “Name” — 2013-08-16 20:05:10 CEST" (local time, as every time a rider reads), shortened to fit
+    /// `width`.
     static func title(_ summary: WorkoutSummary, width: Double) -> String {
         let name = summary.plan.name.map { " “\($0)”" } ?? ""
-        let full = "Workout \(summary.id)\(name) — \(UTCTime.formatSeconds(microseconds: summary.startMicroseconds))"
+        let full = "Workout \(summary.id)\(name) — \(LocalTime.zoned(microseconds: summary.startMicroseconds))"
         if textWidth(full, size: 15) <= width { return full }
         let short = "Workout \(summary.id)\(name)"
         let fits = max(10, Int(width / (15 * 0.6)))

@@ -210,38 +210,16 @@ enum SummaryText {
             + (entry.name ?? (entry.source as NSString).lastPathComponent) + status
     }
 
-    /// A time as the rider reads it: in the local time zone (`TZ`, else /etc/localtime), to the second. JSON,
-    /// journals and files keep UTC.
-    static func dateTime(_ microseconds: Int64) -> String { local(microseconds).text }
+    /// A time as the rider reads it, in the local time zone (`LocalTime`). JSON, journals and files keep UTC.
+    static func dateTime(_ microseconds: Int64) -> String { LocalTime.text(microseconds: microseconds) }
 
     /// The same with the zone's abbreviation on that date ("2019-09-20 16:10:03 CEST"), where a time stands alone.
-    static func zonedDateTime(_ microseconds: Int64) -> String {
-        let time = local(microseconds)
-        return time.zone.isEmpty ? time.text : time.text + " " + time.zone
-    }
+    static func zonedDateTime(_ microseconds: Int64) -> String { LocalTime.zoned(microseconds: microseconds) }
 
     /// What a column of local times is headed with: "UTC" on a machine kept in UTC, else "local time".
     static var zoneHeading: String {
         let identifier = TimeZone.current.identifier
         return ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "Universal", "Zulu"].contains(identifier) ? "UTC" : "local time"
-    }
-
-    private static func local(_ microseconds: Int64) -> (text: String, zone: String) {
-        // Whole seconds, rounded down also before 1970.
-        let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds + 1) / 1_000_000 - 1
-        var clock = time_t(seconds)
-        var parts = tm()
-        guard abs(seconds) < 253_402_300_800, localtime_r(&clock, &parts) != nil else {
-            // Beyond what the C library can convert (a damaged database): the UTC form, which handles any value.
-            let iso = UTCTime.formatSeconds(microseconds: microseconds)
-            return (iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: ""), "UTC")
-        }
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let year = String(parts.tm_year + 1900)
-        let text =
-            String(repeating: "0", count: max(0, 4 - year.count)) + year + "-" + two(parts.tm_mon + 1) + "-"
-            + two(parts.tm_mday) + " " + two(parts.tm_hour) + ":" + two(parts.tm_min) + ":" + two(parts.tm_sec)
-        return (text, parts.tm_zone.map { String(cString: $0) } ?? "")
     }
 
     static func duration(_ seconds: Double) -> String {

@@ -134,6 +134,31 @@ final class FTPAndChartCommandTests: XCTestCase {
         XCTAssertEqual(none.status, 64)
     }
 
+    /// Every time a rider reads is local: the ride chart's title and the power curve's caption, in the zone of
+    /// `TZ` (an independent formatter gives the expected text).
+    func testChartTimesAreLocal() throws {
+        let db = try database()
+        let folder = (db as NSString).deletingLastPathComponent
+        let shown = try cyclelog(["show", "1", "--json", "--db", db])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(shown.output.utf8)) as? [String: Any])
+        let start = try XCTUnwrap(ISO8601DateFormatter().date(from: try XCTUnwrap(object["start"] as? String)))
+        let local = DateFormatter()
+        local.locale = Locale(identifier: "en_US_POSIX")
+        local.timeZone = TimeZone(identifier: "America/New_York")
+        local.dateFormat = "yyyy-MM-dd HH:mm:ss zzz"
+        let zone = ["TZ": "America/New_York"]
+        XCTAssertEqual(
+            try cyclelog(["chart", "1", "-o", folder + "/ride.svg", "--db", db], environment: zone).status, 0)
+        let ride = try String(contentsOfFile: folder + "/ride.svg", encoding: .utf8)
+        XCTAssertTrue(ride.contains("— \(local.string(from: start))"), String(ride.prefix(2000)))
+        XCTAssertFalse(ride.contains("Z</text>"), "a UTC time in the chart")
+        let curve = try cyclelog(
+            ["chart", "--power-curve", "--window", "5000d", "-o", folder + "/curve.svg", "--db", db], environment: zone)
+        XCTAssertEqual(curve.status, 0, curve.errorOutput)
+        let caption = try String(contentsOfFile: folder + "/curve.svg", encoding: .utf8)
+        XCTAssertTrue([" EST (", " EDT ("].contains { caption.contains($0) }, String(caption.prefix(2000)))
+    }
+
     /// A ride's name is outside text: with ESC, U+0001, a tab, DEL and a C1 control in it the chart is still
     /// well-formed XML (XML 1.0 §2.2 forbids C0 controls in any document) that librsvg draws, and the name shows
     /// with the escapes the terminal uses.
