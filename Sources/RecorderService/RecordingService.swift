@@ -11,18 +11,20 @@ import Workouts
 /// shutdown that SIGINT and SIGTERM start, which ends and saves the ride. Everything it starts ends with it.
 public final class RecordingService: Service, Sendable {
     public let recorder: LiveRecorder
-    private let control: RecorderControl.Exported?
+    private let exportControl: @Sendable () async -> RecorderControl.Exported?
     private let serviceManager: ServiceManagerNotifier?
     private let logger: Logger
     private let outcome = Mutex<Result<WorkoutSummary?, LiveRecordingError>?>(nil)
 
-    /// `control`: the control object (`RecorderControl.export`), nil without one.
+    /// `exportControl` exports the control object (`RecorderControl.export`), or gives nil without one. It is called
+    /// as the service starts, once the service group takes SIGINT and SIGTERM: the recorder is on the bus only when
+    /// a signal that comes next saves the ride (one sent sooner would have ended the process before it could).
     public init(
-        recorder: LiveRecorder, control: RecorderControl.Exported?, serviceManager: ServiceManagerNotifier?,
-        logger: Logger
+        recorder: LiveRecorder, exportControl: @escaping @Sendable () async -> RecorderControl.Exported?,
+        serviceManager: ServiceManagerNotifier?, logger: Logger
     ) {
         self.recorder = recorder
-        self.control = control
+        self.exportControl = exportControl
         self.serviceManager = serviceManager
         self.logger = logger
     }
@@ -32,6 +34,7 @@ public final class RecordingService: Service, Sendable {
 
     public func run() async throws {
         let waiting = recorder.options.auto != nil
+        let control = await exportControl()
         serviceManager?.notify("READY=1\nSTATUS=" + (waiting ? "waiting for the rider to pedal" : "recording"))
         logger.info("recording", metadata: ["auto": "\(waiting)"])
         let result: Result<WorkoutSummary?, LiveRecordingError> = await withTaskGroup(of: Void.self) { group in

@@ -91,8 +91,6 @@ public struct TrainerControl: Sendable {
     private var cadence: (rpm: Double, at: Duration)?
     private var meter: (watts: Double, at: Duration)?
     private var trainerPowerAt: Duration?
-    /// The trainer's own power as it last reported it: where ERG starts from when the trainer holds no ERG target.
-    private var trainerWatts: Double?
     private var averageOffsetWatts = 0.0
     private var matchFrozenUntil: Duration = .zero
     private var noMeterTold = false
@@ -274,10 +272,7 @@ public struct TrainerControl: Sendable {
 
     /// The trainer's own power: with a fresh meter reading, one step of the power match's average.
     public mutating func trainerPower(_ watts: Double, at time: Duration) -> [Action] {
-        defer {
-            trainerPowerAt = time
-            trainerWatts = watts
-        }
+        defer { trainerPowerAt = time }
         guard rules.powerFromMeter, mode == .erg, let meter, time - meter.at <= rules.matchPairing,
             time >= matchFrozenUntil
         else { return [] }
@@ -410,20 +405,13 @@ public struct TrainerControl: Sendable {
 
     /// The ERG target to send now, and whether the rise rule holds it below what the ramp asks: no write raises
     /// the target more than `bigStepWatts` above what the trainer holds, nor above what it held `riseSpacing`
-    /// before (holding no ERG target: above its own power). Lower targets are not held back (the cadence safety
-    /// eases at once).
+    /// before. Lower targets are not held back (the cadence safety eases at once); a trainer that holds no ERG
+    /// target (free, another mode, a new link) is sent the target at once, as ERG starts.
     private func ergWatts(at time: Duration, _ capabilities: TrainerCapabilities) -> (watts: Int16, held: Bool) {
         let asked = capabilities.power(Int((effectiveWatts(at: time) - (powerMatchOffsetWatts ?? 0)).rounded()))
-        let from: Int
-        if let held = ergWrites.last {
-            guard Int(asked) > held.watts else { return (asked, false) }
-            let before = ergWrites.last(where: { $0.at <= time - rules.riseSpacing }) ?? ergWrites[0]
-            from = min(held.watts, before.watts)
-        } else if let trainerWatts, let trainerPowerAt, time - trainerPowerAt <= rules.staleReading {
-            from = Int(trainerWatts.rounded())
-        } else {
-            return (asked, false)
-        }
+        guard let held = ergWrites.last, Int(asked) > held.watts else { return (asked, false) }
+        let before = ergWrites.last(where: { $0.at <= time - rules.riseSpacing }) ?? ergWrites[0]
+        let from = min(held.watts, before.watts)
         let limit = from + max(rules.bigStepWatts, capabilities.powerIncrement)
         guard Int(asked) > limit else { return (asked, false) }
         return (capabilities.power(atMost: limit), true)

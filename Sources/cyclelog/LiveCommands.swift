@@ -234,9 +234,10 @@ struct Record: AsyncParsableCommand {
             .compactMap { $0 }
         let recorder = LiveRecorder(bluez: bluez, store: store, options: options)
         let logger = Logs.logger("record", verbose: verbose)
+        let (address, owners) = (control.address, controlGroup)
         let service = RecordingService(
-            recorder: recorder, control: await exportControl(recorder), serviceManager: ServiceManagerNotifier(),
-            logger: logger)
+            recorder: recorder, exportControl: { await Self.exportControl(recorder, on: address, group: owners) },
+            serviceManager: ServiceManagerNotifier(), logger: logger)
         let interactive = !plain && isatty(0) == 1 && isatty(1) == 1
         let display = LiveDisplay(
             interactive: interactive, recorder: recorder,
@@ -302,14 +303,16 @@ struct Record: AsyncParsableCommand {
 
     /// The control object (its connection kept open by the service for the whole ride), or nil with a warning:
     /// the ride is recorded all the same.
-    private func exportControl(_ recorder: LiveRecorder) async -> RecorderControl.Exported? {
+    private static func exportControl(
+        _ recorder: LiveRecorder, on address: BusAddress, group: String?
+    ) async -> RecorderControl.Exported? {
         do {
-            let connection = try await DBusConnection.connect(to: control.address)
-            return try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: controlGroup)
+            let connection = try await DBusConnection.connect(to: address)
+            return try await RecorderControl.export(on: connection, recorder: recorder, controlGroup: group)
         } catch {
             printError(
                 "cyclelog: recording without remote control: \(error.description). Other programs control the "
-                    + "ride through \(control.address); run inside a desktop session, or use --control-bus.")
+                    + "ride through \(address); run inside a desktop session, or use --control-bus.")
             return nil
         }
     }

@@ -110,18 +110,15 @@ import Testing
         #expect(zip(rises, rises.dropFirst()).allSatisfy { $1.at - $0.at >= .milliseconds(400) })
     }
 
-    @Test func aBigAskFromFreeStartsFromTheTrainersOwnPower() {
-        var control = TrainerControl()
-        _ = control.connected(Self.trainer, at: .zero)
-        _ = control.trainerPower(150, at: .seconds(1))
-        guard case .success(let actions) = control.ask(.power(watts: 700), at: .seconds(1)) else {
-            Issue.record("refused")
-            return
-        }
-        // Request Control first; then the first target is 100 W above what the rider is riding, not 700 W.
-        #expect(writes(actions) == [.requestControl])
-        #expect(writes(control.indicated(answer(0x00), at: .seconds(1.1))) == [.setTargetPower(watts: 250)])
-        #expect(control.state(at: .seconds(1.2)) == .ramping)
+    @Test func oncePastItsFirstTargetERGClimbsAStepAFlush() {
+        // ERG starts at its target (the trainer held none); a bigger one after it is climbed to.
+        var rig = Rig(holding: 150)
+        #expect(rig.sent.last?.request == .setTargetPower(watts: 150))
+        rig.ask(.power(watts: 700), at: .seconds(2))
+        #expect(rig.control.state(at: .seconds(2)) == .ramping)
+        rig.run(until: .seconds(8))
+        Self.checkRises(rig.sent)
+        #expect(rig.sent.last?.request == .setTargetPower(watts: 700))
     }
 
     @Test func aLowerTargetIsNotHeldBackByTheRiseRule() throws {
