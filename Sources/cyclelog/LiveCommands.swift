@@ -470,9 +470,10 @@ struct Cancel: RecorderMethodCommand {
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "Shows the ride being recorded (its D-Bus properties).")
+        commandName: "status",
+        abstract: "Shows the ride being recorded: its state, times, readings, sensors, trainer and workout.")
     @OptionGroup var control: ControlBusOptions
-    @Flag(help: "As one JSON object with the property names as keys.")
+    @Flag(help: "Every D-Bus property, as one JSON object with the property names as keys (for scripts).")
     var json = false
 
     func run() async throws {
@@ -482,11 +483,10 @@ struct Status: AsyncParsableCommand {
         } catch {
             throw CommandFailure(ControlCommand.explain(error, control.address))
         }
-        let fields = status.jsonFields
         if json {
-            print(JSONValue.object(fields).rendered())
+            print(JSONValue.object(status.jsonFields).rendered())
         } else {
-            for (name, value) in fields { print("\(name): \(value.rendered())") }
+            for line in StatusText.render(status) { print(line) }
         }
     }
 }

@@ -35,12 +35,12 @@ final class StartCommandTests: XCTestCase {
         try expect(
             ["start", "--when", "pedalling", "--goal", "4s", "--end-at-goal", "--name", "Armed"], status: 0,
             saying: "Armed: the ride starts at the first pedal stroke", standIn)
-        try expect(["status"], status: 0, saying: "State: \"armed\"", standIn)
+        try expect(["status"], status: 0, saying: "Armed: the ride starts at the first pedal stroke", standIn)
         try await waitFor("the armed ride to start and end at its goal", record, seconds: 40) {
             record.output.contains("goal reached: saving workout 1")
         }
         try await waitFor("the recorder waiting again", record) {
-            try run(["status"], standIn).output.contains("State: \"waiting\"")
+            try run(["status"], standIn).output.contains("Waiting for a ride")
         }
 
         // A ride from a preset, with its own name and place, a marker and two drinks.
@@ -50,6 +50,13 @@ final class StartCommandTests: XCTestCase {
         try expect(["marker", "gel"], status: 0, saying: "", standIn)
         try expect(["water", "0.5l"], status: 0, saying: "", standIn)
         try expect(["water", "12oz"], status: 0, saying: "", standIn)
+        // For a rider: the ride in the dashboard's words, no property dump (no D-Bus names, no raw doubles).
+        let human = try run(["status"], standIn).output
+        XCTAssertTrue(human.hasPrefix("Workout 2 \"Ramp Tuesday\": running, "), human)
+        XCTAssertTrue(human.contains("  now        power (3 s) "), human)
+        XCTAssertTrue(human.contains("water 854.9 ml"), human)
+        XCTAssertTrue(human.contains("  workout    Ramp test: step 1 of "), human)
+        XCTAssertFalse(human.contains("PowerWatts") || human.contains("ControlSequence"), human)
         let status = try run(["status", "--json"], standIn).output
         XCTAssertTrue(status.contains("\"Name\": \"Ramp Tuesday\""), status)
         XCTAssertTrue(status.contains("\"CanPause\": true") && status.contains("\"CanStart\": false"), status)
@@ -67,7 +74,7 @@ final class StartCommandTests: XCTestCase {
         try await rideOn(standIn, record)
         try expect(["end"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting again", record) {
-            try run(["status"], standIn).output.contains("State: \"waiting\"")
+            try run(["status"], standIn).output.contains("Waiting for a ride")
         }
         record.signal(SIGTERM)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
@@ -173,7 +180,7 @@ final class StartCommandTests: XCTestCase {
         }
         _ = try await control("phone-4", "end")
         try await waitFor("the recorder waiting again", second) {
-            try run(["status"], standIn).output.contains("State: \"waiting\"")
+            try run(["status"], standIn).output.contains("Waiting for a ride")
         }
         second.signal(SIGTERM)
         XCTAssertEqual(second.wait(seconds: 20), 0, second.output)
@@ -199,7 +206,7 @@ final class StartCommandTests: XCTestCase {
         try await rideOn(standIn, record)
         try expect(["end"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting for pedalling again", record) {
-            try run(["status"], standIn).output.contains("State: \"waiting\"")
+            try run(["status"], standIn).output.contains("Waiting for a ride")
         }
         record.signal(SIGTERM)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
