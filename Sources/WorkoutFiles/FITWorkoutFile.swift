@@ -10,9 +10,11 @@ import StructuredWorkouts
 /// zone (1–7, taken as the Coggan zone's share of FTP); cadence and heart rate as primary or secondary targets; a
 /// step's notes as a message at its start. The declared step count is not trusted: the steps are counted.
 ///
-/// Written: the same messages. FIT has no ramp: a ramp is written as the range it spans (as TrainerRoad writes
-/// its own); a maximal effort as an open target; one message per step (the first). A step's grade is not written:
-/// FIT's `grade` target type has no unit or scale for its values in the profile.
+/// Written: the same messages, and the description (`wkt_description`, its first 255 bytes). FIT has no ramp: a
+/// ramp is written as the range it spans (as TrainerRoad writes its own); a maximal effort as an open target; one
+/// message per step (the first); two targets per step, power then cadence then heart rate. A step's grade is not
+/// written: FIT's `grade` target type has no unit or scale for its values in the profile. `losses` says in words
+/// what a workout loses so.
 public enum FITWorkoutFile {
     enum Message {
         static let workout: UInt16 = 26
@@ -217,8 +219,13 @@ public enum FITWorkoutFile {
             ])
         encoder.define(
             local: 1, global: Message.workout,
-            fields: [.init(4, .enumeration), .init(6, .uint16), .init(8, .string, size: 64)])
-        encoder.write(local: 1, [.number(2), .number(UInt64(workout.steps.count)), .text(workout.name)])
+            fields: [
+                .init(4, .enumeration), .init(6, .uint16), .init(8, .string, size: 64),
+                .init(17, .string, size: descriptionBytes),
+            ])
+        encoder.write(
+            local: 1,
+            [.number(2), .number(UInt64(workout.steps.count)), .text(workout.name), .text(workout.description ?? "")])
         encoder.define(
             local: 2, global: Message.workoutStep,
             fields: [
@@ -237,26 +244,79 @@ public enum FITWorkoutFile {
                 case .meters(let meters): (1, UInt64(meters) * 100)
                 case .open: (5, nil)
                 }
-            var target: (type: UInt64, low: UInt64?, high: UInt64?) = (Target.open.magnitude, nil, nil)
-            switch step.power {
-            case .free, .maxEffort: break
-            case .steady(let level): target = (4, custom(level), custom(level))
-            case .range(let a, let b), .ramp(let a, let b):
-                target = (4, custom(min(a, b)), custom(max(a, b)))
-            }
-            let cadence = step.cadence
+            let targets = Self.targets(step)
+            let primary = targets.first ?? (Target.open.magnitude, nil, nil)
+            let secondary = targets.dropFirst().first
             encoder.write(
                 local: 2,
                 [
                     .number(UInt64(index)), step.name.map { .text($0) } ?? .text(""),
                     .number(durationType), .number(durationValue),
-                    .number(target.type), .number(0), .number(target.low), .number(target.high),
+                    .number(primary.type), .number(0), .number(primary.low), .number(primary.high),
                     .number(intensityValue(step.intensity)), step.texts.first.map { .text($0.text) } ?? .text(""),
-                    .number(cadence == nil ? nil : Target.cadence.magnitude), .number(cadence == nil ? nil : 0),
-                    .number(cadence.map { UInt64($0.lowerBound) }), .number(cadence.map { UInt64($0.upperBound) }),
+                    .number(secondary?.type), .number(secondary == nil ? nil : 0), .number(secondary?.low),
+                    .number(secondary?.high),
                 ])
         }
         return encoder.file()
+    }
+
+    /// How many bytes of a description FIT's string field holds (its size is one byte; one for the NUL).
+    static let descriptionBytes = 255
+
+    /// A step's targets as FIT writes them, at most two: power, then cadence, then heart rate (custom values:
+    /// power as `custom`, cadence in rpm, heart rate in bpm + 100).
+    static func targets(_ step: WorkoutStep) -> [(type: UInt64, low: UInt64?, high: UInt64?)] {
+        var targets: [(type: UInt64, low: UInt64?, high: UInt64?)] = []
+        switch step.power {
+        case .free, .maxEffort: break
+        case .steady(let level): targets.append((4, custom(level), custom(level)))
+        case .range(let a, let b), .ramp(let a, let b): targets.append((4, custom(min(a, b)), custom(max(a, b))))
+        }
+        if let cadence = step.cadence {
+            targets.append((Target.cadence.magnitude, UInt64(cadence.lowerBound), UInt64(cadence.upperBound)))
+        }
+        if let heartRate = step.heartRate {
+            targets.append(
+                (Target.heartRate.magnitude, UInt64(heartRate.lowerBound + 100), UInt64(heartRate.upperBound + 100)))
+        }
+        return Array(targets.prefix(2))
+    }
+
+    /// What writing `workout` as a FIT workout leaves out or changes, in words; empty when it keeps all of it.
+    public static func losses(_ workout: StructuredWorkout) -> [String] {
+        let steps = workout.steps
+        func count(_ what: String, _ test: (WorkoutStep) -> Bool) -> String? {
+            let number = steps.filter(test).count
+            return number == 0 ? nil : "\(what) (\(number) step\(number == 1 ? "" : "s"))"
+        }
+        return [
+            workout.author.map { _ in "the author (FIT has no field for one)" },
+            (workout.description?.utf8.count ?? 0) >= descriptionBytes
+                ? "the description past its first \(descriptionBytes - 1) bytes" : nil,
+            workout.name.utf8.count >= 64 ? "the name past its first 63 bytes" : nil,
+            count("ramps, written as the range they span (FIT has no ramp)") {
+                if case .ramp = $0.power { return true }
+                return false
+            },
+            count("maximal efforts, written as open targets") { $0.power == .maxEffort },
+            count("levels to whole percent or watts") { step in
+                switch step.power {
+                case .free, .maxEffort: false
+                case .steady(let level): level.hundredths % 100 != 0
+                case .range(let a, let b), .ramp(let a, let b): a.hundredths % 100 != 0 || b.hundredths % 100 != 0
+                }
+            },
+            count("heart-rate targets beside a power and a cadence target (FIT holds two a step)") {
+                $0.heartRate != nil && $0.cadence != nil && $0.power.hasLevels
+            },
+            count("grades (FIT's grade target has no unit or scale)") { $0.gradeHundredths != nil },
+            count("which steps a test scores") { $0.scored },
+            count("messages after a step's first, and the first's time into the step") {
+                $0.texts.count > 1 || ($0.texts.first?.offsetSeconds ?? 0) > 0
+            },
+            count("step names past 31 bytes") { ($0.name?.utf8.count ?? 0) >= 32 },
+        ].compactMap { $0 }
     }
 
     /// A level as FIT's custom power: a whole % of FTP, or watts + 1000.
@@ -291,7 +351,9 @@ public enum FITWorkoutFile {
     public static func asWritten(_ workout: StructuredWorkout) -> StructuredWorkout {
         var copy = workout
         copy.author = nil
-        copy.description = nil
+        copy.description = workout.description.flatMap {
+            fitText($0, size: descriptionBytes).withoutSurroundingWhitespace.nonEmpty
+        }
         copy.name = fitText(workout.name, size: 64)
         for index in copy.steps.indices {
             var step = copy.steps[index]
@@ -303,7 +365,8 @@ public enum FITWorkoutFile {
                 let low = rounded(min(a, b)), high = rounded(max(a, b))
                 step.power = low == high ? .steady(low) : .range(low: low, high: high)
             }
-            step.heartRate = nil
+            // Two targets a step: power, cadence, heart rate.
+            if step.heartRate != nil, step.cadence != nil, step.power.hasLevels { step.heartRate = nil }
             step.gradeHundredths = nil
             step.scored = false
             step.name = step.name.flatMap { fitText($0, size: 32).withoutSurroundingWhitespace.nonEmpty }

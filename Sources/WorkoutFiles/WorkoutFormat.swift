@@ -26,6 +26,16 @@ public enum WorkoutFormat: String, Sendable, CaseIterable {
     /// Whether cyclelog writes this format (`workouts export`).
     public var isWritten: Bool { self == .zwo || self == .fit }
 
+    /// What writing `workout` in this format leaves out or changes, in words (the export says them); empty when it
+    /// keeps all of it, or for a format cyclelog does not write.
+    public func losses(_ workout: StructuredWorkout) -> [String] {
+        switch self {
+        case .zwo: ZWOFile.losses(workout)
+        case .fit: FITWorkoutFile.losses(workout)
+        case .erg, .mrc: []
+        }
+    }
+
     /// Reads a workout file whole: the workout, or why not (nothing half-read).
     public func read(_ bytes: [UInt8], fileName: String) throws(WorkoutReadError) -> StructuredWorkout {
         switch self {

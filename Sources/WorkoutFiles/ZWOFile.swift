@@ -246,10 +246,7 @@ public enum ZWOFile {
                     name == "SteadyState"
                     ? ["Power=\"\(share(level))\""] : ["PowerLow=\"\(share(level))\"", "PowerHigh=\"\(share(level))\""]
             case .range(let low, let high):
-                guard step.intensity != .warmup && step.intensity != .cooldown else {
-                    throw WorkoutReadError(
-                        "step \(index + 1)", "a \(step.intensity.rawValue) with a range has no form in a .zwo file")
-                }
+                // A warm-up or cool-down's PowerLow/PowerHigh is a ramp: a range is a SteadyState's (`losses`).
                 name = "SteadyState"
                 attributes += ["PowerLow=\"\(share(low))\"", "PowerHigh=\"\(share(high))\""]
             case .ramp(let from, let to):
@@ -268,6 +265,29 @@ public enum ZWOFile {
         lines.append("  </workout>")
         lines.append("</workout_file>")
         return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    /// What writing `workout` as a `.zwo` leaves out or changes, in words; empty when it keeps all of it. (What
+    /// it cannot write at all — watts, distances, open steps — `write` refuses by name.)
+    public static func losses(_ workout: StructuredWorkout) -> [String] {
+        let steps = workout.steps
+        func count(_ what: String, _ test: (WorkoutStep) -> Bool) -> String? {
+            let number = steps.filter(test).count
+            return number == 0 ? nil : "\(what) (\(number) step\(number == 1 ? "" : "s"))"
+        }
+        return [
+            count("heart-rate targets (a .zwo has none)") { $0.heartRate != nil },
+            count("step names (a .zwo step has none)") { $0.name != nil },
+            count("grades: those steps are FreeRides") { $0.gradeHundredths != nil },
+            count("which steps a test scores, but for a free ride's (ftptest)") {
+                $0.scored && $0.power != .free
+            },
+            count("the intensity of warm-ups and cool-downs with a range, written as SteadyStates") { step in
+                guard step.intensity == .warmup || step.intensity == .cooldown else { return false }
+                if case .range = step.power { return true }
+                return false
+            },
+        ].compactMap { $0 }
     }
 
     /// How many (on, rest) pairs from `index` an IntervalsT can carry exactly: an active step then a rest step,
@@ -351,6 +371,14 @@ public enum ZWOFile {
 }
 
 extension PowerTarget {
+    /// Whether it asks for a level (a steady power, a range, a ramp).
+    var hasLevels: Bool {
+        switch self {
+        case .free, .maxEffort: false
+        case .steady, .range, .ramp: true
+        }
+    }
+
     /// Whether every level is a share of FTP (nil for no levels at all).
     var hasFTPShareOnly: Bool? {
         switch self {

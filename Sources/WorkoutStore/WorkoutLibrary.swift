@@ -66,7 +66,8 @@ extension WorkoutStore {
             try Row.fetchOne(
                 db, sql: "SELECT \(Self.libraryColumns) FROM libraryWorkout WHERE id = ?", arguments: [id])
         }
-        return try row.map { row throws(StoreError) in try Self.libraryWorkout(row) }
+        guard let row else { return nil }
+        return try Self.libraryWorkout(row)
     }
 
     private static func builtIn(_ entry: (id: String, workout: StructuredWorkout)) -> LibraryWorkout {
@@ -178,7 +179,8 @@ public struct UnknownWorkout: Error, Sendable, CustomStringConvertible {
     public init(id: String) { self.id = id }
 
     public var description: String {
-        "no workout '\(id.count > 40 ? String(id.prefix(40)) + "…" : id)' in the library (cyclelog workouts list)"
+        "there is no workout '\(id.count > 40 ? String(id.prefix(40)) + "…" : id)' in the library; "
+            + "`cyclelog workouts list` shows them"
     }
 }
 

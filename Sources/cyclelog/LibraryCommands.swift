@@ -151,57 +151,116 @@ struct ShowWorkout: ParsableCommand {
     var id: String
     @Option(help: "Show shares of FTP as watts for this FTP.")
     var ftp: Int?
-    @Flag(help: "The workout's canonical text (what a ride's journal carries).")
+    @Flag(help: "The workout's canonical text (what a ride's journal carries; Docs/reference/workout-text.md).")
     var text = false
+    @Flag(help: "The workout as JSON: its library entry and every step (Docs/reference/workout-text.md).")
+    var json = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         guard let entry = try database.open(.read).libraryWorkout(id) else {
-            throw CommandFailure("no workout '\(ShownText.cut(id, to: 40))' (cyclelog workouts list)", .cannotUse)
+            throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
         if text {
             print(WorkoutText.text(entry.workout), terminator: "")
             return
         }
         let workout = entry.workout
-        print("\(workout.name)  \(entry.durationText)  \(workout.steps.count) steps")
-        if let author = workout.author { print("by \(author)") }
-        if let description = workout.description { print(description) }
+        if json {
+            guard case .object(let members) = workout.json else { return }
+            let fields: [(String, JSONValue)] = [
+                ("id", .string(entry.id)), ("source", .string(entry.source)),
+                ("fileName", .optionalString(entry.fileName)), ("contentDigest", .string(entry.contentDigest)),
+            ]
+            print(JSONValue.object(fields + members).rendered())
+            return
+        }
+        print(
+            "\(ShownText.visible(workout.name))  \(entry.durationText)  \(SummaryText.count(workout.steps.count, "step", "steps"))"
+        )
+        if let author = workout.author { print("by \(ShownText.visible(author))") }
+        if let description = workout.description { print(ShownText.visible(description)) }
+        var rows = [["#", "start", "kind", "length", "power", "also"]]
+        var messages: [Int: [String]] = [:]
         var start = 0
         for (index, step) in workout.steps.enumerated() {
-            var words = [
-                String(format: "%3d", index + 1), String(format: "%8@", clock(start) as NSString),
-                step.intensity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0),
-                WorkoutText.lengthText(step.length).padding(toLength: 7, withPad: " ", startingAt: 0),
-                power(step.power),
-            ]
-            if let cadence = step.cadence { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
-            if let heartRate = step.heartRate { words.append("\(heartRate.lowerBound)–\(heartRate.upperBound) bpm") }
-            if let grade = step.gradeHundredths { words.append("\(PowerLevel.decimal(grade)) % grade") }
-            if step.scored { words.append("(scored)") }
-            if let name = step.name { words.append(ShownText.cut(name, to: 40)) }
-            print(words.joined(separator: "  "))
-            for text in step.texts {
-                print("       +\(clock(text.offsetSeconds))  \(ShownText.cut(text.text, to: 70))")
+            var also: [String] = []
+            if let cadence = step.cadence { also.append(Self.range(cadence) + " rpm") }
+            if let heartRate = step.heartRate { also.append(Self.range(heartRate) + " bpm") }
+            if let grade = step.gradeHundredths { also.append("\(PowerLevel.decimal(grade)) % grade") }
+            if step.scored { also.append("scored") }
+            if let name = step.name { also.append("\"" + ShownText.cut(ShownText.visible(name), to: 40) + "\"") }
+            rows.append([
+                "\(index + 1)", SummaryText.duration(Double(start)), step.intensity.rawValue, Self.length(step.length),
+                power(step.power), also.joined(separator: ", "),
+            ])
+            messages[index + 1] = step.texts.map {
+                "+\(SummaryText.duration(Double($0.offsetSeconds)))  \(ShownText.cut(ShownText.visible($0.text), to: 70))"
             }
             if case .seconds(let seconds) = step.length { start += seconds }
         }
+        // Columns as wide as their widest cell: numbers and times to the right, words to the left.
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for (number, row) in rows.enumerated() {
+            let cells = row.enumerated().map { column, cell in
+                let pad = String(repeating: " ", count: widths[column] - cell.count)
+                return column < 2 ? pad + cell : cell + pad
+            }
+            print(("  " + cells.joined(separator: "  ")).withoutTrailingSpaces)
+            for message in messages[number] ?? [] {
+                print(String(repeating: " ", count: widths[0] + 4) + message)
+            }
+        }
     }
 
-    func clock(_ seconds: Int) -> String { String(format: "%d:%02d", seconds / 60, seconds % 60) }
-
-    func power(_ target: PowerTarget) -> String {
-        let text = WorkoutText.powerText(target)
-        guard let ftp else { return text }
-        let player = WorkoutPlayer(PlannedWorkout(StructuredWorkout(name: "", steps: []), ftpWatts: ftp))
-        switch target {
-        case .free, .maxEffort: return text
-        case .steady: return "\(player.watts(target, progress: 0) ?? 0) W"
-        case .range(let low, let high):
-            return "\(player.watts(.steady(low), progress: 0) ?? 0)–\(player.watts(.steady(high), progress: 0) ?? 0) W"
-        case .ramp:
-            return "\(player.watts(target, progress: 0) ?? 0) → \(player.watts(target, progress: 1) ?? 0) W"
+    /// `10:00`, `1:00:00`, `5 km`, `800 m`, `open`.
+    static func length(_ length: WorkoutStep.Length) -> String {
+        switch length {
+        case .seconds(let seconds): SummaryText.duration(Double(seconds))
+        case .meters(let meters):
+            meters >= 1000 && meters % 100 == 0 ? "\(PowerLevel.decimal(meters / 10)) km" : "\(meters) m"
+        case .open: "open"
         }
+    }
+
+    /// `85–95` (one value alone when both ends are one).
+    static func range(_ range: ClosedRange<Int>) -> String {
+        range.lowerBound == range.upperBound ? "\(range.lowerBound)" : "\(range.lowerBound)–\(range.upperBound)"
+    }
+
+    /// One form for every target: `75 %`, `250 W`, `88–94 %`, `50 → 75 %`, `free`, `max effort`; watts for an FTP
+    /// given with `--ftp`.
+    func power(_ target: PowerTarget) -> String {
+        func level(_ level: PowerLevel) -> (number: String, unit: String) {
+            if level.unit == .ftp, let ftp {
+                let player = WorkoutPlayer(PlannedWorkout(StructuredWorkout(name: "", steps: []), ftpWatts: ftp))
+                return ("\(player.watts(.steady(level), progress: 0) ?? 0)", "W")
+            }
+            return (PowerLevel.decimal(level.hundredths), level.unit == .ftp ? "%" : "W")
+        }
+        switch target {
+        case .free: return "free"
+        case .maxEffort: return "max effort"
+        case .steady(let one):
+            let shown = level(one)
+            return "\(shown.number) \(shown.unit)"
+        case .range(let low, let high):
+            let (a, b) = (level(low), level(high))
+            return a.unit == b.unit
+                ? "\(a.number)–\(b.number) \(a.unit)" : "\(a.number) \(a.unit)–\(b.number) \(b.unit)"
+        case .ramp(let from, let to):
+            let (a, b) = (level(from), level(to))
+            return a.unit == b.unit
+                ? "\(a.number) → \(b.number) \(a.unit)" : "\(a.number) \(a.unit) → \(b.number) \(b.unit)"
+        }
+    }
+}
+
+extension String {
+    fileprivate var withoutTrailingSpaces: String {
+        var text = self
+        while text.hasSuffix(" ") { text.removeLast() }
+        return text
     }
 }
 
@@ -212,7 +271,7 @@ struct RemoveWorkout: ParsableCommand {
 
     func run() throws {
         guard try database.open().removeLibraryWorkout(id) else {
-            throw CommandFailure("no imported workout '\(ShownText.cut(id, to: 40))'", .cannotUse)
+            throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
         print("removed \(id)")
     }
@@ -232,7 +291,7 @@ struct ExportWorkout: ParsableCommand {
 
     func run() throws {
         guard let entry = try database.open(.read).libraryWorkout(id) else {
-            throw CommandFailure("no workout '\(ShownText.cut(id, to: 40))' (cyclelog workouts list)", .cannotUse)
+            throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
         let bytes: [UInt8]
         switch WorkoutFormat(fileName: output) {
@@ -249,5 +308,10 @@ struct ExportWorkout: ParsableCommand {
         }
         try OutputFile.write(bytes, to: output)
         print("wrote \(output)")
+        // What the format could not hold, said rather than dropped silently.
+        let losses = WorkoutFormat(fileName: output)?.losses(entry.workout) ?? []
+        if !losses.isEmpty {
+            printError("cyclelog: \(output) leaves out what its format cannot hold: " + losses.joined(separator: "; "))
+        }
     }
 }

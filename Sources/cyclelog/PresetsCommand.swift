@@ -97,7 +97,7 @@ struct AddPreset: ParsableCommand {
         let store = try database.open()
         // A workout the library does not have would be refused at every start: said now instead.
         if let workout = request.workout, try store.libraryWorkout(workout) == nil {
-            throw CommandFailure(UnknownWorkout(id: workout).description, .cannotUse)
+            throw CommandFailure(UnknownWorkout(id: workout).description, .failed)
         }
         try store.savePreset(WorkoutPreset(id: id, title: title, request: request))
         try Presets.changed(store)

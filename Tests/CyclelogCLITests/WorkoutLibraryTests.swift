@@ -1,4 +1,6 @@
 import Foundation
+import StructuredWorkouts
+import WorkoutStore
 import XCTest
 
 /// `cyclelog workouts`: the library (import, list, show, export, remove), the files it writes as Garmin's FIT SDK
@@ -14,6 +16,47 @@ final class WorkoutLibraryTests: XCTestCase {
           </workout>
         </workout_file>
         """
+
+    /// What FIT can hold is written (the description, heart-rate targets, as Garmin's SDK reads them back), and
+    /// what it cannot is said at the export, not dropped silently.
+    func testFITExportKeepsWhatFITHoldsAndSaysWhatItLeavesOut() throws {
+        let database = try temporaryDatabase()
+        let folder = (database as NSString).deletingLastPathComponent
+        let workout = StructuredWorkout(
+            name: "Heart and legs", author: "coach", description: "Two efforts by heart rate, then a ramp",
+            steps: [
+                WorkoutStep(.active, .seconds(600), .steady(.percent(80)), cadence: 90...95, heartRate: 140...150),
+                WorkoutStep(.active, .seconds(300), .free, heartRate: 130...140),
+                WorkoutStep(.cooldown, .seconds(300), .ramp(from: .percent(70), to: .percent(50))),
+            ])
+        // Stored as it is (a coach's plan, a file of another format may carry all of it).
+        XCTAssertEqual(
+            try WorkoutStore(path: database).importWorkout(
+                workout, format: "zwo", fileName: "heart.zwo", sourceBytes: [], at: 0),
+            .added(id: "heart-and-legs"))
+        let fit = folder + "/out.fit"
+        let exported = try cyclelog(["workouts", "export", "heart-and-legs", "-o", fit, "--db", database])
+        XCTAssertEqual(exported.status, 0, exported.errorOutput)
+        let read = try readExport("fit", fit)
+        XCTAssertEqual(read["sdkErrors"] as? [String], [])
+        XCTAssertEqual(
+            (read["workouts"] as? [[String: Any]])?.first?["wkt_description"] as? String,
+            "Two efforts by heart rate, then a ramp")
+        let steps = try XCTUnwrap(read["workoutSteps"] as? [[String: Any]])
+        // The free step's heart rate is its primary target: 130–140 bpm, as bpm + 100.
+        XCTAssertEqual(steps[1]["target_type"] as? String, "heart_rate")
+        XCTAssertEqual(steps[1]["custom_target_heart_rate_low"] as? Int, 230)
+        XCTAssertEqual(steps[1]["custom_target_heart_rate_high"] as? Int, 240)
+        // The first step holds power and cadence: FIT's two targets.
+        XCTAssertEqual(steps[0]["secondary_target_type"] as? String, "cadence")
+        let said = exported.errorOutput
+        XCTAssertTrue(said.contains("out.fit leaves out what its format cannot hold"), said)
+        XCTAssertTrue(said.contains("the author (FIT has no field for one)"), said)
+        XCTAssertTrue(
+            said.contains("heart-rate targets beside a power and a cadence target (FIT holds two a step) (1 step)"),
+            said)
+        XCTAssertTrue(said.contains("ramps, written as the range they span (FIT has no ramp) (1 step)"), said)
+    }
 
     func testImportListShowExportAndRemove() throws {
         let database = try temporaryDatabase()
@@ -53,6 +96,30 @@ final class WorkoutLibraryTests: XCTestCase {
         let shown = try cyclelog(["workouts", "show", "over-unders", "--ftp", "200", "--db", database])
         XCTAssertTrue(shown.output.contains("80 → 140 W"), shown.output)  // 40 % → 70 % of 200 W
         XCTAssertTrue(shown.output.contains("210 W"), shown.output)  // 105 %
+        // Times as the summaries write them, in columns: each step's kind starts where the heading's does.
+        let table = shown.output.split(separator: "\n").drop { !$0.contains("#  start") }
+        let column = try XCTUnwrap(table.first?.range(of: "kind")).lowerBound.utf16Offset(in: table.first!)
+        for row in table.dropFirst() where !row.contains("+") {
+            let words = ["warmup", "active", "rest", "cooldown"]
+            let offset = words.compactMap { row.range(of: "  \($0)  ") }.first.map {
+                $0.lowerBound.utf16Offset(in: row) + 2
+            }
+            XCTAssertEqual(offset, column, String(row))
+        }
+        XCTAssertTrue(shown.output.contains("5:00") && !shown.output.contains("300s"), shown.output)
+        // As JSON: every step, typed (Docs/reference/workout-text.md).
+        let json = try cyclelog(["workouts", "show", "over-unders", "--json", "--db", database])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        XCTAssertEqual(object["id"] as? String, "over-unders")
+        XCTAssertEqual(object["durationSeconds"] as? Int, 1140)
+        let jsonSteps = try XCTUnwrap(object["steps"] as? [[String: Any]])
+        XCTAssertEqual(jsonSteps.count, 8)
+        XCTAssertEqual(jsonSteps[0]["intensity"] as? String, "warmup")
+        XCTAssertEqual(jsonSteps[0]["seconds"] as? Int, 300)
+        let ramp = try XCTUnwrap(jsonSteps[0]["power"] as? [String: Any])
+        XCTAssertEqual(ramp["kind"] as? String, "ramp")
+        XCTAssertEqual((ramp["from"] as? [String: Any])?["percentOfFTP"] as? Double, 40)
+        XCTAssertEqual(jsonSteps[1]["cadenceRPM"] as? [Int], [95, 95])
 
         // Written as FIT: Garmin's SDK reads it without an error, with its steps and their targets.
         let fit = folder + "/out.fit"
@@ -84,10 +151,15 @@ final class WorkoutLibraryTests: XCTestCase {
         ])
         XCTAssertEqual(preset.status, 0, preset.errorOutput)
         let missing = try cyclelog(["presets", "add", "x", "--title", "X", "--workout", "no-such", "--db", database])
-        XCTAssertEqual(missing.status, 2)
-        XCTAssertTrue(
-            missing.errorOutput.contains("no workout 'no-such' in the library (cyclelog workouts list)"),
-            missing.errorOutput)
+        // An unknown workout is one mistake, said one way with one status (1) wherever it is named.
+        let unknown = "cyclelog: there is no workout 'no-such' in the library; `cyclelog workouts list` shows them\n"
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.errorOutput, unknown)
+        for verb in [["show", "no-such"], ["export", "no-such", "-o", folder + "/x.fit"], ["remove", "no-such"]] {
+            let run = try cyclelog(["workouts"] + verb + ["--db", database])
+            XCTAssertEqual(run.status, 1, "\(verb)")
+            XCTAssertEqual(run.errorOutput, unknown, "\(verb)")
+        }
 
         let builtIn = try cyclelog(["workouts", "remove", "recovery", "--db", database])
         XCTAssertEqual(builtIn.status, 1)

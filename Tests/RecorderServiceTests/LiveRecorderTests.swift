@@ -185,7 +185,8 @@ final class LiveRecorderTests: XCTestCase {
             let unknown = await refusal("Start", [.properties([("workout", .string("sweet-spot"))])])
             XCTAssertEqual(unknown?.name, RecorderControl.refusedError)
             XCTAssertEqual(
-                unknown?.message, "no workout 'sweet-spot' in the library (cyclelog workouts list)")
+                unknown?.message, "there is no workout 'sweet-spot' in the library; `cyclelog workouts list` shows them"
+            )
             let stillWaiting = await recorder.status().state
             XCTAssertEqual(stillWaiting, "waiting")
             let started = try await call("Start", [.properties([("name", .string("Over the bus"))])])

@@ -95,6 +95,18 @@ import Testing
         }
     }
 
+    @Test func aWarmUpWithARangeIsWrittenAsASteadyStateAndSaidSo() throws {
+        let workout = StructuredWorkout(
+            name: "Easy start",
+            steps: [WorkoutStep(.warmup, .seconds(300), .range(low: .percent(50), high: .percent(60)))])
+        let back = try ZWOFile.read(try ZWOFile.write(workout))
+        #expect(back.steps.map(\.power) == [.range(low: .percent(50), high: .percent(60))])
+        #expect(
+            ZWOFile.losses(workout) == [
+                "the intensity of warm-ups and cool-downs with a range, written as SteadyStates (1 step)"
+            ])
+    }
+
     @Test func aZWOIsWrittenWithOnlyWhatXMLAllows() throws {
         // An .mrc titled `bad\x01desc`, a coach's event name with an escape sequence and a U+FFFF.
         var workout = StructuredWorkout(
