@@ -166,8 +166,12 @@ bench:
 lint:
 	$(SWIFT) format lint --strict -r Sources Tests Benchmarks Fuzz Package.swift
 
-# Regenerates Fixtures/captures and Fixtures/rides from ../shared/data.
+# Regenerates Fixtures/captures and Fixtures/rides from ../shared/data (the project's shared data beside the
+# clone); the fixtures in the repository are already made, so a plain clone needs none of this.
 fixtures:
+	@test -d ../shared/data/captures -a -d ../shared/data/rides || { echo "fixtures: no ../shared/data/captures" \
+		"and rides beside this clone: the fixtures are made from the project's shared data; the ones in" \
+		"Fixtures/ are already made and need nothing" >&2; exit 2; }
 	scripts/import-shared-captures.py
 	scripts/make-capture-journals.py
 	scripts/make-ride-fixtures.py

@@ -110,7 +110,12 @@ public enum FITActivityReader {
                 "has records timed from the device's power-on rather than by the clock, so the ride's date is unknown")
         }
         if let fileID, let type = fileID.integers[Field.fileType], type != activityFileType {
-            throw FITError(offset: fileID.offset, "is a FIT file of type \(type), not an activity (type 4)")
+            throw FITError(
+                offset: fileID.offset,
+                type == 5
+                    ? "is a FIT workout (a plan of steps, type 5), not a ride: `cyclelog workouts import` adds it to the "
+                        + "workout library"
+                    : "is a FIT file of type \(type), not an activity (type 4)")
         }
         let others = sessions.compactMap { session in
             session.integers[Field.sport].flatMap { otherSports[$0] }.map { (session, $0) }

@@ -67,7 +67,8 @@ public final class RecordingService: Service, Sendable {
             group.cancelAll()
             return result
         }
-        if case .failure(let error) = result { logger.error("the ride failed", metadata: ["reason": "\(error)"]) }
+        // Said at debug level: the program that runs the service says the failure itself, in its words, once.
+        if case .failure(let error) = result { logger.debug("the ride failed", metadata: ["reason": "\(error)"]) }
         outcome.withLock { $0 = result }
     }
 

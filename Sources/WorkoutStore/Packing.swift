@@ -245,9 +245,10 @@ enum StoredPacking {
                 workoutName: name, ftpWatts: ftp, stepCount: stepCount, steps: steps, completed: completed)
         }
         if !reader.atEnd, try reader.byte() == 1 {
-            let counts = try (0..<4).map { _ throws(PackedDataError) in Int(clamping: try reader.unsigned()) }
+            let (steps, ridden) = (Int(clamping: try reader.unsigned()), Int(clamping: try reader.unsigned()))
+            let (seconds, withPower) = (Int(clamping: try reader.unsigned()), Int(clamping: try reader.unsigned()))
             statistics.plan?.scoredPart = PlanCompliance.ScoredPart(
-                steps: counts[0], stepsRiddenToTheEnd: counts[1], seconds: counts[2], secondsWithPower: counts[3])
+                steps: steps, stepsRiddenToTheEnd: ridden, seconds: seconds, secondsWithPower: withPower)
         }
         return statistics
     }

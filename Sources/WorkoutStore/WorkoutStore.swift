@@ -191,6 +191,15 @@ public final class WorkoutStore: Sendable {
         if writing && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             throw StoreError(.badPath, "the folder \(folder) for the workout database does not exist")
         }
+        // A read-only mount: said as what it is, before SQLite fails to open the file for writing (which it reports
+        // as a file it cannot open).
+        var system = statvfs()
+        if writing, statvfs(folder.isEmpty ? "." : folder, &system) == 0, system.f_flag & UInt(ST_RDONLY) != 0 {
+            throw StoreError(
+                .readOnly,
+                "the workout database \(path) is on a read-only file system: reading commands work (list, show, "
+                    + "export), storing a ride needs it mounted writable")
+        }
     }
 
     /// Refuses, before anything is written, a database that holds another program's tables or was made by a newer

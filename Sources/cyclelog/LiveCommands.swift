@@ -200,13 +200,17 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // What was asked is checked first, then Bluetooth: a mistake or a box without an adapter creates nothing
+        // (the database is read, not made, until the recorder can start).
+        let chosen = try workout.choice(
+            try WorkoutStore(path: database.path, access: .read), at: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        let bluez = try await buses.connectBlueZ()
         let store = try database.open()
         for entry in try await store.call({ (store) throws(StoreError) in try store.list() })
         where entry.status != .complete {
             printError(
                 "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
-        let bluez = try await buses.connectBlueZ()
         var options = LiveRecorder.Options()
         options.adapter = buses.adapter
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
@@ -219,7 +223,7 @@ struct Record: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         trainer.apply(to: &options)
-        options.workout = try workout.choice(store, at: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        options.workout = chosen
         if let id = workout.workout, let test = StartRequest.fitnessTest(ofWorkout: id), options.plan.fitnessTest == nil
         {
             options.plan.fitnessTest = test

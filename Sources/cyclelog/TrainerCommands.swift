@@ -94,7 +94,7 @@ struct WorkoutOptions: ParsableArguments {
                 workout, ftpWatts: ftp, at: time, rampStartWatts: rampStart, rampStepWatts: rampStep)
             return LiveRecorder.WorkoutChoice(id: workout, planned: planned, intensityPercent: intensity)
         } catch let error as UnknownWorkout {
-            throw CommandFailure(error.description, .cannotUse)
+            throw CommandFailure(error.description, .failed)
         }
     }
 }

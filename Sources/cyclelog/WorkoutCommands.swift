@@ -45,8 +45,16 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Opens the database: for writing, creating the default folder on first use; for reading, read-only
     /// (Docs/reference/storage.md, "What commands do to a database"). Any problem is a message and exit status 2.
+    /// The database's path: `--db`, else the default.
+    var path: String { db ?? WorkoutStore.defaultPath() }
+
     func open(_ access: WorkoutStore.Access = .write) throws -> WorkoutStore {
-        let path = db ?? WorkoutStore.defaultPath()
+        // A database named on the command line that is not there is a mistyped path, not a rider without rides.
+        if access == .read, let db, !db.isEmpty, !FileManager.default.fileExists(atPath: db) {
+            throw CommandFailure(
+                "no database at \(db) (a mistyped --db?); `cyclelog replay` or `cyclelog record` creates one",
+                .cannotUse)
+        }
         let folder = (path as NSString).deletingLastPathComponent
         if access == .write && db == nil && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             do {

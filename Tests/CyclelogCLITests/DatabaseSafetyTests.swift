@@ -262,7 +262,9 @@ final class DatabaseSafetyTests: XCTestCase {
         let (first, _, firstOut, _) = try startCyclelog(["replay", "--json", "--db", path, big], environment: slow)
         // Wait until the first has claimed the ride and written some of it.
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, try listed(path).isEmpty { usleep(100_000) }
+        while Date() < deadline, try !FileManager.default.fileExists(atPath: path) || listed(path).isEmpty {
+            usleep(100_000)
+        }
         usleep(700_000)
         let (second, _, _, _) = try startCyclelog(["replay", "--db", path, big], environment: slow)
         usleep(1_000_000)
@@ -335,6 +337,46 @@ final class DatabaseSafetyTests: XCTestCase {
         XCTAssertEqual(repaired.basis, full.basis)
     }
 
+    /// A program's exit status (-1 when it cannot start).
+    static func run(_ program: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// A mistyped --db is said as one, not as a rider without rides; a database on a read-only mount is said as on
+    /// one (not as a file this user may not read), and reading it still works.
+    func testAMistypedPathAndAReadOnlyMountAreSaidAsWhatTheyAre() throws {
+        let mistyped = try folder().appendingPathComponent("rdies.sqlite").path
+        let list = try cyclelog(["list", "--db", mistyped])
+        XCTAssertEqual(list.status, 2)
+        XCTAssertTrue(list.errorOutput.contains("no database at \(mistyped) (a mistyped --db?)"), list.errorOutput)
+        XCTAssertFalse(list.output.contains("No workouts yet"), list.output)
+        guard getuid() == 0 else {
+            print("skipped: a read-only mount is a tmpfs here, and only root can mount one")
+            return
+        }
+        let mounted = try folder().appendingPathComponent("mounted")
+        try FileManager.default.createDirectory(at: mounted, withIntermediateDirectories: true)
+        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", mounted.path]) == 0 else {
+            print("skipped: mount -t tmpfs failed (a container without CAP_SYS_ADMIN)")
+            return
+        }
+        defer { _ = Self.run("/bin/umount", [mounted.path]) }
+        let db = mounted.appendingPathComponent("rides.sqlite").path
+        let dir = try folder()
+        XCTAssertEqual(try cyclelog(["replay", "--db", db, try self.ride(on: 1, in: dir)]).status, 0)
+        XCTAssertEqual(Self.run("/bin/mount", ["-o", "remount,ro", mounted.path]), 0)
+        let stored = try cyclelog(["replay", "--db", db, try self.ride(on: 2, in: dir)])
+        XCTAssertEqual(stored.status, 2)
+        XCTAssertTrue(stored.errorOutput.contains("is on a read-only file system"), stored.errorOutput)
+        XCTAssertFalse(stored.errorOutput.contains("may read it"), stored.errorOutput)
+        XCTAssertEqual(try listed(db).count, 1, "reading still works")
+    }
+
     /// A replay that fills the disk says what was kept, leaves an unfinished ride, and stores it whole once there
     /// is room (item 6).
     func testAFullDiskSaysWhatWasKeptAndTheRideIsStoredOnceThereIsRoom() throws {
@@ -345,24 +387,13 @@ final class DatabaseSafetyTests: XCTestCase {
         let small = try folder().appendingPathComponent("small")
         try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
         func mount(_ options: String) -> Int32 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/mount")
-            process.arguments = ["-t", "tmpfs", "-o", options, "tmpfs", small.path]
-            guard (try? process.run()) != nil else { return -1 }
-            process.waitUntilExit()
-            return process.terminationStatus
+            Self.run("/bin/mount", ["-t", "tmpfs", "-o", options, "tmpfs", small.path])
         }
         guard mount("size=600k") == 0 else {
             print("skipped: mount -t tmpfs failed (a container without CAP_SYS_ADMIN)")
             return
         }
-        defer {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/umount")
-            process.arguments = [small.path]
-            try? process.run()
-            process.waitUntilExit()
-        }
+        defer { _ = Self.run("/bin/umount", [small.path]) }
         let long = fixturesFolder.appendingPathComponent("rides/sweatpy_4078723797.journal").path
         let db = small.appendingPathComponent("rides.sqlite").path
         let full = try cyclelog(["replay", "--db", db, long])

@@ -86,6 +86,33 @@ final class HostileWorkoutTests: XCTestCase {
         XCTAssertTrue(listed.errorOutput.contains("cyclelog workouts remove too-many"), listed.errorOutput)
     }
 
+    func testAFITWorkoutGivenToImportNamesWorkoutsImport() throws {
+        let database = try temporaryDatabase()
+        let file = (database as NSString).deletingLastPathComponent + "/plan.fit"
+        FileManager.default.createFile(
+            atPath: file,
+            contents: Data(
+                FITWorkoutFile.write(StructuredWorkout(name: "Plan", steps: steps(3)), createdMicroseconds: 0)))
+        let imported = try cyclelog(["import", file, "--db", database])
+        XCTAssertEqual(imported.status, 1)
+        XCTAssertTrue(
+            imported.errorOutput.contains(
+                "is a FIT workout (a plan of steps, type 5), not a ride: `cyclelog workouts import`"),
+            imported.errorOutput)
+    }
+
+    func testRecordChecksItsWorkoutBeforeBluetoothAndCreatesNothing() throws {
+        let database = try temporaryDatabase()
+        let run = try cyclelog([
+            "record", "--workout", "nope", "--db", database, "--bus", "unix:path=/nonexistent/bus", "--plain",
+        ])
+        XCTAssertEqual(run.status, 1, run.errorOutput)
+        XCTAssertEqual(
+            run.errorOutput,
+            "cyclelog: there is no workout 'nope' in the library; `cyclelog workouts list` shows them\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: database), "a database was left behind")
+    }
+
     func testAFolderWithoutWorkoutFilesIsSaid() throws {
         let database = try temporaryDatabase()
         let folder = (database as NSString).deletingLastPathComponent + "/empty"
