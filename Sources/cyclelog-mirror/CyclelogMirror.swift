@@ -33,7 +33,13 @@ struct ControlBusOptions: ParsableArguments {
     var controlBus: String?
 
     var address: BusAddress {
-        BusAddress(controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"] ?? "session")
+        BusAddress(named ?? "session")
+    }
+
+    /// The bus given by `--control-bus` or `CYCLELOG_CONTROL_BUS`; nil when neither names one (an empty value
+    /// names none).
+    var named: String? {
+        (controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"]).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 
@@ -44,21 +50,44 @@ struct Failure: ExplainedError {
 }
 
 extension CyclelogMirror {
-    /// Calls a method of the running mirror's object; explains a missing mirror.
-    static func call(_ member: String, _ arguments: [DBusValue], bus: BusAddress) async throws -> [DBusValue] {
+    /// Calls a method of the running mirror's object; explains a missing mirror. With no bus named, the session
+    /// bus is asked, and when there is none (a box reached over ssh, without a desktop login) the system bus, where
+    /// the mirror runs as a service.
+    static func call(_ member: String, _ arguments: [DBusValue], control: ControlBusOptions) async throws
+        -> [DBusValue]
+    {
+        guard control.named == nil else { return try await call(member, arguments, bus: control.address) }
+        do {
+            _ = try await DBusConnection.connect(to: .session)
+        } catch {
+            return try await call(member, arguments, bus: .system, sessionProblem: error.message)
+        }
+        return try await call(member, arguments, bus: .session)
+    }
+
+    /// The same on `bus`; `sessionProblem`: why the session bus was not asked first.
+    static func call(_ member: String, _ arguments: [DBusValue], bus: BusAddress, sessionProblem: String? = nil)
+        async throws -> [DBusValue]
+    {
+        let before = sessionProblem.map { "there is no session bus here (\($0)), and " } ?? ""
         let connection: DBusConnection
         do { connection = try await DBusConnection.connect(to: bus) } catch {
             throw Failure(
-                description: "cannot reach \(bus) (\(error.message)), where the running mirror is asked: run this "
-                    + "where the mirror's bus is (`--control-bus system` beside the cyclelog service; a session bus "
-                    + "is there in a desktop login, or with dbus-user-session installed)")
+                description: "\(before)cannot reach \(bus) (\(error.message)), where the running mirror is asked: "
+                    + "run this where the mirror's bus is (`--control-bus system` beside the cyclelog service; a "
+                    + "session bus is there in a desktop login, or with dbus-user-session installed)")
         }
         do {
             return try await connection.call(
                 destination: MirrorControl.busName, path: MirrorControl.path, interface: MirrorControl.interface,
                 member: member, arguments)
-        } catch  where RecorderControl.isMissing(error) {
-            throw Failure(description: "no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`")
+        } catch where RecorderControl.isMissing(error) {
+            throw Failure(
+                description: "\(before)no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`"
+                    + (sessionProblem == nil
+                        ? "" : " (as the service: `sudo systemctl enable --now cyclelog-mirror`), or in a session bus "
+                            + "of its own: `dbus-run-session -- bash`, then `cyclelog-mirror &` and `cyclelog-mirror "
+                            + "pair` in that shell"))
         } catch {
             throw Failure(description: error.message.isEmpty ? error.name : error.message)
         }

@@ -29,7 +29,7 @@ struct Pair: AsyncParsableCommand {
 
     func run() async throws {
         let reply = try await CyclelogMirror.call(
-            "Pair", [.string(name), .string(scope), .boolean(token)], bus: control.address)
+            "Pair", [.string(name), .string(scope), .boolean(token)], control: control)
         let url = reply.first?.string ?? "", code = reply.dropFirst().first?.string ?? ""
         let deviceToken = reply.dropFirst(2).first?.string ?? ""
         let loopbackOnly = Self.isLoopback(url)
@@ -87,7 +87,7 @@ struct Devices: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let reply = try await CyclelogMirror.call("Devices", [], bus: control.address)
+        let reply = try await CyclelogMirror.call("Devices", [], control: control)
         guard case .array(_, let entries)? = reply.first else { return }
         let rows: [(id: String, name: String, scope: String, created: Int64, lastSeen: Int64)] = entries.compactMap {
             entry in
@@ -132,7 +132,7 @@ struct Revoke: AsyncParsableCommand {
     var name: String
 
     func run() async throws {
-        let reply = try await CyclelogMirror.call("Revoke", [.string(name)], bus: control.address)
+        let reply = try await CyclelogMirror.call("Revoke", [.string(name)], control: control)
         let count = reply.first?.integer ?? 0
         guard count > 0 else {
             throw Failure(

@@ -349,6 +349,33 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(again.wait(seconds: 20), 0, again.output)
     }
 
+    /// On a box reached over ssh there is no session bus: `pair`, `devices` and `revoke` with no bus named find
+    /// the mirror running as the service, on the system bus (here a private bus that libdbus takes for it).
+    func testWithoutASessionBusTheMirrorsCommandsAskTheSystemBus() async throws {
+        let system = try PrivateBus()
+        let (mirror, _) = try await startMirror(bus: system, listen: "127.0.0.1:0")
+        defer { mirror.signal(SIGTERM) }
+        let runtime = system.folder.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let overSSH = [
+            "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime.path, "CYCLELOG_CONTROL_BUS": "",
+            "DBUS_SYSTEM_BUS_ADDRESS": system.address,
+        ]
+        let pairing = try Cyclelog(
+            ["pair", "--name", "phone", "--json"], bus: system, environment: overSSH, binary: "cyclelog-mirror")
+        XCTAssertEqual(pairing.wait(seconds: 20), 0, pairing.output)
+        XCTAssertTrue((pairing.output.jsonObject["url"] as? String)?.contains("/pair?t=") == true, pairing.output)
+        let devices = try Cyclelog(["devices"], bus: system, environment: overSSH, binary: "cyclelog-mirror")
+        XCTAssertEqual(devices.wait(seconds: 20), 0, devices.output)
+        // With nothing on the system bus either, it says both and the commands that start a mirror.
+        mirror.signal(SIGTERM)
+        XCTAssertEqual(mirror.wait(seconds: 20), 0)
+        let nobody = try Cyclelog(["pair"], bus: system, environment: overSSH, binary: "cyclelog-mirror")
+        XCTAssertEqual(nobody.wait(seconds: 20), 1)
+        XCTAssertTrue(nobody.output.contains("there is no session bus here"), nobody.output)
+        XCTAssertTrue(nobody.output.contains("`dbus-run-session -- bash`"), nobody.output)
+    }
+
     /// The pairing link is one the phone can open: on the LAN address when the mirror listens on every interface;
     /// when it listens on loopback only, `pair` says so and how to let the phone in.
     func testThePairingLinkIsOneAPhoneCanOpen() async throws {
