@@ -37,7 +37,7 @@ public actor LiveRecorder {
     /// yet on the bus (a test waits for none before it moves its clock on).
     var sensorJobsInFlight = 0
     var trainerWritesInFlight = 0
-    /// Starts that wait for a sensor to connect (`waitForASensorAfterLaunch`).
+    /// Starts that wait for a sensor to connect (`waitForASensor`).
     var sensorWaiters: [CheckedContinuation<Void, Never>] = []
     private var readings: LiveReadings
     /// When the notifications not yet handed to the store arrived.
@@ -180,7 +180,8 @@ public actor LiveRecorder {
     public func start(_ request: StartRequest) async throws(StartRefusal) -> Int64 {
         let time = now()
         if let refusal = controller.startRefusal(
-            request, at: time, anySensorConnected: sensors.anyConnected, sensorStates: sensors.linkStates)
+            request, at: time, anySensorConnected: sensors.anyConnected, sensorStates: sensors.linkStates,
+            connecting: sensors.connecting)
         {
             throw refusal
         }

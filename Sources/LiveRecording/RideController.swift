@@ -122,10 +122,12 @@ struct RideController {
         return []
     }
 
-    /// Why a Start would be refused now, or nil. `anySensorConnected` matters to a start now, not to an armed one.
-    func startRefusal(_ request: StartRequest, at time: Int64, anySensorConnected: Bool, sensorStates: String)
-        -> LiveRecorder.StartRefusal?
-    {
+    /// Why a Start would be refused now, or nil. `anySensorConnected` matters to a start now, not to an armed one;
+    /// `connecting` names the sensors still being connected, which a refusal names rather than asking to wake them.
+    func startRefusal(
+        _ request: StartRequest, at time: Int64, anySensorConnected: Bool, sensorStates: String,
+        connecting: [String] = []
+    ) -> LiveRecorder.StartRefusal? {
         guard phase != .over, rules.waits, !stopRequested else {
             return .refused(
                 phase != .over && !stopRequested
@@ -142,6 +144,13 @@ struct RideController {
             break
         }
         guard request.when == .pedalling || anySensorConnected else {
+            if !connecting.isEmpty {
+                return .noSensors(
+                    "no sensor is connected yet: \(connecting.joined(separator: ", ")) "
+                        + "\(connecting.count == 1 ? "is" : "are") still connecting (waited "
+                        + "\(Int(LiveRecorder.connectingGrace.seconds)) s); try again in a moment, or start with "
+                        + "`--when pedalling` to begin at the first pedal stroke")
+            }
             return .noSensors(
                 "no sensor is connected (\(sensorStates)): wake them (turn the cranks, wet the strap), or add them with "
                     + "`cyclelog sensors add ADDRESS` (addresses from `cyclelog scan`)")

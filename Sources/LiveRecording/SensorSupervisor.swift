@@ -69,6 +69,11 @@ struct SensorSupervisor {
 
     var anyConnected: Bool { roster.sensors.contains(where: \.link.state.isConnected) }
 
+    /// The sensors being connected now (found, or lost and connecting again): a start waits for them briefly.
+    var connecting: [String] {
+        roster.sensors.filter { [.connecting, .reconnecting].contains($0.link.state) }.map(\.label)
+    }
+
     /// Each sensor and the state of its link, as a start refused for want of a connected sensor says them.
     var linkStates: String {
         roster.sensors.map { "\($0.label) \($0.link.state.rawValue)" }.joined(separator: ", ")

@@ -6,16 +6,28 @@ import Foundation
 /// named, and discovery on and off (with the release in `SensorSupervisor`, the only code that calls BlueZ); and a
 /// start's wait for a first sensor after a launch by D-Bus activation.
 extension LiveRecorder {
-    /// A recorder that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action,
-    /// `activatedGraceSeconds`) waits until a sensor is connected, for up to that long after its launch; otherwise
-    /// a start without sensors is refused at once.
-    public func waitForASensorAfterLaunch() async {
-        let grace = Duration.seconds(options.activatedGraceSeconds)
-        guard clock.elapsed < grace, !controller.isOver, !sensors.anyConnected else { return }
+    /// How long a start now waits for a sensor that is being connected (a trainer that was off a moment ago, a
+    /// strap just put on): as an armed start waits for the first pedal stroke, not refused at once.
+    public static let connectingGrace: Duration = .seconds(10)
+
+    /// A start now, with no sensor connected, waits until one is: for up to `activatedGraceSeconds` after a launch
+    /// that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action), and for up
+    /// to `connectingGrace` while a sensor is being connected; otherwise it is refused at once.
+    public func waitForASensor() async {
+        guard !controller.isOver, !sensors.anyConnected else { return }
+        let launchGrace = Duration.seconds(options.activatedGraceSeconds)
+        let until: Duration
+        if clock.elapsed < launchGrace {
+            until = max(launchGrace, sensors.connecting.isEmpty ? .zero : clock.elapsed + Self.connectingGrace)
+        } else if !sensors.connecting.isEmpty {
+            until = clock.elapsed + Self.connectingGrace
+        } else {
+            return
+        }
         await withTaskGroup(of: Void.self) { group in
             // Whichever comes first wakes the wait: the end of the grace, or a sensor connecting (`perform`).
             group.addTask { [clock] in
-                try? await clock.sleep(for: grace - clock.elapsed)
+                try? await clock.sleep(for: until - clock.elapsed)
                 await self.wakeSensorWaiters()
             }
             await withCheckedContinuation { sensorWaiters.append($0) }

@@ -182,7 +182,7 @@ extension RecorderControl {
                 do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
                     throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
                 }
-                if request.when == .now { await recorder.waitForASensorAfterLaunch() }
+                if request.when == .now { await recorder.waitForASensor() }
                 do throws(LiveRecorder.StartRefusal) { return try await recorder.start(request) } catch {
                     switch error {
                     case .refused(let reason): throw DBusError(name: refusedError, message: reason)

@@ -243,6 +243,31 @@ import Workouts
         #expect(try await rig.stop() == nil)
     }
 
+    @Test func aStartWaitsForASensorThatIsConnecting() async throws {
+        // The meter's link dropped and its first reconnection fails: it is connecting when the start comes (the
+        // phone's Start, `cyclelog start`), which waits for it rather than asking the rider to wake it.
+        let rig = try await Rig { $0.waitForStart = true }
+        try await rig.streaming()
+        await rig.bus.setRefusals(1)
+        await rig.bus.drop(rig.meter)
+        try await eventually("the meter reconnecting") { await rig.meterState() == .reconnecting }
+        let start = Task { () async throws(LiveRecorder.StartRefusal) -> Int64 in
+            await rig.recorder.waitForASensor()
+            return try await rig.recorder.start(StartRequest())
+        }
+        // The clock runs on through the reconnection's back-off, its refusal and its success (well within the
+        // 10 s a start waits).
+        var halfSeconds = 0
+        while await rig.meterState()?.isConnected != true, halfSeconds < 16 {
+            rig.clock.advance(by: .milliseconds(500))
+            halfSeconds += 1
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await start.value > 0)
+        #expect(await rig.state() == "running")
+        _ = try await rig.stop()
+    }
+
     @Test func sigtermMidRideSavesItAndReleasesTheSensors() async throws {
         let rig = try await Rig()
         try await rig.streaming()

@@ -119,6 +119,16 @@ import Workouts
             return
         }
         #expect(words.contains("Stages Power L searching"))
+        // A sensor still being connected is named as such, not as one to wake.
+        let connecting = controller.startRefusal(
+            StartRequest(), at: Self.t0, anySensorConnected: false, sensorStates: "KICKR connecting",
+            connecting: ["KICKR"])
+        guard case .noSensors(let said) = connecting else {
+            Issue.record("a start without a connected sensor was taken")
+            return
+        }
+        #expect(said.hasPrefix("no sensor is connected yet: KICKR is still connecting (waited 10 s)"), "\(said)")
+        #expect(!said.contains("wake them"))
         let armed = StartRequest(when: .pedalling)
         #expect(controller.startRefusal(armed, at: Self.t0, anySensorConnected: false, sensorStates: "") == nil)
         #expect(
