@@ -13,6 +13,16 @@ public enum ExitStatus: Int32, Sendable {
     case tryLater = 75
 }
 
+extension ExitStatus {
+    /// The status of a batch (files replayed or imported one after another) once `error` failed too: the more
+    /// serious of the two, what cannot be used (2) before the input's failure (1).
+    public static func worst(_ sofar: ExitStatus?, _ error: any Error) -> ExitStatus {
+        let status = (error as? any ExplainedError)?.exitStatus ?? .failed
+        guard let sofar else { return status }
+        return status.rawValue > sofar.rawValue ? status : sofar
+    }
+}
+
 /// An error that says itself in a rider's words (`description`), knows its exit status, and keeps what the layer
 /// below said (an SQLite result code, a PostgreSQL SQLSTATE, a D-Bus error name) for logs and debugging. Every
 /// library error a program can end with is one; the programs end them all the same way (module ProgramMain).

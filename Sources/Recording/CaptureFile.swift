@@ -87,11 +87,7 @@ func notACapture(_ path: String, _ start: [UInt8]) -> ReplayError {
 func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
     let source = path == "-" ? "/dev/stdin" : path
     var status = stat()
-    guard stat(source, &status) == 0 else {
-        throw ReplayError(
-            .unreadable, path: path,
-            errno == ENOENT ? "does not exist" : "cannot be read (\(String(cString: strerror(errno))))")
-    }
+    guard stat(source, &status) == 0 else { throw ReplayError(.unreadable, path: path, unreadable(errno)) }
     if status.st_mode & S_IFMT == S_IFDIR { throw ReplayError(.unreadable, path: path, "is a folder, not a capture") }
     guard let handle = FileHandle(forReadingAtPath: source) else {
         throw ReplayError(.unreadable, path: path, "cannot be read (\(String(cString: strerror(errno))))")
@@ -129,6 +125,15 @@ func readCapture(_ path: String) throws(ReplayError) -> [UInt8] {
     }
 }
 
+/// Why a local file cannot be read, as every command that reads one says it.
+func unreadable(_ code: Int32) -> String {
+    switch code {
+    case ENOENT: "no such file or folder"
+    case EACCES: "this user may not read it"
+    default: "cannot be read (\(String(cString: strerror(code))))"
+    }
+}
+
 /// A replay that could not be done, naming the file.
 public struct ReplayError: ExplainedError {
     /// What kind of problem, for programs; `description` says it in words, naming the file or workout.
@@ -153,8 +158,9 @@ public struct ReplayError: ExplainedError {
     public var description: String
     /// What the database said, when it refused.
     public var cause: String?
-    /// A replay that could not be done is the input's failure, whatever the reason.
-    public var exitStatus: ExitStatus { .failed }
+    /// A file it was given that cannot be read is a local file it cannot use (2); anything else is the input's
+    /// failure (1).
+    public var exitStatus: ExitStatus { code == .unreadable ? .cannotUse : .failed }
 
     public init(_ code: Code, path: String, _ message: String) {
         self.code = code

@@ -43,6 +43,12 @@ public struct FITImporter {
 
     /// Reads and decodes a file; its problems wait in the result until `store(_:)` reports them.
     public static func read(_ path: String) -> ReadFile {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            return ReadFile(
+                name: path, bytes: [], digest: "",
+                activities: .failure(ReplayError(.unreadable, path: path, unreadable(errno))))
+        }
         do {
             return decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))), name: path)
         } catch {

@@ -53,11 +53,7 @@ struct Chart: ParsableCommand {
             svg = RideChart.svg(ride.summary, samples: ride.samples)
             path = output ?? "ride-\(id).svg"
         }
-        do {
-            try OutputFile.write(Array(svg.utf8), to: path)
-        } catch {
-            throw CommandFailure(error.description)
-        }
+        try OutputFile.write(Array(svg.utf8), to: path)
         if path != "-" { print("Wrote \(path).") }
     }
 }

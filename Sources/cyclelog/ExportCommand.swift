@@ -98,11 +98,7 @@ struct ExportRides: ParsableCommand {
             for part in ride.damaged { printError("cyclelog: warning: \(part) (left out as a gap)") }
             let name = RideExport.fileName(ride.summary, format: format.export)
             let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(name).path
-            do {
-                try OutputFile.write(bytes, to: path)
-            } catch {
-                throw CommandFailure(error.description)
-            }
+            try OutputFile.write(bytes, to: path)
             if path != "-" { print("workout \(id) → \(path)") }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Concurrency
+import ExitStatus
 import Foundation
 import Recording
 import WorkoutStore
@@ -39,7 +40,8 @@ struct ImportRides: AsyncParsableCommand {
         importer.refreshesFTP = false
         importer.rules.undelete = undeleting.undelete
         for problem in folderErrors { printError("cyclelog: \(problem)") }
-        var failed = !folderErrors.isEmpty, imported = false
+        var failed: ExitStatus? = folderErrors.isEmpty ? nil : .failed
+        var imported = false
         var tally = ImportTally()
         // Many files on a terminal: a bar on standard error, erased whenever a file's line is printed.
         let progress = files.count > 1 ? ProgressBar(label: "importing \(files.count) files") : nil
@@ -70,7 +72,7 @@ struct ImportRides: AsyncParsableCommand {
                 progress?.finish()
                 tally.refused(error)
                 printError("cyclelog: \(error)")
-                failed = true
+                failed = ExitStatus.worst(failed, error)
             }
             next = await following
         }
@@ -81,7 +83,7 @@ struct ImportRides: AsyncParsableCommand {
         Stages.mark("printed")
         if imported { try store.refreshFTPEstimates() }
         Stages.mark("ftp-history")
-        if failed { throw ExitCode(1) }
+        if let failed { throw ExitCode(failed.rawValue) }
     }
 
     /// The files named, with each folder replaced by the .fit files in it, in name order. A folder that cannot be

@@ -202,15 +202,14 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         // What was asked is checked first, then Bluetooth: a mistake or a box without an adapter creates nothing
         // (the database is read, not made, until the recorder can start).
-        let chosen = try workout.choice(
-            try WorkoutStore(path: database.path, access: .read), at: Int64(Date().timeIntervalSince1970 * 1_000_000))
-        let bluez = try await buses.connectBlueZ()
-        let store = try database.open()
-        for entry in try await store.call({ (store) throws(StoreError) in try store.list() })
-        where entry.status != .complete {
+        let reading = try WorkoutStore(path: database.path, access: .read)
+        let chosen = try workout.choice(reading, at: Int64(Date().timeIntervalSince1970 * 1_000_000))
+        for entry in try reading.list() where entry.status != .complete {
             printError(
                 "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
+        let bluez = try await buses.connectBlueZ()
+        let store = try database.open()
         var options = LiveRecorder.Options()
         options.adapter = buses.adapter
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
@@ -338,16 +337,7 @@ struct ControlCommand {
     static func call(
         _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: ExitStatus = .failed
     ) async throws -> [DBusValue] {
-        let connection: DBusConnection
-        do {
-            connection = try await DBusConnection.connect(to: bus)
-        } catch {
-            throw CommandFailure(
-                "cannot reach \(bus) (\(error.message)), so no recorder either: the recorder's control "
-                    + "object is on the session bus of a desktop session, or on the system bus for the service "
-                    + "(--control-bus system)",
-                noRecorder)
-        }
+        let connection = try await connect(bus)
         do {
             return try await RecorderClient(connection).call(method, arguments)
         } catch {
@@ -361,12 +351,27 @@ struct ControlCommand {
         }
     }
 
+    /// The recorder's bus, or the one failure every command that asks the recorder ends with when it cannot be
+    /// reached (no session bus here, a bus that went away): in words, with where the recorder is, status 2 (what
+    /// the command needs cannot be used).
+    static func connect(_ bus: BusAddress) async throws -> DBusConnection {
+        do {
+            return try await DBusConnection.connect(to: bus)
+        } catch {
+            throw CommandFailure(
+                "cannot reach \(bus) (\(error.message)), so no recorder either: the recorder's control object is on "
+                    + "the session bus of a desktop session, or on the system bus for the service (--control-bus system)",
+                .cannotUse)
+        }
+    }
+
     static func explain(_ error: DBusError, _ bus: BusAddress) -> String {
         if RecorderControl.isMissing(error) {
             return "no ride is being recorded (nothing owns \(RecorderControl.busName) on \(bus))"
         }
         switch error.name {
-        case RecorderControl.refusedError, RecorderControl.noSensorsError, DBusError.invalidArgumentsName:
+        case RecorderControl.refusedError, RecorderControl.noSensorsError, DBusError.invalidArgumentsName,
+            DBusConnection.noSessionBusName:
             return error.message
         default: return error.description
         }
@@ -375,8 +380,13 @@ struct ControlCommand {
 
 extension ControlCommand {
     /// The recorder's status (`GetAll`), answered within `timeout`.
-    static func status(_ bus: BusAddress, timeout: Duration = .seconds(25)) async throws(DBusError) -> RecorderStatus {
-        try await RecorderClient(try await DBusConnection.connect(to: bus)).status(timeout: timeout)
+    static func status(_ bus: BusAddress, timeout: Duration = .seconds(25)) async throws -> RecorderStatus {
+        let client = RecorderClient(try await connect(bus))
+        do {
+            return try await client.status(timeout: timeout)
+        } catch {
+            throw CommandFailure(explain(error, bus))
+        }
     }
 
     /// The recorder's status now, or nil when it cannot be asked (it ended, the bus went).
@@ -481,12 +491,7 @@ struct Status: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let status: RecorderStatus
-        do {
-            status = try await ControlCommand.status(control.address)
-        } catch {
-            throw CommandFailure(ControlCommand.explain(error, control.address))
-        }
+        let status = try await ControlCommand.status(control.address)
         if json {
             print(JSONValue.object(status.jsonFields).rendered())
         } else {

@@ -9,7 +9,7 @@ import Workouts
 enum PlayerCommand {
     static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
         let client = try await RecorderCommand.send(
-            command, arguments, bus: bus, nobody: "no recorder is riding a workout")
+            command, arguments, bus: bus)
         if let status = try? await client.status(timeout: .seconds(2)) { print(describe(status)) }
     }
 

@@ -1,3 +1,4 @@
+import ExitStatus
 import Formats
 import Foundation
 import ProgramMain
@@ -124,7 +125,9 @@ enum OutputFile {
 }
 
 /// Why an output file could not be written.
-struct OutputError: Error, CustomStringConvertible {
+/// An output file that cannot be written: a local file the program was given and cannot use (exit 2).
+struct OutputError: ExplainedError {
     var description: String
+    var exitStatus: ExitStatus { .cannotUse }
     init(_ description: String) { self.description = description }
 }

@@ -99,17 +99,12 @@ struct WorkoutOptions: ParsableArguments {
     }
 }
 
-/// One `Control` command to the running recorder, with a fresh request id; the client, to read what it did. A
-/// recorder that is not there is said with `nobody` ("no recorder to steer a trainer").
+/// One `Control` command to the running recorder, with a fresh request id; the client, to read what it did.
 enum RecorderCommand {
-    static func send(
-        _ command: String, _ arguments: [String: DBusValue], bus: BusAddress, nobody: String
-    ) async throws -> RecorderClient {
-        let connection: DBusConnection
-        do { connection = try await DBusConnection.connect(to: bus) } catch {
-            throw CommandFailure("cannot reach \(bus) (\(error.message)): \(nobody)", .cannotUse)
-        }
-        let client = RecorderClient(connection)
+    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws
+        -> RecorderClient
+    {
+        let client = RecorderClient(try await ControlCommand.connect(bus))
         do {
             _ = try await client.control(
                 requestId: UUID().uuidString.lowercased(), command: command, expect: 0, arguments: arguments)
@@ -124,8 +119,7 @@ enum RecorderCommand {
 /// What the trainer verbs share: one `Control` command to the running recorder, then the trainer as it stands.
 enum TrainerCommand {
     static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
-        let client = try await RecorderCommand.send(
-            command, arguments, bus: bus, nobody: "no recorder to steer a trainer")
+        let client = try await RecorderCommand.send(command, arguments, bus: bus)
         // The trainer answers within a second; what it said is in the status.
         var status = try? await client.status(timeout: .seconds(2))
         for _ in 0..<10 where status?.trainerState == "asking" {

@@ -180,7 +180,7 @@ struct Replay: AsyncParsableCommand {
             options.pauseAfterEachChunkMicroseconds = ms * 1000
         }
         let replayer = Replayer(store: store, options: options)
-        var failed = false
+        var failed: ExitStatus?
         for file in files {
             do {
                 let capture = try first.take()?.get() ?? load(file)
@@ -200,10 +200,10 @@ struct Replay: AsyncParsableCommand {
                 Stages.mark("printed")
             } catch {
                 printError("cyclelog: \(error)")
-                failed = true
+                failed = ExitStatus.worst(failed, error)
             }
         }
-        if failed { throw ExitCode(1) }
+        if let failed { throw ExitCode(failed.rawValue) }
     }
 }
 

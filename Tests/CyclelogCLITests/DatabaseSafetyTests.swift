@@ -375,6 +375,10 @@ final class DatabaseSafetyTests: XCTestCase {
         XCTAssertTrue(stored.errorOutput.contains("is on a read-only file system"), stored.errorOutput)
         XCTAssertFalse(stored.errorOutput.contains("may read it"), stored.errorOutput)
         XCTAssertEqual(try listed(db).count, 1, "reading still works")
+        // An output file there is a local file it cannot use: 2, as every such file.
+        let export = try cyclelog(["export", "1", "-o", mounted.appendingPathComponent("ride.fit").path, "--db", db])
+        XCTAssertEqual(export.status, 2, export.errorOutput)
+        XCTAssertTrue(export.errorOutput.contains("Read-only file system"), export.errorOutput)
     }
 
     /// A replay that fills the disk says what was kept, leaves an unfinished ride, and stores it whole once there

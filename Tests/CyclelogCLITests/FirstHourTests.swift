@@ -4,6 +4,21 @@ import XCTest
 
 /// A new rider's first hour with a plain clone: the Makefile's targets end in words, never in a traceback.
 final class FirstHourTests: XCTestCase {
+    /// A file that is not there is one mistake, said one way with one status wherever it is named: a local file
+    /// the program was given and cannot use (2).
+    func testAMissingFileIsSaidOneWayWithOneStatus() throws {
+        let database = try temporaryDatabase()
+        let missing = (database as NSString).deletingLastPathComponent + "/nope"
+        for (arguments, file) in [
+            (["replay"], missing + ".journal"), (["import"], missing + ".fit"),
+            (["workouts", "import"], missing + ".zwo"),
+        ] {
+            let run = try cyclelog(arguments + [file, "--db", database])
+            XCTAssertEqual(run.status, 2, "\(arguments)")
+            XCTAssertEqual(run.errorOutput, "cyclelog: \(file): no such file or folder\n", "\(arguments)")
+        }
+    }
+
     /// `make fixtures` without the project's shared data beside the clone says what it needs and that nothing is
     /// missing, instead of a Python traceback (the Makefile is run from a folder with no ../shared).
     func testMakeFixturesWithoutTheSharedDataSaysSo() throws {

@@ -246,6 +246,12 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 2, run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("so no recorder either"), run.errorOutput)
         XCTAssertTrue(run.errorOutput.contains("--control-bus system"), run.errorOutput)
+        // Every command that asks the recorder says it the same way, with the same status.
+        for arguments in [["status"], ["pause"], ["target", "200"], ["skip"]] {
+            let other = try cyclelog(arguments, environment: ["CYCLELOG_CONTROL_BUS": "unix:path=" + noBus])
+            XCTAssertEqual(other.status, 2, "\(arguments): \(other.errorOutput)")
+            XCTAssertEqual(other.errorOutput, run.errorOutput, "\(arguments)")
+        }
     }
 
     // MARK: Helpers
