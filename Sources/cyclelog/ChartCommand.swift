@@ -36,7 +36,7 @@ struct Chart: ParsableCommand {
     }
 
     func run() throws {
-        let store = try database.open(.read)
+        let store = try database.openRides()
         let svg: String
         let path: String
         if powerCurve {

@@ -32,7 +32,7 @@ struct DuplicatesList: ParsableCommand {
     var json = false
 
     func run() throws {
-        let groups = try database.open(.read).rideOverlaps().groups
+        let groups = try database.openRides().rideOverlaps().groups
         if json {
             let array = JSONValue.array(
                 groups.map { group in

@@ -65,7 +65,7 @@ struct ExportRides: ParsableCommand {
     }
 
     func run() throws {
-        let store = try database.open(.read)
+        let store = try database.openRides()
         var ids = try workouts.map { try WorkoutReference.resolve($0, in: store) }
         if let since, let from = UTCTime.parseDate(since) {
             ids += try RideExport.rides(since: from, in: store)

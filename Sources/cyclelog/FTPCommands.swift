@@ -52,7 +52,7 @@ struct FTPShow: ParsableCommand {
     var json = false
 
     func run() throws {
-        let report = try FTPReport(try database.open(.read), days: window.days)
+        let report = try FTPReport(try database.openRides(), days: window.days)
         print(json ? report.json.rendered() : report.text(withHistory: history))
     }
 }

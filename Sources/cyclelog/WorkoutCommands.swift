@@ -48,13 +48,18 @@ struct DatabaseOptions: ParsableArguments {
     /// The database's path: `--db`, else the default.
     var path: String { db ?? WorkoutStore.defaultPath() }
 
-    func open(_ access: WorkoutStore.Access = .write) throws -> WorkoutStore {
-        // A database named on the command line that is not there is a mistyped path, not a rider without rides.
-        if access == .read, let db, !db.isEmpty, !FileManager.default.fileExists(atPath: db) {
+    /// Opens the database to read its rides. One named on the command line that is not there is a mistyped path,
+    /// not a rider without rides: said so (the default database not there yet is a rider without rides).
+    func openRides() throws -> WorkoutStore {
+        if let db, !db.isEmpty, !FileManager.default.fileExists(atPath: db) {
             throw CommandFailure(
                 "no database at \(db) (a mistyped --db?); `cyclelog replay` or `cyclelog record` creates one",
                 .cannotUse)
         }
+        return try open(.read)
+    }
+
+    func open(_ access: WorkoutStore.Access = .write) throws -> WorkoutStore {
         let folder = (path as NSString).deletingLastPathComponent
         if access == .write && db == nil && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             do {
@@ -234,7 +239,7 @@ struct List: ParsableCommand {
     }
 
     func run() throws {
-        let store = try database.open(.read)
+        let store = try database.openRides()
         let entries = try RideList.entries(in: store, try filter)
         let overlaps = try store.rideOverlaps()
         if json {
@@ -278,7 +283,7 @@ struct Show: ParsableCommand {
     var journal = false
 
     func run() throws {
-        let store = try database.open(.read)
+        let store = try database.openRides()
         let id = try reference.resolve(in: store)
         if journal {
             let events = try store.journal(id)
