@@ -103,15 +103,21 @@ cat <<EOF
    $folder/demo.sqlite
 ==============================================================================
 EOF
-"$mirror" pair --control-bus "$bus" --name "demo screen"
+# The mirror's advice names its own option; in the demo, DEMO_LISTEN sets it.
+"$mirror" pair --control-bus "$bus" --name "demo screen" |
+    sed 's/start it with `cyclelog-mirror --listen 0.0.0.0:8787`/run the demo as `DEMO_LISTEN=0.0.0.0:8787 make demo-live`/'
 echo "The ride history of the demo: the same address, /history (after pairing)."
+echo "Another screen, or this one again (a link pairs once, within 120 s), while the demo runs:"
+echo "  .build/debug/cyclelog-mirror pair --control-bus '$bus'"
 echo "Starting the recorder: the dashboard follows. Keys: space pause/resume, l lap, e end and save."
-sleep 3
 
 arguments=(record --bus "$bus" --control-bus "$bus" --db "$folder/demo.sqlite")
 if [ "${DEMO_TRAINER:-0}" = 1 ]; then
-    arguments+=(--control erg --target-watts 180)
+    arguments+=(--control erg --target-watts 180 --name "Demo replay: its power meter does not follow the trainer")
+    echo "The power meter replays a recorded ride: it does not follow the trainer's targets, so how closely ERG was"
+    echo "held (\"ERG within … W of its target\") is the replay's, not a rider's. The ride's name says so too."
 fi
+sleep 3
 if [ -n "${DEMO_WORKOUT:-}" ]; then
     arguments+=(--workout "$DEMO_WORKOUT" --ftp 250)
 fi

@@ -37,10 +37,33 @@ struct PairingRoutes {
             response.headers[.setCookie] = cookie(deviceToken)
             return response
         } catch {
-            return MirrorResponder.error(
-                .unauthorized, "this pairing link has expired or was used: run `cyclelog-mirror pair` again")
+            // A link is opened in a browser: a page that says what to do, not a JSON error.
+            var response = MirrorResponder.page(Self.spentLinkPage, images: "'none'")
+            response.status = .unauthorized
+            return response
         }
     }
+
+    /// What a browser shows for a pairing link that was used or has expired (a link pairs one device, once, within
+    /// 120 s): how to pair again, by a new link or by its code on the mirror's page.
+    static let spentLinkPage = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>cyclelog: pairing link used or expired</title>
+        <style>
+        body { font: 18px/1.5 system-ui, sans-serif; margin: 2em auto; max-width: 32em; padding: 0 1em;
+          color: #1d1d1f; background: #fff; }
+        @media (prefers-color-scheme: dark) { body { color: #f2f2f2; background: #111; } a { color: #6cf; } }
+        code { font-size: 0.95em; }
+        </style></head>
+        <body>
+        <h1>This pairing link was used or has expired</h1>
+        <p>A pairing link pairs one screen, once, within two minutes of being made.</p>
+        <p>On the machine that records, run <code>cyclelog-mirror pair</code> again and open its new link, or
+        <a href="/">open cyclelog's page</a> and type the six-digit code it prints.</p>
+        </body></html>
+        """
 
     private func pairWithCode(_ request: inout Request) async -> Response {
         let body: PairBody

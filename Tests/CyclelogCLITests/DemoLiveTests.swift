@@ -34,6 +34,10 @@ final class DemoLiveTests: XCTestCase {
         XCTAssertNotNil(
             text.range(of: #"http://127\.0\.0\.1:[0-9]+/pair\?t=[A-Za-z0-9_-]+"#, options: .regularExpression), text)
         XCTAssertTrue(text.contains("a phone cannot open this link"), text)
+        // The advice names the demo's own setting, and how to pair again while it runs.
+        XCTAssertTrue(text.contains("`DEMO_LISTEN=0.0.0.0:8787 make demo-live`"), text)
+        XCTAssertFalse(text.contains("`cyclelog-mirror --listen"), text)
+        XCTAssertTrue(text.contains("cyclelog-mirror pair --control-bus"), text)
         // The recorder found the three stand-in sensors, recorded and saved the ride with power, cadence, speed and
         // heart rate from the capture.
         XCTAssertTrue(text.contains("Workout 1 — ended"), text)

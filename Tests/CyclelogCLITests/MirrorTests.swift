@@ -285,7 +285,11 @@ final class MirrorTests: XCTestCase {
             cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age=31536000"),
             cookie)
         XCTAssertFalse(cookie.contains("Secure"), "no Secure cookie on plain HTTP: \(cookie)")
-        XCTAssertEqual(try HTTPConnection.request(port: port, "GET", "/pair?t=" + linkOffer.oneTimeToken).status, 401)
+        // A link used once already: a page that says what to do, not raw JSON, for the browser that opened it.
+        let spent = try HTTPConnection.request(port: port, "GET", "/pair?t=" + linkOffer.oneTimeToken)
+        XCTAssertEqual(spent.status, 401)
+        XCTAssertTrue(spent.body.hasPrefix("<!doctype html>"), spent.body)
+        XCTAssertTrue(spent.body.contains("run <code>cyclelog-mirror pair</code> again"), spent.body)
         // Ten attempts a minute from one address (nine so far), then 429 even with a fresh, right code.
         let fresh = try pairOffer(bus)
         XCTAssertEqual(try pairWithCode(port, "999999").status, 401)
