@@ -213,6 +213,8 @@ public actor LiveRecorder {
         var status = controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
         status.trainer = trainerStatus
         status.workout = controller.isRiding ? guide?.status : nil
+        // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.
+        if controller.isRiding, let guide { status.lap += guide.stepLaps }
         return status
     }
 

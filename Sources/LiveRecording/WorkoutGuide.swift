@@ -35,6 +35,10 @@ struct WorkoutGuide {
     /// The texts of the current step already told.
     private var toldTexts = 0
     private var toldStep = -1
+    /// The steps begun after the first: each begins a lap, as the stored ride splits its laps where each step began
+    /// (`Workout.followPlan`), but for one that a lap press began (that press is its lap already).
+    private(set) var stepLaps = 0
+    private var lapBeginsStep = false
     /// The whole workout's profile, made again only when the intensity changes (not at every status: a workout
     /// of 1000 steps would cost each flush 1000 targets).
     private var profile: (segments: [LiveStatus.Workout.Segment], text: String) = ([], "")
@@ -78,6 +82,7 @@ struct WorkoutGuide {
 
     mutating func lapPressed() -> [Action] {
         guard player.lapPressed() else { return [] }
+        lapBeginsStep = true
         return guidance()
     }
 
@@ -88,6 +93,8 @@ struct WorkoutGuide {
     private mutating func guidance() -> [Action] {
         var actions: [Action] = []
         if player.stepIndex != toldStep {
+            if toldStep >= 0, player.step != nil, !lapBeginsStep { stepLaps += 1 }
+            lapBeginsStep = false
             toldStep = player.stepIndex
             toldTexts = 0
             if let step = player.step {

@@ -10,8 +10,10 @@ enum SummaryText {
         let s = summary.statistics
         var lines: [String] = []
         let name = summary.plan.name.map { " \"\($0)\"" } ?? ""
-        lines.append("Workout \(summary.id)\(name) — \(summary.state.rawValue), version \(summary.version)")
-        lines.append("  start        \(zonedDateTime(summary.startMicroseconds))  (\(summary.syncIdentifier))")
+        // The version matters once the ride was changed (renamed, rebuilt); its identity is in `show --json`.
+        let version = summary.version > 1 ? " (version \(summary.version): changed since it was saved)" : ""
+        lines.append("Workout \(summary.id)\(name) — \(summary.state.rawValue)\(version)")
+        lines.append("  start        \(zonedDateTime(summary.startMicroseconds))")
         lines.append("  elapsed      \(duration(s.elapsedSeconds))   moving \(duration(s.movingSeconds))")
         if s.distanceMeters > 0 || s.averageSpeedMetersPerSecond != nil {
             lines.append(
@@ -51,9 +53,18 @@ enum SummaryText {
         if let preset = summary.plan.preset {
             lines.append("  started as   \(preset)")
         }
+        var pausedAt: Int64?
         for event in summary.events {
             let at = duration(Double(event.timeMicroseconds - summary.startMicroseconds) / 1_000_000)
             switch event.control {
+            case .pause: pausedAt = event.timeMicroseconds
+            case .resume, .end:
+                if let since = pausedAt {
+                    lines.append(
+                        "  paused       \(duration(Double(since - summary.startMicroseconds) / 1_000_000))  for "
+                            + duration(Double(event.timeMicroseconds - since) / 1_000_000))
+                }
+                pausedAt = nil
             // The automatic pause's own markers are not the rider's: they show as moving time.
             case .marker(let text) where !event.isAutoPauseMarker:
                 lines.append("  marker       \(at)  \(text)")
@@ -138,8 +149,9 @@ enum SummaryText {
         for dropout in summary.dropouts {
             let seconds = Double(dropout.endMicroseconds - dropout.startMicroseconds) / 1_000_000
             let offset = Double(dropout.startMicroseconds - summary.startMicroseconds) / 1_000_000
+            let sensor = summary.sensors.first { $0.address == dropout.sensor }?.name ?? dropout.sensor
             lines.append(
-                "  gap          \(dropout.sensor) \(dropout.reason) for \(fixed(seconds, 1)) s at \(duration(offset))")
+                "  gap          \(sensor) \(dropout.reason) for \(fixed(seconds, 1)) s at \(duration(offset))")
         }
         for sensor in summary.sensors {
             let battery = sensor.batteryPercent.map { "   battery \($0) %" } ?? ""

@@ -19,6 +19,35 @@ final class FirstHourTests: XCTestCase {
         }
     }
 
+    /// `show` for a rider: pauses listed with when and how long, sensors and gaps by name, no identity or version
+    /// number of an unchanged ride (both in `show --json`).
+    func testShowListsPausesAndKeepsIdentitiesForTheJSON() throws {
+        let database = try temporaryDatabase()
+        var lines = [
+            "# cyclelog journal 1", "2024-05-01T08:00:00.000000Z start name=Pauses",
+            "2024-05-01T08:00:00.100000Z connect C0:11:22:33:44:55 Stages Power L",
+        ]
+        for second in 0..<40 {
+            lines.append(String(format: "2024-05-01T08:00:%02d.500000Z notify C0:11:22:33:44:55 2a63 0000c800", second))
+        }
+        lines += [
+            "2024-05-01T08:00:10.000000Z pause", "2024-05-01T08:00:15.000000Z resume",
+            "2024-05-01T08:00:40.000000Z end",
+        ]
+        let journal = (database as NSString).deletingLastPathComponent + "/pauses.journal"
+        try (lines.sorted { $0.prefix(27) < $1.prefix(27) }.joined(separator: "\n") + "\n").write(
+            toFile: journal, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try cyclelog(["replay", journal, "--db", database]).status, 0)
+        let shown = try cyclelog(["show", "last", "--db", database])
+        XCTAssertTrue(shown.output.hasPrefix("Workout 1 \"Pauses\" — ended\n"), shown.output)
+        XCTAssertTrue(shown.output.contains("  paused       0:10  for 0:05"), shown.output)
+        XCTAssertTrue(shown.output.contains("  sensor       Stages Power L (C0:11:22:33:44:55)"), shown.output)
+        let json = try cyclelog(["show", "last", "--json", "--db", database])
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let identity = try XCTUnwrap(object["syncIdentifier"] as? String)
+        XCTAssertFalse(shown.output.contains(identity) || shown.output.contains("version"), shown.output)
+    }
+
     /// `make fixtures` without the project's shared data beside the clone says what it needs and that nothing is
     /// missing, instead of a Python traceback (the Makefile is run from a folder with no ../shared).
     func testMakeFixturesWithoutTheSharedDataSaysSo() throws {

@@ -47,6 +47,28 @@ import WorkoutStore
         #expect(guide.status.targetGradePercent == -2.5 && guide.status.targetPowerWatts == nil)
     }
 
+    @Test func eachStepAfterTheFirstBeginsALapButOneALapPressBegan() {
+        // As the stored ride splits its laps where each step began (a lap pressed at a step's start is its lap).
+        let open = PlannedWorkout(
+            StructuredWorkout(
+                name: "O",
+                steps: [
+                    WorkoutStep(.warmup, .seconds(10), .free), WorkoutStep(.active, .open, .free),
+                    WorkoutStep(.active, .seconds(10), .free),
+                ]),
+            ftpWatts: nil)
+        var guide = WorkoutGuide(id: "o", planned: open)
+        _ = guide.advance(movingSeconds: 0, distanceMeters: 0, cadenceRPM: 90)
+        #expect(guide.stepLaps == 0)
+        _ = guide.advance(movingSeconds: 10, distanceMeters: 0, cadenceRPM: 90)
+        #expect(guide.stepLaps == 1, "the open step began a lap")
+        // The rider's lap press ends the open step: that press is the next step's lap, not one more.
+        _ = guide.lapPressed()
+        #expect(guide.stepLaps == 1)
+        _ = guide.advance(movingSeconds: 30, distanceMeters: 0, cadenceRPM: 90)
+        #expect(guide.stepLaps == 1, "the workout is over: no step began")
+    }
+
     @Test func aRampTestEndsWhenTheCadenceStaysUnder50RpmFor5Seconds() {
         var guide = WorkoutGuide(id: "ramp-test", planned: Self.planned, endsWhenPedallingStops: true)
         // Low cadence before the scored step does not count.
