@@ -74,9 +74,12 @@ enum HistoryPage {
           return text ? response.text() : response.json();
         }
         function fail(error) { view.innerHTML = `<p class="message" role="alert">${esc(error.message)}</p>`; }
-        // A number as the API gave it, with its unit; its key and raw value in data- attributes for tests and scripts.
+        // A number rounded as the command line shows it (watts, rpm, bpm, kcal and TSS whole; IF and VI to two
+        // places), with its unit; its key and the API's exact value in data- attributes for tests and scripts.
         function num(key, value, unit, show) {
-          const shown = value == null ? "–" : (show ? show(value) : value) + (unit ? " " + unit : "");
+          const asTheCLI = ["W", "rpm", "bpm", "kcal"].includes(unit) || key === "trainingStressScore"
+            ? v => Math.round(v) : ["intensityFactor", "variabilityIndex"].includes(key) ? v => v.toFixed(2) : v => v;
+          const shown = value == null ? "–" : (show ? show(value) : asTheCLI(value)) + (unit ? " " + unit : "");
           return `<span data-key="${esc(key)}" data-value="${esc(value == null ? "null" : value)}">${esc(shown)}</span>`;
         }
         function tile(label, key, value, unit, show) {
@@ -208,7 +211,7 @@ enum HistoryPage {
             ${tile("Critical power", "criticalPowerWatts", curve.criticalPowerWatts, "W")}${tile("W′", "wPrimeJoules", curve.wPrimeJoules, "J")}
             ${tile("Best 1 min", "best.60", at(60), "W")}${tile("Best 5 min", "best.300", at(300), "W")}${tile("Best 20 min", "best.1200", at(1200), "W")}</div>
             <h2>Power curve</h2><form id="window"><label>Window<select name="window">${["42d", "90d", "365d", "36500d"].map(w => `<option${w === span ? " selected" : ""} value="${w}">${w === "36500d" ? "every ride" : w.replace("d", " days")}</option>`).join("")}</select></label></form>
-            <div class="chart"><img src="/api/v1/power-curve.svg?theme=dark&window=${encodeURIComponent(span)}" alt="Best power for each duration over ${esc(span)} (${curve.windowRides} rides): 1 min ${at(60) ?? "–"} W, 5 min ${at(300) ?? "–"} W, 20 min ${at(1200) ?? "–"} W; critical power ${curve.criticalPowerWatts ?? "–"} W"></div>
+            <div class="chart"><img src="/api/v1/power-curve.svg?theme=dark&window=${encodeURIComponent(span)}" alt="Best power for each duration over ${esc(span)} (${count(curve.windowRides, "ride", "rides")}): 1 min ${at(60) ?? "–"} W, 5 min ${at(300) ?? "–"} W, 20 min ${at(1200) ?? "–"} W; critical power ${curve.criticalPowerWatts ?? "–"} W"></div>
             <h2>Training load</h2><div class="chart"><img src="/api/v1/weekly-load.svg?theme=dark&weeks=12" alt="TSS per week for the 12 weeks to the newest ride; the numbers are in the table below"></div>
             <div class="scroll"><table id="load"><thead><tr><th class="text">Week from</th><th>TSS</th><th>Rides</th></tr></thead><tbody>${load.map(w => `<tr><td class="text">${esc(w.weekStart.slice(0, 10))}</td><td>${num("weekTSS", w.trainingStressScore)}</td><td>${w.rides}</td></tr>`).join("")}</tbody></table></div>
             <h2>FTP history</h2><div class="scroll"><table id="history"><thead><tr><th class="text">Date</th><th class="text">Method</th><th>FTP</th><th>CP</th><th>W′</th><th class="text">Efforts</th></tr></thead><tbody>

@@ -225,7 +225,7 @@ enum MirrorPage {
           const can = (s && s.can) || {};
           $("state").textContent = s ? s.state : "no recorder";
           $("state").className = s ? s.state : "";
-          $("title").textContent = s && s.name ? s.name : (s && s.workoutId ? "Ride " + s.workoutId : "");
+          $("title").textContent = s && s.name ? s.name : (s && s.workoutId ? "Workout " + s.workoutId : "");
           $("power").textContent = number(s && s.powerWatts, 0);
           $("ipower").textContent = number(s && s.instantaneousPowerWatts, 0);
           $("cadence").textContent = number(s && s.cadenceRPM, 0);

@@ -4,12 +4,64 @@ import Formats
 import Foundation
 import Workouts
 
+/// The version the three programs report (`--version`): one project, one number.
+public enum ProgramVersion {
+    public static let text = "0.20.0"
+}
+
 extension AsyncParsableCommand {
+    /// A mistyped command (`cyclelog lsit`) named with the nearest one, when one is a slip away (at most two
+    /// letters added, dropped, changed or swapped), instead of ArgumentParser's "unexpected argument".
+    static func suggestion(for arguments: [String], program: String) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), first.count <= 40 else { return nil }
+        let names = configuration.subcommands.map { $0._commandName }.filter { !$0.isEmpty }
+        guard !names.isEmpty, !names.contains(first) else { return nil }
+        let near = names.map { ($0, editDistance(first.lowercased(), $0)) }.filter { $0.1 <= 2 }
+            .min { ($0.1, $0.0) < ($1.1, $1.0) }
+        return near.map {
+            "\(program): '\(ShownText.visible(first))' is not a command; did you mean `\(program) \($0.0)`? "
+                + "(`\(program) --help` lists them)"
+        }
+    }
+
+    /// Optimal string alignment distance: insertions, deletions, substitutions and swaps of two neighbours.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var table = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { table[i][0] = i }
+        for j in 0...b.count { table[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                table[i][j] = min(table[i - 1][j] + 1, table[i][j - 1] + 1, table[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    table[i][j] = min(table[i][j], table[i - 2][j - 2] + 1)
+                }
+            }
+        }
+        return table[a.count][b.count]
+    }
+
     /// Parses the command line and runs the command; every message it ends with starts "`program`: " (the form the
     /// reference documents, Docs/reference/exit-status.md), where ArgumentParser's own would start "Error: ".
     public static func runSaying(_ program: String, arguments: [String]? = nil) async -> Never {
+        let words = arguments ?? Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot(arguments)
+            var command: any ParsableCommand
+            do {
+                command = try parseAsRoot(arguments)
+            } catch {
+                // Only a command line that did not parse is looked at for a slip (a command's name is not worked
+                // out at every start).
+                if let first = words.first, fullMessage(for: error).contains("Unexpected argument '\(first)'"),
+                    let suggestion = suggestion(for: words, program: program)
+                {
+                    sayOnStandardError(suggestion)
+                    Foundation.exit(ExitCode.validationFailure.rawValue)
+                }
+                throw error
+            }
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {

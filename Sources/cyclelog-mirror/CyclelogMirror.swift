@@ -18,7 +18,7 @@ struct CyclelogMirror: AsyncParsableCommand {
             (`cyclelog record`) over D-Bus. Listens on 127.0.0.1:8787 unless told otherwise; nothing is shown to a \
             device that is not paired (`cyclelog-mirror pair`).
             """,
-        version: "0.19.0",
+        version: ProgramVersion.text,
         subcommands: [Serve.self, Pair.self, Devices.self, Revoke.self], defaultSubcommand: Serve.self)
 
     /// Every message starts "cyclelog-mirror: " (ArgumentParser's would start "Error: ").

@@ -17,7 +17,7 @@ struct CyclelogSync: AsyncParsableCommand {
             --postgres or libpq's environment (PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGPASSFILE); the \
             password never goes on the command line.
             """,
-        version: "0.1.0",
+        version: ProgramVersion.text,
         subcommands: [
             SyncNow.self, Init.self, Push.self, Pull.self, Status.self, Conflicts.self, Resolve.self, Duplicates.self,
             Join.self, Account.self, Upload.self, Plans.self,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CMalloc
 import Foundation
+import ProgramMain
 
 /// The root command: lists the subcommands.
 @main
@@ -9,7 +10,7 @@ struct Cyclelog: AsyncParsableCommand {
         commandName: "cyclelog",
         abstract:
             "Collects and decodes Bluetooth LE cycling sensor data (power, speed, cadence, heart rate, trainers).",
-        version: "0.1.0",
+        version: ProgramVersion.text,
         // Every command sets its `commandName`: otherwise ArgumentParser derives each from its type's name with
         // `String(describing:)`, whose dynamic casts scan every protocol conformance in the binary, at each start.
         subcommands: [

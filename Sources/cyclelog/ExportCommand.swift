@@ -62,6 +62,17 @@ struct ExportRides: ParsableCommand {
         if let since, UTCTime.parseDate(since) == nil {
             throw ValidationError("--since takes a date (2024-05-01) or a UTC time (2024-05-01T06:30:00Z)")
         }
+        // A name with another file's ending (out.gpx) is a file asked for in a format cyclelog does not write, not
+        // a folder to make.
+        if let output, outputEnding == nil, !FileManager.default.fileExists(atPath: output) {
+            let name = (output as NSString).lastPathComponent
+            let ending = (name as NSString).pathExtension
+            if !ending.isEmpty, ending.count <= 5, ending.allSatisfy(\.isLetter) {
+                throw ValidationError(
+                    "-o \(output): cyclelog writes .fit, .tcx and .csv files, not .\(ending); or name a folder without "
+                        + "an ending")
+            }
+        }
     }
 
     func run() throws {

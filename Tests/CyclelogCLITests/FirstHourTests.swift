@@ -48,6 +48,35 @@ final class FirstHourTests: XCTestCase {
         XCTAssertFalse(shown.output.contains(identity) || shown.output.contains("version"), shown.output)
     }
 
+    /// One project, one version, whichever program says it; a slip in a command's name is answered with the
+    /// nearest one; a file in a format cyclelog does not write is refused, not made a folder.
+    func testVersionsSlipsAndAnOutputOfAnotherFormat() throws {
+        var versions: [String] = []
+        for program in ["cyclelog", "cyclelog-mirror", "cyclelog-sync"] {
+            let process = Process()
+            process.executableURL = try builtBinary(program)
+            process.arguments = ["--version"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            versions.append(String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            process.waitUntilExit()
+        }
+        XCTAssertEqual(Set(versions).count, 1, "\(versions)")
+        let slip = try cyclelog(["lsit"])
+        XCTAssertEqual(slip.status, 64)
+        XCTAssertEqual(
+            slip.errorOutput,
+            "cyclelog: 'lsit' is not a command; did you mean `cyclelog list`? (`cyclelog --help` lists them)\n")
+        let database = try temporaryDatabase()
+        let gpx = (database as NSString).deletingLastPathComponent + "/out.gpx"
+        let export = try cyclelog(["export", "last", "-o", gpx, "--db", database])
+        XCTAssertEqual(export.status, 64, export.errorOutput)
+        XCTAssertTrue(
+            export.errorOutput.contains("cyclelog writes .fit, .tcx and .csv files, not .gpx"), export.errorOutput)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: gpx), "a folder was made")
+    }
+
     /// `make fixtures` without the project's shared data beside the clone says what it needs and that nothing is
     /// missing, instead of a Python traceback (the Makefile is run from a folder with no ../shared).
     func testMakeFixturesWithoutTheSharedDataSaysSo() throws {
