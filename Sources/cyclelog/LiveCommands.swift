@@ -102,7 +102,9 @@ struct Record: AsyncParsableCommand {
         discussion: """
             Uses the sensors named with --sensor, else the ones recorded with before, else every cycling sensor \
             found while scanning. On a terminal it shows a live dashboard; keys: space pause/resume, l lap, e end, \
-            c cancel, m marker (typed), w water (--water-step), s start (with --wait). SIGINT and SIGTERM end and \
+            c cancel, m marker (typed), w water (--water-step), s start (with --wait); with a trainer + / - 10 W \
+            and f free; with a workout (--workout) n next step, b back, x one more minute, + / - 5 % intensity. \
+            SIGINT and SIGTERM end and \
             save the ride. Other programs control it over D-Bus \
             (org.cyclelog.Recorder on the session bus; see the recording guide).
 
