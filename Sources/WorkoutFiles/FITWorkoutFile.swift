@@ -52,11 +52,22 @@ public enum FITWorkoutFile {
 
     public static func read(_ bytes: [UInt8]) throws(WorkoutReadError) -> StructuredWorkout {
         try WorkoutFormat.checkSize(bytes.count)
-        let messages: [FITMessage]
+        // Each record is a step at least (a repeat adds more): the reading stops at the first record past the
+        // most steps a workout has, before a file of a million steps is held.
+        var messages: [FITMessage] = []
+        var stepRecords = 0
+        let tooMany =
+            "more than \(StructuredWorkout.maximumSteps) steps: a workout has at most \(StructuredWorkout.maximumSteps)"
         do {
-            messages = try FITDecoder.messages(bytes)
+            try FITDecoder.forEachMessage(bytes) { (message) throws(FITError) in
+                if message.global == Message.workoutStep {
+                    stepRecords += 1
+                    if stepRecords > StructuredWorkout.maximumSteps { throw FITError(offset: message.offset, tooMany) }
+                }
+                messages.append(message)
+            }
         } catch {
-            throw WorkoutReadError("byte \(error.offset)", error.reason)
+            throw WorkoutReadError(error.reason == tooMany ? "the file" : "byte \(error.offset)", error.reason)
         }
         if let fileID = messages.first(where: { $0.global == FITMessageNumber.fileID }), let type = fileID.integers[0],
             type != 5
@@ -73,12 +84,6 @@ public enum FITWorkoutFile {
         }
         var records = messages.filter { $0.global == Message.workoutStep }
         guard !records.isEmpty else { throw WorkoutReadError("the file", "has a workout message but no steps") }
-        // Each record is a step at least (a repeat adds more): too many records is too many steps, said before
-        // any is read.
-        guard records.count <= StructuredWorkout.maximumSteps else {
-            throw WorkoutReadError(
-                "the file", "has \(records.count) steps; a workout has at most \(StructuredWorkout.maximumSteps)")
-        }
         if records.allSatisfy({ $0.integers[StepField.messageIndex] != nil }) {
             records.sort { $0.integers[StepField.messageIndex]! < $1.integers[StepField.messageIndex]! }
         }

@@ -126,6 +126,13 @@ struct XMLReader {
         }
     }
 
+    /// The longest text an element or an attribute may hold: a workout's longest text (its description).
+    static let maximumTextBytes = StructuredWorkout.maximumDescriptionBytes
+
+    static func tooLong(_ what: String) -> String {
+        "the text of \(what) is longer than any text of a workout may be (\(StructuredWorkout.byteCount(maximumTextBytes)))"
+    }
+
     /// Why a DOCTYPE or a declaration inside one is refused.
     static let noDeclarations =
         "a DOCTYPE or an entity declaration is not accepted in a workout file (no entities are expanded or fetched): "
@@ -184,11 +191,14 @@ struct XMLReader {
                 at += 1
             }
             guard peek == quote else { throw fault("the value of \(attributeName) in <\(elementName)> never ends") }
+            guard at - start <= Self.maximumTextBytes else { throw fault(Self.tooLong("\(attributeName)=")) }
             element.attributes.append((attributeName.lowercased(), try decoded(bytes[start..<at])))
             advance()
         }
-        // Content, up to the matching end tag.
+        // Content, up to the matching end tag. White space between elements is most of a workout file's text;
+        // any other text is bounded as a workout's texts are, and refused once past it, before more is read.
         var text: [UInt8] = []
+        var words = 0
         while true {
             guard let byte = peek else {
                 throw fault("the file ends before </\(elementName)> (opened on line \(startLine))")
@@ -196,10 +206,11 @@ struct XMLReader {
             if byte != UInt8(ascii: "<") {
                 let start = at
                 while at < bytes.count, bytes[at] != UInt8(ascii: "<") { at += 1 }
-                // White space between elements is most of a workout file's text: kept only when there is more.
-                if text.isEmpty, bytes[start..<at].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }) {
+                if bytes[start..<at].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }) {
                     text += bytes[start..<at]
                 } else {
+                    words += at - start
+                    guard words <= Self.maximumTextBytes else { throw fault(Self.tooLong("<\(elementName)>")) }
                     text += try decoded(bytes[start..<at]).utf8
                 }
             } else if starts(with: "</") {
@@ -218,6 +229,8 @@ struct XMLReader {
                 advance(9)
                 let start = at
                 guard skip(past: "]]>") else { throw fault("a CDATA section never ends") }
+                words += at - 3 - start
+                guard words <= Self.maximumTextBytes else { throw fault(Self.tooLong("<\(elementName)>")) }
                 text += bytes[start..<(at - 3)]
             } else if starts(with: "<?") {
                 guard skip(past: "?>") else { throw fault("a processing instruction never ends") }

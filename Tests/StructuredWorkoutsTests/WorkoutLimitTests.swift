@@ -24,7 +24,7 @@ import Testing
             StructuredWorkout(name: "Too long", steps: Self.steps(10_001)), createdMicroseconds: 0)
         #expect(
             Self.refusal { () throws(WorkoutReadError) in try FITWorkoutFile.read(file) }
-                == "the file: has 10001 steps; a workout has at most 10000")
+                == "the file: more than 10000 steps: a workout has at most 10000")
         // 10 000 is the bound, and is read.
         let most = FITWorkoutFile.write(
             StructuredWorkout(name: "Long", steps: Self.steps(10_000)), createdMicroseconds: 0)
@@ -48,7 +48,7 @@ import Testing
             + "<SteadyState Duration=\"60\" Power=\"0.8\"/></workout></workout_file>"
         #expect(
             Self.refusal { () throws(WorkoutReadError) in try ZWOFile.read(Array(zwo.utf8)) }
-                == "the workout: its description is 3.0 MB; a workout's description is at most 10.0 KB")
+                == "line 1: the text of <description> is longer than any text of a workout may be (10.0 KB)")
         let erg =
             "[COURSE HEADER]\nDESCRIPTION = \(String(repeating: "n", count: 600))\nMINUTES WATTS\n"
             + "[END COURSE HEADER]\n[COURSE DATA]\n0\t100\n10\t100\n[END COURSE DATA]\n"
