@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Structured workouts: a 1000-step .zwo read (and its canonical text and a FIT workout of it), beside Python's
 ElementTree reading the same file into a list of steps, as the Python workout tools do; and what a workout costs a
-ride: the player's work at every flush of a 4-hour live ride, as a share of a core, and a 4-hour ride's compliance.
+ride: the player's work at every flush of a 4-hour live ride, as a share of a core, and a 4-hour ride's compliance;
+and hostile files of every format (size and count extremes), each timed until `cyclelog workouts import` refuses it.
 The Swift side runs in process (Benchmarks/WorkoutBenchmark, release build)."""
 import json
 import os
@@ -55,6 +56,72 @@ def python_steps(data):
     return steps
 
 
+def fit_workout(steps):
+    """A FIT workout of `steps` timed steps (file_id, workout, workout_step messages), with both CRCs."""
+    import struct
+
+    def crc(data):
+        table = [0x0000, 0xCC01, 0xD801, 0x1400, 0xF001, 0x3C00, 0x2800, 0xE401, 0xA001, 0x6C00, 0x7800, 0xB401,
+                 0x5000, 0x9C01, 0x8801, 0x4400]
+        value = 0
+        for byte in data:
+            for nibble in (byte & 0xF, byte >> 4):
+                low = table[value & 0xF]
+                value = ((value >> 4) & 0x0FFF) ^ low ^ table[nibble]
+        return value
+    records = bytearray([0x40, 0, 0]) + struct.pack("<H", 0) + bytes([1, 0, 1, 0]) + bytes([0x00, 5])
+    records += bytes([0x41, 0, 0]) + struct.pack("<H", 26) + bytes([1, 4, 1, 0]) + bytes([0x01, 2])
+    records += bytes([0x42, 0, 0]) + struct.pack("<H", 27) + bytes([3, 1, 1, 0, 2, 4, 0x86, 3, 1, 0])
+    records += (bytes([0x02, 0]) + struct.pack("<I", 60000) + bytes([2])) * steps
+    header = bytearray(struct.pack("<BBHI4s", 14, 0x20, 2132, len(records), b".FIT"))
+    header += struct.pack("<H", crc(header))
+    body = bytes(header) + bytes(records)
+    return body + struct.pack("<H", crc(body))
+
+
+def hostile_files(folder):
+    """Size and count extremes of every format a rider may import: each must be refused in words."""
+    steady = '<SteadyState Duration="60" Power="0.8"/>'
+    files = {
+        "FIT, 480 000 steps (3.4 MB)": ("steps.fit", fit_workout(480_000)),
+        "FIT, 10 001 steps": ("10001.fit", fit_workout(10_001)),
+        ".zwo, a 3.9 MB description": ("description.zwo", ("<workout_file><name>x</name><description>" + "d" * 3_900_000
+                                                          + "</description><workout>" + steady
+                                                          + "</workout></workout_file>").encode()),
+        ".zwo, 40 000 steps": ("steps.zwo", ("<workout_file><name>x</name><workout>" + steady * 40_000
+                                             + "</workout></workout_file>").encode()),
+        ".zwo, nested a million deep": ("nested.zwo", b"<a>" * 1_000_000),
+        ".erg, 250 000 points (3.4 MB)": ("points.erg", ("[COURSE HEADER]\nMINUTES WATTS\n[END COURSE HEADER]\n"
+                                                         "[COURSE DATA]\n" + "".join(f"{i / 60:.4f}\t100\n" for i in
+                                                                                    range(250_000))
+                                                         + "[END COURSE DATA]\n").encode()),
+        "any, 50 MB": ("big.zwo", b"<workout_file>" + b" " * 50_000_000),
+    }
+    for label, (name, data) in files.items():
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        yield label, path
+
+
+def refusals(cyclelog):
+    """Each hostile file imported by the release cyclelog: its time and peak memory until it is refused, and the
+    library still listed after it."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        database = os.path.join(folder, "library.sqlite")
+        for label, path in hostile_files(folder):
+            start = time.perf_counter()
+            run = subprocess.run(["/usr/bin/time", "-f", "%M", cyclelog, "workouts", "import", path, "--db", database],
+                                 capture_output=True, text=True)
+            seconds = time.perf_counter() - start
+            peak_mb = int(run.stderr.strip().splitlines()[-1]) / 1024
+            listed = subprocess.run([cyclelog, "workouts", "list", "--db", database], capture_output=True)
+            rows.append((label, seconds, peak_mb, run.returncode == 1 and "nothing was imported" in run.stderr,
+                         listed.returncode == 0))
+    return rows
+
+
 def main():
     binary = os.path.join(ROOT, ".build", "release", "WorkoutBenchmark")
     data = zwo_file().encode()
@@ -86,6 +153,12 @@ def main():
     add("workouts", "player over a 4-hour live ride (share of a core)", median=share, unit="%",
         target="not measurable (< 0.01 %)", met=share < 0.01)
     add("workouts", "4-hour ride's compliance", best=swift["complianceBestMs"], unit="ms")
+    print("Hostile workout files, `cyclelog workouts import` (release): time and peak memory until refused")
+    for label, seconds, peak_mb, refused, listed in refusals(os.path.join(ROOT, ".build", "release", "cyclelog")):
+        print(f"  {label:32} {seconds:6.3f} s  {peak_mb:6.1f} MB  {'refused' if refused else 'NOT REFUSED'}"
+              f"{'' if listed else '; the library no longer lists'}")
+        add("workouts", f"hostile file refused: {label}", best=seconds, unit="s", peak_mb=peak_mb,
+            target="≤ 1 s, ≤ 100 MB, library readable", met=seconds <= 1 and peak_mb <= 100 and refused and listed)
 
 
 if __name__ == "__main__":
