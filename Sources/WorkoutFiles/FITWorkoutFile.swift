@@ -290,10 +290,8 @@ public enum FITWorkoutFile {
 
     /// What writing `workout` as a FIT workout leaves out or changes, in words; empty when it keeps all of it.
     public static func losses(_ workout: StructuredWorkout) -> [String] {
-        let steps = workout.steps
         func count(_ what: String, _ test: (WorkoutStep) -> Bool) -> String? {
-            let number = steps.filter(test).count
-            return number == 0 ? nil : "\(what) (\(number) step\(number == 1 ? "" : "s"))"
+            WorkoutFormat.loss(what, workout.steps, test)
         }
         return [
             workout.author.map { _ in "the author (FIT has no field for one)" },

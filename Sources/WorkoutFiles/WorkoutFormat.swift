@@ -36,6 +36,12 @@ public enum WorkoutFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// "ramps, written as … (2 steps)": a loss with the steps it touches, or nil when it touches none.
+    static func loss(_ what: String, _ steps: [WorkoutStep], _ test: (WorkoutStep) -> Bool) -> String? {
+        let number = steps.filter(test).count
+        return number == 0 ? nil : "\(what) (\(number) step\(number == 1 ? "" : "s"))"
+    }
+
     /// Reads a workout file whole: the workout, or why not (nothing half-read).
     public func read(_ bytes: [UInt8], fileName: String) throws(WorkoutReadError) -> StructuredWorkout {
         switch self {

@@ -270,10 +270,8 @@ public enum ZWOFile {
     /// What writing `workout` as a `.zwo` leaves out or changes, in words; empty when it keeps all of it. (What
     /// it cannot write at all — watts, distances, open steps — `write` refuses by name.)
     public static func losses(_ workout: StructuredWorkout) -> [String] {
-        let steps = workout.steps
         func count(_ what: String, _ test: (WorkoutStep) -> Bool) -> String? {
-            let number = steps.filter(test).count
-            return number == 0 ? nil : "\(what) (\(number) step\(number == 1 ? "" : "s"))"
+            WorkoutFormat.loss(what, workout.steps, test)
         }
         return [
             count("heart-rate targets (a .zwo has none)") { $0.heartRate != nil },

@@ -28,22 +28,26 @@ final class GuidedTestScoreTests: XCTestCase {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The ramp ridden on `day` replayed into `database`; the replay.
+    @discardableResult
+    func replayRamp(seconds: Int, watts: Int, day: String, into database: String) throws -> Run {
+        let file = (database as NSString).deletingLastPathComponent + "/ramp-\(day).journal"
+        try rampJournal(seconds: seconds, watts: watts, day: day).write(toFile: file, atomically: true, encoding: .utf8)
+        let replay = try cyclelog(["replay", file, "--db", database])
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        return replay
+    }
+
     func json(_ run: Run) throws -> [String: Any] {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any], run.output)
     }
 
     func testARampCutShortIsNotScoredAndTheFTPInForceStays() throws {
         let database = try temporaryDatabase()
-        let folder = (database as NSString).deletingLastPathComponent
         // The FTP in force: 225 W, from a ramp ridden into its hard part the day before.
-        try rampJournal(seconds: 300 + 6 * 60, watts: 300, day: "2026-11-14").write(
-            toFile: folder + "/ramp.journal", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try cyclelog(["replay", folder + "/ramp.journal", "--db", database]).status, 0)
+        try replayRamp(seconds: 300 + 6 * 60, watts: 300, day: "2026-11-14", into: database)
         // Stopped 20 s into the ramp's second minute, at 106 W.
-        try rampJournal(seconds: 300 + 80, watts: 106, day: "2026-11-15").write(
-            toFile: folder + "/short.journal", atomically: true, encoding: .utf8)
-        let replay = try cyclelog(["replay", folder + "/short.journal", "--db", database])
-        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        let replay = try replayRamp(seconds: 300 + 80, watts: 106, day: "2026-11-15", into: database)
         XCTAssertTrue(
             replay.output.contains(
                 "FTP test     the ramp test is not scored: the ramp ended after 1 of its minutes, before it was hard"),
@@ -62,11 +66,8 @@ final class GuidedTestScoreTests: XCTestCase {
 
     func testARampRiddenIntoItsHardPartSetsTheFTPAndSaysWhichRide() throws {
         let database = try temporaryDatabase()
-        let folder = (database as NSString).deletingLastPathComponent
         // Six minutes of the ramp after its warm-up, at 300 W throughout: 75 % of 300 W.
-        try rampJournal(seconds: 300 + 6 * 60, watts: 300, day: "2026-11-16").write(
-            toFile: folder + "/ramp.journal", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try cyclelog(["replay", folder + "/ramp.journal", "--db", database]).status, 0)
+        try replayRamp(seconds: 300 + 6 * 60, watts: 300, day: "2026-11-16", into: database)
         let shown = try cyclelog(["show", "last", "--db", database])
         XCTAssertTrue(
             shown.output.contains(
