@@ -81,11 +81,12 @@ extension CyclelogMirror {
             return try await connection.call(
                 destination: MirrorControl.busName, path: MirrorControl.path, interface: MirrorControl.interface,
                 member: member, arguments)
-        } catch where RecorderControl.isMissing(error) {
+        } catch  where RecorderControl.isMissing(error) {
             throw Failure(
                 description: "\(before)no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`"
                     + (sessionProblem == nil
-                        ? "" : " (as the service: `sudo systemctl enable --now cyclelog-mirror`), or in a session bus "
+                        ? ""
+                        : " (as the service: `sudo systemctl enable --now cyclelog-mirror`), or in a session bus "
                             + "of its own: `dbus-run-session -- bash`, then `cyclelog-mirror &` and `cyclelog-mirror "
                             + "pair` in that shell"))
         } catch {
