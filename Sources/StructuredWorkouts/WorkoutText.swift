@@ -217,7 +217,10 @@ public enum WorkoutText {
     /// A decimal with at most two places, as hundredths, read without floating point.
     static func hundredths(_ text: Substring) -> Int? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let whole = Int(parts[0]), whole >= 0, !parts[0].hasPrefix("+") else {
+        // At most nine digits: more is no level or grade, and would overflow once made hundredths.
+        guard (1...2).contains(parts.count), parts[0].count <= 9, let whole = Int(parts[0]), whole >= 0,
+            !parts[0].hasPrefix("+")
+        else {
             return nil
         }
         guard parts.count == 2 else { return whole * 100 }

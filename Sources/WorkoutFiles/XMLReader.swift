@@ -126,8 +126,10 @@ struct XMLReader {
         }
     }
 
-    /// The longest text an element or an attribute may hold: a workout's longest text (its description).
+    /// The longest text an element or an attribute may hold: a workout's longest text (its description); and
+    /// the most bytes that text may take in the file, with its references (`&amp;` is five bytes for one).
     static let maximumTextBytes = StructuredWorkout.maximumDescriptionBytes
+    static let maximumRawTextBytes = 10 * maximumTextBytes
 
     static func tooLong(_ what: String) -> String {
         "the text of \(what) is longer than any text of a workout may be (\(StructuredWorkout.byteCount(maximumTextBytes)))"
@@ -191,8 +193,10 @@ struct XMLReader {
                 at += 1
             }
             guard peek == quote else { throw fault("the value of \(attributeName) in <\(elementName)> never ends") }
-            guard at - start <= Self.maximumTextBytes else { throw fault(Self.tooLong("\(attributeName)=")) }
-            element.attributes.append((attributeName.lowercased(), try decoded(bytes[start..<at])))
+            guard at - start <= Self.maximumRawTextBytes else { throw fault(Self.tooLong("\(attributeName)=")) }
+            let value = try decoded(bytes[start..<at])
+            guard value.utf8.count <= Self.maximumTextBytes else { throw fault(Self.tooLong("\(attributeName)=")) }
+            element.attributes.append((attributeName.lowercased(), value))
             advance()
         }
         // Content, up to the matching end tag. White space between elements is most of a workout file's text;
@@ -209,9 +213,11 @@ struct XMLReader {
                 if bytes[start..<at].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }) {
                     text += bytes[start..<at]
                 } else {
-                    words += at - start
+                    guard at - start <= Self.maximumRawTextBytes else { throw fault(Self.tooLong("<\(elementName)>")) }
+                    let chunk = try decoded(bytes[start..<at]).utf8
+                    words += chunk.count
                     guard words <= Self.maximumTextBytes else { throw fault(Self.tooLong("<\(elementName)>")) }
-                    text += try decoded(bytes[start..<at]).utf8
+                    text += chunk
                 }
             } else if starts(with: "</") {
                 advance(2)
@@ -242,24 +248,28 @@ struct XMLReader {
         }
     }
 
-    /// Text with its entities replaced.
+    /// Text with its entities replaced. Read by byte, not by character: a reference followed by a combining mark
+    /// (`&#10;` then U+05BC) is one character, which would hide its `;`.
     private mutating func decoded(_ slice: ArraySlice<UInt8>) throws(WorkoutReadError) -> String {
         guard slice.contains(UInt8(ascii: "&")) else { return String(decoding: slice, as: UTF8.self) }
-        var output = ""
-        let text = String(decoding: slice, as: UTF8.self)
-        var rest = Substring(text)
-        while let amp = rest.firstIndex(of: "&") {
-            output += rest[..<amp]
-            guard let semicolon = rest[amp...].firstIndex(of: ";"),
-                rest.distance(from: amp, to: semicolon) <= 10
-            else { throw fault("an '&' that starts no entity (write &amp;)") }
-            let entity = rest[rest.index(after: amp)..<semicolon]
+        var output: [UInt8] = []
+        output.reserveCapacity(slice.count)
+        var index = slice.startIndex
+        while index < slice.endIndex {
+            guard slice[index] == UInt8(ascii: "&") else {
+                output.append(slice[index])
+                index += 1
+                continue
+            }
+            let end = slice[index...].prefix(11).firstIndex(of: UInt8(ascii: ";"))
+            guard let end else { throw fault("an '&' that starts no entity (write &amp;)") }
+            let entity = String(decoding: slice[(index + 1)..<end], as: UTF8.self)
             switch entity {
-            case "amp": output += "&"
-            case "lt": output += "<"
-            case "gt": output += ">"
-            case "quot": output += "\""
-            case "apos": output += "'"
+            case "amp": output.append(UInt8(ascii: "&"))
+            case "lt": output.append(UInt8(ascii: "<"))
+            case "gt": output.append(UInt8(ascii: ">"))
+            case "quot": output.append(UInt8(ascii: "\""))
+            case "apos": output.append(UInt8(ascii: "'"))
             default:
                 let scalar: UInt32?
                 if entity.hasPrefix("#x") || entity.hasPrefix("#X") {
@@ -274,10 +284,10 @@ struct XMLReader {
                         "unknown entity &\(entity.prefix(10)); (a workout file may use &amp; &lt; &gt; &quot; &apos; "
                             + "and numeric references only: no entities of its own)")
                 }
-                output.unicodeScalars.append(character)
+                output += Array(String(character).utf8)
             }
-            rest = rest[rest.index(after: semicolon)...]
+            index = end + 1
         }
-        return output + rest
+        return String(decoding: output, as: UTF8.self)
     }
 }

@@ -267,6 +267,32 @@ public enum ZWOFile {
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 
+    /// The workout as a `.zwo` carries it, for a workout read from one: what `read(write(w))` gives, to compare a
+    /// round trip with (a character XML 1.0 does not allow is left out).
+    public static func asWritten(_ workout: StructuredWorkout) -> StructuredWorkout {
+        func kept(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.filter(allowed)))
+        }
+        var copy = workout
+        copy.name = kept(workout.name)
+        copy.author = workout.author.map(kept)
+        copy.description = workout.description.map(kept)
+        for index in copy.steps.indices {
+            copy.steps[index].texts = copy.steps[index].texts.map {
+                StepText(offsetSeconds: $0.offsetSeconds, kept($0.text))
+            }
+        }
+        return copy
+    }
+
+    /// Whether XML 1.0 allows the character (§2.2, `Char`).
+    static func allowed(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x9, 0xA, 0xD, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: true
+        default: false
+        }
+    }
+
     /// What writing `workout` as a `.zwo` leaves out or changes, in words; empty when it keeps all of it. (What
     /// it cannot write at all — watts, distances, open steps — `write` refuses by name.)
     public static func losses(_ workout: StructuredWorkout) -> [String] {
@@ -347,8 +373,9 @@ public enum ZWOFile {
     }
 
     /// Text as an attribute's or element's content. Only what XML 1.0 allows is written (§2.2, `Char`): another
-    /// control character, U+FFFE or U+FFFF (a name from an .mrc or a coach's plan may hold one) becomes U+FFFD, as
-    /// neither a character nor a reference to one may carry it.
+    /// control character, U+FFFE or U+FFFF (a name from an .mrc or a coach's plan may hold one) is left out, as
+    /// neither a character nor a reference to one may carry it (a replacement could make a text longer than its
+    /// bound).
     static func escaped(_ text: String) -> String {
         var output = ""
         for scalar in text.unicodeScalars {
@@ -360,7 +387,7 @@ public enum ZWOFile {
             case "\n": output += "&#10;"
             case "\r": output += "&#13;"
             case "\t": output += "&#9;"
-            case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": output += "\u{FFFD}"
+            case _ where !allowed(scalar): continue
             default: output.unicodeScalars.append(scalar)
             }
         }

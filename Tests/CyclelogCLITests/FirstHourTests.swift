@@ -71,6 +71,11 @@ final class FirstHourTests: XCTestCase {
             try Self.run(try builtBinary($0), ["--version"]).output
         }
         XCTAssertEqual(Set(versions).count, 1, "\(versions)")
+        // `record --help` names every dashboard key, the trainer's and the workout's too.
+        let help = try cyclelog(["record", "--help"]).output.replacingOccurrences(of: "\n", with: " ")
+        for key in ["space pause/resume", "+ / - 10 W", "f free", "n next step", "b back", "x one more minute"] {
+            XCTAssertTrue(help.contains(key), "\(key): \(help)")
+        }
         let slip = try cyclelog(["lsit"])
         XCTAssertEqual(slip.status, 64)
         XCTAssertEqual(

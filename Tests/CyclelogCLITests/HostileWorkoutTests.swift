@@ -41,7 +41,7 @@ final class HostileWorkoutTests: XCTestCase {
             ),
         ]
         for (name, bytes, reason) in files {
-            FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(bytes))
             let imported = try cyclelog(["workouts", "import", folder + "/" + name, "--db", database])
             XCTAssertEqual(imported.status, 1, name)
             XCTAssertTrue(imported.errorOutput.contains(reason), imported.errorOutput)
@@ -89,7 +89,7 @@ final class HostileWorkoutTests: XCTestCase {
     func testAFITWorkoutGivenToImportNamesWorkoutsImport() throws {
         let database = try temporaryDatabase()
         let file = (database as NSString).deletingLastPathComponent + "/plan.fit"
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: file,
             contents: Data(
                 FITWorkoutFile.write(StructuredWorkout(name: "Plan", steps: steps(3)), createdMicroseconds: 0)))

@@ -1027,6 +1027,19 @@ final class MirrorTests: XCTestCase {
                     .map { "\($0)" })
         }
         XCTAssertTrue((report["powerCurveAlt"] as? String ?? "").contains("1 min"), output)
+        // Shown as `show` prints them: watts, rpm and bpm whole, IF to two places (the exact value stays in
+        // data-value, checked above).
+        let shownTiles = try XCTUnwrap(report["shownTiles"] as? [String: String], output)
+        for (key, unit) in [
+            ("averagePowerWatts", "W"), ("normalizedPowerWatts", "W"), ("averageCadenceRPM", "rpm"),
+            ("averageHeartRateBPM", "bpm"),
+        ] {
+            let exact = try XCTUnwrap(shown[key] as? Double, key)
+            XCTAssertEqual(shownTiles[key], "\(Int(exact.rounded())) \(unit)", key)
+        }
+        if let factor = shown["intensityFactor"] as? Double {
+            XCTAssertEqual(shownTiles["intensityFactor"], String(format: "%.2f", factor))
+        }
         XCTAssertEqual((report["screenshots"] as? [String])?.count, 16, output)
     }
 

@@ -72,6 +72,9 @@ def main():
             browser.evaluate(f"location.hash = '#/ride/{ride_id}'")
             browser.wait_for("the ride's chart", "document.querySelector('#chart svg') !== null")
             report[f"tiles-{name}"] = numbers(browser, "main > .grid")
+            report.setdefault("shownTiles", browser.evaluate(
+                "Object.fromEntries([...document.querySelectorAll('main > .grid [data-key]')]"
+                ".map(e => [e.dataset.key, e.textContent]))"))
             report.setdefault("eventTimes", browser.evaluate(
                 "[...document.querySelectorAll('#events tbody tr')].map(r => r.cells[1]?.textContent)"))
             report[f"laps-{name}"] = browser.evaluate("document.querySelectorAll('#laps tbody tr').length")

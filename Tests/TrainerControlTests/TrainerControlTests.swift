@@ -197,13 +197,13 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
 
     @Test func aReconnectedTrainerGetsItsModeAndTargetBack() throws {
         var control = ergControl(200)
-        _ = try control.ask(.power(watts: 240), at: seconds(1))
+        _ = control.ask(.power(watts: 240), at: seconds(1))
         _ = control.indicated(answer(0x05), at: seconds(1.1))
         control.disconnected()
         #expect(control.state(at: seconds(2)) == .disconnected)
         #expect(writes(control.tick(at: seconds(3))).isEmpty)
         // Asked while away: kept.
-        _ = try control.ask(.powerChange(watts: 10), at: seconds(4))
+        _ = control.ask(.powerChange(watts: 10), at: seconds(4))
         #expect(writes(control.connected(fullTrainer, at: seconds(20))) == [.requestControl])
         #expect(writes(control.indicated(answer(0x00), at: seconds(20.1))) == [.setTargetPower(watts: 250)])
     }
@@ -299,7 +299,7 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
         #expect(control.powerMatchOffsetWatts == -50)
         // Within 3 s of a change, readings do not move the average.
         var frozen = ergControl(300, rules: rules)
-        _ = try frozen.ask(.power(watts: 310), at: seconds(10))
+        _ = frozen.ask(.power(watts: 310), at: seconds(10))
         frozen.meterPower(200, at: seconds(11))
         _ = frozen.trainerPower(300, at: seconds(11))
         #expect(frozen.powerMatchOffsetWatts == 0)
@@ -336,7 +336,7 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
         capabilities.inclinationRange = SupportedRange(minimum: -100, maximum: 200, minimumIncrement: 5)
         var control = TrainerControl()
         _ = control.connected(capabilities, at: .zero)
-        _ = try control.ask(.grade(percent: 25), at: seconds(1))
+        _ = control.ask(.grade(percent: 25), at: seconds(1))
         guard case .setIndoorBikeSimulation(let road)? = writes(control.indicated(answer(0x00), at: seconds(1.1))).first
         else {
             Issue.record("no simulation parameters sent")
