@@ -273,10 +273,11 @@ public enum ZWOFile {
         func kept(_ text: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter(allowed)))
         }
+        // Read back as a .zwo is read: the name, author and description without surrounding white space.
         var copy = workout
-        copy.name = kept(workout.name)
-        copy.author = workout.author.map(kept)
-        copy.description = workout.description.map(kept)
+        copy.name = kept(workout.name).withoutSurroundingWhitespace.nonEmpty ?? "Untitled workout"
+        copy.author = workout.author.flatMap { kept($0).withoutSurroundingWhitespace.nonEmpty }
+        copy.description = workout.description.flatMap { kept($0).withoutSurroundingWhitespace.nonEmpty }
         for index in copy.steps.indices {
             copy.steps[index].texts = copy.steps[index].texts.map {
                 StepText(offsetSeconds: $0.offsetSeconds, kept($0.text))
