@@ -157,6 +157,13 @@ final class FTPAndChartCommandTests: XCTestCase {
         XCTAssertEqual(curve.status, 0, curve.errorOutput)
         let caption = try String(contentsOfFile: folder + "/curve.svg", encoding: .utf8)
         XCTAssertTrue([" EST (", " EDT ("].contains { caption.contains($0) }, String(caption.prefix(2000)))
+        // Its count of rides in words: the two rides are six years apart, so 42 days hold one.
+        XCTAssertTrue(caption.contains(" (2 rides)</text>"), String(caption.prefix(2000)))
+        let one = try cyclelog(
+            ["chart", "--power-curve", "--window", "42d", "-o", folder + "/one.svg", "--db", db], environment: zone)
+        XCTAssertEqual(one.status, 0, one.errorOutput)
+        let single = try String(contentsOfFile: folder + "/one.svg", encoding: .utf8)
+        XCTAssertTrue(single.contains(" (1 ride)</text>"), String(single.prefix(2000)))
     }
 
     /// A ride's name is outside text: with ESC, U+0001, a tab, DEL and a C1 control in it the chart is still
