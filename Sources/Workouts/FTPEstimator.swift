@@ -42,6 +42,16 @@ public enum FitnessTest: String, Sendable, CaseIterable {
         }
         return nil
     }
+
+    /// Why a ride that declared this test is not scored, its scored effort (`basisWatts`: its best minute, its 20
+    /// minutes) included: the one rule that the automatic FTP and a ride's own account of its test share.
+    public func unscoredReason(_ scored: PlanCompliance.ScoredPart?, basisWatts: Double?) -> String? {
+        if let reason = unscoredReason(scored) { return reason }
+        guard let basisWatts, basisWatts > 0 else {
+            return self == .ramp ? "it has no minute with power" : "it has no 20 minutes with power"
+        }
+        return nil
+    }
 }
 
 /// How an FTP value came about (DESIGN.md §3 names).
@@ -214,9 +224,9 @@ public struct FTPEstimator: Sendable {
     /// FTP from a ride that declared a test, or nil when it did not reach the test's scored part or is too short for
     /// its protocol: the FTP in force then stays.
     private func testResult(_ ride: RideCurve, _ test: FitnessTest) -> FTPEstimate? {
-        if test.unscoredReason(ride.scoredPart) != nil { return nil }
         let seconds = test.scoredSeconds
-        guard let watts = ride.curve.watts(seconds: seconds), watts > 0 else { return nil }
+        let watts = ride.curve.watts(seconds: seconds)
+        guard test.unscoredReason(ride.scoredPart, basisWatts: watts) == nil, let watts else { return nil }
         return FTPEstimate(
             method: test.method, watts: test.factor * watts, effectiveMicroseconds: ride.endMicroseconds,
             best20MinuteWatts: ride.curve.watts(seconds: 1200),

@@ -18,14 +18,8 @@ public struct TestScore: Equatable, Sendable {
         self.test = test
         self.inForce = inForce
         basisWatts = statistics.powerCurveWatts[test.scoredSeconds].flatMap { $0 > 0 ? $0 : nil }
-        if let reason = test.unscoredReason(statistics.plan?.scoredPart) {
-            unscoredReason = reason
-        } else if let basisWatts {
-            ftpWatts = test.factor * basisWatts
-        } else {
-            unscoredReason =
-                test == .ramp ? "it has no minute with power" : "it has no 20 minutes with power"
-        }
+        unscoredReason = test.unscoredReason(statistics.plan?.scoredPart, basisWatts: basisWatts)
+        if unscoredReason == nil, let basisWatts { ftpWatts = test.factor * basisWatts }
         if ftpWatts == nil { self.inForce = false }
     }
 
