@@ -99,7 +99,7 @@ actor RideStore {
 
     /// What a guided test gave: the FTP it sets, and whether it is in force or waits for the rider.
     func testResult(_ workoutId: Int64) -> String? {
-        (try? store.ride(workoutId))??.summary.analysis?.test?.words
+        (try? store.testScore(workoutId))??.words
     }
 
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database

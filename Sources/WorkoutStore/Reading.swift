@@ -136,14 +136,25 @@ extension WorkoutStore {
                 samples: samples, statistics: summary.statistics,
                 ftp: history.inForce(at: summary.startMicroseconds),
                 criticalPower: history.criticalPower(at: summary.startMicroseconds))
-            if let test = summary.plan.fitnessTest {
-                let now = history.inForce(at: .max)
-                summary.analysis?.test = TestScore(
-                    test: test, statistics: summary.statistics,
-                    inForce: now?.workoutId == id && now?.method == test.method)
-            }
+            let test = Self.testScore(summary, history)
+            summary.analysis?.test = test
         }
         return StoredRide(summary: summary, samples: samples, damaged: damaged)
+    }
+
+    /// What a complete ride that declared a fitness test gave; nil for a ride without one, an unknown id or a ride
+    /// still recording. It reads the ride's stored statistics and the FTP history, not its samples.
+    public func testScore(_ id: Int64) throws(StoreError) -> TestScore? {
+        guard let summary = try storedSummary(id) else { return nil }
+        return Self.testScore(summary, try ftpHistory())
+    }
+
+    private static func testScore(_ summary: WorkoutSummary, _ history: FTPHistory) -> TestScore? {
+        guard let test = summary.plan.fitnessTest else { return nil }
+        let now = history.inForce(at: .max)
+        return TestScore(
+            test: test, statistics: summary.statistics,
+            inForce: now?.workoutId == summary.id && now?.method == test.method)
     }
 
     /// A plan's name, goal, location and fitness test from the columns a workout and a preset both have.
