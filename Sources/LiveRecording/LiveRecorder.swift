@@ -257,7 +257,6 @@ public actor LiveRecorder {
             case .rideSaved(let summary):
                 announcements.publish(.rideSaved(summary))
                 guide = nil
-                await sayTestResult(summary)
             case .publishStatus: statusUpdates.publish(status())
             case .done:
                 wakeSensorWaiters()
@@ -359,6 +358,8 @@ public actor LiveRecorder {
                 for observer in options.observers {
                     if let trouble = observer.announce(summary) { announcements.publish(.notice(trouble)) }
                 }
+                // Said whether the recorder goes on to wait for the next ride or ends with this one.
+                await sayTestResult(summary)
             } else {
                 problem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
             }

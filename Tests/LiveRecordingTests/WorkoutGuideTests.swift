@@ -117,6 +117,13 @@ extension WorkoutGuide.Action {
                 $0.workout = LiveRecorder.WorkoutChoice(id: "ramp-test", planned: PlannedWorkout(ramp, ftpWatts: nil))
                 $0.plan.fitnessTest = .ramp
             }, trainer: [.power])
+        // What the recorder says of the FTP once the ride is saved (its notices end when its run does).
+        let notices = rig.recorder.announcements.subscribe()
+        let testWords = Task { () -> [String] in
+            var said: [String] = []
+            for await case .notice(let words) in notices where words.contains("FTP") { said.append(words) }
+            return said
+        }
         // The 5-minute warm-up at 100 W, then five minutes from 100 W to 180 W (a ramp is scored from its fifth
         // minute on) and some of the sixth, at 200 W, pedalling at 90 rpm.
         for _ in 0..<(300 + 5 * 60 + 20) { try await second(rig, watts: 200, cadenceRPM: 90) }
@@ -155,6 +162,8 @@ extension WorkoutGuide.Action {
         #expect(estimate.method == .rampTest && estimate.workoutId == summary.id)
         #expect(abs(estimate.watts - 150) < 1)
         #expect(summary.statistics.plan?.scoredPart?.stepsRiddenToTheEnd == 5)
+        let said = await testWords.value
+        #expect(said == ["FTP 150 W from this ramp test (75 % of its best minute, 200 W), the FTP in force"], "\(said)")
         #expect(await rig.bus.controlPointWrites(rig.trainer).last == [0x01], "the trainer let go")
     }
 }
