@@ -19,7 +19,7 @@ public struct LiveSources: Sendable {
     public mutating func take(
         _ readings: [ChannelReading], from sensor: String, at timeMicroseconds: Int64
     ) -> Set<Channel> {
-        if order[sensor] == nil { order[sensor] = order.count }
+        connected(sensor)
         var chosen: Set<Channel> = []
         for reading in readings {
             latest[reading.channel, default: [:]][sensor] = (reading.rank, timeMicroseconds)
