@@ -1,5 +1,5 @@
-/// A JSON value with ordered keys, so that the same workout always prints the same bytes (DESIGN.md §3 keys in
-/// their documented order), without Foundation.
+/// A JSON value with ordered keys, so that the same workout always prints the same bytes (the keys in
+/// the order Docs/reference/json.md lists them), without Foundation.
 public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)

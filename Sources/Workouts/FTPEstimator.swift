@@ -54,7 +54,7 @@ public enum FitnessTest: String, Sendable, CaseIterable {
     }
 }
 
-/// How an FTP value came about (DESIGN.md §3 names).
+/// How an FTP value came about (the `method` names of Docs/reference/json.md).
 public enum FTPMethod: String, Sendable {
     case criticalPower, best20Minutes, rampTest, manual
 }

@@ -1,7 +1,7 @@
 import Formats
 import StructuredWorkouts
 
-/// The one stream every source becomes (DESIGN.md §1): a live ride, a btsnoop capture and a cyclelog journal all
+/// The one stream every source becomes (Docs/architecture.md, how a ride flows): a live ride, a btsnoop capture and a cyclelog journal all
 /// turn into `RideEvent`s in arrival order, and nothing downstream knows which source fed it.
 public struct RideEvent: Equatable, Sendable {
     /// Arrival time in microseconds since the Unix epoch: the capture's clock on replay, the host clock live.

@@ -1,4 +1,4 @@
-/// One second of the 1 Hz series: time-weighted values of what the sensors held during it (DESIGN.md §4).
+/// One second of the 1 Hz series: time-weighted values of what the sensors held during it (Docs/reference/workouts.md).
 /// A nil value is a gap (no sensor had a value), never an invented one.
 public struct SecondSample: Equatable, Sendable {
     /// Seconds since the workout's start; the sample covers [second, second + 1).

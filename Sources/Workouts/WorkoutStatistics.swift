@@ -1,6 +1,6 @@
 import StructuredWorkouts
 
-/// The statistics of a workout or a lap, following DESIGN.md §4: moving time excludes pauses; averages and work
+/// The statistics of a workout or a lap, following Docs/reference/workouts.md: moving time excludes pauses; averages and work
 /// use moving time; power averages include zeros (coasting) while cadence averages exclude them; NP over full
 /// 30-s windows; the power curve never spans a pause and has spikes removed. Values that do not apply are nil.
 public struct WorkoutStatistics: Equatable, Sendable {

@@ -1,7 +1,7 @@
 import Formats
 
 /// Everything `cyclelog replay` and `cyclelog show` print about one workout; the JSON keys are the contract of
-/// DESIGN.md §3 (units in the names, null where a value does not apply).
+/// Docs/reference/json.md (units in the names, null where a value does not apply).
 public struct WorkoutSummary: Sendable {
     public var id: Int64
     public var syncIdentifier: String

@@ -8,7 +8,7 @@ import Workouts
     import Glibc
 #endif
 
-/// `cyclelog decode <characteristic> [HEX ...] [--json]` — the contract in DESIGN.md §3.
+/// `cyclelog decode <characteristic> [HEX ...] [--json]` — the contract in Docs/guide/decode.md.
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",

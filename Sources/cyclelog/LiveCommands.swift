@@ -17,7 +17,7 @@ import WorkoutStore
 import Workouts
 
 /// `--bus` and `--control-bus`: which D-Bus buses to use. BlueZ is on the system bus; the recorder's control
-/// object is on the session bus unless told otherwise (DESIGN.md §3: never confused).
+/// object is on the session bus unless told otherwise (never confused: Docs/guide/recording.md).
 struct BusOptions: ParsableArguments {
     @Option(
         help: "The bus BlueZ is on: system, session or a D-Bus address (default: $CYCLELOG_DBUS_ADDRESS, else system).")

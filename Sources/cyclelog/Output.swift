@@ -2,7 +2,7 @@ import CyclingSensors
 import Formats
 import Workouts
 
-/// `--json`: one object per value, raw wire integers, keys as in DESIGN.md §3; or an error object.
+/// `--json`: one object per value, raw wire integers, keys as in Docs/guide/decode.md; or an error object.
 enum JSONLine {
     static func render(_ outcome: Result<[DecodedField], MalformedPayload>) -> String {
         let line = OutputBuffer(capacity: 256)

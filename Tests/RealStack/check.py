@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-HOLD_SECONDS = 3  # a value holds 3 s after its notification (DESIGN.md §4)
+HOLD_SECONDS = 3  # a value holds 3 s after its notification (Docs/reference/workouts.md)
 
 
 class Checks:

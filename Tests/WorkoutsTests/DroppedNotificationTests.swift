@@ -5,7 +5,7 @@ import XCTest
 @testable import Workouts
 
 /// A power meter whose notifications go missing now and then must not change the ride's numbers much: each value
-/// holds until the next one (up to 3 s), as DESIGN.md §4 says.
+/// holds until the next one (up to 3 s), as Docs/reference/workouts.md says.
 final class DroppedNotificationTests: XCTestCase {
     func workout(_ watts: [Double], dropping: (Int) -> Bool) throws -> Workout {
         var builder = WorkoutBuilder(configuration: .init())

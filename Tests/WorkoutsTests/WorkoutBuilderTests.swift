@@ -3,7 +3,7 @@ import XCTest
 
 @testable import Workouts
 
-/// The builder against values worked out by hand from DESIGN.md §4's rules.
+/// The builder against values worked out by hand from the rules of Docs/reference/workouts.md.
 final class WorkoutBuilderTests: XCTestCase {
     let meter = "C0:11:22:33:44:55"
     let trainer = "F1:00:00:00:00:01"
