@@ -293,8 +293,9 @@ struct ExportWorkout: ParsableCommand {
         guard let entry = try database.open(.read).libraryWorkout(id) else {
             throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
+        let format = WorkoutFormat(fileName: output)
         let bytes: [UInt8]
-        switch WorkoutFormat(fileName: output) {
+        switch format {
         case .zwo?:
             do {
                 bytes = try ZWOFile.write(entry.workout)
@@ -309,7 +310,7 @@ struct ExportWorkout: ParsableCommand {
         try OutputFile.write(bytes, to: output)
         print("wrote \(output)")
         // What the format could not hold, said rather than dropped silently.
-        let losses = WorkoutFormat(fileName: output)?.losses(entry.workout) ?? []
+        let losses = format?.losses(entry.workout) ?? []
         if !losses.isEmpty {
             printError("cyclelog: \(output) leaves out what its format cannot hold: " + losses.joined(separator: "; "))
         }
