@@ -105,7 +105,7 @@ public actor LiveRecorder {
         }
         if sensors.roster.isEmpty { try await findSensors() }
         await perform(controller.begin(at: now(), descriptions: sensors.roster.allDescriptions))
-        if !controller.rules.waits, !controller.isRiding {
+        if !controller.rules.waits, !controller.isRiding, !controller.isOver {
             throw LiveRecordingError(.store, openFailure ?? "the database did not open the ride")
         }
         let events = await bluez.events()

@@ -117,6 +117,8 @@ struct RideController {
     /// The recorder began: a plain `record` opens its one ride at once; one that waits watches for pedalling
     /// (`--auto`) or a Start.
     mutating func begin(at time: Int64, descriptions: [RideEvent]) -> [Action] {
+        // A stop can come while the adapter is still being found (the control is on the bus by then): it stands.
+        guard !stopRequested else { return [] }
         guard rules.waits else { return open(StartRequest(plan: rules.plan), at: time, byPedalling: false) }
         startWaiting(at: time, descriptions: descriptions)
         return []

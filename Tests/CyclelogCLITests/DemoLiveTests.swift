@@ -6,28 +6,9 @@ import XCTest
 /// demonstration, in a database of its own.
 final class DemoLiveTests: XCTestCase {
     func testTheSensorFreeDemoRecordsALiveRideAndOffersAPairingLink() throws {
-        let repository = fixturesFolder.deletingLastPathComponent()
-        let home = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-demo-home-\(UUID())")
-        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        let home = try Self.home()
         defer { try? FileManager.default.removeItem(at: home) }
-        let process = Process()
-        process.executableURL = repository.appendingPathComponent("scripts/demo-live.sh")
-        var environment = ProcessInfo.processInfo.environment
-        // The rider's own places: the demo must leave them alone.
-        environment["CYCLELOG_DB"] = home.appendingPathComponent("mine.sqlite").path
-        environment["HOME"] = home.path
-        environment["XDG_STATE_HOME"] = home.appendingPathComponent("state").path
-        environment["DEMO_SECONDS"] = "12"
-        environment["DEMO_LISTEN"] = "127.0.0.1:0"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let text = try Self.demo(home: home)
 
         XCTAssertTrue(text.contains("DEMONSTRATION - no Bluetooth hardware"), text)
         // A pairing link to the mirror, and what a phone needs to reach it.
@@ -56,5 +37,55 @@ final class DemoLiveTests: XCTestCase {
         let folder = try XCTUnwrap(
             text.range(of: #"/[^ ]*cyclelog-demo\.[A-Za-z0-9]+"#, options: .regularExpression).map { String(text[$0]) })
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder), folder)
+    }
+
+    /// `DEMO_TRAINER=1`: the trainer is steered in ERG while the meter replays a recorded ride, which does not
+    /// follow the trainer's targets; the banner and the ride's name say so, so that "ERG within … W" is not taken
+    /// for a rider's.
+    func testTheDemoWithATrainerSaysItsPowerIsAReplay() throws {
+        let home = try Self.home()
+        defer { try? FileManager.default.removeItem(at: home) }
+        let text = try Self.demo(home: home, ["DEMO_TRAINER": "1"])
+        XCTAssertTrue(
+            text.contains("The power meter replays a recorded ride: it does not follow the trainer's targets"), text)
+        XCTAssertTrue(
+            text.contains("Workout 1 \"Demo replay: its power meter does not follow the trainer\" — ended"), text)
+        for name in ["Demo power meter", "Demo smart trainer"] {
+            XCTAssertTrue(text.contains("sensor       \(name)"), "\(name): \(text)")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: home.path), [])
+    }
+
+    /// A home of the rider's own for one run: the demo must leave it as it was.
+    private static func home() throws -> URL {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-demo-home-\(UUID())")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        return home
+    }
+
+    /// Runs `scripts/demo-live.sh` for 12 seconds of riding, its mirror on a port of its own, and returns what it
+    /// printed once it exited with status 0.
+    private static func demo(home: URL, _ extra: [String: String] = [:]) throws -> String {
+        let repository = fixturesFolder.deletingLastPathComponent()
+        let process = Process()
+        process.executableURL = repository.appendingPathComponent("scripts/demo-live.sh")
+        var environment = ProcessInfo.processInfo.environment
+        // The rider's own places: the demo must leave them alone.
+        environment["CYCLELOG_DB"] = home.appendingPathComponent("mine.sqlite").path
+        environment["HOME"] = home.path
+        environment["XDG_STATE_HOME"] = home.appendingPathComponent("state").path
+        environment["DEMO_SECONDS"] = "12"
+        environment["DEMO_LISTEN"] = "127.0.0.1:0"
+        environment.merge(extra) { $1 }
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        return text
     }
 }

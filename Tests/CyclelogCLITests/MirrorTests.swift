@@ -65,6 +65,11 @@ final class MirrorTests: XCTestCase {
             livePower.append(try XCTUnwrap(values["powerWatts"] as? Double, message.data))
             arrivals.append(Date().timeIntervalSince1970)
         }
+        // The stand-in logs each notification just after sending it, so a value can be on the stream before its
+        // line is in the log: wait for a line written no sooner than the last value arrived.
+        try await waitFor("the stand-in's log to reach the last value streamed", record) {
+            try (standIn.sent().last?.time ?? 0) >= (arrivals.last ?? .infinity)
+        }
         // The cycling power measurement's bytes 2–3 are the instantaneous power, signed 16-bit little-endian
         // (GATT specification supplement, 3.65): the values the stand-in sent after the stream opened, in order.
         let sent = try standIn.sent().filter { $0.time > streamStart - 1 }.map {
@@ -181,9 +186,10 @@ final class MirrorTests: XCTestCase {
 
         // A recorder that does not answer within 2 s (stopped here): 504. The call stays on the bus and is
         // carried out once the recorder runs again, so the screen's retry with the same id is a duplicate.
-        kill(record.process.pid, SIGSTOP)
+        let frozen = await record.process.freeze()
+        XCTAssertTrue(frozen, "the recorder did not stop on SIGSTOP")
         let slow = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"t-1","command":"lap"}"#)
-        kill(record.process.pid, SIGCONT)
+        record.process.thaw()
         XCTAssertEqual(slow.status, 504, slow.body)
         let retried = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"t-1","command":"lap"}"#)
         XCTAssertEqual(retried.json["duplicate"] as? Bool, true, retried.body)
@@ -514,6 +520,8 @@ final class MirrorTests: XCTestCase {
         // The page restarted the mirror as it was; that one is stopped here.
         if let restarted = report["newMirrorPid"] as? Int { kill(pid_t(restarted), SIGTERM) }
         XCTAssertEqual(report["bannerWhileAway"] as? Bool, true, "no \"reconnecting\" while the mirror was away")
+        // A ride without a name is "Workout N" on the phone, as `cyclelog list` and `show` call it.
+        XCTAssertEqual(report["titleWhileRiding"] as? String, "Workout 1", output)
 
         XCTAssertEqual(
             report["startButtons"] as? [String],

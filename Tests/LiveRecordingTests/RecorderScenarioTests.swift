@@ -98,6 +98,29 @@ import Workouts
         }
     }
 
+    /// SIGTERM right after `record --wait` is on the bus, while it still looks for its adapter: it ends at once,
+    /// having opened nothing, instead of waiting for rides it was told to stop taking.
+    @Test func aStopBeforeTheRecorderRunsEndsItAtOnce() async throws {
+        let clock = ManualClock()
+        let bus = FakeSensorBus(clock: clock)
+        _ = await bus.addPowerMeter(Self.address, name: "Stages Power L")
+        let store = try WorkoutStore()
+        var options = LiveRecorder.Options()
+        options.sensors = [Self.address]
+        options.waitForStart = true
+        let recorder = LiveRecorder(bluez: bus, store: store, options: options, clock: clock)
+        await recorder.stop()
+        let outcome = Outcome()
+        let running = Task {
+            let summary = try await recorder.run()
+            await outcome.end()
+            return summary
+        }
+        try await eventually("the recorder to end") { await outcome.ended }
+        #expect(try await running.value == nil)
+        #expect(try store.list().isEmpty)
+    }
+
     @Test func aLostLinkIsConnectedAgainWithBackoffAndTheJournalKeepsTheGap() async throws {
         let rig = try await Rig()
         try await rig.streaming()
@@ -285,4 +308,10 @@ import Workouts
 
 extension FakeSensorBus {
     func setRefusals(_ count: Int) { refusals = count }
+}
+
+/// Whether a task has ended, for a scenario that must not wait forever on one that would not.
+private actor Outcome {
+    private(set) var ended = false
+    func end() { ended = true }
 }

@@ -208,6 +208,19 @@ import Workouts
         #expect(controller.isOver)
     }
 
+    /// SIGTERM can come while the recorder still looks for its adapter, after its control is on the bus: the
+    /// recorder then begins nothing, waits for no ride and opens none.
+    @Test(arguments: [false, true])
+    func aStopBeforeTheBeginningLeavesNothingToBegin(waits: Bool) {
+        var rules = RideController.Rules()
+        rules.waitForStart = waits
+        var controller = RideController(rules: rules)
+        #expect(Self.names(controller.stop(at: Self.t0)) == ["status", "done"])
+        #expect(controller.begin(at: Self.t0, descriptions: Self.described).isEmpty)
+        #expect(controller.isOver)
+        #expect(controller.startRefusal(StartRequest(), at: Self.t0, anySensorConnected: true, sensorStates: "") != nil)
+    }
+
     @Test func aRowThatCannotBeOpenedByPedallingIsTriedAgainAtTheNextStroke() {
         var controller = Self.waiting(auto: true)
         var time = Self.t0

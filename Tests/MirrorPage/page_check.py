@@ -248,6 +248,7 @@ def main():
         report["buttonHeights"]["start"] = browser.tap("#start button")
         browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
 
+        report["titleWhileRiding"] = browser.evaluate("document.getElementById('title').textContent")
         report["powersShown"] = browser.powers_shown(6)
         # A goal as the recorder spells it, in the words the page shows.
         report["goalWords"] = browser.evaluate('["3600s", "5400s", "90s", "30km", "600kJ"].map(goalWords)')

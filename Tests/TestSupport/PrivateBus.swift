@@ -144,6 +144,32 @@ public final class ChildProcess: @unchecked Sendable {
         if isRunning { kill(pid, number) }
     }
 
+    /// Stops the process (SIGSTOP) and returns once all of it has stopped, or false after `seconds`. `kill` only
+    /// starts the stop: each thread stops when it is next scheduled, so on a busy machine one of them can go on for
+    /// a few milliseconds, long enough to answer a call. The kernel tells the parent when the last one has.
+    public func freeze(seconds: Double = 5) async -> Bool {
+        guard isRunning, kill(pid, SIGSTOP) == 0 else { return false }
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WUNTRACED | WNOHANG) == pid {
+                // WIFSTOPPED: the low byte is 0x7F; anything else means it has ended.
+                guard raw & 0xFF == 0x7F else {
+                    status = raw
+                    return false
+                }
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// Lets a frozen process run again (SIGCONT).
+    public func thaw() {
+        if isRunning { kill(pid, SIGCONT) }
+    }
+
     /// Waits for the process to end, up to a limit; returns its exit code (128 + signal when killed), or nil.
     @discardableResult
     public func wait(seconds: Double) -> Int32? {
