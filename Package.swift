@@ -66,13 +66,15 @@ let package = Package(
             dependencies: ["Formats", "RideJournal", "Workouts", .product(name: "Crypto", package: "swift-crypto")]),
         // btsnoop readers and the GATT replay of a capture: files in, ride events out.
         .target(name: "Capture", dependencies: ["CyclingSensors", "Workouts", "RideJournal"]),
-        // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal.
+        // SQLite through GRDB: workouts, laps, events, sensors, 1 Hz samples and the raw journal. GRDBSQLite for
+        // the few C calls GRDB has no API for (a progress handler, WAL persistence).
         .target(
             name: "WorkoutStore",
             dependencies: [
                 "Formats", "Concurrency",
                 "ExitStatus", "Workouts", "RideJournal", "RideIdentity", "StructuredWorkouts",
-                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // SVG pictures of a ride and of a power curve.
         .target(name: "Charts", dependencies: ["Formats", "Workouts"]),

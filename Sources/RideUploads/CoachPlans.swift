@@ -62,8 +62,10 @@ public struct CoachPlans: Sendable {
                 result.skipped.append("\(ShownText.cut(event.name, to: 60)) (\(event.day)): \(violation)")
                 continue
             }
-            let imported = try store.importWorkout(
-                workout, format: "zwo", fileName: event.fileName, sourceBytes: event.file, at: nowMicroseconds)
+            let imported = try await store.call { [workout] in
+                try $0.importWorkout(
+                    workout, format: "zwo", fileName: event.fileName, sourceBytes: event.file, at: nowMicroseconds)
+            }
             let workoutId: String
             let new: Bool
             switch imported {
@@ -74,15 +76,15 @@ public struct CoachPlans: Sendable {
             let preset = WorkoutPreset(
                 id: presetId, title: event.name,
                 request: StartRequest(plan: WorkoutPlan(name: WorkoutPlan.name(event.name)), workout: workoutId))
-            try store.savePlannedPreset(preset, day: event.day, note: event.description)
+            try await store.call { try $0.savePlannedPreset(preset, day: event.day, note: event.description) }
             result.planned.append(
                 Planned(
                     day: event.day, name: event.name, workoutId: workoutId, presetId: presetId, newToTheLibrary: new))
         }
         let kept = Set(result.planned.map(\.presetId))
-        for planned in try store.plannedPresets()
+        for planned in try await store.call({ try $0.plannedPresets() })
         where planned.day < today || (planned.day <= last && !kept.contains(planned.id)) {
-            try store.forgetPreset(planned.id)
+            try await store.call { try $0.forgetPreset(planned.id) }
             result.removed.append(planned.id)
         }
         return result

@@ -104,11 +104,12 @@ public struct Uploader: Sendable {
     private func upload(_ service: Service, _ session: Session, choice: Choice, into report: inout Report)
         async throws
     {
-        let rides = try store.uploadableRides()
+        let rides = try await store.call { try $0.uploadableRides() }
         let chosen: [WorkoutStore.UploadableRide]
         switch choice {
         case .automatic:
-            let underWay = Set(try store.remoteUploads(service: service.rawValue).map(\.syncIdentifier))
+            let underWay = Set(
+                try await store.call { try $0.remoteUploads(service: service.rawValue) }.map(\.syncIdentifier))
             chosen = rides.filter { $0.startMicroseconds >= session.since || underWay.contains($0.syncIdentifier) }
         case .rides(let ids):
             chosen = try ids.map { id in
@@ -133,7 +134,7 @@ public struct Uploader: Sendable {
     private func upload(
         _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, explicit: Bool
     ) async throws -> Outcome? {
-        var record = try store.remoteUpload(ride.syncIdentifier, service: service.rawValue)
+        var record = try await store.call { try $0.remoteUpload(ride.syncIdentifier, service: service.rawValue) }
         var outcome: Outcome?
         func finish(_ result: Outcome.Result, _ words: String) {
             outcome = Outcome(
@@ -175,7 +176,7 @@ public struct Uploader: Sendable {
             case .lookUp(let version):
                 let externalId = UploadPlan.externalIdentifier(ride.syncIdentifier, version: version)
                 if let found = try await session.find(externalId, startMicroseconds: ride.startMicroseconds) {
-                    record = try save(ride, service, version: version, .uploaded, remoteId: found, from: record)
+                    record = try await save(ride, service, version: version, .uploaded, remoteId: found, from: record)
                     finish(.uploaded, "on \(service.title) as \(found) (found by its external id after a lost answer)")
                 } else if try await !sendCurrent() {
                     return outcome
@@ -198,7 +199,7 @@ public struct Uploader: Sendable {
                 }
             case .replace(let previous):
                 guard case .intervals(let intervals) = session.remote else { return outcome }
-                record = try save(
+                record = try await save(
                     ride, service, version: ride.version, .replacing, previousRemoteId: previous, from: record)
                 _ = try await intervals.delete(previous)
                 if try await !sendCurrent(replacing: previous) { return outcome }
@@ -207,7 +208,7 @@ public struct Uploader: Sendable {
                 try await strava.updateDetails(remoteId, name: ride.name, description: description(ride))
                 updated.detailsVersion = ride.version
                 updated.lastError = nil
-                try store.saveRemoteUpload(updated)
+                try await store.call { [updated] in try $0.saveRemoteUpload(updated) }
                 record = updated
                 finish(
                     .detailsUpdated,
@@ -223,30 +224,30 @@ public struct Uploader: Sendable {
     private func send(
         _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, from record: RemoteUpload?
     ) async throws -> RemoteUpload? {
-        let file = try rideFile(ride)
+        let file = try await rideFile(ride)
         var record = record
         var failures = 0
         while true {
-            record = try save(ride, service, version: ride.version, .sending, from: record)
+            record = try await save(ride, service, version: ride.version, .sending, from: record)
             let answer = try await session.upload(file)
             switch answer {
             case .created(let remoteId), .duplicate(let remoteId):
                 let note = answer == .duplicate(remoteId: remoteId) ? "\(service.title) already had it" : nil
-                return try save(
+                return try await save(
                     ride, service, version: ride.version, .uploaded, remoteId: remoteId, error: note, from: record)
             case .processing(let uploadId):
-                return try save(ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
+                return try await save(ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
             case .refused(let message):
-                return try save(ride, service, version: ride.version, .failed, error: message, from: record)
+                return try await save(ride, service, version: ride.version, .failed, error: message, from: record)
             case .lost(let reason, let wait):
                 failures += 1
                 record?.attempts += 1
                 record?.lastError = reason
-                if let record { try store.saveRemoteUpload(record) }
+                if let record { try await store.call { try $0.saveRemoteUpload(record) } }
                 guard failures < reach.policy.attempts else { throw session.client.tryLater(reason) }
                 try await session.client.wait(for: wait, failures: failures, reason: reason)
                 if let found = try await session.find(file.externalId, startMicroseconds: ride.startMicroseconds) {
-                    return try save(ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
+                    return try await save(ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
                 }
             }
         }
@@ -262,16 +263,16 @@ public struct Uploader: Sendable {
         for poll in 1...max(policy.statusPolls, 1) {
             switch try await strava.status(uploadId) {
             case .ready(let activity):
-                return try save(ride, .strava, version: version, .uploaded, remoteId: activity, from: record)
+                return try await save(ride, .strava, version: version, .uploaded, remoteId: activity, from: record)
             case .duplicate(let activity):
-                return try save(
+                return try await save(
                     ride, .strava, version: version, .uploaded, remoteId: activity,
                     error: "Strava already had it as activity \(activity)", from: record)
             case .failed(let message):
-                return try save(ride, .strava, version: version, .failed, error: message, from: record)
+                return try await save(ride, .strava, version: version, .failed, error: message, from: record)
             case .unknown:
                 // Strava has forgotten the upload: the next step looks the ride up by its external id.
-                return try save(ride, .strava, version: version, .sending, from: record)
+                return try await save(ride, .strava, version: version, .sending, from: record)
             case .processing:
                 if poll < policy.statusPolls { try await reach.pause(policy.backoffSeconds(afterFailures: poll)) }
             }
@@ -281,9 +282,12 @@ public struct Uploader: Sendable {
 
     /// Deletes the remote activities of rides deleted here (intervals.icu; Strava's API cannot).
     private func deleteRemotes(_ service: Service, _ session: Session, into report: inout Report) async throws {
-        let deleted = try store.tombstones()
+        let deleted = try await store.call { try $0.tombstones() }
         for tombstone in deleted {
-            guard var record = try store.remoteUpload(tombstone.syncIdentifier, service: service.rawValue),
+            guard
+                var record = try await store.call({
+                    try $0.remoteUpload(tombstone.syncIdentifier, service: service.rawValue)
+                }),
                 record.state == .uploaded, let remoteId = record.remoteId
             else { continue }
             let outcome: Outcome
@@ -291,7 +295,7 @@ public struct Uploader: Sendable {
             case .intervals(let intervals):
                 let existed = try await intervals.delete(remoteId)
                 record.state = .deleted
-                try store.saveRemoteUpload(record)
+                try await store.call { [record] in try $0.saveRemoteUpload(record) }
                 outcome = Outcome(
                     service: service, rideId: nil, syncIdentifier: record.syncIdentifier, version: record.version,
                     result: .deleted,
@@ -308,12 +312,17 @@ public struct Uploader: Sendable {
         }
     }
 
-    private func rideFile(_ ride: WorkoutStore.UploadableRide) throws -> RideFile {
-        guard let stored = try store.ride(ride.id, analysed: false) else {
+    private func rideFile(_ ride: WorkoutStore.UploadableRide) async throws -> RideFile {
+        let store = store
+        let found = try await WorkoutStore.blocking { () throws -> (WorkoutStore.StoredRide, [UInt8])? in
+            guard let stored = try store.ride(ride.id, analysed: false) else { return nil }
+            return (stored, try RideExport.file(stored, format: .fit, from: store))
+        }
+        guard let (stored, bytes) = found else {
             throw UploadError("workout \(ride.id) is no longer in the database")
         }
         return RideFile(
-            bytes: try RideExport.file(stored, format: .fit, from: store),
+            bytes: bytes,
             fileName: RideExport.fileName(stored.summary, format: .fit),
             externalId: UploadPlan.externalIdentifier(ride.syncIdentifier, version: ride.version), name: ride.name,
             description: description(ride), startMicroseconds: ride.startMicroseconds)
@@ -329,7 +338,7 @@ public struct Uploader: Sendable {
         _ ride: WorkoutStore.UploadableRide, _ service: Service, version: Int, _ state: RemoteUpload.State,
         remoteId: String? = nil, uploadId: String? = nil, previousRemoteId: String? = nil, error: String? = nil,
         from record: RemoteUpload?
-    ) throws -> RemoteUpload {
+    ) async throws -> RemoteUpload {
         let upload = RemoteUpload(
             syncIdentifier: ride.syncIdentifier, service: service.rawValue, version: version, state: state,
             remoteId: remoteId ?? (state == .uploaded ? nil : record?.remoteId),
@@ -338,7 +347,7 @@ public struct Uploader: Sendable {
                 ?? (state == .replacing || state == .sending ? record?.previousRemoteId : nil),
             detailsVersion: state == .uploaded ? version : record?.detailsVersion, lastError: error,
             attempts: state == .uploaded ? 0 : (record?.attempts ?? 0))
-        try store.saveRemoteUpload(upload)
+        try await store.call { try $0.saveRemoteUpload(upload) }
         return upload
     }
 }

@@ -23,9 +23,9 @@ extension WorkoutStore {
     }
 
     /// `work` on this store, on a thread that may block.
-    public func call<T: Sendable>(
-        _ work: @escaping @Sendable (WorkoutStore) throws(StoreError) -> T
-    ) async throws(StoreError) -> T {
-        try await Self.blocking { () throws(StoreError) -> T in try work(self) }
+    public func call<T: Sendable, Failure: Error>(
+        _ work: @escaping @Sendable (WorkoutStore) throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        try await Self.blocking { () throws(Failure) -> T in try work(self) }
     }
 }
