@@ -96,6 +96,12 @@ extension AsyncParsableCommand {
     }
 }
 
+extension ExitStatus {
+    /// Ends a command whose output has already said what went wrong (a report, a checklist, a batch's lines) with
+    /// this status and nothing more on standard error.
+    public var saidAlready: ExitCode { ExitCode(rawValue) }
+}
+
 /// Whether a failure's underlying cause is written below it: `CYCLELOG_LOG_LEVEL` at debug or trace.
 private var showsCauses: Bool {
     ["debug", "trace"].contains(ProcessInfo.processInfo.environment["CYCLELOG_LOG_LEVEL"]?.lowercased() ?? "")

@@ -236,7 +236,8 @@ public struct Uploader: Sendable {
                 return try await save(
                     ride, service, version: ride.version, .uploaded, remoteId: remoteId, error: note, from: record)
             case .processing(let uploadId):
-                return try await save(ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
+                return try await save(
+                    ride, service, version: ride.version, .processing, uploadId: uploadId, from: record)
             case .refused(let message):
                 return try await save(ride, service, version: ride.version, .failed, error: message, from: record)
             case .lost(let reason, let wait):
@@ -247,7 +248,8 @@ public struct Uploader: Sendable {
                 guard failures < reach.policy.attempts else { throw session.client.tryLater(reason) }
                 try await session.client.wait(for: wait, failures: failures, reason: reason)
                 if let found = try await session.find(file.externalId, startMicroseconds: ride.startMicroseconds) {
-                    return try await save(ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
+                    return try await save(
+                        ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
                 }
             }
         }

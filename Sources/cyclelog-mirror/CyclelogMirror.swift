@@ -43,12 +43,6 @@ struct ControlBusOptions: ParsableArguments {
     }
 }
 
-/// A run-time failure of the mirror in the rider's words: the request failed (exit 1).
-struct Failure: ExplainedError {
-    var description: String
-    var exitStatus: ExitStatus { .failed }
-}
-
 extension CyclelogMirror {
     /// Calls a method of the running mirror's object; explains a missing mirror. With no bus named, the session
     /// bus is asked, and when there is none (a box reached over ssh, without a desktop login) the system bus, where
@@ -72,8 +66,8 @@ extension CyclelogMirror {
         let before = sessionProblem.map { "there is no session bus here (\($0)), and " } ?? ""
         let connection: DBusConnection
         do { connection = try await DBusConnection.connect(to: bus) } catch {
-            throw Failure(
-                description: "\(before)cannot reach \(bus) (\(error.message)), where the running mirror is asked: "
+            throw CommandFailure(
+                "\(before)cannot reach \(bus) (\(error.message)), where the running mirror is asked: "
                     + "run this where the mirror's bus is (`--control-bus system` beside the cyclelog service; a "
                     + "session bus is there in a desktop login, or with dbus-user-session installed)")
         }
@@ -82,15 +76,15 @@ extension CyclelogMirror {
                 destination: MirrorControl.busName, path: MirrorControl.path, interface: MirrorControl.interface,
                 member: member, arguments)
         } catch  where RecorderControl.isMissing(error) {
-            throw Failure(
-                description: "\(before)no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`"
+            throw CommandFailure(
+                "\(before)no cyclelog-mirror is running on \(bus): start it with `cyclelog-mirror`"
                     + (sessionProblem == nil
                         ? ""
                         : " (as the service: `sudo systemctl enable --now cyclelog-mirror`), or in a session bus "
                             + "of its own: `dbus-run-session -- bash`, then `cyclelog-mirror &` and `cyclelog-mirror "
                             + "pair` in that shell"))
         } catch {
-            throw Failure(description: error.message.isEmpty ? error.name : error.message)
+            throw CommandFailure(error.message.isEmpty ? error.name : error.message)
         }
     }
 }

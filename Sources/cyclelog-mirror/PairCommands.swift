@@ -1,5 +1,6 @@
 import ArgumentParser
 import DBus
+import ExitStatus
 import Formats
 import Foundation
 import Mirror
@@ -135,9 +136,8 @@ struct Revoke: AsyncParsableCommand {
         let reply = try await CyclelogMirror.call("Revoke", [.string(name)], control: control)
         let count = reply.first?.integer ?? 0
         guard count > 0 else {
-            throw Failure(
-                description:
-                    "no device is called or has the id '\(ShownText.visible(name))' (see `cyclelog-mirror devices`)")
+            throw CommandFailure(
+                "no device is called or has the id '\(ShownText.visible(name))' (see `cyclelog-mirror devices`)")
         }
         print("Revoked \(ShownText.visible(name)).")
     }

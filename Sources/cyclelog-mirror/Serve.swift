@@ -1,6 +1,7 @@
 import ArgumentParser
 import CMalloc
 import DBus
+import ExitStatus
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -85,7 +86,7 @@ struct Serve: AsyncParsableCommand {
         let tls = try tlsConfiguration()
         let devices: DeviceRegistry
         do { devices = try DeviceRegistry(file: devicesFile) } catch {
-            throw Failure(description: "cannot read the paired devices in \(devicesFile.path): \(error)")
+            throw CommandFailure("cannot read the paired devices in \(devicesFile.path): \(error)")
         }
         let bus = control.address
         // The history is served whatever the bus: a missing one is reached when it appears (`RecorderLink`).
@@ -110,7 +111,7 @@ struct Serve: AsyncParsableCommand {
                 try tls.map { try .tls(.http1(configuration: http), tlsConfiguration: $0) }
                 ?? .http1(configuration: http)
         } catch {
-            throw Failure(description: "cannot serve TLS with \(tlsCert ?? ""): \(error)")
+            throw CommandFailure("cannot serve TLS with \(tlsCert ?? ""): \(error)")
         }
         let scheme = tls == nil ? "http" : "https"
         let pairingBase = PairingBase()
@@ -141,7 +142,7 @@ struct Serve: AsyncParsableCommand {
             lost: { reason in Self.announce("cyclelog-mirror: \(reason)") })
         application.addServices(follower)
         do { try await application.runService() } catch {
-            throw Failure(description: "cannot serve on \(listen): \(error)")
+            throw CommandFailure("cannot serve on \(listen): \(error)")
         }
     }
 
@@ -152,14 +153,14 @@ struct Serve: AsyncParsableCommand {
         do {
             chain = try NIOSSLCertificate.fromPEMFile(tlsCert)
         } catch {
-            throw Failure(description: "cannot read the TLS certificate \(tlsCert) (PEM): \(error)")
+            throw CommandFailure("cannot read the TLS certificate \(tlsCert) (PEM): \(error)")
         }
-        guard !chain.isEmpty else { throw Failure(description: "\(tlsCert) holds no certificate (PEM)") }
+        guard !chain.isEmpty else { throw CommandFailure("\(tlsCert) holds no certificate (PEM)") }
         let key: NIOSSLPrivateKey
         do {
             key = try NIOSSLPrivateKey(file: tlsKey, format: .pem)
         } catch {
-            throw Failure(description: "cannot read the TLS private key \(tlsKey) (PEM): \(error)")
+            throw CommandFailure("cannot read the TLS private key \(tlsKey) (PEM): \(error)")
         }
         return TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))

@@ -2,6 +2,7 @@ import ArgumentParser
 import ExitStatus
 import Formats
 import Foundation
+import ProgramMain
 import RideSync
 import RideUploads
 import WorkoutStore
@@ -68,7 +69,7 @@ struct SyncNow: SyncCommand {
                 if pushed.contains(where: { $0.result == .refused })
                     || pulled.contains(where: { $0.result == .skipped })
                 {
-                    throw ExitCode(1)
+                    throw ExitStatus.failed.saidAlready
                 }
                 return
             } catch let failure as SyncError {
@@ -143,7 +144,7 @@ struct Push: SyncCommand {
             report = try await places.withSynchronizer { sync throws(SyncError) in try await sync.push() }
         }
         printPush(report)
-        if report.contains(where: { $0.result == .refused }) { throw ExitCode(1) }
+        if report.contains(where: { $0.result == .refused }) { throw ExitStatus.failed.saidAlready }
     }
 }
 
@@ -155,7 +156,7 @@ struct Pull: SyncCommand {
     func perform() async throws {
         let report = try await places.withSynchronizer { sync throws(SyncError) in try await sync.pull() }
         printPull(report)
-        if report.contains(where: { $0.result == .skipped }) { throw ExitCode(1) }
+        if report.contains(where: { $0.result == .skipped }) { throw ExitStatus.failed.saidAlready }
     }
 }
 

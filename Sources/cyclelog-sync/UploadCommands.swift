@@ -122,7 +122,7 @@ func conclude(_ report: Uploader.Report) throws {
         sayOnStandardError("cyclelog-sync: \(failure.description)")
     }
     if let deciding { throw report.failures[deciding] }
-    if report.outcomes.contains(where: { $0.result == .refused }) { throw ExitCode(1) }
+    if report.outcomes.contains(where: { $0.result == .refused }) { throw ExitStatus.failed.saidAlready }
 }
 
 func printUploads(_ report: Uploader.Report) {

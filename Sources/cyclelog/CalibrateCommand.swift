@@ -4,6 +4,7 @@ import CyclingSensors
 import ExitStatus
 import Foundation
 import LiveRecording
+import ProgramMain
 import Recording
 import SensorSetup
 import WorkoutStore
@@ -75,13 +76,13 @@ struct Calibrate: AsyncParsableCommand {
             do {
                 succeeded = .success(
                     try await TrainerCalibration().run(bluez, device: device, name: name, store: store) { words in
-                        print("\(name): \(words)")
+                        sayOnStandardOutput("\(name): \(words)")
                     })
             } catch {
                 succeeded = .failure(error)
             }
             try? await bluez.disconnect(device.path)
-            if try !succeeded.get() { throw ExitCode(1) }
+            if try !succeeded.get() { throw ExitStatus.failed.saidAlready }
             return
         }
         var calibration = MeterCalibration()
@@ -99,15 +100,16 @@ struct Calibrate: AsyncParsableCommand {
         }
         // Let go of the meter before leaving: BlueZ keeps a link a client made after the client is gone.
         try? await bluez.disconnect(device.path)
-        if try !outcome.get() { throw ExitCode(1) }
+        if try !outcome.get() { throw ExitStatus.failed.saidAlready }
     }
 
     private func present(_ report: MeterCalibration.Report, _ name: String) {
         switch report {
         case .note(let note):
-            if !json { print("\(name): \(note)") }
+            if !json { sayOnStandardOutput("\(name): \(note)") }
         case .answer(let calibration):
-            print(json ? CalibrationText.object(calibration).rendered() : "\(name): \(calibration.explanation)")
+            sayOnStandardOutput(
+                json ? CalibrationText.object(calibration).rendered() : "\(name): \(calibration.explanation)")
         case .keptOtherLength(let kept, let sent):
             printError(
                 "cyclelog: \(name) kept \(kept.map(CalibrationText.millimetres) ?? "-"), "

@@ -80,7 +80,7 @@ struct CaptureCommand: AsyncParsableCommand {
             }
             return HCICapture.Outcome()
         }
-        print(Self.report(outcome, file: file))
+        sayOnStandardOutput(Self.report(outcome, file: file))
         if let problem = outcome.problem { throw CommandFailure(problem) }
     }
 

@@ -54,6 +54,6 @@ struct Chart: ParsableCommand {
             path = output ?? "ride-\(id).svg"
         }
         try OutputFile.write(Array(svg.utf8), to: path)
-        if path != "-" { print("Wrote \(path).") }
+        if path != "-" { sayOnStandardOutput("Wrote \(path).") }
     }
 }

@@ -50,7 +50,8 @@ struct Decode: ParsableCommand {
             for input in hex {
                 let outcome = Self.decode(input, as: characteristic)
                 if case .failure = outcome { anyFailed = true }
-                print(json ? JSONLine.render(outcome) : FieldTable.render(input: input, characteristic, outcome))
+                sayOnStandardOutput(
+                    json ? JSONLine.render(outcome) : FieldTable.render(input: input, characteristic, outcome))
             }
         }
         if anyFailed { throw ExitCode.failure }

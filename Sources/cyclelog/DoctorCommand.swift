@@ -1,7 +1,9 @@
 import ArgumentParser
+import ExitStatus
 import Formats
 import Foundation
 import LiveRecording
+import ProgramMain
 import SensorSetup
 import WorkoutStore
 import Workouts
@@ -43,22 +45,22 @@ struct Doctor: AsyncParsableCommand {
         case .unavailable(let reason): unavailable = reason
         }
         if json {
-            print(
+            sayOnStandardOutput(
                 JSONValue.object([
                     ("healthy", .bool(healthy)), ("checks", .array(checks.map(\.json))),
                     ("adapters", .array(adapters.map(\.json))), ("adaptersUnavailable", .optionalString(unavailable)),
                 ]).rendered())
         } else {
             for check in checks {
-                print(
+                sayOnStandardOutput(
                     "\(check.status.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(check.name): \(check.detail)"
                 )
-                if let fix = check.fix { print("        fix: \(fix)") }
+                if let fix = check.fix { sayOnStandardOutput("        fix: \(fix)") }
             }
             // The kernel's own facts, for a bug report: which adapter, on which bus, how loaded.
-            for adapter in adapters { print("adapter " + adapter.summary) }
-            if let unavailable { print("adapter " + unavailable) }
+            for adapter in adapters { sayOnStandardOutput("adapter " + adapter.summary) }
+            if let unavailable { sayOnStandardOutput("adapter " + unavailable) }
         }
-        if !healthy { throw ExitCode(1) }
+        if !healthy { throw ExitStatus.failed.saidAlready }
     }
 }

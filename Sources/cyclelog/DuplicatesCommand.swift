@@ -42,15 +42,16 @@ struct DuplicatesList: ParsableCommand {
                         ("commonSeconds", .rounded(group.commonSeconds, 3)),
                     ])
                 })
-            print(array.rendered(pretty: true))
+            sayOnStandardOutput(array.rendered(pretty: true))
             return
         }
         if groups.isEmpty {
-            print("No rides overlap: every ride counts once.")
+            sayOnStandardOutput("No rides overlap: every ride counts once.")
             return
         }
-        for group in groups { print(OverlapText.line(group)) }
-        print("`cyclelog duplicates keep ID` counts another ride of a group; `cyclelog delete ID` drops one.")
+        for group in groups { sayOnStandardOutput(OverlapText.line(group)) }
+        sayOnStandardOutput(
+            "`cyclelog duplicates keep ID` counts another ride of a group; `cyclelog delete ID` drops one.")
     }
 }
 
@@ -68,7 +69,7 @@ struct DuplicatesKeep: ParsableCommand {
         guard let group = try store.countAmongOverlaps(id, nowMicroseconds: wallClockMicroseconds()) else {
             throw CommandFailure("workout \(id) overlaps no other ride: it counts already")
         }
-        print(
+        sayOnStandardOutput(
             "Workout \(id) counts in the FTP and the weekly load; "
                 + OverlapText.ids(group.setAside, singular: "is", plural: "are") + " set aside (still stored).")
     }

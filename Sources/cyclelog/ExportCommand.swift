@@ -84,7 +84,7 @@ struct ExportRides: ParsableCommand {
         var seen = Set<Int64>()
         ids = ids.filter { seen.insert($0).inserted }
         guard !ids.isEmpty else {
-            print("No complete rides since \(since ?? "then"); nothing exported.")
+            sayOnStandardOutput("No complete rides since \(since ?? "then"); nothing exported.")
             return
         }
         // `-` or a path ending in the format's extension is a file (one workout only); anything else is a folder.
@@ -110,7 +110,7 @@ struct ExportRides: ParsableCommand {
             let name = RideExport.fileName(ride.summary, format: format.export)
             let path = file ?? URL(fileURLWithPath: output ?? ".").appendingPathComponent(name).path
             try OutputFile.write(bytes, to: path)
-            if path != "-" { print("workout \(id) → \(path)") }
+            if path != "-" { sayOnStandardOutput("workout \(id) → \(path)") }
         }
     }
 }

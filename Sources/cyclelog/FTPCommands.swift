@@ -53,7 +53,7 @@ struct FTPShow: ParsableCommand {
 
     func run() throws {
         let report = try FTPReport(try database.openRides(), days: window.days)
-        print(json ? report.json.rendered() : report.text(withHistory: history))
+        sayOnStandardOutput(json ? report.json.rendered() : report.text(withHistory: history))
     }
 }
 
@@ -82,7 +82,7 @@ struct FTPSet: ParsableCommand {
         let now = wallClockMicroseconds()
         let start = from.flatMap(UTCTime.parseDate) ?? now
         try store.setManualFTP(watts: watts, fromMicroseconds: start, nowMicroseconds: now)
-        print("FTP set to \(Int(watts.rounded())) W from \(SummaryText.zonedDateTime(start)).")
+        sayOnStandardOutput("FTP set to \(Int(watts.rounded())) W from \(SummaryText.zonedDateTime(start)).")
     }
 }
 
@@ -97,7 +97,7 @@ struct FTPAccept: ParsableCommand {
         guard let accepted = try store.acceptPendingFTP(nowMicroseconds: wallClockMicroseconds()) else {
             throw CommandFailure("no automatic FTP newer than your manual value is waiting")
         }
-        print("FTP \(Int(accepted.watts.rounded())) W (\(accepted.method.rawValue)) is in force again.")
+        sayOnStandardOutput("FTP \(Int(accepted.watts.rounded())) W (\(accepted.method.rawValue)) is in force again.")
     }
 }
 
@@ -124,7 +124,7 @@ struct FTPTest: ParsableCommand {
         let id = try reference.resolve(in: store)
         try store.setFitnessTest(id, FitnessTest(rawValue: protocolName))
         let inForce = try store.ftpHistory().inForce(at: .max)
-        print(
+        sayOnStandardOutput(
             "Workout \(id) is \(protocolName == "none" ? "no longer a test" : "a \(protocolName) test"); FTP in force: "
                 + (inForce.map { "\(Int($0.watts.rounded())) W (\($0.method.rawValue))" } ?? "none"))
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Concurrency
 import ExitStatus
 import Foundation
+import ProgramMain
 import Recording
 import WorkoutStore
 import Workouts
@@ -58,9 +59,9 @@ struct ImportRides: AsyncParsableCommand {
                     imported = imported || !outcome.alreadyStored
                     for problem in outcome.problems { printError("warning: \(problem)") }
                     if json {
-                        print(outcome.summary.json.rendered())
+                        sayOnStandardOutput(outcome.summary.json.rendered())
                     } else {
-                        print(
+                        sayOnStandardOutput(
                             "\(file.name): \(outcome.alreadyStored ? "already stored as" : "imported as") "
                                 + line(outcome.summary))
                     }
@@ -78,12 +79,16 @@ struct ImportRides: AsyncParsableCommand {
         }
         progress?.finish()
         if files.count > 1 {
-            if json { printError(tally.text(files: files.count)) } else { print(tally.text(files: files.count)) }
+            if json {
+                printError(tally.text(files: files.count))
+            } else {
+                sayOnStandardOutput(tally.text(files: files.count))
+            }
         }
         Stages.mark("printed")
         if imported { try store.refreshFTPEstimates() }
         Stages.mark("ftp-history")
-        if let failed { throw ExitCode(failed.rawValue) }
+        if let failed { throw failed.saidAlready }
     }
 
     /// The files named, with each folder replaced by the .fit files in it, in name order. A folder that cannot be

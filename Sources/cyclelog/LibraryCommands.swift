@@ -51,9 +51,9 @@ struct ListWorkouts: ParsableCommand {
         let listing = try database.open(.read).libraryWorkouts()
         for entry in listing.workouts {
             if json {
-                print(entry.json.rendered())
+                sayOnStandardOutput(entry.json.rendered())
             } else {
-                print(
+                sayOnStandardOutput(
                     "\(entry.id)  \(ShownText.cut(entry.workout.name, to: 60))  \(entry.durationText)  "
                         + "\(entry.workout.steps.count) steps  \(entry.source)")
             }
@@ -125,9 +125,10 @@ struct ImportWorkouts: ParsableCommand {
                     workout, format: format.rawValue, fileName: name, sourceBytes: bytes, at: Self.nowMicroseconds())
                 {
                 case .added(let id):
-                    print("\(id)  \(ShownText.cut(workout.name, to: 60))  \(workout.steps.count) steps  from \(name)")
+                    sayOnStandardOutput(
+                        "\(id)  \(ShownText.cut(workout.name, to: 60))  \(workout.steps.count) steps  from \(name)")
                 case .alreadyThere(let id):
-                    print("\(id)  already in the library (the same steps as \(name))")
+                    sayOnStandardOutput("\(id)  already in the library (the same steps as \(name))")
                 }
             } catch let error as WorkoutReadError {
                 printError("cyclelog: \(file): \(error); nothing was imported")
@@ -162,7 +163,7 @@ struct ShowWorkout: ParsableCommand {
             throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
         if text {
-            print(WorkoutText.text(entry.workout), terminator: "")
+            sayOnStandardOutput(WorkoutText.text(entry.workout), terminator: "")
             return
         }
         let workout = entry.workout
@@ -172,14 +173,14 @@ struct ShowWorkout: ParsableCommand {
                 ("id", .string(entry.id)), ("source", .string(entry.source)),
                 ("fileName", .optionalString(entry.fileName)), ("contentDigest", .string(entry.contentDigest)),
             ]
-            print(JSONValue.object(fields + members).rendered())
+            sayOnStandardOutput(JSONValue.object(fields + members).rendered())
             return
         }
-        print(
+        sayOnStandardOutput(
             "\(ShownText.visible(workout.name))  \(entry.durationText)  \(SummaryText.count(workout.steps.count, "step", "steps"))"
         )
-        if let author = workout.author { print("by \(ShownText.visible(author))") }
-        if let description = workout.description { print(ShownText.visible(description)) }
+        if let author = workout.author { sayOnStandardOutput("by \(ShownText.visible(author))") }
+        if let description = workout.description { sayOnStandardOutput(ShownText.visible(description)) }
         var rows = [["#", "start", "kind", "length", "power", "also"]]
         var messages: [Int: [String]] = [:]
         var start = 0
@@ -206,9 +207,9 @@ struct ShowWorkout: ParsableCommand {
                 let pad = String(repeating: " ", count: widths[column] - cell.count)
                 return column < 2 ? pad + cell : cell + pad
             }
-            print(("  " + cells.joined(separator: "  ")).withoutTrailingSpaces)
+            sayOnStandardOutput(("  " + cells.joined(separator: "  ")).withoutTrailingSpaces)
             for message in messages[number] ?? [] {
-                print(String(repeating: " ", count: widths[0] + 4) + message)
+                sayOnStandardOutput(String(repeating: " ", count: widths[0] + 4) + message)
             }
         }
     }
@@ -273,7 +274,7 @@ struct RemoveWorkout: ParsableCommand {
         guard try database.open().removeLibraryWorkout(id) else {
             throw CommandFailure(UnknownWorkout(id: id).description, .failed)
         }
-        print("removed \(id)")
+        sayOnStandardOutput("removed \(id)")
     }
 }
 
@@ -308,7 +309,7 @@ struct ExportWorkout: ParsableCommand {
             throw CommandFailure("\(output): the output's name ends in .zwo or .fit", .usage)
         }
         try OutputFile.write(bytes, to: output)
-        print("wrote \(output)")
+        sayOnStandardOutput("wrote \(output)")
         // What the format could not hold, said rather than dropped silently.
         let losses = format?.losses(entry.workout) ?? []
         if !losses.isEmpty {

@@ -75,16 +75,16 @@ struct Scan: AsyncParsableCommand {
                     ("batteryPercent", device.batteryPercent.map { .number(Double($0)) } ?? .null),
                 ]
                 object.append(("connected", .bool(device.connected)))
-                print(JSONValue.object(object).rendered())
+                sayOnStandardOutput(JSONValue.object(object).rendered())
             } else {
                 let kinds = device.shortServiceUUIDs.compactMap(Self.serviceName).joined(separator: ", ")
-                print(
+                sayOnStandardOutput(
                     "\(device.address)  \(device.displayName)  \(device.rssiDBm.map { "\($0) dBm" } ?? "-")  \(kinds)"
                         + (device.batteryPercent.map { "  battery \($0) %" } ?? ""))
             }
         }
         if sensors.isEmpty && !json {
-            print(
+            sayOnStandardOutput(
                 "no cycling sensors found in \(Int(timeout)) s: wake them (turn the cranks, wet the strap) and try again"
             )
         }
@@ -288,9 +288,10 @@ struct Record: AsyncParsableCommand {
         if latency { Self.printLatency(await recorder.storeLatency) }
         switch service.result {
         case .success(let summary?):
-            print(SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
+            sayOnStandardOutput(SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
         case .success(nil):
-            print(auto || wait ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
+            sayOnStandardOutput(
+                auto || wait ? "Stopped while waiting for a ride." : "The ride was cancelled; nothing was saved.")
         case .failure(let error):
             throw error
         case nil:
@@ -409,7 +410,7 @@ extension ControlCommand {
         let before = await statusIfAny(bus)
         try await call(method, arguments, bus: bus, noRecorder: noRecorder)
         let said = said(before, await statusIfAny(bus))
-        print(said.prefix(1).uppercased() + said.dropFirst())
+        sayOnStandardOutput(said.prefix(1).uppercased() + said.dropFirst())
     }
 }
 
@@ -495,9 +496,9 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let status = try await ControlCommand.status(control.address)
         if json {
-            print(JSONValue.object(status.jsonFields).rendered())
+            sayOnStandardOutput(JSONValue.object(status.jsonFields).rendered())
         } else {
-            for line in StatusText.render(status) { print(line) }
+            for line in StatusText.render(status) { sayOnStandardOutput(line) }
         }
     }
 }
@@ -512,30 +513,31 @@ struct Recover: ParsableCommand {
         let store = try database.open()
         let unfinished = try store.list().filter { $0.status != .complete }
         guard !unfinished.isEmpty else {
-            print("Nothing to recover: every stored ride is complete.")
+            sayOnStandardOutput("Nothing to recover: every stored ride is complete.")
             return
         }
         var failed = false
         for entry in unfinished {
             if try store.isBeingWritten(entry.id) {
-                print("Workout \(entry.id) is being recorded or replayed right now; left alone.")
+                sayOnStandardOutput("Workout \(entry.id) is being recorded or replayed right now; left alone.")
                 continue
             }
             if try store.journal(entry.id).isEmpty && store.importedFile(entry.id) == nil {
                 // Cut short between the row and its first journal chunk: nothing of the ride was stored.
                 _ = try store.delete(entry.id)
-                print("Discarded workout \(entry.id): it was cut short before any of its data was stored.")
+                sayOnStandardOutput(
+                    "Discarded workout \(entry.id): it was cut short before any of its data was stored.")
                 continue
             }
             do {
                 let outcome = try Replayer(store: store).rebuild(entry.id)
-                print("Recovered workout \(entry.id):")
-                print(SummaryText.render(outcome.summary))
+                sayOnStandardOutput("Recovered workout \(entry.id):")
+                sayOnStandardOutput(SummaryText.render(outcome.summary))
             } catch {
                 failed = true
                 printError("cyclelog: workout \(entry.id): \(error.description)")
             }
         }
-        if failed { throw ExitCode(1) }
+        if failed { throw ExitStatus.failed.saidAlready }
     }
 }

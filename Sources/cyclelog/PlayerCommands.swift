@@ -10,7 +10,7 @@ enum PlayerCommand {
     static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
         let client = try await RecorderCommand.send(
             command, arguments, bus: bus)
-        if let status = try? await client.status(timeout: .seconds(2)) { print(describe(status)) }
+        if let status = try? await client.status(timeout: .seconds(2)) { sayOnStandardOutput(describe(status)) }
     }
 
     /// "Workout Sweet spot 2×20: step 2 of 5, 182 W (176–188 W), 19:40 left, intensity 100 %."

@@ -42,7 +42,7 @@ struct ListPresets: ParsableCommand {
             let preset = stored.preset
             if json {
                 let style = preset.request.style.filter { $0.key != "preset" }.map { ($0.key, $0.value.json) }
-                print(
+                sayOnStandardOutput(
                     JSONValue.object([
                         ("id", .string(preset.id)), ("title", .string(preset.title)), ("style", .object(style)),
                         ("pinned", .bool(stored.pinned)),
@@ -59,10 +59,10 @@ struct ListPresets: ParsableCommand {
                 }
                 let planned: String = stored.plannedDay.map { " (planned for \($0))" } ?? ""
                 let styleWords: String = style.isEmpty ? "" : "  " + style.joined(separator: " ")
-                print(
+                sayOnStandardOutput(
                     "\(preset.id)\(stored.pinned ? " (pinned)" : "")\(planned)  \(ShownText.visible(preset.title))"
                         + styleWords)
-                if let note = stored.note { print("    the coach: \(ShownText.visible(note))") }
+                if let note = stored.note { sayOnStandardOutput("    the coach: \(ShownText.visible(note))") }
             }
         }
     }
@@ -101,7 +101,7 @@ struct AddPreset: ParsableCommand {
         }
         try store.savePreset(WorkoutPreset(id: id, title: title, request: request))
         try Presets.changed(store)
-        print("Preset \(id): \(title). Start it with `cyclelog start \(id)`.")
+        sayOnStandardOutput("Preset \(id): \(title). Start it with `cyclelog start \(id)`.")
     }
 }
 
@@ -122,7 +122,7 @@ extension PresetChange {
             throw CommandFailure("no preset '\(id)'; the presets are \(known)")
         }
         try Presets.changed(store)
-        print(done)
+        sayOnStandardOutput(done)
     }
 }
 
@@ -189,8 +189,8 @@ struct InstallPresets: ParsableCommand {
         let folders = dataHome.map(DesktopFolders.init(dataHome:)) ?? DesktopFolders()
         let presets = builtIn ? WorkoutPreset.builtIn : try database.open(.read).presets().map(\.preset)
         try folders.install(presets, executable: executable)
-        print("Installed \(folders.desktopFile)")
-        print("Installed \(folders.serviceFile)")
+        sayOnStandardOutput("Installed \(folders.desktopFile)")
+        sayOnStandardOutput("Installed \(folders.serviceFile)")
     }
 }
 

@@ -23,7 +23,7 @@ struct RiderCommand: ParsableCommand {
         let store = try database.open()
         if let name { try store.renameRider(name) }
         let rider = try store.rider()
-        print(
+        sayOnStandardOutput(
             "Rider: \(ShownText.visible(rider.name)) (\(rider.uuid))\n"
                 + "This database collects as \(ShownText.visible(rider.collectorName)) (\(rider.collectorUUID)).")
     }

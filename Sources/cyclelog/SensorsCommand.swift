@@ -50,7 +50,7 @@ struct ListSensors: ParsableCommand {
         for sensor in sensors {
             let calibration = try store.calibrations(of: sensor.address).last
             if json {
-                print(Self.object(sensor, calibration).rendered())
+                sayOnStandardOutput(Self.object(sensor, calibration).rendered())
             } else {
                 var line = "\(sensor.address)  \(sensor.name ?? "-")"
                 line += "  wheel \(sensor.wheelCircumferenceMillimetres.map { "\($0) mm" } ?? "default")"
@@ -58,12 +58,13 @@ struct ListSensors: ParsableCommand {
                 if sensor.lastUsedMicroseconds > 1 {
                     line += "  last used \(SummaryText.dateTime(sensor.lastUsedMicroseconds))"
                 }
-                print(line)
-                if let calibration { print("    " + CalibrationText.line(calibration)) }
+                sayOnStandardOutput(line)
+                if let calibration { sayOnStandardOutput("    " + CalibrationText.line(calibration)) }
             }
         }
         if sensors.isEmpty && !json {
-            print("No sensor is remembered yet: record a ride with them, or `cyclelog sensors add ADDRESS`.")
+            sayOnStandardOutput(
+                "No sensor is remembered yet: record a ride with them, or `cyclelog sensors add ADDRESS`.")
         }
     }
 
@@ -105,7 +106,7 @@ struct AddSensor: ParsableCommand {
         let store = try database.open()
         // Remembered but never used: it sorts after the sensors recorded with.
         try store.rememberSensors([(address: address.uppercased(), name: name)], at: 1)
-        print("Remembered \(address.uppercased())\(name.map { " as \($0)" } ?? "").")
+        sayOnStandardOutput("Remembered \(address.uppercased())\(name.map { " as \($0)" } ?? "").")
     }
 }
 
@@ -119,7 +120,7 @@ struct RenameSensor: ParsableCommand {
         let store = try database.open()
         let known = try Sensors.find(sensor, in: store)
         try store.updateKnownSensor(known.address, name: .some(name))
-        print("\(known.address) is now called \(name).")
+        sayOnStandardOutput("\(known.address) is now called \(name).")
     }
 }
 
@@ -133,7 +134,7 @@ struct ForgetSensor: ParsableCommand {
         let store = try database.open()
         let known = try Sensors.find(sensor, in: store)
         _ = try store.forgetSensor(known.address)
-        print("Forgot \(known.name ?? known.address) (\(known.address)).")
+        sayOnStandardOutput("Forgot \(known.name ?? known.address) (\(known.address)).")
     }
 }
 
@@ -170,9 +171,9 @@ struct SetSensor: ParsableCommand {
         try store.updateKnownSensor(
             known.address, wheelCircumferenceMillimetres: circumference.map { .some($0) },
             crankLengthMillimetres: crankLength.map { .some($0) })
-        if let circumference { print("\(known.name ?? known.address): wheel \(circumference) mm.") }
+        if let circumference { sayOnStandardOutput("\(known.name ?? known.address): wheel \(circumference) mm.") }
         if let crankLength {
-            print("\(known.name ?? known.address): crank \(CalibrationText.millimetres(crankLength)).")
+            sayOnStandardOutput("\(known.name ?? known.address): crank \(CalibrationText.millimetres(crankLength)).")
         }
     }
 }

@@ -7,10 +7,10 @@ import Workouts
 /// A warning or an error on standard error (ProgramMain's `sayOnStandardError`).
 func printError(_ text: String) { sayOnStandardError(text) }
 
-/// Every command's standard output goes through here rather than Swift's `print`: text that came from outside
+/// Every command's standard output goes through here, never through Swift's `print`: text that came from outside
 /// (a sensor's name over the air, a ride's name, a marker) can then never clear the screen or retitle the
 /// terminal. The live dashboard, which draws with escape sequences on purpose, writes through `StandardStream`.
-func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+func sayOnStandardOutput(_ items: Any..., separator: String = " ", terminator: String = "\n") {
     let text = items.map { "\($0)" }.joined(separator: separator)
     Swift.print(ShownText.visible(text, keepingLayout: true), terminator: terminator)
 }
@@ -124,7 +124,6 @@ enum OutputFile {
     }
 }
 
-/// Why an output file could not be written.
 /// An output file that cannot be written: a local file the program was given and cannot use (exit 2).
 struct OutputError: ExplainedError {
     var description: String

@@ -31,7 +31,7 @@ struct Start: AsyncParsableCommand {
         let reply = try await ControlCommand.call(
             "Start", [.properties(pairs)], bus: control.address, noRecorder: .cannotUse)
         let id = reply.first?.integer ?? 0
-        print(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
+        sayOnStandardOutput(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
     }
 }
 

@@ -127,7 +127,7 @@ enum TrainerCommand {
             status = try? await client.status(timeout: .seconds(2))
         }
         guard let status else { return }
-        print(describe(status))
+        sayOnStandardOutput(describe(status))
         if status.trainerState == "refused" { throw CommandFailure(status.trainerMessage, .failed) }
     }
 

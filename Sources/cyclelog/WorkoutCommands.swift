@@ -198,7 +198,7 @@ struct Replay: AsyncParsableCommand {
                 if outcome.alreadyStored && !json {
                     printError("\(file): already stored as workout \(outcome.summary.id); shown as stored")
                 }
-                print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+                sayOnStandardOutput(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
                 if !outcome.alreadyStored, let notice = OverlapText.notice(after: outcome.summary.id, in: store) {
                     printError(notice)
                 }
@@ -208,7 +208,7 @@ struct Replay: AsyncParsableCommand {
                 failed = ExitStatus.worst(failed, error)
             }
         }
-        if let failed { throw ExitCode(failed.rawValue) }
+        if let failed { throw failed.saidAlready }
     }
 }
 
@@ -243,26 +243,29 @@ struct List: ParsableCommand {
         let entries = try RideList.entries(in: store, try filter)
         let overlaps = try store.rideOverlaps()
         if json {
-            print(RideList.json(entries, ftp: try store.ftpHistory(), overlaps: overlaps).rendered(pretty: true))
+            sayOnStandardOutput(
+                RideList.json(entries, ftp: try store.ftpHistory(), overlaps: overlaps).rendered(pretty: true))
             return
         }
         guard !entries.isEmpty else {
             let filtered = since != nil || until != nil || search != nil
-            print(
+            sayOnStandardOutput(
                 filtered
                     ? "No workouts match; `cyclelog list` without --since, --until and --search shows every one."
                     : "No workouts yet. `cyclelog replay FILE` stores a captured ride.")
             return
         }
-        print(SummaryText.listHeader)
-        for entry in entries { print(SummaryText.listLine(entry, sameRideAs: overlaps.countedInstead(of: entry.id))) }
+        sayOnStandardOutput(SummaryText.listHeader)
+        for entry in entries {
+            sayOnStandardOutput(SummaryText.listLine(entry, sameRideAs: overlaps.countedInstead(of: entry.id)))
+        }
         if entries.contains(where: { $0.status != .complete && !$0.beingWritten }) {
-            print(
+            sayOnStandardOutput(
                 "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
                     + " it from its stored journal, `cyclelog delete ID` discards it.")
         }
         if !overlaps.groups.isEmpty {
-            print(
+            sayOnStandardOutput(
                 "\nA workout marked 'same ride as N' overlaps ride N in time: the FTP and the weekly load count it once"
                     + " (`cyclelog duplicates`).")
         }
@@ -291,11 +294,11 @@ struct Show: ParsableCommand {
                 throw CommandFailure(
                     "workout \(id) was imported from \(file.fileName): it has no journal, its FIT file is kept instead")
             }
-            print(Journal.text(events), terminator: "")
+            sayOnStandardOutput(Journal.text(events), terminator: "")
             return
         }
         let summary = try WorkoutReference.summary(id, in: store)
-        print(
+        sayOnStandardOutput(
             json
                 ? summary.json.rendered()
                 : SummaryText.render(summary, calibrations: CalibrationText.before(summary, in: store)))
@@ -319,7 +322,7 @@ struct Rebuild: ParsableCommand {
         do {
             let outcome = try Replayer(store: store).rebuild(id)
             for problem in outcome.problems { printError("warning: \(problem)") }
-            print(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
+            sayOnStandardOutput(json ? outcome.summary.json.rendered() : SummaryText.render(outcome.summary))
         }
     }
 }
@@ -335,7 +338,7 @@ struct Delete: ParsableCommand {
         let store = try database.open()
         let id = try reference.resolve(in: store)
         _ = try store.delete(id)
-        print("Deleted workout \(id).")
+        sayOnStandardOutput("Deleted workout \(id).")
     }
 }
 
@@ -356,7 +359,7 @@ struct Rename: ParsableCommand {
         let store = try database.open()
         let id = try reference.resolve(in: store)
         let changed = try store.rename(id, to: valid)
-        print(
+        sayOnStandardOutput(
             changed ? "Workout \(id) is now named \(ShownText.visible(valid))." : "Workout \(id) already had that name."
         )
     }
