@@ -1,15 +1,19 @@
 import Foundation
 
-/// A network that can be cut: a network namespace joined to this one by a veth pair (10.231.N.2 inside,
-/// 10.231.N.1 here). A program run inside reaches a server listening on `hostAddress`; `cut()` takes this side's
-/// end down, as a Wi-Fi out of reach or a pulled cable does: no reset, packets simply stop. Removed when the test
-/// process ends, however it ends.
+/// A network that can be cut: two network namespaces joined by a veth pair, the client's (10.231.N.2) and the
+/// server's (10.231.N.1). A program run inside the client's reaches a server started in the server's
+/// (`PostgresServer(namespace:)`) at `serverAddress`; `cut()` takes the server's end down, as a Wi-Fi out of reach
+/// or a pulled cable does: no reset, packets simply stop. Nothing of it is in this machine's own namespace, whose
+/// links and addresses never change: a browser in a test running alongside takes any change there for a new
+/// network and fails its requests (`ERR_NETWORK_CHANGED`). Removed when the test process ends, however it ends.
 final class NetworkCut: Sendable {
-    let namespace: String
-    let hostInterface: String
-    /// The end inside the namespace.
-    let inner: String
-    let hostAddress: String
+    /// The namespace of the program under test.
+    let client: String
+    /// The namespace of the server.
+    let server: String
+    let clientInterface: String
+    let serverInterface: String
+    let serverAddress: String
 
     /// Network namespaces need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iproute2.
     static var possible: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip) }
@@ -17,20 +21,26 @@ final class NetworkCut: Sendable {
 
     init() throws {
         let tag = Int(getpid()) % 10_000
-        namespace = "cyclelog-cut-\(tag)"
-        hostInterface = "clcut\(tag)h"
-        inner = "clcut\(tag)n"
+        client = "cyclelog-cut-\(tag)c"
+        server = "cyclelog-cut-\(tag)s"
+        clientInterface = "clcut\(tag)c"
+        serverInterface = "clcut\(tag)s"
         let subnet = "10.231.\(tag % 250)"
-        hostAddress = subnet + ".1"
+        serverAddress = subnet + ".1"
         for arguments in [
-            ["netns", "add", namespace],
-            ["link", "add", hostInterface, "type", "veth", "peer", "name", inner],
-            ["link", "set", inner, "netns", namespace],
-            ["addr", "add", hostAddress + "/30", "dev", hostInterface],
-            ["link", "set", hostInterface, "up"],
-            ["-n", namespace, "addr", "add", subnet + ".2/30", "dev", inner],
-            ["-n", namespace, "link", "set", inner, "up"],
-            ["-n", namespace, "link", "set", "lo", "up"],
+            ["netns", "add", client],
+            ["netns", "add", server],
+            // Made inside the client's namespace with its peer in the server's: never in this one, even for a moment.
+            [
+                "-n", client, "link", "add", clientInterface, "type", "veth", "peer", "name", serverInterface, "netns",
+                server,
+            ],
+            ["-n", client, "addr", "add", subnet + ".2/30", "dev", clientInterface],
+            ["-n", client, "link", "set", clientInterface, "up"],
+            ["-n", client, "link", "set", "lo", "up"],
+            ["-n", server, "addr", "add", serverAddress + "/30", "dev", serverInterface],
+            ["-n", server, "link", "set", serverInterface, "up"],
+            ["-n", server, "link", "set", "lo", "up"],
         ] {
             try PostgresServer.run(Self.ip, arguments)
         }
@@ -38,36 +48,38 @@ final class NetworkCut: Sendable {
             "/bin/sh",
             [
                 "-c",
-                "(while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(Self.ip) link del \(hostInterface); "
-                    + "\(Self.ip) netns del \(namespace)) >/dev/null 2>&1 &",
+                "(while kill -0 \(getpid()) 2>/dev/null; do sleep 0.5; done; \(Self.ip) netns del \(client); "
+                    + "\(Self.ip) netns del \(server)) >/dev/null 2>&1 &",
             ])
     }
 
-    /// The command line that runs `program` inside the namespace.
+    /// The command line that runs `program` inside the client's namespace.
     func inside(_ program: String, _ arguments: [String]) -> (String, [String]) {
-        (Self.ip, ["netns", "exec", namespace, program] + arguments)
+        (Self.ip, ["netns", "exec", client, program] + arguments)
     }
 
-    func cut() throws { try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "down"]) }
+    func cut() throws { try PostgresServer.run(Self.ip, ["-n", server, "link", "set", serverInterface, "down"]) }
 
-    /// Brings this side's end up again and waits until the link carries packets: both ends operational, and
+    /// Brings the server's end up again and waits until the link carries packets: both ends operational, and
     /// neither side remembering the other as unreachable (an address resolution that failed while the link was
     /// down is kept as FAILED for seconds, and a new connection meanwhile fails at once).
     func restore() throws {
-        try PostgresServer.run(Self.ip, ["link", "set", hostInterface, "up"])
+        try PostgresServer.run(Self.ip, ["-n", server, "link", "set", serverInterface, "up"])
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            let here = (try? runProgram(Self.ip, ["-o", "link", "show", "dev", hostInterface]))?.output ?? ""
-            let there = (try? runProgram(Self.ip, ["-n", namespace, "-o", "link", "show", "dev", inner]))?.output ?? ""
-            if here.contains("state UP") && there.contains("state UP") { break }
+            let ends = [(server, serverInterface), (client, clientInterface)].map { namespace, interface in
+                (try? runProgram(Self.ip, ["-n", namespace, "-o", "link", "show", "dev", interface]))?.output ?? ""
+            }
+            if ends.allSatisfy({ $0.contains("state UP") }) { break }
             usleep(20_000)
         }
-        _ = try? runProgram(Self.ip, ["neigh", "flush", "dev", hostInterface])
-        _ = try? runProgram(Self.ip, ["-n", namespace, "neigh", "flush", "dev", inner])
+        _ = try? runProgram(Self.ip, ["-n", server, "neigh", "flush", "dev", serverInterface])
+        _ = try? runProgram(Self.ip, ["-n", client, "neigh", "flush", "dev", clientInterface])
     }
 
+    /// Deletes both namespaces, and the pair with them (a server still running keeps its own until it ends).
     func remove() {
-        _ = try? runProgram(Self.ip, ["link", "del", hostInterface])
-        _ = try? runProgram(Self.ip, ["netns", "del", namespace])
+        _ = try? runProgram(Self.ip, ["netns", "del", client])
+        _ = try? runProgram(Self.ip, ["netns", "del", server])
     }
 }

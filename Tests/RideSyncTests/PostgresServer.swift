@@ -32,10 +32,14 @@ final class PostgresServer: Sendable {
     /// `plainTCPAddress` without for the others; nil: the Unix socket only.
     let tlsPort: Int?
     let tcpPort: Int?
+    let namespace: String?
 
     /// A server of its own: for tests that stop and start it (the shared one serves tests running alongside).
     /// `plainTCPAddress`: also listening there without TLS, trusting logins from its /16 (a test network).
-    init(withTLS: Bool = false, plainTCPAddress: String? = nil) throws {
+    /// `namespace`: the network namespace the server runs in (`NetworkCut`); its Unix socket is reached from
+    /// anywhere on this machine all the same.
+    init(withTLS: Bool = false, plainTCPAddress: String? = nil, namespace: String? = nil) throws {
+        self.namespace = namespace
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
             throw Failed(description: "no PostgreSQL server in /usr/lib/postgresql")
@@ -146,11 +150,10 @@ final class PostgresServer: Sendable {
 
     /// Runs one of the server's programs as the server's account.
     func asServer(_ program: String, _ arguments: [String]) throws {
-        if let account {
-            try Self.run("/usr/sbin/runuser", ["-u", account, "--", binaries + "/" + program] + arguments)
-        } else {
-            try Self.run(binaries + "/" + program, arguments)
-        }
+        var command = [binaries + "/" + program] + arguments
+        if let account { command = ["/usr/sbin/runuser", "-u", account, "--"] + command }
+        if let namespace { command = [NetworkCut.ip, "netns", "exec", namespace] + command }
+        try Self.run(command[0], Array(command.dropFirst()))
     }
 
     /// Runs a program to its end; throws with its output when it fails.

@@ -124,7 +124,7 @@ struct SyncFaultTests {
     func networkCuts() async throws {
         let network = try NetworkCut()
         defer { network.remove() }
-        let server = try PostgresServer(plainTCPAddress: network.hostAddress)
+        let server = try PostgresServer(plainTCPAddress: network.serverAddress, namespace: network.server)
         defer { try? server.stopImmediately() }
         let collector = try Collector("cuts")
         let rides = try manyRides(collector, days: 3)
@@ -138,7 +138,7 @@ struct SyncFaultTests {
         func environment(_ address: ServerAddress) -> [String: String] {
             // Over the veth pair to the server's address: TCP, without TLS (a test network of this machine).
             [
-                "PGHOST": network.hostAddress, "PGPORT": "\(server.tcpPort ?? 0)", "PGUSER": PostgresServer.superuser,
+                "PGHOST": network.serverAddress, "PGPORT": "\(server.tcpPort ?? 0)", "PGUSER": PostgresServer.superuser,
                 "PGDATABASE": address.database, "PGSSLMODE": "disable", "PGPASSFILE": "/dev/null",
             ]
         }
