@@ -84,9 +84,11 @@ let package = Package(
         .target(name: "Export", dependencies: ["Formats", "FIT", "Workouts", "CyclingSensors"]),
         // Bike computers' FIT activity files as workouts (records, timer, laps, the device's totals); pure.
         .target(name: "FITImport", dependencies: ["FIT", "Workouts"]),
-        // The names of the recorder's D-Bus interface and how its values read, shared by the recorder and its
-        // clients (the CLI's control verbs, cyclelog-mirror); no Bluetooth.
-        .target(name: "RecorderInterface", dependencies: ["Formats", "DBus", "Workouts"]),
+        // The recorder's D-Bus contract, shared by the recorder and its clients (the CLI's control verbs,
+        // cyclelog-mirror): its names, its typed commands (`RecorderCommand`) and how its values read; no Bluetooth.
+        .target(
+            name: "RecorderInterface",
+            dependencies: ["Formats", "DBus", "Workouts", "StructuredWorkouts", "TrainerControl"]),
         // What a failure means as an exit status, and the protocol of errors that say themselves in words.
         .target(name: "ExitStatus"),
         // A ride's events into its workout, journal and digests (`RidePipeline`, no I/O) and into the store in
@@ -108,7 +110,7 @@ let package = Package(
             dependencies: [
                 "Concurrency",
                 "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors", "TrainerControl",
-                "StructuredWorkouts",
+                "StructuredWorkouts", "RecorderInterface", "DBus",
             ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.
@@ -278,7 +280,9 @@ let package = Package(
             name: "ChartsTests",
             dependencies: ["Charts", "Workouts", "WorkoutStore", "RideTestSupport", "TestSupport"]),
         .testTarget(name: "ExportTests", dependencies: ["Export", "WorkoutStore", "RideTestSupport", "TestSupport"]),
-        .testTarget(name: "RecorderInterfaceTests", dependencies: ["RecorderInterface", "DBus", "Workouts"]),
+        .testTarget(
+            name: "RecorderInterfaceTests",
+            dependencies: ["RecorderInterface", "DBus", "Workouts", "StructuredWorkouts", "TrainerControl"]),
         .testTarget(name: "FITTests", dependencies: ["FIT", "FITImport", "Workouts", "TestSupport"]),
         .testTarget(
             name: "LiveRecordingTests",

@@ -54,6 +54,20 @@ public struct RecorderClient: Sendable {
             duplicate: reply.dropFirst(2).first?.bool ?? false)
     }
 
+    /// Sends `command`: by the interface's own method when it has one (its reply: `Start` answers the new ride's
+    /// id), else by `Control` with `requestId` and `expect` (its reply: the state, the control sequence and whether
+    /// the request was a duplicate).
+    @discardableResult
+    public func send(
+        _ command: RecorderCommand, requestId: String, expect: UInt64 = 0, timeout: Duration = .seconds(25)
+    ) async throws(DBusError) -> [DBusValue] {
+        if let method = command.method { return try await call(method.name, method.arguments, timeout: timeout) }
+        let answer = try await control(
+            requestId: requestId, command: command.name, expect: expect, arguments: command.arguments,
+            timeout: timeout)
+        return [.string(answer.state), .uint64(answer.controlSequence), .boolean(answer.duplicate)]
+    }
+
     /// What a follower of the recorder listens to: its name changing owner, its properties changing, and its
     /// `Live` and `Event` signals.
     public static let signalRules: [MatchRule] = [

@@ -156,76 +156,37 @@ extension RecorderControl {
         return Exported(connection: connection, accepted: accepted)
     }
 
-    /// The commands every caller shares (the methods, `Control`), with their arguments by name; each refusal is a
-    /// D-Bus error that names what was wrong.
+    /// The commands every caller shares (the methods, `Control`, the launcher's actions), each one a
+    /// `RecorderCommand`; each refusal is a D-Bus error that names what was wrong.
     struct Commands: Sendable {
         let recorder: LiveRecorder
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
-        static let names =
-            ["start"] + methods.map(\.control.name) + ["marker", "intake"] + trainerCommands
-            + workoutCommands
-
-        /// The commands of the structured workout's player.
-        static let workoutCommands = ["skip", "back", "extend", "intensity"]
-
-        /// The commands that steer a smart trainer.
-        static let trainerCommands = ["target", "grade", "resistance", "trainer"]
+        /// Reads and performs a command by name (a method's, `Control`'s); the new workout's id for a start.
+        func perform(_ name: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {
+            try await perform(RecorderCommand(name: name, arguments: arguments))
+        }
 
         /// Performs `command`; the new workout's id for a start (0 while armed), else 0.
-        func perform(_ command: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {
-            switch command {
-            case "start":
-                let style = arguments.mapValues(RecorderControl.styleValue)
-                let request: StartRequest
-                let presets = await recorder.presets()
-                do throws(StartRequest.Problem) { request = try StartRequest(style: style, presets: presets) } catch {
-                    throw DBusError(name: DBusError.invalidArgumentsName, message: error.description)
-                }
-                if request.when == .now { await recorder.waitForASensor() }
-                do throws(LiveRecorder.StartRefusal) { return try await recorder.start(request) } catch {
-                    switch error {
-                    case .refused(let reason): throw DBusError(name: refusedError, message: reason)
-                    case .noSensors(let reason): throw DBusError(name: noSensorsError, message: reason)
-                    }
-                }
-            case "marker":
-                let text = arguments["text"]?.string ?? ""
-                guard (1...200).contains(text.count) else {
-                    throw DBusError(name: DBusError.invalidArgumentsName, message: "text takes 1 to 200 characters")
-                }
-                try await apply(.marker(text))
-            case "intake":
-                try await apply(.intake(try RecorderControl.intake(arguments)))
-            case "target", "grade", "resistance", "trainer":
-                let ask = try RecorderControl.trainerAsk(command, arguments)
-                if let refusal = await recorder.steer(ask) { throw DBusError(name: refusedError, message: refusal) }
-            case "skip", "back", "extend", "intensity":
-                let current = await recorder.status().workout?.intensityPercent ?? 100
-                let control = try RecorderControl.playerControl(command, arguments, intensityPercent: current)
-                if let refusal = await recorder.player(control) {
-                    throw DBusError(name: refusedError, message: refusal)
-                }
-            default:
-                guard let control = methods.first(where: { $0.control.name == command })?.control else {
-                    throw DBusError(
-                        name: DBusError.invalidArgumentsName,
-                        message:
-                            "command '\(ShownText.cut(command, to: 40))' is not one of \(Self.names.joined(separator: ", "))"
-                    )
-                }
-                guard control == .end || control == .cancel else {
-                    try await apply(control)
-                    return 0
-                }
+        func perform(_ command: RecorderCommand) async throws(DBusError) -> Int64 {
+            if case .control(let control) = command, control == .end || control == .cancel {
                 if let refusal = await recorder.refusal(of: control) {
                     throw DBusError(name: refusedError, message: refusal)
                 }
                 // Applied by `serve` after the reply is on its way: End and Cancel finish the recorder, and the
                 // caller should hear "done" rather than see the recorder leave the bus without an answer.
                 accepted.yield(control)
+                return 0
             }
-            return 0
+            do throws(LiveRecorder.CommandRefusal) {
+                return try await recorder.perform(command)
+            } catch {
+                switch error {
+                case .invalid(let reason): throw DBusError(name: DBusError.invalidArgumentsName, message: reason)
+                case .refused(let reason): throw DBusError(name: refusedError, message: reason)
+                case .noSensors(let reason): throw DBusError(name: noSensorsError, message: reason)
+                }
+            }
         }
 
         /// `ActivateAction`: `start` (with a preset's id as its parameter, or none for an open ride), `start-ID`,
@@ -244,123 +205,6 @@ extension RecorderControl {
             }
             _ = try await perform(action, [:])
         }
-
-        private func apply(_ control: WorkoutControl) async throws(DBusError) {
-            if let refusal = await recorder.control(control) { throw DBusError(name: refusedError, message: refusal) }
-        }
-    }
-
-    /// What a trainer command asks: `target` with `watts` (0–3000) or `change` (±500 W, from the current target),
-    /// `grade` with `percent` (±40), `resistance` with `percent` (0–100 of the trainer's range), `trainer` with
-    /// `mode` (erg, sim, resistance, free); InvalidArgs naming what is wrong.
-    static func trainerAsk(_ command: String, _ arguments: [String: DBusValue]) throws(DBusError) -> TrainerAsk {
-        func number(_ key: String, _ range: ClosedRange<Double>, _ unit: String) throws(DBusError) -> Double? {
-            try RecorderControl.number(arguments, key, range, unit: unit)
-        }
-        func missing(_ what: String) -> DBusError {
-            DBusError(name: DBusError.invalidArgumentsName, message: "\(command) takes \(what)")
-        }
-        // The journal's bounds (`TrainerTarget`): what is taken here is what a ride's journal can say.
-        let watts = Double(TrainerTarget.ergWatts.lowerBound)...Double(TrainerTarget.ergWatts.upperBound)
-        let grade = TrainerTarget.gradePercent
-        let resistance =
-            Double(TrainerTarget.resistancePercent.lowerBound)...Double(TrainerTarget.resistancePercent.upperBound)
-        switch command {
-        case "target":
-            if let value = try number("watts", watts, "W") { return .power(watts: Int(value.rounded())) }
-            if let change = try number("change", -500...500, "W") { return .powerChange(watts: Int(change.rounded())) }
-            throw missing("watts (\(Int(watts.lowerBound))–\(Int(watts.upperBound))) or change (±500)")
-        case "grade":
-            guard let percent = try number("percent", grade, "%") else {
-                throw missing("percent (±\(Int(grade.upperBound)))")
-            }
-            return .grade(percent: percent)
-        case "resistance":
-            guard let percent = try number("percent", resistance, "%") else {
-                throw missing("percent (\(Int(resistance.lowerBound))–\(Int(resistance.upperBound)))")
-            }
-            return .resistance(percent: percent)
-        default:
-            let name = arguments["mode"]?.string ?? ""
-            guard let mode = TrainerMode(rawValue: name) else {
-                throw missing("mode erg, sim, resistance or free (not '\(ShownText.cut(name, to: 20))')")
-            }
-            return .mode(mode)
-        }
-    }
-
-    /// A command's number argument (a double or any integer), held to `range`; nil when it is not there,
-    /// InvalidArgs naming it and its bounds when it is not a number within them.
-    static func number(
-        _ arguments: [String: DBusValue], _ key: String, _ range: ClosedRange<Double>, unit: String
-    ) throws(DBusError) -> Double? {
-        guard let value = arguments[key]?.unwrapped else { return nil }
-        let read: Double? =
-            switch value {
-            case .double(let number): number
-            default: value.integer.map(Double.init)
-            }
-        guard let read, read.isFinite, range.contains(read) else {
-            throw DBusError(
-                name: DBusError.invalidArgumentsName,
-                message: "\(key) takes a number from \(Int(range.lowerBound)) to \(Int(range.upperBound)) \(unit)")
-        }
-        return read
-    }
-
-    /// What a player command asks: `skip`, `back`, `extend` with `seconds` (1–3600), `intensity` with `percent`
-    /// (50–150) or `change` (±100, from `intensityPercent`, held within 50–150); InvalidArgs naming what is wrong.
-    static func playerControl(
-        _ command: String, _ arguments: [String: DBusValue], intensityPercent: Int
-    ) throws(DBusError) -> PlayerControl {
-        func number(_ key: String, _ range: ClosedRange<Int>, _ unit: String) throws(DBusError) -> Int? {
-            try RecorderControl.number(arguments, key, Double(range.lowerBound)...Double(range.upperBound), unit: unit)
-                .map { Int($0.rounded()) }
-        }
-        switch command {
-        case "skip": return .skip
-        case "back": return .back
-        case "extend":
-            guard let seconds = try number("seconds", PlayerControl.extendSeconds, "s") else {
-                throw DBusError(name: DBusError.invalidArgumentsName, message: "extend takes seconds (1–3600)")
-            }
-            return .extend(seconds: seconds)
-        default:
-            if let percent = try number("percent", PlayerControl.intensityPercent, "%") {
-                return .intensity(percent: percent)
-            }
-            if let change = try number("change", -100...100, "%") {
-                return .intensity(intensityPercent, changedBy: change)
-            }
-            throw DBusError(
-                name: DBusError.invalidArgumentsName, message: "intensity takes percent (50–150) or change (±100)")
-        }
-    }
-
-    /// `Intake`'s arguments (`kind`, `amount`, `unit`), or InvalidArgs naming the one that is wrong.
-    static func intake(_ arguments: [String: DBusValue]) throws(DBusError) -> Intake {
-        let kinds = Intake.Kind.allCases.map(\.rawValue).joined(separator: " or ")
-        let name = arguments["kind"]?.string ?? ""
-        guard let kind = Intake.Kind(rawValue: name) else {
-            throw DBusError(
-                name: DBusError.invalidArgumentsName, message: "kind '\(ShownText.cut(name, to: 40))' is not \(kinds)")
-        }
-        let unit = arguments["unit"]?.string ?? ""
-        let units = kind.units.map(\.name)
-        guard units.contains(unit.lowercased()) else {
-            throw DBusError(
-                name: DBusError.invalidArgumentsName,
-                message:
-                    "unit '\(ShownText.cut(unit, to: 40))' is not one for \(kind.rawValue): \(units.joined(separator: ", "))"
-            )
-        }
-        guard case .double(let amount)? = arguments["amount"]?.unwrapped,
-            let intake = Intake(kind, amount: amount, unit: unit)
-        else {
-            throw DBusError(
-                name: DBusError.invalidArgumentsName, message: "amount: \(kind.rawValue) takes \(Intake.forms(kind))")
-        }
-        return intake
     }
 
     /// Carries out the controls the object accepts, one after the other, and keeps its properties equal to the

@@ -333,16 +333,16 @@ enum WorkoutLocationFlag: String, EnumerableFlag {
 
 /// `cyclelog pause|resume|lap|end|cancel|start|marker|water`: one method call on the running recorder.
 struct ControlCommand {
-    /// Calls `method`; its reply. A refusal or a wrong argument exits 1 with the recorder's words; no recorder on
+    /// Sends `command`; its reply. A refusal or a wrong argument exits 1 with the recorder's words; no recorder on
     /// the bus exits 1 for a control of a ride (there is no ride), 2 for a start, marker or drink (`noRecorder`:
     /// there is no recorder to take it, and the message says how to start one).
     @discardableResult
-    static func call(
-        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: ExitStatus = .failed
-    ) async throws -> [DBusValue] {
+    static func call(_ command: RecorderCommand, bus: BusAddress, noRecorder: ExitStatus = .failed) async throws
+        -> [DBusValue]
+    {
         let connection = try await connect(bus)
         do {
-            return try await RecorderClient(connection).call(method, arguments)
+            return try await RecorderClient(connection).send(command, requestId: UUID().uuidString.lowercased())
         } catch {
             let missing = RecorderControl.isMissing(error)
             throw CommandFailure(
@@ -402,21 +402,21 @@ extension ControlCommand {
         status.flatMap { $0.workoutId > 0 ? "workout \($0.workoutId)" : nil } ?? "the ride"
     }
 
-    /// Calls `method` and prints what it did, in words (a control that answers nothing looks like it failed).
+    /// Sends `command` and prints what it did, in words (a control that answers nothing looks like it failed).
     static func callAndSay(
-        _ method: String, _ arguments: [DBusValue] = [], bus: BusAddress, noRecorder: ExitStatus = .failed,
+        _ command: RecorderCommand, bus: BusAddress, noRecorder: ExitStatus = .failed,
         _ said: (_ before: RecorderStatus?, _ after: RecorderStatus?) -> String
     ) async throws {
         let before = await statusIfAny(bus)
-        try await call(method, arguments, bus: bus, noRecorder: noRecorder)
+        try await call(command, bus: bus, noRecorder: noRecorder)
         let said = said(before, await statusIfAny(bus))
         sayOnStandardOutput(said.prefix(1).uppercased() + said.dropFirst())
     }
 }
 
-/// A command that is one method of the recorder's control interface.
+/// A command that is one of the ride's controls (pause, resume, lap, end, cancel).
 protocol RecorderMethodCommand: AsyncParsableCommand {
-    static var method: String { get }
+    static var workoutControl: WorkoutControl { get }
     var control: ControlBusOptions { get }
     /// What the command did, from the recorder's status before and after it (nil: it could not be asked).
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String
@@ -424,13 +424,13 @@ protocol RecorderMethodCommand: AsyncParsableCommand {
 
 extension RecorderMethodCommand {
     func run() async throws {
-        try await ControlCommand.callAndSay(Self.method, bus: control.address, Self.said)
+        try await ControlCommand.callAndSay(.control(Self.workoutControl), bus: control.address, Self.said)
     }
 }
 
 struct Pause: RecorderMethodCommand {
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Pauses the ride being recorded.")
-    static let method = "Pause"
+    static let workoutControl = WorkoutControl.pause
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
@@ -443,7 +443,7 @@ struct Pause: RecorderMethodCommand {
 
 struct Resume: RecorderMethodCommand {
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Resumes the paused ride.")
-    static let method = "Resume"
+    static let workoutControl = WorkoutControl.resume
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
@@ -454,7 +454,7 @@ struct Resume: RecorderMethodCommand {
 struct Lap: RecorderMethodCommand {
     static let configuration = CommandConfiguration(
         commandName: "lap", abstract: "Starts a new lap in the ride being recorded.")
-    static let method = "Lap"
+    static let workoutControl = WorkoutControl.lap
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
@@ -466,7 +466,7 @@ struct Lap: RecorderMethodCommand {
 struct End: RecorderMethodCommand {
     static let configuration = CommandConfiguration(
         commandName: "end", abstract: "Ends the ride being recorded and saves it.")
-    static let method = "End"
+    static let workoutControl = WorkoutControl.end
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
@@ -477,7 +477,7 @@ struct End: RecorderMethodCommand {
 struct Cancel: RecorderMethodCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel", abstract: "Cancels the ride being recorded; nothing is saved.")
-    static let method = "Cancel"
+    static let workoutControl = WorkoutControl.cancel
     @OptionGroup var control: ControlBusOptions
 
     static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {

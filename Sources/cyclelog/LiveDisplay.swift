@@ -3,6 +3,7 @@ import Formats
 import Foundation
 import LiveRecording
 import ProgramMain
+import RecorderInterface
 import StructuredWorkouts
 import Synchronization
 import TrainerControl
@@ -249,13 +250,13 @@ final class LiveDisplay: Sendable {
         switch prompt {
         case .none: break
         case .confirmingCancel:
-            if byte == UInt8(ascii: "y") || byte == UInt8(ascii: "Y") { await tell(recorder.control(.cancel)) }
+            if byte == UInt8(ascii: "y") || byte == UInt8(ascii: "Y") { await perform(.control(.cancel)) }
             return await show(await recorder.status())
         case .marker(var typed):
             switch byte {
             case 13, 10:
                 let text = String(decoding: typed, as: UTF8.self)
-                if !text.isEmpty { await tell(recorder.control(.marker(String(text.prefix(200))))) }
+                if !text.isEmpty { await perform(.marker(String(text.prefix(200)))) }
             case 27: break
             case 127, 8:
                 // Back over one whole character (UTF-8 continuation bytes are 10xxxxxx).
@@ -268,37 +269,32 @@ final class LiveDisplay: Sendable {
             return await show(await recorder.status())
         case .start(let presets):
             if byte >= UInt8(ascii: "1"), Int(byte - UInt8(ascii: "0")) <= presets.count {
-                let preset = presets[Int(byte - UInt8(ascii: "1"))]
-                do { _ = try await recorder.start(preset.request) } catch {
-                    switch error {
-                    case .refused(let reason), .noSensors(let reason): notice(reason)
-                    }
-                }
+                await perform(.start(style: ["preset": .text(presets[Int(byte - UInt8(ascii: "1"))].id)]))
             }
             return await show(await recorder.status())
         }
         switch byte {
         case UInt8(ascii: " "):
             let paused = await recorder.status().state == "paused"
-            await tell(recorder.control(paused ? .resume : .pause))
-        case UInt8(ascii: "l"), UInt8(ascii: "L"): await tell(recorder.control(.lap))
-        case UInt8(ascii: "e"), UInt8(ascii: "E"): await tell(recorder.control(.end))
-        case UInt8(ascii: "w"), UInt8(ascii: "W"): await tell(recorder.control(.intake(waterStep)))
+            await perform(.control(paused ? .resume : .pause))
+        case UInt8(ascii: "l"), UInt8(ascii: "L"): await perform(.control(.lap))
+        case UInt8(ascii: "e"), UInt8(ascii: "E"): await perform(.control(.end))
+        case UInt8(ascii: "w"), UInt8(ascii: "W"): await perform(.intake(waterStep))
         case UInt8(ascii: "c"), UInt8(ascii: "C"): await ask(.confirmingCancel)
         case UInt8(ascii: "m"), UInt8(ascii: "M"): await ask(.marker([]))
         // With a structured workout, + and - scale its targets (as the step's target would undo a nudge of the
         // trainer); without one, they nudge ERG's target.
         case UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "_"):
             let up = byte == UInt8(ascii: "+") || byte == UInt8(ascii: "=")
-            if let workout = await recorder.status().workout {
-                await tell(recorder.player(.intensity(workout.intensityPercent, changedBy: up ? 5 : -5)))
+            if await recorder.status().workout != nil {
+                await perform(.player(.intensityChange(percent: up ? 5 : -5)))
             } else {
-                await tell(recorder.steer(.powerChange(watts: up ? 10 : -10)))
+                await perform(.steer(.targetChange(watts: up ? 10 : -10)))
             }
-        case UInt8(ascii: "n"), UInt8(ascii: "N"): await tell(recorder.player(.skip))
-        case UInt8(ascii: "b"), UInt8(ascii: "B"): await tell(recorder.player(.back))
-        case UInt8(ascii: "x"), UInt8(ascii: "X"): await tell(recorder.player(.extend(seconds: 60)))
-        case UInt8(ascii: "f"), UInt8(ascii: "F"): await tell(recorder.steer(.mode(.free)))
+        case UInt8(ascii: "n"), UInt8(ascii: "N"): await perform(.player(.skip))
+        case UInt8(ascii: "b"), UInt8(ascii: "B"): await perform(.player(.back))
+        case UInt8(ascii: "x"), UInt8(ascii: "X"): await perform(.player(.extend(seconds: 60)))
+        case UInt8(ascii: "f"), UInt8(ascii: "F"): await perform(.steer(.mode("free")))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
             guard await recorder.status().can.start else { return }
             await ask(.start(Array(await recorder.presets().prefix(9))))
@@ -311,8 +307,9 @@ final class LiveDisplay: Sendable {
         await show(await recorder.status())
     }
 
-    /// A refused key says why (pausing a paused ride, a drink while waiting).
-    private func tell(_ refusal: String?) {
-        if let refusal { notice(refusal) }
+    /// A key's command, as every client's is carried out (`RecorderCommand`); a refused one says why (pausing a
+    /// paused ride, a drink while waiting).
+    private func perform(_ command: RecorderCommand) async {
+        do throws(LiveRecorder.CommandRefusal) { try await recorder.perform(command) } catch { notice(error.reason) }
     }
 }

@@ -7,9 +7,8 @@ import Workouts
 
 /// What the workout verbs share: one `Control` command to the running recorder, then where the workout stands.
 enum PlayerCommand {
-    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
-        let client = try await RecorderCommand.send(
-            command, arguments, bus: bus)
+    static func send(_ player: RecorderCommand.Player, bus: BusAddress) async throws {
+        let client = try await ControlCommand.send(.player(player), bus: bus)
         if let status = try? await client.status(timeout: .seconds(2)) { sayOnStandardOutput(describe(status)) }
     }
 
@@ -42,7 +41,7 @@ struct Skip: AsyncParsableCommand {
         commandName: "skip", abstract: "Moves the structured workout on to its next step.")
     @OptionGroup var control: ControlBusOptions
 
-    func run() async throws { try await PlayerCommand.send("skip", [:], bus: control.address) }
+    func run() async throws { try await PlayerCommand.send(.skip, bus: control.address) }
 }
 
 /// `cyclelog back`.
@@ -52,7 +51,7 @@ struct Back: AsyncParsableCommand {
         abstract: "Starts the workout's step again (within its first 10 s: the step before).")
     @OptionGroup var control: ControlBusOptions
 
-    func run() async throws { try await PlayerCommand.send("back", [:], bus: control.address) }
+    func run() async throws { try await PlayerCommand.send(.back, bus: control.address) }
 }
 
 /// `cyclelog extend 1m`.
@@ -67,7 +66,7 @@ struct Extend: AsyncParsableCommand {
         guard let seconds = Self.seconds(duration), (1...3600).contains(seconds) else {
             throw ValidationError("'\(duration)' is not a duration of 1 s to 1 h (30s, 1m, 2m30s)")
         }
-        try await PlayerCommand.send("extend", ["seconds": .double(Double(seconds))], bus: control.address)
+        try await PlayerCommand.send(.extend(seconds: Double(seconds)), bus: control.address)
     }
 
     /// `90`, `90s`, `1m`, `2m30s`, `1h`: seconds, or a time as a goal is written.
@@ -91,6 +90,6 @@ struct Intensity: AsyncParsableCommand {
         let (word, value) = try TrainerCommand.number(percent, "intensity in %")
         let relative = word.hasPrefix("+") || word.hasPrefix("-")
         try await PlayerCommand.send(
-            "intensity", [relative ? "change" : "percent": .double(value)], bus: control.address)
+            relative ? .intensityChange(percent: value) : .intensity(percent: value), bus: control.address)
     }
 }

@@ -27,9 +27,8 @@ struct Start: AsyncParsableCommand {
     func run() async throws {
         // The recorder checks the style (one place for the rules and their messages).
         let values = (preset.map { [("preset", StartRequest.Value.text($0))] } ?? []) + style.values
-        let pairs = values.map { ($0.0, RecorderControl.dbusValue($0.1)) }
         let reply = try await ControlCommand.call(
-            "Start", [.properties(pairs)], bus: control.address, noRecorder: .cannotUse)
+            .start(style: Dictionary(values) { $1 }), bus: control.address, noRecorder: .cannotUse)
         let id = reply.first?.integer ?? 0
         sayOnStandardOutput(id == 0 ? "Armed: the ride starts at the first pedal stroke." : "Recording workout \(id).")
     }
@@ -90,7 +89,7 @@ struct Marker: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        try await ControlCommand.callAndSay("Marker", [.string(text)], bus: control.address, noRecorder: .cannotUse) {
+        try await ControlCommand.callAndSay(.marker(text), bus: control.address, noRecorder: .cannotUse) {
             before, _ in "\(ControlCommand.workout(before)) has the marker \"\(ShownText.visible(text))\"."
         }
     }
@@ -113,10 +112,9 @@ struct Water: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let (number, unit) = Intake.split(amount) else { return }
-        try await ControlCommand.callAndSay(
-            "Intake", [.string("water"), .double(number), .string(unit)], bus: control.address, noRecorder: .cannotUse
-        ) { before, after in
+        guard let water = Intake(.water, amount) else { return }
+        try await ControlCommand.callAndSay(.intake(water), bus: control.address, noRecorder: .cannotUse) {
+            before, after in
             "\(amount) of water logged in \(ControlCommand.workout(before))"
                 + (after.flatMap { $0.waterMillilitres.isFinite ? $0.waterMillilitres : nil }.map {
                     " (\(Int($0.rounded())) ml in all)"

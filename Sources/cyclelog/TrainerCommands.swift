@@ -99,15 +99,12 @@ struct WorkoutOptions: ParsableArguments {
     }
 }
 
-/// One `Control` command to the running recorder, with a fresh request id; the client, to read what it did.
-enum RecorderCommand {
-    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws
-        -> RecorderClient
-    {
+extension ControlCommand {
+    /// One `Control` command to the running recorder, with a fresh request id; the client, to read what it did.
+    static func send(_ command: RecorderCommand, bus: BusAddress) async throws -> RecorderClient {
         let client = RecorderClient(try await ControlCommand.connect(bus))
         do {
-            _ = try await client.control(
-                requestId: UUID().uuidString.lowercased(), command: command, expect: 0, arguments: arguments)
+            try await client.send(command, requestId: UUID().uuidString.lowercased())
         } catch {
             throw CommandFailure(
                 ControlCommand.explain(error, bus), RecorderControl.isMissing(error) ? .cannotUse : .failed)
@@ -118,8 +115,8 @@ enum RecorderCommand {
 
 /// What the trainer verbs share: one `Control` command to the running recorder, then the trainer as it stands.
 enum TrainerCommand {
-    static func send(_ command: String, _ arguments: [String: DBusValue], bus: BusAddress) async throws {
-        let client = try await RecorderCommand.send(command, arguments, bus: bus)
+    static func send(_ steer: RecorderCommand.Steer, bus: BusAddress) async throws {
+        let client = try await ControlCommand.send(.steer(steer), bus: bus)
         // The trainer answers within a second; what it said is in the status.
         var status = try? await client.status(timeout: .seconds(2))
         for _ in 0..<10 where status?.trainerState == "asking" {
@@ -170,7 +167,8 @@ struct Target: AsyncParsableCommand {
     func run() async throws {
         let (word, value) = try TrainerCommand.number(watts, "power in watts")
         let relative = word.hasPrefix("+") || word.hasPrefix("-")
-        try await TrainerCommand.send("target", [relative ? "change" : "watts": .double(value)], bus: control.address)
+        try await TrainerCommand.send(
+            relative ? .targetChange(watts: value) : .target(watts: value), bus: control.address)
     }
 }
 
@@ -186,7 +184,7 @@ struct Grade: AsyncParsableCommand {
 
     func run() async throws {
         let (_, value) = try TrainerCommand.number(percent, "grade in %")
-        try await TrainerCommand.send("grade", ["percent": .double(value)], bus: control.address)
+        try await TrainerCommand.send(.grade(percent: value), bus: control.address)
     }
 }
 
@@ -202,7 +200,7 @@ struct Resistance: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        try await TrainerCommand.send("resistance", ["percent": .double(percent)], bus: control.address)
+        try await TrainerCommand.send(.resistance(percent: percent), bus: control.address)
     }
 }
 
@@ -224,6 +222,6 @@ struct TrainerModeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await TrainerCommand.send("trainer", ["mode": .string(mode)], bus: control.address)
+        try await TrainerCommand.send(.mode(mode), bus: control.address)
     }
 }
