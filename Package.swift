@@ -37,12 +37,12 @@ let package = Package(
         // How work runs: fork-join over the cores (`parallelMap`, `OrderedWork`), a broadcast to many async
         // subscribers, an actor's own thread (`QueueExecutor`), stage timing marks.
         .target(name: "Concurrency"),
-        // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
         // A structured workout (steps and targets), its canonical text, the built-in ones and the player that
         // says what each step asks for as the ride's running time passes; pure.
         .target(name: "StructuredWorkouts", dependencies: ["Formats"]),
         // The workout files of other tools read (.zwo, .erg, .mrc, FIT) and written (.zwo, FIT); pure.
         .target(name: "WorkoutFiles", dependencies: ["Formats", "StructuredWorkouts", "FIT"]),
+        // Revolution math, channel builders, the session state machine, the workout builder and statistics; pure.
         .target(name: "Workouts", dependencies: ["CyclingSensors", "Formats", "Concurrency", "StructuredWorkouts"]),
         // The smart trainer's control: what to write to its control point and when (modes, targets held within
         // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.

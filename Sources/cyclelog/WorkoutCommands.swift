@@ -20,7 +20,6 @@ struct UndeleteOption: ParsableArguments {
     var undelete = false
 }
 
-/// `--db`, shared by every command that opens the workout database.
 /// The wheel size for speed and distance from sensors that do not carry their own.
 struct WheelOptions: ParsableArguments {
     @Option(
@@ -37,6 +36,7 @@ struct WheelOptions: ParsableArguments {
     }
 }
 
+/// `--db`, shared by every command that opens the workout database.
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .long, help: "The workout database (default: $CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite)."
