@@ -52,8 +52,9 @@ public struct ServiceAddress: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One HTTP request as the services' clients make it.
-public struct HTTPRequest: Sendable {
+/// One HTTP request to a service (intervals.icu, Strava) as its client makes it; named apart from swift-http-types'
+/// `HTTPRequest`, which the mirror uses.
+public struct ServiceRequest: Sendable {
     public var method: HTTPMethod
     /// The path and query, after the address's base path (`/api/v1/athlete/0/activities?oldest=…`).
     public var target: String
@@ -71,7 +72,8 @@ public struct HTTPRequest: Sendable {
     public var isIdempotent: Bool { method != .POST }
 }
 
-public struct HTTPResponse: Sendable {
+/// A service's answer: its status, headers and body.
+public struct ServiceResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
@@ -99,8 +101,8 @@ public struct TransportFailure: Error, Sendable, CustomStringConvertible {
 
 /// What sends a request and brings its answer: the network (`NetworkTransport`), or a test's double.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
-        async throws(TransportFailure) -> HTTPResponse
+    func send(_ request: ServiceRequest, to address: ServiceAddress, deadlineSeconds: Double)
+        async throws(TransportFailure) -> ServiceResponse
 }
 
 /// HTTP/1.1 over SwiftNIO, one connection per request (`Connection: close`), TLS with the system's trusted
@@ -120,12 +122,12 @@ public struct NetworkTransport: HTTPTransport {
         self.extraAuthorities = extraAuthorities.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    public func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
-        async throws(TransportFailure) -> HTTPResponse
+    public func send(_ request: ServiceRequest, to address: ServiceAddress, deadlineSeconds: Double)
+        async throws(TransportFailure) -> ServiceResponse
     {
         let sent = SentMark()
         do {
-            return try await withThrowingTaskGroup(of: HTTPResponse?.self) { group in
+            return try await withThrowingTaskGroup(of: ServiceResponse?.self) { group in
                 group.addTask { try await exchange(request, address, sent) }
                 group.addTask {
                     try await Task.sleep(for: .seconds(deadlineSeconds))
@@ -163,8 +165,8 @@ public struct NetworkTransport: HTTPTransport {
         return String(describing: error)
     }
 
-    private func exchange(_ request: HTTPRequest, _ address: ServiceAddress, _ sent: SentMark) async throws
-        -> HTTPResponse
+    private func exchange(_ request: ServiceRequest, _ address: ServiceAddress, _ sent: SentMark) async throws
+        -> ServiceResponse
     {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(10))
@@ -202,11 +204,11 @@ public struct NetworkTransport: HTTPTransport {
                 try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: request.body))))
             }
             try await outbound.write(.end(nil))
-            var response: HTTPResponse?
+            var response: ServiceResponse?
             for try await part in inbound {
                 switch part {
                 case .head(let answer):
-                    response = HTTPResponse(
+                    response = ServiceResponse(
                         status: Int(answer.status.code), headers: answer.headers.map { ($0.name, $0.value) })
                 case .body(var buffer):
                     guard response != nil else { continue }

@@ -44,7 +44,7 @@ struct IntervalsICU: Sendable {
         form.add(file: "file", fileName: ride.fileName, contentType: "application/octet-stream", ride.bytes)
         var query = [("external_id", ride.externalId), ("description", ride.description)]
         if let name = ride.name { query.insert(("name", name), at: 0) }
-        let request = HTTPRequest(
+        let request = ServiceRequest(
             .POST, athletePath + "/activities?" + FormEncoding.encode(query),
             headers: [("Content-Type", form.contentType), ("Accept", "application/json")], body: form.finished)
         switch try await client.send(request) {
@@ -71,7 +71,7 @@ struct IntervalsICU: Sendable {
             ("newest", LocalDay.day(of: start, offset: 1, in: .gmt)),
         ])
         let response = try await client.expect(
-            HTTPRequest(.GET, athletePath + "/activities?" + query, headers: [("Accept", "application/json")]),
+            ServiceRequest(.GET, athletePath + "/activities?" + query, headers: [("Accept", "application/json")]),
             doing: "list the activities")
         guard let activities = jsonArray(response) else {
             throw UploadError("intervals.icu answered the list of activities with something that is not one")
@@ -81,7 +81,7 @@ struct IntervalsICU: Sendable {
 
     /// Deletes an activity; true when it was there.
     func delete(_ remoteId: String) async throws -> Bool {
-        let request = HTTPRequest(.DELETE, "/api/v1/activity/\(FormEncoding.escape(remoteId))")
+        let request = ServiceRequest(.DELETE, "/api/v1/activity/\(FormEncoding.escape(remoteId))")
         switch try await client.send(request) {
         case .lost(let reason, _): throw client.tryLater(reason)
         case .answer(let response):
@@ -114,7 +114,7 @@ struct IntervalsICU: Sendable {
             ("oldest", oldest), ("newest", newest), ("category", "WORKOUT"), ("ext", "zwo"),
         ])
         let response = try await client.expect(
-            HTTPRequest(.GET, athletePath + "/events?" + query, headers: [("Accept", "application/json")]),
+            ServiceRequest(.GET, athletePath + "/events?" + query, headers: [("Accept", "application/json")]),
             doing: "list the planned workouts")
         guard let events = jsonArray(response) else {
             throw UploadError("intervals.icu answered the calendar with something that is not a list of events")

@@ -13,10 +13,10 @@ public enum IntervalsICUCheck {
     {
         let address: ServiceAddress
         do { address = try ServiceAddress(account.address) } catch { throw UploadError(error.description, .usage) }
-        let request = HTTPRequest(
+        let request = ServiceRequest(
             .GET, "/api/v1/athlete/\(FormEncoding.escape(account.athlete))",
             headers: [("Authorization", IntervalsICU.authorization(account)), ("Accept", "application/json")])
-        let response: HTTPResponse
+        let response: ServiceResponse
         do {
             response = try await transport.send(request, to: address, deadlineSeconds: 30)
         } catch {

@@ -40,7 +40,7 @@ public struct RetryPolicy: Sendable {
         case refused(String)
     }
 
-    public static func verdict(_ response: HTTPResponse, now: Date = Date()) -> Verdict {
+    public static func verdict(_ response: ServiceResponse, now: Date = Date()) -> Verdict {
         switch response.status {
         case 200..<300: return .success
         case 401: return .unauthorized
@@ -77,12 +77,12 @@ public struct RetryPolicy: Sendable {
 
     /// A service's refusal in its own words when it gave some (`message`, `error`, `errors`), else the status; at
     /// most 300 characters of it (a server that lies may send a book).
-    public static func message(_ response: HTTPResponse) -> String {
+    public static func message(_ response: ServiceResponse) -> String {
         let words = fullMessage(response)
         return words.count > 300 ? String(words.prefix(300)) + "…" : words
     }
 
-    private static func fullMessage(_ response: HTTPResponse) -> String {
+    private static func fullMessage(_ response: ServiceResponse) -> String {
         if let object = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any] {
             for key in ["message", "error", "status"] {
                 if let text = object[key] as? String, !text.isEmpty {

@@ -14,13 +14,13 @@ struct ServiceClient: Sendable {
     let redaction: @Sendable () -> Redaction
 
     enum Exchange {
-        case answer(HTTPResponse)
+        case answer(ServiceResponse)
         /// A POST that may have reached the service, whose answer is unknown or a failure (5xx, 429, cut).
         case lost(reason: String, waitSeconds: Double?)
     }
 
     /// Sends `request`; retries transient failures of requests that may be sent twice, up to the policy's tries.
-    func send(_ request: HTTPRequest) async throws -> Exchange {
+    func send(_ request: ServiceRequest) async throws -> Exchange {
         var failures = 0
         var reauthorized = false
         while true {
@@ -62,7 +62,7 @@ struct ServiceClient: Sendable {
     }
 
     /// Sends a request and takes a 2xx answer only; anything else ends in words.
-    func expect(_ request: HTTPRequest, doing what: String) async throws -> HTTPResponse {
+    func expect(_ request: ServiceRequest, doing what: String) async throws -> ServiceResponse {
         guard let response = try await fetch(request, doing: what) else {
             throw UploadError("\(service.title) refused to \(what): it has no such thing (404)")
         }
@@ -70,7 +70,7 @@ struct ServiceClient: Sendable {
     }
 
     /// The same, with nil for a 404: what was asked for is not there.
-    func fetch(_ request: HTTPRequest, doing what: String) async throws -> HTTPResponse? {
+    func fetch(_ request: ServiceRequest, doing what: String) async throws -> ServiceResponse? {
         switch try await send(request) {
         case .lost(let reason, _): throw tryLater(reason)
         case .answer(let response):
@@ -149,11 +149,11 @@ public struct ServiceReach: Sendable {
 }
 
 /// Reads a JSON answer.
-func jsonObject(_ response: HTTPResponse) -> [String: Any]? {
+func jsonObject(_ response: ServiceResponse) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
 }
 
-func jsonArray(_ response: HTTPResponse) -> [[String: Any]]? {
+func jsonArray(_ response: ServiceResponse) -> [[String: Any]]? {
     (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [[String: Any]]
 }
 

@@ -41,7 +41,7 @@ struct Strava: Sendable {
         form.add(field: "external_id", ride.externalId)
         if let name = ride.name { form.add(field: "name", name) }
         form.add(field: "description", ride.description)
-        let request = HTTPRequest(
+        let request = ServiceRequest(
             .POST, "/api/v3/uploads", headers: [("Content-Type", form.contentType), ("Accept", "application/json")],
             body: form.finished)
         switch try await client.send(request) {
@@ -69,7 +69,7 @@ struct Strava: Sendable {
     }
 
     func status(_ uploadId: String) async throws -> UploadStatus {
-        let request = HTTPRequest(
+        let request = ServiceRequest(
             .GET, "/api/v3/uploads/\(FormEncoding.escape(uploadId))", headers: [("Accept", "application/json")])
         guard let response = try await client.fetch(request, doing: "tell how upload \(uploadId) went") else {
             return .unknown
@@ -89,7 +89,7 @@ struct Strava: Sendable {
             ("after", String(start - 2 * 86_400)), ("before", String(start + 2 * 86_400)), ("per_page", "200"),
         ])
         let response = try await client.expect(
-            HTTPRequest(.GET, "/api/v3/athlete/activities?" + query, headers: [("Accept", "application/json")]),
+            ServiceRequest(.GET, "/api/v3/athlete/activities?" + query, headers: [("Accept", "application/json")]),
             doing: "list the activities")
         guard let activities = jsonArray(response) else {
             throw UploadError("Strava answered the list of activities with something that is not one")
@@ -103,7 +103,7 @@ struct Strava: Sendable {
         if let name { fields["name"] = name }
         let body = try JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
         _ = try await client.expect(
-            HTTPRequest(
+            ServiceRequest(
                 .PUT, "/api/v3/activities/\(FormEncoding.escape(remoteId))",
                 headers: [("Content-Type", "application/json"), ("Accept", "application/json")], body: [UInt8](body)),
             doing: "update activity \(remoteId)")
@@ -148,7 +148,7 @@ public enum StravaAuthorization {
             ("client_id", clientId), ("client_secret", clientSecret), ("grant_type", grant.type), (field, grant.value),
         ])
         // Sending the same code or refresh token twice is harmless: the token endpoint creates no activity.
-        let request = HTTPRequest(
+        let request = ServiceRequest(
             .POST, "/oauth/token",
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
             body: Array(body.utf8))

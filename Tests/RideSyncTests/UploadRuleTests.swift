@@ -48,14 +48,14 @@ struct UploadRuleTests {
         later.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         #expect(RetryPolicy.retryAfterSeconds(later.string(from: now.addingTimeInterval(90)), now: now) == 90)
         #expect(RetryPolicy.retryAfterSeconds("soon", now: now) == nil)
-        let limited = HTTPResponse(status: 429, headers: [("retry-after", "12")])
+        let limited = ServiceResponse(status: 429, headers: [("retry-after", "12")])
         #expect(
             RetryPolicy.verdict(limited, now: now) == .transient(waitSeconds: 12, reason: "asked to slow down (429)"))
         #expect(
-            RetryPolicy.verdict(HTTPResponse(status: 502), now: now)
+            RetryPolicy.verdict(ServiceResponse(status: 502), now: now)
                 == .transient(waitSeconds: nil, reason: "failed (502)"))
-        #expect(RetryPolicy.verdict(HTTPResponse(status: 401)) == .unauthorized)
-        let refused = HTTPResponse(
+        #expect(RetryPolicy.verdict(ServiceResponse(status: 401)) == .unauthorized)
+        let refused = ServiceResponse(
             status: 400,
             body: Array(
                 #"{"message":"Bad Request","errors":[{"resource":"Upload","field":"file","code":"empty"}]}"#.utf8))
@@ -104,10 +104,10 @@ struct UploadRuleTests {
         let (collector, folder) = try oneRideWithAnAccount()
         let transport = ScriptedTransport([
             .failure(TransportFailure(description: "cut", mayHaveArrived: true)),
-            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
-            .response(HTTPResponse(status: 429, headers: [("Retry-After", "7")])),
-            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
-            .response(HTTPResponse(status: 201, body: Array(#"{"id":"i9"}"#.utf8))),
+            .response(ServiceResponse(status: 200, body: Array("[]".utf8))),
+            .response(ServiceResponse(status: 429, headers: [("Retry-After", "7")])),
+            .response(ServiceResponse(status: 200, body: Array("[]".utf8))),
+            .response(ServiceResponse(status: 201, body: Array(#"{"id":"i9"}"#.utf8))),
         ])
         let waits = Waits()
         var uploader = Uploader(store: collector.store, folder: folder)
@@ -130,19 +130,19 @@ struct UploadRuleTests {
         for _ in 0..<5000 {
             let bytes = (0..<Int(random.next() % 64)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let text = String(decoding: bytes, as: UTF8.self)
-            #expect(RetryPolicy.message(HTTPResponse(status: 400, body: bytes)).count <= 301)
+            #expect(RetryPolicy.message(ServiceResponse(status: 400, body: bytes)).count <= 301)
             _ = FormEncoding.decode(Substring(text))
             _ = Strava.duplicateActivity("duplicate of " + text)
             _ = RetryPolicy.retryAfterSeconds(text, now: Date())
         }
         let book =
             Array(#"{"message":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: 1_000_000) + Array(#""}"#.utf8)
-        #expect(RetryPolicy.message(HTTPResponse(status: 400, body: book)).count == 301)
+        #expect(RetryPolicy.message(ServiceResponse(status: 400, body: book)).count == 301)
         let (collector, folder) = try oneRideWithAnAccount()
         let transport = ScriptedTransport([
-            .response(HTTPResponse(status: 201, body: Array("<html>ok</html>".utf8))),
-            .response(HTTPResponse(status: 200, body: Array(#"[{"id":"i5","external_id":"x"}]"#.utf8))),
-            .response(HTTPResponse(status: 201, body: Array(#"{"id":"i6"}"#.utf8))),
+            .response(ServiceResponse(status: 201, body: Array("<html>ok</html>".utf8))),
+            .response(ServiceResponse(status: 200, body: Array(#"[{"id":"i5","external_id":"x"}]"#.utf8))),
+            .response(ServiceResponse(status: 201, body: Array(#"{"id":"i6"}"#.utf8))),
         ])
         var uploader = Uploader(store: collector.store, folder: folder)
         uploader.reach.transport = transport
@@ -163,10 +163,10 @@ struct UploadRuleTests {
                 expiresAt: Int64(Date().timeIntervalSince1970) + 3600, athlete: "7",
                 address: "https://strava.example", addedMicroseconds: 0))
         let transport = ScriptedTransport([
-            .response(HTTPResponse(status: 201, body: Array(#"{"id":5,"id_str":"5","status":"processing"}"#.utf8))),
-            .response(HTTPResponse(status: 404, body: Array(#"{"message":"Record Not Found"}"#.utf8))),
-            .response(HTTPResponse(status: 200, body: Array("[]".utf8))),
-            .response(HTTPResponse(status: 201, body: Array(#"{"id":6,"activity_id":77}"#.utf8))),
+            .response(ServiceResponse(status: 201, body: Array(#"{"id":5,"id_str":"5","status":"processing"}"#.utf8))),
+            .response(ServiceResponse(status: 404, body: Array(#"{"message":"Record Not Found"}"#.utf8))),
+            .response(ServiceResponse(status: 200, body: Array("[]".utf8))),
+            .response(ServiceResponse(status: 201, body: Array(#"{"id":6,"activity_id":77}"#.utf8))),
         ])
         var uploader = Uploader(store: collector.store, folder: folder)
         uploader.reach.transport = transport
@@ -202,7 +202,7 @@ func oneRideWithAnAccount() throws -> (Collector, AccountFolder) {
 /// Answers given in order, the requests' methods kept.
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     enum Answer {
-        case response(HTTPResponse)
+        case response(ServiceResponse)
         case failure(TransportFailure)
     }
     private let lock = NSLock()
@@ -213,9 +213,9 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
 
     func sent() -> [String] { lock.withLock { methods } }
 
-    func send(_ request: HTTPRequest, to address: ServiceAddress, deadlineSeconds: Double)
+    func send(_ request: ServiceRequest, to address: ServiceAddress, deadlineSeconds: Double)
         async throws(TransportFailure)
-        -> HTTPResponse
+        -> ServiceResponse
     {
         let answer: Answer? = lock.withLock {
             methods.append(request.method.rawValue)
