@@ -118,7 +118,7 @@ let package = Package(
             name: "RecorderService",
             dependencies: [
                 "Formats",
-                "LiveRecording", "DBus", "RecorderInterface", "Workouts", "TrainerControl",
+                "LiveRecording", "DBus", "RecorderInterface", "Workouts",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

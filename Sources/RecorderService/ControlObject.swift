@@ -3,72 +3,11 @@ import Formats
 import Foundation
 import LiveRecording
 import RecorderInterface
-import StructuredWorkouts
-import TrainerControl
 import Workouts
 
 /// The recorder's side of its D-Bus interface (RecorderInterface names it): the exported object and the
 /// commands it performs.
 extension RecorderControl {
-    /// The recorder's status as its D-Bus properties say it (`suggestedWorkouts` are the presets offered).
-    static func status(_ live: LiveStatus, suggestedWorkouts: [WorkoutPreset]) -> RecorderStatus {
-        var status = RecorderStatus()
-        status.state = live.state
-        status.workoutId = live.workoutId
-        status.elapsedSeconds = live.elapsedSeconds.rounded()
-        status.movingSeconds = live.movingSeconds.rounded()
-        status.powerWatts = live.powerWatts
-        status.cadenceRPM = live.cadenceRPM
-        status.speedMetersPerSecond = live.speedMetersPerSecond
-        status.heartRateBPM = live.heartRateBPM
-        status.distanceMeters = live.distanceMeters
-        status.lap = UInt32(clamping: live.lap)
-        status.name = live.plan.name ?? ""
-        status.location = live.plan.location?.rawValue ?? ""
-        status.goal = live.plan.goal?.description ?? ""
-        status.goalProgress = live.goalProgress
-        status.lapElapsedSeconds = live.lapElapsedSeconds.rounded()
-        status.workJoules = live.workJoules.rounded()
-        status.waterMillilitres = live.waterMillilitres
-        status.can.start = live.can.start
-        status.can.pause = live.can.pause
-        status.can.resume = live.can.resume
-        status.can.lap = live.can.lap
-        status.can.end = live.can.end
-        status.can.cancel = live.can.cancel
-        status.controlSequence = live.controlSequence
-        status.sensors = live.sensors.map {
-            .init(name: $0.name, address: $0.address ?? "", state: $0.state.rawValue, batteryPercent: $0.batteryPercent)
-        }
-        status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
-        if let trainer = live.trainer {
-            status.trainerMode = trainer.mode
-            status.trainerState = trainer.state
-            status.targetPowerWatts = trainer.targetPowerWatts.map(Double.init)
-            status.gradePercent = trainer.gradePercent
-            status.resistanceLevel = trainer.resistanceLevel
-            status.powerMatchOffsetWatts = trainer.powerMatchOffsetWatts.map { ($0 * 10).rounded() / 10 }
-            status.trainerMessage = trainer.message ?? ""
-        }
-        if let workout = live.workout {
-            status.workoutPlanId = workout.id
-            status.workoutPlanName = workout.name
-            status.stepIndex = Int64(workout.stepIndex)
-            status.stepCount = Int64(workout.stepCount)
-            status.stepSecondsLeft = workout.stepSecondsLeft?.rounded()
-            status.stepName = workout.stepName ?? ""
-            // The step's target is the ride's target, whether a trainer is steered to it or the rider follows it.
-            status.targetPowerWatts = workout.targetPowerWatts.map(Double.init)
-            if let grade = workout.targetGradePercent { status.gradePercent = grade }
-            status.targetRangeLowWatts = workout.targetRangeWatts.map { Double($0.lowerBound) }
-            status.targetRangeHighWatts = workout.targetRangeWatts.map { Double($0.upperBound) }
-            status.nextTargetPowerWatts = workout.nextTargetPowerWatts.map(Double.init)
-            status.intensityPercent = Int64(workout.intensityPercent)
-            status.workoutProfile = workout.profileText
-        }
-        return status
-    }
-
     /// The exported object: its connection, and the controls it accepted, which `serve` carries out.
     public struct Exported: Sendable {
         public let connection: DBusConnection
@@ -138,7 +77,7 @@ extension RecorderControl {
                     return []
                 },
             ])
-        let initial = status(await recorder.status(), suggestedWorkouts: await recorder.presets()).values
+        let initial = await recorder.status().published(suggestedWorkouts: await recorder.presets()).values
         try await connection.export(
             [
                 ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals),
@@ -218,57 +157,19 @@ extension RecorderControl {
             group.addTask {
                 for await reading in recorder.live.subscribe() {
                     _ = try? await exported.connection.send(
-                        .signal(path: path, interface: interface, member: "Live", body: [liveValue(reading)]))
+                        .signal(path: path, interface: interface, member: "Live", body: [reading.signalValue]))
                 }
             }
             group.addTask {
                 for await applied in recorder.controlsApplied.subscribe() {
                     _ = try? await exported.connection.send(
-                        .signal(path: path, interface: interface, member: "Event", body: [eventValue(applied)]))
+                        .signal(path: path, interface: interface, member: "Event", body: [applied.signalValue]))
                 }
             }
             // The mirror ends with the recorder's status stream, that is with the recorder.
             await group.next()
             group.cancelAll()
         }
-    }
-
-    /// A `Live` signal's dictionary.
-    static func liveValue(_ reading: LiveRecorder.LiveReading) -> DBusValue {
-        var pairs: [(String, DBusValue)] = [
-            ("seq", .uint64(reading.sequence)), ("arrivalMicros", .int64(reading.arrivalMicroseconds)),
-            ("sensor", .string(reading.sensor)),
-        ]
-        for reading in reading.readings { pairs.append((reading.channel.jsonKey, .double(reading.value))) }
-        let shown = reading.readings.filter { reading.shown.contains($0.channel) }.map {
-            DBusValue.string($0.channel.jsonKey)
-        }
-        pairs.append(("shown", .array(elementSignature: "s", shown)))
-        return .properties(pairs)
-    }
-
-    /// An `Event` signal's dictionary: the control, when, its ride and sequence, and its own fields.
-    static func eventValue(_ applied: LiveRecorder.AppliedControl) -> DBusValue {
-        var pairs: [(String, DBusValue)] = [
-            ("kind", .string(applied.control.name)), ("workoutId", .int64(applied.workoutId)),
-            ("timeMicros", .int64(applied.timeMicroseconds)), ("controlSequence", .uint64(applied.controlSequence)),
-        ]
-        switch applied.control {
-        case .start(let plan):
-            let style: [(String, String?)] = [
-                ("name", plan.name), ("goal", plan.goal?.description), ("location", plan.location?.rawValue),
-                ("preset", plan.preset), ("test", plan.fitnessTest?.rawValue),
-            ]
-            for case let (key, value?) in style { pairs.append((key, .string(value))) }
-        case .marker(let text): pairs.append(("text", .string(text)))
-        case .intake(let intake):
-            pairs += [
-                ("intake", .string(intake.kind.rawValue)), ("amount", .double(intake.amount)),
-                ("unit", .string(intake.kind.unit)),
-            ]
-        default: break
-        }
-        return .properties(pairs)
     }
 
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
@@ -283,7 +184,7 @@ extension RecorderControl {
                 presetsRead = ContinuousClock.now
                 presets = await recorder.presets()
             }
-            let values = status(live, suggestedWorkouts: presets).values
+            let values = live.published(suggestedWorkouts: presets).values
             try? await connection.setProperties(values, interface: interface, path: path)
         }
     }
