@@ -57,7 +57,12 @@ extension RecorderControl {
                 inArrivalOrder: true
             ) { (call) throws(DBusError) -> [DBusValue] in
                 try await checkCaller(call)
-                let (answer, duplicate) = try await requests.answer(call.body, commands)
+                let (answer, duplicate) = try await requests.answer(call.body) {
+                    let status = await recorder.status()
+                    return ControlRequests.Answer(state: status.state, controlSequence: status.controlSequence)
+                } perform: { (command) throws(DBusError) in
+                    _ = try await commands.perform(command)
+                }
                 return [.string(answer.state), .uint64(answer.controlSequence), .boolean(duplicate)]
             },
         ]
@@ -196,7 +201,7 @@ extension RecorderControl {
 /// order they arrived (`inArrivalOrder`), so that two screens tapping Lap with the same `expect` give one lap and
 /// one `Stale`, and a retry queued behind its first attempt is the one told `duplicate`.
 actor ControlRequests {
-    struct Answer: Sendable {
+    struct Answer: Sendable, Equatable {
         var state: String
         var controlSequence: UInt64
     }
@@ -207,28 +212,32 @@ actor ControlRequests {
 
     init(capacity: Int = 1024) { self.capacity = capacity }
 
-    /// `Control(requestId, command, expect, args)`: the answer, and whether it was given before.
-    func answer(_ body: [DBusValue], _ commands: RecorderControl.Commands) async throws(DBusError) -> (Answer, Bool) {
+    /// `Control(requestId, command, expect, args)`: the answer, and whether it was given before. `status` is the
+    /// recorder's state and control sequence now; `perform` carries the command out.
+    func answer(
+        _ body: [DBusValue], status: @Sendable () async -> Answer,
+        perform: @Sendable (RecorderCommand) async throws(DBusError) -> Void
+    ) async throws(DBusError) -> (Answer, Bool) {
         let requestId = body.first?.string ?? ""
         guard (1...200).contains(requestId.utf8.count) else {
             throw DBusError(name: DBusError.invalidArgumentsName, message: "requestId takes 1 to 200 bytes")
         }
         if let answer = answers[requestId] { return (answer, true) }
-        let command = body.dropFirst().first?.string ?? ""
+        let name = body.dropFirst().first?.string ?? ""
         let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
-        let before = await commands.recorder.status().controlSequence
+        let before = await status().controlSequence
         guard expect == 0 || expect == before else {
             throw DBusError(
                 name: RecorderControl.staleError,
                 message: "expected control sequence \(expect), but the recorder is at \(before): the ride changed "
                     + "since (read ControlSequence again)")
         }
-        _ = try await commands.perform(command, body.dropFirst(3).first?.dictionary ?? [:])
-        let status = await commands.recorder.status()
-        var answer = Answer(state: status.state, controlSequence: status.controlSequence)
-        if command == "end" || command == "cancel" {
+        let command = try RecorderCommand(name: name, arguments: body.dropFirst(3).first?.dictionary ?? [:])
+        try await perform(command)
+        var answer = await status()
+        if case .control(let control) = command, control == .end || control == .cancel {
             // Carried out by `serve` just after this reply: its outcome, not the state before it.
-            answer = Answer(state: command == "end" ? "ended" : "cancelled", controlSequence: before + 1)
+            answer = Answer(state: control == .end ? "ended" : "cancelled", controlSequence: before + 1)
         }
         answers[requestId] = answer
         order.append(requestId)
