@@ -47,7 +47,7 @@ final class LiveDisplay: Sendable {
                 let lines = Self.dashboard(status, prompt: state.prompt)
                 // Move up over the previous frame and clear it, then draw the new one.
                 let up = state.linesDrawn > 0 ? "\u{1B}[\(state.linesDrawn)A\u{1B}[J" : ""
-                state.linesDrawn = lines.count
+                state.linesDrawn = Self.rows(lines, columns: Self.terminalColumns())
                 return up + lines.joined(separator: "\r\n") + "\r\n"
             }
             guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == "ended" else {
@@ -73,6 +73,19 @@ final class LiveDisplay: Sendable {
             return up + "cyclelog: " + ShownText.visible(text) + "\r\n"
         }
         StandardStream.output.write(frame)
+    }
+
+    /// The terminal rows `lines` take: a line wider than the terminal wraps onto the next row (one exactly as wide
+    /// does not: the cursor waits at its end for the line break), and the next frame must move up over all of them.
+    static func rows(_ lines: [String], columns: Int) -> Int {
+        guard columns > 0 else { return lines.count }
+        return lines.reduce(0) { $0 + max(1, ($1.unicodeScalars.count + columns - 1) / columns) }
+    }
+
+    /// The width of the terminal on standard output; 0 when it cannot be told.
+    static func terminalColumns() -> Int {
+        var size = winsize()
+        return ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : 0
     }
 
     /// The frame's lines. They go to the terminal through `StandardStream` (the frame moves the cursor on purpose),

@@ -210,6 +210,11 @@ final class RecordCommandTests: XCTestCase {
         try terminal.press("Enter")
         try terminal.press("w")
         try await terminal.waitFor("the glass counted") { $0.contains("water 330 ml") }
+        // The workout's key line is wider than the 110 columns: each frame is drawn over the one before all the
+        // same, and leaves no line of it behind.
+        try await Task.sleep(for: .seconds(2))
+        let drawn = try terminal.screen()
+        XCTAssertEqual(drawn.components(separatedBy: "cyclelog  workout 1  running").count - 1, 1, drawn)
         try terminal.press("e")
         try await terminal.waitFor("the recorder waiting again") { $0.contains("s start a ride") }
         try terminal.press("C-c")
