@@ -8,37 +8,36 @@ extension LiveStatus {
     /// The status as the recorder publishes it (its D-Bus properties, `status --json`, the mirror's snapshot);
     /// `suggestedWorkouts` are the presets offered.
     public func published(suggestedWorkouts: [WorkoutPreset]) -> RecorderStatus {
-        let live = self
         var status = RecorderStatus()
-        status.state = live.state
-        status.workoutId = live.workoutId
-        status.elapsedSeconds = live.elapsedSeconds.rounded()
-        status.movingSeconds = live.movingSeconds.rounded()
-        status.powerWatts = live.powerWatts
-        status.cadenceRPM = live.cadenceRPM
-        status.speedMetersPerSecond = live.speedMetersPerSecond
-        status.heartRateBPM = live.heartRateBPM
-        status.distanceMeters = live.distanceMeters
-        status.lap = UInt32(clamping: live.lap)
-        status.name = live.plan.name ?? ""
-        status.location = live.plan.location?.rawValue ?? ""
-        status.goal = live.plan.goal?.description ?? ""
-        status.goalProgress = live.goalProgress
-        status.lapElapsedSeconds = live.lapElapsedSeconds.rounded()
-        status.workJoules = live.workJoules.rounded()
-        status.waterMillilitres = live.waterMillilitres
-        status.can.start = live.can.start
-        status.can.pause = live.can.pause
-        status.can.resume = live.can.resume
-        status.can.lap = live.can.lap
-        status.can.end = live.can.end
-        status.can.cancel = live.can.cancel
-        status.controlSequence = live.controlSequence
-        status.sensors = live.sensors.map {
+        status.state = self.state
+        status.workoutId = self.workoutId
+        status.elapsedSeconds = self.elapsedSeconds.rounded()
+        status.movingSeconds = self.movingSeconds.rounded()
+        status.powerWatts = self.powerWatts
+        status.cadenceRPM = self.cadenceRPM
+        status.speedMetersPerSecond = self.speedMetersPerSecond
+        status.heartRateBPM = self.heartRateBPM
+        status.distanceMeters = self.distanceMeters
+        status.lap = UInt32(clamping: self.lap)
+        status.name = self.plan.name ?? ""
+        status.location = self.plan.location?.rawValue ?? ""
+        status.goal = self.plan.goal?.description ?? ""
+        status.goalProgress = self.goalProgress
+        status.lapElapsedSeconds = self.lapElapsedSeconds.rounded()
+        status.workJoules = self.workJoules.rounded()
+        status.waterMillilitres = self.waterMillilitres
+        status.can.start = self.can.start
+        status.can.pause = self.can.pause
+        status.can.resume = self.can.resume
+        status.can.lap = self.can.lap
+        status.can.end = self.can.end
+        status.can.cancel = self.can.cancel
+        status.controlSequence = self.controlSequence
+        status.sensors = self.sensors.map {
             .init(name: $0.name, address: $0.address ?? "", state: $0.state.rawValue, batteryPercent: $0.batteryPercent)
         }
         status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
-        if let trainer = live.trainer {
+        if let trainer = self.trainer {
             status.trainerMode = trainer.mode
             status.trainerState = trainer.state
             status.targetPowerWatts = trainer.targetPowerWatts.map(Double.init)
@@ -47,7 +46,7 @@ extension LiveStatus {
             status.powerMatchOffsetWatts = trainer.powerMatchOffsetWatts.map { ($0 * 10).rounded() / 10 }
             status.trainerMessage = trainer.message ?? ""
         }
-        if let workout = live.workout {
+        if let workout = self.workout {
             status.workoutPlanId = workout.id
             status.workoutPlanName = workout.name
             status.stepIndex = Int64(workout.stepIndex)

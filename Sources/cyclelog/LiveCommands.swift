@@ -510,32 +510,24 @@ struct Recover: ParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
-        let store = try database.open()
-        let unfinished = try store.list().filter { $0.status != .complete }
-        guard !unfinished.isEmpty else {
+        let outcomes = try RideRecovery.run(try database.open())
+        guard !outcomes.isEmpty else {
             sayOnStandardOutput("Nothing to recover: every stored ride is complete.")
             return
         }
         var failed = false
-        for entry in unfinished {
-            if try store.isBeingWritten(entry.id) {
-                sayOnStandardOutput("Workout \(entry.id) is being recorded or replayed right now; left alone.")
-                continue
-            }
-            if try store.journal(entry.id).isEmpty && store.importedFile(entry.id) == nil {
-                // Cut short between the row and its first journal chunk: nothing of the ride was stored.
-                _ = try store.delete(entry.id)
-                sayOnStandardOutput(
-                    "Discarded workout \(entry.id): it was cut short before any of its data was stored.")
-                continue
-            }
-            do {
-                let outcome = try Replayer(store: store).rebuild(entry.id)
-                sayOnStandardOutput("Recovered workout \(entry.id):")
-                sayOnStandardOutput(SummaryText.render(outcome.summary))
-            } catch {
+        for outcome in outcomes {
+            switch outcome {
+            case .busy(let id):
+                sayOnStandardOutput("Workout \(id) is being recorded or replayed right now; left alone.")
+            case .discarded(let id):
+                sayOnStandardOutput("Discarded workout \(id): it was cut short before any of its data was stored.")
+            case .recovered(let id, let summary):
+                sayOnStandardOutput("Recovered workout \(id):")
+                sayOnStandardOutput(SummaryText.render(summary))
+            case .failed(let id, let error):
                 failed = true
-                printError("cyclelog: workout \(entry.id): \(error.description)")
+                printError("cyclelog: workout \(id): \(error.description)")
             }
         }
         if failed { throw ExitStatus.failed.saidAlready }
