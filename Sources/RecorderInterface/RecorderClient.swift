@@ -43,11 +43,7 @@ public struct RecorderClient: Sendable {
         timeout: Duration = .seconds(25)
     ) async throws(DBusError) -> ControlAnswer {
         let reply = try await call(
-            "Control",
-            [
-                .string(requestId), .string(command), .uint64(expect),
-                .properties(arguments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
-            ], timeout: timeout)
+            "Control", Self.controlBody(requestId, command, expect, arguments), timeout: timeout)
         let sequence: UInt64 = if case .uint64(let value)? = reply.dropFirst().first { value } else { 0 }
         return ControlAnswer(
             state: reply.first?.string ?? "", controlSequence: sequence,
@@ -62,10 +58,18 @@ public struct RecorderClient: Sendable {
         _ command: RecorderCommand, requestId: String, expect: UInt64 = 0, timeout: Duration = .seconds(25)
     ) async throws(DBusError) -> [DBusValue] {
         if let method = command.method { return try await call(method.name, method.arguments, timeout: timeout) }
-        let answer = try await control(
-            requestId: requestId, command: command.name, expect: expect, arguments: command.arguments,
-            timeout: timeout)
-        return [.string(answer.state), .uint64(answer.controlSequence), .boolean(answer.duplicate)]
+        return try await call(
+            "Control", Self.controlBody(requestId, command.name, expect, command.arguments), timeout: timeout)
+    }
+
+    /// `Control`'s arguments in its order, `args` sorted by key.
+    private static func controlBody(
+        _ requestId: String, _ command: String, _ expect: UInt64, _ arguments: [String: DBusValue]
+    ) -> [DBusValue] {
+        [
+            .string(requestId), .string(command), .uint64(expect),
+            .properties(arguments.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }),
+        ]
     }
 
     /// What a follower of the recorder listens to: its name changing owner, its properties changing, and its

@@ -54,18 +54,11 @@ public enum RecorderCommand: Equatable, Sendable {
         case intensityChange(percent: Double)
     }
 
-    /// The ride's controls that are methods of their own as well (`Pause`…`Cancel`), in the documented order.
-    public static let rideControls: [WorkoutControl] = [.pause, .resume, .lap, .end, .cancel]
-
-    /// The commands that steer a smart trainer.
-    public static let trainerNames = ["target", "grade", "resistance", "trainer"]
-
-    /// The commands of the structured workout's player.
-    public static let playerNames = ["skip", "back", "extend", "intensity"]
-
-    /// Every command name `Control` takes, in the documented order.
+    /// Every command name `Control` takes, in the documented order: start, the ride's controls (each a method of
+    /// its own as well, `RecorderControl.methods`), marker, intake, the trainer's, the player's.
     public static let names =
-        ["start"] + rideControls.map(\.name) + ["marker", "intake"] + trainerNames + playerNames
+        ["start"] + RecorderControl.methods.map(\.control.name) + ["marker", "intake"]
+        + ["target", "grade", "resistance", "trainer"] + ["skip", "back", "extend", "intensity"]
 
     /// `Control`'s `command`.
     public var name: String {
@@ -181,7 +174,7 @@ public enum RecorderCommand: Equatable, Sendable {
                 throw missing("percent (50–150) or change (±100)")
             }
         default:
-            guard let control = Self.rideControls.first(where: { $0.name == name }) else {
+            guard let control = RecorderControl.methods.first(where: { $0.control.name == name })?.control else {
                 throw DBusError(
                     name: DBusError.invalidArgumentsName,
                     message:
