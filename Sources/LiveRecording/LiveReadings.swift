@@ -1,4 +1,3 @@
-import Foundation
 import RideWriting
 import Workouts
 
@@ -25,16 +24,16 @@ struct LiveReadings {
         _ = instant.add(event)
     }
 
-    /// The readings of the notification `event` from `sensor`, arrived just now; nil when it says nothing alone
-    /// (a crank revolution count needs the one before).
-    mutating func reading(of event: RideEvent, from sensor: String) -> LiveRecorder.LiveReading? {
-        var arrival = timespec()
-        clock_gettime(CLOCK_REALTIME, &arrival)
+    /// The readings of the notification `event` from `sensor`, arrived at `arrivalMicroseconds` (the wall clock);
+    /// nil when it says nothing alone (a crank revolution count needs the one before).
+    mutating func reading(of event: RideEvent, from sensor: String, arrivalMicroseconds: Int64)
+        -> LiveRecorder.LiveReading?
+    {
         let readings = instant.add(event)
         guard !readings.isEmpty else { return nil }
         sequence += 1
         return LiveRecorder.LiveReading(
-            sequence: sequence, arrivalMicroseconds: Int64(arrival.tv_sec) * 1_000_000 + Int64(arrival.tv_nsec) / 1000,
+            sequence: sequence, arrivalMicroseconds: arrivalMicroseconds,
             sensor: sensor, readings: readings,
             shown: sources.take(readings, from: sensor, at: event.timeMicroseconds))
     }

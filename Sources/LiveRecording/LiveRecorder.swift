@@ -1,8 +1,10 @@
 import BlueZ
 import Concurrency
+import CyclingSensors
 import ExitStatus
 import Foundation
 import RideWriting
+import StructuredWorkouts
 import TrainerControl
 import WorkoutStore
 import Workouts
@@ -11,45 +13,34 @@ import Workouts
 /// event to the same `RidePipeline` a replay uses, which writes the journal and the 1 Hz samples as they arrive
 /// (a small transaction every half second), and keeps the sensors connected for as long as the ride lasts.
 ///
-/// The rules live in two pure parts this actor routes its inputs to and whose actions it carries out: the
-/// `RideController` (starts, controls, rides that start and end on their own, the status) and the
-/// `SensorSupervisor` (the roster, each sensor's link with its reconnect watchdog, the connect sequence). Link
-/// changes go into the journal, so a replay of the journal has the same gaps. BlueZ is reached through a
-/// `SensorBus`, the database through the `RideStore`'s own thread, and time through a `RecorderClock`.
+/// Every rule is the `RecorderCore`'s: this actor gives it each input with the clock's readings and carries out
+/// the effects it returns (`execute`), bringing back what they found. It keeps what only a running program has:
+/// the task group, the queues of each sensor's link work and of the trainer's writes, the waits, the broadcasts.
+/// BlueZ is reached through a `SensorBus`, the database through the `RideStore`'s own thread, and time through a
+/// `RecorderClock`.
 public actor LiveRecorder {
     public nonisolated let bluez: any SensorBus
     public nonisolated let options: Options
     let store: RideStore
     /// The sensors' links are told its elapsed time; the journal takes its ride time; the timers wait on it.
     let clock: any RecorderClock
-    var controller: RideController
-    var sensors: SensorSupervisor
+    private(set) var core: RecorderCore
     /// When the recorder last went round its loop (the service's watchdog asks).
     public private(set) var lastTick = ContinuousClock.now
     private var finished: CheckedContinuation<WorkoutSummary?, Never>?
-    /// The ride saved last, returned by `run` once the recorder is over (nil after one that waits again).
-    private var summary: WorkoutSummary?
-    /// Why the last ride's row could not be opened.
-    private var openFailure: String?
     /// Each sensor's queue of link work, served by its own child task of `run`.
     private var sensorJobs: [String: AsyncStream<SensorSupervisor.Job>.Continuation] = [:]
-    /// Sensor jobs handed to their queues and not yet carried out, and trainer writes handed to its writer and not
-    /// yet on the bus (a test waits for none before it moves its clock on).
-    var sensorJobsInFlight = 0
-    var trainerWritesInFlight = 0
+    /// The trainer writer's queue: one write on the bus at a time, in order.
+    private var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
+    /// Sensor jobs and trainer writes handed to their queues and not yet carried out (a scenario waits for none
+    /// before it moves its clock on).
+    private(set) var queuedWork = 0
     /// Starts that wait for a sensor to connect (`waitForASensor`).
-    var sensorWaiters: [CheckedContinuation<Void, Never>] = []
-    private var readings: LiveReadings
+    private var sensorWaiters: [CheckedContinuation<Void, Never>] = []
+    /// A release waiting for the trainer's answer to its Reset.
+    private var releaseWaiter: CheckedContinuation<Void, Never>?
     /// When the notifications not yet handed to the store arrived.
     private var arrivals: [ContinuousClock.Instant] = []
-    /// The smart trainer's control (`TrainerWork.swift`), its link once one connected, and its writer's queue.
-    var trainerControl: TrainerControl
-    var trainerLink: TrainerLink?
-    var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
-    /// A release waiting for the trainer's answer to its Reset.
-    var releaseWaiter: CheckedContinuation<Void, Never>?
-    /// The structured workout of the ride (`WorkoutWork.swift`).
-    var guide: WorkoutGuide?
 
     /// Every notification's readings, as they arrive (nothing is kept for a slow subscriber to catch up on
     /// beyond its stream's buffer).
@@ -69,22 +60,11 @@ public actor LiveRecorder {
         self.clock = clock
         self.store = RideStore(store)
         self.options = options
-        let rules = RideController.Rules(
-            plan: options.plan, autoPause: options.autoPause,
-            wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, auto: options.auto,
-            waitForStart: options.waitForStart, lowBatteryPercent: options.lowBatteryPercent)
-        controller = RideController(rules: rules)
-        let wheel = rules.configuration.defaultWheelCircumferenceMillimetres
-        sensors = SensorSupervisor(
-            wanted: options.sensors, policy: options.policy, wheelCircumferences: options.wheelCircumferences,
-            defaultWheelCircumferenceMillimetres: wheel)
-        readings = LiveReadings(defaultWheelCircumferenceMillimetres: wheel)
-        trainerControl = TrainerControl(
-            rules: options.trainerRules, mode: options.trainerMode, targetWatts: options.trainerTargetWatts)
+        core = RecorderCore(options: options)
     }
 
     /// The workout being recorded, 0 while waiting.
-    public var workoutId: Int64 { controller.workoutId }
+    public var workoutId: Int64 { core.workoutId }
 
     /// Records until the ride is ended or cancelled (or, when it waits between rides, until it is stopped);
     /// returns the stored summary (nil when cancelled).
@@ -97,16 +77,16 @@ public actor LiveRecorder {
             controlsApplied.finish()
         }
         let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
-        sensors.adapterPath = adapter.path
+        core.use(adapterPath: adapter.path)
         if !adapter.powered {
             do { try await bluez.powerOn(adapter.path) } catch {
                 throw LiveRecordingError(.bluetooth, error.description)
             }
         }
-        if sensors.roster.isEmpty { try await findSensors() }
-        await perform(controller.begin(at: now(), descriptions: sensors.roster.allDescriptions))
-        if !controller.rules.waits, !controller.isRiding, !controller.isOver {
-            throw LiveRecordingError(.store, openFailure ?? "the database did not open the ride")
+        if core.sensors.roster.isEmpty { try await findSensors() }
+        await execute(core.begin(at: time()))
+        if !core.controller.rules.waits, !core.isRiding, !core.isOver {
+            throw LiveRecordingError(.store, core.openFailure ?? "the database did not open the ride")
         }
         let events = await bluez.events()
         let (writes, writesContinuation) = AsyncStream<TrainerWrite>.makeStream()
@@ -125,81 +105,105 @@ public actor LiveRecorder {
                     await self.tick()
                 }
             }
-            for wanted in sensors.roster.wanted {
+            for wanted in core.sensors.roster.wanted {
                 let (jobs, continuation) = AsyncStream<SensorSupervisor.Job>.makeStream()
                 sensorJobs[wanted] = continuation
                 group.addTask {
-                    for await job in jobs { await self.perform(job, for: wanted) }
+                    for await job in jobs { await self.carryOut(job, for: wanted) }
                 }
             }
             await tick()
             let summary = await withCheckedContinuation { continuation in
-                if controller.isOver { continuation.resume(returning: self.summary) } else { finished = continuation }
+                if core.isOver { continuation.resume(returning: core.summary) } else { finished = continuation }
             }
             // Never left holding a load: the Reset is on the bus before the writer ends.
-            await releaseTrainer()
+            if let release = core.release(at: time()) { await execute(release) }
             group.cancelAll()
             return summary
         }
         sensorJobs = [:]
         trainerWrites = nil
-        await sensors.release(bluez)
-        if let problem = controller.problem { throw problem }
+        await core.sensors.release(bluez)
+        if let problem = core.controller.problem { throw problem }
         return summary
     }
 
-    private func connectionLost() async { await perform(controller.connectionLost(at: now())) }
+    private func connectionLost() async { await execute(core.connectionLost(at: time())) }
+
+    // MARK: Commands
 
     /// Pause, resume, lap, marker, end or cancel, from the keyboard, a signal or D-Bus. Returns why it was
     /// refused, or nil when it was applied.
     @discardableResult
     public func control(_ control: WorkoutControl) async -> String? {
-        // The trainer is let go while the ride still takes events, so that its journal ends with the Reset.
-        if control == .end || control == .cancel, controller.refusal(of: control) == nil { await releaseTrainer() }
-        switch controller.control(control, at: now()) {
-        case .success(let actions):
-            await perform(actions)
-            return nil
-        case .failure(let refused):
-            return refused.reason
-        }
+        await carryOut(core.control(control, at: time()))
     }
 
     /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
-    public func refusal(of control: WorkoutControl) -> String? { controller.refusal(of: control) }
+    public func refusal(of control: WorkoutControl) -> String? { core.refusal(of: control) }
+
+    /// Takes what the rider asks of the trainer (`cyclelog target`, the dashboard's keys, D-Bus, the phone), or
+    /// says why not: no trainer, or a mode it does not declare (never sent to it).
+    public func steer(_ ask: TrainerAsk) async -> String? { await carryOut(core.steer(ask, at: time())) }
+
+    /// Skip, back, extend or the intensity, from the keyboard, D-Bus or the phone; why not, or nil.
+    public func player(_ control: PlayerControl) async -> String? { await carryOut(core.player(control, at: time())) }
+
+    private func carryOut(_ outcome: Result<[RecorderCore.Effect], CommandRefusal>) async -> String? {
+        switch outcome {
+        case .success(let effects):
+            await execute(effects)
+            return nil
+        case .failure(let refusal):
+            return refusal.reason
+        }
+    }
 
     /// SIGINT or SIGTERM: ends and saves a ride in progress, and stops waiting for the next one.
-    public func stop() async {
-        await releaseTrainer()
-        await perform(controller.stop(at: now()))
-    }
+    public func stop() async { await execute(core.stop(at: time())) }
 
     /// Starts a ride now and returns its id, or (`when=pedalling`) arms one for the first pedal stroke and
     /// returns 0. Taken while waiting (`record --wait`, `record --auto`) or armed (a Start then replaces the
-    /// armed one).
+    /// armed one). A start whose workout is not in the library is refused whole.
     public func start(_ request: StartRequest) async throws(StartRefusal) -> Int64 {
-        let time = now()
-        if let refusal = controller.startRefusal(
-            request, at: time, anySensorConnected: sensors.anyConnected, sensorStates: sensors.linkStates,
-            connecting: sensors.connecting)
+        let time = time()
+        if let refusal = core.startRefusal(request, at: time) { throw refusal }
+        if let id = request.workout,
+            case .failure(let refusal) = await store.plannedWorkout(id, at: core.journalTime(time))
         {
             throw refusal
         }
-        // A start that asks for a trainer mode the trainer cannot take (or with no trainer) is refused whole, as is
-        // one whose workout is not in the library.
-        let trainerAsk = request.trainerControl.map { TrainerAsk.mode(TrainerMode(start: $0)) }
-        if let trainerAsk, let refusal = trainerControl.refusal(of: trainerAsk) { throw .refused(refusal) }
-        if let id = request.workout { _ = try await chooseWorkout(id) }
-        await perform(controller.start(request, at: time, descriptions: sensors.roster.allDescriptions))
-        if let source = request.powerFrom { trainerControl.steer(byMeter: source == .meter) }
-        if let trainerAsk, case .success(let actions) = trainerControl.ask(trainerAsk, at: clock.elapsed) {
-            await perform(actions)
+        await execute(core.start(request, at: self.time()))
+        return try core.started(request).get()
+    }
+
+    /// A start now, with no sensor connected, waits until one is: for up to `activatedGraceSeconds` after a launch
+    /// that the start itself brought up (D-Bus activation by `cyclelog start` or a launcher's action), and for up
+    /// to `connectingGrace` while a sensor is being connected; otherwise it is refused at once.
+    public func waitForASensor() async {
+        guard
+            let until = core.sensorWait(
+                at: clock.elapsed, launchGrace: .seconds(options.activatedGraceSeconds),
+                connectingGrace: Self.connectingGrace)
+        else { return }
+        await withTaskGroup(of: Void.self) { group in
+            // Whichever comes first wakes the wait: the end of the grace, or a sensor connecting (`execute`).
+            group.addTask { [clock] in
+                try? await clock.sleep(for: until - clock.elapsed)
+                await self.wakeSensorWaiters()
+            }
+            await withCheckedContinuation { sensorWaiters.append($0) }
+            group.cancelAll()
         }
-        guard request.when == .now else { return 0 }
-        guard controller.isRiding else {
-            throw .refused("the ride cannot be stored: \(openFailure ?? "the database did not open it")")
-        }
-        return controller.workoutId
+    }
+
+    /// How long a start now waits for a sensor that is being connected (a trainer that was off a moment ago, a
+    /// strap just put on): as an armed start waits for the first pedal stroke, not refused at once.
+    public static let connectingGrace: Duration = .seconds(10)
+
+    private func wakeSensorWaiters() {
+        for waiter in sensorWaiters { waiter.resume() }
+        sensorWaiters = []
     }
 
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
@@ -209,129 +213,116 @@ public actor LiveRecorder {
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public var storeLatency: LatencyHistogram { get async { await store.latency } }
 
-    public func status() -> LiveStatus {
-        var status = controller.status(at: clock.rideMicroseconds(), sensors: sensors.statusSensors)
-        status.trainer = trainerStatus
-        status.workout = controller.isRiding ? guide?.status : nil
-        // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.
-        if controller.isRiding, let guide { status.lap += guide.stepLaps }
-        return status
+    public func status() -> LiveStatus { core.status(at: time()) }
+
+    // MARK: Inputs
+
+    func time() -> RecorderCore.Time {
+        RecorderCore.Time(elapsed: clock.elapsed, rideMicroseconds: clock.rideMicroseconds())
     }
 
-    // MARK: Carrying out what the parts decide
-
-    func perform(_ actions: [RideController.Action]) async {
-        for action in actions {
-            switch action {
-            case .open(let request, let start):
-                // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
-                let syncIdentifier = UUID().uuidString.lowercased()
-                let descriptions = sensors.roster.openingDescriptions
-                openFailure = nil
-                do throws(StoreError) {
-                    let workoutId = try await store.open(
-                        syncIdentifier: syncIdentifier, startMicroseconds: start, preset: request.plan.preset)
-                    await perform(
-                        controller.opened(
-                            workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions)
-                    )
-                    await perform(controller.batteries(sensors.batteries))
-                    await journalTrainerTarget()
-                    await openWorkout(request)
-                } catch {
-                    openFailure = error.description
-                    await perform(controller.openFailed(error.description, at: now(), descriptions: descriptions))
-                }
-            case .applied(let control):
-                controlsApplied.publish(control)
-                if control.control == .lap { await guideLap() }
-            case .save:
-                await releaseTrainer()
-                await save()
-            case .delete(let workoutId):
-                summary = nil
-                await store.delete(workoutId)
-                await perform(
-                    controller.saved(nil, problem: nil, at: now(), descriptions: sensors.roster.allDescriptions))
-            case .tell(let notice): announcements.publish(.notice(notice))
-            case .rideSaved(let summary):
-                announcements.publish(.rideSaved(summary))
-                guide = nil
-            case .publishStatus: statusUpdates.publish(status())
-            case .done:
-                wakeSensorWaiters()
-                finished?.resume(returning: summary)
-                finished = nil
-            }
-        }
-    }
-
-    func perform(_ steps: [SensorSupervisor.Step]) async {
-        for step in steps {
-            switch step {
-            case .job(let job, let wanted):
-                guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { continue }
-                sensorJobsInFlight += 1
-            case .journal(let kind):
-                trainerNoted(kind)
-                await record(RideEvent(timeMicroseconds: now(), kind))
-            case .show(let line): controller.message = line
-            }
-        }
-        // Asked only while a start waits: this runs for every notification.
-        if !sensorWaiters.isEmpty, sensors.anyConnected { wakeSensorWaiters() }
-    }
-
-    /// Once per flush: look for missing sensors, start due connection attempts, check for silence, write, and
-    /// end a ride that is due to end.
     private func tick() async {
-        guard !controller.isOver else { return }
+        guard !core.isOver else { return }
         lastTick = ContinuousClock.now
-        await perform(sensors.look(at: await bluez.devices, at: clock.elapsed))
-        await setDiscovery(sensors.wantsDiscovery)
-        await perform(trainerControl.tick(at: clock.elapsed))
-        await guideTick()
-        await flush()
-        await perform(controller.dueEndings(at: clock.rideMicroseconds()))
-        statusUpdates.publish(status())
+        let devices = await bluez.devices
+        await execute(core.tick(devices: devices, at: time()))
     }
 
     private func handle(_ event: BlueZEvent) async {
-        guard !controller.isOver else { return }
         guard case .notification(let characteristic, let value) = event else {
-            await perform(sensors.handle(event, at: clock.elapsed))
+            await execute(core.handle(event, at: time()))
             if event == .bluetoothdReturned { await tick() }
             return
         }
-        guard let (sensor, uuid, steps) = sensors.notification(from: characteristic, at: clock.elapsed) else { return }
-        await perform(steps)
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        let arrival = Int64(wall.tv_sec) * 1_000_000 + Int64(wall.tv_nsec) / 1000
+        guard let effects = core.notification(characteristic, value, arrivalMicroseconds: arrival, at: time())
+        else { return }
         arrivals.append(ContinuousClock.now)
-        let event = RideEvent(
-            timeMicroseconds: now(), .notification(sensor: sensor, characteristic: uuid, value: value))
-        // The arrival's readings first: they are the freshest thing a second screen shows.
-        let reading = readings.reading(of: event, from: sensor)
-        if let reading { live.publish(reading) }
-        await record(event)
-        await trainerHeard(sensor, uuid, value, reading)
+        await execute(effects)
     }
 
-    // MARK: Journal and store
+    /// No sensor named: the cycling sensors a scan finds are the ride's.
+    private func findSensors() async throws(LiveRecordingError) {
+        guard options.auto == nil else { throw SensorSupervisor.nothingToWaitFor }
+        await execute([.discovery(true)])
+        try? await clock.sleep(for: .seconds(options.discoverySeconds))
+        try core.want(found: await bluez.devices, scanningSeconds: options.discoverySeconds)
+    }
 
-    func now() -> Int64 { controller.stamp(clock.rideMicroseconds()) }
+    // MARK: Carrying out the effects
 
-    /// One event into the ride (or the pedalling watch); what it set off (a ride opened at the first pedal
-    /// stroke, a control published) is carried out before the next event is taken.
-    func record(_ event: RideEvent) async {
-        sensors.describe(event)
-        readings.note(event)
-        let roster = sensors.roster
-        await perform(controller.record(event, descriptions: roster.allDescriptions, name: roster.name(ofAddress:)))
+    func execute(_ effects: [RecorderCore.Effect]) async {
+        for effect in effects {
+            switch effect {
+            case .sensorJob(let job, let wanted):
+                guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { continue }
+                queuedWork += 1
+            case .discovery(let on): await discover(on)
+            case .subscribeTrainer(let wanted, let controlPoint, let status, let capabilities):
+                do throws(BlueZError) {
+                    try await bluez.startNotify(controlPoint)
+                    if let status { try await bluez.startNotify(status) }
+                } catch {
+                    await execute(core.trainerNotSubscribed(error.description))
+                    continue
+                }
+                await execute(core.trainerSubscribed(wanted, controlPoint: controlPoint, capabilities, at: time()))
+            case .trainerWrite(let controlPoint, let request):
+                guard let writes = trainerWrites, case .enqueued = writes.yield(.write(controlPoint, request)) else {
+                    continue
+                }
+                queuedWork += 1
+            case .awaitRelease(let deferred):
+                await awaitRelease()
+                if let deferred { await execute(core.resume(deferred, at: time())) }
+            case .released:
+                releaseWaiter?.resume()
+                releaseWaiter = nil
+            case .open(let request, let start, let descriptions): await open(request, start, descriptions)
+            case .flush(let batch): await write(batch)
+            case .save: await save()
+            case .delete(let workoutId): await store.delete(workoutId)
+            case .sayTestResult(let workoutId):
+                if let words = await store.testResult(workoutId) { announcements.publish(.notice(words)) }
+            case .live(let reading): live.publish(reading)
+            case .applied(let control): controlsApplied.publish(control)
+            case .announce(let announcement): announcements.publish(announcement)
+            case .publishStatus: statusUpdates.publish(status())
+            case .done:
+                wakeSensorWaiters()
+                finished?.resume(returning: core.summary)
+                finished = nil
+            }
+        }
+        // Asked only while a start waits: this runs for every notification.
+        if !sensorWaiters.isEmpty, core.sensors.anyConnected { wakeSensorWaiters() }
+    }
+
+    private func open(_ request: StartRequest, _ start: Int64, _ descriptions: [RideEvent]) async {
+        // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
+        let syncIdentifier = UUID().uuidString.lowercased()
+        do throws(StoreError) {
+            let workoutId = try await store.open(
+                syncIdentifier: syncIdentifier, startMicroseconds: start, preset: request.plan.preset)
+            // The Start's workout read again, with the FTP in force when the ride opens (an armed start opens at
+            // the first pedal stroke).
+            var workout: Result<PlannedWorkout, StartRefusal>?
+            if let id = request.workout { workout = await store.plannedWorkout(id, at: core.journalTime(time())) }
+            await execute(
+                core.opened(
+                    request, workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions,
+                    workout: workout, at: time()))
+        } catch {
+            await execute(core.openFailed(error.description, descriptions: descriptions, at: time()))
+        }
     }
 
     /// One small transaction: the new journal events and every whole minute of samples completed, written on the
     /// store's thread while this actor goes on taking notifications.
-    private func flush() async {
-        guard let batch = controller.takeBatch() else {
+    private func write(_ batch: WorkoutWriter.Batch?) async {
+        guard let batch else {
             arrivals.removeAll(keepingCapacity: true)
             return
         }
@@ -341,37 +332,139 @@ public actor LiveRecorder {
         do throws(StoreError) {
             try await store.write(batch, arrivals: batchArrivals)
         } catch {
-            // Kept and written with the next flush (a locked or briefly full database).
-            controller.message =
-                "cannot write to the database (\(error.description)); keeping the ride in memory and retrying"
+            core.writeFailed(error)
         }
     }
 
     /// The ride ended: what is left is written and the ride saved, or found empty, or kept as a journal to recover.
     private func save() async {
-        await flush()
-        var problem: LiveRecordingError?
+        await write(core.takeBatch())
+        let outcome: Result<WorkoutSummary?, StoreError>
         do throws(StoreError) {
-            summary = try await store.finish(
-                controller.finishedWorkout(), sensorsUsed: sensors.roster.used, at: now())
-            if let summary {
-                for observer in options.observers {
-                    if let trouble = observer.announce(summary) { announcements.publish(.notice(trouble)) }
-                }
-                // Said whether the recorder goes on to wait for the next ride or ends with this one.
-                await sayTestResult(summary)
-            } else {
-                problem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
-            }
+            outcome = .success(
+                try await store.finish(
+                    core.finishedWorkout(), sensorsUsed: core.sensorsUsed, at: core.journalTime(time())))
         } catch {
-            summary = nil
-            problem = LiveRecordingError(
-                .store,
-                "the ride could not be saved (\(error.description)); its journal is stored: "
-                    + "`cyclelog recover` saves it once the database is writable")
+            outcome = .failure(error)
         }
-        await perform(
-            controller.saved(summary, problem: problem, at: now(), descriptions: sensors.roster.allDescriptions))
-        if !controller.isOver { summary = nil }
+        if case .success(let summary?) = outcome {
+            for observer in options.observers {
+                if let trouble = observer.announce(summary) { announcements.publish(.notice(trouble)) }
+            }
+        }
+        await execute(core.saved(outcome, at: time()))
     }
+
+    private func discover(_ on: Bool) async {
+        guard let adapterPath = core.sensors.adapterPath else { return }
+        do {
+            if on {
+                try await bluez.startDiscovery(adapterPath, services: Self.services)
+            } else {
+                try await bluez.stopDiscovery(adapterPath)
+            }
+            core.discoveryChanged(on)
+        } catch {
+            core.show(error.description)
+        }
+    }
+
+    // MARK: The sensors' queues
+
+    private func carryOut(_ job: SensorSupervisor.Job, for wanted: String) async {
+        defer { queuedWork -= 1 }
+        switch job {
+        case .connect(let attempt): await connect(wanted, attempt: attempt)
+        case .resubscribe(let characteristics):
+            for characteristic in characteristics {
+                try? await bluez.stopNotify(characteristic)
+                try? await bluez.startNotify(characteristic)
+            }
+        case .disconnect(let path): try? await bluez.disconnect(path)
+        }
+    }
+
+    /// Connection attempt `attempt` of one sensor: link, description, subscription, each reported to the core as
+    /// it ends. After every `await` the sensor is looked up again by what the rider named it, and its link ignores
+    /// the report of an attempt it no longer waits for.
+    private func connect(_ wanted: String, attempt: Int) async {
+        guard let sensor = core.sensors.roster[wanted], let path = sensor.devicePath else {
+            return await execute(core.linkFailed(wanted, attempt: attempt, line: nil, at: time()))
+        }
+        await execute(core.stopDiscoveryToConnect())
+        if let address = sensor.address { for observer in options.observers { observer.addSensor(address) } }
+        let characteristics: [GattCharacteristic]
+        switch await SensorSupervisor.link(bluez, devicePath: path, label: sensor.label) {
+        case .failed(let line):
+            return await execute(core.linkFailed(wanted, attempt: attempt, line: line, at: time()))
+        case .linked(let found):
+            characteristics = found
+            await execute(core.linked(wanted, attempt: attempt, at: time()))
+        }
+        guard let address = core.sensors.roster[wanted]?.journalAddress else { return }
+        for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
+        let description = await SensorSupervisor.describe(bluez, devicePath: path, characteristics)
+        await execute(core.described(wanted, description, at: time()))
+        let measurements = SensorSupervisor.measurements(among: characteristics)
+        let failure = await SensorSupervisor.subscribe(bluez, measurements, label: sensor.label)
+        await execute(
+            core.subscribed(
+                wanted, attempt: attempt, measurements, failure: failure, characteristics: characteristics,
+                reads: description.reads, at: time()))
+    }
+
+    // MARK: The trainer's writer
+
+    /// One write for the trainer's writer, or a mark it passes once every write before it is on the bus.
+    enum TrainerWrite: Sendable {
+        case write(GattCharacteristic, FitnessMachineRequest)
+        case drained(CheckedContinuation<Void, Never>)
+    }
+
+    /// The trainer's writer: one write on the bus at a time, in order; a failed one is told to the core.
+    private static func writeToTrainer(_ recorder: LiveRecorder, _ writes: AsyncStream<TrainerWrite>) async {
+        for await item in writes {
+            switch item {
+            case .write(let characteristic, let request):
+                do throws(BlueZError) {
+                    try await recorder.bluez.write(characteristic, request.bytes)
+                } catch {
+                    await recorder.trainerWriteFailed(request, error)
+                }
+                await recorder.trainerWriteDone()
+            case .drained(let continuation):
+                continuation.resume()
+            }
+        }
+    }
+
+    private func trainerWriteDone() { queuedWork -= 1 }
+
+    private func trainerWriteFailed(_ request: FitnessMachineRequest, _ error: BlueZError) async {
+        let reason = error.attErrorCode.map { FitnessMachineControlPoint.explainATTError($0) } ?? error.description
+        await execute(core.trainerWriteFailed(request, reason: reason, at: time()))
+    }
+
+    /// Waits until the writes before it (the Reset) are on the bus, then for the trainer's answer (at most
+    /// `releaseAnswerWait`), so that the ride's journal has both.
+    private func awaitRelease() async {
+        guard let writes = trainerWrites else { return }
+        await withCheckedContinuation { continuation in
+            if case .enqueued = writes.yield(.drained(continuation)) { return }
+            continuation.resume()
+        }
+        await withTaskGroup(of: Void.self) { group in
+            // Real time, not the recorder's clock: this bounds a wait while the recorder stops.
+            group.addTask {
+                try? await Task.sleep(for: Self.releaseAnswerWait)
+                await self.execute([.released])
+            }
+            await withCheckedContinuation { releaseWaiter = $0 }
+            group.cancelAll()
+        }
+    }
+
+    /// How long the recorder waits for the trainer's answer to its Reset (a trainer answers within a fraction of a
+    /// second; one that does not is let go all the same).
+    static let releaseAnswerWait = Duration.seconds(1)
 }

@@ -1,3 +1,4 @@
+import StructuredWorkouts
 import TrainerControl
 import Workouts
 
@@ -40,6 +41,19 @@ extension LiveRecorder {
         public var workout: WorkoutChoice?
 
         public init() {}
+    }
+
+    /// A workout chosen for the next ride: `record --workout`, or a Start's `workout=`.
+    public struct WorkoutChoice: Sendable {
+        public var id: String
+        public var planned: PlannedWorkout
+        public var intensityPercent: Int
+
+        public init(id: String, planned: PlannedWorkout, intensityPercent: Int = 100) {
+            self.id = id
+            self.planned = planned
+            self.intensityPercent = intensityPercent
+        }
     }
 
     /// Rides that start and end on their own (`record --auto`), for a box by the trainer that nobody touches.

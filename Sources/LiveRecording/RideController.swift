@@ -48,6 +48,8 @@ struct RideController {
         case delete(Int64)
         /// Something the rider should hear.
         case tell(String)
+        /// A line for the status until the next (nil clears it), not announced.
+        case show(String?)
         /// A ride was saved and the recorder waits for the next one (`--auto`, `--wait`).
         case rideSaved(WorkoutSummary)
         /// The status changed.
@@ -89,8 +91,6 @@ struct RideController {
     private var pedallingWatch: PedallingWatch?
     /// SIGINT, SIGTERM or a lost bus: no ride follows this one.
     private(set) var stopRequested = false
-    /// The latest problem worth showing.
-    var message: String?
     /// Why the ride that ended could not be saved as it should: thrown by the recorder once it is over.
     private(set) var problem: LiveRecordingError?
     /// The journal's times never go backwards (the ride clock cannot, and this makes it a rule).
@@ -208,7 +208,7 @@ struct RideController {
         for event in descriptions { actions += record(RideEvent(timeMicroseconds: start, event.kind)) }
         for event in opening.pending { actions += record(event) }
         if opening.byPedalling {
-            message = nil
+            actions.append(.show(nil))
             actions.append(.tell("pedalling: recording workout \(workoutId)"))
         } else if rules.waits {
             actions.append(.tell("recording workout \(workoutId)"))
@@ -225,13 +225,14 @@ struct RideController {
             return [.publishStatus, .done]
         }
         phase = .waiting
+        var actions: [Action] = []
         if opening.byPedalling {
-            message = "a ride started but cannot be stored (\(reason)); trying again"
+            actions.append(.show("a ride started but cannot be stored (\(reason)); trying again"))
             watchAfresh(at: time, descriptions: descriptions)
         } else if rules.auto != nil || armed != nil {
             watchAfresh(at: time, descriptions: descriptions)
         }
-        return [.publishStatus]
+        return actions + [.publishStatus]
     }
 
     // MARK: Events
@@ -269,9 +270,11 @@ struct RideController {
         if let problem = problems.last {
             // Reported as a replay reports them; the journal keeps the bytes for a later look (`cyclelog replay`).
             let problemCount = ride?.problemCount ?? 0
-            message =
-                (event.sensor.map { name($0) + ": " } ?? "") + problem.message
-                + (problemCount > 1 ? " (\(problemCount) problems in this ride; its journal keeps every byte)" : "")
+            actions.append(
+                .show(
+                    (event.sensor.map { name($0) + ": " } ?? "") + problem.message
+                        + (problemCount > 1
+                            ? " (\(problemCount) problems in this ride; its journal keeps every byte)" : "")))
         }
         return actions
     }
@@ -369,9 +372,8 @@ struct RideController {
             problem = LiveRecordingError(.bluetooth, "the connection to the system bus was lost")
             return stop(at: time)
         }
-        message = "the connection to the system bus was lost: saving the ride"
         problem = LiveRecordingError(.bluetooth, "the connection to the system bus was lost; the ride was saved")
-        return stop(at: time)
+        return [.show("the connection to the system bus was lost: saving the ride")] + stop(at: time)
     }
 
     /// What ends a ride on its own, checked at every flush: `--auto`'s time without pedalling, a Start's goal (its
@@ -396,8 +398,7 @@ struct RideController {
             guard ride?.warnedLowBattery.contains(sensor.address) == false else { continue }
             ride?.warnedLowBattery.insert(sensor.address)
             let warning = "\(sensor.name)'s battery is at \(sensor.percent) %: charge or replace it soon"
-            message = warning
-            actions.append(.tell(warning))
+            actions += [.show(warning), .tell(warning)]
         }
         return actions
     }
@@ -497,7 +498,7 @@ struct RideController {
                 var sensor = $0
                 if sensor.state == .streaming && coasting { sensor.state = .zero }
                 return sensor
-            }, message: message)
+            }, message: nil)
         status.plan = showsRide ? session.plan : armed?.plan ?? WorkoutPlan()
         status.can = can
         status.controlSequence = showsRide ? controlSequence(session) : 0

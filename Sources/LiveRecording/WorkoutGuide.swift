@@ -50,15 +50,21 @@ struct WorkoutGuide {
         profile = Self.profile(player)
     }
 
-    /// The ride's moving time and distance so far, and its cadence now.
-    mutating func advance(movingSeconds: Double, distanceMeters: Double, cadenceRPM: Double?) -> [Action] {
+    /// The ride's moving time and distance so far, and its cadence now (nil: none). `cadenceLost`: the sensor that
+    /// gave the cadence is not connected now, so a missing cadence says nothing of the rider.
+    mutating func advance(
+        movingSeconds: Double, distanceMeters: Double, cadenceRPM: Double?, cadenceLost: Bool = false
+    ) -> [Action] {
         let seconds = max(0, movingSeconds - movedSeconds), meters = max(0, distanceMeters - movedMeters)
         movedSeconds = max(movedSeconds, movingSeconds)
         movedMeters = max(movedMeters, distanceMeters)
         if seconds > 0 || meters > 0 { player.advance(seconds: seconds, meters: meters) }
         var actions = guidance()
         if endsWhenPedallingStops, player.step?.scored == true, seconds > 0 {
-            if (cadenceRPM ?? 0) < Self.lowCadenceRPM {
+            if cadenceLost {
+                // A dropout is not a rider who stopped: the count starts again once the sensor is back.
+                lowCadenceSince = nil
+            } else if (cadenceRPM ?? 0) < Self.lowCadenceRPM {
                 let since = lowCadenceSince ?? movingSeconds
                 lowCadenceSince = since
                 if movingSeconds - since >= Self.lowCadenceSeconds {

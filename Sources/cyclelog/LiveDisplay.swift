@@ -42,21 +42,23 @@ final class LiveDisplay: Sendable {
     }
 
     func show(_ status: LiveStatus) async {
-        let text: String? = state.withLock { state in
+        // Written while the lock is held: a notice written between this frame's count and its bytes would move the
+        // cursor by the wrong number of rows and leave a copy of the frame's top behind.
+        state.withLock { state in
             if interactive {
                 let lines = Self.dashboard(status, prompt: state.prompt)
                 // Move up over the previous frame and clear it, then draw the new one.
                 let up = state.linesDrawn > 0 ? "\u{1B}[\(state.linesDrawn)A\u{1B}[J" : ""
                 state.linesDrawn = Self.rows(lines, columns: Self.terminalColumns())
-                return up + lines.joined(separator: "\r\n") + "\r\n"
+                StandardStream.output.write(up + lines.joined(separator: "\r\n") + "\r\n")
+                return
             }
             guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == "ended" else {
-                return nil
+                return
             }
             state.lastPlainLine = ContinuousClock.now
-            return Self.plainLine(status) + "\n"
+            StandardStream.output.write(Self.plainLine(status) + "\n")
         }
-        if let text { StandardStream.output.write(text) }
     }
 
     /// A notice for the rider. On a terminal it goes where the dashboard was, which is drawn again below it at
@@ -67,12 +69,11 @@ final class LiveDisplay: Sendable {
             printError("cyclelog: \(text)")
             return
         }
-        let frame: String = state.withLock { state in
+        state.withLock { state in
             let up = state.linesDrawn > 0 ? "\u{1B}[\(state.linesDrawn)A\u{1B}[J" : ""
             state.linesDrawn = 0
-            return up + "cyclelog: " + ShownText.visible(text) + "\r\n"
+            StandardStream.output.write(up + "cyclelog: " + ShownText.visible(text) + "\r\n")
         }
-        StandardStream.output.write(frame)
     }
 
     /// The terminal rows `lines` take: a line wider than the terminal wraps onto the next row (one exactly as wide

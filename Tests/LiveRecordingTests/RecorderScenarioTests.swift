@@ -59,8 +59,7 @@ import Workouts
         func settled() async throws {
             let (clock, bus, recorder) = (clock, bus, recorder)
             try await eventually("the recorder at rest at \(clock.elapsed)") {
-                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.sensorJobsInFlight == 0,
-                    await recorder.trainerWritesInFlight == 0
+                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.queuedWork == 0
                 else {
                     return false
                 }

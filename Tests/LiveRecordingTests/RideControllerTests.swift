@@ -27,6 +27,7 @@ import Workouts
             case .save: "save"
             case .delete(let id): "delete \(id)"
             case .tell(let notice): "tell \(notice)"
+            case .show(let line): "show \(line ?? "nothing")"
             case .rideSaved: "rideSaved"
             case .publishStatus: "status"
             case .done: "done"
@@ -233,8 +234,8 @@ import Workouts
             return actions
         }
         #expect(Self.names(pedal()) == ["open"])
-        _ = controller.openFailed("disk I/O error", at: time, descriptions: Self.described)
-        #expect(controller.message?.contains("disk I/O error") == true)
+        let shown = Self.names(controller.openFailed("disk I/O error", at: time, descriptions: Self.described))
+        #expect(shown.contains { $0.hasPrefix("show") && $0.contains("disk I/O error") }, "\(shown)")
         #expect(controller.status(at: time, sensors: []).state == "waiting")
         #expect(Self.names(pedal()) == ["open"])
     }
@@ -267,7 +268,8 @@ import Workouts
         let low = [(address: Self.meter, name: "Stages Power L", percent: 15)]
         #expect(
             Self.names(controller.batteries(low)) == [
-                "tell Stages Power L's battery is at 15 %: charge or replace it soon"
+                "show Stages Power L's battery is at 15 %: charge or replace it soon",
+                "tell Stages Power L's battery is at 15 %: charge or replace it soon",
             ])
         #expect(controller.batteries(low).isEmpty)
         #expect(controller.batteries([(address: "AA:00:00:00:00:01", name: "Strap", percent: 21)]).isEmpty)
@@ -275,7 +277,10 @@ import Workouts
 
     @Test func aLostBusSavesTheRideAndEndsTheRecorderWithTheReason() {
         var controller = Self.riding()
-        #expect(Self.names(controller.connectionLost(at: Self.t0 + Self.second)) == ["applied end", "save"])
+        #expect(
+            Self.names(controller.connectionLost(at: Self.t0 + Self.second)) == [
+                "show the connection to the system bus was lost: saving the ride", "applied end", "save",
+            ])
         #expect(Self.names(controller.saved(nil, problem: nil, at: Self.t0, descriptions: [])) == ["status", "done"])
         #expect(controller.problem?.description.contains("the ride was saved") == true)
     }

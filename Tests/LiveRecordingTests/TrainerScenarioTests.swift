@@ -135,7 +135,7 @@ import Workouts
         #expect(try await rig.recorder.start(erg) > 0)
         try await rig.settled()
         #expect(await written(rig) == ["00", "059600"])
-        #expect(await rig.recorder.trainerControl.rules.powerFromMeter)
+        #expect(await rig.recorder.steersByMeter())
         _ = try await rig.stop()
     }
 
@@ -152,4 +152,9 @@ import Workouts
         #expect(await trainerStatus(rig) == nil)
         _ = try await rig.stop()
     }
+}
+
+extension LiveRecorder {
+    /// Whether the trainer's control steers by the power meter (a Start's `powerFrom=meter`).
+    fileprivate func steersByMeter() -> Bool { core.trainerControl.rules.powerFromMeter }
 }

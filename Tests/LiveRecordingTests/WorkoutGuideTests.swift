@@ -144,7 +144,7 @@ extension WorkoutGuide.Action {
             try await eventually("the recorder at rest or the ride over") {
                 if await rig.state() != "running" { return true }
                 let drained = await rig.bus.isDrained
-                let writing = await rig.recorder.trainerWritesInFlight
+                let writing = await rig.recorder.queuedWork
                 return rig.clock.sleeperCount == 1 && drained && writing == 0
             }
             if halfSeconds % 2 == 0, await rig.state() == "running" {

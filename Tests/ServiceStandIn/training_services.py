@@ -200,6 +200,10 @@ class Handler(BaseHTTPRequestHandler):
             self.state.requests.append({"method": self.command, "path": path, "fault": fault and fault["kind"]})
         body = self.body()
         kind = fault and fault["kind"]
+        with self.state.lock:
+            # The tokens issued before this request came: an expiry it sets off is theirs. A token issued meanwhile
+            # (the client gave up waiting for this answer and refreshed) is a new one, as at the real service.
+            tokens_before = list(self.state.access_tokens)
         if kind == "cut-before":
             return self.cut()
         if kind in ("500", "502", "503"):
@@ -214,9 +218,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer(400, {"error": "bad request with %s" % self.headers.get("Authorization")})
         status, value, headers = self.dispatch(name, path, query, body)
         if kind == "expire":
-            # Answered, and every access token expires just after: the next request finds its token refused.
+            # Answered, and every access token it found expires just after: the next request finds its token
+            # refused.
             with self.state.lock:
-                for token in self.state.access_tokens:
+                for token in tokens_before:
                     self.state.access_tokens[token] = 0
         if kind == "slow":
             # Done, and answered after the client's deadline.

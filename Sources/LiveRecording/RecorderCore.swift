@@ -1,0 +1,693 @@
+import BlueZ
+import CyclingSensors
+import RideWriting
+import StructuredWorkouts
+import TrainerControl
+import WorkoutStore
+import Workouts
+
+/// Every rule of a live recorder, in one pure value: the ride (`RideController`), the sensors (`SensorSupervisor`),
+/// the smart trainer's control (`TrainerControl`) and the structured workout (`WorkoutGuide`), and each rule that
+/// joins two of them. Each input (a BlueZ event, a tick, a command, what the store or the bus answered) comes with
+/// the clock's readings and returns the `Effect`s to carry out, in order; `LiveRecorder` carries them out and
+/// brings back what they found. Nothing here waits, reads a clock or calls BlueZ or SQLite, so a test drives the
+/// interplay with plain calls and explicit times.
+///
+/// The rules that join the parts live here once each: a ride that opens journals the trainer's target and begins
+/// its workout; a step's target is asked of the trainer (and asked again after a refusal or a reconnection); a
+/// lap press ends an open step; a pause holds the player (it moves by moving time); the trainer is let go before
+/// a ride ends or is cancelled and before the recorder stops; a lost trainer link stops the writes; the readings
+/// steer the cadence safety and the power match; a guided ramp test ends the ride. So does the one line the
+/// status shows (`notice`).
+struct RecorderCore {
+    /// The clock's two readings for one input: `elapsed` (monotonic) for the sensors' links, the trainer's
+    /// timeouts and ramps; `rideMicroseconds` for the journal.
+    struct Time: Sendable, Equatable {
+        var elapsed: Duration
+        var rideMicroseconds: Int64
+    }
+
+    /// What the recorder carries out for the core, in the order given.
+    enum Effect: Sendable {
+        /// Link work for one sensor's queue (connect, subscribe again, disconnect).
+        case sensorJob(SensorSupervisor.Job, sensor: String)
+        /// BlueZ's discovery on or off; the outcome comes back as `discoveryChanged` or `show`.
+        case discovery(Bool)
+        /// A connected trainer's control point (and status) to subscribe; the outcome comes back as
+        /// `trainerSubscribed` or `trainerNotSubscribed`.
+        case subscribeTrainer(
+            sensor: String, controlPoint: GattCharacteristic, status: GattCharacteristic?, TrainerCapabilities)
+        /// A request for the trainer's writer (already in the journal); a failure comes back as `trainerWriteFailed`.
+        case trainerWrite(GattCharacteristic, FitnessMachineRequest)
+        /// Wait until every write before this is on the bus and the trainer has answered its Reset (at most
+        /// `LiveRecorder.releaseAnswerWait`), then bring back `then` (`resume`).
+        case awaitRelease(then: Deferred?)
+        /// The trainer answered its Reset: a wait for it is over.
+        case released
+        /// Open the ride's row (and read its Start's workout from the library): `opened` or `openFailed`.
+        case open(StartRequest, startMicroseconds: Int64, descriptions: [RideEvent])
+        /// Write the journal's new events and completed seconds (nil: nothing to write); a failure comes back as
+        /// `writeFailed`.
+        case flush(WorkoutWriter.Batch?)
+        /// Write what is left, then save the ended ride (`takeBatch`, `finishedWorkout`, `sensorsUsed`); the
+        /// outcome comes back as `saved`.
+        case save
+        /// Drop the cancelled ride's row.
+        case delete(Int64)
+        /// A guided test was saved: say the FTP it gives.
+        case sayTestResult(workoutId: Int64)
+        case live(LiveRecorder.LiveReading)
+        case applied(LiveRecorder.AppliedControl)
+        case announce(LiveRecorder.Announcement)
+        case publishStatus
+        /// The recorder is over.
+        case done
+    }
+
+    /// What waits for the trainer to be let go.
+    enum Deferred: Sendable, Equatable {
+        /// An End or a Cancel (the trainer's Reset goes into the ride's journal before the ride ends).
+        case control(WorkoutControl)
+        /// SIGINT or SIGTERM.
+        case stop
+        /// The ride ended on its own (a goal, `--auto`, a ramp test).
+        case save
+    }
+
+    private(set) var controller: RideController
+    private(set) var sensors: SensorSupervisor
+    private(set) var trainerControl: TrainerControl
+    /// The trainer's link: which sensor it is and its control point.
+    private(set) var trainerLink: TrainerLink?
+    /// The structured workout of the ride.
+    private(set) var guide: WorkoutGuide?
+    private var readings: LiveReadings
+    /// A structured workout every ride follows unless its Start names another.
+    private let defaultWorkout: LiveRecorder.WorkoutChoice?
+    /// The one line the status shows: the latest problem or notice worth seeing.
+    private(set) var notice: String?
+    /// The ride saved last, returned once the recorder is over (nil after one that waits again).
+    private(set) var summary: WorkoutSummary?
+    /// Why the last ride's row could not be opened.
+    private(set) var openFailure: String?
+    /// The sensors (journal addresses) that have given a cadence, and those whose link is down now.
+    private var cadenceSources: Set<String> = []
+    private var linksDown: Set<String> = []
+
+    struct TrainerLink: Sendable, Equatable {
+        var wanted: String
+        var journalAddress: String
+        var controlPoint: GattCharacteristic
+    }
+
+    init(options: LiveRecorder.Options) {
+        let rules = RideController.Rules(
+            plan: options.plan, autoPause: options.autoPause,
+            wheelCircumferenceMillimetres: options.wheelCircumferenceMillimetres, auto: options.auto,
+            waitForStart: options.waitForStart, lowBatteryPercent: options.lowBatteryPercent)
+        controller = RideController(rules: rules)
+        let wheel = rules.configuration.defaultWheelCircumferenceMillimetres
+        sensors = SensorSupervisor(
+            wanted: options.sensors, policy: options.policy, wheelCircumferences: options.wheelCircumferences,
+            defaultWheelCircumferenceMillimetres: wheel)
+        readings = LiveReadings(defaultWheelCircumferenceMillimetres: wheel)
+        trainerControl = TrainerControl(
+            rules: options.trainerRules, mode: options.trainerMode, targetWatts: options.trainerTargetWatts)
+        defaultWorkout = options.workout
+    }
+
+    var workoutId: Int64 { controller.workoutId }
+    var isRiding: Bool { controller.isRiding }
+    var isOver: Bool { controller.isOver }
+
+    /// A time for the journal (never before the last one).
+    mutating func journalTime(_ time: Time) -> Int64 { controller.stamp(time.rideMicroseconds) }
+
+    // MARK: The recorder's life
+
+    /// The adapter to use, before anything else.
+    mutating func use(adapterPath: String) { sensors.adapterPath = adapterPath }
+
+    /// No sensor named: the cycling sensors a scan found are the ride's.
+    mutating func want(found devices: [BluetoothDevice], scanningSeconds: Double) throws(LiveRecordingError) {
+        try sensors.want(found: devices, scanningSeconds: scanningSeconds)
+    }
+
+    mutating func begin(at time: Time) -> [Effect] {
+        ride(controller.begin(at: journalTime(time), descriptions: sensors.roster.allDescriptions), at: time)
+    }
+
+    /// Once per flush: look for missing sensors, start due connection attempts, check for silence, move the
+    /// trainer's ramp and the workout on, write, and end a ride that is due to end.
+    mutating func tick(devices: [BluetoothDevice], at time: Time) -> [Effect] {
+        guard !controller.isOver else { return [] }
+        var effects = sensorSteps(sensors.look(at: devices, at: time.elapsed), at: time)
+        effects += discovery(sensors.wantsDiscovery)
+        effects += trainer(trainerControl.tick(at: time.elapsed), at: time)
+        effects += guideTick(at: time)
+        effects.append(.flush(controller.takeBatch()))
+        effects += ride(controller.dueEndings(at: time.rideMicroseconds), at: time)
+        return effects + [.publishStatus]
+    }
+
+    /// SIGINT or SIGTERM: the trainer let go, a ride in progress ended and saved, no other waited for.
+    mutating func stop(at time: Time) -> [Effect] {
+        release(at: time, then: .stop) ?? ride(controller.stop(at: journalTime(time)), at: time)
+    }
+
+    /// The system bus went away.
+    mutating func connectionLost(at time: Time) -> [Effect] {
+        ride(controller.connectionLost(at: journalTime(time)), at: time)
+    }
+
+    /// Lets the trainer go (a Reset, then a wait for its answer), when it is held; nil when it is not.
+    mutating func release(at time: Time, then deferred: Deferred? = nil) -> [Effect]? {
+        let actions = trainerControl.release(at: time.elapsed)
+        guard !actions.isEmpty else { return nil }
+        return trainer(actions, at: time) + [.awaitRelease(then: deferred)]
+    }
+
+    /// The trainer was let go: what waited for it.
+    mutating func resume(_ deferred: Deferred, at time: Time) -> [Effect] {
+        switch deferred {
+        case .control(let control):
+            guard case .success(let actions) = controller.control(control, at: journalTime(time)) else { return [] }
+            return ride(actions, at: time)
+        case .stop: return ride(controller.stop(at: journalTime(time)), at: time)
+        case .save: return [.save]
+        }
+    }
+
+    // MARK: Commands
+
+    /// Why a Start would be refused now: the ride's state, no sensor, or a trainer mode the trainer cannot take.
+    /// (Whether its workout is in the library is the store's to say.)
+    func startRefusal(_ request: StartRequest, at time: Time) -> LiveRecorder.StartRefusal? {
+        if let refusal = controller.startRefusal(
+            request, at: time.rideMicroseconds, anySensorConnected: sensors.anyConnected,
+            sensorStates: sensors.linkStates, connecting: sensors.connecting)
+        {
+            return refusal
+        }
+        if let ask = Self.trainerAsk(request), let refusal = trainerControl.refusal(of: ask) {
+            return .refused(refusal)
+        }
+        return nil
+    }
+
+    /// A Start that was not refused: the ride opened (or armed), the trainer steered as it asks.
+    mutating func start(_ request: StartRequest, at time: Time) -> [Effect] {
+        var effects = ride(
+            controller.start(request, at: journalTime(time), descriptions: sensors.roster.allDescriptions), at: time)
+        if let source = request.powerFrom { trainerControl.steer(byMeter: source == .meter) }
+        if let ask = Self.trainerAsk(request), case .success(let actions) = trainerControl.ask(ask, at: time.elapsed) {
+            effects += trainer(actions, at: time)
+        }
+        return effects
+    }
+
+    /// What a Start's caller is told once its effects are carried out: the ride's id, 0 when armed.
+    func started(_ request: StartRequest) -> Result<Int64, LiveRecorder.StartRefusal> {
+        guard request.when == .now else { return .success(0) }
+        guard controller.isRiding else {
+            return .failure(.refused("the ride cannot be stored: \(openFailure ?? "the database did not open it")"))
+        }
+        return .success(controller.workoutId)
+    }
+
+    private static func trainerAsk(_ request: StartRequest) -> TrainerAsk? {
+        request.trainerControl.map { TrainerAsk.mode(TrainerMode(start: $0)) }
+    }
+
+    /// Why a control would be refused now, or nil.
+    func refusal(of control: WorkoutControl) -> String? { controller.refusal(of: control) }
+
+    /// Pause, resume, lap, marker, intake, end or cancel. An End or a Cancel lets the trainer go first, while the
+    /// ride still takes events, so that its journal ends with the Reset.
+    mutating func control(_ control: WorkoutControl, at time: Time) -> Result<[Effect], CommandRefusal> {
+        if let refusal = controller.refusal(of: control) { return .failure(.refused(refusal)) }
+        if control == .end || control == .cancel, let release = release(at: time, then: .control(control)) {
+            return .success(release)
+        }
+        switch controller.control(control, at: journalTime(time)) {
+        case .success(let actions): return .success(ride(actions, at: time))
+        case .failure(let refused): return .failure(.refused(refused.reason))
+        }
+    }
+
+    /// What the rider asks of the trainer: into the journal (what the ride's trainer statistics are measured
+    /// against) and to the trainer; refused with no trainer or a mode it does not declare (never sent to it).
+    mutating func steer(_ ask: TrainerAsk, at time: Time) -> Result<[Effect], CommandRefusal> {
+        switch trainerControl.ask(ask, at: time.elapsed) {
+        case .success(let actions):
+            return .success(journalTrainerTarget(at: time) + trainer(actions, at: time) + [.publishStatus])
+        case .failure(let refusal):
+            return .failure(.refused(refusal.reason))
+        }
+    }
+
+    /// Skip, back, extend or the intensity: into the journal, then to the player.
+    mutating func player(_ control: PlayerControl, at time: Time) -> Result<[Effect], CommandRefusal> {
+        guard controller.isRiding, guide != nil else {
+            return .failure(.refused("no structured workout is being ridden"))
+        }
+        var effects = record(RideEvent(timeMicroseconds: journalTime(time), .setting(.player(control))), at: time)
+        effects += guided(guide?.apply(control) ?? [], at: time)
+        return .success(effects + [.publishStatus])
+    }
+
+    typealias CommandRefusal = LiveRecorder.CommandRefusal
+
+    // MARK: What the store answered
+
+    /// The ride's row is open: the ride begins, the low batteries are said, the trainer's target and the
+    /// workout (`workout`: the Start's, read from the library; nil for the recorder's own) go into the journal.
+    mutating func opened(
+        _ request: StartRequest, workoutId: Int64, syncIdentifier: String, descriptions: [RideEvent],
+        workout: Result<PlannedWorkout, LiveRecorder.StartRefusal>?, at time: Time
+    ) -> [Effect] {
+        var effects = ride(
+            controller.opened(workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions),
+            at: time)
+        effects += ride(controller.batteries(sensors.batteries), at: time)
+        effects += journalTrainerTarget(at: time)
+        return effects + openWorkout(request, workout, at: time)
+    }
+
+    mutating func openFailed(_ reason: String, descriptions: [RideEvent], at time: Time) -> [Effect] {
+        openFailure = reason
+        return ride(controller.openFailed(reason, at: journalTime(time), descriptions: descriptions), at: time)
+    }
+
+    /// The journal's new events and completed seconds, for the store.
+    mutating func takeBatch() -> WorkoutWriter.Batch? { controller.takeBatch() }
+
+    /// The ended ride as it stands, with its digests; nil when no measurement came.
+    mutating func finishedWorkout() -> WorkoutWriter.Finished? { controller.finishedWorkout() }
+
+    var sensorsUsed: [(address: String, name: String?)] { sensors.roster.used }
+
+    /// A write failed: it is kept and written with the next flush (a locked or briefly full database).
+    mutating func writeFailed(_ error: StoreError) {
+        notice = "cannot write to the database (\(error.description)); keeping the ride in memory and retrying"
+    }
+
+    /// The ended ride was saved (`summary`), found empty (nil), or could not be saved: back to waiting, or over.
+    mutating func saved(_ outcome: Result<WorkoutSummary?, StoreError>, at time: Time) -> [Effect] {
+        var effects: [Effect] = []
+        var problem: LiveRecordingError?
+        switch outcome {
+        case .success(let saved):
+            summary = saved
+            if let saved {
+                // Said whether the recorder goes on to wait for the next ride or ends with this one.
+                if saved.plan.fitnessTest != nil { effects.append(.sayTestResult(workoutId: saved.id)) }
+            } else {
+                problem = LiveRecordingError(.nothingToSave, "no measurement arrived: nothing to save")
+            }
+        case .failure(let error):
+            summary = nil
+            problem = LiveRecordingError(
+                .store,
+                "the ride could not be saved (\(error.description)); its journal is stored: "
+                    + "`cyclelog recover` saves it once the database is writable")
+        }
+        effects += ride(
+            controller.saved(
+                summary, problem: problem, at: journalTime(time), descriptions: sensors.roster.allDescriptions),
+            at: time)
+        if !controller.isOver { summary = nil }
+        return effects
+    }
+
+    // MARK: What BlueZ said
+
+    /// A BlueZ event about a device or bluetoothd.
+    mutating func handle(_ event: BlueZEvent, at time: Time) -> [Effect] {
+        guard !controller.isOver else { return [] }
+        return sensorSteps(sensors.handle(event, at: time.elapsed), at: time)
+    }
+
+    /// A notification, arrived at `arrivalMicroseconds` (the wall clock): nil when it is none of ours. Its
+    /// readings first (the freshest thing a second screen shows), then the journal, then the trainer's control.
+    mutating func notification(
+        _ characteristic: GattCharacteristic, _ value: [UInt8], arrivalMicroseconds: Int64, at time: Time
+    ) -> [Effect]? {
+        guard !controller.isOver,
+            let (sensor, uuid, steps) = sensors.notification(from: characteristic, at: time.elapsed)
+        else { return nil }
+        var effects = sensorSteps(steps, at: time)
+        let event = RideEvent(
+            timeMicroseconds: journalTime(time), .notification(sensor: sensor, characteristic: uuid, value: value))
+        let reading = readings.reading(of: event, from: sensor, arrivalMicroseconds: arrivalMicroseconds)
+        if let reading {
+            effects.append(.live(reading))
+            if reading.readings.contains(where: { $0.channel == .cadenceRPM }) { cadenceSources.insert(sensor) }
+        }
+        effects += record(event, at: time)
+        return effects + trainerHeard(sensor, uuid, value, reading, at: time)
+    }
+
+    mutating func discoveryChanged(_ on: Bool) { sensors.discovering = on }
+
+    /// A line for the status (a failure of BlueZ's the recorder met).
+    mutating func show(_ line: String) { notice = line }
+
+    /// A trainer write that failed on the bus, with BlueZ's reason in words.
+    mutating func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String, at time: Time) -> [Effect] {
+        trainer(trainerControl.writeFailed(request, reason: reason, at: time.elapsed), at: time)
+    }
+
+    // MARK: The connect sequence's reports
+
+    mutating func linkFailed(_ wanted: String, attempt: Int, line: String?, at time: Time) -> [Effect] {
+        if let line { notice = line }
+        return sensorSteps(sensors.apply(.failed(attempt: attempt), to: wanted, at: time.elapsed), at: time)
+    }
+
+    mutating func linked(_ wanted: String, attempt: Int, at time: Time) -> [Effect] {
+        sensorSteps(sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: time.elapsed), at: time)
+    }
+
+    /// The sensor described itself: its values into the journal, a low battery said.
+    mutating func described(_ wanted: String, _ description: SensorSupervisor.Description, at time: Time) -> [Effect] {
+        sensorSteps(sensors.described(wanted, description), at: time)
+            + ride(controller.batteries(sensors.batteries), at: time)
+    }
+
+    /// The sensor's measurements subscribed (or not): when it is a trainer with a control point, that is
+    /// subscribed next, with what it declared when it was described.
+    mutating func subscribed(
+        _ wanted: String, attempt: Int, _ measurements: [GattCharacteristic], failure: String?,
+        characteristics: [GattCharacteristic], reads: [(characteristic: UInt16, value: [UInt8])], at time: Time
+    ) -> [Effect] {
+        let effects = sensorSteps(
+            sensors.subscribed(wanted, attempt: attempt, measurements, failure: failure, at: time.elapsed), at: time)
+        guard failure == nil, sensors.roster[wanted]?.link.state.isConnected == true,
+            trainerLink == nil || trainerLink?.wanted == wanted,
+            let controlPoint = characteristics.first(where: {
+                $0.shortUUID == Characteristic.fitnessMachineControlPoint.rawValue
+            })
+        else { return effects }
+        let status = characteristics.first {
+            $0.shortUUID == Characteristic.fitnessMachineStatus.rawValue && $0.canNotify
+        }
+        return effects + [
+            .subscribeTrainer(
+                sensor: wanted, controlPoint: controlPoint, status: status, Self.capabilities(reads))
+        ]
+    }
+
+    /// The trainer's control point is subscribed: the control is told what the trainer declares, and what the
+    /// rider or the workout asked is sent again.
+    mutating func trainerSubscribed(
+        _ wanted: String, controlPoint: GattCharacteristic, _ capabilities: TrainerCapabilities, at time: Time
+    ) -> [Effect] {
+        guard let address = sensors.roster[wanted]?.journalAddress else { return [] }
+        trainerLink = TrainerLink(wanted: wanted, journalAddress: address, controlPoint: controlPoint)
+        return trainer(trainerControl.connected(capabilities, at: time.elapsed), at: time)
+    }
+
+    mutating func trainerNotSubscribed(_ reason: String) -> [Effect] {
+        tell(
+            "the trainer is recorded but cannot be steered: its control point could not be subscribed (\(reason))")
+    }
+
+    /// What a trainer declares, from the values read when it connected.
+    static func capabilities(_ reads: [(characteristic: UInt16, value: [UInt8])]) -> TrainerCapabilities {
+        func value(_ characteristic: Characteristic) -> [UInt8]? {
+            reads.last { $0.characteristic == characteristic.rawValue }?.value
+        }
+        return TrainerCapabilities(
+            features: value(.fitnessMachineFeature).flatMap { try? FitnessMachineFeature(decoding: $0) },
+            powerRange: value(.supportedPowerRange).flatMap { try? SupportedPowerRange(decoding: $0).range },
+            resistanceRange: value(.supportedResistanceLevelRange).flatMap {
+                try? SupportedResistanceLevelRange(decoding: $0).range
+            },
+            inclinationRange: value(.supportedInclinationRange).flatMap {
+                try? SupportedInclinationRange(decoding: $0).range
+            })
+    }
+
+    // MARK: Waiting for a sensor
+
+    /// Until when (on the elapsed clock) a start now waits for a sensor: up to `launchGrace` after a launch that
+    /// the start brought up, up to `connectingGrace` while a sensor is being connected; nil: not at all.
+    func sensorWait(at elapsed: Duration, launchGrace: Duration, connectingGrace: Duration) -> Duration? {
+        guard !controller.isOver, !sensors.anyConnected else { return nil }
+        if elapsed < launchGrace {
+            return max(launchGrace, sensors.connecting.isEmpty ? .zero : elapsed + connectingGrace)
+        }
+        return sensors.connecting.isEmpty ? nil : elapsed + connectingGrace
+    }
+
+    // MARK: Status
+
+    func status(at time: Time) -> LiveStatus {
+        var status = controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors)
+        status.message = notice
+        status.trainer = trainerStatus(at: time.elapsed)
+        status.workout = controller.isRiding ? guide?.status : nil
+        // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.
+        if controller.isRiding, let guide { status.lap += guide.stepLaps }
+        return status
+    }
+
+    /// The trainer's control as the status shows it; nil while no trainer has connected.
+    private func trainerStatus(at time: Duration) -> LiveStatus.Trainer? {
+        let state = trainerControl.state(at: time)
+        guard state != .absent else { return nil }
+        let erg = trainerControl.mode == .erg
+        return LiveStatus.Trainer(
+            mode: trainerControl.mode.rawValue, state: state.rawValue,
+            targetPowerWatts: erg ? trainerControl.targetWatts : nil,
+            effectivePowerWatts: erg ? Int(trainerControl.effectiveWatts(at: time).rounded()) : nil,
+            gradePercent: trainerControl.mode == .simulation ? trainerControl.gradePercent : nil,
+            resistanceLevel: trainerControl.mode == .resistance ? trainerControl.resistancePercent : nil,
+            powerMatchOffsetWatts: erg ? trainerControl.powerMatchOffsetWatts : nil, message: trainerControl.message)
+    }
+
+    // MARK: The rules that join the parts
+
+    /// One event into the ride (or the pedalling watch), the roster and the live readings.
+    private mutating func record(_ event: RideEvent, at time: Time) -> [Effect] {
+        sensors.describe(event)
+        readings.note(event)
+        let roster = sensors.roster
+        return ride(
+            controller.record(event, descriptions: roster.allDescriptions, name: roster.name(ofAddress:)), at: time)
+    }
+
+    private mutating func ride(_ actions: [RideController.Action], at time: Time) -> [Effect] {
+        var effects: [Effect] = []
+        for action in actions {
+            switch action {
+            case .open(let request, let start):
+                openFailure = nil
+                effects.append(
+                    .open(request, startMicroseconds: start, descriptions: sensors.roster.openingDescriptions))
+            case .applied(let control):
+                effects.append(.applied(control))
+                // A lap press ends an open step.
+                if control.control == .lap { effects += guided(guide?.lapPressed() ?? [], at: time) }
+            case .save:
+                // The trainer is let go before the ride is written for the last time.
+                effects += release(at: time, then: .save) ?? [.save]
+            case .delete(let workoutId):
+                summary = nil
+                effects.append(.delete(workoutId))
+                effects += ride(
+                    controller.saved(
+                        nil, problem: nil, at: journalTime(time), descriptions: sensors.roster.allDescriptions),
+                    at: time)
+            case .tell(let words): effects.append(.announce(.notice(words)))
+            case .show(let line): notice = line
+            case .rideSaved(let saved):
+                effects.append(.announce(.rideSaved(saved)))
+                guide = nil
+            case .publishStatus: effects.append(.publishStatus)
+            case .done: effects.append(.done)
+            }
+        }
+        return effects
+    }
+
+    private mutating func sensorSteps(_ steps: [SensorSupervisor.Step], at time: Time) -> [Effect] {
+        var effects: [Effect] = []
+        for step in steps {
+            switch step {
+            case .job(let job, let wanted): effects.append(.sensorJob(job, sensor: wanted))
+            case .journal(let kind):
+                switch kind {
+                case .disconnected(let address):
+                    linksDown.insert(address)
+                    // The trainer's link going down stops its writes until it is back.
+                    if address == trainerLink?.journalAddress { trainerControl.disconnected() }
+                case .connected(let address, _): linksDown.remove(address)
+                default: break
+                }
+                effects += record(RideEvent(timeMicroseconds: journalTime(time), kind), at: time)
+            case .show(let line): notice = line
+            }
+        }
+        return effects
+    }
+
+    private mutating func trainer(_ actions: [TrainerControl.Action], at time: Time) -> [Effect] {
+        var effects: [Effect] = []
+        for action in actions {
+            switch action {
+            case .write(let request):
+                guard let link = trainerLink else { continue }
+                let write = RideEvent.Kind.write(
+                    sensor: link.journalAddress, characteristic: Characteristic.fitnessMachineControlPoint.rawValue,
+                    value: request.bytes)
+                effects += record(RideEvent(timeMicroseconds: journalTime(time), write), at: time)
+                effects.append(.trainerWrite(link.controlPoint, request))
+            case .tell(let words): effects += tell(words)
+            }
+        }
+        return effects
+    }
+
+    /// The rider's mode and target into the journal (`trainer erg 250`), when the rider changes them and when a
+    /// ride opens with a mode.
+    private mutating func journalTrainerTarget(at time: Time) -> [Effect] {
+        let target: TrainerTarget =
+            switch trainerControl.mode {
+            case .erg: .erg(watts: trainerControl.targetWatts)
+            case .simulation: .simulation(gradeHundredthsPercent: Int((trainerControl.gradePercent * 100).rounded()))
+            case .resistance: .resistance(percent: Int(trainerControl.resistancePercent.rounded()))
+            case .free: .free
+            }
+        guard target != .free || trainerLink != nil else { return [] }
+        return record(RideEvent(timeMicroseconds: journalTime(time), .setting(.trainerTarget(target))), at: time)
+    }
+
+    /// A notification that concerns the trainer: an answer, a status, or a reading the control steers by.
+    private mutating func trainerHeard(
+        _ sensor: String, _ characteristic: UInt16, _ value: [UInt8], _ reading: LiveRecorder.LiveReading?,
+        at time: Time
+    ) -> [Effect] {
+        guard let link = trainerLink else { return [] }
+        if sensor == link.journalAddress {
+            switch Characteristic(rawValue: characteristic) {
+            case .fitnessMachineControlPoint:
+                let released: [Effect] =
+                    value.starts(with: [0x80, FitnessMachineControlPoint.OpCode.reset]) ? [.released] : []
+                return released + trainer(trainerControl.indicated(value, at: time.elapsed), at: time)
+            case .fitnessMachineStatus: return trainer(trainerControl.status(value, at: time.elapsed), at: time)
+            default: break
+            }
+        }
+        guard let reading else { return [] }
+        var effects: [Effect] = []
+        for item in reading.readings {
+            switch item.channel {
+            case .cadenceRPM: effects += trainer(trainerControl.cadence(item.value, at: time.elapsed), at: time)
+            case .powerWatts where sensor == link.journalAddress:
+                effects += trainer(trainerControl.trainerPower(item.value, at: time.elapsed), at: time)
+            case .powerWatts: trainerControl.meterPower(item.value, at: time.elapsed)
+            default: break
+            }
+        }
+        return effects
+    }
+
+    /// The ride opened: its workout (its Start's, else the recorder's own) goes into the journal and is followed.
+    private mutating func openWorkout(
+        _ request: StartRequest, _ workout: Result<PlannedWorkout, LiveRecorder.StartRefusal>?, at time: Time
+    ) -> [Effect] {
+        var effects: [Effect] = []
+        var choice = defaultWorkout
+        if let id = request.workout {
+            switch workout {
+            case .success(let planned): choice = LiveRecorder.WorkoutChoice(id: id, planned: planned)
+            case .failure(.refused(let reason)):
+                effects += tell(reason)
+                choice = nil
+            case .failure(.noSensors), nil: choice = nil
+            }
+        }
+        guard let choice else {
+            guide = nil
+            return effects
+        }
+        effects += record(RideEvent(timeMicroseconds: journalTime(time), .setting(.workout(choice.planned))), at: time)
+        if choice.intensityPercent != 100 {
+            let intensity = RideEvent.Kind.setting(.player(.intensity(percent: choice.intensityPercent)))
+            effects += record(RideEvent(timeMicroseconds: journalTime(time), intensity), at: time)
+        }
+        guide = WorkoutGuide(
+            id: choice.id, planned: choice.planned, intensityPercent: choice.intensityPercent,
+            endsWhenPedallingStops: request.plan.fitnessTest == .ramp)
+        if choice.planned.workout.needsFTP, choice.planned.ftpWatts == nil {
+            effects += tell(
+                "no FTP is known: the steps in % of FTP have no target (`cyclelog ftp set WATTS`, or `--ftp`)")
+        }
+        return effects + guided(guide?.advance(movingSeconds: 0, distanceMeters: 0, cadenceRPM: nil) ?? [], at: time)
+    }
+
+    /// Each flush: the player moved on by the ride's moving time and distance (so a pause holds it). A cadence
+    /// missing while the sensor that gave it is lost does not end a ramp test.
+    private mutating func guideTick(at time: Time) -> [Effect] {
+        guard guide != nil, controller.isRiding else { return [] }
+        let status = controller.status(at: time.rideMicroseconds, sensors: [])
+        guard status.state == "running" else { return [] }
+        let cadenceLost = status.cadenceRPM == nil && !cadenceSources.isDisjoint(with: linksDown)
+        return guided(
+            guide?.advance(
+                movingSeconds: status.movingSeconds, distanceMeters: status.distanceMeters,
+                cadenceRPM: status.cadenceRPM, cadenceLost: cadenceLost) ?? [], at: time)
+    }
+
+    private mutating func guided(_ actions: [WorkoutGuide.Action], at time: Time) -> [Effect] {
+        var effects: [Effect] = []
+        for action in actions {
+            switch action {
+            case .steer(let ask):
+                // No trainer (yet): the targets are shown, and asked again once one connects.
+                if trainerControl.refusal(of: ask) != nil {
+                    guide?.trainerRefused()
+                    continue
+                }
+                switch steer(ask, at: time) {
+                case .success(let steered): effects += steered
+                case .failure(let refusal):
+                    guide?.trainerRefused()
+                    effects += tell(refusal.reason)
+                }
+            case .tell(let words): effects += tell(words)
+            case .end(let words):
+                effects += tell(words)
+                if case .success(let ended) = control(.end, at: time) { effects += ended }
+            }
+        }
+        return effects
+    }
+
+    private mutating func tell(_ words: String) -> [Effect] {
+        notice = words
+        return [.announce(.notice(words))]
+    }
+
+    private mutating func discovery(_ on: Bool) -> [Effect] {
+        guard on != sensors.discovering, sensors.adapterPath != nil else { return [] }
+        return [.discovery(on)]
+    }
+
+    /// Discovery off before a connection attempt (BlueZ connects more reliably without a scan).
+    mutating func stopDiscoveryToConnect() -> [Effect] { discovery(false) }
+}
+
+extension TrainerMode {
+    /// The mode a start's `control=` asks for (`none`: free).
+    init(start choice: StartRequest.TrainerChoice) {
+        switch choice {
+        case .erg: self = .erg
+        case .sim: self = .simulation
+        case .resistance: self = .resistance
+        case .none: self = .free
+        }
+    }
+}
