@@ -248,13 +248,16 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["BlueZ", "DBus"], path: "Tests/TestSupport"),
         // Rides stored in a database in memory through the replay, for the libraries above the store.
         .target(
-            name: "RideTestSupport", dependencies: ["Recording", "WorkoutStore"], path: "Tests/RideTestSupport"),
+            name: "RideTestSupport",
+            dependencies: ["Recording", "WorkoutStore", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/RideTestSupport"),
         .testTarget(name: "FormatsTests", dependencies: ["Formats"]),
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors", "TestSupport"]),
         .testTarget(
-            name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "WorkoutFiles", "FIT", "Workouts"]),
+            name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "Workouts"]),
+        .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "StructuredWorkouts", "FIT"]),
         .testTarget(
             name: "WorkoutsTests",
             dependencies: ["Formats", "Concurrency", "Workouts", "CyclingSensors", "TestSupport"]),
@@ -288,7 +291,7 @@ let package = Package(
             name: "LiveRecordingTests",
             dependencies: [
                 "LiveRecording", "BlueZ", "Recording", "WorkoutStore", "Workouts", "TestSupport", "CyclingSensors",
-                "TrainerControl", "RideJournal", "StructuredWorkouts",
+                "TrainerControl", "RideJournal", "StructuredWorkouts", "RecorderInterface",
             ]),
         .testTarget(
             name: "RecorderServiceTests",
@@ -302,9 +305,14 @@ let package = Package(
             name: "RideSyncTests",
             dependencies: [
                 "RideSync", "RideUploads", "WorkoutStore", "Recording", "Workouts", "RideJournal", "TestSupport",
+                "RideTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        .testTarget(
+            name: "RideUploadsTests", dependencies: ["RideUploads", "WorkoutStore", "RideTestSupport", "TestSupport"]),
+        .testTarget(
+            name: "RideWritingTests", dependencies: ["RideWriting", "WorkoutStore", "Workouts", "RideTestSupport"]),
         // GRDB to damage, lock and forge databases the way other programs and failing disks do.
         .testTarget(
             name: "CyclelogCLITests",
@@ -314,7 +322,7 @@ let package = Package(
                 "SensorSetup",
                 "DBus", "BlueZ",
                 "Capture", "Workouts", "RecorderInterface", "Mirror", "RideHistory", "StructuredWorkouts",
-                "WorkoutFiles",
+                "WorkoutFiles", "TrainerControl",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],

@@ -1,3 +1,5 @@
+import RecorderInterface
+import TrainerControl
 import Workouts
 
 /// What a live ride looks like right now: for the dashboard, the plain status line and the D-Bus properties.
@@ -6,22 +8,8 @@ public struct LiveStatus: Sendable, Equatable {
     /// on the dashboard, and a warning in `doctor`.
     public static let lowBatteryPercent = 20
 
-    public enum SensorState: String, Sendable {
-        /// Not seen yet (scanning for it).
-        case searching
-        case connecting
-        /// Notifications arriving.
-        case streaming
-        /// Connected, notifications arriving, but no revolutions (coasting or stopped).
-        case zero
-        /// Connected but silent for several expected intervals.
-        case stale
-        /// The link was lost; connecting again with backoff.
-        case reconnecting
-
-        /// Connected, whether notifications arrive or not.
-        public var isConnected: Bool { self == .streaming || self == .zero || self == .stale }
-    }
+    /// A sensor's link as the status shows it.
+    public typealias SensorState = RecorderInterface.SensorState
 
     public struct Sensor: Sendable, Equatable {
         public var name: String
@@ -38,9 +26,7 @@ public struct LiveStatus: Sendable, Equatable {
     }
 
     public var workoutId: Int64
-    /// `running`, `paused`, `ended`, `cancelled` (Session.State), or while no ride is recorded `waiting` (for a
-    /// Start or, with `--auto`, for pedalling) and `armed` (a Start waits for the first pedal stroke).
-    public var state: String
+    public var state: RecorderState
     /// The ride's plan (name, goal, place, preset): the armed one while armed, empty while waiting.
     public var plan = WorkoutPlan()
     public var can = Can()
@@ -106,11 +92,8 @@ public struct LiveStatus: Sendable, Equatable {
 
     /// Where the control of a smart trainer stands.
     public struct Trainer: Sendable, Equatable {
-        /// `erg`, `sim`, `resistance` or `free`.
-        public var mode: String
-        /// `TrainerState`: `absent`, `disconnected`, `free`, `asking`, `controlled`, `ramping`, `recovering`,
-        /// `refused`.
-        public var state: String
+        public var mode: TrainerMode
+        public var state: TrainerState
         /// The rider's ERG target (before the ramp, the cadence safety and the power match); nil outside ERG.
         public var targetPowerWatts: Int?
         /// What the trainer is being told in ERG now, before the power match.
@@ -124,7 +107,7 @@ public struct LiveStatus: Sendable, Equatable {
         public var message: String?
 
         public init(
-            mode: String, state: String, targetPowerWatts: Int? = nil, effectivePowerWatts: Int? = nil,
+            mode: TrainerMode, state: TrainerState, targetPowerWatts: Int? = nil, effectivePowerWatts: Int? = nil,
             gradePercent: Double? = nil, resistanceLevel: Double? = nil, powerMatchOffsetWatts: Double? = nil,
             message: String? = nil
         ) {
@@ -136,6 +119,19 @@ public struct LiveStatus: Sendable, Equatable {
             self.resistanceLevel = resistanceLevel
             self.powerMatchOffsetWatts = powerMatchOffsetWatts
             self.message = message
+        }
+    }
+}
+
+extension RecorderState {
+    /// A ride's state in the status's words.
+    init(_ state: Session.State) {
+        switch state {
+        case .notStarted: self = .notStarted
+        case .running: self = .running
+        case .paused: self = .paused
+        case .ended: self = .ended
+        case .cancelled: self = .cancelled
         }
     }
 }

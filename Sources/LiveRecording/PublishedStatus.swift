@@ -34,7 +34,7 @@ extension LiveStatus {
         status.can.cancel = self.can.cancel
         status.controlSequence = self.controlSequence
         status.sensors = self.sensors.map {
-            .init(name: $0.name, address: $0.address ?? "", state: $0.state.rawValue, batteryPercent: $0.batteryPercent)
+            .init(name: $0.name, address: $0.address ?? "", state: $0.state, batteryPercent: $0.batteryPercent)
         }
         status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
         if let trainer = self.trainer {

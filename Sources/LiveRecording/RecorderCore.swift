@@ -459,7 +459,7 @@ struct RecorderCore {
         guard state != .absent else { return nil }
         let erg = trainerControl.mode == .erg
         return LiveStatus.Trainer(
-            mode: trainerControl.mode.rawValue, state: state.rawValue,
+            mode: trainerControl.mode, state: state,
             targetPowerWatts: erg ? trainerControl.targetWatts : nil,
             effectivePowerWatts: erg ? Int(trainerControl.effectiveWatts(at: time).rounded()) : nil,
             gradePercent: trainerControl.mode == .simulation ? trainerControl.gradePercent : nil,
@@ -633,7 +633,7 @@ struct RecorderCore {
     private mutating func guideTick(at time: Time) -> [Effect] {
         guard guide != nil, controller.isRiding else { return [] }
         let status = controller.status(at: time.rideMicroseconds, sensors: [])
-        guard status.state == "running" else { return [] }
+        guard status.state == .running else { return [] }
         let cadenceLost = status.cadenceRPM == nil && !cadenceSources.isDisjoint(with: linksDown)
         return guided(
             guide?.advance(

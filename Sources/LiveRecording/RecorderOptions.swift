@@ -1,5 +1,6 @@
 import StructuredWorkouts
 import TrainerControl
+import WorkoutStore
 import Workouts
 
 extension LiveRecorder {
@@ -67,4 +68,22 @@ extension LiveRecorder {
 
         public init(endAfterSeconds: Double = 300) { self.endAfterSeconds = endAfterSeconds }
     }
+}
+
+extension LiveRecorder.Options {
+    /// `record`'s options completed from what the rider did not say: the remembered sensors when none are named
+    /// (with the wheel each was given), an automatic pause for a ride that starts and ends on its own (the minutes
+    /// after the last pedal stroke are paused, not moving time), the guided test a workout is, and a grace for the
+    /// sensors to connect when the bus started the recorder for a start (D-Bus activation: a launcher's action or
+    /// `cyclelog start`, which may come before the sensors are connected).
+    public mutating func complete(knownSensors known: [KnownSensor], startedByTheBus: Bool) {
+        if sensors.isEmpty { sensors = known.map(\.address) }
+        for sensor in known { wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
+        if auto != nil { autoPause = autoPause ?? AutoPause() }
+        if let id = workout?.id, plan.fitnessTest == nil { plan.fitnessTest = StartRequest.fitnessTest(ofWorkout: id) }
+        if startedByTheBus { activatedGraceSeconds = Self.activatedGraceSeconds }
+    }
+
+    /// How long a recorder the bus started for a start waits for its sensors.
+    public static let activatedGraceSeconds = 30.0
 }

@@ -1,3 +1,4 @@
+import RecorderInterface
 import RideWriting
 import Workouts
 
@@ -488,7 +489,8 @@ struct RideController {
         // A sensor streaming without revolutions shows as coasting.
         let coasting = recentSamples.last.map { $0.powerWatts == 0 || $0.cadenceRPM == 0 } ?? false
         var status = LiveStatus(
-            workoutId: workoutId, state: showsRide ? session.state.rawValue : armed != nil ? "armed" : "waiting",
+            workoutId: workoutId,
+            state: showsRide ? RecorderState(session.state) : armed != nil ? .armed : .waiting,
             elapsedSeconds: elapsed, movingSeconds: moving,
             powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
             speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,

@@ -1,5 +1,6 @@
 import DBus
 import Formats
+import TrainerControl
 import Workouts
 
 /// The recorder's properties as one value: what `org.cyclelog.Recorder1` publishes, typed. The recorder makes one
@@ -7,8 +8,8 @@ import Workouts
 /// `apply` for each `PropertiesChanged`). Each property is declared once, in `properties`: its D-Bus name, its
 /// type, and how it is written and read. A measurement not known is nil here and NaN on the bus.
 public struct RecorderStatus: Sendable, Equatable {
-    /// `running`, `paused`, `ended`, `cancelled`, or while no ride is recorded `waiting` and `armed`.
-    public var state = ""
+    /// Nil until read (on the bus: an empty text).
+    public var state: RecorderState?
     /// 0 while no ride is recorded.
     public var workoutId: Int64 = 0
     public var elapsedSeconds = 0.0
@@ -37,10 +38,9 @@ public struct RecorderStatus: Sendable, Equatable {
     public var controlSequence: UInt64 = 0
     public var sensors: [Sensor] = []
     public var suggestedWorkouts: [SuggestedWorkout] = []
-    /// The smart trainer's control: `erg`, `sim`, `resistance` or `free`; empty while no trainer has connected.
-    public var trainerMode = ""
-    /// `absent`, `disconnected`, `free`, `asking`, `controlled`, `ramping`, `recovering`, `refused`.
-    public var trainerState = ""
+    /// The smart trainer's control; nil (on the bus: empty) while no trainer has connected.
+    public var trainerMode: TrainerMode?
+    public var trainerState: TrainerState?
     /// The rider's ERG target; nil outside ERG.
     public var targetPowerWatts: Double?
     /// In simulation; nil otherwise.
@@ -81,12 +81,12 @@ public struct RecorderStatus: Sendable, Equatable {
         public var name: String
         /// Empty while the sensor has not been seen.
         public var address: String
-        /// `searching`, `connecting`, `streaming`, `zero`, `stale`, `reconnecting`.
-        public var state: String
+        /// Nil for a word this version does not know.
+        public var state: SensorState?
         /// -1 on the bus when not known.
         public var batteryPercent: Int?
 
-        public init(name: String, address: String, state: String, batteryPercent: Int?) {
+        public init(name: String, address: String, state: SensorState?, batteryPercent: Int?) {
             self.name = name
             self.address = address
             self.state = state
@@ -133,7 +133,7 @@ public struct RecorderStatus: Sendable, Equatable {
 
     /// Every property, in the order the introspection lists them (Docs/reference/dbus.md).
     public static let properties: [Property] = [
-        text("State", \.state), integer("WorkoutId", \.workoutId), number("ElapsedSeconds", \.elapsedSeconds),
+        word("State", \.state), integer("WorkoutId", \.workoutId), number("ElapsedSeconds", \.elapsedSeconds),
         number("MovingSeconds", \.movingSeconds), measurement("PowerWatts", \.powerWatts),
         measurement("CadenceRPM", \.cadenceRPM), measurement("SpeedMetersPerSecond", \.speedMetersPerSecond),
         measurement("HeartRateBPM", \.heartRateBPM), number("DistanceMeters", \.distanceMeters),
@@ -153,7 +153,7 @@ public struct RecorderStatus: Sendable, Equatable {
                     elementSignature: "(sssi)",
                     status.sensors.map {
                         .structure([
-                            .string($0.name), .string($0.address), .string($0.state),
+                            .string($0.name), .string($0.address), .string($0.state?.rawValue ?? ""),
                             .int32(Int32(clamping: $0.batteryPercent ?? -1)),
                         ])
                     })
@@ -164,7 +164,8 @@ public struct RecorderStatus: Sendable, Equatable {
                     guard case .structure(let fields) = item, fields.count == 4 else { return nil }
                     let battery = fields[3].integer ?? -1
                     return Sensor(
-                        name: fields[0].string ?? "", address: fields[1].string ?? "", state: fields[2].string ?? "",
+                        name: fields[0].string ?? "", address: fields[1].string ?? "",
+                        state: fields[2].string.flatMap(SensorState.init(rawValue:)),
                         batteryPercent: battery < 0 ? nil : Int(battery))
                 }
                 return true
@@ -195,7 +196,7 @@ public struct RecorderStatus: Sendable, Equatable {
                 }
                 return true
             }),
-        text("TrainerMode", \.trainerMode), text("TrainerState", \.trainerState),
+        word("TrainerMode", \.trainerMode), word("TrainerState", \.trainerState),
         measurement("TargetPowerWatts", \.targetPowerWatts), measurement("GradePercent", \.gradePercent),
         measurement("ResistanceLevel", \.resistanceLevel),
         measurement("PowerMatchOffsetWatts", \.powerMatchOffsetWatts), text("TrainerMessage", \.trainerMessage),
@@ -269,6 +270,17 @@ public struct RecorderStatus: Sendable, Equatable {
 
     private static func text(_ name: String, _ path: WritableKeyPath<RecorderStatus, String> & Sendable) -> Property {
         field(name, "s", path, wrap: DBusValue.string) { if case .string(let text) = $0 { text } else { nil } }
+    }
+
+    /// A property that is one of an enumeration's words: nil is an empty text, and a word this version does not
+    /// know reads as nil.
+    private static func word<Word: RawRepresentable & Sendable>(
+        _ name: String, _ path: WritableKeyPath<RecorderStatus, Word?> & Sendable
+    ) -> Property where Word.RawValue == String {
+        field(name, "s", path, wrap: { .string($0?.rawValue ?? "") }) { value -> Word?? in
+            guard case .string(let text) = value else { return nil }
+            return .some(Word(rawValue: text))
+        }
     }
 
     private static func flag(_ name: String, _ path: WritableKeyPath<RecorderStatus, Bool> & Sendable) -> Property {

@@ -63,7 +63,7 @@ extension RecorderControl {
                 } perform: { (command) throws(DBusError) in
                     _ = try await commands.perform(command)
                 }
-                return [.string(answer.state), .uint64(answer.controlSequence), .boolean(duplicate)]
+                return [.string(answer.state.rawValue), .uint64(answer.controlSequence), .boolean(duplicate)]
             },
         ]
         // The Desktop Entry Specification's D-Bus activation: a launcher's actions arrive here.
@@ -202,7 +202,7 @@ extension RecorderControl {
 /// one `Stale`, and a retry queued behind its first attempt is the one told `duplicate`.
 actor ControlRequests {
     struct Answer: Sendable, Equatable {
-        var state: String
+        var state: RecorderState
         var controlSequence: UInt64
     }
 
@@ -237,7 +237,7 @@ actor ControlRequests {
         var answer = await status()
         if case .control(let control) = command, control == .end || control == .cancel {
             // Carried out by `serve` just after this reply: its outcome, not the state before it.
-            answer = Answer(state: control == .end ? "ended" : "cancelled", controlSequence: before + 1)
+            answer = Answer(state: control == .end ? .ended : .cancelled, controlSequence: before + 1)
         }
         answers[requestId] = answer
         order.append(requestId)

@@ -26,21 +26,8 @@ struct CyclelogMirror: AsyncParsableCommand {
 }
 
 /// `--control-bus`: the recorder's bus, which the mirror's own object shares.
-struct ControlBusOptions: ParsableArguments {
-    @Option(
-        help:
-            "The recorder's bus: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session).")
-    var controlBus: String?
-
-    var address: BusAddress {
-        BusAddress(named ?? "session")
-    }
-
-    /// The bus given by `--control-bus` or `CYCLELOG_CONTROL_BUS`; nil when neither names one (an empty value
-    /// names none).
-    var named: String? {
-        (controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"]).flatMap { $0.isEmpty ? nil : $0 }
-    }
+extension ControlBusOptions {
+    var address: BusAddress { BusAddress(busName) }
 }
 
 extension CyclelogMirror {

@@ -4,6 +4,7 @@ import ExitStatus
 import Formats
 import Foundation
 import Mirror
+import ProgramMain
 import Workouts
 
 /// `cyclelog-mirror pair`: a one-time link (with its QR code) and a 6-digit code for a new screen.

@@ -8,6 +8,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import Mirror
+import ProgramMain
 import WorkoutStore
 
 /// `cyclelog-mirror` (`serve`): follows the recorder and serves the paired screens.

@@ -36,16 +36,8 @@ struct BusOptions: ParsableArguments {
 }
 
 /// The bus of the recorder's control object.
-struct ControlBusOptions: ParsableArguments {
-    @Option(
-        help:
-            "The bus of the recorder's control object: session, system or an address (default: $CYCLELOG_CONTROL_BUS, else session)."
-    )
-    var controlBus: String?
-
-    var address: BusAddress {
-        BusAddress(controlBus ?? ProcessInfo.processInfo.environment["CYCLELOG_CONTROL_BUS"] ?? "session")
-    }
+extension ControlBusOptions {
+    var address: BusAddress { BusAddress(busName) }
 }
 
 struct Scan: AsyncParsableCommand {
@@ -215,23 +207,17 @@ struct Record: AsyncParsableCommand {
         var options = LiveRecorder.Options()
         options.adapter = buses.adapter
         options.plan = WorkoutPlan(name: name, goal: goal.flatMap(WorkoutGoal.init), location: location?.value)
-        // An automatic ride ends minutes after the last pedal stroke: those minutes are paused, not moving time.
-        options.autoPause = autoPause || auto ? AutoPause() : nil
+        options.autoPause = autoPause ? AutoPause() : nil
         options.auto = auto ? LiveRecorder.AutoRide(endAfterSeconds: endAfterSeconds) : nil
         options.waitForStart = wait
-        // dbus-daemon names itself to the services it starts: this recorder was started for a start (a launcher's
-        // action, `cyclelog start`), which may come before the sensors are connected.
-        if ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil { options.activatedGraceSeconds = 30 }
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         trainer.apply(to: &options)
         options.workout = chosen
-        if let id = workout.workout, let test = StartRequest.fitnessTest(ofWorkout: id), options.plan.fitnessTest == nil
-        {
-            options.plan.fitnessTest = test
-        }
+        options.sensors = sensors
         let known = try await store.call { (store) throws(StoreError) in try store.knownSensors() }
-        options.sensors = sensors.isEmpty ? known.map(\.address) : sensors
-        for sensor in known { options.wheelCircumferences[sensor.address] = sensor.wheelCircumferenceMillimetres }
+        // dbus-daemon names itself to the services it starts.
+        options.complete(
+            knownSensors: known, startedByTheBus: ProcessInfo.processInfo.environment["DBUS_STARTER_ADDRESS"] != nil)
         let hciCapture = capture.flatMap {
             CaptureCommand.forRide(file: $0, adapter: buses.adapter, sensors: options.sensors)
         }

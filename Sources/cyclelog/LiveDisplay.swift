@@ -53,7 +53,7 @@ final class LiveDisplay: Sendable {
                 StandardStream.output.write(up + lines.joined(separator: "\r\n") + "\r\n")
                 return
             }
-            guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == "ended" else {
+            guard ContinuousClock.now - state.lastPlainLine >= .seconds(5) || status.state == .ended else {
                 return
             }
             state.lastPlainLine = ContinuousClock.now
@@ -95,8 +95,8 @@ final class LiveDisplay: Sendable {
         // No workout yet (`record --wait`, `--auto`): the state alone, with what it waits for.
         let heading =
             s.workoutId == 0
-            ? "cyclelog  \(s.state)" + (s.state == "armed" ? ": the ride starts at the first pedal stroke" : "")
-            : "cyclelog  workout \(s.workoutId)  \(s.state)  lap \(s.lap)"
+            ? "cyclelog  \(s.state.rawValue)" + (s.state == .armed ? ": the ride starts at the first pedal stroke" : "")
+            : "cyclelog  workout \(s.workoutId)  \(s.state.rawValue)  lap \(s.lap)"
                 + (s.goalProgress.map { "  goal \(Int(($0 * 100).rounded())) %" } ?? "")
         var lines = [
             heading,
@@ -139,11 +139,13 @@ final class LiveDisplay: Sendable {
     static func plainLine(_ s: LiveStatus) -> String {
         let sensors = s.sensors.map { "\(ShownText.visible($0.name))=\($0.state.rawValue)" }.joined(separator: ",")
         return
-            "\(s.state) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
+            "\(s.state.rawValue) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
             + " power=\(SummaryText.whole(s.powerWatts))W cadence=\(SummaryText.whole(s.cadenceRPM))rpm"
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"
-            + (s.trainer.map { " trainer=\($0.mode)/\($0.state)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "") } ?? "")
+            + (s.trainer.map {
+                " trainer=\($0.mode.rawValue)/\($0.state.rawValue)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "")
+            } ?? "")
             + (s.workout.map {
                 " step=\($0.stepIndex + 1)/\($0.stepCount)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "")
             } ?? "")
@@ -202,14 +204,14 @@ final class LiveDisplay: Sendable {
     static func trainerLine(_ trainer: LiveStatus.Trainer) -> String {
         var words = "trainer "
         switch trainer.mode {
-        case "erg":
+        case .erg:
             words += "ERG \(trainer.targetPowerWatts ?? 0) W"
             if let now = trainer.effectivePowerWatts, now != trainer.targetPowerWatts { words += " (now \(now) W)" }
-        case "sim": words += "simulation \(SummaryText.fixed(trainer.gradePercent ?? 0, 1)) %"
-        case "resistance": words += "resistance \(SummaryText.fixed(trainer.resistanceLevel ?? 0, 0)) %"
-        default: words += "free (not steered)"
+        case .simulation: words += "simulation \(SummaryText.fixed(trainer.gradePercent ?? 0, 1)) %"
+        case .resistance: words += "resistance \(SummaryText.fixed(trainer.resistanceLevel ?? 0, 0)) %"
+        case .free: words += "free (not steered)"
         }
-        if trainer.state != "free" { words += ", \(trainer.state)" }
+        if trainer.state != .free { words += ", \(trainer.state.rawValue)" }
         if let offset = trainer.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
         if let message = trainer.message { words += ": " + ShownText.visible(message) }
         return words
@@ -289,7 +291,7 @@ final class LiveDisplay: Sendable {
         }
         switch byte {
         case UInt8(ascii: " "):
-            let paused = await recorder.status().state == "paused"
+            let paused = await recorder.status().state == .paused
             await perform(.control(paused ? .resume : .pause))
         case UInt8(ascii: "l"), UInt8(ascii: "L"): await perform(.control(.lap))
         case UInt8(ascii: "e"), UInt8(ascii: "E"): await perform(.control(.end))

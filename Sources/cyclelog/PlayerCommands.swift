@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import ExitStatus
 import Foundation
+import ProgramMain
 import RecorderInterface
 import Workouts
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import DBus
 import Formats
 import LiveRecording
+import ProgramMain
 import RecorderInterface
 import RecorderService
 import Workouts

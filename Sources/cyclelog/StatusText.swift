@@ -7,12 +7,12 @@ enum StatusText {
     static func render(_ s: RecorderStatus) -> [String] {
         var lines: [String]
         switch s.state {
-        case "waiting": lines = ["Waiting for a ride (`cyclelog start`, a launcher or the phone starts one)."]
-        case "armed": lines = ["Armed: the ride starts at the first pedal stroke (`cyclelog cancel` drops it)."]
+        case .waiting: lines = ["Waiting for a ride (`cyclelog start`, a launcher or the phone starts one)."]
+        case .armed: lines = ["Armed: the ride starts at the first pedal stroke (`cyclelog cancel` drops it)."]
         default:
             let name = s.name.isEmpty ? "" : " \"\(ShownText.visible(s.name))\""
             lines = [
-                "Workout \(s.workoutId)\(name): \(s.state), \(SummaryText.duration(s.elapsedSeconds)) "
+                "Workout \(s.workoutId)\(name): \(s.state?.rawValue ?? ""), \(SummaryText.duration(s.elapsedSeconds)) "
                     + "(moving \(SummaryText.duration(s.movingSeconds))), lap \(s.lap) "
                     + "(\(SummaryText.duration(s.lapElapsedSeconds)))"
                     + (s.goalProgress.map { ", goal \(Int(($0 * 100).rounded())) %" } ?? ""),
@@ -26,10 +26,10 @@ enum StatusText {
         }
         for sensor in s.sensors {
             lines.append(
-                "  sensor     \(SummaryText.pad(ShownText.visible(sensor.name), 24)) \(sensor.state)"
+                "  sensor     \(SummaryText.pad(ShownText.visible(sensor.name), 24)) \(sensor.state?.rawValue ?? "")"
                     + (sensor.batteryPercent.map { ", battery \($0) %" } ?? ""))
         }
-        if !s.trainerState.isEmpty, s.trainerState != "absent" {
+        if let trainerState = s.trainerState, trainerState != .absent {
             lines.append("  trainer    " + TrainerCommand.describe(s).dropFirst("Trainer: ".count))
             if let offset = s.powerMatchOffsetWatts {
                 lines.append("             power match \(SummaryText.whole(offset)) W")

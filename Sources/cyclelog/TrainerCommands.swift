@@ -3,6 +3,7 @@ import DBus
 import ExitStatus
 import Foundation
 import LiveRecording
+import ProgramMain
 import RecorderInterface
 import StructuredWorkouts
 import TrainerControl
@@ -119,27 +120,27 @@ enum TrainerCommand {
         let client = try await ControlCommand.send(.steer(steer), bus: bus)
         // The trainer answers within a second; what it said is in the status.
         var status = try? await client.status(timeout: .seconds(2))
-        for _ in 0..<10 where status?.trainerState == "asking" {
+        for _ in 0..<10 where status?.trainerState == .asking {
             try? await Task.sleep(for: .milliseconds(150))
             status = try? await client.status(timeout: .seconds(2))
         }
         guard let status else { return }
         sayOnStandardOutput(describe(status))
-        if status.trainerState == "refused" { throw CommandFailure(status.trainerMessage, .failed) }
+        if status.trainerState == .refused { throw CommandFailure(status.trainerMessage, .failed) }
     }
 
     /// "ERG at 250 W (controlled)", "simulation at 4.5 % (controlled)", "free (not steered)".
     static func describe(_ status: RecorderStatus) -> String {
-        let state = status.trainerState
+        let state = status.trainerState?.rawValue ?? ""
         switch status.trainerMode {
-        case "erg":
+        case .erg:
             return "Trainer: ERG at \(Int(status.targetPowerWatts ?? 0)) W (\(state))."
-        case "sim":
+        case .simulation:
             return "Trainer: simulation at \(SummaryText.amount(status.gradePercent ?? 0)) % grade (\(state))."
-        case "resistance":
+        case .resistance:
             return
                 "Trainer: resistance at \(SummaryText.amount(status.resistanceLevel ?? 0)) % of its range (\(state))."
-        default:
+        case .free, nil:
             return "Trainer: free, not steered (\(state))."
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RecorderInterface
 import TestSupport
+import TrainerControl
 import WorkoutStore
 import Workouts
 import XCTest
@@ -233,13 +234,14 @@ final class TrainerCommandTests: XCTestCase {
             let object = try JSONSerialization.jsonObject(with: Data(command.output.utf8)) as? [String: Any]
         else { return RecorderStatus() }
         var status = RecorderStatus()
-        status.trainerState = object["TrainerState"] as? String ?? ""
+        status.trainerState = (object["TrainerState"] as? String).flatMap(TrainerState.init(rawValue:))
         status.powerMatchOffsetWatts = object["PowerMatchOffsetWatts"] as? Double
         status.trainerMessage = object["TrainerMessage"] as? String ?? ""
         return status
     }
 
+    /// The trainer's state as `status --json` says it ("" with none).
     private func trainerState(_ standIn: StandIn) async throws -> String {
-        try await recorderStatus(standIn).trainerState
+        try await recorderStatus(standIn).trainerState?.rawValue ?? ""
     }
 }

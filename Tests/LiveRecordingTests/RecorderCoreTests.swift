@@ -34,9 +34,9 @@ import Workouts
         rig.ride(seconds: 10.5)
         #expect(rig.status.workout?.stepIndex == 1)
         // The step to 300 W is a big step: ramped from 100 W over 2 s. A pause comes half-way up.
-        #expect(rig.status.trainer?.state == "ramping")
+        #expect(rig.status.trainer?.state == .ramping)
         rig.control(.pause)
-        #expect(rig.status.state == "paused")
+        #expect(rig.status.state == .paused)
         rig.ride(seconds: 20)
         // The player holds while paused (it moves by moving time); the trainer reaches the step's target all the same.
         #expect(rig.status.workout?.stepIndex == 1)
@@ -57,7 +57,7 @@ import Workouts
         #expect(rig.ergWatts.last == 300)
         // The rider stops pedalling: after 3 s under 40 rpm ERG eases to min(300 / 2, 100) = 100 W.
         rig.ride(seconds: 4, cadenceRPM: 20)
-        #expect(rig.status.trainer?.state == "recovering")
+        #expect(rig.status.trainer?.state == .recovering)
         #expect(rig.ergWatts.last == 100)
         let written = rig.ergWrites.count
         // Skip to the 200 W step while recovering: the target changes, the trainer stays eased.
@@ -71,18 +71,18 @@ import Workouts
         #expect(rig.told.contains("cadence back above 60 rpm: ERG returns to 200 W over 5 s"))
         #expect(rig.ergWatts.last == 200)
         #expect(rig.ergWatts[written...].allSatisfy { $0 <= 200 }, "\(rig.ergWatts)")
-        #expect(rig.status.trainer?.state == "controlled")
+        #expect(rig.status.trainer?.state == .controlled)
     }
 
     @Test func aTrainerThatReconnectsMidRampIsToldWhereTheRampIsNow() {
         let rig = CoreRig(workout: Self.twoSteps)
         rig.ride(seconds: 10.5)
-        #expect(rig.status.trainer?.state == "ramping")
+        #expect(rig.status.trainer?.state == .ramping)
         rig.dropTrainer()
         let writes = rig.writes.count
         rig.ride(seconds: 0.5, trainerSends: false)
         #expect(rig.writes.count == writes, "nothing written while the trainer is away")
-        #expect(rig.status.trainer?.state == "disconnected")
+        #expect(rig.status.trainer?.state == .disconnected)
         // Back 1 s after the drop (the first retry): control asked for, then the target where the ramp stands.
         rig.ride(seconds: 1, trainerSends: false)
         let after = rig.writes[writes...].map(\.opCode)
@@ -98,7 +98,7 @@ import Workouts
         let asked = rig.journal.filter { if case .setting(.trainerTarget) = $0 { true } else { false } }.count
         rig.dropTrainer()
         rig.ride(seconds: 3)
-        #expect(rig.status.trainer?.state == "controlled")
+        #expect(rig.status.trainer?.state == .controlled)
         let last = rig.writes.suffix(2).map(\.bytes)
         #expect(last == [[0x00], [0x05, 0x2C, 0x01]], "control, then 300 W")
         let askedAfter = rig.journal.filter { if case .setting(.trainerTarget) = $0 { true } else { false } }.count
@@ -118,9 +118,9 @@ import Workouts
         // The Reset goes out though 200 W is unanswered, and the end waits for the trainer to be let go.
         #expect(rig.writes.last?.bytes == [0x01])
         #expect(effects.last.map { if case .awaitRelease(.control(.end)) = $0 { true } else { false } } == true)
-        #expect(rig.status.state == "running")
+        #expect(rig.status.state == .running)
         rig.resumeRelease()
-        #expect(rig.status.state == "ended")
+        #expect(rig.status.state == .ended)
         #expect(rig.saves == 1)
         // The journal has the Reset before the End.
         let reset = rig.journal.lastIndex { if case .write(_, _, let value) = $0 { value == [0x01] } else { false } }
@@ -167,16 +167,16 @@ import Workouts
         // The trainer (the cadence's source) drops for 8 s: no cadence is not a rider who stopped.
         rig.dropTrainer()
         rig.ride(seconds: 8, trainerSends: false, refusals: 3)
-        #expect(rig.status.state == "running")
+        #expect(rig.status.state == .running)
         #expect(!rig.told.contains { $0.contains("ramp test is over") })
         rig.ride(seconds: 8, cadenceRPM: 90)
-        #expect(rig.status.trainer?.state == "controlled")
+        #expect(rig.status.trainer?.state == .controlled)
         #expect(rig.status.workout?.stepIndex ?? 0 >= step ?? 0)
         #expect(rig.ergWatts.last == Int16(rig.status.workout?.targetPowerWatts ?? 0))
         // The rider stops: 5 s under 50 rpm in a scored step ends the test.
         rig.ride(seconds: 8, cadenceRPM: 20)
         #expect(rig.told.contains("cadence under 50 rpm for 5 s: the ramp test is over"))
-        #expect(rig.status.state == "ended")
+        #expect(rig.status.state == .ended)
         #expect(rig.writes.last?.bytes == [0x01], "the trainer let go")
     }
 }

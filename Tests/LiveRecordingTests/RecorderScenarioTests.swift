@@ -1,6 +1,7 @@
 import BlueZ
 import CyclingSensors
 import Foundation
+import RecorderInterface
 import Testing
 import WorkoutStore
 import Workouts
@@ -83,7 +84,7 @@ import Workouts
             }
         }
 
-        func state() async -> String { await recorder.status().state }
+        func state() async -> RecorderState { await recorder.status().state }
         func meterState() async -> LiveStatus.SensorState? { await recorder.status().sensors.first?.state }
 
         func streaming() async throws {
@@ -190,7 +191,7 @@ import Workouts
         try await rig.streaming()
         try await rig.ride(seconds: 3)
         #expect(await rig.recorder.workoutId == workout)
-        #expect(await rig.state() == "running")
+        #expect(await rig.state() == .running)
         let summary = try #require(try await rig.stop())
         #expect(summary.id == workout)
     }
@@ -199,19 +200,19 @@ import Workouts
         let rig = try await Rig { $0.auto = LiveRecorder.AutoRide(endAfterSeconds: 10) }
         try await rig.streaming()
         try await rig.ride(seconds: 5, watts: 0)
-        #expect(await rig.state() == "waiting")
+        #expect(await rig.state() == .waiting)
         #expect(await rig.recorder.workoutId == 0)
         var waited = 0.0
-        while await rig.state() != "running", waited < 20 {
+        while await rig.state() != .running, waited < 20 {
             try await rig.ride(seconds: 1)
             waited += 1
         }
-        #expect(await rig.state() == "running", "pedalling for 20 s did not start a ride")
+        #expect(await rig.state() == .running, "pedalling for 20 s did not start a ride")
         let workout = await rig.recorder.workoutId
         try await rig.ride(seconds: 5)
         // No pedalling: the ride ends and is saved after 10 s of it; the recorder waits for the next one.
         try await rig.ride(seconds: 16, watts: 0)
-        #expect(await rig.state() == "waiting")
+        #expect(await rig.state() == .waiting)
         let listed = try rig.store.list()
         #expect(listed.map(\.id) == [workout])
         #expect(listed.first?.status == .complete)
@@ -222,15 +223,15 @@ import Workouts
         let rig = try await Rig { $0.waitForStart = true }
         try await rig.streaming()
         #expect(try await rig.recorder.start(StartRequest(plan: WorkoutPlan(name: "Armed"), when: .pedalling)) == 0)
-        #expect(await rig.state() == "armed")
+        #expect(await rig.state() == .armed)
         try await rig.ride(seconds: 4, watts: 0)
-        #expect(await rig.state() == "armed")
+        #expect(await rig.state() == .armed)
         var waited = 0.0
-        while await rig.state() != "running", waited < 20 {
+        while await rig.state() != .running, waited < 20 {
             try await rig.ride(seconds: 1)
             waited += 1
         }
-        #expect(await rig.state() == "running")
+        #expect(await rig.state() == .running)
         #expect(await rig.recorder.status().plan.name == "Armed")
         _ = try await rig.stop()
     }
@@ -242,7 +243,7 @@ import Workouts
             StartRequest(plan: WorkoutPlan(goal: .timeSeconds(5)), endAtGoal: true))
         #expect(id > 0)
         try await rig.ride(seconds: 8)
-        #expect(await rig.state() == "waiting", "the ride went on past its goal")
+        #expect(await rig.state() == .waiting, "the ride went on past its goal")
         let listed = try rig.store.list()
         #expect(listed.map(\.id) == [id])
         #expect(listed.first?.status == .complete)
@@ -261,7 +262,7 @@ import Workouts
         } catch {
             Issue.record("refused for another reason: \(error)")
         }
-        #expect(await rig.state() == "waiting")
+        #expect(await rig.state() == .waiting)
         #expect(try await rig.stop() == nil)
     }
 
@@ -286,7 +287,7 @@ import Workouts
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(try await start.value > 0)
-        #expect(await rig.state() == "running")
+        #expect(await rig.state() == .running)
         _ = try await rig.stop()
     }
 

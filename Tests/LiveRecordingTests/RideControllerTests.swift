@@ -135,7 +135,7 @@ import Workouts
         #expect(
             Self.names(controller.start(armed, at: Self.t0, descriptions: Self.described)).first?.hasPrefix(
                 "tell armed") == true)
-        #expect(controller.status(at: Self.t0, sensors: []).state == "armed")
+        #expect(controller.status(at: Self.t0, sensors: []).state == .armed)
     }
 
     @Test func anArmedStartOpensAtTheFirstPedalStrokeWithTheSecondsBefore() {
@@ -156,7 +156,7 @@ import Workouts
         #expect(start >= time - 3 * Self.second && start < time)
         let actions = controller.opened(workoutId: 4, syncIdentifier: "id", descriptions: Self.described)
         #expect(Self.names(actions).contains("tell pedalling: recording workout 4"))
-        #expect(controller.status(at: time, sensors: []).state == "running")
+        #expect(controller.status(at: time, sensors: []).state == .running)
     }
 
     @Test func aCancelWhileArmedDisarmsAndOtherControlsAreRefusedInWords() {
@@ -170,7 +170,7 @@ import Workouts
         #expect(
             Self.names((try? controller.control(.cancel, at: Self.t0).get()) ?? []).first
                 == "tell the armed start was cancelled")
-        #expect(controller.status(at: Self.t0, sensors: []).state == "waiting")
+        #expect(controller.status(at: Self.t0, sensors: []).state == .waiting)
     }
 
     @Test func controlsFollowTheSessionAndEndAndCancelHandTheRideToTheStore() {
@@ -236,7 +236,7 @@ import Workouts
         #expect(Self.names(pedal()) == ["open"])
         let shown = Self.names(controller.openFailed("disk I/O error", at: time, descriptions: Self.described))
         #expect(shown.contains { $0.hasPrefix("show") && $0.contains("disk I/O error") }, "\(shown)")
-        #expect(controller.status(at: time, sensors: []).state == "waiting")
+        #expect(controller.status(at: time, sensors: []).state == .waiting)
         #expect(Self.names(pedal()) == ["open"])
     }
 

@@ -31,7 +31,7 @@ import Workouts
         try await rig.ride(seconds: 2)
         // Request Control, then the mode's target: 180 W.
         #expect(await written(rig) == ["00", "05b400"])
-        #expect(await trainerStatus(rig)?.state == "controlled")
+        #expect(await trainerStatus(rig)?.state == .controlled)
         #expect(await rig.recorder.steer(.power(watts: 250)) == nil)
         try await rig.settled()
         #expect(await written(rig).last == "05fa00")
@@ -70,7 +70,7 @@ import Workouts
         // The first Request Control and three more, one a second.
         #expect(await written(rig) == ["00", "00", "00", "00"])
         let status = try #require(await trainerStatus(rig))
-        #expect(status.state == "refused")
+        #expect(status.state == .refused)
         #expect(
             status.message
                 == "the trainer refused control: another app holds it — close Zwift or the trainer's own app")
@@ -88,12 +88,12 @@ import Workouts
         try await rig.settled()
         await rig.bus.drop(rig.trainer)
         try await rig.settled()
-        #expect(await trainerStatus(rig)?.state == "disconnected")
+        #expect(await trainerStatus(rig)?.state == .disconnected)
         // The watchdog connects it again; control and 210 W follow without anyone asking.
         try await rig.ride(seconds: 10)
         // (The trainer sends nothing here, so the silence watchdog reconnects it again later: each time alike.)
         #expect(await Array(written(rig).prefix(5)) == ["00", "05c800", "05d200", "00", "05d200"])
-        #expect(await trainerStatus(rig)?.state == "controlled")
+        #expect(await trainerStatus(rig)?.state == .controlled)
         _ = try await rig.stop()
     }
 
@@ -119,7 +119,7 @@ import Workouts
             try await rig.ride(seconds: 0.5, pedalEvery: 0)
         }
         #expect(await written(rig).contains("056400"))
-        #expect(await trainerStatus(rig)?.state == "recovering")
+        #expect(await trainerStatus(rig)?.state == .recovering)
         _ = try await rig.stop()
     }
 
@@ -129,7 +129,7 @@ import Workouts
         let presets = await rig.recorder.presets()
         let sim = try StartRequest(style: ["control": .text("sim")], presets: presets)
         await #expect(throws: LiveRecorder.StartRefusal.self) { try await rig.recorder.start(sim) }
-        #expect(await rig.state() == "waiting")
+        #expect(await rig.state() == .waiting)
         #expect(await written(rig).isEmpty)
         let erg = try StartRequest(style: ["control": .text("erg"), "powerFrom": .text("meter")], presets: presets)
         #expect(try await rig.recorder.start(erg) > 0)

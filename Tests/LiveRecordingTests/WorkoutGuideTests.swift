@@ -1,3 +1,4 @@
+import RecorderInterface
 import StructuredWorkouts
 import Testing
 import TrainerControl
@@ -133,21 +134,21 @@ extension WorkoutGuide.Action {
         #expect(written.prefix(2) == ["00", "056400"], "control, then the warm-up's 100 W")
         #expect(written.contains("056400") && written.contains("057800") && written.contains("05b400"), "\(written)")
         #expect(await rig.recorder.status().workout?.stepIndex == 6)
-        #expect(await rig.state() == "running")
+        #expect(await rig.state() == .running)
         // The rider cannot turn the pedals over: under 50 rpm for 5 s (and a few seconds for the 1 Hz series to
         // show it), and the ride ends and is saved by itself.
         var halfSeconds = 0
-        while await rig.state() == "running", halfSeconds < 40 {
+        while await rig.state() == .running, halfSeconds < 40 {
             rig.clock.advance(by: .milliseconds(500))
             halfSeconds += 1
             // Settled, or over: a recorder whose ride ended by itself waits on no timer any more.
             try await eventually("the recorder at rest or the ride over") {
-                if await rig.state() != "running" { return true }
+                if await rig.state() != .running { return true }
                 let drained = await rig.bus.isDrained
                 let writing = await rig.recorder.queuedWork
                 return rig.clock.sleeperCount == 1 && drained && writing == 0
             }
-            if halfSeconds % 2 == 0, await rig.state() == "running" {
+            if halfSeconds % 2 == 0, await rig.state() == .running {
                 await rig.bus.notifyPower(rig.meter, watts: 50)
                 await rig.bus.notifyBikeData(rig.trainer, watts: 50, cadenceRPM: 30)
             }

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import RecorderInterface
 import Testing
+import TrainerControl
 import Workouts
 
 /// The recorder's typed status against its D-Bus encoding and the published reference.
@@ -9,7 +10,7 @@ import Workouts
     /// A status with every property away from its default.
     static func everythingSet() -> RecorderStatus {
         var status = RecorderStatus()
-        status.state = "paused"
+        status.state = .paused
         status.workoutId = 7
         status.elapsedSeconds = 3_661
         status.movingSeconds = 3_600
@@ -32,8 +33,8 @@ import Workouts
         status.can.cancel = true
         status.controlSequence = 7 << 32 | 4
         status.sensors = [
-            .init(name: "Assioma", address: "C0:11:22:33:44:55", state: "streaming", batteryPercent: 15),
-            .init(name: "Heart", address: "", state: "searching", batteryPercent: nil),
+            .init(name: "Assioma", address: "C0:11:22:33:44:55", state: .streaming, batteryPercent: 15),
+            .init(name: "Heart", address: "", state: .searching, batteryPercent: nil),
         ]
         status.suggestedWorkouts = [
             .init(
@@ -55,6 +56,36 @@ import Workouts
         for property in RecorderStatus.properties {
             #expect(values[property.name]?.signature == property.signature, "\(property.name)")
         }
+    }
+
+    /// The states are the words the D-Bus reference documents (`State`, `TrainerMode`, `TrainerState`, a sensor's
+    /// state), on the bus as text; a word this version does not know reads as nil, and nil is an empty text.
+    @Test func theStatesAreTheDocumentedWords() {
+        for (state, word) in [
+            (RecorderState.waiting, "waiting"), (.armed, "armed"), (.running, "running"), (.paused, "paused"),
+            (.ended, "ended"), (.cancelled, "cancelled"),
+        ] {
+            var status = RecorderStatus()
+            status.state = state
+            #expect(status.value("State") == .string(word))
+            #expect(RecorderStatus(values: ["State": .string(word)]).state == state)
+        }
+        for (mode, word) in [
+            (TrainerMode.erg, "erg"), (.simulation, "sim"), (.resistance, "resistance"), (.free, "free"),
+        ] {
+            var status = RecorderStatus()
+            status.trainerMode = mode
+            #expect(status.value("TrainerMode") == .string(word))
+        }
+        let trainerWords = [
+            "absent", "disconnected", "free", "asking", "controlled", "ramping", "recovering", "refused",
+        ]
+        #expect(trainerWords.allSatisfy { RecorderStatus(values: ["TrainerState": .string($0)]).trainerState != nil })
+        let sensorWords = ["searching", "connecting", "streaming", "zero", "stale", "reconnecting"]
+        #expect(sensorWords.compactMap(SensorState.init(rawValue:)).count == sensorWords.count)
+        #expect(RecorderStatus(values: ["State": .string("flying")]).state == nil)
+        #expect(RecorderStatus().value("State") == .string(""))
+        #expect(RecorderStatus().value("TrainerMode") == .string(""))
     }
 
     @Test func anUnknownMeasurementIsNaNOnTheBusAndNilInTheStatus() throws {

@@ -17,7 +17,7 @@ import Testing
         func refuse(_ refusing: Bool) { state.withLock { $0.refusing = refusing } }
 
         func status() -> ControlRequests.Answer {
-            ControlRequests.Answer(state: "running", controlSequence: state.withLock { $0.sequence })
+            ControlRequests.Answer(state: .running, controlSequence: state.withLock { $0.sequence })
         }
 
         func perform(_ command: RecorderCommand) throws(DBusError) {
@@ -50,7 +50,7 @@ import Testing
     @Test func aRequestRepeatedWithItsIdIsAppliedOnceAndAnsweredAlike() async throws {
         let (requests, recorder) = (ControlRequests(), Recorder())
         let first = try await Self.send(requests, recorder, Self.body("phone-1", "lap"))
-        #expect(first.0 == ControlRequests.Answer(state: "running", controlSequence: 5))
+        #expect(first.0 == ControlRequests.Answer(state: .running, controlSequence: 5))
         #expect(first.1 == false)
         for _ in 0..<2 {
             let again = try await Self.send(requests, recorder, Self.body("phone-1", "lap"))
@@ -107,9 +107,9 @@ import Testing
     @Test func endIsAnsweredWithItsOutcome() async throws {
         let (requests, recorder) = (ControlRequests(), Recorder())
         let end = try await Self.send(requests, recorder, Self.body("e-1", "end"))
-        #expect(end.0 == ControlRequests.Answer(state: "ended", controlSequence: 5))
+        #expect(end.0 == ControlRequests.Answer(state: .ended, controlSequence: 5))
         let cancel = try await Self.send(ControlRequests(), Recorder(), Self.body("c-1", "cancel"))
-        #expect(cancel.0 == ControlRequests.Answer(state: "cancelled", controlSequence: 5))
+        #expect(cancel.0 == ControlRequests.Answer(state: .cancelled, controlSequence: 5))
     }
 
     /// The newest `capacity` answers are kept: an older id is a new request again.

@@ -191,7 +191,7 @@ final class LiveRecorderTests: XCTestCase {
                 unknown?.message, "there is no workout 'sweet-spot' in the library; `cyclelog workouts list` shows them"
             )
             let stillWaiting = await recorder.status().state
-            XCTAssertEqual(stillWaiting, "waiting")
+            XCTAssertEqual(stillWaiting, .waiting)
             let started = try await call("Start", [.properties([("name", .string("Over the bus"))])])
             XCTAssertEqual(started.first?.integer, 1)
             let again = await refusal("Start", [.properties([])])
@@ -215,7 +215,7 @@ final class LiveRecorderTests: XCTestCase {
             try await Task.sleep(for: .seconds(1))
             _ = try await call("End", [])
             // Back to waiting: a second ride can start.
-            while await recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            while await recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await recorder.stop()
         }
         let last = try await recorder.run()
@@ -285,7 +285,7 @@ final class LiveRecorderTests: XCTestCase {
             try await Task.sleep(for: .seconds(4))
             let end = try await control(first, "r6", "end", expect: ride1 + 3)
             XCTAssertEqual(end, ControlReply("ended", ride1 + 4, false))
-            while await first.recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            while await first.recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await first.recorder.stop()
         }
         _ = try await first.recorder.run()
@@ -324,7 +324,7 @@ final class LiveRecorderTests: XCTestCase {
             }
             try await Task.sleep(for: .seconds(2))  // signals of the second recorder to compare
             _ = try await control(second, "s2", "end")
-            while await second.recorder.status().state != "waiting" { try await Task.sleep(for: .milliseconds(100)) }
+            while await second.recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await second.recorder.stop()
         }
         _ = try await second.recorder.run()

@@ -1,5 +1,6 @@
 import Foundation
 import Recording
+import RideTestSupport
 import TestSupport
 
 /// The stand-in of intervals.icu's and Strava's APIs (Tests/ServiceStandIn/training_services.py) on a port of

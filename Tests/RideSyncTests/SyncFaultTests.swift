@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Recording
+import RideTestSupport
 import TestSupport
 import Testing
 import WorkoutStore

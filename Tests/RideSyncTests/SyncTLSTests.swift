@@ -1,5 +1,6 @@
 import Foundation
 import PostgresNIO
+import RideTestSupport
 import TestSupport
 import Testing
 

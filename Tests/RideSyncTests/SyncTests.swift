@@ -3,50 +3,12 @@ import GRDB
 import PostgresNIO
 import Recording
 import RideJournal
+import RideTestSupport
 import Testing
 import WorkoutStore
 import Workouts
 
 @testable import RideSync
-
-/// One collector: its own SQLite database in a temporary folder.
-struct Collector {
-    let path: String
-    let store: WorkoutStore
-
-    init(_ name: String = "collector") throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-sync-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        path = folder.appendingPathComponent("\(name).sqlite").path
-        store = try WorkoutStore(path: path)
-    }
-
-    /// A copy of this database's file as it is now, on another machine (restored from a backup, say): the same
-    /// rides and rider, a collector of its own.
-    func copy(_ name: String) throws -> Collector {
-        let other = try Collector(name)
-        try FileManager.default.removeItem(atPath: other.path)
-        try DatabaseQueue(path: path).writeWithoutTransaction { db in
-            try db.execute(sql: "VACUUM INTO ?", arguments: [other.path])
-        }
-        let copy = Collector(path: other.path, store: try WorkoutStore(path: other.path))
-        try copy.newCollectorIdentity()
-        return copy
-    }
-
-    private init(path: String, store: WorkoutStore) {
-        self.path = path
-        self.store = store
-    }
-
-    /// Replays a journal of the fixtures; returns the workout's id.
-    @discardableResult
-    func replay(_ fixture: String, options: Replayer.Options = Replayer.Options()) throws -> Int64 {
-        let capture = try CaptureFile.load(Fixtures.folder + "/" + fixture)
-        return try Replayer(store: store, options: options).replay(capture).summary.id
-    }
-
-}
 
 /// The connections a test opens, all closed when it ends however it ends (PostgresNIO insists on it).
 final class Connections: @unchecked Sendable {
@@ -79,15 +41,6 @@ func withConnections(_ body: (Connections) async throws -> Void) async throws {
         throw error
     }
     await connections.closeAll()
-}
-
-enum Fixtures {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Fixtures").path
-    static let journals = [
-        "journals/4iiii-crank-power-meter.journal", "journals/favero-assioma-uno.journal", "journals/srm-pm9.journal",
-        "journals/powertap-p1-pedals.journal", "journals/stages-sc3-indoor-bike.journal",
-    ]
 }
 
 /// A server database with the schema made, on the shared server or on `server`.
@@ -360,15 +313,6 @@ extension Collector {
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "UPDATE workout SET syncedVersion = NULL, syncedDigest = NULL")
             try db.execute(sql: "UPDATE tombstone SET synced = 0")
-        }
-    }
-}
-
-extension Collector {
-    /// This database as a collector of its own (a copy keeps the original's identity until told otherwise).
-    func newCollectorIdentity() throws {
-        try DatabaseQueue(path: path).write { db in
-            try db.execute(sql: "UPDATE rider SET collectorUUID = ?", arguments: [UUID().uuidString.lowercased()])
         }
     }
 }

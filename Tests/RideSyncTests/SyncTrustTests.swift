@@ -3,6 +3,7 @@ import GRDB
 import PostgresNIO
 import Recording
 import RideJournal
+import RideTestSupport
 import Testing
 import WorkoutStore
 import Workouts

@@ -1,4 +1,5 @@
 import Foundation
+import RideTestSupport
 import TestSupport
 import Testing
 import WorkoutStore
