@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns the real rides in ../shared/data/rides into the notification streams three real sensors would have sent
 (a power meter with crank data, a CSC wheel sensor, a heart-rate strap), written as a cyclelog journal and as a
-btsnoop capture. Independent of cyclelog's own code: the byte layouts come from spec §1, §3, §4 and §9.
+btsnoop capture. Independent of cyclelog's own code: the byte layouts come from the GATT Specification Supplement, btsnoop's layout and the Core Specification.
 
 Power is the record's watts, held for the second it belongs to; crank and wheel event times are the exact times
 at which the integrated cadence and the FIT's own distance cross whole revolutions (1/1024 s clocks). Sensors send
@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RIDES = os.path.join(ROOT, "..", "shared", "data", "rides")
 WHEEL_M = 2.105
-EPOCH_OFFSET_US = 0x00DCDDB30F2F8000  # spec §9.2
+EPOCH_OFFSET_US = 0x00DCDDB30F2F8000  # btsnoop's epoch, 1 Jan 0 AD (Wireshark's wiretap/btsnoop.c)
 
 POWER = ("C0:11:22:33:44:55", "Power meter")
 CSC = ("D4:22:33:44:55:66", "Speed sensor")
@@ -139,7 +139,7 @@ def write_journal(path, start_us, notifications, controls, name):
 
 
 class Btsnoop:
-    """H4 (1002) or Linux monitor (2001) records, spec §9.1-9.4."""
+    """H4 (1002) or Linux monitor (2001) records (btsnoop, HCI ACL)."""
 
     def __init__(self, path, datalink):
         self.file = open(path, "wb")

@@ -56,7 +56,7 @@ public struct BlueZError: ExplainedError, Sendable {
     }
 
     /// The ATT error code the sensor answered with, where BlueZ passes one on as `org.bluez.Error.Failed`
-    /// "Operation failed with ATT error: 0xNN" (application and profile codes 0x80–0xFF among them; spec §8).
+    /// "Operation failed with ATT error: 0xNN" (application and profile codes 0x80–0xFF among them; bluetoothd's src/error.c).
     public var attErrorCode: UInt8? {
         guard kind == .failed, let range = dbus.message.range(of: "ATT error: 0x") else { return nil }
         return UInt8(dbus.message[range.upperBound...].prefix(2), radix: 16)

@@ -1,11 +1,11 @@
 import RideJournal
 
-/// The btsnoop container (spec §9.1–9.3): a 16-octet big-endian header, then records of a 24-octet header and
+/// The btsnoop container (BlueZ's doc/btsnoop-protocol.rst, Wireshark's wiretap/btsnoop.c): a 16-octet big-endian header, then records of a 24-octet header and
 /// the packet. Datalinks 1001 (HCI unframed), 1002 (H4, Android's `btsnoop_hci.log`) and 2001 (Linux monitor,
 /// `btmon -w`) are understood.
 public enum Btsnoop {
     public static let magic: [UInt8] = Array("btsnoop".utf8) + [0]
-    /// Microseconds from "midnight 1 Jan 0 AD" to the Unix epoch (Wireshark's `KUnixTimeBase`, spec §9.2).
+    /// Microseconds from "midnight 1 Jan 0 AD" to the Unix epoch (Wireshark's `KUnixTimeBase`).
     public static let unixEpochOffsetMicroseconds: Int64 = 0x00DC_DDB3_0F2F_8000
 
     public enum Datalink: UInt32, Sendable {
@@ -266,7 +266,7 @@ public struct BtsnoopWriter: Sendable {
         return bytes
     }
 
-    /// An LE Connection Complete event (spec §9.4) for `address` ("C0:11:22:33:44:55") on `handle`.
+    /// An LE Connection Complete event (Core Specification, HCI events) for `address` ("C0:11:22:33:44:55") on `handle`.
     public mutating func appendConnection(handle: UInt16, address: String, timeMicroseconds: Int64) {
         let octets = address.split(separator: ":").compactMap { UInt8($0, radix: 16) }.reversed()
         var event: [UInt8] = [0x3E, 19, 0x01, 0x00, UInt8(handle & 0xFF), UInt8(handle >> 8), 0x00, 0x01]

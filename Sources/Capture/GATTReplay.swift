@@ -2,7 +2,7 @@ import CyclingSensors
 import RideJournal
 import Workouts
 
-/// Turns the HCI packets of a btsnoop capture into ride events (spec §9.4–9.7): ACL reassembly per connection,
+/// Turns the HCI packets of a btsnoop capture into ride events (HCI ACL, L2CAP and ATT as the Core Specification lays them out): ACL reassembly per connection,
 /// L2CAP channel 0x0004, ATT notifications (0x1B), indications (0x1D) and multiple notifications (0x23), reads,
 /// and the handle → characteristic map learnt from the discovery exchange, from an earlier connection to the
 /// same peer, or from the user. The connections' state is held by reference: a copy made part-way through a file
@@ -86,7 +86,7 @@ public struct GATTReplay {
             self.characteristics = characteristics
         }
 
-        /// HCI ACL reassembly (spec §9.4): a fragment with PB ≠ 0b01 starts an L2CAP PDU whose first two octets
+        /// HCI ACL reassembly (Core Specification, HCI ACL Data packets): a fragment with PB ≠ 0b01 starts an L2CAP PDU whose first two octets
         /// give its length; continuing fragments append until it is whole. Returns the whole PDU (L2CAP header
         /// included) once complete, and what was wrong on the way. A PDU in one fragment, nearly every one, is
         /// handed back as the fragment itself, not copied.

@@ -1,4 +1,4 @@
-/// A little-endian cursor over a characteristic value (GATT fields are little-endian, spec §0.1).
+/// A little-endian cursor over a characteristic value (GATT fields are little-endian: Core Specification, ATT).
 ///
 /// Each read checks the length first and advances only on success, so a failed read leaves the cursor
 /// on the field that did not fit and the error names that field and its offset.

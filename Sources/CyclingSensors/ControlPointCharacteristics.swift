@@ -79,7 +79,7 @@ public struct CyclingPowerControlPoint: ControlPointCharacteristic {
                     ParameterLayout("hours", .uint8), ParameterLayout("minutes", .uint8),
                     ParameterLayout("seconds", .uint8),
                 ]),
-            // The layout after the offset (manufacturer ID and data) is open (spec §10.2 item 3): kept as bytes.
+            // The layout after the offset (manufacturer ID and data) is not published: kept as bytes.
             OpCodeLayout(
                 0x10, "Start Enhanced Offset Compensation",
                 response: [
@@ -116,7 +116,7 @@ public struct SCControlPoint: ControlPointCharacteristic {
 /// Fitness Machine Control Point, 0x2AD9 (write + indicate). Spec §5.4. Responses start 0x80.
 ///
 /// Set Target Resistance Level (0x04) is uint8 ×0.1 in some implementations and sint16 ×0.1 in others
-/// (spec §10.2 item 6): this table reads the one-byte form; a two-byte parameter is an error that
+/// (the published layouts disagree): this table reads the one-byte form; a two-byte parameter is an error that
 /// names it, rather than a silent misreading.
 public struct FitnessMachineControlPoint: ControlPointCharacteristic {
     public static let characteristic = Characteristic.fitnessMachineControlPoint

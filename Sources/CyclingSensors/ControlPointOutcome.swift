@@ -1,4 +1,4 @@
-/// What a power meter's answer on the Cycling Power Control Point means for the rider (spec §2.4): whether it
+/// What a power meter's answer on the Cycling Power Control Point means for the rider (CPS: Cycling Power Control Point): whether it
 /// worked, the value it reported, and what to do when it did not.
 public struct ControlPointOutcome: Equatable, Sendable {
     public var succeeded: Bool
@@ -74,7 +74,7 @@ extension CyclingPowerControlPoint {
         }
     }
 
-    /// An ATT error the meter answered a control-point write with, in words (spec §2.4, §8).
+    /// An ATT error the meter answered a control-point write with, in words (CPS's control-point procedures; bluetoothd's ATT error text).
     public static func explainATTError(_ code: UInt8) -> String { attErrorWords(code, device: "meter") }
 
     private static func number(_ value: Double) -> String {
@@ -87,7 +87,7 @@ extension FitnessMachineControlPoint {
     public static func explainATTError(_ code: UInt8) -> String { attErrorWords(code, device: "trainer") }
 }
 
-/// An ATT error a sensor answered a control-point write with (spec §2.4, §8), said of `device`.
+/// An ATT error a sensor answered a control-point write with (CPS's control-point procedures; bluetoothd's ATT error text), said of `device`.
 func attErrorWords(_ code: UInt8, device: String) -> String {
     switch code {
     case 0xFD:

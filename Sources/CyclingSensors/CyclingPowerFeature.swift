@@ -76,7 +76,7 @@ public struct CyclingPowerFeature: CharacteristicValue {
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
         var reader = ByteReader(bytes)
         if (1...3).contains(bytes.count) {
-            // Short (spec §2.2 says 4 octets): the bits that were sent, little-endian; the rest unknown.
+            // Short (the GATT Specification Supplement says 4 octets): the bits that were sent, little-endian; the rest unknown.
             var value: UInt32 = 0
             for index in 0..<bytes.count { value |= UInt32(try reader.readUInt8("features")) << (8 * index) }
             features = Features(rawValue: value)

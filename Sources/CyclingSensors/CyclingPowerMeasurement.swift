@@ -28,7 +28,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
         public static let topDeadSpotAnglePresent = Flags(rawValue: 1 << 9)
         public static let bottomDeadSpotAnglePresent = Flags(rawValue: 1 << 10)
         public static let accumulatedEnergyPresent = Flags(rawValue: 1 << 11)
-        /// Offset compensation indicator; its exact meaning is open (spec §10.2 item 13), kept as data.
+        /// Offset compensation indicator; its exact meaning is not published, kept as data.
         public static let offsetCompensationIndicator = Flags(rawValue: 1 << 12)
         /// Bits 13–15: reserved; ignored but kept raw.
         public static let reserved = Flags(rawValue: 0xE000)

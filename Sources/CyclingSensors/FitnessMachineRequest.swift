@@ -1,8 +1,8 @@
 /// A request cyclelog writes to a trainer's Fitness Machine Control Point (0x2AD9), as a value: the procedures a
-/// collector that steers an indoor bike needs (spec §5.4). `bytes` is what goes on the air; `init(decoding:)`
+/// collector that steers an indoor bike needs (FTMS: Fitness Machine Control Point). `bytes` is what goes on the air; `init(decoding:)`
 /// reads it back (from a journal or a capture), through the same op-code table as `FitnessMachineControlPoint`.
 public enum FitnessMachineRequest: Equatable, Sendable, CustomStringConvertible {
-    /// 0x00: must succeed before any other procedure (spec §5.4: otherwise Control Not Permitted).
+    /// 0x00: must succeed before any other procedure (FTMS: otherwise Control Not Permitted).
     case requestControl
     /// 0x01: the machine drops its targets and control (what a collector sends when it lets go).
     case reset
@@ -125,7 +125,7 @@ public enum FitnessMachineRequest: Equatable, Sendable, CustomStringConvertible 
 
 /// Indoor Bike Simulation Parameters (control point op 0x11, status op 0x12) in their wire units: wind speed
 /// sint16 0.001 m/s, grade sint16 0.01 %, rolling resistance Crr uint8 0.0001, wind resistance Cw uint8
-/// 0.01 kg/m (spec §5.4).
+/// 0.01 kg/m (FTMS: Set Indoor Bike Simulation Parameters).
 public struct IndoorBikeSimulation: Equatable, Sendable, CustomStringConvertible {
     public var windSpeedMillimetresPerSecond: Int16
     public var gradeHundredthsOfPercent: Int16
@@ -177,7 +177,7 @@ public struct IndoorBikeSimulation: Equatable, Sendable, CustomStringConvertible
 }
 
 extension FitnessMachineFeature {
-    /// The Target Setting Features bits (spec §5.2, octets 4–7) a collector steering a bike asks about.
+    /// The Target Setting Features bits (FTMS: Fitness Machine Feature, octets 4–7) a collector steering a bike asks about.
     public enum TargetSetting: Int, Sendable {
         case inclination = 1
         case resistance = 2

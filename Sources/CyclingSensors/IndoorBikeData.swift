@@ -61,7 +61,7 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
     public var averageCadence: UInt16?
     /// Metres (uint24).
     public var totalDistance: UInt32?
-    /// Unitless, raw sint16 (resolution is an open question, spec §10.2 item 5).
+    /// Unitless, raw sint16 (the published layouts give it no resolution).
     public var resistanceLevel: Int16?
     /// Watts.
     public var instantaneousPower: Int16?

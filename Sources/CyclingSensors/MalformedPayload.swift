@@ -4,7 +4,7 @@ public struct MalformedPayload: Error, Equatable, Sendable, CustomStringConverti
     /// What was wrong with the bytes at `offset`.
     public enum Reason: Equatable, Sendable, CustomStringConvertible {
         /// The field needs `needed` bytes but only `available` are left: the value is shorter than its
-        /// flags promise (spec §0.4), e.g. a notification cut at ATT_MTU − 3 = 20 bytes.
+        /// flags promise, e.g. a notification cut at ATT_MTU − 3 = 20 bytes.
         case truncated(needed: Int, available: Int)
         /// Bytes after the last field where the characteristic's layout leaves no room for them.
         case unexpectedTrailingBytes(count: Int)

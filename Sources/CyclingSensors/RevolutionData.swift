@@ -2,7 +2,7 @@
 ///
 /// The event-time clock differs by service: 1/2048 s in Cycling Power (0x2A63), 1/1024 s in CSC
 /// (0x2A5B) — see `ticksPerSecond` on each measurement type. The count is uint32 and a decrease is a
-/// reset or reverse motion, never a wrap (spec §1.4); the event time wraps at 2^16.
+/// reset or reverse motion, never a wrap (the Cycling Power Service's cumulative crank revolutions); the event time wraps at 2^16.
 public struct WheelRevolutionData: Equatable, Sendable {
     public var cumulativeWheelRevolutions: UInt32
     public var lastWheelEventTime: UInt16

@@ -200,7 +200,7 @@ struct SensorSupervisor {
     static func describe(_ bus: any SensorBus, devicePath: String, _ characteristics: [GattCharacteristic]) async
         -> Description
     {
-        // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (spec §8.6).
+        // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (its battery plugin takes the Battery Service for itself).
         var description = Description(batteryPercent: await bus.device(devicePath)?.batteryPercent)
         for characteristic in characteristics {
             guard let uuid = characteristic.shortUUID, readOnConnect.contains(uuid), characteristic.canRead else {

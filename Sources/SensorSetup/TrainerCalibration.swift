@@ -5,7 +5,7 @@ import RideWriting
 import WorkoutStore
 
 /// `calibrate --trainer`: the FTMS spin down on a trainer BlueZ has connected (control point op 0x13, Fitness
-/// Machine Status op 0x14; spec §5.4, §5.5). Control is asked for, the spin down started, the rider told the speed
+/// Machine Status op 0x14; FTMS: Fitness Machine Control Point and Status). Control is asked for, the spin down started, the rider told the speed
 /// to reach and when to stop pedalling as the trainer says so, and the trainer let go (Reset) however it ends. The
 /// outcome is stored with the trainer's answer, like a power meter's calibration.
 public struct TrainerCalibration: Sendable {

@@ -30,7 +30,7 @@ public enum TrainerMode: String, CaseIterable, Sendable {
 }
 
 /// What a trainer declares it takes, read once it is connected: its features and the ranges of its targets
-/// (spec §5.2, §5.3). Every target sent is held within them and rounded to their increments.
+/// (FTMS: Fitness Machine Feature and the Supported … Range characteristics). Every target sent is held within them and rounded to their increments.
 public struct TrainerCapabilities: Equatable, Sendable {
     public var features: FitnessMachineFeature?
     /// Watts.

@@ -3,7 +3,7 @@
 /// (`--erg-low-cadence`, `--erg-resume-cadence`, `--power-match-seconds`, `--power-from`); the rest are these
 /// defaults.
 public struct TrainerRules: Equatable, Sendable {
-    /// How long a control-point write waits for the trainer's answer (spec §5.4: the answer is an indication).
+    /// How long a control-point write waits for the trainer's answer (FTMS: the control point's answer is an indication).
     public var answerTimeout: Duration = .seconds(1)
     /// How often a write that got no answer, or a Request Control that was refused, is sent again before the
     /// rider is told.

@@ -14,7 +14,7 @@ public struct CriticalPowerModel: Equatable, Sendable {
     }
 }
 
-/// Critical power from a best-power curve by GoldenCheetah's envelope method (metrics spec §1.3): the model is
+/// Critical power from a best-power curve by GoldenCheetah's envelope method (its src/Metrics/PDModel.cpp): the model is
 /// the member of the family that touches the highest point of a short and a long window and lies on or above
 /// every curve point in both, because the points of a curve built from ordinary rides are lower bounds of what
 /// the rider can do. A least-squares fit through them reads W′ low.

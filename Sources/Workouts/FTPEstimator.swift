@@ -128,7 +128,7 @@ public struct RideCurve: Sendable {
 }
 
 /// The automatic FTP, replayed over every stored ride in date order so that the history does not depend on the
-/// order rides were recorded or imported in (metrics spec §1.7).
+/// order rides were recorded or imported in.
 ///
 /// After each ride the rolling best curve of the rides started in the window before its end is fitted
 /// (`CriticalPowerFit.envelope`) and FTP = CP when the fit passes the guards: at least two rides with power,

@@ -1,7 +1,7 @@
 import CyclingSensors
 
 /// Turns successive (cumulative revolutions, last event time) pairs into a rate in revolutions per second,
-/// following spec §7: wrap-around arithmetic on the counters and the event clock, an unchanged event time means
+/// as the CSC and Cycling Power specifications define their cumulative counters and 1/1024 s event times: wrap-around arithmetic on the counters and the event clock, an unchanged event time means
 /// "no new revolution", zero after a timeout without one, and every implausible jump (sensor reset, reconnect,
 /// a gap longer than the event clock's wrap period) starts a new baseline instead of producing a spike.
 public struct RevolutionRate: Sendable {

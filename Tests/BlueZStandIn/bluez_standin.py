@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A BlueZ stand-in for cyclelog's tests: owns org.bluez on a private bus and plays sensors from ride journals.
 
-It exposes what a GATT client of BlueZ 5.66 sees (doc/org.bluez.*; ../shared/spec/gatt-ble-btsnoop.md §8):
+It exposes what a GATT client of BlueZ 5.66 sees (BlueZ's doc/org.bluez.*.rst):
 ObjectManager on /, Adapter1 on /org/bluez/hci0 (discovery with a filter), Device1 + Battery1 per sensor (shown
 once discovery starts), GattService1 / GattCharacteristic1 exported on connect, ReadValue (which also changes
 Value, as BlueZ does), StartNotify / StopNotify, and Value PropertiesChanged once per notification.

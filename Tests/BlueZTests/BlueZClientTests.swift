@@ -121,7 +121,7 @@ final class BlueZClientTests: XCTestCase {
     }
 
     func testATTErrorsAreReadFromBlueZsFailedMessage() {
-        // bluetoothd's create_gatt_dbus_error: "Operation failed with ATT error: 0x%02x" (spec §8).
+        // bluetoothd's create_gatt_dbus_error: "Operation failed with ATT error: 0x%02x" (src/error.c).
         let busy = BlueZError(
             DBusError(name: "org.bluez.Error.Failed", message: "Operation failed with ATT error: 0xfe"), while: "x")
         XCTAssertEqual(busy.attErrorCode, 0xFE)

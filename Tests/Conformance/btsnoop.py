@@ -1,8 +1,8 @@
 """Writes btsnoop captures (datalink 1002, H4) of one LE connection to a sensor, with the GATT discovery
-that lets a reader map handles to characteristics. Layouts from spec §9 (gatt-ble-btsnoop.md)."""
+that lets a reader map handles to characteristics. Layouts from BlueZ's doc/btsnoop-protocol.rst and the Core Specification (HCI, L2CAP, ATT)."""
 import struct
 
-EPOCH_OFFSET_US = 0x00DCDDB30F2F8000  # btsnoop µs since 0 AD minus this = Unix µs (spec §9.2)
+EPOCH_OFFSET_US = 0x00DCDDB30F2F8000  # btsnoop µs since 0 AD minus this = Unix µs (Wireshark's wiretap/btsnoop.c)
 CONNECTION = 0x0040
 
 # Service ranges and characteristic handles of the emulated sensor: (service UUID, start, end,
@@ -34,7 +34,7 @@ class BtsnoopWriter:
         self.record(1 if received else 0, b"\x02" + acl, 1000 if not received else 250_000)
 
     def connect_and_discover(self):
-        # LE Connection Complete: handle 0x0040, central, random peer C0:11:22:33:44:55 (spec §9.4).
+        # LE Connection Complete: handle 0x0040, central, random peer C0:11:22:33:44:55 (Core Specification, HCI events).
         self.event(bytes.fromhex("3e130100400000015544332211c018000000f40100"))
         groups = b"".join(struct.pack("<HHH", start, end, service) for service, start, end, _, _ in SERVICES.values())
         self.att(bytes.fromhex("100100ffff0028"), False)

@@ -4,7 +4,7 @@
 Every Cycling Power, CSC and Heart Rate Measurement payload in Fixtures/captures (plus the spec's
 all-fields examples) is wrapped in a btsnoop capture after a GATT discovery, tshark decodes it, and each
 field tshark reports is compared with `cyclelog decode --json`. Where tshark 4.0 is known to be wrong
-(spec §10.1) the field is checked against the spec's byte layout instead, and the script says so:
+(a known dissector error) the field is checked against the published byte layout instead, and the script says so:
   * CPM extreme angles: tshark reads the 3 octets big-endian with the labels swapped.
   * CSC event times: tshark files the wheel and the crank event time under one field
     (btatt.csc_measurement.last_event_time), so they are read from their spec offsets.

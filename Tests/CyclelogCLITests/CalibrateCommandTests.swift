@@ -4,7 +4,7 @@ import WorkoutStore
 import XCTest
 
 /// `cyclelog calibrate` against the stand-in's power meter with a Cycling Power Control Point: the bytes it
-/// writes, the indications it reads, what it tells the rider and what it stores (spec §2.4).
+/// writes, the indications it reads, what it tells the rider and what it stores (CPS: Cycling Power Control Point).
 final class CalibrateCommandTests: XCTestCase {
     /// The stand-in power meter with offset compensation (Cycling Power Feature bit 9) and crank length
     /// adjustment (bit 12) among its features, and a control point set up as given.
@@ -29,7 +29,7 @@ final class CalibrateCommandTests: XCTestCase {
         XCTAssertTrue(output.contains("Stages Power L: zero offset done: offset -10 N (raw -10)"), output)
         XCTAssertTrue(output.contains("Stages Power L: crank length set"), output)
         XCTAssertTrue(output.contains("Stages Power L: crank length 172.5 mm"), output)
-        // The requests of spec §2.4: Start Offset Compensation, Set Crank Length 345 (1/2 mm), Request Crank Length.
+        // The control point's requests (CPS): Start Offset Compensation, Set Crank Length 345 (1/2 mm), Request Crank Length.
         XCTAssertEqual(try standIn.writes(), [[0x0C], [0x04, 0x59, 0x01], [0x05]])
 
         let store = try WorkoutStore(path: database)

@@ -148,7 +148,7 @@ final class DecodeCommandTests: XCTestCase {
     }
 
     func testTheTableWritesFractionsSignsListsAndEmptyFlagsAsNumbersAreWritten() throws {
-        // Torque magnitudes are sint16 in 1/32 N·m (spec §1): 1 → 0.03125, −1 → −0.03125. A CSC wheel event time of
+        // Torque magnitudes are sint16 in 1/32 N·m (the GATT Specification Supplement): 1 → 0.03125, −1 → −0.03125. A CSC wheel event time of
         // 1/1024 s is 0.0009765625 s, shown to six decimals with its leading zeros. RR intervals of 1024 and 512
         // (1/1024 s) are 1 s and 0.5 s. Flags with no bit set read "none".
         let run = try cyclelog(["decode", "2a63", "80 00 00 00 01 00 FF FF", "00 00 96 00"])

@@ -1,7 +1,7 @@
 import CyclingSensors
 import XCTest
 
-/// What `cyclelog calibrate` tells the rider, from the control-point answers of spec §2.4's worked examples.
+/// What `cyclelog calibrate` tells the rider, from the control-point answers the Cycling Power Service defines.
 final class ControlPointOutcomeTests: XCTestCase {
     private func outcome(_ bytes: [UInt8], torqueBased: Bool = false) throws -> ControlPointOutcome {
         CyclingPowerControlPoint.outcome(

@@ -34,7 +34,7 @@ from ride_sensors import (  # noqa: E402
 HIDDEN_FEATURES = hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
 PROPERTIES = {"read": Characteristic.Properties.READ, "notify": Characteristic.Properties.NOTIFY}
 # The power meter's Cycling Power Feature: wheel and crank data (bits 2, 3), offset compensation (bit 9), crank
-# length adjustment (bit 12) — what its control point answers (spec §2.1, §2.4).
+# length adjustment (bit 12) — what its control point answers (CPS).
 POWER_FEATURES = struct.pack("<I", 0x0000120C)
 
 

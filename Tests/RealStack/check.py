@@ -286,7 +286,7 @@ class AutoCheck(PowerMeterPhase):
         answers = [json.loads(line) for line in open(os.path.join(self.out, "calibrate.json"))]
         writes = [words[3].split("_")[-1] for words in self.sent if words[2] == "event"
                   and words[3].startswith("control_point_write")]
-        # What spec §2.4 has a client write: Start Offset Compensation, Set Crank Length 345 (1/2 mm), Request.
+        # What CPS has a client write: Start Offset Compensation, Set Crank Length 345 (1/2 mm), Request.
         self.checks.check("calibrate wrote 0C, 04 59 01 and 05 to the control point, in order",
                           writes == ["0c", "045901", "05"], str(writes))
         self.checks.check("the zero offset is the meter's -10 N",

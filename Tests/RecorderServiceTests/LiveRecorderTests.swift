@@ -344,7 +344,7 @@ final class LiveRecorderTests: XCTestCase {
         XCTAssertEqual(Array(sequences[..<restart]), Array(1...Int64(restart)))
         // Each recorder's signals are, per sensor, the notifications that sensor sent while it listened: in
         // order, none missing, each carrying what its notification said — the power field of the Cycling Power
-        // Measurement (octets 2–3, sint16, spec §1.4; negative is 0 W), the heart rate (octet 1 as uint8 when
+        // Measurement (octets 2–3, sint16, as the GATT Specification Supplement lays it out; negative is 0 W), the heart rate (octet 1 as uint8 when
         // flag bit 0 is clear, else octets 1–2) — and stamped on arrival (CLOCK_REALTIME, the stand-in's clock
         // too) within 0.5 s of its sending. The run of sent notifications is found by its values from the one
         // sent nearest the first arrival (the stand-in logs a send a moment after it, later still when busy).

@@ -59,7 +59,7 @@ def journal_notifications(path):
 def with_wheel_data(power_payload, csc_payload):
     """A Cycling Power Measurement with power and crank data (flags 0x0020) plus the wheel revolutions of a CSC
     measurement (flags 0x01: uint32 revolutions, uint16 time in 1/1024 s) taken at the same moment, on the power
-    meter's 1/2048-s wheel clock: flags 0x0030, then power, wheel revolutions, wheel time, crank data (spec §1.2)."""
+    meter's 1/2048-s wheel clock: flags 0x0030, then power, wheel revolutions, wheel time, crank data (GATT Specification Supplement)."""
     flags, watts, crank_revolutions, crank_time = struct.unpack("<HhHH", power_payload)
     assert flags == 0x0020, "the ride journals carry power and crank data only"
     _, wheel_revolutions, wheel_time_1024 = struct.unpack("<BIH", csc_payload)
@@ -93,7 +93,7 @@ def measurement_streams(kinds, streams_by_kind):
             for kind in kinds}
 
 
-# kind → (service, measurement, [(characteristic, flags, value)]) per spec §1, §3, §4.
+# kind → (service, measurement, [(characteristic, flags, value)]) per the GATT Specification Supplement.
 KINDS = {
     "power": (0x1818, 0x2A63, [(0x2A65, ["read"], struct.pack("<I", 0x0000000C)),  # wheel and crank data
                                (0x2A5D, ["read"], bytes([5]))]),  # left crank
@@ -102,7 +102,7 @@ KINDS = {
     "heart": (0x180D, 0x2A37, [(0x2A38, ["read"], bytes([1]))]),  # chest
 }
 
-# A power meter on a bike that stands: Cycling Power Measurement with flags 0 and 0 W (spec §1.2).
+# A power meter on a bike that stands: Cycling Power Measurement with flags 0 and 0 W (GATT Specification Supplement).
 STILL_MEASUREMENT = 0x2A63
 STILL = bytes(4)
 
@@ -116,7 +116,7 @@ class AttError(Exception):
 
 
 class PowerControlPoint:
-    """A power meter's Cycling Power Control Point (spec §2.4): Start Offset Compensation (0x0C) answers
+    """A power meter's Cycling Power Control Point (CPS): Start Offset Compensation (0x0C) answers
     `offset_result` (1 success, with the offset; 2 not supported; 4 failed), Set Crank Length (0x04) keeps the
     length in 1/2 mm and Request Crank Length (0x05) reports it, other op codes are not supported. A write
     without indications on fails with ATT error 0xFD as the spec says; `att_error` makes every write fail with
@@ -306,7 +306,7 @@ class RideSensor:
         self.log_event("silent")
 
     def still(self, seconds):
-        """The bike stands for `seconds`: a power meter sends 0 W without crank data (flags 0, spec §1.2); the
+        """The bike stands for `seconds`: a power meter sends 0 W without crank data (flags 0); the
         other measurements send nothing. The ride goes on where it was afterwards."""
         self.still_until = time.monotonic() + seconds
         self.log_event("still")

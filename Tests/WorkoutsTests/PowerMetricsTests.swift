@@ -4,7 +4,7 @@ import XCTest
 @testable import Workouts
 
 /// Metrics against the independent oracle of `../shared/data/rides` and against reference computations written here
-/// from the definitions (metrics spec §2).
+/// from the definitions (Coggan's NP, IF and TSS; Skiba's W′ balance).
 final class PowerMetricsTests: XCTestCase {
     /// MMP(d) straight from the definition: the best sum of d consecutive seconds, each window summed afresh from a
     /// running total, divided by d.
