@@ -157,6 +157,22 @@ import Workouts
         #expect(targets.suffix(2) == [.erg(watts: 300), .erg(watts: 180)])
     }
 
+    @Test func aStartThatAsksForErgJournalsThatTargetAsTheRideOpens() throws {
+        // The ride's trainer statistics are measured against the journal's `trainer` lines: a Start with
+        // `control=erg` opens its ride with `trainer erg 150` (the starting target), not the free mode before it.
+        let rig = CoreRig(workout: nil, waitForStart: true)
+        rig.ride(seconds: 2)
+        let request = try StartRequest(style: ["control": .text("erg")], presets: [])
+        #expect(rig.core.startRefusal(request, at: rig.time) == nil)
+        rig.carryOut(rig.core.start(request, at: rig.time))
+        #expect(rig.status.state == .running)
+        let targets = rig.journal.compactMap { kind -> TrainerTarget? in
+            if case .setting(.trainerTarget(let target)) = kind { target } else { nil }
+        }
+        #expect(targets == [.erg(watts: 150)])
+        #expect(rig.ergWatts == [150])
+    }
+
     @Test func aSensorLostDuringAGuidedRampTestNeitherEndsItNorStopsItsSteps() {
         let ramp = BuiltInWorkouts.ramp(startWatts: 100, stepWatts: 20)
         let rig = CoreRig(workout: PlannedWorkout(ramp, ftpWatts: nil), rampTest: true)
@@ -202,11 +218,12 @@ final class CoreRig {
     private(set) var told: [String] = []
     private(set) var saves = 0
 
-    init(workout: PlannedWorkout?, rampTest: Bool = false) {
+    init(workout: PlannedWorkout?, rampTest: Bool = false, waitForStart: Bool = false) {
         var options = LiveRecorder.Options()
         options.sensors = [RecorderCoreTests.meterAddress, RecorderCoreTests.trainerAddress]
         options.workout = workout.map { LiveRecorder.WorkoutChoice(id: "w", planned: $0) }
         if rampTest { options.plan.fitnessTest = .ramp }
+        options.waitForStart = waitForStart
         core = RecorderCore(options: options)
         core.use(adapterPath: Self.adapterPath)
         addDevice(RecorderCoreTests.meterAddress, name: "Stages Power L", service: 0x1818, [(0x2A63, ["notify"])])
