@@ -90,9 +90,8 @@ struct RecorderCore {
     private(set) var summary: WorkoutSummary?
     /// Why the last ride's row could not be opened.
     private(set) var openFailure: String?
-    /// The sensors (journal addresses) that have given a cadence, and those whose link is down now.
+    /// The sensors (journal addresses) that have given a cadence.
     private var cadenceSources: Set<String> = []
-    private var linksDown: Set<String> = []
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -518,13 +517,9 @@ struct RecorderCore {
             switch step {
             case .job(let job, let wanted): effects.append(.sensorJob(job, sensor: wanted))
             case .journal(let kind):
-                switch kind {
-                case .disconnected(let address):
-                    linksDown.insert(address)
-                    // The trainer's link going down stops its writes until it is back.
-                    if address == trainerLink?.journalAddress { trainerControl.disconnected() }
-                case .connected(let address, _): linksDown.remove(address)
-                default: break
+                // The trainer's link going down stops its writes until it is back.
+                if case .disconnected(let address) = kind, address == trainerLink?.journalAddress {
+                    trainerControl.disconnected()
                 }
                 effects += record(RideEvent(timeMicroseconds: journalTime(time), kind), at: time)
             case .show(let line): notice = line
@@ -634,7 +629,12 @@ struct RecorderCore {
         guard guide != nil, controller.isRiding else { return [] }
         let status = controller.status(at: time.rideMicroseconds, sensors: [])
         guard status.state == .running else { return [] }
-        let cadenceLost = status.cadenceRPM == nil && !cadenceSources.isDisjoint(with: linksDown)
+        // Lost: a sensor that gave a cadence whose link is down in the journal now (the roster's own record of it).
+        let cadenceLost =
+            status.cadenceRPM == nil
+            && sensors.roster.sensors.contains {
+                !$0.link.linkUpInJournal && cadenceSources.contains($0.journalAddress)
+            }
         return guided(
             guide?.advance(
                 movingSeconds: status.movingSeconds, distanceMeters: status.distanceMeters,
