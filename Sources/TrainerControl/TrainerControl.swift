@@ -128,7 +128,8 @@ public struct TrainerControl: Sendable {
     // MARK: The trainer
 
     /// The trainer's control point is subscribed (after every connection): control is asked for, then the mode
-    /// and target are sent.
+    /// and target are sent. That is a change of the target the trainer holds, so the power match's average is
+    /// frozen while it settles, as after a rider's change (and the first target is the rider's own).
     public mutating func connected(_ capabilities: TrainerCapabilities, at time: Duration) -> [Action] {
         self.capabilities = capabilities
         everConnected = true
@@ -138,6 +139,7 @@ public struct TrainerControl: Sendable {
         applied = nil
         refused = nil
         notBefore = .zero
+        matchFrozenUntil = time + rules.matchFreeze
         var actions: [Action] = []
         if let refusal = capabilities.refusal(of: mode) {
             actions.append(tell(refusal + ": it stays free"))

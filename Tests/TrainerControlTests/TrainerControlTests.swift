@@ -305,6 +305,21 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
         #expect(frozen.powerMatchOffsetWatts == 0)
     }
 
+    /// ERG from the start (`record --control erg --power-from meter`): readings that come while control is being
+    /// asked for do not move the target the trainer is first sent.
+    @Test func aTrainerThatConnectsIsFirstSentTheRidersOwnTarget() throws {
+        var rules = TrainerRules()
+        rules.powerFromMeter = true
+        var control = TrainerControl(rules: rules, mode: .erg, targetWatts: 250)
+        #expect(writes(control.connected(fullTrainer, at: .zero)) == [.requestControl])
+        control.meterPower(240, at: seconds(0.2))
+        _ = control.trainerPower(260, at: seconds(0.2))
+        control.meterPower(240, at: seconds(0.4))
+        _ = control.trainerPower(260, at: seconds(0.4))
+        #expect(writes(control.indicated(answer(0x00), at: seconds(0.5))) == [.setTargetPower(watts: 250)])
+        #expect(control.powerMatchOffsetWatts == 0)
+    }
+
     @Test func powerMatchWithoutAMeterSaysSoAndSteersByTheTrainer() throws {
         var rules = TrainerRules()
         rules.powerFromMeter = true
