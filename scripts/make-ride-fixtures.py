@@ -156,7 +156,7 @@ class Btsnoop:
 
     def att(self, time_us, handle, pdu, received):
         l2cap = struct.pack("<HH", len(pdu), 0x0004) + pdu
-        # 27-octet ACL payloads, as a controller without Data Length Extension delivers them (§9.4).
+        # 27-octet ACL payloads, as a controller without Data Length Extension delivers them.
         for offset in range(0, len(l2cap), 27):
             chunk = l2cap[offset:offset + 27]
             boundary = 0x1 if offset else (0x2 if received else 0x0)

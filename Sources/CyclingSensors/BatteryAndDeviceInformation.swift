@@ -1,4 +1,4 @@
-/// Battery Level, 0x2A19 (read, notify optional): uint8 percent. Spec §6. Values 101–255 are
+/// Battery Level, 0x2A19 (read, notify optional): uint8 percent (Battery Service). Values 101–255 are
 /// reserved; they decode (kept raw) and are marked, since a lying sensor should not stop a ride.
 public struct BatteryLevel: CharacteristicValue {
     public static let characteristic = Characteristic.batteryLevel
@@ -20,7 +20,7 @@ public struct BatteryLevel: CharacteristicValue {
 
 /// A Device Information string (manufacturer, model, serial, hardware/firmware/software revision):
 /// the whole value is UTF-8 with no length or terminator. Real devices append NULs or spaces, which
-/// are trimmed. Spec §6.
+/// are trimmed (Device Information Service).
 public struct DeviceInformationString: Equatable, Sendable {
     public var characteristic: Characteristic
     public var text: String

@@ -1,8 +1,8 @@
-/// CSC Measurement, 0x2A5B (notify). Spec §3.1.
+/// CSC Measurement, 0x2A5B (notify), as the GATT Specification Supplement lays it out.
 ///
 /// Bit 0 is wheel data, bit 1 crank data (an older OpenTracks had them swapped). The wheel event time
 /// counts 1/1024 s here, unlike Cycling Power's 1/2048 s. Trailing bytes are tolerated and counted
-/// (§0.4; OpenTracks' vector `02 C8 00 00 00 06 99` carries two).
+/// (the GATT Specification Supplement has a receiver ignore them; OpenTracks' vector `02 C8 00 00 00 06 99` carries two).
 public struct CSCMeasurement: EncodableCharacteristicValue {
     public static let characteristic = Characteristic.cscMeasurement
     /// CSC's wheel event time counts 1/1024 s.
@@ -76,7 +76,7 @@ public struct CSCMeasurement: EncodableCharacteristicValue {
     }
 }
 
-/// CSC Feature, 0x2A5C (read, uint16). Spec §3.2.
+/// CSC Feature, 0x2A5C (read, uint16), GATT Specification Supplement.
 public struct CSCFeature: CharacteristicValue {
     public static let characteristic = Characteristic.cscFeature
 

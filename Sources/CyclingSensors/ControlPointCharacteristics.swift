@@ -25,7 +25,7 @@ extension ControlPointCharacteristic {
     }
 }
 
-/// Cycling Power Control Point, 0x2A66 (write + indicate). Spec §2.4.
+/// Cycling Power Control Point, 0x2A66 (write + indicate): CPS's procedures.
 ///
 /// Decodes both what a client writes (requests) and what the sensor indicates (responses, first byte
 /// 0x20). Parameter units: crank length 1/2 mm, chain and span length mm, chain weight g, sampling rate
@@ -93,7 +93,7 @@ public struct CyclingPowerControlPoint: ControlPointCharacteristic {
     }
 }
 
-/// SC Control Point, 0x2A55 (write + indicate), CSC's control point. Spec §3.3. Responses start 0x10.
+/// SC Control Point, 0x2A55 (write + indicate), the Cycling Speed and Cadence Service's control point. Responses start 0x10.
 public struct SCControlPoint: ControlPointCharacteristic {
     public static let characteristic = Characteristic.scControlPoint
     public var message: ControlPointMessage
@@ -113,7 +113,7 @@ public struct SCControlPoint: ControlPointCharacteristic {
 
 }
 
-/// Fitness Machine Control Point, 0x2AD9 (write + indicate). Spec §5.4. Responses start 0x80.
+/// Fitness Machine Control Point, 0x2AD9 (write + indicate), FTMS. Responses start 0x80.
 ///
 /// Set Target Resistance Level (0x04) is uint8 ×0.1 in some implementations and sint16 ×0.1 in others
 /// (the published layouts disagree): this table reads the one-byte form; a two-byte parameter is an error that
@@ -194,7 +194,7 @@ public struct FitnessMachineControlPoint: ControlPointCharacteristic {
     public static func setTargetPower(watts: Int16) -> [UInt8] { request(OpCode.setTargetPower, [Int64(watts)]) }
 }
 
-/// Fitness Machine Status, 0x2ADA (notify): an op code and its parameter. Spec §5.5.
+/// Fitness Machine Status, 0x2ADA (notify): an op code and its parameter (FTMS).
 public struct FitnessMachineStatus: ControlPointCharacteristic {
     public static let characteristic = Characteristic.fitnessMachineStatus
     public var message: ControlPointMessage

@@ -1,4 +1,4 @@
-/// Cycling Power Feature, 0x2A65 (read, uint32). Spec §2.2 — every bit including the 2-bit
+/// Cycling Power Feature, 0x2A65 (read, uint32), GATT Specification Supplement — every bit including the 2-bit
 /// distributed-system field (bits 20–21), which pycycling reads from the wrong bits.
 public struct CyclingPowerFeature: CharacteristicValue {
     public static let characteristic = Characteristic.cyclingPowerFeature

@@ -1,9 +1,9 @@
-/// Cycling Power Measurement, 0x2A63 (notify). Spec §1.
+/// Cycling Power Measurement, 0x2A63 (notify), as the GATT Specification Supplement lays it out.
 ///
 /// Fields are read in table order, each only when its flag bit is set; every value is the wire integer
 /// (power in W, signed; balance in 1/2 %; torque in 1/32 N·m; wheel time 1/2048 s; crank time
 /// 1/1024 s; energy in kJ). Trailing bytes after the last flagged field are tolerated and counted in
-/// `trailingByteCount`, as the spec asks receivers to ignore them (§0.4).
+/// `trailingByteCount`, as the GATT Specification Supplement asks receivers to ignore them.
 public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
     public static let characteristic = Characteristic.cyclingPowerMeasurement
     /// The wheel event time of Cycling Power counts 1/2048 s (CSC uses 1/1024 s).
@@ -60,7 +60,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
         }
     }
 
-    /// The crank angles at which the extremes occurred: two 12-bit values packed in 3 bytes (§1.3).
+    /// The crank angles at which the extremes occurred: two 12-bit values packed in 3 bytes.
     public struct ExtremeAngles: Equatable, Sendable {
         /// Degrees, 0…4095 (12 bits).
         public var maximumAngle: UInt16
@@ -74,7 +74,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
 
     /// The flags as received (presence bits as sent; qualifier and reserved bits kept raw).
     public var flags: Flags
-    /// Watts, signed: negative values are legal (§1.2).
+    /// Watts, signed: negative values are legal (sint16).
     public var instantaneousPower: Int16
     /// Share of the reference pedal in 1/2 % (see `Flags.pedalPowerBalanceReferenceLeft`).
     public var pedalPowerBalance: UInt8?
@@ -94,7 +94,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
     public var bottomDeadSpotAngle: UInt16?
     /// Kilojoules.
     public var accumulatedEnergy: UInt16?
-    /// Bytes after the last flagged field (tolerated, §0.4); 0 for a conformant value.
+    /// Bytes after the last flagged field (tolerated: a receiver ignores them); 0 for a conformant value.
     public var trailingByteCount: Int = 0
 
     public init(
@@ -148,7 +148,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
                 minimum: try reader.readInt16("minimumTorqueMagnitude"))
         }
         if flags.contains(.extremeAnglesPresent) {
-            // Little-endian uint24: maximum in the low 12 bits, minimum in the high 12 (§1.3).
+            // Little-endian uint24: maximum in the low 12 bits, minimum in the high 12.
             let packed = try reader.readUInt24("extremeAngles")
             extremeAngles = ExtremeAngles(
                 maximumAngle: UInt16(packed & 0x0FFF), minimumAngle: UInt16(packed >> 12 & 0x0FFF))

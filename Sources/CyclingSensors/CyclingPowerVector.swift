@@ -1,4 +1,4 @@
-/// Cycling Power Vector, 0x2A64 (notify). Spec §2.1.
+/// Cycling Power Vector, 0x2A64 (notify), GATT Specification Supplement.
 ///
 /// The force or torque array fills the rest of the value (no count field; oldest first). An odd byte
 /// left over is a truncated item and an error.

@@ -1,4 +1,4 @@
-/// Fitness Machine Feature, 0x2ACC (read): two little-endian uint32 bit fields. Spec §5.2.
+/// Fitness Machine Feature, 0x2ACC (read): two little-endian uint32 bit fields (FTMS).
 /// (Wireshark 4.0 reads them big-endian; we do not.)
 public struct FitnessMachineFeature: CharacteristicValue {
     public static let characteristic = Characteristic.fitnessMachineFeature
@@ -36,7 +36,7 @@ public struct FitnessMachineFeature: CharacteristicValue {
 }
 
 /// Supported Power Range, 0x2AD8, and Supported Resistance Level Range, 0x2AD6 (read): sint16 minimum,
-/// sint16 maximum, uint16 minimum increment. Spec §5.3. Power in W; resistance in 0.1 units.
+/// sint16 maximum, uint16 minimum increment (FTMS). Power in W; resistance in 0.1 units.
 public struct SupportedRange: Equatable, Sendable {
     public var minimum: Int16
     public var maximum: Int16
@@ -98,7 +98,7 @@ public struct SupportedResistanceLevelRange: CharacteristicValue {
     }
 }
 
-/// Training Status, 0x2AD3 (read/notify): flags, status, optional UTF-8 string. Spec §5.6.
+/// Training Status, 0x2AD3 (read/notify): flags, status, optional UTF-8 string (FTMS).
 public struct TrainingStatus: CharacteristicValue {
     public static let characteristic = Characteristic.trainingStatus
 
@@ -150,7 +150,7 @@ extension ByteReader {
 }
 
 /// Supported Inclination Range, 0x2AD5 (read): sint16 minimum, sint16 maximum, uint16 minimum increment, in
-/// 0.1 %. Spec §5.3 (same layout as the power and resistance ranges).
+/// 0.1 % (FTMS; the same layout as the power and resistance ranges).
 public struct SupportedInclinationRange: CharacteristicValue {
     public static let characteristic = Characteristic.supportedInclinationRange
     public var range: SupportedRange

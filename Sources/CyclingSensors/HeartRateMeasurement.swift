@@ -1,4 +1,4 @@
-/// Heart Rate Measurement, 0x2A37 (notify). Spec §4.1.
+/// Heart Rate Measurement, 0x2A37 (notify), as the GATT Specification Supplement lays it out.
 ///
 /// The heart rate is uint8 or uint16 by flag bit 0; energy expended is in kJ; RR intervals (1/1024 s,
 /// oldest first) fill the rest of the value, so an odd byte at the end is a truncated interval. Without

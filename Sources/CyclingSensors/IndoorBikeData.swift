@@ -1,4 +1,4 @@
-/// Fitness Machine Indoor Bike Data, 0x2AD2 (notify). Spec §5.1.
+/// Fitness Machine Indoor Bike Data, 0x2AD2 (notify), FTMS and the GATT Specification Supplement.
 ///
 /// Flag bit 0 is inverted ("More Data"): Instantaneous Speed is present when it is **clear**. Every
 /// other bit marks a field as present. Fields follow the table order, which is not flag-bit order for

@@ -1,4 +1,4 @@
-/// Sensor Location, 0x2A5D (read, uint8), shared by Cycling Power and CSC. Spec §2.3.
+/// Sensor Location, 0x2A5D (read, uint8), shared by Cycling Power and CSC (GATT Specification Supplement).
 /// Values 17–255 are reserved; they decode (kept raw) and are named as reserved.
 public struct SensorLocation: CharacteristicValue, RawRepresentable, Hashable {
     public static let characteristic = Characteristic.sensorLocation
@@ -35,7 +35,7 @@ public struct SensorLocation: CharacteristicValue, RawRepresentable, Hashable {
     public var fields: [DecodedField] { [.unsigned("sensorLocation", rawValue, meaning: name)] }
 }
 
-/// Body Sensor Location, 0x2A38 (read, uint8). Spec §4.2. Values 7–255 are reserved.
+/// Body Sensor Location, 0x2A38 (read, uint8), GATT Specification Supplement. Values 7–255 are reserved.
 public struct BodySensorLocation: CharacteristicValue, RawRepresentable, Hashable {
     public static let characteristic = Characteristic.bodySensorLocation
     public let rawValue: UInt8

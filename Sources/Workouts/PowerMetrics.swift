@@ -5,7 +5,7 @@
 #endif
 
 /// Training metrics of a 1 Hz power series (watts per second, seconds without power already left out: the gap rule). Each definition is
-/// one sentence; `../shared/spec/metrics-and-ftp.md` §2 gives the sources and the conventions other tools use.
+/// one sentence; the [training guide](../../Docs/guide/training.md) writes them out.
 public enum PowerMetrics {
     /// Normalized Power: the fourth root of the mean fourth power of the 30-s rolling mean, over full windows only
     /// (nil under 30 s).

@@ -9,9 +9,9 @@ public struct RevolutionRate: Sendable {
     public let ticksPerSecond: Double
     /// Above this the sample is a reset or a reconnect jump, not riding (250 rpm; 120 km/h on the wheel).
     public let maximumRevolutionsPerSecond: Double
-    /// Without a new revolution for this long the rate is zero (§7.2: 3 s for cranks, 4 s for wheels).
+    /// Without a new revolution for this long the rate is zero (3 s for cranks, 4 s for wheels: a slow cadence still shows, a stop reads 0 soon).
     public let zeroAfterMicroseconds: Int64
-    /// 16-bit counters (cranks) wrap; 32-bit wheel counters never do, a decrease is a reset (§1.4).
+    /// 16-bit counters (cranks) wrap; 32-bit wheel counters never do, a decrease is a reset (at 2 m a revolution, 2³² is 9 million km).
     public let countWraps: Bool
 
     private var baseline: (revolutions: UInt32, eventTime: UInt16, hostMicroseconds: Int64)?
@@ -71,7 +71,7 @@ public struct RevolutionRate: Sendable {
         } else if revolutions >= previous.revolutions {
             counted = revolutions - previous.revolutions
         } else {
-            // A 32-bit wheel count going down is a reset or a battery swap (§1.4), never a wrap.
+            // A 32-bit wheel count going down is a reset or a battery swap, never a wrap.
             rejectedCount += 1
             rebaseline(revolutions, eventTime, host)
             return nil
@@ -83,7 +83,7 @@ public struct RevolutionRate: Sendable {
                 rebaseline(revolutions, eventTime, host)
                 return nil
             }
-            // No new revolution (§7.2): hold the last rate, capped by "one revolution since the last one",
+            // No new revolution: hold the last rate, capped by "one revolution since the last one",
             // and drop to zero when the cap falls below half of it or after the timeout.
             let sinceRevolution = host - lastRevolutionHostMicroseconds
             if sinceRevolution >= zeroAfterMicroseconds {
@@ -102,7 +102,7 @@ public struct RevolutionRate: Sendable {
             rebaseline(revolutions, eventTime, host)
             return nil
         }
-        // Event time moved but the count did not: report 0 as OpenTracks does (§7.3).
+        // Event time moved but the count did not: report 0 as OpenTracks does.
         rate = newRate
         lastRevolutionHostMicroseconds = counted > 0 ? host : lastRevolutionHostMicroseconds
         baseline = (revolutions, eventTime, host)

@@ -11,7 +11,7 @@ struct SensorDecoder {
     private var cyclingPowerWheel: RevolutionRate
     private var cscWheel: RevolutionRate
     private var bikeDataAssembler = IndoorBikeDataAssembler()
-    /// The trainer's own total distance, which some machines reset mid-session (§7.3): accumulate increases.
+    /// The trainer's own total distance, which some machines reset mid-session: accumulate increases.
     private var lastTotalDistanceMeters: UInt32?
     /// Repeated identical power while the cranks stand still is a meter holding its last value, not riding.
     private var lastPower: Int16?
@@ -38,7 +38,7 @@ struct SensorDecoder {
         )
     }
 
-    /// A new connection: every counter baseline from before it is meaningless (§7.3).
+    /// A new connection: every counter baseline from before it is meaningless.
     mutating func connectionChanged() {
         crank.reset()
         cyclingPowerWheel.reset()
@@ -67,7 +67,7 @@ struct SensorDecoder {
                     crankStill = revolutionsPerSecond == 0
                 }
             }
-            // Negative power (back-pedalling, §1.4) is 0 W of work; the raw value stays in the journal. A meter that
+            // Negative power (back-pedalling) is 0 W of work; the raw value stays in the journal. A meter that
             // repeats its last power while the cranks stand still is holding a stale value: show 0.
             var watts = Double(max(0, measurement.instantaneousPower))
             if crankStill && lastCrankRateZero && lastPower == measurement.instantaneousPower { watts = 0 }

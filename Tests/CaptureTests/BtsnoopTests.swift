@@ -4,11 +4,11 @@ import XCTest
 @testable import Capture
 @testable import RideJournal
 
-/// The btsnoop reader against the spec's exact bytes (§9.7, §9.8) and against our writer.
+/// The btsnoop reader against bytes worked by hand from btsnoop's and the Core Specification's layouts and against our writer.
 final class BtsnoopTests: XCTestCase {
     func bytes(_ hex: String) -> [UInt8] { Journal.parseHex(hex)! }
 
-    /// Spec §9.8: the CPM notification record in an H4 file.
+    /// The CPM notification record in an H4 file.
     let h4File =
         "6274736e6f6f700000000001000003ea" + "00000014000000140000000100000000" + "00e2f512eec1e830"
         + "02" + "40200f00" + "0b000400" + "1b0e0020" + "00fa002a000040"
@@ -43,7 +43,7 @@ final class BtsnoopTests: XCTestCase {
             [GATTReplay.UnmappedHandle(sensor: "hci0-handle-0x40", handle: 0x000E, notifications: 1)])
     }
 
-    /// Spec §9.7's discovery exchange, then a battery read and the notification, written with our writer.
+    /// A discovery exchange (ATT Read By Group Type, Read By Type, Find Information), then a battery read and the notification, written with our writer.
     func testDiscoveryMapsHandlesAndReadsAreKept() throws {
         for datalink in [Btsnoop.Datalink.hciUART, .linuxMonitor, .hciUnframed] {
             var writer = BtsnoopWriter(datalink: datalink)
@@ -232,7 +232,7 @@ final class BtsnoopTests: XCTestCase {
     }
 
     func testFindInformationAlsoMapsValueHandles() throws {
-        // Spec §9.6 0x05 format 0x01: 0x000D is a declaration (0x2803), 0x000E the CPM value, 0x000F its CCCD.
+        // ATT Find Information Response, format 0x01: 0x000D is a declaration (0x2803), 0x000E the CPM value, 0x000F its CCCD.
         var writer = BtsnoopWriter(datalink: .hciUART)
         writer.appendConnection(handle: 0x0040, address: "C0:11:22:33:44:55", timeMicroseconds: 0)
         writer.appendATT(handle: 0x0040, received: false, timeMicroseconds: 1, bytes("04 0d00 0f00"))
@@ -249,7 +249,7 @@ final class BtsnoopTests: XCTestCase {
     }
 
     func testAFragmentedNotificationIsReassembled() throws {
-        // Spec §1.5 I: a 37-octet CPM notification does not fit a 27-octet ACL payload (§9.4).
+        // A 37-octet CPM notification does not fit a 27-octet ACL payload (without Data Length Extension).
         let value = bytes(
             "FF 1F C8 00 64 40 06 34 12 00 00 00 08 00 01 00 04 F4 01 9C FF 20 03 E0 FF B4 A0 05 0A 00 BE 00 64 00")
         var writer = BtsnoopWriter(datalink: .hciUART)

@@ -61,7 +61,7 @@ FIELDS = {
     },
 }
 
-# Spec worked examples that exercise fields the real fixtures lack (§1.5 I, §4.1).
+# Spec worked examples that exercise fields the real fixtures lack (every CPM flag, the heart rate's).
 SPEC_VECTORS = {
     0x2A63: ["ff1fc800644006341200000008000100 04f4019cff2003e0ffb4a0050a00be006400".replace(" ", ""),
              "2c0896002003 1b00c0f53900".replace(" ", ""), "0000fbff", "03002c0162",
@@ -101,12 +101,12 @@ def spec_checks(uuid, value):
         flags = struct.unpack_from("<H", value)[0]
         offset = 4 + (1 if flags & 0x01 else 0) + (2 if flags & 0x04 else 0) + (6 if flags & 0x10 else 0) \
             + (4 if flags & 0x20 else 0) + (4 if flags & 0x40 else 0) + (4 if flags & 0x80 else 0)
-        if flags & 0x100:  # §1.3: little-endian uint24, max in the low 12 bits, min in the high 12
+        if flags & 0x100:  # little-endian uint24, max in the low 12 bits, min in the high 12
             packed = value[offset] | value[offset + 1] << 8 | value[offset + 2] << 16
             checks["maximumAngle"] = packed & 0xFFF
             checks["minimumAngle"] = packed >> 12 & 0xFFF
     elif uuid == 0x2A5B:
-        flags = value[0]  # §3.1: wheel revs @1 (4), wheel time @5 (2), crank revs, crank time
+        flags = value[0]  # CSC Measurement: wheel revs @1 (4), wheel time @5 (2), crank revs, crank time
         if flags & 0x01:
             checks["lastWheelEventTime"] = struct.unpack_from("<H", value, 5)[0]
         if flags & 0x02:

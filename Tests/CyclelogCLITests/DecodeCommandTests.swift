@@ -4,7 +4,7 @@ import XCTest
 /// Runs the built `cyclelog` binary, as a user or a script would.
 final class DecodeCommandTests: XCTestCase {
     func testJSONHasTheRawKeysOfTheContract() throws {
-        // Spec §1.5 H: power 150 W, torque 800, crank 27 @ 62912, energy 57 kJ; flags 0x082C = 2092.
+        // A constructed Cycling Power Measurement: power 150 W, torque 800, crank 27 @ 62912, energy 57 kJ; flags 0x082C = 2092.
         let run = try cyclelog(["decode", "2a63", "--json", "2C 08 96 00 20 03 1B 00 C0 F5 39 00"])
         XCTAssertEqual(run.status, 0)
         XCTAssertEqual(
@@ -55,7 +55,7 @@ final class DecodeCommandTests: XCTestCase {
     }
 
     func testTheTableScalesEachFieldAndIsTheSameFromStandardInput() throws {
-        // Spec §1.5 H: flags 0x082C (bits 2, 3, 5, 11), 150 W, torque 800 × 1/32 N·m = 25 N·m, 27 crank
+        // The same constructed value: flags 0x082C (bits 2, 3, 5, 11), 150 W, torque 800 × 1/32 N·m = 25 N·m, 27 crank
         // revolutions at 62912 × 1/1024 s = 61.4375 s, 57 kJ; keys padded to the longest one.
         let payload = "2C 08 96 00 20 03 1B 00 C0 F5 39 00"
         let expected = [
@@ -77,7 +77,7 @@ final class DecodeCommandTests: XCTestCase {
         // is written (reading all input first would leave this waiting until the deadline).
         let (process, input, output, _) = try startCyclelog(["decode", "2a63", "--json"])
         defer { process.terminate() }
-        // Spec §1.2: flags 0, then the instantaneous power as sint16 (139 W, then -5 W).
+        // The GATT Specification Supplement's layout: flags 0, then the instantaneous power as sint16 (139 W, then -5 W).
         for (payload, expected) in [
             ("00008b00", #"{"flags": 0, "instantaneousPower": 139}"#),
             ("0000fbff", #"{"flags": 0, "instantaneousPower": -5}"#),

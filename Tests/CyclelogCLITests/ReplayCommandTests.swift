@@ -279,7 +279,7 @@ final class ReplayCommandTests: XCTestCase {
     }
 
     func testUnmappedHandlesAreNamedAndAMapFixesThem() throws {
-        // Spec §9.8's notification without discovery: handle 0x000E is unknown until --handle names it.
+        // The capture's notification without discovery: handle 0x000E is unknown until --handle names it.
         let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
         let capture = folder.appendingPathComponent("no-discovery.btsnoop")
         let hex =

@@ -8,7 +8,7 @@ import XCTest
 
 /// Steering the stand-in's smart trainer through the recorder over a private D-Bus: `record --control erg`, the
 /// CLI's verbs, what is written to the trainer's control point and what the trainer does, what it refuses, and
-/// the Reset at the end (FTMS §5.4).
+/// the Reset at the end (FTMS's control point).
 final class TrainerCommandTests: XCTestCase {
     private func recording(_ standIn: StandIn, _ arguments: [String], sensors: [String] = ["KICKR"]) async throws
         -> (Cyclelog, String)

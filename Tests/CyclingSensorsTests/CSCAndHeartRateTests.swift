@@ -4,7 +4,7 @@ import XCTest
 
 final class CSCMeasurementTests: XCTestCase {
     func testSpecExamples() throws {
-        // §3.1, pycycling: wheel 0xFFFFFFFF @ 0x3F03, crank 0x07FF @ 0x0FE7.
+        // pycycling's test vector: wheel 0xFFFFFFFF @ 0x3F03, crank 0x07FF @ 0x0FE7.
         let both = try CSCMeasurement(decoding: bytes("03 FF FF FF FF 03 3F FF 07 E7 0F"))
         XCTAssertEqual(
             both.wheelRevolutionData, .init(cumulativeWheelRevolutions: 4_294_967_295, lastWheelEventTime: 16131))
@@ -27,7 +27,7 @@ final class CSCMeasurementTests: XCTestCase {
     }
 
     func testOpenTracksVectorWithTwoTrailingBytes() throws {
-        // §3.1: crank 200 @ 0, then 06 99 beyond the flagged fields — tolerated and counted.
+        // OpenTracks' test vector: crank 200 @ 0, then 06 99 beyond the flagged fields — tolerated and counted.
         let value = try CSCMeasurement(decoding: bytes("02 C8 00 00 00 06 99"))
         XCTAssertEqual(value.crankRevolutionData, .init(cumulativeCrankRevolutions: 200, lastCrankEventTime: 0))
         XCTAssertEqual(value.trailingByteCount, 2)

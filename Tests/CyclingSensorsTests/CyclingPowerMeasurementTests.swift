@@ -6,25 +6,25 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     typealias CPM = CyclingPowerMeasurement
 
     func testFlagsZeroIsPowerOnly() throws {
-        // Spec §1.5 A (pycycling's test vector): 0x04D2 = 1234 W.
+        // pycycling's test vector: 0x04D2 = 1234 W.
         let value = try CPM(decoding: bytes("00 00 D2 04"))
         XCTAssertEqual(value.flags, [])
         XCTAssertEqual(value.instantaneousPower, 1234)
         XCTAssertNil(value.pedalPowerBalance)
         XCTAssertNil(value.crankRevolutionData)
         XCTAssertEqual(value.trailingByteCount, 0)
-        XCTAssertEqual(try CPM(decoding: bytes("00 00 28 00")).instantaneousPower, 40)  // §1.5 D, OpenTracks
+        XCTAssertEqual(try CPM(decoding: bytes("00 00 28 00")).instantaneousPower, 40)  // OpenTracks' test vector
     }
 
     func testPowerIsSigned() throws {
-        // §1.5 F: 0xFFFB is −5 W (pycycling reports 65531).
+        // Constructed: 0xFFFB is −5 W (pycycling reports 65531).
         XCTAssertEqual(try CPM(decoding: bytes("00 00 FB FF")).instantaneousPower, -5)
         XCTAssertEqual(try CPM(decoding: bytes("00 00 00 80")).instantaneousPower, -32768)
         XCTAssertEqual(try CPM(decoding: bytes("00 00 FF 7F")).instantaneousPower, 32767)
     }
 
     func testWheelAndCrankAtTheirMaximum() throws {
-        // §1.5 B: wheel revs 0xFFFFFFFF, wheel time 0x3F03 = 16131 (1/2048 s), crank 0x07FF, time 0x0FE7.
+        // pycycling's test vector: wheel revs 0xFFFFFFFF, wheel time 0x3F03 = 16131 (1/2048 s), crank 0x07FF, time 0x0FE7.
         let value = try CPM(decoding: bytes("30 00 D2 04 FF FF FF FF 03 3F FF 07 E7 0F"))
         XCTAssertEqual(value.flags, [.wheelRevolutionDataPresent, .crankRevolutionDataPresent])
         XCTAssertEqual(
@@ -39,7 +39,7 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     }
 
     func testTorqueAndCrank() throws {
-        // §1.5 C (OpenTracks): flags 0x2C; torque 0x009F = 159 (4.96875 N·m, crank-based); crank 12 @ 0x42E5.
+        // OpenTracks' test vector: flags 0x2C; torque 0x009F = 159 (4.96875 N·m, crank-based); crank 12 @ 0x42E5.
         let value = try CPM(decoding: bytes("2C 00 00 00 9F 00 0C 00 E5 42"))
         XCTAssertEqual(
             value.flags, [.accumulatedTorquePresent, .accumulatedTorqueSourceCrank, .crankRevolutionDataPresent])
@@ -49,7 +49,7 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     }
 
     func testBalanceWithLeftReference() throws {
-        // §1.5 G: balance 0x62 = 98 half-percent = 49.0 % of the left pedal.
+        // Constructed: balance 0x62 = 98 half-percent = 49.0 % of the left pedal.
         let value = try CPM(decoding: bytes("03 00 2C 01 62"))
         XCTAssertEqual(value.instantaneousPower, 300)
         XCTAssertEqual(value.pedalPowerBalance, 98)
@@ -57,7 +57,7 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     }
 
     func testTorqueCrankAndEnergy() throws {
-        // §1.5 H: flags 0x082C; torque 0x0320 = 800; crank 27 @ 0xF5C0 = 62912; energy 0x0039 = 57 kJ.
+        // Constructed: flags 0x082C; torque 0x0320 = 800; crank 27 @ 0xF5C0 = 62912; energy 0x0039 = 57 kJ.
         let value = try CPM(decoding: bytes("2C 08 96 00 20 03 1B 00 C0 F5 39 00"))
         XCTAssertEqual(value.instantaneousPower, 150)
         XCTAssertEqual(value.accumulatedTorque, 800)
@@ -70,7 +70,7 @@ final class CyclingPowerMeasurementTests: XCTestCase {
         "FF 1F C8 00 64 40 06 34 12 00 00 00 08 00 01 00 04 F4 01 9C FF 20 03 E0 FF B4 A0 05 0A 00 BE 00 64 00")
 
     func testAllFlags() throws {
-        // §1.5 I: every one of the 13 defined bits.
+        // Constructed: every one of the 13 defined bits.
         let value = try CPM(decoding: Self.allFlags)
         XCTAssertEqual(value.flags.rawValue, 0x1FFF)
         XCTAssertEqual(value.instantaneousPower, 200)
@@ -130,7 +130,7 @@ final class CyclingPowerMeasurementTests: XCTestCase {
     }
 
     func testEveryPrefixOfTheAllFlagsValueFails() {
-        // Field sizes from the spec's table §1.2.
+        // Field sizes from the GATT Specification Supplement's table.
         let layout: Layout = [
             ("flags", 2), ("instantaneousPower", 2), ("pedalPowerBalance", 1), ("accumulatedTorque", 2),
             ("cumulativeWheelRevolutions", 4), ("lastWheelEventTime", 2), ("cumulativeCrankRevolutions", 2),

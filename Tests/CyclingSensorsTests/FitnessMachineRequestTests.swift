@@ -1,7 +1,7 @@
 import CyclingSensors
 import Testing
 
-/// The requests cyclelog writes to a trainer, against the spec's layouts (the digest's §5.4 worked examples) and
+/// The requests cyclelog writes to a trainer, against the spec's layouts (FTMS's control point, worked by hand) and
 /// a second implementation's numbers (GoldenCheetah's `src/Train/Ftms.h`: its enums, written out here).
 @Suite struct FitnessMachineRequestTests {
     @Test func requestsAreTheSpecsBytes() throws {
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func theDigestsFeatureExampleListsItsTargets() throws {
-        // §5.2: targets 0x0000A00C = resistance, power, simulation parameters, spin down.
+        // FTMS's Fitness Machine Feature: targets 0x0000A00C = resistance, power, simulation parameters, spin down.
         let feature = try FitnessMachineFeature(decoding: bytes("86 40 00 00 0C A0 00 00"))
         #expect(feature.supports(.resistance) && feature.supports(.power))
         #expect(feature.supports(.indoorBikeSimulation) && feature.supports(.spinDown))

@@ -4,7 +4,7 @@ import XCTest
 
 final class IndoorBikeDataTests: XCTestCase {
     func testRealIConsoleRecord() throws {
-        // §5.1, a real iConsole+ bike: flags 0x0B74.
+        // A real iConsole+ bike: flags 0x0B74.
         let value = try IndoorBikeData(
             decoding: bytes("74 0B 3C 05 48 00 21 00 00 01 00 18 00 02 00 00 00 00 56 10 00"))
         XCTAssertEqual(value.instantaneousSpeed, 1340)  // 13.40 km/h
@@ -19,7 +19,7 @@ final class IndoorBikeDataTests: XCTestCase {
     }
 
     func testMoreDataMeansNoSpeed() throws {
-        // §5.1: 0x0251 has bit 0 set, so the first field is the distance 0x0030D4 = 12 500 m.
+        // 0x0251 has bit 0 set, so the first field is the distance 0x0030D4 = 12 500 m.
         let value = try IndoorBikeData(decoding: bytes("51 02 D4 30 00 FA 00 8C"))
         XCTAssertNil(value.instantaneousSpeed)
         XCTAssertFalse(value.endsRecord)
@@ -29,7 +29,7 @@ final class IndoorBikeDataTests: XCTestCase {
     }
 
     func testAverageSpeedComesBeforeCadence() throws {
-        // §5.1 27-octet example: bit 1 (average speed) is read before bit 2 (cadence).
+        // A 27-octet value, constructed: bit 1 (average speed) is read before bit 2 (cadence).
         let value = try IndoorBikeData(decoding: Self.allTableFields)
         XCTAssertEqual(value.instantaneousSpeed, 2600)
         XCTAssertEqual(value.averageSpeed, 2500)

@@ -3,7 +3,7 @@ import XCTest
 
 final class CyclingPowerVectorAndFeatureTests: XCTestCase {
     func testVectorWithForceArray() throws {
-        // §2.1: flags 0x15 = crank data, force array, direction 1; forces 100, −20, 350 N.
+        // Constructed: flags 0x15 = crank data, force array, direction 1; forces 100, −20, 350 N.
         let value = try CyclingPowerVector(decoding: bytes("15 02 01 00 08 64 00 EC FF 5E 01"))
         XCTAssertEqual(value.crankRevolutionData, .init(cumulativeCrankRevolutions: 258, lastCrankEventTime: 2048))
         XCTAssertEqual(value.instantaneousForceMagnitudes, [100, -20, 350])
@@ -31,7 +31,7 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
     }
 
     func testFeatureBitsIncludingDistributedSystem() throws {
-        // §2.2 gymnasticon: 0x0C = wheel + crank revolution data.
+        // gymnasticon's feature value: 0x0C = wheel + crank revolution data.
         let wheelAndCrank = try CyclingPowerFeature(decoding: bytes("0C 00 00 00"))
         XCTAssertEqual(wheelAndCrank.features, [.wheelRevolutionData, .crankRevolutionData])
         XCTAssertEqual(wheelAndCrank.distributedSystemSupport, .unspecified)
@@ -50,7 +50,7 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
         XCTAssertEqual(try CyclingPowerFeature(decoding: bytes("00 00 30 00")).distributedSystemSupport, .reserved)
         XCTAssertTrue(
             try CyclingPowerFeature(decoding: bytes("00 00 08 00")).features.contains(.enhancedOffsetCompensation))
-        // Spec §2.2 says 4 octets, but a real Wahoo KICKR sends 2: a short field gives the bits it has and says
+        // The GATT Specification Supplement says 4 octets, but a real Wahoo KICKR sends 2: a short field gives the bits it has and says
         // which are unknown; nothing at all, or a fifth octet, is malformed.
         let kickr = try CyclingPowerFeature(decoding: bytes("0E 00"))
         XCTAssertEqual(kickr.features, [.accumulatedTorque, .wheelRevolutionData, .crankRevolutionData])
@@ -88,7 +88,7 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
 
 final class ControlPointTests: XCTestCase {
     func testCyclingPowerControlPointExamples() throws {
-        // §2.4 worked examples.
+        // CPS's procedures, worked by hand.
         XCTAssertEqual(CyclingPowerControlPoint.setCrankLength(halfMillimetres: 345), bytes("04 59 01"))
         let set = try CyclingPowerControlPoint(decoding: bytes("04 59 01")).message
         XCTAssertNil(set.result)
@@ -127,7 +127,7 @@ final class ControlPointTests: XCTestCase {
     }
 
     func testSCControlPointExamples() throws {
-        // §3.3: reset the wheel count, supported locations, calibration not supported.
+        // The SC Control Point's procedures: reset the wheel count, supported locations, calibration not supported.
         XCTAssertEqual(SCControlPoint.request(0x01, [0]), bytes("01 00 00 00 00"))
         XCTAssertEqual(try SCControlPoint(decoding: bytes("10 01 01")).message.result, .success)
         XCTAssertEqual(
@@ -141,7 +141,7 @@ final class ControlPointTests: XCTestCase {
     }
 
     func testFitnessMachineControlPointExamples() throws {
-        // §5.4 worked examples.
+        // FTMS's control point, worked by hand.
         XCTAssertEqual(FitnessMachineControlPoint.request(0x00), [0x00])
         XCTAssertEqual(FitnessMachineControlPoint.setTargetPower(watts: 200), bytes("05 C8 00"))
         XCTAssertEqual(try FitnessMachineControlPoint(decoding: bytes("80 05 01")).message.result, .success)
@@ -184,7 +184,7 @@ final class ControlPointTests: XCTestCase {
     }
 
     func testFitnessMachineReadValues() throws {
-        // §5.2: features 0x00004086 and targets 0x0000A00C, little-endian (Wireshark reads big-endian).
+        // FTMS's Fitness Machine Feature: features 0x00004086 and targets 0x0000A00C, little-endian (Wireshark reads big-endian).
         let feature = try FitnessMachineFeature(decoding: bytes("86 40 00 00 0C A0 00 00"))
         XCTAssertEqual(feature.fitnessMachineFeatures, 0x4086)
         XCTAssertEqual(feature.targetSettingFeatures, 0xA00C)

@@ -329,7 +329,7 @@ actor FakeSensorBus: SensorBus {
         log("write \(characteristic.path) " + value.map { String(format: "%02x", $0) }.joined())
         guard characteristic.shortUUID == 0x2AD9 else { return }
         writtenValues[characteristic.devicePath, default: []].append(value)
-        // The answer is an indication (FTMS §5.4), after the write's own acknowledgement.
+        // The answer is an indication (FTMS's control point), after the write's own acknowledgement.
         if let answers = trainerAnswers, let opCode = value.first,
             deviceObjects[characteristic.devicePath]?.connected == true
         {

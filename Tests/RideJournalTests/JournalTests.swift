@@ -31,7 +31,7 @@ final class JournalTests: XCTestCase {
             timeMicroseconds: 1_714_550_400_510_000,
             .notification(
                 sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: [0x20, 0, 0xFA, 0, 0x2A, 0, 0, 0x40])),
-        // A trainer asked for 200 W (Set Target Power) and its answer, Success (FTMS §5.4).
+        // A trainer asked for 200 W (Set Target Power) and its answer, Success (FTMS's control point).
         RideEvent(
             timeMicroseconds: 1_714_550_400_600_000,
             .write(sensor: "F1:22:33:44:55:66", characteristic: 0x2AD9, value: [0x05, 0xC8, 0x00])),

@@ -145,7 +145,7 @@ class PowerControlPoint:
 
 
 class FitnessMachineTrainer:
-    """A smart trainer's Fitness Machine Service (FTMS §5): the features and ranges it declares, a control point
+    """A smart trainer's Fitness Machine Service (FTMS): the features and ranges it declares, a control point
     that answers as the spec says (Request Control before anything else, else Control Not Permitted; a target
     outside the declared range is Invalid Parameter; a mode its features do not list is Op Code Not Supported;
     `refuse` maps op codes to the result they always get), and a power that follows its target as a first-order
@@ -173,7 +173,7 @@ class FitnessMachineTrainer:
         return target in self.targets
 
     def feature(self):
-        """Fitness Machine Feature (§5.2): cadence (bit 1) and power (bit 14) measured; the targets it takes."""
+        """Fitness Machine Feature: cadence (bit 1) and power (bit 14) measured; the targets it takes."""
         bits = 0
         for target in self.targets:
             bits |= 1 << self.TARGET_BITS[target]
@@ -241,7 +241,7 @@ class FitnessMachineTrainer:
 
     def status_after(self, request, answer):
         """Fitness Machine Status messages that follow an answer, as (seconds later, bytes): a spin down that
-        started reports Spin Down Status (§5.5 op 0x14) 1 requested, then 4 stop pedalling, then its result
+        started reports Spin Down Status (Fitness Machine Status op 0x14) 1 requested, then 4 stop pedalling, then its result
         (`spin_down_result`: 2 success, 3 error)."""
         if request[:1] == b"\x13" and answer[:3] == bytes([0x80, 0x13, 0x01]):
             return [(0.5, bytes([0x14, 0x01])), (1.5, bytes([0x14, 0x04])), (3.0, bytes([0x14, self.spin_down_result]))]
@@ -254,7 +254,7 @@ class FitnessMachineTrainer:
         self.true_watts += (self.target_watts - self.true_watts) * (1 - math.exp(-elapsed / self.tau))
 
     def bike_data(self):
-        """Indoor Bike Data (§5.1): flags 0x0044 (cadence and power present; speed always is): 30.00 km/h, the
+        """Indoor Bike Data: flags 0x0044 (cadence and power present; speed always is): 30.00 km/h, the
         rider's cadence, and the power as the trainer reads it."""
         self.step()
         reported = int(round(self.true_watts * self.reads_high))

@@ -2,7 +2,8 @@ import XCTest
 
 @testable import Workouts
 
-/// Spec §7.1's worked numbers and §7.2–7.3's rules for unchanged event times, resets and jumps.
+/// The revolution rate from counters and event times worked by hand, and the rules for unchanged event times, resets
+/// and jumps.
 final class RevolutionRateTests: XCTestCase {
     /// Feeds two measurements one host second apart and returns the rate of the second.
     func rate(
@@ -62,7 +63,7 @@ final class RevolutionRateTests: XCTestCase {
     func testASensorResetIsABaselineNotASpike() {
         var wheel = RevolutionRate.wheel(ticksPerSecond: 1024, circumferenceMeters: 2.105)
         _ = wheel.update(revolutions: 50_000, eventTime: 1000, atMicroseconds: 0)
-        // Battery swap: the 32-bit count restarts near 0. A decrease is never a wrap (§1.4).
+        // Battery swap: the 32-bit count restarts near 0. A decrease is never a wrap.
         XCTAssertNil(wheel.update(revolutions: 3, eventTime: 2000, atMicroseconds: 1_000_000))
         XCTAssertEqual(wheel.rejectedCount, 1)
         // The next measurement is measured against the new baseline.

@@ -5,7 +5,7 @@ import XCTest
 
 final class UTCTimeAndGoalTests: XCTestCase {
     func testTheSpecTimestampFormatsAndReadsBack() {
-        // Spec §9.8: 1 714 550 400 510 000 µs = 2024-05-01 08:00:00.510 UTC.
+        // date -u -d @1714550400: 1 714 550 400 510 000 µs = 2024-05-01 08:00:00.510 UTC.
         XCTAssertEqual(UTCTime.format(microseconds: 1_714_550_400_510_000), "2024-05-01T08:00:00.510000Z")
         XCTAssertEqual(UTCTime.parse("2024-05-01T08:00:00.510000Z"), 1_714_550_400_510_000)
         XCTAssertEqual(UTCTime.parse("2024-05-01T08:00:00.51Z"), 1_714_550_400_510_000)
