@@ -32,9 +32,9 @@ started=$SECONDS
 "$swift" test --skip-build --disable-swift-testing --parallel --num-workers "${TEST_WORKERS:-4}" \
     --xunit-output "$(dirname "$binary")/xctest-timings.xml" > "$logs/xctest" 2>&1 &
 xctest=$!
-# One suite at a time in that process: several sync tests wait on programs with blocking calls, which would hold
-# the two cooperative threads of a 2-core machine and starve the recorder scenarios' tasks.
-"$binary" --testing-library swift-testing --no-parallel > "$logs/swift-testing" 2>&1 &
+# Its suites side by side: a test that waits on a program or a server does so on a thread of its own
+# (Tests/TestSupport/OffThePool.swift), never on one of the concurrency pool's two threads.
+"$binary" --testing-library swift-testing > "$logs/swift-testing" 2>&1 &
 testing=$!
 wait "$testing"
 testing_status=$?

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A network that can be cut: two network namespaces joined by a veth pair, the client's (10.231.N.2) and the
 /// server's (10.231.N.1). A program run inside the client's reaches a server started in the server's
@@ -19,7 +20,10 @@ final class NetworkCut: Sendable {
     static var possible: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: ip) }
     static let ip = "/usr/sbin/ip"
 
-    init() throws {
+    /// Makes the namespaces and the pair (a dozen `ip` commands, waited for off the concurrency pool).
+    static func made() async throws -> NetworkCut { try await offThePool { try NetworkCut() } }
+
+    private init() throws {
         let tag = Int(getpid()) % 10_000
         client = "cyclelog-cut-\(tag)c"
         server = "cyclelog-cut-\(tag)s"
@@ -58,28 +62,40 @@ final class NetworkCut: Sendable {
         (Self.ip, ["netns", "exec", client, program] + arguments)
     }
 
-    func cut() throws { try PostgresServer.run(Self.ip, ["-n", server, "link", "set", serverInterface, "down"]) }
+    func cut() async throws {
+        try await offThePool {
+            try PostgresServer.run(Self.ip, ["-n", self.server, "link", "set", self.serverInterface, "down"])
+        }
+    }
 
     /// Brings the server's end up again and waits until the link carries packets: both ends operational, and
     /// neither side remembering the other as unreachable (an address resolution that failed while the link was
     /// down is kept as FAILED for seconds, and a new connection meanwhile fails at once).
-    func restore() throws {
+    func restore() async throws {
+        try await offThePool { try self.restoreNow() }
+    }
+
+    private func restoreNow() throws {
         try PostgresServer.run(Self.ip, ["-n", server, "link", "set", serverInterface, "up"])
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             let ends = [(server, serverInterface), (client, clientInterface)].map { namespace, interface in
-                (try? runProgram(Self.ip, ["-n", namespace, "-o", "link", "show", "dev", interface]))?.output ?? ""
+                (try? runProgramNow(Self.ip, ["-n", namespace, "-o", "link", "show", "dev", interface]))?.output ?? ""
             }
             if ends.allSatisfy({ $0.contains("state UP") }) { break }
             usleep(20_000)
         }
-        _ = try? runProgram(Self.ip, ["-n", server, "neigh", "flush", "dev", serverInterface])
-        _ = try? runProgram(Self.ip, ["-n", client, "neigh", "flush", "dev", clientInterface])
+        _ = try? runProgramNow(Self.ip, ["-n", server, "neigh", "flush", "dev", serverInterface])
+        _ = try? runProgramNow(Self.ip, ["-n", client, "neigh", "flush", "dev", clientInterface])
     }
 
     /// Deletes both namespaces, and the pair with them (a server still running keeps its own until it ends).
+    /// On a thread of its own, not waited for: it is called from a test's `defer`, which cannot wait.
     func remove() {
-        _ = try? runProgram(Self.ip, ["netns", "del", client])
-        _ = try? runProgram(Self.ip, ["netns", "del", server])
+        let (client, server) = (client, server)
+        Thread.detachNewThread {
+            _ = try? runProgramNow(Self.ip, ["netns", "del", client])
+            _ = try? runProgramNow(Self.ip, ["netns", "del", server])
+        }
     }
 }

@@ -9,9 +9,12 @@ import TestSupport
 /// only on a Unix socket in that folder, trusting local logins; stopped and removed when the test process ends.
 /// Each test makes a database of its own in it.
 final class PostgresServer: Sendable {
-    static let shared: PostgresServer = {
+    /// The server the tests share, started by the first test that asks for it.
+    static var shared: PostgresServer { get async { await offThePool { sharedServer } } }
+
+    private static let sharedServer: PostgresServer = {
         do {
-            return try PostgresServer()
+            return try PostgresServer(withTLS: false, plainTCPAddress: nil, namespace: nil)
         } catch {
             fatalError("PostgreSQL could not be started for the tests (make test installs postgresql-15): \(error)")
         }
@@ -38,7 +41,15 @@ final class PostgresServer: Sendable {
     /// `plainTCPAddress`: also listening there without TLS, trusting logins from its /16 (a test network).
     /// `namespace`: the network namespace the server runs in (`NetworkCut`); its Unix socket is reached from
     /// anywhere on this machine all the same.
-    init(withTLS: Bool = false, plainTCPAddress: String? = nil, namespace: String? = nil) throws {
+    static func started(withTLS: Bool = false, plainTCPAddress: String? = nil, namespace: String? = nil) async throws
+        -> PostgresServer
+    {
+        try await offThePool {
+            try PostgresServer(withTLS: withTLS, plainTCPAddress: plainTCPAddress, namespace: namespace)
+        }
+    }
+
+    private init(withTLS: Bool, plainTCPAddress: String?, namespace: String?) throws {
         self.namespace = namespace
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
@@ -101,7 +112,7 @@ final class PostgresServer: Sendable {
             try (conf + "listen_addresses = '\(plainTCPAddress)'\nport = \(tcpPort)\n").write(
                 toFile: data + "/postgresql.conf", atomically: false, encoding: .utf8)
         }
-        try start()
+        try startServer()
         // Stopped and removed when the test process ends, however it ends (a crash, a kill): a watchdog waits for it.
         let stop = (account.map { "/usr/sbin/runuser -u \($0) -- " } ?? "") + binaries + "/pg_ctl"
         try Self.run(
@@ -113,7 +124,10 @@ final class PostgresServer: Sendable {
             ])
     }
 
-    func start() throws {
+    /// Starts the server again after `stopImmediately`.
+    func start() async throws { try await offThePool { try self.startServer() } }
+
+    private func startServer() throws {
         try asServer(
             "pg_ctl",
             [
@@ -141,8 +155,13 @@ final class PostgresServer: Sendable {
     }
 
     /// Stops the server as a crash or a pulled plug would: no clean shutdown.
-    func stopImmediately() throws {
-        try asServer("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "-w", "stop"])
+    func stopImmediately() async throws { try await offThePool { try self.stopNow() } }
+
+    private func stopNow() throws { try asServer("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "-w", "stop"]) }
+
+    /// `stopImmediately` on a thread of its own, not waited for: for a test's `defer`, which cannot wait.
+    func stopLater() {
+        Thread.detachNewThread { try? self.stopNow() }
     }
 
     /// The server's log, for a failing test's message.
@@ -158,7 +177,7 @@ final class PostgresServer: Sendable {
 
     /// Runs a program to its end; throws with its output when it fails.
     static func run(_ path: String, _ arguments: [String]) throws {
-        let (status, output) = try runProgram(path, arguments)
+        let (status, output) = try runProgramNow(path, arguments)
         guard status == 0 else {
             throw Failed(description: "\(path) \(arguments.joined(separator: " ")) failed (\(status)): \(output)")
         }
@@ -206,14 +225,21 @@ final class PostgresServer: Sendable {
 
 /// Runs a program to its end from /tmp (the server's account may not enter the tests' folder) with its output in a
 /// file (Foundation's Process can miss the exit of a program that leaves a daemon behind, as pg_ctl does): its exit
-/// status (as `waitProgram` gives it, -1 when it hung) and output.
+/// status (as `waitProgram` gives it, -1 when it hung) and output. Waited for off the concurrency pool.
 func runProgram(
+    _ path: String, _ arguments: [String], environment: [String: String] = [:]
+) async throws -> (status: Int32, output: String) {
+    try await offThePool { try runProgramNow(path, arguments, environment: environment) }
+}
+
+/// `runProgram`, holding the calling thread until the program ends.
+func runProgramNow(
     _ path: String, _ arguments: [String], environment: [String: String] = [:]
 ) throws -> (status: Int32, output: String) {
     let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-run-\(UUID())").path
     defer { unlink(outputPath) }
     let pid = try spawnProgram(path, arguments, environment: environment, output: outputPath)
-    let status = waitProgram(pid, seconds: 120)
+    let status = waitProgramNow(pid, seconds: 120)
     let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
     return (status ?? -1, status == nil ? "(killed after 120 s) " + output : output)
 }
@@ -242,7 +268,13 @@ func spawnProgram(
 
 /// Waits for a program started by `spawnProgram`: its exit status, or 128 + the signal that ended it; nil when it
 /// had not ended after `seconds` (it is then killed: a hang is a failure to report, not a test run that never ends).
-func waitProgram(_ pid: pid_t, seconds: Double = 60) -> Int32? {
+/// Waited for off the concurrency pool.
+func waitProgram(_ pid: pid_t, seconds: Double = 60) async -> Int32? {
+    await offThePool { waitProgramNow(pid, seconds: seconds) }
+}
+
+/// `waitProgram`, holding the calling thread until the program ends.
+func waitProgramNow(_ pid: pid_t, seconds: Double = 60) -> Int32? {
     var status: Int32 = 0
     let deadline = ContinuousClock.now + .seconds(seconds)
     while true {

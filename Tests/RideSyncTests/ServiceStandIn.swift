@@ -23,7 +23,12 @@ final class ServiceStandIn: @unchecked Sendable {
         var description: String
     }
 
-    init(_ arguments: [String] = []) throws {
+    /// Starts the stand-in and waits for the ports it listens on (off the concurrency pool).
+    static func started(_ arguments: [String] = []) async throws -> ServiceStandIn {
+        try await offThePool { try ServiceStandIn(arguments) }
+    }
+
+    private init(_ arguments: [String]) throws {
         output = FileManager.default.temporaryDirectory.appendingPathComponent("standin-\(UUID())").path
         pid = try spawnProgram("python3", [Self.script, "--port", "0"] + arguments, environment: [:], output: output)
         let deadline = Date().addingTimeInterval(20)
@@ -47,8 +52,10 @@ final class ServiceStandIn: @unchecked Sendable {
 
     deinit {
         kill(pid, SIGTERM)
-        _ = waitProgram(pid, seconds: 5)
         unlink(output)
+        // Reaped on a thread of its own: a deinit cannot wait, and the stand-in ends within milliseconds.
+        let pid = pid
+        Thread.detachNewThread { _ = waitProgramNow(pid, seconds: 5) }
     }
 
     var address: String { "http://127.0.0.1:\(port)" }
@@ -86,9 +93,11 @@ struct UploadRig {
     let standIn: ServiceStandIn
     let folder: String
 
-    init(rides: Int = 2) throws {
-        self.init(collector: try Collector(), standIn: try ServiceStandIn())
-        for (day, journal) in Fixtures.journals.prefix(rides).enumerated() { try ride(journal, onDay: day + 1) }
+    /// A collector with `rides` of the fixtures' rides and a stand-in of the services.
+    static func made(rides: Int = 2) async throws -> UploadRig {
+        let rig = UploadRig(collector: try Collector(), standIn: try await ServiceStandIn.started())
+        for (day, journal) in Fixtures.journals.prefix(rides).enumerated() { try rig.ride(journal, onDay: day + 1) }
+        return rig
     }
 
     init(collector: Collector, standIn: ServiceStandIn) {
@@ -107,8 +116,8 @@ struct UploadRig {
         _ = try Replayer(store: collector.store).replay(try CaptureFile.load(path))
     }
 
-    func sync(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try runProgram(try builtBinary("cyclelog-sync").path, arguments + ["--db", collector.path])
+    func sync(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        try await runProgram(try builtBinary("cyclelog-sync").path, arguments + ["--db", collector.path])
     }
 
     /// A file only its owner reads, holding `secret`.
@@ -119,9 +128,9 @@ struct UploadRig {
         return path
     }
 
-    func addIntervals() throws {
+    func addIntervals() async throws {
         let key = try secretFile("intervals-key", ServiceStandIn.apiKey)
-        let added = try sync([
+        let added = try await sync([
             "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", key, "--address",
             standIn.address, "--since", "1990-01-01",
         ])
@@ -130,7 +139,7 @@ struct UploadRig {
 
     /// The Strava account through its OAuth flow: the authorization page's address read from the program's output,
     /// opened on the stand-in (which approves at once), its redirect followed to the program's loopback listener.
-    func addStrava(stranger: ((Int) throws -> Void)? = nil) throws {
+    func addStrava(stranger: ((Int) throws -> Void)? = nil) async throws {
         let secret = try secretFile("strava-secret", ServiceStandIn.clientSecret)
         let output = folder + "/add-strava.out"
         let pid = try spawnProgram(
@@ -142,7 +151,7 @@ struct UploadRig {
             ], environment: [:], output: output)
         var url: String?
         for _ in 0..<200 where url == nil {
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
             url = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
                 .first { $0.hasPrefix("http://") }.map(String.init)
         }
@@ -167,7 +176,7 @@ struct UploadRig {
         guard landed.status == 200, landed.body.contains("cyclelog is authorized") else {
             throw ServiceStandIn.Failed(description: "the listener answered \(landed.status): \(landed.body)")
         }
-        let status = waitProgram(pid, seconds: 30)
+        let status = await waitProgram(pid, seconds: 30)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         guard status == 0 else { throw ServiceStandIn.Failed(description: "account add strava: \(text)") }
     }

@@ -9,14 +9,18 @@ import WorkoutStore
 /// `cyclelog-sync` and `cyclelog rider` as a rider runs them.
 @Suite("cyclelog-sync's command line")
 struct SyncCommandTests {
-    func sync(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-        try runProgram(try builtBinary("cyclelog-sync").path, arguments, environment: environment)
+    func sync(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
+        status: Int32, output: String
+    ) {
+        try await runProgram(try builtBinary("cyclelog-sync").path, arguments, environment: environment)
     }
 
     @Test("a password in --postgres is refused before anything is sent, and the address is read as libpq reads it")
-    func passwordRefused() throws {
+    func passwordRefused() async throws {
         let collector = try Collector()
-        let result = try sync(["push", "--db", collector.path, "--postgres", "postgres://anna:secret@db.example/rides"])
+        let result = try await sync([
+            "push", "--db", collector.path, "--postgres", "postgres://anna:secret@db.example/rides",
+        ])
         #expect(result.status == 2)
         #expect(result.output.contains("must not carry a password"))
         #expect(!result.output.contains("secret"))
@@ -31,7 +35,7 @@ struct SyncCommandTests {
     }
 
     @Test("the password comes from the credential (unless empty), a password file or ~/.pgpass, in that order")
-    func passwordSources() throws {
+    func passwordSources() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cyclelog-pass-\(UUID())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try "db.example:5432:rides:anna:from\\:pgpass\n".write(
@@ -60,40 +64,40 @@ struct SyncCommandTests {
     }
 
     @Test("no server: exit 75 in words, recorded for status; back-off 1, 2, 4 … 300 s")
-    func unreachable() throws {
+    func unreachable() async throws {
         let collector = try Collector()
         try collector.replay(Fixtures.journals[0])
         let nowhere = [
             "PGHOST": FileManager.default.temporaryDirectory.appendingPathComponent("no-server-\(UUID())").path
         ]
-        let result = try sync(["sync", "--db", collector.path], environment: nowhere)
+        let result = try await sync(["sync", "--db", collector.path], environment: nowhere)
         #expect(result.status == 75)
         #expect(result.output.contains("cannot reach the shared store"))
-        let status = try sync(["status", "--db", collector.path])
+        let status = try await sync(["status", "--db", collector.path])
         #expect(status.status == 0)
         #expect(status.output.contains("Waiting to be pushed: 1 ride, 0 deletions."))
         #expect(status.output.contains("Last successful sync: never."))
         #expect(status.output.contains("(1 in a row): cannot reach the shared store"))
-        let json = try sync(["status", "--json", "--db", collector.path])
+        let json = try await sync(["status", "--json", "--db", collector.path])
         let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
         #expect((object?["pendingRides"] as? [Any])?.count == 1 && object?["failuresInARow"] as? Int == 1)
         #expect((1...11).map { Backoff.seconds(afterFailures: $0) } == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300])
         // A dry run lists what would go, and sends nothing (no server is asked).
-        let dry = try sync(["push", "--dry-run", "--db", collector.path], environment: nowhere)
+        let dry = try await sync(["push", "--dry-run", "--db", collector.path], environment: nowhere)
         #expect(dry.status == 0 && dry.output.contains("v1: would be pushed"))
     }
 
     @Test("cyclelog rider shows and renames the rider; a deleted ride waits as a deletion")
-    func riderAndDeletion() throws {
+    func riderAndDeletion() async throws {
         let collector = try Collector()
         let id = try collector.replay(Fixtures.journals[0])
         let cyclelog = try builtBinary("cyclelog").path
-        let renamed = try runProgram(cyclelog, ["rider", "Anna Z", "--db", collector.path])
+        let renamed = try await runProgram(cyclelog, ["rider", "Anna Z", "--db", collector.path])
         #expect(renamed.status == 0 && renamed.output.contains("Rider: Anna Z ("))
         #expect(try collector.store.rider().name == "Anna Z")
-        #expect(try runProgram(cyclelog, ["rider", "", "--db", collector.path]).status != 0)
-        #expect(try runProgram(cyclelog, ["delete", "\(id)", "--db", collector.path]).status == 0)
-        let status = try sync(["status", "--db", collector.path])
+        #expect(try await runProgram(cyclelog, ["rider", "", "--db", collector.path]).status != 0)
+        #expect(try await runProgram(cyclelog, ["delete", "\(id)", "--db", collector.path]).status == 0)
+        let status = try await sync(["status", "--db", collector.path])
         #expect(status.output.contains("Waiting to be pushed: 0 rides, 1 deletion."))
         #expect(try collector.store.tombstones().map(\.version) == [2])
     }

@@ -36,6 +36,22 @@ struct SyncFaultTests {
         return count
     }
 
+    /// Waits until the server holds `count` rides of the push under way, or `seconds` have passed. Each ride is its
+    /// own transaction, so the count moves as the push goes: a fault's moment is drawn in the push's progress, which
+    /// no load on the machine moves, rather than in a time measured beforehand (a push slowed or sped up by the
+    /// tests running beside it put most faults after the end). 0: at once, before the push has even connected.
+    func waitUntilServerHolds(_ count: Int, _ address: ServerAddress, seconds: Double = 30) async throws {
+        guard count > 0 else { return }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        try await SharedStore.with(address) { server throws(SyncError) in
+            while ContinuousClock.now < deadline {
+                let held = try await server.rows(PostgresQuery(unsafeSQL: "SELECT count(*) FROM ride"), as: Int.self)
+                if (held.first ?? 0) >= count { return }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
+        }
+    }
+
     /// After recovery: every ride on the server once, at its local version and digest, its content hashing to that
     /// digest (nothing half-written), no conflict, nothing left to push.
     func expectEachRideOnce(
@@ -59,20 +75,13 @@ struct SyncFaultTests {
 
     @Test("50 seeded faults: the server stopped or cyclelog-sync killed mid-push; after recovery each ride once")
     func seededFaults() async throws {
-        let server = try PostgresServer()
+        let server = try await PostgresServer.started()
         let collector = try Collector("faults")
         let rides = try manyRides(collector, days: 3)
         #expect(rides >= 50)
         let local = Dictionary(
             uniqueKeysWithValues: try collector.store.pendingRides().map { ($0.syncIdentifier, $0) })
         let binary = try builtBinary("cyclelog-sync").path
-        // How long a whole push takes here: the faults land at moments drawn inside it.
-        let timing = try await initializedServer(on: server)
-        let started = ContinuousClock.now
-        #expect(
-            try runProgram(binary, ["push", "--db", collector.path], environment: server.environment(timing.database))
-                .status == 0)
-        let pushMicroseconds = UInt64(((ContinuousClock.now - started) / .microseconds(1)).rounded())
         var generator = SplitMix64(seed: 0x5EED_2026)
         var interrupted = 0
         // Faults after which the server held some of the rides but not all: cut in the middle of the transfer.
@@ -82,22 +91,20 @@ struct SyncFaultTests {
             try collector.clearSyncMarks()
             let environment = server.environment(address.database)
             let killing = fault % 2 == 1
-            // Within the middle of a push's time: its first tenth is mostly the process starting and connecting,
-            // and a push often runs faster than the first one measured.
-            let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
+            let landsAfter = Int(generator.next() % UInt64(rides))
             // A query written as the server goes away can be left waiting by PostgresNIO, even once its connection
             // is closed (3 of 25 such faults in one run here): the reply deadline ends it, well within the minute
             // this test waits.
             let pid = try spawnProgram(
                 binary, ["push", "--db", collector.path, "--reply-timeout", "5"], environment: environment)
-            usleep(delayMicroseconds)
+            try await waitUntilServerHolds(landsAfter, address)
             if killing {
                 kill(pid, SIGKILL)
             } else {
-                try server.stopImmediately()
+                try await server.stopImmediately()
             }
-            let ended = waitProgram(pid)
-            if !killing { try server.start() }
+            let ended = await waitProgram(pid)
+            if !killing { try await server.start() }
             #expect(ended != nil, "fault \(fault): cyclelog-sync hung for a minute after the fault")
             let status = ended ?? -1
             // Killed: 137 (128 + 9), unless it had finished; the server gone: 75 (try again), unless it had finished.
@@ -106,27 +113,27 @@ struct SyncFaultTests {
             if status != 0 { interrupted += 1 }
             let before = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self).first ?? 0
             if before > 0 && before < rides { midTransfer += 1 }
-            let again = try runProgram(binary, ["push", "--db", collector.path], environment: environment)
+            let again = try await runProgram(binary, ["push", "--db", collector.path], environment: environment)
             #expect(again.status == 0, "fault \(fault): the push after recovery: \(again.output)")
             try await expectEachRideOnce(address, collector, local, fault: fault)
         }
         print(
-            "sync faults: \(interrupted) of \(Self.faults) interrupted a push of \(rides) rides (\(pushMicroseconds) µs), "
-                + "\(midTransfer) with some of the rides on the server")
+            "sync faults: \(interrupted) of \(Self.faults) interrupted a push of \(rides) rides, \(midTransfer) with some "
+                + "of the rides on the server")
         // The faults must have landed mid-push most of the time, or they test nothing.
         #expect(interrupted >= Self.faults / 2, "only \(interrupted) of \(Self.faults) faults interrupted a push")
         #expect(midTransfer >= Self.faults / 4, "only \(midTransfer) of \(Self.faults) faults landed mid-transfer")
-        try server.stopImmediately()
+        try await server.stopImmediately()
     }
 
     @Test(
         "20 seeded network cuts mid-push (a veth pair taken down): exit 75 at the reply deadline, then each ride once",
         .enabled(if: NetworkCut.possible, "a network namespace needs root and iproute2"))
     func networkCuts() async throws {
-        let network = try NetworkCut()
+        let network = try await NetworkCut.made()
         defer { network.remove() }
-        let server = try PostgresServer(plainTCPAddress: network.serverAddress, namespace: network.server)
-        defer { try? server.stopImmediately() }
+        let server = try await PostgresServer.started(plainTCPAddress: network.serverAddress, namespace: network.server)
+        defer { server.stopLater() }
         let collector = try Collector("cuts")
         let rides = try manyRides(collector, days: 3)
         let local = Dictionary(
@@ -143,20 +150,6 @@ struct SyncFaultTests {
                 "PGDATABASE": address.database, "PGSSLMODE": "disable", "PGPASSFILE": "/dev/null",
             ]
         }
-        // How long a whole push takes over the pair: the cuts land at moments drawn inside it. The median of three
-        // pushes, so that one slowed by a passing load (the other tests of the suite run beside this one) does not
-        // put every cut after the end of the pushes that follow.
-        var pushTimes: [UInt64] = []
-        for _ in 0..<3 {
-            let timing = try await initializedServer(on: server)
-            try collector.clearSyncMarks()
-            let started = ContinuousClock.now
-            let (program, arguments) = push(timing)
-            let first = try runProgram(program, arguments, environment: environment(timing))
-            #expect(first.status == 0, "a push over the veth pair: \(first.output)")
-            pushTimes.append(UInt64(((ContinuousClock.now - started) / .microseconds(1)).rounded()))
-        }
-        let pushMicroseconds = pushTimes.sorted()[1]
         var generator = SplitMix64(seed: 0xC07_2026)
         var interrupted = 0
         var midTransfer = 0
@@ -164,17 +157,17 @@ struct SyncFaultTests {
         for fault in 0..<faults {
             let address = try await initializedServer(on: server)
             try collector.clearSyncMarks()
-            let delayMicroseconds = UInt32(pushMicroseconds / 10 + generator.next() % max(1, pushMicroseconds * 6 / 10))
+            let landsAfter = Int(generator.next() % UInt64(rides))
             let (program, arguments) = push(address)
             let output = FileManager.default.temporaryDirectory.appendingPathComponent("cut-\(UUID())").path
             defer { unlink(output) }
             let pid = try spawnProgram(program, arguments, environment: environment(address), output: output)
-            usleep(delayMicroseconds)
-            try network.cut()
+            try await waitUntilServerHolds(landsAfter, address)
+            try await network.cut()
             let cutAt = ContinuousClock.now
-            let ended = waitProgram(pid, seconds: 60)
+            let ended = await waitProgram(pid, seconds: 60)
             let waited = ContinuousClock.now - cutAt
-            try network.restore()
+            try await network.restore()
             let said = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
             #expect(ended != nil, "fault \(fault): cyclelog-sync hung for a minute after the cut")
             let status = ended ?? -1
@@ -190,14 +183,13 @@ struct SyncFaultTests {
             }
             let before = try await serverRows(address, "SELECT count(*) FROM ride", as: Int.self).first ?? 0
             if before > 0 && before < rides { midTransfer += 1 }
-            let again = try runProgram(program, arguments, environment: environment(address))
+            let again = try await runProgram(program, arguments, environment: environment(address))
             #expect(again.status == 0, "fault \(fault): the push after the network came back: \(again.output)")
             try await expectEachRideOnce(address, collector, local, fault: fault)
         }
         print(
-            "sync network cuts: \(interrupted) of \(faults) interrupted a push of \(rides) rides "
-                + "(\(pushMicroseconds) µs, the median of \(pushTimes) µs), \(midTransfer) with some of the rides on "
-                + "the server")
+            "sync network cuts: \(interrupted) of \(faults) interrupted a push of \(rides) rides, \(midTransfer) with "
+                + "some of the rides on the server")
         #expect(interrupted >= faults / 2, "only \(interrupted) of \(faults) cuts interrupted a push")
         #expect(midTransfer >= faults / 4, "only \(midTransfer) of \(faults) cuts landed mid-transfer")
     }

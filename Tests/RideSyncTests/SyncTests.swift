@@ -44,7 +44,8 @@ func withConnections(_ body: (Connections) async throws -> Void) async throws {
 }
 
 /// A server database with the schema made, on the shared server or on `server`.
-func initializedServer(on server: PostgresServer = .shared) async throws -> ServerAddress {
+func initializedServer(on server: PostgresServer? = nil) async throws -> ServerAddress {
+    let server = if let server { server } else { await PostgresServer.shared }
     let address = try await server.newDatabase()
     _ = try await SharedStore.with(address) { server throws(SyncError) in try await Synchronizer.initialize(server) }
     return address

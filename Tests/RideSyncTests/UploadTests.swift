@@ -11,10 +11,10 @@ import WorkoutStore
 @Suite("uploads to intervals.icu and Strava")
 struct UploadTests {
     @Test("intervals.icu: a key others can read is refused; each ride uploaded once; a newer version replaces it")
-    func intervals() throws {
-        let rig = try UploadRig(rides: 2)
+    func intervals() async throws {
+        let rig = try await UploadRig.made(rides: 2)
         let open = try rig.secretFile("open-key", ServiceStandIn.apiKey, mode: 0o644)
-        let refused = try rig.sync([
+        let refused = try await rig.sync([
             "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", open, "--address",
             rig.standIn.address,
         ])
@@ -22,28 +22,28 @@ struct UploadTests {
         #expect(refused.output.contains("can be read by other users") && refused.output.contains("chmod 600"))
         #expect(!refused.output.contains(ServiceStandIn.apiKey))
         let wrong = try rig.secretFile("wrong-key", "notthekey0000")
-        let rejected = try rig.sync([
+        let rejected = try await rig.sync([
             "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", wrong, "--address",
             rig.standIn.address,
         ])
         #expect(rejected.status == 1 && rejected.output.contains("refused this API key"))
         // Plain http to another machine would carry the key in clear.
-        let clear = try rig.sync([
+        let clear = try await rig.sync([
             "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", wrong, "--address",
             "http://intervals.icu",
         ])
         #expect(clear.status == 64 && clear.output.contains("use https"))
-        try rig.addIntervals()
+        try await rig.addIntervals()
         var info = stat()
         #expect(stat(rig.folder + "/accounts/intervals.json", &info) == 0 && info.st_mode & 0o777 == 0o600)
         #expect(stat(rig.folder + "/accounts", &info) == 0 && info.st_mode & 0o777 == 0o700)
-        let list = try rig.sync(["account", "list"])
+        let list = try await rig.sync(["account", "list"])
         #expect(
             list.output.contains("athlete \(ServiceStandIn.athlete)") && !list.output.contains(ServiceStandIn.apiKey))
 
-        let waiting = try rig.sync(["upload", "--status"])
+        let waiting = try await rig.sync(["upload", "--status"])
         #expect(waiting.output.components(separatedBy: "waits to be uploaded").count == 3)
-        let first = try rig.sync(["upload"])
+        let first = try await rig.sync(["upload"])
         #expect(first.status == 0, "\(first.output)")
         var activities = try rig.standIn.activities("intervals")
         #expect(
@@ -51,13 +51,13 @@ struct UploadTests {
                 try rig.externalId(1), try rig.externalId(2),
             ])
         #expect(activities.allSatisfy { $0["description"] as? String == "Recorded with cyclelog." })
-        let again = try rig.sync(["upload"])
+        let again = try await rig.sync(["upload"])
         #expect(again.status == 0 && again.output.contains("Nothing to upload."))
         #expect(try rig.standIn.activities("intervals").count == 2)
 
         // A renamed ride is its next version: intervals.icu's activity is replaced, not doubled.
         #expect(try rig.collector.store.rename(1, to: "Hill repeats"))
-        let replaced = try rig.sync(["upload"])
+        let replaced = try await rig.sync(["upload"])
         #expect(replaced.status == 0 && replaced.output.contains("version 2 replaced activity"), "\(replaced.output)")
         activities = try rig.standIn.activities("intervals")
         #expect(activities.count == 2)
@@ -65,36 +65,36 @@ struct UploadTests {
         #expect(renamed?["name"] as? String == "Hill repeats")
         #expect(try rig.externalId(1).hasSuffix("-v2"))
         // Asked by id, a ride already there is said to be there and is not sent again.
-        let named = try rig.sync(["upload", "2"])
+        let named = try await rig.sync(["upload", "2"])
         #expect(named.output.contains("already on intervals.icu"))
         #expect(try rig.standIn.violations() == [])
         #expect(try rig.standIn.activities("intervals").count == 2)
 
         // Deleting a ride here leaves its activity, unless asked.
         #expect(try rig.collector.store.delete(2))
-        #expect(try rig.sync(["upload"]).output.contains("Nothing to upload."))
+        #expect(try await rig.sync(["upload"]).output.contains("Nothing to upload."))
         #expect(try rig.standIn.activities("intervals").count == 2)
-        let deleted = try rig.sync(["upload", "--delete-remote"])
+        let deleted = try await rig.sync(["upload", "--delete-remote"])
         #expect(deleted.status == 0 && deleted.output.contains("deleted from intervals.icu"), "\(deleted.output)")
         #expect(try rig.standIn.activities("intervals").count == 1)
-        #expect(try rig.sync(["upload", "--delete-remote"]).output.contains("Nothing to upload."))
+        #expect(try await rig.sync(["upload", "--delete-remote"]).output.contains("Nothing to upload."))
 
-        let removed = try rig.sync(["account", "remove", "intervals"])
+        let removed = try await rig.sync(["account", "remove", "intervals"])
         #expect(removed.status == 0 && removed.output.contains("Revoke the key itself"))
         #expect(!FileManager.default.fileExists(atPath: rig.folder + "/accounts/intervals.json"))
-        #expect(try rig.sync(["account", "list"]).output.contains("No accounts"))
+        #expect(try await rig.sync(["account", "list"]).output.contains("No accounts"))
     }
 
     @Test("Strava: OAuth through the loopback (a stranger refused), asynchronous upload, details of a newer version")
-    func strava() throws {
-        let rig = try UploadRig(rides: 1)
-        try rig.addStrava(stranger: { port in
+    func strava() async throws {
+        let rig = try await UploadRig.made(rides: 1)
+        try await rig.addStrava(stranger: { port in
             let stranger = try HTTPConnection.request(port: port, "GET", "/authorized?code=stolen&state=guess")
             #expect(stranger.status == 400)
         })
         let account = try String(contentsOfFile: rig.folder + "/accounts/strava.json", encoding: .utf8)
         #expect(account.contains("refreshToken"))
-        let uploaded = try rig.sync(["upload", "--to", "strava"])
+        let uploaded = try await rig.sync(["upload", "--to", "strava"])
         #expect(uploaded.status == 0, "\(uploaded.output)")
         #expect(uploaded.output.contains("uploaded to Strava as activity"))
         var activities = try rig.standIn.activities("strava")
@@ -102,11 +102,11 @@ struct UploadTests {
         #expect(activities.count == 1 && activities.first?["external_id"] as? String == firstVersion)
 
         #expect(try rig.collector.store.rename(1, to: "Tempo"))
-        let details = try rig.sync(["upload"])
+        let details = try await rig.sync(["upload"])
         #expect(details.output.contains("Strava keeps version 1's file"), "\(details.output)")
         activities = try rig.standIn.activities("strava")
         #expect(activities.count == 1 && activities.first?["name"] as? String == "Tempo")
-        let status = try rig.sync(["upload", "--status"])
+        let status = try await rig.sync(["upload", "--status"])
         #expect(status.output.contains("its API cannot replace a file"))
 
         // Uploaded again on request: Strava says it has the ride, which is recorded as that activity.
@@ -114,30 +114,30 @@ struct UploadTests {
         var row = try #require(try database.remoteUpload(try rig.syncIdentifier(1), service: "strava"))
         row.state = .failed
         try database.saveRemoteUpload(row)
-        let duplicate = try rig.sync(["upload", "1", "--to", "strava"])
+        let duplicate = try await rig.sync(["upload", "1", "--to", "strava"])
         #expect(duplicate.output.contains("Strava already had it"), "\(duplicate.output)")
         #expect(try rig.standIn.activities("strava").count == 1)
 
         // A revoked authorization says what to do.
         try rig.standIn.control("revoke")
         #expect(try rig.collector.store.rename(1, to: "Tempo, revoked"))
-        let revoked = try rig.sync(["upload", "--to", "strava"])
+        let revoked = try await rig.sync(["upload", "--to", "strava"])
         #expect(revoked.status == 1)
         #expect(revoked.output.contains("`cyclelog-sync account add strava` again"), "\(revoked.output)")
         #expect(try rig.standIn.violations() == [])
 
         // Strava's API deletes nothing: a ride deleted here is named with the address to delete it by hand.
         #expect(try rig.collector.store.delete(1))
-        let kept = try rig.sync(["upload", "--delete-remote", "--to", "strava"])
+        let kept = try await rig.sync(["upload", "--delete-remote", "--to", "strava"])
         #expect(kept.output.contains("Strava's API cannot delete an activity"), "\(kept.output)")
         #expect(try rig.standIn.activities("strava").count == 1)
     }
 
     @Test("50 seeded faults: cut connections, 5xx, 429, expired tokens, slow answers and killed runs; every ride once")
-    func seededFaults() throws {
-        let rig = try UploadRig(rides: 5)
-        try rig.addIntervals()
-        try rig.addStrava()
+    func seededFaults() async throws {
+        let rig = try await UploadRig.made(rides: 5)
+        try await rig.addIntervals()
+        try await rig.addStrava()
         var random = SplitMix64(seed: 43)
         let kinds = ["cut-before", "cut-after", "500", "503", "429", "slow", "hold", "expire"]
         let places = ["intervals-upload", "intervals", "strava-upload", "strava-status", "strava", "strava-token"]
@@ -184,7 +184,7 @@ struct UploadTests {
                     killed += 1
                     status = 137
                 } else {
-                    usleep(50_000)
+                    try await Task.sleep(for: .milliseconds(50))
                 }
             }
             outputs.append((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
@@ -198,7 +198,7 @@ struct UploadTests {
         // Exactly once per service: one intervals.icu activity per ride at its current version, one Strava activity
         // per ride (Strava keeps the first file), none twice, none lost.
         #expect(intervals.count == 5 && Set(intervals.compactMap { $0["external_id"] as? String }) == Set(current))
-        let statusText = try rig.sync(["upload", "--status"]).output
+        let statusText = try await rig.sync(["upload", "--status"]).output
         #expect(strava.count == 5, "\(statusText)")
         let stravaRides = Set(strava.compactMap { ($0["external_id"] as? String)?.split(separator: "-v").first })
         #expect(stravaRides.count == 5)
@@ -226,49 +226,49 @@ struct UploadTests {
     }
 
     @Test("a service that quotes the request it refused does not make the key appear")
-    func echoedSecretsRedacted() throws {
-        let rig = try UploadRig(rides: 1)
-        try rig.addIntervals()
+    func echoedSecretsRedacted() async throws {
+        let rig = try await UploadRig.made(rides: 1)
+        try await rig.addIntervals()
         try rig.standIn.control("faults", [["match": "intervals-upload", "kind": "echo"]])
-        let refused = try rig.sync(["upload"])
+        let refused = try await rig.sync(["upload"])
         #expect(refused.status == 1)
         #expect(refused.output.contains("REFUSED by intervals.icu: bad request with [secret]"), "\(refused.output)")
         #expect(!refused.output.contains(Data("API_KEY:\(ServiceStandIn.apiKey)".utf8).base64EncodedString()))
-        let status = try rig.sync(["status"])
+        let status = try await rig.sync(["status"])
         #expect(status.output.contains("Waiting to be uploaded to intervals.icu: 0 rides."))
         #expect(status.output.contains("workout 1 v1: REFUSED: bad request with [secret]"), "\(status.output)")
-        let again = try rig.sync(["upload", "1"])
+        let again = try await rig.sync(["upload", "1"])
         #expect(again.status == 0 && again.output.contains("uploaded to intervals.icu"), "\(again.output)")
     }
 
     @Test("unreachable: exit 75 in words, the ride waits in status with its last error")
-    func unreachable() throws {
-        let rig = try UploadRig(rides: 1)
-        try rig.addIntervals()
+    func unreachable() async throws {
+        let rig = try await UploadRig.made(rides: 1)
+        try await rig.addIntervals()
         try rig.standIn.control("faults", Array(repeating: ["match": "intervals-upload", "kind": "503"], count: 5))
-        let failed = try rig.sync(["upload", "--backoff", "0.01"])
+        let failed = try await rig.sync(["upload", "--backoff", "0.01"])
         #expect(failed.status == 75, "\(failed.output)")
         #expect(failed.output.contains("intervals.icu failed (503); cyclelog-sync tries again later"))
-        let status = try rig.sync(["status", "--json"])
+        let status = try await rig.sync(["status", "--json"])
         let object = try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any]
         let uploads = object?["uploads"] as? [[String: Any]]
         #expect(uploads?.first?["waiting"] as? Bool == true)
         #expect((uploads?.first?["lastError"] as? String)?.contains("503") == true)
-        let later = try rig.sync(["upload"])
+        let later = try await rig.sync(["upload"])
         let uploaded = try rig.standIn.activities("intervals")
         #expect(later.status == 0 && uploaded.count == 1)
     }
 
     @Test("a redirect is not a refusal: not followed, said with where it pointed, the ride waits; both services said")
-    func redirectAndBothServicesFailing() throws {
-        let rig = try UploadRig(rides: 1)
-        try rig.addIntervals()
-        try rig.addStrava()
+    func redirectAndBothServicesFailing() async throws {
+        let rig = try await UploadRig.made(rides: 1)
+        try await rig.addIntervals()
+        try await rig.addStrava()
         try rig.standIn.control(
             "faults",
             [["match": "intervals-upload", "kind": "307"]]
                 + Array(repeating: ["match": "strava-upload", "kind": "503"], count: 5))
-        let failed = try rig.sync(["upload", "--backoff", "0.01"])
+        let failed = try await rig.sync(["upload", "--backoff", "0.01"])
         #expect(failed.status == 75, "\(failed.output)")
         #expect(
             failed.output.contains(
@@ -277,21 +277,21 @@ struct UploadTests {
         // Each service's outcome, in words: Strava's 503 too, not only the first service's.
         #expect(failed.output.contains("Strava failed (503); cyclelog-sync tries again later"), "\(failed.output)")
         #expect(!failed.output.contains("REFUSED"), "\(failed.output)")
-        let status = try rig.sync(["status"])
+        let status = try await rig.sync(["status"])
         #expect(!status.output.contains("REFUSED"), "\(status.output)")
         // Nothing was sent anywhere else, and the next run uploads the ride to both.
-        let later = try rig.sync(["upload"])
+        let later = try await rig.sync(["upload"])
         #expect(later.status == 0, "\(later.output)")
         #expect(try rig.standIn.activities("intervals").count == 1)
         #expect(try rig.standIn.activities("strava").count == 1)
     }
 
     @Test("https: the service's certificate is checked; one signed by an authority not trusted gets nothing")
-    func certificateChecked() throws {
+    func certificateChecked() async throws {
         let certificates = FileManager.default.temporaryDirectory.appendingPathComponent("upload-tls-\(UUID())").path
         try TestCertificates.make(in: certificates)
         let collector = try Collector()
-        let standIn = try ServiceStandIn([
+        let standIn = try await ServiceStandIn.started([
             "--tls-cert", certificates + "/server.crt", "--tls-key", certificates + "/server.key",
         ])
         let rig = UploadRig(collector: collector, standIn: standIn)
@@ -299,17 +299,17 @@ struct UploadTests {
         let key = try rig.secretFile("intervals-key", ServiceStandIn.apiKey)
         let binary = try builtBinary("cyclelog-sync").path
         let trusted = ["CYCLELOG_SERVICE_CA_FILE": certificates + "/ca.crt"]
-        let added = try runProgram(
+        let added = try await runProgram(
             binary,
             [
                 "account", "add", "intervals", "--db", collector.path, "--athlete", ServiceStandIn.athlete,
                 "--api-key-file", key, "--address", "https://localhost:\(standIn.port)", "--since", "1990-01-01",
             ], environment: trusted)
         #expect(added.status == 0 && added.output.contains("intervals.icu took the key"), "\(added.output)")
-        let uploaded = try runProgram(binary, ["upload", "--db", collector.path], environment: trusted)
+        let uploaded = try await runProgram(binary, ["upload", "--db", collector.path], environment: trusted)
         #expect(uploaded.status == 0 && uploaded.output.contains("uploaded to intervals.icu"), "\(uploaded.output)")
         try rig.ride(Fixtures.journals[1], onDay: 2)
-        let stranger = try runProgram(
+        let stranger = try await runProgram(
             binary, ["upload", "--db", collector.path, "--backoff", "0.01"],
             environment: ["CYCLELOG_SERVICE_CA_FILE": certificates + "/other-ca.crt"])
         #expect(stranger.status == 75, "\(stranger.output)")
@@ -319,9 +319,9 @@ struct UploadTests {
     }
 
     @Test("plans: today's planned workout becomes the first suggestion, with the coach's description")
-    func plans() throws {
-        let rig = try UploadRig(rides: 0)
-        try rig.addIntervals()
+    func plans() async throws {
+        let rig = try await UploadRig.made(rides: 0)
+        try await rig.addIntervals()
         let today = LocalDay.today()
         let tomorrow = LocalDay.day(of: Date(), offset: 1)
         let zwo = { (name: String, power: String) in
@@ -347,7 +347,7 @@ struct UploadTests {
                 ["id": 9003, "category": "NOTE", "start_date_local": "\(today)T00:00:00", "name": "Rest well"],
                 ["id": 9004, "category": "WORKOUT", "start_date_local": "\(today)T00:00:00", "name": "Ride outside"],
             ])
-        let plans = try rig.sync(["plans"])
+        let plans = try await rig.sync(["plans"])
         #expect(plans.status == 0, "\(plans.output)")
         #expect(plans.output.contains("\(today) (today): Sweet spot 20"))
         #expect(plans.output.contains("skipped: Ride outside"))
@@ -362,7 +362,7 @@ struct UploadTests {
         #expect(try store.presets().contains { $0.preset.id == "plan-9002" && $0.plannedDay == tomorrow })
         // The coach moves a workout away: its suggestion goes; fetching again adds nothing twice.
         try rig.standIn.control("events", [] as [Any])
-        let emptied = try rig.sync(["plans"])
+        let emptied = try await rig.sync(["plans"])
         #expect(emptied.output.contains("removed the suggestion plan-9001"))
         #expect(try !store.presets().contains { $0.preset.id.hasPrefix("plan-") })
         #expect(try rig.standIn.violations() == [])
@@ -370,13 +370,13 @@ struct UploadTests {
 
     @Test("sync: after the push, the rides that wait are uploaded; without the shared store too, exit 75")
     func syncUploadsAfterPush() async throws {
-        let rig = try UploadRig(rides: 1)
-        try rig.addIntervals()
+        let rig = try await UploadRig.made(rides: 1)
+        try await rig.addIntervals()
         let address = try await initializedServer()
         let binary = try builtBinary("cyclelog-sync").path
-        let synced = try runProgram(
+        let synced = try await runProgram(
             binary, ["sync", "--db", rig.collector.path],
-            environment: PostgresServer.shared.environment(address.database))
+            environment: await PostgresServer.shared.environment(address.database))
         #expect(synced.status == 0, "\(synced.output)")
         #expect(synced.output.contains("pushed (new to the shared store)"))
         #expect(synced.output.contains("uploaded to intervals.icu"))
@@ -384,9 +384,10 @@ struct UploadTests {
         // No shared store reachable: the uploads still go, the run says 75 for the timer.
         try rig.ride(Fixtures.journals[1], onDay: 2)
         let nowhere = ["PGHOST": FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID())").path]
-        let cut = try runProgram(binary, ["sync", "--db", rig.collector.path], environment: nowhere)
+        let cut = try await runProgram(binary, ["sync", "--db", rig.collector.path], environment: nowhere)
         #expect(cut.status == 75 && cut.output.contains("uploaded to intervals.icu"), "\(cut.output)")
-        let only = try runProgram(binary, ["sync", "--uploads-only", "--db", rig.collector.path], environment: nowhere)
+        let only = try await runProgram(
+            binary, ["sync", "--uploads-only", "--db", rig.collector.path], environment: nowhere)
         #expect(only.status == 0 && !only.output.contains("shared store"), "\(only.output)")
         #expect(try rig.standIn.activities("intervals").count == 2)
     }
