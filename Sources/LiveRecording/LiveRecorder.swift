@@ -30,8 +30,8 @@ public actor LiveRecorder {
     private var finished: CheckedContinuation<WorkoutSummary?, Never>?
     /// Each sensor's queue of link work, served by its own child task of `run`.
     private var sensorJobs: [String: AsyncStream<SensorSupervisor.Job>.Continuation] = [:]
-    /// The trainer writer's queue: one write on the bus at a time, in order.
-    private var trainerWrites: AsyncStream<TrainerWrite>.Continuation?
+    /// The trainer's writes, one on the bus at a time, in order; nil outside `run`.
+    private var trainerWriter: TrainerWriter?
     /// Sensor jobs and trainer writes handed to their queues and not yet carried out (a scenario waits for none
     /// before it moves its clock on).
     private(set) var queuedWork = 0
@@ -89,12 +89,15 @@ public actor LiveRecorder {
             throw LiveRecordingError(.store, core.openFailure ?? "the database did not open the ride")
         }
         let events = await bluez.events()
-        let (writes, writesContinuation) = AsyncStream<TrainerWrite>.makeStream()
-        trainerWrites = writesContinuation
+        let writer = TrainerWriter()
+        trainerWriter = writer
         // The ride's work as child tasks: BlueZ's events, the flush timer, one task per sensor that carries out its
         // link's jobs one after the other, and the trainer's writer. All end when the recorder does.
         let summary = await withTaskGroup(of: Void.self) { group in
-            group.addTask { await Self.writeToTrainer(self, writes) }
+            group.addTask { [bluez] in
+                await writer.serve(
+                    bluez, failed: { await self.trainerWriteFailed($0, reason: $1) }, done: { await self.workDone() })
+            }
             group.addTask {
                 for await event in events { await self.handle(event) }
                 await self.connectionLost()
@@ -122,7 +125,7 @@ public actor LiveRecorder {
             return summary
         }
         sensorJobs = [:]
-        trainerWrites = nil
+        trainerWriter = nil
         await core.sensors.release(bluez)
         if let problem = core.controller.problem { throw problem }
         return summary
@@ -260,6 +263,9 @@ public actor LiveRecorder {
                 guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { continue }
                 queuedWork += 1
             case .discovery(let on): await discover(on)
+            case .observeSensor(let address): for observer in options.observers { observer.addSensor(address) }
+            case .observeCharacteristics(let characteristics, let address):
+                for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
             case .subscribeTrainer(let wanted, let controlPoint, let status, let capabilities):
                 do throws(BlueZError) {
                     try await bluez.startNotify(controlPoint)
@@ -270,10 +276,7 @@ public actor LiveRecorder {
                 }
                 await execute(core.trainerSubscribed(wanted, controlPoint: controlPoint, capabilities, at: time()))
             case .trainerWrite(let controlPoint, let request):
-                guard let writes = trainerWrites, case .enqueued = writes.yield(.write(controlPoint, request)) else {
-                    continue
-                }
-                queuedWork += 1
+                if trainerWriter?.enqueue(controlPoint, request) == true { queuedWork += 1 }
             case .awaitRelease(let deferred):
                 await awaitRelease()
                 if let deferred { await execute(core.resume(deferred, at: time())) }
@@ -301,20 +304,13 @@ public actor LiveRecorder {
     }
 
     private func open(_ request: StartRequest, _ start: Int64, _ descriptions: [RideEvent]) async {
-        // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
-        let syncIdentifier = UUID().uuidString.lowercased()
-        do throws(StoreError) {
-            let workoutId = try await store.open(
-                syncIdentifier: syncIdentifier, startMicroseconds: start, preset: request.plan.preset)
-            // The Start's workout read again, with the FTP in force when the ride opens (an armed start opens at
-            // the first pedal stroke).
-            var workout: Result<PlannedWorkout, StartRefusal>?
-            if let id = request.workout { workout = await store.plannedWorkout(id, at: core.journalTime(time())) }
+        switch await store.open(request, startMicroseconds: start, at: core.journalTime(time())) {
+        case .success(let ride):
             await execute(
                 core.opened(
-                    request, workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions,
-                    workout: workout, at: time()))
-        } catch {
+                    request, workoutId: ride.workoutId, syncIdentifier: ride.syncIdentifier, descriptions: descriptions,
+                    workout: ride.workout, at: time()))
+        case .failure(let error):
             await execute(core.openFailed(error.description, descriptions: descriptions, at: time()))
         }
     }
@@ -374,7 +370,16 @@ public actor LiveRecorder {
     private func carryOut(_ job: SensorSupervisor.Job, for wanted: String) async {
         defer { queuedWork -= 1 }
         switch job {
-        case .connect(let attempt): await connect(wanted, attempt: attempt)
+        case .connect(let attempt):
+            guard let sensor = core.sensors.roster[wanted], let path = sensor.devicePath else {
+                return await execute(
+                    core.connection(wanted, attempt: attempt, .linkFailed(line: nil), at: time()).effects)
+            }
+            await SensorConnection.attempt(bluez, devicePath: path, label: sensor.label) { step in
+                let (effects, goOn) = core.connection(wanted, attempt: attempt, step, at: time())
+                await execute(effects)
+                return goOn
+            }
         case .resubscribe(let characteristics):
             for characteristic in characteristics {
                 try? await bluez.stopNotify(characteristic)
@@ -384,75 +389,19 @@ public actor LiveRecorder {
         }
     }
 
-    /// Connection attempt `attempt` of one sensor: link, description, subscription, each reported to the core as
-    /// it ends. After every `await` the sensor is looked up again by what the rider named it, and its link ignores
-    /// the report of an attempt it no longer waits for.
-    private func connect(_ wanted: String, attempt: Int) async {
-        guard let sensor = core.sensors.roster[wanted], let path = sensor.devicePath else {
-            return await execute(core.linkFailed(wanted, attempt: attempt, line: nil, at: time()))
-        }
-        await execute(core.stopDiscoveryToConnect())
-        if let address = sensor.address { for observer in options.observers { observer.addSensor(address) } }
-        let characteristics: [GattCharacteristic]
-        switch await SensorSupervisor.link(bluez, devicePath: path, label: sensor.label) {
-        case .failed(let line):
-            return await execute(core.linkFailed(wanted, attempt: attempt, line: line, at: time()))
-        case .linked(let found):
-            characteristics = found
-            await execute(core.linked(wanted, attempt: attempt, at: time()))
-        }
-        guard let address = core.sensors.roster[wanted]?.journalAddress else { return }
-        for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
-        let description = await SensorSupervisor.describe(bluez, devicePath: path, characteristics)
-        await execute(core.described(wanted, description, at: time()))
-        let measurements = SensorSupervisor.measurements(among: characteristics)
-        let failure = await SensorSupervisor.subscribe(bluez, measurements, label: sensor.label)
-        await execute(
-            core.subscribed(
-                wanted, attempt: attempt, measurements, failure: failure, characteristics: characteristics,
-                reads: description.reads, at: time()))
-    }
+    // MARK: The trainer
 
-    // MARK: The trainer's writer
+    private func workDone() { queuedWork -= 1 }
 
-    /// One write for the trainer's writer, or a mark it passes once every write before it is on the bus.
-    enum TrainerWrite: Sendable {
-        case write(GattCharacteristic, FitnessMachineRequest)
-        case drained(CheckedContinuation<Void, Never>)
-    }
-
-    /// The trainer's writer: one write on the bus at a time, in order; a failed one is told to the core.
-    private static func writeToTrainer(_ recorder: LiveRecorder, _ writes: AsyncStream<TrainerWrite>) async {
-        for await item in writes {
-            switch item {
-            case .write(let characteristic, let request):
-                do throws(BlueZError) {
-                    try await recorder.bluez.write(characteristic, request.bytes)
-                } catch {
-                    await recorder.trainerWriteFailed(request, error)
-                }
-                await recorder.trainerWriteDone()
-            case .drained(let continuation):
-                continuation.resume()
-            }
-        }
-    }
-
-    private func trainerWriteDone() { queuedWork -= 1 }
-
-    private func trainerWriteFailed(_ request: FitnessMachineRequest, _ error: BlueZError) async {
-        let reason = error.attErrorCode.map { FitnessMachineControlPoint.explainATTError($0) } ?? error.description
+    private func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String) async {
         await execute(core.trainerWriteFailed(request, reason: reason, at: time()))
     }
 
     /// Waits until the writes before it (the Reset) are on the bus, then for the trainer's answer (at most
     /// `releaseAnswerWait`), so that the ride's journal has both.
     private func awaitRelease() async {
-        guard let writes = trainerWrites else { return }
-        await withCheckedContinuation { continuation in
-            if case .enqueued = writes.yield(.drained(continuation)) { return }
-            continuation.resume()
-        }
+        guard let trainerWriter else { return }
+        await trainerWriter.drained()
         await withTaskGroup(of: Void.self) { group in
             // Real time, not the recorder's clock: this bounds a wait while the recorder stops.
             group.addTask {

@@ -33,6 +33,10 @@ struct RecorderCore {
         case sensorJob(SensorSupervisor.Job, sensor: String)
         /// BlueZ's discovery on or off; the outcome comes back as `discoveryChanged` or `show`.
         case discovery(Bool)
+        /// A sensor about to be connected, and the characteristics it has once linked, for the ride's observers (a
+        /// capture of the ride's traffic names them).
+        case observeSensor(address: String)
+        case observeCharacteristics([GattCharacteristic], address: String)
         /// A connected trainer's control point (and status) to subscribe; the outcome comes back as
         /// `trainerSubscribed` or `trainerNotSubscribed`.
         case subscribeTrainer(
@@ -359,24 +363,44 @@ struct RecorderCore {
 
     // MARK: The connect sequence's reports
 
-    mutating func linkFailed(_ wanted: String, attempt: Int, line: String?, at time: Time) -> [Effect] {
-        if let line { notice = line }
-        return sensorSteps(sensors.apply(.failed(attempt: attempt), to: wanted, at: time.elapsed), at: time)
-    }
-
-    mutating func linked(_ wanted: String, attempt: Int, at time: Time) -> [Effect] {
-        sensorSteps(sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: time.elapsed), at: time)
-    }
-
-    /// The sensor described itself: its values into the journal, a low battery said.
-    mutating func described(_ wanted: String, _ description: SensorSupervisor.Description, at time: Time) -> [Effect] {
-        sensorSteps(sensors.described(wanted, description), at: time)
-            + ride(controller.batteries(sensors.batteries), at: time)
+    /// A step of connection attempt `attempt` of sensor `wanted` ended (`SensorConnection`): the effects, and
+    /// whether the attempt goes on.
+    mutating func connection(_ wanted: String, attempt: Int, _ step: SensorConnection.Step, at time: Time)
+        -> (effects: [Effect], goOn: Bool)
+    {
+        switch step {
+        case .starting:
+            // Discovery off first: BlueZ connects more reliably without a scan.
+            let observe = sensors.roster[wanted]?.address.map { [Effect.observeSensor(address: $0)] } ?? []
+            return (discovery(false) + observe, true)
+        case .linkFailed(let line):
+            if let line { notice = line }
+            return (
+                sensorSteps(sensors.apply(.failed(attempt: attempt), to: wanted, at: time.elapsed), at: time), false
+            )
+        case .linked(let characteristics):
+            let effects = sensorSteps(
+                sensors.apply(.linkEstablished(attempt: attempt), to: wanted, at: time.elapsed), at: time)
+            guard let address = sensors.roster[wanted]?.journalAddress else { return (effects, false) }
+            return (effects + [.observeCharacteristics(characteristics, address: address)], true)
+        case .described(let description):
+            // Its values into the journal, a low battery said.
+            let effects =
+                sensorSteps(sensors.described(wanted, description), at: time)
+                + ride(controller.batteries(sensors.batteries), at: time)
+            return (effects, true)
+        case .subscribed(let measurements, let failure, let characteristics, let reads):
+            return (
+                subscribed(
+                    wanted, attempt: attempt, measurements, failure: failure, characteristics: characteristics,
+                    reads: reads, at: time), false
+            )
+        }
     }
 
     /// The sensor's measurements subscribed (or not): when it is a trainer with a control point, that is
     /// subscribed next, with what it declared when it was described.
-    mutating func subscribed(
+    private mutating func subscribed(
         _ wanted: String, attempt: Int, _ measurements: [GattCharacteristic], failure: String?,
         characteristics: [GattCharacteristic], reads: [(characteristic: UInt16, value: [UInt8])], at time: Time
     ) -> [Effect] {
@@ -675,9 +699,6 @@ struct RecorderCore {
         guard on != sensors.discovering, sensors.adapterPath != nil else { return [] }
         return [.discovery(on)]
     }
-
-    /// Discovery off before a connection attempt (BlueZ connects more reliably without a scan).
-    mutating func stopDiscoveryToConnect() -> [Effect] { discovery(false) }
 }
 
 extension TrainerMode {

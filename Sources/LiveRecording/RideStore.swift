@@ -1,4 +1,5 @@
 import Concurrency
+import Foundation
 import RideWriting
 import StructuredWorkouts
 import WorkoutStore
@@ -80,6 +81,29 @@ actor RideStore {
         // The ride is saved: a sensor list not updated is not worth reporting it as lost.
         try? store.rememberSensors(sensorsUsed, at: microseconds)
         return summary
+    }
+
+    /// A live ride's row, opened: its id and sync identifier, and its Start's workout read from the library with the
+    /// FTP in force at `time` (an armed start opens at the first pedal stroke), or why the row did not open.
+    func open(_ request: StartRequest, startMicroseconds: Int64, at time: Int64) -> Result<OpenedRide, StoreError> {
+        // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
+        let syncIdentifier = UUID().uuidString.lowercased()
+        do throws(StoreError) {
+            let workoutId = try open(
+                syncIdentifier: syncIdentifier, startMicroseconds: startMicroseconds, preset: request.plan.preset)
+            return .success(
+                OpenedRide(
+                    workoutId: workoutId, syncIdentifier: syncIdentifier,
+                    workout: request.workout.map { plannedWorkout($0, at: time) }))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    struct OpenedRide: Sendable {
+        var workoutId: Int64
+        var syncIdentifier: String
+        var workout: Result<PlannedWorkout, LiveRecorder.StartRefusal>?
     }
 
     /// A cancelled ride: its row and everything written for it go.

@@ -168,51 +168,10 @@ struct SensorSupervisor {
         return steps
     }
 
-    // MARK: The connect sequence
-
-    /// Link part of the connect sequence, as it ended.
-    enum LinkOutcome: Sendable {
-        /// Connected; the device's characteristics.
-        case linked([GattCharacteristic])
-        /// Not connected; what to show, if anything.
-        case failed(String?)
-    }
-
-    /// Connects the device and waits for its GATT objects (LE: ServicesResolved).
-    static func link(_ bus: any SensorBus, devicePath: String, label: String) async -> LinkOutcome {
-        do {
-            try await bus.connect(devicePath)
-        } catch {
-            return .failed(error.description)
-        }
-        guard await bus.waitForServices(devicePath, timeout: .seconds(10)) else {
-            return .failed("\(label) connected, but its services were not resolved within 10 s: trying again")
-        }
-        return .linked(await bus.characteristics(ofDevice: devicePath))
-    }
-
-    /// What describes a connected sensor, read once: its battery and the values `readOnConnect` lists.
-    struct Description: Sendable {
-        var batteryPercent: Int?
-        var reads: [(characteristic: UInt16, value: [UInt8])] = []
-    }
-
-    static func describe(_ bus: any SensorBus, devicePath: String, _ characteristics: [GattCharacteristic]) async
-        -> Description
-    {
-        // Battery1.Percentage stands in for the Battery Level characteristic BlueZ hides (its battery plugin takes the Battery Service for itself).
-        var description = Description(batteryPercent: await bus.device(devicePath)?.batteryPercent)
-        for characteristic in characteristics {
-            guard let uuid = characteristic.shortUUID, readOnConnect.contains(uuid), characteristic.canRead else {
-                continue
-            }
-            if let value = try? await bus.read(characteristic) { description.reads.append((uuid, value)) }
-        }
-        return description
-    }
+    // MARK: The connect sequence's reports
 
     /// The connected sensor `wanted` described itself: the values for the journal, the battery for the roster.
-    mutating func described(_ wanted: String, _ description: Description) -> [Step] {
+    mutating func described(_ wanted: String, _ description: SensorConnection.Description) -> [Step] {
         guard let address = roster[wanted]?.journalAddress else { return [] }
         var steps: [Step] = []
         if let battery = description.batteryPercent {
@@ -223,23 +182,6 @@ struct SensorSupervisor {
             steps.append(.journal(.read(sensor: address, characteristic: read.characteristic, value: read.value)))
         }
         return steps
-    }
-
-    /// The measurements among a device's characteristics.
-    static func measurements(among characteristics: [GattCharacteristic]) -> [GattCharacteristic] {
-        characteristics.filter { $0.canNotify && $0.shortUUID.map(measurements.contains) == true }
-    }
-
-    /// Subscribes to `measurements`; what went wrong, or nil.
-    static func subscribe(_ bus: any SensorBus, _ measurements: [GattCharacteristic], label: String) async -> String? {
-        // A problem of the sensor's own, not of BlueZ: said in words, with no D-Bus error name.
-        guard !measurements.isEmpty else { return "\(label) offers no power, speed, cadence or heart-rate measurement" }
-        do {
-            for characteristic in measurements { try await bus.startNotify(characteristic) }
-        } catch {
-            return error.description
-        }
-        return nil
     }
 
     /// Connection attempt `attempt` subscribed to `measurements` (or failed with `failure`).

@@ -382,7 +382,9 @@ final class CoreRig {
                 saves += 1
                 for event in core.takeBatch()?.events ?? [] { journalled.append(event.kind) }
                 carryOut(core.saved(.success(nil), at: time))
-            case .delete, .sayTestResult, .live, .applied, .publishStatus, .done: break
+            case .delete, .sayTestResult, .live, .applied, .publishStatus, .done, .observeSensor,
+                .observeCharacteristics:
+                break
             case .announce(.notice(let words)): told.append(words)
             case .announce: break
             }
@@ -393,10 +395,11 @@ final class CoreRig {
         let path = Self.path(wanted)
         guard refusals == 0 else {
             refusals -= 1
-            return carryOut(core.linkFailed(wanted, attempt: attempt, line: "refused", at: time))
+            return carryOut(core.connection(wanted, attempt: attempt, .linkFailed(line: "refused"), at: time).effects)
         }
         devices[path]?.connected = true
-        carryOut(core.linked(wanted, attempt: attempt, at: time))
+        let found = characteristics[path] ?? []
+        carryOut(core.connection(wanted, attempt: attempt, .linked(found), at: time).effects)
         var reads: [(characteristic: UInt16, value: [UInt8])] = []
         if wanted == RecorderCoreTests.trainerAddress {
             // ERG, resistance and simulation (target setting bits 3, 2 and 13); power 0–1500 W in 1 W steps.
@@ -407,12 +410,12 @@ final class CoreRig {
             feature[1] = 0x40
             reads = [(0x2ACC, feature), (0x2AD8, [0x00, 0x00, 0xDC, 0x05, 0x01, 0x00])]
         }
-        carryOut(core.described(wanted, SensorSupervisor.Description(batteryPercent: nil, reads: reads), at: time))
-        let found = characteristics[path] ?? []
-        carryOut(
-            core.subscribed(
-                wanted, attempt: attempt, SensorSupervisor.measurements(among: found), failure: nil,
-                characteristics: found, reads: reads, at: time))
+        let description = SensorConnection.Description(batteryPercent: nil, reads: reads)
+        carryOut(core.connection(wanted, attempt: attempt, .described(description), at: time).effects)
+        let subscribed = SensorConnection.Step.subscribed(
+            measurements: SensorConnection.measurements(among: found), failure: nil, characteristics: found,
+            reads: reads)
+        carryOut(core.connection(wanted, attempt: attempt, subscribed, at: time).effects)
     }
 
     private func addDevice(_ address: String, name: String, service: UInt16, _ found: [(UInt16, [String])]) {
