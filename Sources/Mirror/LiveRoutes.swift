@@ -90,19 +90,23 @@ struct LiveRoutes {
                 usage: "send {\"requestId\", \"command\", \"expect\", \"workoutId\", \"args\"}; args' values are "
                     + "strings, numbers or true/false")
         } catch { return error.response }
+        // Read as the recorder reads it (the one decoding): a command that cannot be read is refused here, before
+        // anything else is asked, in the words the recorder would use.
+        let command: RecorderCommand
+        do throws(DBusError) {
+            command = try RecorderCommand(name: body.command, arguments: (body.args ?? [:]).mapValues(\.dbusValue))
+        } catch { return MirrorResponder.error(.badRequest, error.message) }
         guard await hub.recorderPresent else { return await noRecorder() }
-        if let workoutId = body.workoutId, body.command != "start", workoutId != (await hub.current).workoutId {
+        if let workoutId = body.workoutId, command.name != "start", workoutId != (await hub.current).workoutId {
             return await stale("the ride changed: workout \(workoutId) is over")
         }
         do {
-            let answer = try await recorder.control(
-                requestId: body.requestId, command: body.command, expect: body.expect ?? 0,
-                arguments: (body.args ?? [:]).mapValues(\.dbusValue))
+            let answer = try await recorder.control(requestId: body.requestId, command, expect: body.expect ?? 0)
             return MirrorResponder.json(
                 .ok,
                 .object([
                     ("applied", .bool(!answer.duplicate)), ("duplicate", .bool(answer.duplicate)),
-                    ("state", .string(answer.state)),
+                    ("state", .string(answer.state?.rawValue ?? "")),
                     ("controlSequence", .integer(Int64(clamping: answer.controlSequence))),
                 ]))
         } catch {

@@ -125,13 +125,12 @@ public actor RecorderLink {
 
     /// `Control(requestId, command, expect, args)`, answered within `timeout`.
     public func control(
-        requestId: String, command: String, expect: UInt64, arguments: [String: DBusValue],
-        timeout: Duration = .seconds(2)
+        requestId: String, _ command: RecorderCommand, expect: UInt64, timeout: Duration = .seconds(2)
     ) async throws(DBusError) -> RecorderClient.ControlAnswer {
         guard let connection else {
             throw DBusError(name: DBusError.disconnectedName, message: unreachable ?? "\(bus) cannot be reached")
         }
         return try await RecorderClient(connection).control(
-            requestId: requestId, command: command, expect: expect, arguments: arguments, timeout: timeout)
+            requestId: requestId, command, expect: expect, timeout: timeout)
     }
 }

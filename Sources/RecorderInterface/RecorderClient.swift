@@ -12,7 +12,8 @@ public struct RecorderClient: Sendable {
     /// The answer to `Control`: the state after it, the control sequence, and whether the request id had been
     /// answered before (the control was not applied again).
     public struct ControlAnswer: Sendable, Equatable {
-        public var state: String
+        /// Nil for a word this version does not know.
+        public var state: RecorderState?
         public var controlSequence: UInt64
         public var duplicate: Bool
     }
@@ -39,14 +40,13 @@ public struct RecorderClient: Sendable {
     /// `Control(requestId, command, expect, args)`: a control that is applied once however often it is sent with
     /// the same request id, and refused (`Stale`) when `expect` is not the recorder's control sequence (0: any).
     public func control(
-        requestId: String, command: String, expect: UInt64, arguments: [String: DBusValue],
-        timeout: Duration = .seconds(25)
+        requestId: String, _ command: RecorderCommand, expect: UInt64, timeout: Duration = .seconds(25)
     ) async throws(DBusError) -> ControlAnswer {
         let reply = try await call(
-            "Control", Self.controlBody(requestId, command, expect, arguments), timeout: timeout)
+            "Control", Self.controlBody(requestId, command.name, expect, command.arguments), timeout: timeout)
         let sequence: UInt64 = if case .uint64(let value)? = reply.dropFirst().first { value } else { 0 }
         return ControlAnswer(
-            state: reply.first?.string ?? "", controlSequence: sequence,
+            state: reply.first?.string.flatMap(RecorderState.init(rawValue:)), controlSequence: sequence,
             duplicate: reply.dropFirst(2).first?.bool ?? false)
     }
 

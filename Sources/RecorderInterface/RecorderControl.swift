@@ -57,7 +57,23 @@ public enum RecorderControl {
         switch value {
         case .text(let text): .string(text)
         case .flag(let flag): .boolean(flag)
-        case .other: .string("")
+        // A value of the type it came as, so that the recorder names that type when it refuses the key: what a
+        // caller that reads a style before passing it on (the mirror) sent is refused in the same words as from
+        // any other caller.
+        case .other(let signature):
+            switch signature {
+            case "d": .double(0)
+            case "x": .int64(0)
+            case "t": .uint64(0)
+            case "i": .int32(0)
+            case "u": .uint32(0)
+            case "n": .int16(0)
+            case "q": .uint16(0)
+            case "y": .byte(0)
+            case "o": .objectPath("/")
+            case "g": .signature("")
+            default: .string("")
+            }
         }
     }
 

@@ -223,7 +223,10 @@ actor ControlRequests {
             throw DBusError(name: DBusError.invalidArgumentsName, message: "requestId takes 1 to 200 bytes")
         }
         if let answer = answers[requestId] { return (answer, true) }
-        let name = body.dropFirst().first?.string ?? ""
+        // Read first: a command that cannot be read is refused as such, whatever its `expect` (as HTTP refuses a
+        // malformed request before it checks its preconditions).
+        let command = try RecorderCommand(
+            name: body.dropFirst().first?.string ?? "", arguments: body.dropFirst(3).first?.dictionary ?? [:])
         let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
         let before = await status().controlSequence
         guard expect == 0 || expect == before else {
@@ -232,7 +235,6 @@ actor ControlRequests {
                 message: "expected control sequence \(expect), but the recorder is at \(before): the ride changed "
                     + "since (read ControlSequence again)")
         }
-        let command = try RecorderCommand(name: name, arguments: body.dropFirst(3).first?.dictionary ?? [:])
         try await perform(command)
         var answer = await status()
         if case .control(let control) = command, control == .end || control == .cancel {

@@ -166,6 +166,16 @@ final class MirrorTests: XCTestCase {
             port, "/api/v1/control", token: token,
             json: #"{"requestId":"w-2","command":"intake","args":{"kind":"water","amount":-1,"unit":"ml"}}"#)
         XCTAssertEqual(badAmount.status, 400, badAmount.body)
+        // A command the mirror cannot read is refused in the recorder's words (it reads it as the recorder does),
+        // whatever the sequence it expects; a style value of another type is named by its type, as over D-Bus.
+        let wheelie = try post(
+            port, "/api/v1/control", token: token, json: #"{"requestId":"u-1","command":"wheelie","expect":1}"#)
+        XCTAssertEqual(wheelie.status, 400, wheelie.body)
+        XCTAssertTrue(wheelie.body.contains("command 'wheelie' is not one of start, pause, resume"), wheelie.body)
+        let numberGoal = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"s-9","command":"start","args":{"goal":45}}"#)
+        XCTAssertTrue(numberGoal.body.contains("goal takes a string (s), not d"), numberGoal.body)
 
         // A screen that was away gets the events it missed, in order, then a fresh snapshot.
         // The same whether the browser's EventSource says where it was (the header) or the page does, opening a

@@ -71,6 +71,28 @@ import Testing
         #expect(recorder.applied == [.control(.lap)])
     }
 
+    @Test func aCommandThatCannotBeReadIsRefusedAsSuchWhateverItsExpect() async throws {
+        let (requests, recorder) = (ControlRequests(), Recorder())
+        _ = try await Self.send(requests, recorder, Self.body("a", "lap", expect: 4))
+        // The sequence is 5 now: `expect: 4` is stale, but the command is read first.
+        await #expect(throws: DBusError(name: DBusError.invalidArgumentsName, message: "grade takes percent (±40)")) {
+            _ = try await Self.send(requests, recorder, Self.body("b", "grade", expect: 4))
+        }
+        #expect(recorder.applied == [.control(.lap)])
+    }
+
+    /// A style value of another type, read by a caller and passed on (as the mirror does), is sent as a value of
+    /// that type: the recorder names it as it would have from the caller itself.
+    @Test func aStyleValueOfAnotherTypeIsPassedOnAsThatType() throws {
+        let read = try RecorderCommand(name: "start", arguments: ["goal": .double(45), "name": .string("Tempo")])
+        #expect(read.arguments["goal"]?.signature == "d")
+        #expect(read.arguments["name"] == .string("Tempo"))
+        for value in [DBusValue.int32(1), .uint64(2), .int64(3), .byte(4), .objectPath("/x")] {
+            let passed = try RecorderCommand(name: "start", arguments: ["goal": value])
+            #expect(passed.arguments["goal"]?.signature == value.signature)
+        }
+    }
+
     @Test func aRefusedRequestIsNotRememberedAndMayBeTriedAgain() async throws {
         let (requests, recorder) = (ControlRequests(), Recorder())
         recorder.refuse(true)
