@@ -36,9 +36,11 @@ public final class PrivateBus: @unchecked Sendable {
             """
         let configPath = folder.appendingPathComponent("bus.conf")
         try config.write(to: configPath, atomically: true, encoding: .utf8)
-        daemon = try ChildProcess([
-            "/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile",
-        ])
+        // Its output in a file of its own: a daemon left behind by a test process that crashed must not hold the
+        // test runner's output open (the runner waits for it to close, and the whole run with it).
+        daemon = try ChildProcess(
+            ["/usr/bin/dbus-daemon", "--config-file=\(configPath.path)", "--nofork", "--nopidfile"],
+            outputPath: folder.appendingPathComponent("bus.log").path)
         // The daemon is ready when its socket accepts a connection: the file appears at bind(), a moment before
         // listen(), and a client connecting in between is refused.
         let deadline = Date().addingTimeInterval(10)
