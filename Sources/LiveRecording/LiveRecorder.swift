@@ -371,6 +371,8 @@ public actor LiveRecorder {
         defer { queuedWork -= 1 }
         switch job {
         case .connect(let attempt):
+            // Each step is told to the core, which looks the sensor up again by what the rider named it (its link
+            // ignores the report of an attempt it no longer waits for).
             guard let sensor = core.sensors.roster[wanted], let path = sensor.devicePath else {
                 return await execute(
                     core.connection(wanted, attempt: attempt, .linkFailed(line: nil), at: time()).effects)

@@ -23,15 +23,7 @@ final class ServedRideTests: XCTestCase {
     /// gap is a dropout of the ride.
     func testAPowerMeterOutOfRangeIsConnectedAgainAndTheGapIsADropout() async throws {
         let served = try await ServedRide(events: [["at": 3, "sensor": Self.power, "do": "drop", "seconds": 3]])
-        let stored = try await served.ride {
-            try await served.waitUntilEverySensorStreams()
-            try await served.waitUntil("the power meter is lost") {
-                $0.sensors.contains { $0.address == Self.power && $0.state != .streaming }
-            }
-            try await served.waitUntilEverySensorStreams()
-            try await Task.sleep(for: .seconds(1))
-            try await served.client.send(.control(.end), requestId: "end")
-        }
+        let stored = try await served.rideUntilBack(from: Self.power)
         let journal = try served.expectTheJournalHoldsWhatWasSent(stored)
         let links = served.links(of: Self.power, in: journal)
         XCTAssertEqual(links.map(\.connected), [true, false, true])
@@ -51,15 +43,7 @@ final class ServedRideTests: XCTestCase {
     /// silent, disconnected and connected again by the watchdog; back when it sends again.
     func testASilentSensorIsSubscribedAgainThenItsLinkIsCycled() async throws {
         let served = try await ServedRide(events: [["at": 3, "sensor": Self.cadence, "do": "silence", "seconds": 8]])
-        let stored = try await served.ride {
-            try await served.waitUntilEverySensorStreams()
-            try await served.waitUntil("the cadence sensor is found silent") {
-                $0.sensors.contains { $0.address == Self.cadence && $0.state != .streaming }
-            }
-            try await served.waitUntilEverySensorStreams()
-            try await Task.sleep(for: .seconds(1))
-            try await served.client.send(.control(.end), requestId: "end")
-        }
+        let stored = try await served.rideUntilBack(from: Self.cadence)
         let journal = try served.expectTheJournalHoldsWhatWasSent(stored)
         let sent = try served.standIn.sent()
         let first = try XCTUnwrap(sent.first?.time)
@@ -183,6 +167,20 @@ private struct ServedRide {
         let summary = try await recorder.run()
         try await played.value
         return try XCTUnwrap(summary, "the ride was not saved")
+    }
+
+    /// Records until every sensor streams, `sensor` is lost (its link down or found silent) and every sensor streams
+    /// again, then ends the ride: the stored ride.
+    func rideUntilBack(from sensor: String) async throws -> WorkoutSummary {
+        try await ride {
+            try await waitUntilEverySensorStreams()
+            try await waitUntil("\(sensor) is lost") { status in
+                status.sensors.contains { $0.address == sensor && $0.state != .streaming }
+            }
+            try await waitUntilEverySensorStreams()
+            try await Task.sleep(for: .seconds(1))
+            try await client.send(.control(.end), requestId: "end")
+        }
     }
 
     /// Waits, at most a minute, until the recorder's status satisfies `condition`.
