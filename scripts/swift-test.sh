@@ -33,22 +33,28 @@ started=$SECONDS
     --xunit-output "$(dirname "$binary")/xctest-timings.xml" > "$logs/xctest" 2>&1 &
 xctest=$!
 # Its suites side by side: a test that waits on a program or a server does so on a thread of its own
-# (Tests/TestSupport/OffThePool.swift), never on one of the concurrency pool's two threads.
-"$binary" --testing-library swift-testing > "$logs/swift-testing" 2>&1 &
+# (Tests/TestSupport/OffThePool.swift), never on one of the concurrency pool's two threads. The recorder's scenarios
+# (LiveRecordingTests) run in a process of their own: they wait in real time for the recorder's tasks to come to
+# rest, and a suite's synchronous work (a replay, SQLite) is seconds on one of the two threads of a shared pool.
+scenarios='^LiveRecordingTests\.'
+"$binary" --testing-library swift-testing --skip "$scenarios" > "$logs/swift-testing" 2>&1 &
 testing=$!
+"$binary" --testing-library swift-testing --filter "$scenarios" > "$logs/swift-testing-scenarios" 2>&1 &
+testing_scenarios=$!
 wait "$testing"
 testing_status=$?
+wait "$testing_scenarios" || testing_status=1
 testing_seconds=$((SECONDS - started))
 wait "$xctest"
 xctest_status=$?
 xctest_seconds=$((SECONDS - started))
 
-cat "$logs/xctest" "$logs/swift-testing"
+cat "$logs/xctest" "$logs/swift-testing-scenarios" "$logs/swift-testing"
 echo "== XCTest: status $xctest_status after ${xctest_seconds}s; Swift Testing: status $testing_status after" \
     "${testing_seconds}s =="
 if [ "$xctest_status" -ne 0 ] || [ "$testing_status" -ne 0 ]; then
     echo
     echo "== failing tests (repeated from above) =="
-    failures "$logs/xctest" "$logs/swift-testing"
+    failures "$logs/xctest" "$logs/swift-testing-scenarios" "$logs/swift-testing"
     exit 1
 fi

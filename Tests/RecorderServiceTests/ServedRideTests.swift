@@ -23,7 +23,7 @@ final class ServedRideTests: XCTestCase {
     /// gap is a dropout of the ride.
     func testAPowerMeterOutOfRangeIsConnectedAgainAndTheGapIsADropout() async throws {
         let served = try await ServedRide(events: [["at": 3, "sensor": Self.power, "do": "drop", "seconds": 3]])
-        let stored = try await served.rideUntilBack(from: Self.power)
+        let stored = try await served.rideUntilBack(from: Self.power, after: "drop")
         let journal = try served.expectTheJournalHoldsWhatWasSent(stored)
         let links = served.links(of: Self.power, in: journal)
         XCTAssertEqual(links.map(\.connected), [true, false, true])
@@ -43,7 +43,7 @@ final class ServedRideTests: XCTestCase {
     /// silent, disconnected and connected again by the watchdog; back when it sends again.
     func testASilentSensorIsSubscribedAgainThenItsLinkIsCycled() async throws {
         let served = try await ServedRide(events: [["at": 3, "sensor": Self.cadence, "do": "silence", "seconds": 8]])
-        let stored = try await served.rideUntilBack(from: Self.cadence)
+        let stored = try await served.rideUntilBack(from: Self.cadence, after: "silence")
         let journal = try served.expectTheJournalHoldsWhatWasSent(stored)
         let sent = try served.standIn.sent()
         let first = try XCTUnwrap(sent.first?.time)
@@ -169,11 +169,14 @@ private struct ServedRide {
         return try XCTUnwrap(summary, "the ride was not saved")
     }
 
-    /// Records until every sensor streams, `sensor` is lost (its link down or found silent) and every sensor streams
-    /// again, then ends the ride: the stored ride.
-    func rideUntilBack(from sensor: String) async throws -> WorkoutSummary {
+    /// Records until the stand-in has played `event` on `sensor`, the recorder has seen the sensor lost (its link
+    /// down, or found silent) and every sensor streams again, then ends the ride: the stored ride.
+    func rideUntilBack(from sensor: String, after event: String) async throws -> WorkoutSummary {
         try await ride {
-            try await waitUntilEverySensorStreams()
+            try await waitUntil("the stand-in plays \(event) on \(sensor)") { _ in
+                let log = (try? String(contentsOfFile: standIn.logPath, encoding: .utf8)) ?? ""
+                return log.contains("standin: \(event) \(sensor)")
+            }
             try await waitUntil("\(sensor) is lost") { status in
                 status.sensors.contains { $0.address == sensor && $0.state != .streaming }
             }
