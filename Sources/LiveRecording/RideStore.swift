@@ -29,18 +29,6 @@ actor RideStore {
         self.store = store
     }
 
-    /// Opens a new live ride's row under `syncIdentifier` and takes the writes that follow for it; counts the
-    /// suggested workout as used (not worth failing a ride over).
-    func open(syncIdentifier: String, startMicroseconds: Int64, preset: String?) throws(StoreError) -> Int64 {
-        let claim = try store.beginWorkout(
-            syncIdentifier: syncIdentifier, source: "live", startMicroseconds: startMicroseconds)
-        if let preset { try? store.presetUsed(preset, at: startMicroseconds) }
-        writer = WorkoutWriter(store: store, claim: claim)
-        waiting = [:]
-        nextSequence = 0
-        return claim.workoutId
-    }
-
     /// Writes `batch` and any batch it was waiting for; `arrivals` are when its notifications arrived, counted in
     /// `latency` once they are stored. A write that fails throws and keeps everything for the next one.
     func write(_ batch: WorkoutWriter.Batch, arrivals batchArrivals: [ContinuousClock.Instant]) throws(StoreError) {
@@ -83,21 +71,27 @@ actor RideStore {
         return summary
     }
 
-    /// A live ride's row, opened: its id and sync identifier, and its Start's workout read from the library with the
-    /// FTP in force at `time` (an armed start opens at the first pedal stroke), or why the row did not open.
+    /// Opens a new live ride's row and takes the writes that follow for it; counts the suggested workout as used
+    /// (not worth failing a ride over). Its id and sync identifier, and its Start's workout read from the library
+    /// with the FTP in force at `time` (an armed start opens at the first pedal stroke); or why the row did not open.
     func open(_ request: StartRequest, startMicroseconds: Int64, at time: Int64) -> Result<OpenedRide, StoreError> {
         // Lower-case, as RFC 9562 writes a UUID and as every other ride and the shared store have it.
         let syncIdentifier = UUID().uuidString.lowercased()
+        let claim: WorkoutStore.Claim
         do throws(StoreError) {
-            let workoutId = try open(
-                syncIdentifier: syncIdentifier, startMicroseconds: startMicroseconds, preset: request.plan.preset)
-            return .success(
-                OpenedRide(
-                    workoutId: workoutId, syncIdentifier: syncIdentifier,
-                    workout: request.workout.map { plannedWorkout($0, at: time) }))
+            claim = try store.beginWorkout(
+                syncIdentifier: syncIdentifier, source: "live", startMicroseconds: startMicroseconds)
         } catch {
             return .failure(error)
         }
+        if let preset = request.plan.preset { try? store.presetUsed(preset, at: startMicroseconds) }
+        writer = WorkoutWriter(store: store, claim: claim)
+        waiting = [:]
+        nextSequence = 0
+        return .success(
+            OpenedRide(
+                workoutId: claim.workoutId, syncIdentifier: syncIdentifier,
+                workout: request.workout.map { plannedWorkout($0, at: time) }))
     }
 
     struct OpenedRide: Sendable {

@@ -65,8 +65,7 @@ final class ServedRideTests: XCTestCase {
         let served = try await ServedRide(events: [["at": 3, "do": "restart", "seconds": 1]])
         let stored = try await served.ride {
             try await served.waitUntil("bluetoothd is back on the bus") { _ in
-                let log = (try? String(contentsOfFile: served.standIn.logPath, encoding: .utf8)) ?? ""
-                return log.components(separatedBy: "standin: on the bus as org.bluez").count - 1 >= 2
+                served.standIn.log.components(separatedBy: "standin: on the bus as org.bluez").count - 1 >= 2
             }
             try await served.waitUntilEverySensorStreams()
             try await Task.sleep(for: .seconds(1))
@@ -174,8 +173,7 @@ private struct ServedRide {
     func rideUntilBack(from sensor: String, after event: String) async throws -> WorkoutSummary {
         try await ride {
             try await waitUntil("the stand-in plays \(event) on \(sensor)") { _ in
-                let log = (try? String(contentsOfFile: standIn.logPath, encoding: .utf8)) ?? ""
-                return log.contains("standin: \(event) \(sensor)")
+                standIn.log.contains("standin: \(event) \(sensor)")
             }
             try await waitUntil("\(sensor) is lost") { status in
                 status.sensors.contains { $0.address == sensor && $0.state != .streaming }

@@ -15,6 +15,8 @@ public final class StandIn: @unchecked Sendable {
     public let process: ChildProcess
     public var sentLogPath: String { bus.folder.appendingPathComponent("sent.log").path }
     public var logPath: String { bus.folder.appendingPathComponent("standin.log").path }
+    /// What it has written to its log so far (empty before it wrote anything).
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     public static var power: [String: Any] {
         [
@@ -80,7 +82,6 @@ public final class StandIn: @unchecked Sendable {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         XCTFail("the BlueZ stand-in did not start (scripts/setup.sh installs dbus-fast):\n\(log)")
         throw CancellationError()
     }
