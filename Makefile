@@ -61,16 +61,11 @@ demo: build
 demo-live: build
 	scripts/demo-live.sh
 
-# All tests that need nothing but the repository: unit and CLI tests, tshark conformance, the service files, and
-# a short run of every fuzz target.
+# All tests that need nothing but the repository: unit and CLI tests, tshark conformance, the service files, the
+# manual pages, the documentation, and beside them a short run of every fuzz target (scripts/test.sh).
 test: setup
 	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) scripts/swift-test.sh
-	python3 Tests/Conformance/tshark_conformance.py --cyclelog .build/debug/cyclelog
-	python3 Tests/ServiceFiles/check_service_files.py --cyclelog .build/debug/cyclelog
-	python3 scripts/make-man.py --bin .build/debug --check
-	$(MAKE) --no-print-directory docs
-	$(MAKE) --no-print-directory fuzz-smoke
+	SWIFT=$(SWIFT) scripts/test.sh
 
 # The CyclingSensors library's documentation (DocC): its symbols, extracted from the module the usual debug build
 # made, and Sources/CyclingSensors/Documentation.docc, into .build/docs/CyclingSensors.doccarchive (`docc preview`

@@ -210,8 +210,12 @@ public actor LiveRecorder {
     }
 
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
-    /// cannot say.
-    public func presets() async -> [WorkoutPreset] { await store.presets() }
+    /// cannot say. Read afresh (the status offers them as they were read last).
+    public func presets() async -> [WorkoutPreset] {
+        let presets = await store.presets()
+        await execute(core.presetsRead(presets))
+        return presets
+    }
 
     /// Arrival-to-stored delays of notifications (`record --latency`, the benchmark).
     public var storeLatency: LatencyHistogram { get async { await store.latency } }
@@ -289,6 +293,7 @@ public actor LiveRecorder {
             case .delete(let workoutId): await store.delete(workoutId)
             case .sayTestResult(let workoutId):
                 if let words = await store.testResult(workoutId) { announcements.publish(.notice(words)) }
+            case .readPresets: await execute(core.presetsRead(await store.presets()))
             case .live(let reading): live.publish(reading)
             case .applied(let control): controlsApplied.publish(control)
             case .announce(let announcement): announcements.publish(announcement)
@@ -334,12 +339,12 @@ public actor LiveRecorder {
 
     /// The ride ended: what is left is written and the ride saved, or found empty, or kept as a journal to recover.
     private func save() async {
-        await write(core.takeBatch())
+        let (batch, finished) = core.seal(at: time())
+        await write(batch)
         let outcome: Result<WorkoutSummary?, StoreError>
         do throws(StoreError) {
             outcome = .success(
-                try await store.finish(
-                    core.finishedWorkout(), sensorsUsed: core.sensorsUsed, at: core.journalTime(time())))
+                try await store.finish(finished, sensorsUsed: core.sensorsUsed, at: core.journalTime(time())))
         } catch {
             outcome = .failure(error)
         }

@@ -58,6 +58,8 @@ public struct LiveStatus: Sendable, Equatable {
     public var trainer: Trainer?
     /// The structured workout being ridden; nil without one.
     public var workout: Workout?
+    /// The presets offered: pinned first, then the most recently used.
+    public var suggestedWorkouts: [WorkoutPreset] = []
 
     /// Where the ride is in its structured workout.
     public struct Workout: Sendable, Equatable {

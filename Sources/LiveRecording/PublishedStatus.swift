@@ -5,9 +5,8 @@ import Workouts
 /// What the recorder publishes, in the contract's types (RecorderInterface): its status as `RecorderStatus`, each
 /// reading and each applied control as the D-Bus signals carry them.
 extension LiveStatus {
-    /// The status as the recorder publishes it (its D-Bus properties, `status --json`, the mirror's snapshot);
-    /// `suggestedWorkouts` are the presets offered.
-    public func published(suggestedWorkouts: [WorkoutPreset]) -> RecorderStatus {
+    /// The status as the recorder publishes it (its D-Bus properties, `status --json`, the mirror's snapshot).
+    public var published: RecorderStatus {
         var status = RecorderStatus()
         status.state = self.state
         status.workoutId = self.workoutId
@@ -36,7 +35,7 @@ extension LiveStatus {
         status.sensors = self.sensors.map {
             .init(name: $0.name, address: $0.address ?? "", state: $0.state, batteryPercent: $0.batteryPercent)
         }
-        status.suggestedWorkouts = suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
+        status.suggestedWorkouts = self.suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
         if let trainer = self.trainer {
             status.trainerMode = trainer.mode
             status.trainerState = trainer.state

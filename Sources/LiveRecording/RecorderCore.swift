@@ -53,13 +53,15 @@ struct RecorderCore {
         /// Write the journal's new events and completed seconds (nil: nothing to write); a failure comes back as
         /// `writeFailed`.
         case flush(WorkoutWriter.Batch?)
-        /// Write what is left, then save the ended ride (`takeBatch`, `finishedWorkout`, `sensorsUsed`); the
-        /// outcome comes back as `saved`.
+        /// Write what is left, then save the ended ride (`seal`, `sensorsUsed`); the outcome comes back as
+        /// `saved`.
         case save
         /// Drop the cancelled ride's row.
         case delete(Int64)
         /// A guided test was saved: say the FTP it gives.
         case sayTestResult(workoutId: Int64)
+        /// Read the presets offered from the store: `presetsRead`.
+        case readPresets
         case live(LiveRecorder.LiveReading)
         case applied(LiveRecorder.AppliedControl)
         case announce(LiveRecorder.Announcement)
@@ -96,6 +98,10 @@ struct RecorderCore {
     private(set) var openFailure: String?
     /// The sensors (journal addresses) that have given a cadence.
     private var cadenceSources: Set<String> = []
+    /// The presets the status offers (`SuggestedWorkouts`), as the store read them last.
+    private(set) var presets: [WorkoutPreset] = []
+    /// When (on the elapsed clock) the presets are read again.
+    private var presetsDue: Duration = .zero
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -145,6 +151,11 @@ struct RecorderCore {
     mutating func tick(devices: [BluetoothDevice], at time: Time) -> [Effect] {
         guard !controller.isOver else { return [] }
         var effects = sensorSteps(sensors.look(at: devices, at: time.elapsed), at: time)
+        if time.elapsed >= presetsDue {
+            // The rider may change them from another program (`cyclelog presets add`) while the recorder runs.
+            presetsDue = time.elapsed + Self.presetsReadInterval
+            effects.append(.readPresets)
+        }
         effects += discovery(sensors.wantsDiscovery)
         effects += trainer(trainerControl.tick(at: time.elapsed), at: time)
         effects += guideTick(at: time)
@@ -263,6 +274,16 @@ struct RecorderCore {
 
     // MARK: What the store answered
 
+    /// How often the presets are read again while the recorder runs.
+    static let presetsReadInterval: Duration = .seconds(3)
+
+    /// The presets as the store has them: the status is published again when they changed.
+    mutating func presetsRead(_ presets: [WorkoutPreset]) -> [Effect] {
+        guard presets != self.presets else { return [] }
+        self.presets = presets
+        return [.publishStatus]
+    }
+
     /// The ride's row is open: the ride begins, the low batteries are said, the trainer's target and the
     /// workout (`workout`: the Start's, read from the library; nil for the recorder's own) go into the journal.
     mutating func opened(
@@ -285,8 +306,11 @@ struct RecorderCore {
     /// The journal's new events and completed seconds, for the store.
     mutating func takeBatch() -> WorkoutWriter.Batch? { controller.takeBatch() }
 
-    /// The ended ride as it stands, with its digests; nil when no measurement came.
-    mutating func finishedWorkout() -> WorkoutWriter.Finished? { controller.finishedWorkout() }
+    /// The ended ride's last batch and the ride as it stands, with its digests (nil when no measurement came):
+    /// what comes after them belongs to the next ride.
+    mutating func seal(at time: Time) -> (batch: WorkoutWriter.Batch?, finished: WorkoutWriter.Finished?) {
+        controller.seal(at: journalTime(time), descriptions: sensors.roster.allDescriptions)
+    }
 
     var sensorsUsed: [(address: String, name: String?)] { sensors.roster.used }
 
@@ -469,6 +493,7 @@ struct RecorderCore {
     func status(at time: Time) -> LiveStatus {
         var status = controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors)
         status.message = notice
+        status.suggestedWorkouts = presets
         status.trainer = trainerStatus(at: time.elapsed)
         status.workout = controller.isRiding ? guide?.status : nil
         // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.

@@ -13,6 +13,9 @@ import Workouts
 ///        │ ▲                           │ failed             (a recorder that does not wait ends instead: over)
 ///        ▼ │ cancel                    ▼
 ///      armed ──first pedal stroke──▶ opening
+///
+/// A ride being saved is sealed when its last batch is taken: what comes after belongs to the next ride (`--auto`
+/// watches for its pedalling from then on, and a ride found meanwhile opens once the save has answered).
 struct RideController {
     /// What the recorder was asked to do (`record`'s options).
     struct Rules: Sendable {
@@ -90,6 +93,10 @@ struct RideController {
     private(set) var armed: StartRequest?
     /// `--auto` while waiting for a ride, or a Start armed for the first pedal stroke.
     private var pedallingWatch: PedallingWatch?
+    /// The ended ride's last batch was taken (`seal`): nothing more goes into it.
+    private var sealed = false
+    /// Pedalling found while the sealed ride was being saved: the events the next ride opens with, once it can.
+    private var nextRide: [RideEvent]?
     /// SIGINT, SIGTERM or a lost bus: no ride follows this one.
     private(set) var stopRequested = false
     /// Why the ride that ended could not be saved as it should: thrown by the recorder once it is over.
@@ -250,7 +257,17 @@ struct RideController {
             phase = .opening(opening)
             return []
         case .waiting:
-            return watchForPedalling(event, descriptions: descriptions)
+            guard let opening = watchForPedalling(event, descriptions: descriptions) else { return [] }
+            return open(
+                armed ?? StartRequest(plan: rules.plan),
+                at: opening.first?.timeMicroseconds ?? event.timeMicroseconds, byPedalling: true, pending: opening)
+        case .saving where sealed:
+            if nextRide != nil {
+                nextRide?.append(event)
+            } else {
+                nextRide = watchForPedalling(event, descriptions: descriptions)
+            }
+            return []
         case .riding, .saving:
             return add(event, name: name)
         case .over:
@@ -280,19 +297,19 @@ struct RideController {
         return actions
     }
 
-    private mutating func watchForPedalling(_ event: RideEvent, descriptions: () -> [RideEvent]) -> [Action] {
-        guard var watch = pedallingWatch else { return [] }
+    /// The event into the pedalling watch, if one watches: the notifications a ride opens with once it shows
+    /// pedalling.
+    private mutating func watchForPedalling(_ event: RideEvent, descriptions: () -> [RideEvent]) -> [RideEvent]? {
+        guard var watch = pedallingWatch else { return nil }
         pedallingWatch = nil  // so that adding to the copy does not copy its storage
         let opening = watch.add(event)
         pedallingWatch = watch
-        guard let opening else {
+        guard opening != nil else {
             if watch.isDueForRestart { watchAfresh(at: event.timeMicroseconds, descriptions: descriptions()) }
-            return []
+            return nil
         }
         pedallingWatch = nil
-        return open(
-            armed ?? StartRequest(plan: rules.plan), at: opening.first?.timeMicroseconds ?? event.timeMicroseconds,
-            byPedalling: true, pending: opening)
+        return opening
     }
 
     // MARK: Controls
@@ -408,15 +425,22 @@ struct RideController {
 
     /// The events and the completed seconds since the last call, for the store.
     mutating func takeBatch() -> WorkoutWriter.Batch? {
-        guard isRiding, var ride else { return nil }
+        guard isRiding, !sealed, var ride else { return nil }
         self.ride = nil  // so that changing the copy does not copy its storage
         defer { self.ride = ride }
         return ride.takeBatch()
     }
 
-    /// The ride as it stands, with its digests; nil when no measurement came.
-    mutating func finishedWorkout() -> WorkoutWriter.Finished? {
-        ride?.finishWorkout()
+    /// The ended ride's last batch and the ride as it stands, with its digests (nil when no measurement came),
+    /// taken together: nothing comes into it after them. `--auto` watches for the next ride's pedalling from here,
+    /// while this one is saved.
+    mutating func seal(at time: Int64, descriptions: [RideEvent]) -> (WorkoutWriter.Batch?, WorkoutWriter.Finished?) {
+        guard phase == .saving, !sealed else { return (nil, nil) }
+        let batch = takeBatch()
+        let finished = ride?.finishWorkout()
+        sealed = true
+        if rules.auto != nil && !stopRequested { watchAfresh(at: time, descriptions: descriptions) }
+        return (batch, finished)
     }
 
     /// The ended ride was saved (`summary`), found empty (nil) or cancelled, or could not be saved (`problem`):
@@ -425,11 +449,27 @@ struct RideController {
         _ summary: WorkoutSummary?, problem: LiveRecordingError?, at time: Int64, descriptions: [RideEvent]
     ) -> [Action] {
         guard phase == .saving else { return [] }
+        let watchedWhileSaving = sealed
+        let next = nextRide
+        sealed = false
+        nextRide = nil
         if rules.waits && !stopRequested {
             // The service goes on: wait for the next ride with the sensors still connected.
             var actions: [Action] = problem.map { [.tell($0.description)] } ?? []
-            startWaiting(at: time, descriptions: descriptions)
+            if watchedWhileSaving && rules.auto != nil {
+                // The watch began when the ride was sealed, so the next ride's first strokes are in it.
+                phase = .waiting
+                ride = nil
+                armed = nil
+            } else {
+                startWaiting(at: time, descriptions: descriptions)
+            }
             if let summary { actions.append(.rideSaved(summary)) }
+            if let next {
+                actions += open(
+                    StartRequest(plan: rules.plan), at: next.first?.timeMicroseconds ?? time, byPedalling: true,
+                    pending: next)
+            }
             actions.append(.publishStatus)
             return actions
         }

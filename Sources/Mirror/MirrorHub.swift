@@ -174,6 +174,35 @@ public actor MirrorHub {
         property.hasPrefix("Can") ? "can" : property.prefix(1).lowercased() + property.dropFirst()
     }
 
+    /// One field of the snapshot.
+    enum SnapshotField: Equatable {
+        /// A recorder property, under its API key.
+        case property(String)
+        /// The six `Can…` properties, as one object.
+        case can
+        /// The latest power reading, the mirror's own (from `Live`).
+        case instantaneousPower
+    }
+
+    /// The snapshot's fields in the order Docs/reference/http-api.md gives them: every property of
+    /// `RecorderStatus.properties` once (a test holds the two lists together), and the mirror's own reading.
+    static let snapshot: [SnapshotField] =
+        [
+            "State", "WorkoutId", "Name", "Location", "Goal", "GoalProgress", "ElapsedSeconds", "MovingSeconds",
+            "PowerWatts",
+        ]
+        .map(SnapshotField.property) + [.instantaneousPower]
+        + [
+            "CadenceRPM", "SpeedMetersPerSecond", "HeartRateBPM", "DistanceMeters", "WorkJoules", "Lap",
+            "LapElapsedSeconds", "WaterMillilitres", "ControlSequence",
+        ].map(SnapshotField.property) + [.can]
+        + [
+            "Sensors", "SuggestedWorkouts", "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent",
+            "ResistanceLevel", "PowerMatchOffsetWatts", "TrainerMessage", "WorkoutPlanId", "WorkoutPlanName",
+            "StepIndex", "StepCount", "StepSecondsLeft", "StepName", "TargetRangeLowWatts", "TargetRangeHighWatts",
+            "NextTargetPowerWatts", "IntensityPercent", "WorkoutProfile",
+        ].map(SnapshotField.property)
+
     /// The snapshot's fields in the documented order. Unknown values (NaN, an empty name, no workout) are null, and
     /// every value is null while no recorder is on the bus (`status` nil).
     static func fields(_ status: RecorderStatus?, instantaneousPowerWatts: Double?) -> [(String, JSONValue)] {
@@ -185,44 +214,24 @@ public actor MirrorHub {
             case let other: other
             }
         }
-        var fields: [(String, JSONValue)] = []
-        for property in [
-            "State", "WorkoutId", "Name", "Location", "Goal", "GoalProgress", "ElapsedSeconds", "MovingSeconds",
-            "PowerWatts",
-        ] {
-            fields.append((apiKey(property), value(property)))
-        }
-        fields.append(
-            ("instantaneousPowerWatts", status == nil ? .null : JSONValue.rounded(instantaneousPowerWatts)))
-        for property in [
-            "CadenceRPM", "SpeedMetersPerSecond", "HeartRateBPM", "DistanceMeters", "WorkJoules", "Lap",
-            "LapElapsedSeconds", "WaterMillilitres", "ControlSequence",
-        ] {
-            fields.append((apiKey(property), value(property)))
-        }
-        if let can = status?.can {
-            fields.append(
+        return snapshot.map { field in
+            switch field {
+            case .property(let name): (apiKey(name), value(name))
+            case .instantaneousPower:
+                ("instantaneousPowerWatts", status == nil ? .null : JSONValue.rounded(instantaneousPowerWatts))
+            case .can:
                 (
                     "can",
-                    .object([
-                        ("start", .bool(can.start)), ("pause", .bool(can.pause)), ("resume", .bool(can.resume)),
-                        ("lap", .bool(can.lap)), ("end", .bool(can.end)), ("cancel", .bool(can.cancel)),
-                    ])
-                ))
-        } else {
-            fields.append(("can", .null))
+                    status.map { status in
+                        let can = status.can
+                        return .object([
+                            ("start", .bool(can.start)), ("pause", .bool(can.pause)), ("resume", .bool(can.resume)),
+                            ("lap", .bool(can.lap)), ("end", .bool(can.end)), ("cancel", .bool(can.cancel)),
+                        ])
+                    } ?? .null
+                )
+            }
         }
-        fields.append(("sensors", value("Sensors")))
-        fields.append(("suggestedWorkouts", value("SuggestedWorkouts")))
-        for property in [
-            "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent", "ResistanceLevel",
-            "PowerMatchOffsetWatts", "TrainerMessage", "WorkoutPlanId", "WorkoutPlanName", "StepIndex", "StepCount",
-            "StepSecondsLeft", "StepName", "TargetRangeLowWatts", "TargetRangeHighWatts", "NextTargetPowerWatts",
-            "IntensityPercent", "WorkoutProfile",
-        ] {
-            fields.append((apiKey(property), value(property)))
-        }
-        return fields
     }
 
     /// An `Event` signal as the stream's `event`: `kind`, `time` (ISO 8601, UTC), `workoutId`, `controlSequence`

@@ -82,7 +82,8 @@ extension RecorderControl {
                     return []
                 },
             ])
-        let initial = await recorder.status().published(suggestedWorkouts: await recorder.presets()).values
+        _ = await recorder.presets()
+        let initial = await recorder.status().published.values
         try await connection.export(
             [
                 ExportedInterface(name: interface, methods: handlers, properties: properties, signals: signals),
@@ -180,17 +181,8 @@ extension RecorderControl {
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
     /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
     static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
-        var presetsRead = ContinuousClock.now
-        var presets = await recorder.presets()
         for await live in recorder.statusUpdates.subscribe() {
-            // The rider may change the presets while the recorder runs (`cyclelog presets add`): looked at
-            // every few seconds, announced when they changed.
-            if ContinuousClock.now - presetsRead > .seconds(3) {
-                presetsRead = ContinuousClock.now
-                presets = await recorder.presets()
-            }
-            let values = live.published(suggestedWorkouts: presets).values
-            try? await connection.setProperties(values, interface: interface, path: path)
+            try? await connection.setProperties(live.published.values, interface: interface, path: path)
         }
     }
 }

@@ -195,6 +195,22 @@ import Workouts
         #expect(rig.status.state == .ended)
         #expect(rig.writes.last?.bytes == [0x01], "the trainer let go")
     }
+
+    @Test func thePresetsAreReadEveryThreeSecondsAndAChangeIsPublished() {
+        let rig = CoreRig(workout: nil)
+        #expect(rig.presetReads == 1, "read as the recorder begins")
+        #expect(rig.status.suggestedWorkouts == WorkoutPreset.builtIn)
+        rig.advance(seconds: 2.5)
+        #expect(!rig.tick().contains { if case .readPresets = $0 { true } else { false } })
+        rig.advance(seconds: 0.5)
+        #expect(rig.tick().contains { if case .readPresets = $0 { true } else { false } })
+        #expect(rig.presetReads == 2)
+        // Another program adds one: the next read publishes the status with it.
+        rig.presetsInStore.append(WorkoutPreset(id: "hills", title: "Hills", request: StartRequest()))
+        #expect(rig.core.presetsRead(rig.presetsInStore).count == 1)
+        #expect(rig.status.suggestedWorkouts.last?.id == "hills")
+        #expect(rig.core.presetsRead(rig.presetsInStore).isEmpty, "unchanged: nothing to publish")
+    }
 }
 
 /// A `RecorderCore` with a power meter and a smart trainer (ERG, resistance and simulation; 0–1500 W), its
@@ -217,6 +233,9 @@ final class CoreRig {
     private var journalled: [RideEvent.Kind] = []
     private(set) var told: [String] = []
     private(set) var saves = 0
+    /// The presets as the store has them, and how many times they were read.
+    var presetsInStore = WorkoutPreset.builtIn
+    private(set) var presetReads = 0
 
     init(workout: PlannedWorkout?, rampTest: Bool = false, waitForStart: Bool = false) {
         var options = LiveRecorder.Options()
@@ -380,8 +399,11 @@ final class CoreRig {
                 for event in batch?.events ?? [] { journalled.append(event.kind) }
             case .save:
                 saves += 1
-                for event in core.takeBatch()?.events ?? [] { journalled.append(event.kind) }
+                for event in core.seal(at: time).batch?.events ?? [] { journalled.append(event.kind) }
                 carryOut(core.saved(.success(nil), at: time))
+            case .readPresets:
+                presetReads += 1
+                carryOut(core.presetsRead(presetsInStore))
             case .delete, .sayTestResult, .live, .applied, .publishStatus, .done, .observeSensor,
                 .observeCharacteristics:
                 break

@@ -263,6 +263,32 @@ import Workouts
                 == "tell goal reached: saving workout 7")
     }
 
+    /// An auto ride ended by its idle time is sealed when the save takes its last batch; the rider pedalling again
+    /// before the database has answered begins the next ride, which opens with those first strokes once it has.
+    @Test func strokesWhileAnAutoRideIsSavedBeginTheNextRideOnceTheSaveHasAnswered() {
+        var controller = Self.waiting(auto: true)
+        var time = Self.t0
+        while controller.record(Self.power(150, at: time)).isEmpty { time += Self.second }
+        _ = controller.opened(workoutId: 2, syncIdentifier: "id", descriptions: [])
+        let end = time + 62 * Self.second
+        #expect(Self.names(controller.dueEndings(at: end)).last == "save")
+        let (last, finished) = controller.seal(at: end, descriptions: Self.described)
+        #expect(last?.events.last.map { $0.kind == .control(.end) } == true)
+        #expect(finished != nil)
+        // The database is slow to answer; the rider pedals again meanwhile.
+        let strokes = (1...8).map { Self.power(200, at: end + $0 * Self.second) }
+        let meanwhile = strokes.flatMap { controller.record($0) }
+        #expect(meanwhile.isEmpty, "no ride opens before the save has answered")
+        #expect(controller.takeBatch() == nil, "the saved ride takes nothing more")
+        let saved = controller.saved(nil, problem: nil, at: end + 9 * Self.second, descriptions: Self.described)
+        #expect(Self.names(saved) == ["open", "status"])
+        guard case .open(_, let start) = saved.first else { return }
+        #expect(start == strokes[0].timeMicroseconds, "the next ride begins at its first stroke")
+        _ = controller.opened(workoutId: 3, syncIdentifier: "id3", descriptions: [])
+        let journal = controller.takeBatch()?.events ?? []
+        #expect(journal.filter { if case .notification = $0.kind { true } else { false } } == strokes)
+    }
+
     @Test func aLowBatteryIsSaidOncePerRide() {
         var controller = Self.riding()
         let low = [(address: Self.meter, name: "Stages Power L", percent: 15)]

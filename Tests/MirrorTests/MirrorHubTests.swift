@@ -9,6 +9,28 @@ import XCTest
 /// The mirror's hub and device registry on their own: a slow screen loses `live` values but never an event and
 /// never holds up another screen; offers expire after 120 s and tokens are stored only as hashes.
 final class MirrorHubTests: XCTestCase {
+    /// The snapshot lists every property the recorder publishes once, in the reference's order, and nothing else.
+    func testTheSnapshotHasEveryRecorderPropertyOnce() {
+        let listed = MirrorHub.snapshot.compactMap { if case .property(let name) = $0 { name } else { nil } }
+        let can = RecorderStatus.properties.map(\.name).filter { $0.hasPrefix("Can") }
+        XCTAssertEqual(can, ["CanStart", "CanPause", "CanResume", "CanLap", "CanEnd", "CanCancel"])
+        XCTAssertEqual(listed.count, Set(listed).count, "a property listed twice")
+        XCTAssertEqual(Set(listed + can), Set(RecorderStatus.properties.map(\.name)))
+        let keys = MirrorHub.fields(nil, instantaneousPowerWatts: nil).map(\.0)
+        // Docs/reference/http-api.md, "The snapshot".
+        XCTAssertEqual(
+            keys,
+            [
+                "state", "workoutId", "name", "location", "goal", "goalProgress", "elapsedSeconds", "movingSeconds",
+                "powerWatts", "instantaneousPowerWatts", "cadenceRPM", "speedMetersPerSecond", "heartRateBPM",
+                "distanceMeters", "workJoules", "lap", "lapElapsedSeconds", "waterMillilitres", "controlSequence",
+                "can", "sensors", "suggestedWorkouts", "trainerMode", "trainerState", "targetPowerWatts",
+                "gradePercent", "resistanceLevel", "powerMatchOffsetWatts", "trainerMessage", "workoutPlanId",
+                "workoutPlanName", "stepIndex", "stepCount", "stepSecondsLeft", "stepName", "targetRangeLowWatts",
+                "targetRangeHighWatts", "nextTargetPowerWatts", "intensityPercent", "workoutProfile",
+            ])
+    }
+
     func testASlowScreenLosesLiveValuesButNoEventAndDelaysNobody() async throws {
         let hub = MirrorHub(maximumClients: 2)
         await hub.apply(.appeared(RecorderStatus(values: ["State": .string("running"), "WorkoutId": .int64(3)])))
