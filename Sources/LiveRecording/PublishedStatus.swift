@@ -2,69 +2,8 @@ import DBus
 import RecorderInterface
 import Workouts
 
-/// What the recorder publishes, in the contract's types (RecorderInterface): its status as `RecorderStatus`, each
-/// reading and each applied control as the D-Bus signals carry them.
-extension LiveStatus {
-    /// The status as the recorder publishes it (its D-Bus properties, `status --json`, the mirror's snapshot).
-    public var published: RecorderStatus {
-        var status = RecorderStatus()
-        status.state = self.state
-        status.workoutId = self.workoutId
-        status.elapsedSeconds = self.elapsedSeconds.rounded()
-        status.movingSeconds = self.movingSeconds.rounded()
-        status.powerWatts = self.powerWatts
-        status.cadenceRPM = self.cadenceRPM
-        status.speedMetersPerSecond = self.speedMetersPerSecond
-        status.heartRateBPM = self.heartRateBPM
-        status.distanceMeters = self.distanceMeters
-        status.lap = UInt32(clamping: self.lap)
-        status.name = self.plan.name ?? ""
-        status.location = self.plan.location?.rawValue ?? ""
-        status.goal = self.plan.goal?.description ?? ""
-        status.goalProgress = self.goalProgress
-        status.lapElapsedSeconds = self.lapElapsedSeconds.rounded()
-        status.workJoules = self.workJoules.rounded()
-        status.waterMillilitres = self.waterMillilitres
-        status.can.start = self.can.start
-        status.can.pause = self.can.pause
-        status.can.resume = self.can.resume
-        status.can.lap = self.can.lap
-        status.can.end = self.can.end
-        status.can.cancel = self.can.cancel
-        status.controlSequence = self.controlSequence
-        status.sensors = self.sensors.map {
-            .init(name: $0.name, address: $0.address ?? "", state: $0.state, batteryPercent: $0.batteryPercent)
-        }
-        status.suggestedWorkouts = self.suggestedWorkouts.map(RecorderStatus.SuggestedWorkout.init)
-        if let trainer = self.trainer {
-            status.trainerMode = trainer.mode
-            status.trainerState = trainer.state
-            status.targetPowerWatts = trainer.targetPowerWatts.map(Double.init)
-            status.gradePercent = trainer.gradePercent
-            status.resistanceLevel = trainer.resistanceLevel
-            status.powerMatchOffsetWatts = trainer.powerMatchOffsetWatts.map { ($0 * 10).rounded() / 10 }
-            status.trainerMessage = trainer.message ?? ""
-        }
-        if let workout = self.workout {
-            status.workoutPlanId = workout.id
-            status.workoutPlanName = workout.name
-            status.stepIndex = Int64(workout.stepIndex)
-            status.stepCount = Int64(workout.stepCount)
-            status.stepSecondsLeft = workout.stepSecondsLeft?.rounded()
-            status.stepName = workout.stepName ?? ""
-            // The step's target is the ride's target, whether a trainer is steered to it or the rider follows it.
-            status.targetPowerWatts = workout.targetPowerWatts.map(Double.init)
-            if let grade = workout.targetGradePercent { status.gradePercent = grade }
-            status.targetRangeLowWatts = workout.targetRangeWatts.map { Double($0.lowerBound) }
-            status.targetRangeHighWatts = workout.targetRangeWatts.map { Double($0.upperBound) }
-            status.nextTargetPowerWatts = workout.nextTargetPowerWatts.map(Double.init)
-            status.intensityPercent = Int64(workout.intensityPercent)
-            status.workoutProfile = workout.profileText
-        }
-        return status
-    }
-}
-
+/// What the recorder publishes besides its status (`LiveStatus.published`), in the contract's types: each reading
+/// and each applied control as the D-Bus signals carry them.
 extension LiveRecorder.LiveReading {
     /// Its `Live` signal's dictionary.
     public var signalValue: DBusValue {

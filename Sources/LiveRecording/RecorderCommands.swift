@@ -55,7 +55,7 @@ extension LiveRecorder {
             try refused(await self.steer(ask))
         case .player(let player):
             let playerControl: PlayerControl
-            let intensityPercent = status().workout?.intensityPercent ?? 100
+            let intensityPercent = core.guide?.player.intensityPercent ?? 100
             do throws(DBusError) {
                 playerControl = try player.control(intensityPercent: intensityPercent)
             } catch {

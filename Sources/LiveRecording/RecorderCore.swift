@@ -1,5 +1,6 @@
 import BlueZ
 import CyclingSensors
+import RecorderInterface
 import RideWriting
 import StructuredWorkouts
 import TrainerControl
@@ -491,28 +492,37 @@ struct RecorderCore {
     // MARK: Status
 
     func status(at time: Time) -> LiveStatus {
-        var status = controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors)
-        status.message = notice
-        status.suggestedWorkouts = presets
-        status.trainer = trainerStatus(at: time.elapsed)
-        status.workout = controller.isRiding ? guide?.status : nil
-        // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.
-        if controller.isRiding, let guide { status.lap += guide.stepLaps }
+        var status = LiveStatus(
+            published: controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors))
+        status.published.suggestedWorkouts = presets.map(RecorderStatus.SuggestedWorkout.init)
+        status.screen.message = notice
+        describeTrainer(&status, at: time.elapsed)
+        if controller.isRiding, let guide {
+            guide.describe(&status)
+            // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.
+            status.published.lap = UInt32(clamping: Int(status.published.lap) + guide.stepLaps)
+        }
         return status
     }
 
-    /// The trainer's control as the status shows it; nil while no trainer has connected.
-    private func trainerStatus(at time: Duration) -> LiveStatus.Trainer? {
+    /// The trainer's control as the status shows it; nothing while no trainer has connected.
+    private func describeTrainer(_ status: inout LiveStatus, at time: Duration) {
         let state = trainerControl.state(at: time)
-        guard state != .absent else { return nil }
-        let erg = trainerControl.mode == .erg
-        return LiveStatus.Trainer(
-            mode: trainerControl.mode, state: state,
-            targetPowerWatts: erg ? trainerControl.targetWatts : nil,
-            effectivePowerWatts: erg ? Int(trainerControl.effectiveWatts(at: time).rounded()) : nil,
-            gradePercent: trainerControl.mode == .simulation ? trainerControl.gradePercent : nil,
-            resistanceLevel: trainerControl.mode == .resistance ? trainerControl.resistancePercent : nil,
-            powerMatchOffsetWatts: erg ? trainerControl.powerMatchOffsetWatts : nil, message: trainerControl.message)
+        guard state != .absent else { return }
+        let mode = trainerControl.mode
+        let target = mode == .erg ? trainerControl.targetWatts : nil
+        let offset = mode == .erg ? trainerControl.powerMatchOffsetWatts : nil
+        status.published.trainerMode = mode
+        status.published.trainerState = state
+        status.published.targetPowerWatts = target.map(Double.init)
+        status.published.gradePercent = mode == .simulation ? trainerControl.gradePercent : nil
+        status.published.resistanceLevel = mode == .resistance ? trainerControl.resistancePercent : nil
+        status.published.powerMatchOffsetWatts = offset.map { ($0 * 10).rounded() / 10 }
+        status.published.trainerMessage = trainerControl.message ?? ""
+        status.screen.trainerTargetWatts = target
+        status.screen.trainerGradePercent = status.published.gradePercent
+        status.screen.trainerNowWatts = mode == .erg ? Int(trainerControl.effectiveWatts(at: time).rounded()) : nil
+        status.screen.powerMatchOffsetWatts = offset
     }
 
     // MARK: The rules that join the parts
@@ -676,7 +686,7 @@ struct RecorderCore {
     /// missing while the sensor that gave it is lost does not end a ramp test.
     private mutating func guideTick(at time: Time) -> [Effect] {
         guard guide != nil, controller.isRiding else { return [] }
-        let status = controller.status(at: time.rideMicroseconds, sensors: [])
+        let status = controller.figures(at: time.rideMicroseconds)
         guard status.state == .running else { return [] }
         // Lost: a sensor that gave a cadence whose link is down in the journal now (the roster's own record of it).
         let cadenceLost =

@@ -146,7 +146,7 @@ struct RideController {
         }
         switch phase {
         case .riding, .saving:
-            let elapsed = RecordedTotals.seconds(status(at: time, sensors: []).elapsedSeconds)
+            let elapsed = RecordedTotals.seconds(figures(at: time).elapsedSeconds)
             return .refused("workout \(workoutId) is being recorded (\(elapsed) in): end it first with `cyclelog end`")
         case .opening:
             return .refused("a workout is starting: try again in a moment")
@@ -401,7 +401,7 @@ struct RideController {
         var notice: String?
         if let auto = rules.auto, ride.idleEnding?.isDue(at: time) == true {
             notice = "no pedalling for \(Int(auto.endAfterSeconds)) s: saving workout \(workoutId)"
-        } else if ride.endAtGoal, let progress = status(at: time, sensors: []).goalProgress, progress >= 1 {
+        } else if ride.endAtGoal, let progress = figures(at: time).goalProgress, progress >= 1 {
             notice = "goal reached: saving workout \(workoutId)"
         }
         guard let notice else { return [] }
@@ -494,8 +494,29 @@ struct RideController {
 
     // MARK: Status
 
-    /// The status at `time` with the sensors as they are.
-    func status(at time: Int64, sensors: [LiveStatus.Sensor]) -> LiveStatus {
+    /// The ride's figures at `time`, unrounded: what its rules measure (a goal, the workout's moving time); the
+    /// status publishes them rounded.
+    struct Figures {
+        var state: RecorderState
+        var elapsedSeconds: Double
+        var movingSeconds: Double
+        var lapElapsedSeconds: Double
+        var distanceMeters: Double
+        var workJoules: Double
+        /// Mean of the last 3 completed seconds.
+        var powerWatts: Double?
+        var cadenceRPM: Double?
+        var speedMetersPerSecond: Double?
+        var heartRateBPM: Double?
+        /// 0…1 of the goal, nil for an open ride.
+        var goalProgress: Double?
+        /// A sensor streaming without revolutions shows as coasting.
+        var coasting: Bool
+        /// Whether the ride is shown, or the waiting recorder's own state (a recorder that waits between rides).
+        var showsRide: Bool
+    }
+
+    func figures(at time: Int64) -> Figures {
         let session = ride?.session ?? Session()
         let recentSamples = ride?.recentSamples ?? []
         let distanceMeters = ride?.distanceMeters ?? 0
@@ -516,36 +537,54 @@ struct RideController {
         case .energyJoules(let joules): progress = workJoules / joules
         case nil: progress = nil
         }
-        var can = LiveStatus.Can()
-        can.start = phase == .waiting && rules.waits && !stopRequested
-        can.pause = refusal(of: .pause) == nil
-        can.resume = refusal(of: .resume) == nil
-        can.lap = refusal(of: .lap) == nil
-        can.end = refusal(of: .end) == nil
-        can.cancel = refusal(of: .cancel) == nil
-        let lapStart = session.lapStarts.last ?? start
-        // A recorder that waits between rides shows its own state while none is recorded.
         let showsRide = isRiding || !rules.waits
-        // A sensor streaming without revolutions shows as coasting.
-        let coasting = recentSamples.last.map { $0.powerWatts == 0 || $0.cadenceRPM == 0 } ?? false
-        var status = LiveStatus(
-            workoutId: workoutId,
+        return Figures(
             state: showsRide ? RecorderState(session.state) : armed != nil ? .armed : .waiting,
             elapsedSeconds: elapsed, movingSeconds: moving,
-            powerWatts: mean(recentSamples.map(\.powerWatts)), cadenceRPM: recentSamples.last?.cadenceRPM,
-            speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
-            heartRateBPM: recentSamples.last?.heartRateBPM, distanceMeters: distanceMeters, workJoules: workJoules,
-            lap: session.lapStarts.count + 1, goalProgress: progress.map { min(1, $0) },
-            sensors: sensors.map {
-                var sensor = $0
-                if sensor.state == .streaming && coasting { sensor.state = .zero }
-                return sensor
-            }, message: nil)
-        status.plan = showsRide ? session.plan : armed?.plan ?? WorkoutPlan()
-        status.can = can
-        status.controlSequence = showsRide ? controlSequence(session) : 0
-        status.lapElapsedSeconds = Double(max(0, end - lapStart)) / 1e6
+            lapElapsedSeconds: Double(max(0, end - (session.lapStarts.last ?? start))) / 1e6,
+            distanceMeters: distanceMeters, workJoules: workJoules, powerWatts: mean(recentSamples.map(\.powerWatts)),
+            cadenceRPM: recentSamples.last?.cadenceRPM, speedMetersPerSecond: recentSamples.last?.speedMetersPerSecond,
+            heartRateBPM: recentSamples.last?.heartRateBPM, goalProgress: progress.map { min(1, $0) },
+            coasting: recentSamples.last.map { $0.powerWatts == 0 || $0.cadenceRPM == 0 } ?? false,
+            showsRide: showsRide)
+    }
+
+    /// The ride's part of the published status at `time`, with the sensors as they are.
+    func status(at time: Int64, sensors: [RecorderStatus.Sensor]) -> RecorderStatus {
+        let figures = figures(at: time)
+        let session = ride?.session ?? Session()
+        var status = RecorderStatus()
+        status.state = figures.state
+        status.workoutId = workoutId
+        status.elapsedSeconds = figures.elapsedSeconds.rounded()
+        status.movingSeconds = figures.movingSeconds.rounded()
+        status.powerWatts = figures.powerWatts
+        status.cadenceRPM = figures.cadenceRPM
+        status.speedMetersPerSecond = figures.speedMetersPerSecond
+        status.heartRateBPM = figures.heartRateBPM
+        status.distanceMeters = figures.distanceMeters
+        status.lap = UInt32(clamping: session.lapStarts.count + 1)
+        // A recorder that waits between rides shows its own state while none is recorded, and the armed plan.
+        let plan = figures.showsRide ? session.plan : armed?.plan ?? WorkoutPlan()
+        status.name = plan.name ?? ""
+        status.location = plan.location?.rawValue ?? ""
+        status.goal = plan.goal?.description ?? ""
+        status.goalProgress = figures.goalProgress
+        status.lapElapsedSeconds = figures.lapElapsedSeconds.rounded()
+        status.workJoules = figures.workJoules.rounded()
         status.waterMillilitres = session.events.waterMillilitres ?? 0
+        status.can.start = phase == .waiting && rules.waits && !stopRequested
+        status.can.pause = refusal(of: .pause) == nil
+        status.can.resume = refusal(of: .resume) == nil
+        status.can.lap = refusal(of: .lap) == nil
+        status.can.end = refusal(of: .end) == nil
+        status.can.cancel = refusal(of: .cancel) == nil
+        status.controlSequence = figures.showsRide ? controlSequence(session) : 0
+        status.sensors = sensors.map {
+            var sensor = $0
+            if sensor.state == .streaming && figures.coasting { sensor.state = .zero }
+            return sensor
+        }
         return status
     }
 

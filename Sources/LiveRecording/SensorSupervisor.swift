@@ -1,5 +1,6 @@
 import BlueZ
 import CyclingSensors
+import RecorderInterface
 import Workouts
 
 /// The sensors of a live recorder: the roster (which sensors, where BlueZ has them), each one's link, and the
@@ -80,10 +81,10 @@ struct SensorSupervisor {
     }
 
     /// The sensors as the status shows them.
-    var statusSensors: [LiveStatus.Sensor] {
+    var statusSensors: [RecorderStatus.Sensor] {
         roster.sensors.map {
-            LiveStatus.Sensor(
-                name: $0.label, address: $0.address, state: $0.link.state, batteryPercent: $0.batteryPercent)
+            RecorderStatus.Sensor(
+                name: $0.label, address: $0.address ?? "", state: $0.link.state, batteryPercent: $0.batteryPercent)
         }
     }
 

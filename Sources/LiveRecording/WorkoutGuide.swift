@@ -41,7 +41,7 @@ struct WorkoutGuide {
     private var lapBeginsStep = false
     /// The whole workout's profile, made again only when the intensity changes (not at every status: a workout
     /// of 1000 steps would cost each flush 1000 targets).
-    private var profile: (segments: [LiveStatus.Workout.Segment], text: String) = ([], "")
+    private var profile: (segments: [LiveStatus.ProfileSegment], text: String) = ([], "")
 
     init(id: String, planned: PlannedWorkout, intensityPercent: Int = 100, endsWhenPedallingStops: Bool = false) {
         self.id = id
@@ -155,21 +155,32 @@ struct WorkoutGuide {
 
     private static func format2(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
-    /// The workout as the status shows it.
-    var status: LiveStatus.Workout {
-        LiveStatus.Workout(
-            id: id, name: player.planned.workout.name, stepIndex: player.stepIndex, stepCount: player.steps.count,
-            stepSecondsLeft: player.secondsLeft, targetPowerWatts: player.targetWatts,
-            targetRangeWatts: player.targetRangeWatts, targetGradePercent: player.targetGradePercent,
-            nextTargetPowerWatts: player.nextTargetWatts,
-            intensityPercent: player.intensityPercent, cadenceTarget: player.step?.cadence,
-            stepName: player.step?.name, profile: profile.segments, profileText: profile.text)
+    /// The workout's part of the status. The step's target is the ride's target, whether a trainer is steered
+    /// to it or the rider follows it: it is published over the trainer's.
+    func describe(_ status: inout LiveStatus) {
+        status.published.workoutPlanId = id
+        status.published.workoutPlanName = player.planned.workout.name
+        status.published.stepIndex = Int64(player.stepIndex)
+        status.published.stepCount = Int64(player.steps.count)
+        status.published.stepSecondsLeft = player.secondsLeft?.rounded()
+        status.published.stepName = player.step?.name ?? ""
+        status.published.targetPowerWatts = player.targetWatts.map(Double.init)
+        if let grade = player.targetGradePercent { status.published.gradePercent = grade }
+        status.published.targetRangeLowWatts = player.targetRangeWatts.map { Double($0.lowerBound) }
+        status.published.targetRangeHighWatts = player.targetRangeWatts.map { Double($0.upperBound) }
+        status.published.nextTargetPowerWatts = player.nextTargetWatts.map(Double.init)
+        status.published.intensityPercent = Int64(player.intensityPercent)
+        status.published.workoutProfile = profile.text
+        status.screen.stepGradePercent = player.targetGradePercent
+        status.screen.stepSecondsLeft = player.secondsLeft
+        status.screen.cadenceTarget = player.step?.cadence
+        status.screen.profile = profile.segments
     }
 
     /// The whole workout's targets for a small chart: (seconds, watts at the start, watts at the end) per timed
     /// step; an open step counts 60 s and a distance 1 s per 10 m, so that each has a place. Also as the status's
     /// text, `SECONDS:START:END` by commas (`-` for no target).
-    static func profile(_ player: WorkoutPlayer) -> (segments: [LiveStatus.Workout.Segment], text: String) {
+    static func profile(_ player: WorkoutPlayer) -> (segments: [LiveStatus.ProfileSegment], text: String) {
         let segments = player.steps.map { step in
             let seconds: Int =
                 switch step.length {
@@ -177,7 +188,7 @@ struct WorkoutGuide {
                 case .meters(let meters): max(1, meters / 10)
                 case .open: 60
                 }
-            return LiveStatus.Workout.Segment(
+            return LiveStatus.ProfileSegment(
                 seconds: seconds, startWatts: player.watts(step.power, progress: 0),
                 endWatts: player.watts(step.power, progress: 1))
         }

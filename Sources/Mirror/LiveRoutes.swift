@@ -97,7 +97,9 @@ struct LiveRoutes {
             command = try RecorderCommand(name: body.command, arguments: (body.args ?? [:]).mapValues(\.dbusValue))
         } catch { return MirrorResponder.error(.badRequest, error.message) }
         guard await hub.recorderPresent else { return await noRecorder() }
-        if let workoutId = body.workoutId, command.name != "start", workoutId != (await hub.current).workoutId {
+        // A start begins a ride of its own: the ride a screen last saw cannot be over for it.
+        let startsARide = if case .start = command { true } else { false }
+        if let workoutId = body.workoutId, !startsARide, workoutId != (await hub.current).workoutId {
             return await stale("the ride changed: workout \(workoutId) is over")
         }
         do {

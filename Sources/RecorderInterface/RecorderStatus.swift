@@ -3,8 +3,8 @@ import Formats
 import TrainerControl
 import Workouts
 
-/// The recorder's properties as one value: what `org.cyclelog.Recorder1` publishes, typed. The recorder makes one
-/// from its live status and exports `values`; the CLI and the mirror read one back (`init(values:)`, then
+/// The recorder's properties as one value: what `org.cyclelog.Recorder1` publishes, typed. The recorder's core makes
+/// one from its parts (`LiveStatus.published`) and exports `values`; the CLI and the mirror read one back (`init(values:)`, then
 /// `apply` for each `PropertiesChanged`). Each property is declared once, in `properties`: its D-Bus name, its
 /// type, and how it is written and read. A measurement not known is nil here and NaN on the bus.
 public struct RecorderStatus: Sendable, Equatable {

@@ -107,24 +107,25 @@ final class LiveDisplay: Sendable {
         ]
         for sensor in s.sensors {
             lines.append(
-                "  \(SummaryText.pad(ShownText.visible(sensor.name), 24)) \(SummaryText.pad(sensor.state.rawValue, 12))"
+                "  \(SummaryText.pad(ShownText.visible(sensor.name), 24)) "
+                    + "\(SummaryText.pad(sensor.state?.rawValue ?? "", 12))"
                     + (sensor.batteryPercent.map {
                         " battery \($0) %" + ($0 <= LiveStatus.lowBatteryPercent ? " (low)" : "")
                     } ?? ""))
         }
-        if let trainer = s.trainer { lines.append("  " + trainerLine(trainer)) }
-        if let workout = s.workout { lines += workoutLines(workout) }
+        if s.trainerMode != nil { lines.append("  " + trainerLine(s)) }
+        if s.stepIndex >= 0 { lines += workoutLines(s) }
         if s.waterMillilitres > 0 { lines.append("  water \(SummaryText.amount(s.waterMillilitres)) ml") }
-        if let message = s.message { lines.append("  " + ShownText.visible(message)) }
+        if let message = s.screen.message { lines.append("  " + ShownText.visible(message)) }
         switch prompt {
         case .none:
             lines.append(
                 s.can.start
                     ? "  s start a ride" + (s.can.cancel ? "   c cancel the armed start" : "")
                     : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water"
-                        + (s.workout != nil
+                        + (s.stepIndex >= 0
                             ? "   n next step   b back   x +1 min   + / - 5 %"
-                            : s.trainer == nil ? "" : "   + / - 10 W   f trainer free"))
+                            : s.trainerMode == nil ? "" : "   + / - 10 W   f trainer free"))
         case .confirmingCancel: lines.append("  Cancel this ride and discard it? y = yes, any other key = no")
         case .marker(let typed):
             lines.append(
@@ -137,54 +138,69 @@ final class LiveDisplay: Sendable {
     }
 
     static func plainLine(_ s: LiveStatus) -> String {
-        let sensors = s.sensors.map { "\(ShownText.visible($0.name))=\($0.state.rawValue)" }.joined(separator: ",")
+        let sensors = s.sensors.map { "\(ShownText.visible($0.name))=\($0.state?.rawValue ?? "")" }
+            .joined(separator: ",")
+        let trainer = s.trainerMode.map { mode in
+            " trainer=\(mode.rawValue)/\(s.trainerState?.rawValue ?? "")"
+                + (s.screen.trainerTargetWatts.map { "/\($0)W" } ?? "")
+        }
+        let step =
+            s.stepIndex < 0
+            ? "" : " step=\(s.stepIndex + 1)/\(s.stepCount)" + (s.targetPowerWatts.map { "/\(Int($0))W" } ?? "")
         return
             "\(s.state.rawValue) elapsed=\(SummaryText.duration(s.elapsedSeconds)) moving=\(SummaryText.duration(s.movingSeconds))"
             + " power=\(SummaryText.whole(s.powerWatts))W cadence=\(SummaryText.whole(s.cadenceRPM))rpm"
             + " speed=\(SummaryText.kmh(s.speedMetersPerSecond))km/h hr=\(SummaryText.whole(s.heartRateBPM))bpm"
             + " distance=\(SummaryText.fixed(s.distanceMeters / 1000, 2))km lap=\(s.lap) sensors=\(sensors)"
-            + (s.trainer.map {
-                " trainer=\($0.mode.rawValue)/\($0.state.rawValue)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "")
-            } ?? "")
-            + (s.workout.map {
-                " step=\($0.stepIndex + 1)/\($0.stepCount)" + ($0.targetPowerWatts.map { "/\($0)W" } ?? "")
-            } ?? "")
-            + (s.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
+            + (trainer ?? "") + step + (s.screen.message.map { " note=\"\(ShownText.visible($0))\"" } ?? "")
     }
 
     /// "workout Sweet spot 2×20  step 2 of 5  182 W (176–188 W)  19:40 left  next 110 W  intensity 100 %", and
     /// the whole workout's profile with a mark under where the ride is.
-    static func workoutLines(_ workout: LiveStatus.Workout) -> [String] {
-        var words = ["  workout \(ShownText.visible(ShownText.cut(workout.name, to: 40)))"]
-        if workout.stepIndex >= workout.stepCount {
+    static func workoutLines(_ s: LiveStatus) -> [String] {
+        var words = ["  workout \(ShownText.visible(ShownText.cut(s.workoutPlanName, to: 40)))"]
+        if s.stepIndex >= s.stepCount {
             words.append("complete")
         } else {
-            words.append("step \(workout.stepIndex + 1) of \(workout.stepCount)")
-            if let name = workout.stepName { words.append(ShownText.visible(ShownText.cut(name, to: 30))) }
-            words.append(
-                (workout.targetPowerWatts.map { "\($0) W" }
-                    ?? workout.targetGradePercent.map { "grade \(SummaryText.fixed($0, 1)) %" } ?? "free")
-                    + (workout.targetRangeWatts.map { " (\($0.lowerBound)–\($0.upperBound) W)" } ?? ""))
-            if let cadence = workout.cadenceTarget { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
-            if let left = workout.stepSecondsLeft { words.append("\(SummaryText.duration(left.rounded(.up))) left") }
-            if let next = workout.nextTargetPowerWatts { words.append("next \(next) W") }
+            words.append("step \(s.stepIndex + 1) of \(s.stepCount)")
+            if !s.stepName.isEmpty { words.append(ShownText.visible(ShownText.cut(s.stepName, to: 30))) }
+            let target =
+                if let watts = s.targetPowerWatts {
+                    "\(Int(watts)) W"
+                } else if let grade = s.screen.stepGradePercent {
+                    "grade \(SummaryText.fixed(grade, 1)) %"
+                } else {
+                    "free"
+                }
+            let range =
+                if let low = s.targetRangeLowWatts, let high = s.targetRangeHighWatts {
+                    " (\(Int(low))–\(Int(high)) W)"
+                } else {
+                    ""
+                }
+            words.append(target + range)
+            if let cadence = s.screen.cadenceTarget { words.append("\(cadence.lowerBound)–\(cadence.upperBound) rpm") }
+            if let left = s.screen.stepSecondsLeft {
+                words.append("\(SummaryText.duration(left.rounded(.up))) left")
+            }
+            if let next = s.nextTargetPowerWatts { words.append("next \(Int(next)) W") }
         }
-        if workout.intensityPercent != 100 { words.append("intensity \(workout.intensityPercent) %") }
-        let (profile, mark) = profileText(workout, width: 60)
+        if s.intensityPercent != 100 { words.append("intensity \(s.intensityPercent) %") }
+        let (profile, mark) = profileText(s.screen.profile, stepIndex: Int(s.stepIndex), width: 60)
         return [words.joined(separator: "  "), "  " + profile, "  " + String(repeating: " ", count: mark) + "^"]
     }
 
     /// The workout's targets as a row of block characters, `width` wide, time along it; and the column of the
-    /// current step's start.
-    static func profileText(_ workout: LiveStatus.Workout, width: Int) -> (String, Int) {
-        let total = max(1, workout.profile.reduce(0) { $0 + $1.seconds })
-        let highest = max(1, workout.profile.compactMap { max($0.startWatts ?? 0, $0.endWatts ?? 0) }.max() ?? 1)
+    /// step `stepIndex`'s start.
+    static func profileText(_ segments: [LiveStatus.ProfileSegment], stepIndex: Int, width: Int) -> (String, Int) {
+        let total = max(1, segments.reduce(0) { $0 + $1.seconds })
+        let highest = max(1, segments.compactMap { max($0.startWatts ?? 0, $0.endWatts ?? 0) }.max() ?? 1)
         let blocks = Array("▁▂▃▄▅▆▇█")
         var columns: [Character] = []
         var mark = 0
         var elapsed = 0
-        for (index, segment) in workout.profile.enumerated() {
-            if index == workout.stepIndex { mark = elapsed * width / total }
+        for (index, segment) in segments.enumerated() {
+            if index == stepIndex { mark = elapsed * width / total }
             let first = elapsed * width / total
             elapsed += segment.seconds
             let last = max(first + 1, elapsed * width / total)
@@ -196,24 +212,24 @@ final class LiveDisplay: Sendable {
                 columns.append(watts.map { blocks[min(7, Int($0 / Double(highest) * 7.99))] } ?? "·")
             }
         }
-        if workout.stepIndex >= workout.profile.count { mark = min(width, columns.count) }
+        if stepIndex >= segments.count { mark = min(width, columns.count) }
         return (String(columns), min(mark, max(0, columns.count - 1)))
     }
 
     /// "trainer ERG 250 W (now 180 W), controlled, power match −8 W", and the trainer's refusal when it has one.
-    static func trainerLine(_ trainer: LiveStatus.Trainer) -> String {
+    static func trainerLine(_ s: LiveStatus) -> String {
         var words = "trainer "
-        switch trainer.mode {
-        case .erg:
-            words += "ERG \(trainer.targetPowerWatts ?? 0) W"
-            if let now = trainer.effectivePowerWatts, now != trainer.targetPowerWatts { words += " (now \(now) W)" }
-        case .simulation: words += "simulation \(SummaryText.fixed(trainer.gradePercent ?? 0, 1)) %"
-        case .resistance: words += "resistance \(SummaryText.fixed(trainer.resistanceLevel ?? 0, 0)) %"
-        case .free: words += "free (not steered)"
+        switch s.trainerMode {
+        case .erg?:
+            words += "ERG \(s.screen.trainerTargetWatts ?? 0) W"
+            if let now = s.screen.trainerNowWatts, now != s.screen.trainerTargetWatts { words += " (now \(now) W)" }
+        case .simulation?: words += "simulation \(SummaryText.fixed(s.screen.trainerGradePercent ?? 0, 1)) %"
+        case .resistance?: words += "resistance \(SummaryText.fixed(s.resistanceLevel ?? 0, 0)) %"
+        case .free?, nil: words += "free (not steered)"
         }
-        if trainer.state != .free { words += ", \(trainer.state.rawValue)" }
-        if let offset = trainer.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
-        if let message = trainer.message { words += ": " + ShownText.visible(message) }
+        if let state = s.trainerState, state != .free { words += ", \(state.rawValue)" }
+        if let offset = s.screen.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
+        if !s.trainerMessage.isEmpty { words += ": " + ShownText.visible(s.trainerMessage) }
         return words
     }
 
@@ -302,7 +318,7 @@ final class LiveDisplay: Sendable {
         // trainer); without one, they nudge ERG's target.
         case UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "_"):
             let up = byte == UInt8(ascii: "+") || byte == UInt8(ascii: "=")
-            if await recorder.status().workout != nil {
+            if await recorder.status().stepIndex >= 0 {
                 await perform(.player(.intensityChange(percent: up ? 5 : -5)))
             } else {
                 await perform(.steer(.targetChange(watts: up ? 10 : -10)))

@@ -32,21 +32,21 @@ import Workouts
     @Test func aPauseDuringAnErgRampHoldsThePlayerWhileTheRampGoesOnWithinItsSteps() {
         let rig = CoreRig(workout: Self.twoSteps)
         rig.ride(seconds: 10.5)
-        #expect(rig.status.workout?.stepIndex == 1)
+        #expect(rig.status.stepIndex == 1)
         // The step to 300 W is a big step: ramped from 100 W over 2 s. A pause comes half-way up.
-        #expect(rig.status.trainer?.state == .ramping)
+        #expect(rig.status.trainerState == .ramping)
         rig.control(.pause)
         #expect(rig.status.state == .paused)
         rig.ride(seconds: 20)
         // The player holds while paused (it moves by moving time); the trainer reaches the step's target all the same.
-        #expect(rig.status.workout?.stepIndex == 1)
+        #expect(rig.status.stepIndex == 1)
         #expect(rig.ergWatts.last == 300)
         #expect(rig.risesWithinTheirLimit(), "\(rig.ergWrites)")
         let moving = rig.status.movingSeconds
         rig.control(.resume)
         rig.ride(seconds: 5)
         #expect(abs(rig.status.movingSeconds - (moving + 5)) < 1)
-        #expect(rig.status.workout?.stepIndex == 1, "15.5 s of the step's 60 ridden")
+        #expect(rig.status.stepIndex == 1, "15.5 s of the step's 60 ridden")
         #expect(rig.told.contains("step 2 of 3: 1:00 at 300 W"))
         #expect(!rig.told.contains { $0.hasPrefix("step 3") })
     }
@@ -57,13 +57,13 @@ import Workouts
         #expect(rig.ergWatts.last == 300)
         // The rider stops pedalling: after 3 s under 40 rpm ERG eases to min(300 / 2, 100) = 100 W.
         rig.ride(seconds: 4, cadenceRPM: 20)
-        #expect(rig.status.trainer?.state == .recovering)
+        #expect(rig.status.trainerState == .recovering)
         #expect(rig.ergWatts.last == 100)
         let written = rig.ergWrites.count
         // Skip to the 200 W step while recovering: the target changes, the trainer stays eased.
         rig.player(.skip)
-        #expect(rig.status.workout?.stepIndex == 2)
-        #expect(rig.status.trainer?.targetPowerWatts == 200)
+        #expect(rig.status.stepIndex == 2)
+        #expect(rig.status.screen.trainerTargetWatts == 200)
         rig.ride(seconds: 2, cadenceRPM: 20)
         #expect(rig.ergWatts[written...].allSatisfy { $0 <= 100 }, "\(rig.ergWatts)")
         // Pedalling again: back to the new step's 200 W over 5 s, never the old 300 W.
@@ -71,18 +71,18 @@ import Workouts
         #expect(rig.told.contains("cadence back above 60 rpm: ERG returns to 200 W over 5 s"))
         #expect(rig.ergWatts.last == 200)
         #expect(rig.ergWatts[written...].allSatisfy { $0 <= 200 }, "\(rig.ergWatts)")
-        #expect(rig.status.trainer?.state == .controlled)
+        #expect(rig.status.trainerState == .controlled)
     }
 
     @Test func aTrainerThatReconnectsMidRampIsToldWhereTheRampIsNow() {
         let rig = CoreRig(workout: Self.twoSteps)
         rig.ride(seconds: 10.5)
-        #expect(rig.status.trainer?.state == .ramping)
+        #expect(rig.status.trainerState == .ramping)
         rig.dropTrainer()
         let writes = rig.writes.count
         rig.ride(seconds: 0.5, trainerSends: false)
         #expect(rig.writes.count == writes, "nothing written while the trainer is away")
-        #expect(rig.status.trainer?.state == .disconnected)
+        #expect(rig.status.trainerState == .disconnected)
         // Back 1 s after the drop (the first retry): control asked for, then the target where the ramp stands.
         rig.ride(seconds: 1, trainerSends: false)
         let after = rig.writes[writes...].map(\.opCode)
@@ -98,12 +98,12 @@ import Workouts
         let asked = rig.journal.filter { if case .setting(.trainerTarget) = $0 { true } else { false } }.count
         rig.dropTrainer()
         rig.ride(seconds: 3)
-        #expect(rig.status.trainer?.state == .controlled)
+        #expect(rig.status.trainerState == .controlled)
         let last = rig.writes.suffix(2).map(\.bytes)
         #expect(last == [[0x00], [0x05, 0x2C, 0x01]], "control, then 300 W")
         let askedAfter = rig.journal.filter { if case .setting(.trainerTarget) = $0 { true } else { false } }.count
         #expect(askedAfter == asked, "the rider's target stands; the step asked nothing new")
-        #expect(rig.status.workout?.stepIndex == 1)
+        #expect(rig.status.stepIndex == 1)
     }
 
     @Test func anEndWhileATrainerWriteIsUnansweredResetsTheTrainerBeforeTheRideEnds() {
@@ -143,7 +143,7 @@ import Workouts
         rig.advance(seconds: 0.5)
         _ = rig.tick()
         rig.steer(.power(watts: 180))
-        #expect(rig.status.trainer?.targetPowerWatts == 180)
+        #expect(rig.status.screen.trainerTargetWatts == 180)
         // 300 W is a big step from 100 W, ramped; 180 W is not: it is sent at once, the only write outstanding.
         #expect(rig.writes[before...].map(\.bytes) == [[0x05, 0xB4, 0x00]])
         // Once it is answered, 180 W stands: nothing sends 300 W after it.
@@ -178,17 +178,17 @@ import Workouts
         let rig = CoreRig(workout: PlannedWorkout(ramp, ftpWatts: nil), rampTest: true)
         // Past the 5-minute warm-up into the scored minutes.
         rig.ride(seconds: 6 * 60 + 10, cadenceRPM: 90)
-        let step = rig.status.workout?.stepIndex
-        #expect(rig.status.workout?.targetPowerWatts == 120)
+        let step = rig.status.stepIndex
+        #expect(rig.status.targetPowerWatts == 120)
         // The trainer (the cadence's source) drops for 8 s: no cadence is not a rider who stopped.
         rig.dropTrainer()
         rig.ride(seconds: 8, trainerSends: false, refusals: 3)
         #expect(rig.status.state == .running)
         #expect(!rig.told.contains { $0.contains("ramp test is over") })
         rig.ride(seconds: 8, cadenceRPM: 90)
-        #expect(rig.status.trainer?.state == .controlled)
-        #expect(rig.status.workout?.stepIndex ?? 0 >= step ?? 0)
-        #expect(rig.ergWatts.last == Int16(rig.status.workout?.targetPowerWatts ?? 0))
+        #expect(rig.status.trainerState == .controlled)
+        #expect(rig.status.stepIndex >= step)
+        #expect(rig.ergWatts.last == Int16(rig.status.targetPowerWatts ?? 0))
         // The rider stops: 5 s under 50 rpm in a scored step ends the test.
         rig.ride(seconds: 8, cadenceRPM: 20)
         #expect(rig.told.contains("cadence under 50 rpm for 5 s: the ramp test is over"))
@@ -199,7 +199,7 @@ import Workouts
     @Test func thePresetsAreReadEveryThreeSecondsAndAChangeIsPublished() {
         let rig = CoreRig(workout: nil)
         #expect(rig.presetReads == 1, "read as the recorder begins")
-        #expect(rig.status.suggestedWorkouts == WorkoutPreset.builtIn)
+        #expect(rig.status.suggestedWorkouts.map(\.id) == WorkoutPreset.builtIn.map(\.id))
         rig.advance(seconds: 2.5)
         #expect(!rig.tick().contains { if case .readPresets = $0 { true } else { false } })
         rig.advance(seconds: 0.5)

@@ -184,7 +184,7 @@ import Workouts
         let workout = await rig.recorder.workoutId
         await rig.bus.bluetoothdLeaves()
         try await eventually("the meter searching") { await rig.meterState() == .searching }
-        #expect(await rig.recorder.status().message == "bluetoothd left the bus: waiting for it to come back")
+        #expect(await rig.recorder.status().screen.message == "bluetoothd left the bus: waiting for it to come back")
         try await rig.ride(seconds: 2, pedalEvery: 0)
         await rig.bus.bluetoothdReturns()
         try await rig.ride(seconds: 1, pedalEvery: 0)
@@ -232,7 +232,7 @@ import Workouts
             waited += 1
         }
         #expect(await rig.state() == .running)
-        #expect(await rig.recorder.status().plan.name == "Armed")
+        #expect(await rig.recorder.status().name == "Armed")
         _ = try await rig.stop()
     }
 

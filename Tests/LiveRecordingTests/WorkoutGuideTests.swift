@@ -39,13 +39,17 @@ import WorkoutStore
         #expect(guide.apply(.intensity(percent: 90)) == [])
         #expect(
             guide.apply(.skip) == [.tell("step 3 of 4: 1:00 at 270 W"), .steer(.power(watts: 270))])
-        #expect(guide.status.stepIndex == 2 && guide.status.intensityPercent == 90)
-        #expect(guide.status.profile.map(\.seconds) == [10, 10, 60, 60])
-        #expect(guide.status.profile.map(\.startWatts) == [90, nil, 270, nil])
+        var shown = LiveStatus(published: RecorderStatus())
+        guide.describe(&shown)
+        #expect(shown.stepIndex == 2 && shown.intensityPercent == 90)
+        #expect(shown.screen.profile.map(\.seconds) == [10, 10, 60, 60])
+        #expect(shown.screen.profile.map(\.startWatts) == [90, nil, 270, nil])
+        #expect(shown.workoutProfile == "10:90:90,10:-:-,60:270:270,60:-:-")
         // A step with a grade and no power puts the trainer in simulation at it.
         #expect(
             guide.apply(.skip) == [.tell("step 4 of 4: 1:00 at a -2.5 % grade"), .steer(.grade(percent: -2.5))])
-        #expect(guide.status.targetGradePercent == -2.5 && guide.status.targetPowerWatts == nil)
+        guide.describe(&shown)
+        #expect(shown.screen.stepGradePercent == -2.5 && shown.gradePercent == -2.5 && shown.targetPowerWatts == nil)
     }
 
     @Test func eachStepAfterTheFirstBeginsALapButOneALapPressBegan() {
@@ -133,7 +137,7 @@ extension WorkoutGuide.Action {
         }
         #expect(written.prefix(2) == ["00", "056400"], "control, then the warm-up's 100 W")
         #expect(written.contains("056400") && written.contains("057800") && written.contains("05b400"), "\(written)")
-        #expect(await rig.recorder.status().workout?.stepIndex == 6)
+        #expect(await rig.recorder.status().stepIndex == 6)
         #expect(await rig.state() == .running)
         // The rider cannot turn the pedals over: under 50 rpm for 5 s (and a few seconds for the 1 Hz series to
         // show it), and the ride ends and is saved by itself.

@@ -276,7 +276,7 @@ final class LiveRecorderTests: XCTestCase {
         let messages = Task {
             var seen: [String] = []
             for await status in statuses {
-                if let message = status.message, seen.last != message { seen.append(message) }
+                if let message = status.screen.message, seen.last != message { seen.append(message) }
             }
             return seen
         }
