@@ -61,8 +61,8 @@ demo: build
 demo-live: build
 	scripts/demo-live.sh
 
-# All tests that need nothing but the repository: unit and CLI tests, tshark conformance, the service files, the
-# manual pages, the documentation, and beside them a short run of every fuzz target (scripts/test.sh).
+# All tests that need nothing but the repository: unit and CLI tests and, beside them (scripts/test.sh), tshark
+# conformance, the service files, the manual pages, the documentation and a short run of every fuzz target.
 test: setup
 	$(SWIFT) build --build-tests
 	SWIFT=$(SWIFT) scripts/test.sh

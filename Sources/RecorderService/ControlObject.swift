@@ -82,6 +82,7 @@ extension RecorderControl {
                     return []
                 },
             ])
+        // Read once before the export, so that the first properties offer them (then the recorder reads them).
         _ = await recorder.presets()
         let initial = await recorder.status().published.values
         try await connection.export(
