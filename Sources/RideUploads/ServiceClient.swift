@@ -57,6 +57,9 @@ struct ServiceClient: Sendable {
             }
             failures += 1
             guard failures < reach.policy.attempts else { throw tryLater(reason) }
+            // A request that failed may still have been carried out, and changed the credentials' standing (a token
+            // that expired meanwhile): a 401 after it earns one more try with new ones, within the same attempts.
+            reauthorized = false
             try await wait(for: retryAfter, failures: failures, reason: reason)
         }
     }

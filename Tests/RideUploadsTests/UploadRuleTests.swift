@@ -177,6 +177,45 @@ struct UploadRuleTests {
         #expect(report.outcomes.first?.words == "uploaded to Strava as activity 77", "\(report)")
     }
 
+    @Test("a token refused again after a try that failed is renewed again; refused right after a renewal, it is not")
+    func renewedAgainAfterAFailedTry() async throws {
+        let renewals = Waits()
+        func client(_ transport: ScriptedTransport) throws -> ServiceClient {
+            var reach = ServiceReach()
+            reach.transport = transport
+            reach.pause = { _ in }
+            return ServiceClient(
+                service: .strava, address: try ServiceAddress("https://strava.example"), reach: reach,
+                authorization: { "Bearer token" },
+                reauthorize: {
+                    await renewals.add(1)
+                    return true
+                },
+                redaction: { Redaction([]) })
+        }
+        // The token expired; the try with the renewed one got no answer in time, and its request, carried out
+        // all the same, let that token expire too (as the stand-in's `expire` does): renewed once more.
+        let expiredMeanwhile = ScriptedTransport([
+            .response(ServiceResponse(status: 401)),
+            .failure(TransportFailure(description: "127.0.0.1 did not answer within 2 s", mayHaveArrived: true)),
+            .response(ServiceResponse(status: 401)),
+            .response(ServiceResponse(status: 200, body: Array("[]".utf8))),
+        ])
+        let answer = try await client(expiredMeanwhile).expect(ServiceRequest(.GET, "/api/v3/athlete"), doing: "read")
+        #expect(answer.status == 200)
+        #expect(expiredMeanwhile.sent() == ["GET", "GET", "GET", "GET"])
+        #expect(await renewals.all.count == 2)
+        // Refused again right after a renewal: the authorization was revoked, said as such.
+        let revoked = ScriptedTransport([
+            .response(ServiceResponse(status: 401)), .response(ServiceResponse(status: 401)),
+        ])
+        await #expect(throws: UploadError.self) {
+            _ = try await client(revoked).expect(ServiceRequest(.GET, "/api/v3/athlete"), doing: "read")
+        }
+        #expect(revoked.sent() == ["GET", "GET"])
+        #expect(await renewals.all.count == 3)
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
         let folder = AccountFolder(
