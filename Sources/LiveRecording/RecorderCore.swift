@@ -99,8 +99,9 @@ struct RecorderCore {
     private(set) var openFailure: String?
     /// The sensors (journal addresses) that have given a cadence.
     private var cadenceSources: Set<String> = []
-    /// The presets the status offers (`SuggestedWorkouts`), as the store read them last.
-    private(set) var presets: [WorkoutPreset] = []
+    /// The presets the status offers (`SuggestedWorkouts`), as the store read them last: made once per change, not
+    /// for every status.
+    private(set) var suggestedWorkouts: [RecorderStatus.SuggestedWorkout] = []
     /// When (on the elapsed clock) the presets are read again.
     private var presetsDue: Duration = .zero
 
@@ -280,8 +281,9 @@ struct RecorderCore {
 
     /// The presets as the store has them: the status is published again when they changed.
     mutating func presetsRead(_ presets: [WorkoutPreset]) -> [Effect] {
-        guard presets != self.presets else { return [] }
-        self.presets = presets
+        let offered = presets.map(RecorderStatus.SuggestedWorkout.init)
+        guard offered != suggestedWorkouts else { return [] }
+        suggestedWorkouts = offered
         return [.publishStatus]
     }
 
@@ -494,7 +496,7 @@ struct RecorderCore {
     func status(at time: Time) -> LiveStatus {
         var status = LiveStatus(
             published: controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors))
-        status.published.suggestedWorkouts = presets.map(RecorderStatus.SuggestedWorkout.init)
+        status.published.suggestedWorkouts = suggestedWorkouts
         status.screen.message = notice
         describeTrainer(&status, at: time.elapsed)
         if controller.isRiding, let guide {

@@ -449,23 +449,14 @@ struct RideController {
         _ summary: WorkoutSummary?, problem: LiveRecordingError?, at time: Int64, descriptions: [RideEvent]
     ) -> [Action] {
         guard phase == .saving else { return [] }
-        let watchedWhileSaving = sealed
-        let next = nextRide
         sealed = false
-        nextRide = nil
         if rules.waits && !stopRequested {
             // The service goes on: wait for the next ride with the sensors still connected.
             var actions: [Action] = problem.map { [.tell($0.description)] } ?? []
-            if watchedWhileSaving && rules.auto != nil {
-                // The watch began when the ride was sealed, so the next ride's first strokes are in it.
-                phase = .waiting
-                ride = nil
-                armed = nil
-            } else {
-                startWaiting(at: time, descriptions: descriptions)
-            }
+            startWaiting(at: time, descriptions: descriptions)
             if let summary { actions.append(.rideSaved(summary)) }
-            if let next {
+            if let next = nextRide {
+                nextRide = nil
                 actions += open(
                     StartRequest(plan: rules.plan), at: next.first?.timeMicroseconds ?? time, byPedalling: true,
                     pending: next)
@@ -473,6 +464,7 @@ struct RideController {
             actions.append(.publishStatus)
             return actions
         }
+        nextRide = nil
         if let problem { self.problem = problem }
         phase = .over
         return [.publishStatus, .done]
@@ -482,8 +474,13 @@ struct RideController {
         phase = .waiting
         ride = nil
         armed = nil
-        // `--auto` watches for pedalling all the time; `--wait` only for an armed Start.
-        if rules.auto != nil { watchAfresh(at: time, descriptions: descriptions) } else { pedallingWatch = nil }
+        // `--auto` watches for pedalling all the time (already since the saved ride was sealed, so that the next
+        // ride's first strokes are in it); `--wait` only for an armed Start.
+        if rules.auto == nil {
+            pedallingWatch = nil
+        } else if pedallingWatch == nil && nextRide == nil {
+            watchAfresh(at: time, descriptions: descriptions)
+        }
     }
 
     private mutating func watchAfresh(at time: Int64, descriptions: [RideEvent]) {
