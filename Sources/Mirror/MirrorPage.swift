@@ -174,16 +174,35 @@ enum MirrorPage {
         }
 
         // ---- The stream ----
+        // `source` is the stream the page reads, or the newest attempt to open one. `patient` is an older attempt
+        // still opening, left to finish for up to 30 s: on a slow network (or a loaded mirror) opening a stream
+        // over TLS can take longer than the 1.5 s after which a new attempt starts, and giving every attempt up at
+        // 1.5 s would never open one. At most two are opening at a time, so the controls keep their connections.
+        let patient = null, patientSince = 0;
         function connect() {
-          if (source) source.close();
-          source = new EventSource("/api/v1/stream" + (lastEventId ? "?lastEventId=" + encodeURIComponent(lastEventId) : ""));
-          openedAt = Date.now(); liveOnThisStream = false;
-          source.onopen = () => { streamUp = true; banners(); };
-          source.onerror = () => { streamUp = false; banners(); };
-          source.addEventListener("snapshot", (e) => { arrived(e); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
-          source.addEventListener("status", (e) => { arrived(e); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
-          source.addEventListener("live", (e) => { arrived(e); liveOnThisStream = true; live(JSON.parse(e.data)); });
-          source.addEventListener("event", (e) => { arrived(e); eventShown(JSON.parse(e.data)); });
+          const now = Date.now();
+          if (patient && now - patientSince > 30000) { patient.close(); patient = null; }
+          if (source && source.readyState === EventSource.CONNECTING && !patient && now - openedAt < 30000) { patient = source; patientSince = openedAt; }
+          else if (source) source.close();
+          const attempt = new EventSource("/api/v1/stream" + (lastEventId ? "?lastEventId=" + encodeURIComponent(lastEventId) : ""));
+          source = attempt;
+          openedAt = now; liveOnThisStream = false;
+          // Whichever attempt opens first is read; the other is closed.
+          attempt.onopen = () => {
+            if (attempt === patient) { source.close(); source = attempt; liveOnThisStream = false; }
+            else if (patient) patient.close();
+            patient = null;
+            streamUp = true; banners();
+          };
+          attempt.onerror = () => {
+            if (attempt === patient && attempt.readyState === EventSource.CLOSED) patient = null;
+            if (attempt === source) { streamUp = false; banners(); }
+          };
+          const on = (name, handle) => attempt.addEventListener(name, (e) => { if (attempt === source) handle(e); });
+          on("snapshot", (e) => { arrived(e); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
+          on("status", (e) => { arrived(e); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
+          on("live", (e) => { arrived(e); liveOnThisStream = true; live(JSON.parse(e.data)); });
+          on("event", (e) => { arrived(e); eventShown(JSON.parse(e.data)); });
         }
         function arrived(e) { lastArrival = Date.now(); if (e.lastEventId) lastEventId = e.lastEventId; banners(); }
         // A phone that drops off Wi-Fi sees no error: its connection just goes quiet, and when it is back the server's

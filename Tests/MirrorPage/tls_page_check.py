@@ -5,7 +5,7 @@ the mirror's certificate: Chromium on Linux reads the authorities a user added f
 the stream sent, and reports what a rider would depend on: a secure page (the only kind that may keep the screen
 on), no word about TLS missing, the device cookie Secure, HttpOnly and SameSite=Strict; then it taps the first
 suggested workout's Start (a control sent over HTTPS) and reads the live power the page shows for 3 s (pushed over
-HTTPS). Then a browser that does not trust that authority opens the same address. Prints what it saw as JSON; the
+HTTPS). All of it on a slow network, where opening the stream takes longer than the page first waits for it. Then a browser that does not trust that authority opens the same address. Prints what it saw as JSON; the
 Swift test judges it.
 
 usage: tls_page_check.py PAIR_URL CA_CERTIFICATE ARTEFACTS_FOLDER
@@ -20,6 +20,8 @@ import time
 from urllib.parse import urlsplit
 
 from page_check import Browser
+
+SLOW_NETWORK_MS = 2000
 
 
 def home_trusting(authority):
@@ -49,6 +51,11 @@ def main():
         browser = Browser(home=trusted_home)
         try:
             browser.size(390, 844)
+            # A phone on a slow network: every answer starts 2 s after its request, so the stream takes longer to
+            # open than the 1.5 s after which the page tries again.
+            browser.call("Network.enable")
+            browser.call("Network.emulateNetworkConditions", offline=False, latency=SLOW_NETWORK_MS,
+                         downloadThroughput=-1, uploadThroughput=-1)
             report["error"] = open_page(browser, pair_url)
             if report["error"]:
                 raise SystemExit(json.dumps(report))
