@@ -29,16 +29,11 @@ public actor LiveRecorder {
     public private(set) var lastTick = ContinuousClock.now
     private var finished: CheckedContinuation<WorkoutSummary?, Never>?
     /// Each sensor's queue of link work, served by its own child task of `run`.
-    private var sensorJobs: [String: AsyncStream<SensorSupervisor.Job>.Continuation] = [:]
+    private var sensorJobs: [String: WorkQueue<SensorSupervisor.Job>] = [:]
     /// The trainer's writes, one on the bus at a time, in order; nil outside `run`.
     private var trainerWriter: TrainerWriter?
-    /// Sensor jobs and trainer writes handed to their queues and not yet carried out (a scenario waits for none
-    /// before it moves its clock on).
-    private(set) var queuedWork = 0
-    /// Starts that wait for a sensor to connect (`waitForASensor`).
-    private var sensorWaiters: [CheckedContinuation<Void, Never>] = []
-    /// A release waiting for the trainer's answer to its Reset.
-    private var releaseWaiter: CheckedContinuation<Void, Never>?
+    /// Starts waiting for a sensor to connect (`waitForASensor`), a release waiting for the trainer's answer.
+    private var waiters: [Wait: [CheckedContinuation<Void, Never>]] = [:]
     /// When the notifications not yet handed to the store arrived.
     private var arrivals: [ContinuousClock.Instant] = []
 
@@ -76,13 +71,7 @@ public actor LiveRecorder {
             live.finish()
             controlsApplied.finish()
         }
-        let adapter = try Self.chooseAdapter(await bluez.adapters, named: options.adapter)
-        core.use(adapterPath: adapter.path)
-        if !adapter.powered {
-            do { try await bluez.powerOn(adapter.path) } catch {
-                throw LiveRecordingError(.bluetooth, error.description)
-            }
-        }
+        core.use(adapterPath: try await SensorConnection.poweredAdapter(bluez, named: options.adapter).path)
         if core.sensors.roster.isEmpty { try await findSensors() }
         await execute(core.begin(at: time()))
         if !core.controller.rules.waits, !core.isRiding, !core.isOver {
@@ -95,8 +84,7 @@ public actor LiveRecorder {
         // link's jobs one after the other, and the trainer's writer. All end when the recorder does.
         let summary = await withTaskGroup(of: Void.self) { group in
             group.addTask { [bluez] in
-                await writer.serve(
-                    bluez, failed: { await self.trainerWriteFailed($0, reason: $1) }, done: { await self.workDone() })
+                await writer.serve(bluez) { await self.trainerWriteFailed($0, reason: $1) }
             }
             group.addTask {
                 for await event in events { await self.handle(event) }
@@ -109,11 +97,9 @@ public actor LiveRecorder {
                 }
             }
             for wanted in core.sensors.roster.wanted {
-                let (jobs, continuation) = AsyncStream<SensorSupervisor.Job>.makeStream()
-                sensorJobs[wanted] = continuation
-                group.addTask {
-                    for await job in jobs { await self.carryOut(job, for: wanted) }
-                }
+                let jobs = WorkQueue<SensorSupervisor.Job>()
+                sensorJobs[wanted] = jobs
+                group.addTask { await jobs.serve { await self.carryOut($0, for: wanted) } }
             }
             await tick()
             let summary = await withCheckedContinuation { continuation in
@@ -189,25 +175,13 @@ public actor LiveRecorder {
                 at: clock.elapsed, launchGrace: .seconds(options.activatedGraceSeconds),
                 connectingGrace: Self.connectingGrace)
         else { return }
-        await withTaskGroup(of: Void.self) { group in
-            // Whichever comes first wakes the wait: the end of the grace, or a sensor connecting (`execute`).
-            group.addTask { [clock] in
-                try? await clock.sleep(for: until - clock.elapsed)
-                await self.wakeSensorWaiters()
-            }
-            await withCheckedContinuation { sensorWaiters.append($0) }
-            group.cancelAll()
-        }
+        // Whichever comes first ends the wait: the end of the grace, or a sensor connecting (`execute`).
+        await wait(for: .sensor) { [clock] in try? await clock.sleep(for: until - clock.elapsed) }
     }
 
     /// How long a start now waits for a sensor that is being connected (a trainer that was off a moment ago, a
     /// strap just put on): as an armed start waits for the first pedal stroke, not refused at once.
     public static let connectingGrace: Duration = .seconds(10)
-
-    private func wakeSensorWaiters() {
-        for waiter in sensorWaiters { waiter.resume() }
-        sensorWaiters = []
-    }
 
     /// The suggested workouts, pinned first, then the most recently used; the built-in ones when the database
     /// cannot say. Read afresh (the status offers them as they were read last).
@@ -264,9 +238,14 @@ public actor LiveRecorder {
         for effect in effects {
             switch effect {
             case .sensorJob(let job, let wanted):
-                guard let jobs = sensorJobs[wanted], case .enqueued = jobs.yield(job) else { continue }
-                queuedWork += 1
-            case .discovery(let on): await discover(on)
+                sensorJobs[wanted]?.enqueue(job)
+            case .discovery(let on):
+                guard let adapterPath = core.sensors.adapterPath else { continue }
+                if let refused = await SensorConnection.discovery(on, bluez, adapterPath: adapterPath) {
+                    core.show(refused)
+                } else {
+                    core.discoveryChanged(on)
+                }
             case .observeSensor(let address): for observer in options.observers { observer.addSensor(address) }
             case .observeCharacteristics(let characteristics, let address):
                 for observer in options.observers { observer.noteCharacteristics(characteristics, of: address) }
@@ -280,14 +259,14 @@ public actor LiveRecorder {
                 }
                 await execute(core.trainerSubscribed(wanted, controlPoint: controlPoint, capabilities, at: time()))
             case .trainerWrite(let controlPoint, let request):
-                if trainerWriter?.enqueue(controlPoint, request) == true { queuedWork += 1 }
+                _ = trainerWriter?.enqueue(controlPoint, request)
             case .awaitRelease(let deferred):
                 await awaitRelease()
                 if let deferred { await execute(core.resume(deferred, at: time())) }
-            case .released:
-                releaseWaiter?.resume()
-                releaseWaiter = nil
-            case .open(let request, let start, let descriptions): await open(request, start, descriptions)
+            case .released: wake(.trainerAnswer)
+            case .open(let request, let start, let descriptions):
+                let answer = await store.open(request, startMicroseconds: start, at: core.journalTime(time()))
+                await execute(core.opened(request, answer, descriptions: descriptions, at: time()))
             case .flush(let batch): await write(batch)
             case .save: await save()
             case .delete(let workoutId): await store.delete(workoutId)
@@ -299,25 +278,13 @@ public actor LiveRecorder {
             case .announce(let announcement): announcements.publish(announcement)
             case .publishStatus: statusUpdates.publish(status())
             case .done:
-                wakeSensorWaiters()
+                wake(.sensor)
                 finished?.resume(returning: core.summary)
                 finished = nil
             }
         }
         // Asked only while a start waits: this runs for every notification.
-        if !sensorWaiters.isEmpty, core.sensors.anyConnected { wakeSensorWaiters() }
-    }
-
-    private func open(_ request: StartRequest, _ start: Int64, _ descriptions: [RideEvent]) async {
-        switch await store.open(request, startMicroseconds: start, at: core.journalTime(time())) {
-        case .success(let ride):
-            await execute(
-                core.opened(
-                    request, workoutId: ride.workoutId, syncIdentifier: ride.syncIdentifier, descriptions: descriptions,
-                    workout: ride.workout, at: time()))
-        case .failure(let error):
-            await execute(core.openFailed(error.description, descriptions: descriptions, at: time()))
-        }
+        if waiters[.sensor] != nil, core.sensors.anyConnected { wake(.sensor) }
     }
 
     /// One small transaction: the new journal events and every whole minute of samples completed, written on the
@@ -341,13 +308,7 @@ public actor LiveRecorder {
     private func save() async {
         let (batch, finished) = core.seal(at: time())
         await write(batch)
-        let outcome: Result<WorkoutSummary?, StoreError>
-        do throws(StoreError) {
-            outcome = .success(
-                try await store.finish(finished, sensorsUsed: core.sensorsUsed, at: core.journalTime(time())))
-        } catch {
-            outcome = .failure(error)
-        }
+        let outcome = await store.finish(finished, sensorsUsed: core.sensorsUsed, at: core.journalTime(time()))
         if case .success(let summary?) = outcome {
             for observer in options.observers {
                 if let trouble = observer.announce(summary) { announcements.publish(.notice(trouble)) }
@@ -356,49 +317,46 @@ public actor LiveRecorder {
         await execute(core.saved(outcome, at: time()))
     }
 
-    private func discover(_ on: Bool) async {
-        guard let adapterPath = core.sensors.adapterPath else { return }
-        do {
-            if on {
-                try await bluez.startDiscovery(adapterPath, services: Self.services)
-            } else {
-                try await bluez.stopDiscovery(adapterPath)
-            }
-            core.discoveryChanged(on)
-        } catch {
-            core.show(error.description)
-        }
-    }
-
     // MARK: The sensors' queues
 
     private func carryOut(_ job: SensorSupervisor.Job, for wanted: String) async {
-        defer { queuedWork -= 1 }
-        switch job {
-        case .connect(let attempt):
-            // Each step is told to the core, which looks the sensor up again by what the rider named it (its link
-            // ignores the report of an attempt it no longer waits for).
-            guard let sensor = core.sensors.roster[wanted], let path = sensor.devicePath else {
-                return await execute(
-                    core.connection(wanted, attempt: attempt, .linkFailed(line: nil), at: time()).effects)
-            }
-            await SensorConnection.attempt(bluez, devicePath: path, label: sensor.label) { step in
-                let (effects, goOn) = core.connection(wanted, attempt: attempt, step, at: time())
-                await execute(effects)
-                return goOn
-            }
-        case .resubscribe(let characteristics):
-            for characteristic in characteristics {
-                try? await bluez.stopNotify(characteristic)
-                try? await bluez.startNotify(characteristic)
-            }
-        case .disconnect(let path): try? await bluez.disconnect(path)
+        // Each step of an attempt is told to the core, which looks the sensor up again by what the rider named it
+        // (its link ignores the report of an attempt it no longer waits for).
+        let sensor = core.sensors.roster[wanted]
+        let device = sensor.flatMap { sensor in sensor.devicePath.map { (path: $0, label: sensor.label) } }
+        await SensorConnection.carryOut(job, bluez, device: device) { attempt, step in
+            let (effects, goOn) = core.connection(wanted, attempt: attempt, step, at: time())
+            await execute(effects)
+            return goOn
         }
     }
 
-    // MARK: The trainer
+    // MARK: Waits
 
-    private func workDone() { queuedWork -= 1 }
+    /// What a wait of the recorder waits for.
+    private enum Wait { case sensor, trainerAnswer }
+
+    /// Waits until `wait` is woken (`wake`) or `sleep` ends, whichever comes first.
+    private func wait(for wait: Wait, atMost sleep: @escaping @Sendable () async -> Void) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await sleep()
+                // Cancelled: woken already, and a later wait of the same kind is not this one's to end.
+                if !Task.isCancelled { await self.wake(wait) }
+            }
+            await withCheckedContinuation { waiters[wait, default: []].append($0) }
+            group.cancelAll()
+        }
+    }
+
+    private func wake(_ wait: Wait) {
+        for waiter in waiters.removeValue(forKey: wait) ?? [] { waiter.resume() }
+    }
+
+    /// Whether every sensor job and trainer write handed to a queue has been carried out.
+    var isIdle: Bool { sensorJobs.values.allSatisfy(\.isIdle) && trainerWriter?.queue.isIdle != false }
+
+    // MARK: The trainer
 
     private func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String) async {
         await execute(core.trainerWriteFailed(request, reason: reason, at: time()))
@@ -408,16 +366,9 @@ public actor LiveRecorder {
     /// `releaseAnswerWait`), so that the ride's journal has both.
     private func awaitRelease() async {
         guard let trainerWriter else { return }
-        await trainerWriter.drained()
-        await withTaskGroup(of: Void.self) { group in
-            // Real time, not the recorder's clock: this bounds a wait while the recorder stops.
-            group.addTask {
-                try? await Task.sleep(for: Self.releaseAnswerWait)
-                await self.execute([.released])
-            }
-            await withCheckedContinuation { releaseWaiter = $0 }
-            group.cancelAll()
-        }
+        await trainerWriter.queue.drained()
+        // Real time, not the recorder's clock: this bounds a wait while the recorder stops.
+        await wait(for: .trainerAnswer) { try? await Task.sleep(for: Self.releaseAnswerWait) }
     }
 
     /// How long the recorder waits for the trainer's answer to its Reset (a trainer answers within a fraction of a

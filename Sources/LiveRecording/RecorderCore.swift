@@ -49,7 +49,7 @@ struct RecorderCore {
         case awaitRelease(then: Deferred?)
         /// The trainer answered its Reset: a wait for it is over.
         case released
-        /// Open the ride's row (and read its Start's workout from the library): `opened` or `openFailed`.
+        /// Open the ride's row (and read its Start's workout from the library), and tell `opened` the answer.
         case open(StartRequest, startMicroseconds: Int64, descriptions: [RideEvent])
         /// Write the journal's new events and completed seconds (nil: nothing to write); a failure comes back as
         /// `writeFailed`.
@@ -287,23 +287,28 @@ struct RecorderCore {
         return [.publishStatus]
     }
 
-    /// The ride's row is open: the ride begins, the low batteries are said, the trainer's target and the
-    /// workout (`workout`: the Start's, read from the library; nil for the recorder's own) go into the journal.
+    /// The store's answer to the ride's opening. Its row open: the ride begins, the low batteries are said, the
+    /// trainer's target and the workout (the Start's, read from the library; nil for the recorder's own) go into
+    /// the journal. Not open: nothing can be recorded, and why is said.
     mutating func opened(
-        _ request: StartRequest, workoutId: Int64, syncIdentifier: String, descriptions: [RideEvent],
-        workout: Result<PlannedWorkout, LiveRecorder.StartRefusal>?, at time: Time
+        _ request: StartRequest, _ answer: Result<RideStore.OpenedRide, StoreError>, descriptions: [RideEvent],
+        at time: Time
     ) -> [Effect] {
+        let opened: RideStore.OpenedRide
+        switch answer {
+        case .success(let ride): opened = ride
+        case .failure(let error):
+            openFailure = error.description
+            return ride(
+                controller.openFailed(error.description, at: journalTime(time), descriptions: descriptions), at: time)
+        }
         var effects = ride(
-            controller.opened(workoutId: workoutId, syncIdentifier: syncIdentifier, descriptions: descriptions),
+            controller.opened(
+                workoutId: opened.workoutId, syncIdentifier: opened.syncIdentifier, descriptions: descriptions),
             at: time)
         effects += ride(controller.batteries(sensors.batteries), at: time)
         effects += journalTrainerTarget(at: time)
-        return effects + openWorkout(request, workout, at: time)
-    }
-
-    mutating func openFailed(_ reason: String, descriptions: [RideEvent], at time: Time) -> [Effect] {
-        openFailure = reason
-        return ride(controller.openFailed(reason, at: journalTime(time), descriptions: descriptions), at: time)
+        return effects + openWorkout(request, opened.workout, at: time)
     }
 
     /// The journal's new events and completed seconds, for the store.

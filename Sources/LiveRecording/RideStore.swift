@@ -55,20 +55,24 @@ actor RideStore {
     }
 
     /// Saves the ride as it stands and remembers the sensors it used; nil when nothing arrived (the row is
-    /// dropped).
+    /// dropped); or why it could not be saved.
     func finish(
         _ finished: WorkoutWriter.Finished?, sensorsUsed: [(address: String, name: String?)], at microseconds: Int64
-    ) throws(StoreError) -> WorkoutSummary? {
-        guard let writer else { return nil }
+    ) -> Result<WorkoutSummary?, StoreError> {
+        guard let writer else { return .success(nil) }
         defer { self.writer = nil }
-        guard let finished else {
-            try writer.discard()
-            return nil
+        do throws(StoreError) {
+            guard let finished else {
+                try writer.discard()
+                return .success(nil)
+            }
+            let summary = try writer.finish(finished)
+            // The ride is saved: a sensor list not updated is not worth reporting it as lost.
+            try? store.rememberSensors(sensorsUsed, at: microseconds)
+            return .success(summary)
+        } catch {
+            return .failure(error)
         }
-        let summary = try writer.finish(finished)
-        // The ride is saved: a sensor list not updated is not worth reporting it as lost.
-        try? store.rememberSensors(sensorsUsed, at: microseconds)
-        return summary
     }
 
     /// Opens a new live ride's row and takes the writes that follow for it; counts the suggested workout as used

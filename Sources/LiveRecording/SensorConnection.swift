@@ -57,6 +57,55 @@ enum SensorConnection {
                 reads: description.reads))
     }
 
+    /// Carries out one of a sensor's link jobs: a connection attempt on `device` (nil: the sensor has no device
+    /// BlueZ knows of, and the attempt fails at once), its steps told to `report` with the attempt's number; a
+    /// resubscription; a disconnection.
+    static func carryOut(
+        _ job: SensorSupervisor.Job, _ bus: any SensorBus, device: (path: String, label: String)?,
+        isolation: isolated (any Actor)? = #isolation, report: (_ attempt: Int, Step) async -> Bool
+    ) async {
+        switch job {
+        case .connect(let attempt):
+            guard let device else {
+                _ = await report(attempt, .linkFailed(line: nil))
+                return
+            }
+            await Self.attempt(bus, devicePath: device.path, label: device.label) { await report(attempt, $0) }
+        case .resubscribe(let characteristics):
+            for characteristic in characteristics {
+                try? await bus.stopNotify(characteristic)
+                try? await bus.startNotify(characteristic)
+            }
+        case .disconnect(let path): try? await bus.disconnect(path)
+        }
+    }
+
+    /// The adapter the rider named (or the first), powered on.
+    static func poweredAdapter(_ bus: any SensorBus, named name: String?) async throws(LiveRecordingError)
+        -> BluetoothAdapter
+    {
+        let adapter = try LiveRecorder.chooseAdapter(await bus.adapters, named: name)
+        if !adapter.powered {
+            do { try await bus.powerOn(adapter.path) } catch { throw LiveRecordingError(.bluetooth, error.description) }
+        }
+        return adapter
+    }
+
+    /// Discovery of the cycling services turned on or off through the adapter at `adapterPath`; BlueZ's reason
+    /// when it refused, or nil.
+    static func discovery(_ on: Bool, _ bus: any SensorBus, adapterPath: String) async -> String? {
+        do {
+            if on {
+                try await bus.startDiscovery(adapterPath, services: LiveRecorder.services)
+            } else {
+                try await bus.stopDiscovery(adapterPath)
+            }
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     static func describe(_ bus: any SensorBus, devicePath: String, _ characteristics: [GattCharacteristic]) async
         -> Description
     {

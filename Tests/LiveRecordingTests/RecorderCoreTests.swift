@@ -391,10 +391,8 @@ final class CoreRig {
                 }
             case .released: break
             case .open(let request, _, let descriptions):
-                carryOut(
-                    core.opened(
-                        request, workoutId: 1, syncIdentifier: "core-rig", descriptions: descriptions, workout: nil,
-                        at: time))
+                let ride = RideStore.OpenedRide(workoutId: 1, syncIdentifier: "core-rig", workout: nil)
+                carryOut(core.opened(request, .success(ride), descriptions: descriptions, at: time))
             case .flush(let batch):
                 for event in batch?.events ?? [] { journalled.append(event.kind) }
             case .save:

@@ -56,14 +56,12 @@ import Workouts
         }
 
         /// Waits until the recorder has done everything the clock's time and the bus's events asked of it: its
-        /// timer waits again, no sensor job is left, every event sent is handled.
+        /// timer waits again, every sensor job and trainer write it queued is carried out, every event sent is
+        /// handled.
         func settled() async throws {
             let (clock, bus, recorder) = (clock, bus, recorder)
             try await eventually("the recorder at rest at \(clock.elapsed)") {
-                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.queuedWork == 0
-                else {
-                    return false
-                }
+                guard clock.sleeperCount == 1, await bus.isDrained, await recorder.isIdle else { return false }
                 // A job may have sent an event as it finished.
                 return await bus.isDrained
             }

@@ -149,8 +149,8 @@ extension WorkoutGuide.Action {
             try await eventually("the recorder at rest or the ride over") {
                 if await rig.state() != .running { return true }
                 let drained = await rig.bus.isDrained
-                let writing = await rig.recorder.queuedWork
-                return rig.clock.sleeperCount == 1 && drained && writing == 0
+                let idle = await rig.recorder.isIdle
+                return rig.clock.sleeperCount == 1 && drained && idle
             }
             if halfSeconds % 2 == 0, await rig.state() == .running {
                 await rig.bus.notifyPower(rig.meter, watts: 50)
