@@ -15,7 +15,8 @@ The run, both programs under callgrind: the release `cyclelog record --wait` wit
 stand-in and a database holding a few real rides; the release mirror serving every page and API of the ride
 history (with and without ETags), the live page's stream, pairing and each control of a ride (start, lap, pause,
 resume, water, note, end) carried out by the recorder, and refusals (no token, a stranger's Host); then the release
-`cyclelog replay` of a real 2 h 19 min capture into a fresh database (its functions after the recorder's).
+`cyclelog replay` of a real 2 h 19 min capture into a fresh database (its functions after the recorder's), then
+`cyclelog decode 2a63` of the real Cycling Power payloads, as a table and as JSON.
 """
 import http.client
 import json
@@ -132,7 +133,21 @@ def main():
     subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", "--callgrind-out-file=" + replay,
                     os.path.join(work, "cyclelog"), "replay", "--db", os.path.join(work, "replay.sqlite"), RIDES[0]],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    write_order(CYCLELOG, [os.path.join(work, "cyclelog.callgrind"), replay])
+    # `decode` over real Cycling Power payloads, as a table and as JSON (`make bench` times both).
+    lines = os.path.join(work, "lines.txt")
+    with open(os.path.join(ROOT, "Fixtures", "captures", "cycling-power-measurement.tsv")) as f, open(lines, "w") as out:
+        for line in f.readlines()[1:]:
+            columns = line.rstrip("\n").split("\t")
+            if len(columns) > 6 and columns[2] == "2a63" and columns[6] == "conformant":
+                out.write(columns[5] + "\n")
+    decodes = []
+    for style in ([], ["--json"]):
+        decodes.append(os.path.join(work, "decode%d.callgrind" % len(decodes)))
+        with open(lines) as source:
+            subprocess.run(["valgrind", "--tool=callgrind", "--demangle=no", "--callgrind-out-file=" + decodes[-1],
+                            os.path.join(work, "cyclelog"), "decode", "2a63"] + style, stdin=source,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    write_order(CYCLELOG, [os.path.join(work, "cyclelog.callgrind"), replay] + decodes)
     write_order(MIRROR, [os.path.join(work, "cyclelog-mirror.callgrind")])
     shutil.rmtree(work, ignore_errors=True)
 
