@@ -104,13 +104,16 @@ public struct Uploader: Sendable {
     private func upload(_ service: Service, _ session: Session, choice: Choice, into report: inout Report)
         async throws
     {
-        let rides = try await store.call { try $0.uploadableRides() }
+        // The rides and their rows read once (one upload runs at a time per collector: the folder's lock); each call
+        // to the store is a trip to a thread that may block and back.
+        let (rides, rows) = try await store.call { store throws(StoreError) in
+            (try store.uploadableRides(), try store.remoteUploads(service: service.rawValue))
+        }
+        let records = Dictionary(rows.map { ($0.syncIdentifier, $0) }, uniquingKeysWith: { $1 })
         let chosen: [WorkoutStore.UploadableRide]
         switch choice {
         case .automatic:
-            let underWay = Set(
-                try await store.call { try $0.remoteUploads(service: service.rawValue) }.map(\.syncIdentifier))
-            chosen = rides.filter { $0.startMicroseconds >= session.since || underWay.contains($0.syncIdentifier) }
+            chosen = rides.filter { $0.startMicroseconds >= session.since || records[$0.syncIdentifier] != nil }
         case .rides(let ids):
             chosen = try ids.map { id in
                 guard let ride = rides.first(where: { $0.id == id }) else {
@@ -124,17 +127,20 @@ public struct Uploader: Sendable {
         let explicit: Bool
         if case .rides = choice { explicit = true } else { explicit = false }
         for ride in chosen {
-            if let outcome = try await upload(ride, service, session, explicit: explicit) {
+            let record = records[ride.syncIdentifier]
+            if let outcome = try await upload(ride, service, session, record: record, explicit: explicit) {
                 report.outcomes.append(outcome)
             }
         }
     }
 
-    /// Brings one ride's upload to its end; nil when there was nothing to do. `explicit`: the rider named it.
+    /// Brings one ride's upload to its end from its row (`record`); nil when there was nothing to do. `explicit`:
+    /// the rider named it.
     private func upload(
-        _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, explicit: Bool
+        _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, record: RemoteUpload?,
+        explicit: Bool
     ) async throws -> Outcome? {
-        var record = try await store.call { try $0.remoteUpload(ride.syncIdentifier, service: service.rawValue) }
+        var record = record
         var outcome: Outcome?
         func finish(_ result: Outcome.Result, _ words: String) {
             outcome = Outcome(
@@ -224,11 +230,12 @@ public struct Uploader: Sendable {
     private func send(
         _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, from record: RemoteUpload?
     ) async throws -> RemoteUpload? {
-        let file = try await rideFile(ride)
-        var record = record
+        // The file made and the row saying `sending` in one call to the store; again before each new try.
+        let sending = row(ride, service, version: ride.version, .sending, from: record)
+        let file = try await rideFile(ride, saving: sending)
+        var record: RemoteUpload? = sending
         var failures = 0
         while true {
-            record = try await save(ride, service, version: ride.version, .sending, from: record)
             let answer = try await session.upload(file)
             switch answer {
             case .created(let remoteId), .duplicate(let remoteId):
@@ -251,6 +258,7 @@ public struct Uploader: Sendable {
                     return try await save(
                         ride, service, version: ride.version, .uploaded, remoteId: found, from: record)
                 }
+                record = try await save(ride, service, version: ride.version, .sending, from: record)
             }
         }
     }
@@ -314,11 +322,14 @@ public struct Uploader: Sendable {
         }
     }
 
-    private func rideFile(_ ride: WorkoutStore.UploadableRide) async throws -> RideFile {
+    /// The ride's FIT file to send, and `row` saved once the file is made.
+    private func rideFile(_ ride: WorkoutStore.UploadableRide, saving row: RemoteUpload) async throws -> RideFile {
         let store = store
         let found = try await WorkoutStore.blocking { () throws -> (WorkoutStore.StoredRide, [UInt8])? in
             guard let stored = try store.ride(ride.id, analysed: false) else { return nil }
-            return (stored, try RideExport.file(stored, format: .fit, from: store))
+            let bytes = try RideExport.file(stored, format: .fit, from: store)
+            try store.saveRemoteUpload(row)
+            return (stored, bytes)
         }
         guard let (stored, bytes) = found else {
             throw UploadError("workout \(ride.id) is no longer in the database")
@@ -341,7 +352,20 @@ public struct Uploader: Sendable {
         remoteId: String? = nil, uploadId: String? = nil, previousRemoteId: String? = nil, error: String? = nil,
         from record: RemoteUpload?
     ) async throws -> RemoteUpload {
-        let upload = RemoteUpload(
+        let upload = row(
+            ride, service, version: version, state, remoteId: remoteId, uploadId: uploadId,
+            previousRemoteId: previousRemoteId, error: error, from: record)
+        try await store.call { try $0.saveRemoteUpload(upload) }
+        return upload
+    }
+
+    /// The ride's row in `state`, from the row before it (`record`): what each state keeps of it.
+    private func row(
+        _ ride: WorkoutStore.UploadableRide, _ service: Service, version: Int, _ state: RemoteUpload.State,
+        remoteId: String? = nil, uploadId: String? = nil, previousRemoteId: String? = nil, error: String? = nil,
+        from record: RemoteUpload?
+    ) -> RemoteUpload {
+        RemoteUpload(
             syncIdentifier: ride.syncIdentifier, service: service.rawValue, version: version, state: state,
             remoteId: remoteId ?? (state == .uploaded ? nil : record?.remoteId),
             uploadId: uploadId ?? (state == .processing ? record?.uploadId : nil),
@@ -349,8 +373,6 @@ public struct Uploader: Sendable {
                 ?? (state == .replacing || state == .sending ? record?.previousRemoteId : nil),
             detailsVersion: state == .uploaded ? version : record?.detailsVersion, lastError: error,
             attempts: state == .uploaded ? 0 : (record?.attempts ?? 0))
-        try await store.call { try $0.saveRemoteUpload(upload) }
-        return upload
     }
 }
 
