@@ -43,6 +43,9 @@ public final class Broadcast<Element: Sendable>: Sendable {
         return stream
     }
 
+    /// The newest value published (with `keepingLatest`), nil before the first.
+    public var latest: Element? { state.withLock { $0.latest } }
+
     public func publish(_ value: Element) {
         let subscribers = state.withLock { state in
             if keepingLatest { state.latest = value }

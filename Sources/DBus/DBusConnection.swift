@@ -373,6 +373,14 @@ public actor DBusConnection {
                 body: [.string(interface), .properties(changed), .strings([])]))
     }
 
+    /// Sets the properties `values` gives when the connection gets to it: callers that each set the newest values
+    /// of a source that only moves forward can never put older values back over newer ones.
+    public func setProperties(
+        interface: String, path: String, _ values: @Sendable () -> [String: DBusValue]
+    ) throws(DBusError) {
+        try setProperties(values(), interface: interface, path: path)
+    }
+
     /// Equality for change detection: a NaN (an unknown measurement) is the same as the NaN before it.
     private static func same(_ old: DBusValue?, _ new: DBusValue) -> Bool {
         if case .double(let a)? = old, case .double(let b) = new { return a.bitPattern == b.bitPattern }

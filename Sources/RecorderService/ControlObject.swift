@@ -20,7 +20,7 @@ extension RecorderControl {
         async throws(DBusError) -> Exported
     {
         let (accepted, acceptedControls) = AsyncStream<WorkoutControl>.makeStream()
-        let commands = Commands(recorder: recorder, accepted: acceptedControls)
+        let commands = Commands(recorder: recorder, connection: connection, accepted: acceptedControls)
         let requests = ControlRequests()
         let owner = getuid()
         /// Every method checks its caller first.
@@ -106,6 +106,7 @@ extension RecorderControl {
     /// `RecorderCommand`; each refusal is a D-Bus error that names what was wrong.
     struct Commands: Sendable {
         let recorder: LiveRecorder
+        let connection: DBusConnection
         let accepted: AsyncStream<WorkoutControl>.Continuation
 
         /// Reads and performs a command by name (a method's, `Control`'s); the new workout's id for a start.
@@ -125,7 +126,11 @@ extension RecorderControl {
                 return 0
             }
             do throws(LiveRecorder.CommandRefusal) {
-                return try await recorder.perform(command)
+                let id = try await recorder.perform(command)
+                // The caller may read the properties as soon as it has the reply (`cyclelog water` says the total):
+                // they show what the command did before the reply goes, not when `mirror` next gets to them.
+                await RecorderControl.showLatest(recorder, on: connection)
+                return id
             } catch {
                 switch error {
                 case .invalid(let reason): throw DBusError(name: DBusError.invalidArgumentsName, message: reason)
@@ -182,8 +187,14 @@ extension RecorderControl {
     /// Keeps the exported properties equal to the recorder's status, announcing each change with
     /// `PropertiesChanged`, until the recorder ends or the calling task is cancelled.
     static func mirror(_ recorder: LiveRecorder, on connection: DBusConnection) async {
-        for await live in recorder.statusUpdates.subscribe() {
-            try? await connection.setProperties(live.published.values, interface: interface, path: path)
+        for await _ in recorder.statusUpdates.subscribe() { await showLatest(recorder, on: connection) }
+    }
+
+    /// Sets the properties to the newest status published. Read when the connection sets them, so that this
+    /// stream and a command's reply, each setting the newest, never put an older status back.
+    static func showLatest(_ recorder: LiveRecorder, on connection: DBusConnection) async {
+        try? await connection.setProperties(interface: interface, path: path) {
+            recorder.statusUpdates.latest?.published.values ?? [:]
         }
     }
 }
