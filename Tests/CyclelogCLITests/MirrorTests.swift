@@ -1109,11 +1109,11 @@ final class MirrorTests: XCTestCase {
 
     /// The page over HTTPS in headless Chromium trusting the authority that signed the mirror's certificate
     /// (Tests/MirrorPage/tls_page_check.py): a secure page, so it may keep the phone's screen on; the device cookie
-    /// out of scripts' reach and sent over TLS only; a Start tap and the live power carried over HTTPS. All of it on
-    /// a slow network (each answer 2 s late), where opening the stream takes longer than the 1.5 s after which the
-    /// page tries again: the attempt still opening is kept, so the stream opens (it never did when each attempt
-    /// was given up, as under a loaded machine's slow TLS). A browser that does not trust the authority gets no
-    /// page. The screenshot is kept in `.build/artefacts/mirror`.
+    /// out of scripts' reach and sent over TLS only; a Start tap and the live power carried over HTTPS. Up to the
+    /// ride shown running, on a slow network (each answer 2 s late), where opening the stream takes longer than the
+    /// 1.5 s after which the page tries again: the attempt still opening is kept, so the stream opens (it never did
+    /// when each attempt was given up, as under a loaded machine's slow TLS). A browser that does not trust the
+    /// authority gets no page. The screenshot is kept in `.build/artefacts/mirror`.
     func testOverTLSThePageIsSecureAndFollowsTheRideInABrowser() async throws {
         let standIn = try StandIn(sensors: [StandIn.power])
         try await standIn.waitUntilReady()

@@ -142,10 +142,10 @@ class Browser:
         self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y, button="left", clickCount=1)
         return height
 
-    def powers_shown(self, seconds):
-        """The instantaneous power the page shows, each time it changes, for `seconds`."""
+    def powers_shown(self, seconds, enough=None):
+        """The instantaneous power the page shows, each time it changes, for `seconds` (or until `enough` values)."""
         shown, deadline = [], time.time() + seconds
-        while time.time() < deadline:
+        while time.time() < deadline and (enough is None or len(shown) < enough):
             text = self.evaluate("document.getElementById('ipower').textContent")
             if text != "–" and (not shown or shown[-1] != text):
                 shown.append(text)

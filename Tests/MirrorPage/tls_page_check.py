@@ -4,8 +4,9 @@ the mirror's certificate: Chromium on Linux reads the authorities a user added f
 `~/.pki/nssdb`, made here with NSS's `certutil`. Opens the QR code's https link, waits for the page to show what
 the stream sent, and reports what a rider would depend on: a secure page (the only kind that may keep the screen
 on), no word about TLS missing, the device cookie Secure, HttpOnly and SameSite=Strict; then it taps the first
-suggested workout's Start (a control sent over HTTPS) and reads the live power the page shows for 3 s (pushed over
-HTTPS). All of it on a slow network, where opening the stream takes longer than the page first waits for it. Then a browser that does not trust that authority opens the same address. Prints what it saw as JSON; the
+suggested workout's Start (a control sent over HTTPS) and reads the live power the page shows until three values have
+shown, at most 12 s (pushed over HTTPS). Up to the ride shown running, on a slow network, where opening the stream takes longer than the page first
+waits for it. Then a browser that does not trust that authority opens the same address. Prints what it saw as JSON; the
 Swift test judges it.
 
 usage: tls_page_check.py PAIR_URL CA_CERTIFICATE ARTEFACTS_FOLDER
@@ -73,7 +74,14 @@ def main():
             browser.wait_for("the suggested workouts", "document.querySelectorAll('#start button').length > 0")
             browser.tap("#start button")
             browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'")
-            report["powersShown"] = browser.powers_shown(3)
+            # The stream opened on the slow network; the live power is read on a fast one, as the other checks read
+            # it (a stream that falls silent for 2.5 s on a loaded machine is opened again, which a network that
+            # answers 2 s late would turn into a gap). The meter replays a real ride, which coasts at 0 W for
+            # seconds at a time, and the slow start moves where in it the reading falls: it lasts until three
+            # values have shown, at most 12 s.
+            browser.call("Network.emulateNetworkConditions", offline=False, latency=0, downloadThroughput=-1,
+                         uploadThroughput=-1)
+            report["powersShown"] = browser.powers_shown(12, enough=3)
             os.makedirs(artefacts, exist_ok=True)
             report["screenshot"] = browser.screenshot(os.path.join(artefacts, "mirror-https-riding.png"))
         finally:
