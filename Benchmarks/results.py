@@ -70,7 +70,7 @@ def history_server(mirror, database, folder):
                               stdout=open(log, "w"), stderr=subprocess.STDOUT)
     try:
         port = serving_port(log)
-        token = json.loads(subprocess.run([mirror, "pair", "--name", "bench", "--scope", "read", "--token", "--json"],
+        token = json.loads(subprocess.run([mirror, "pair", "--name", "bench", "--types", "read,hr,intake", "--token", "--json"],
                                           env=environment, check=True, capture_output=True, text=True).stdout)["token"]
         yield port, token, server
     finally:

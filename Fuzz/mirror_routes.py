@@ -121,7 +121,7 @@ def main():
         mirror = bus.start([arguments.mirror, "serve", "--listen", "127.0.0.1:0", "--db", database, "--state-dir",
                             os.path.join(bus.folder, "state")], log)
         port = serving_port(log)
-        token = json.loads(run([arguments.mirror, "pair", "--name", "fuzz", "--scope", "read", "--token", "--json"],
+        token = json.loads(run([arguments.mirror, "pair", "--name", "fuzz", "--types", "read", "--token", "--json"],
                                environment))["token"]
         failures = []
         share = arguments.requests // arguments.threads

@@ -103,12 +103,13 @@ cat <<EOF
    $folder/demo.sqlite
 ==============================================================================
 EOF
-# The mirror's advice names its own option; in the demo, DEMO_LISTEN sets it.
-"$mirror" pair --control-bus "$bus" --name "demo screen" |
+# The mirror's advice names its own option; in the demo, DEMO_LISTEN sets it. The demo's screen is the rider's own
+# and is given every type, heart rate by name (`pair` alone gives no heart rate).
+"$mirror" pair --control-bus "$bus" --name "demo screen" --types control,hr |
     sed 's/start it with `cyclelog-mirror --listen 0.0.0.0:8787`/run the demo as `DEMO_LISTEN=0.0.0.0:8787 make demo-live`/'
 echo "The ride history of the demo: the same address, /history (after pairing)."
 echo "Another screen, or this one again (a link pairs once, within 120 s), while the demo runs:"
-echo "  .build/debug/cyclelog-mirror pair --control-bus '$bus'"
+echo "  .build/debug/cyclelog-mirror pair --control-bus '$bus' [--types control,hr]"
 echo "Starting the recorder: the dashboard follows. Keys: space pause/resume, l lap, e end and save."
 
 arguments=(record --bus "$bus" --control-bus "$bus" --db "$folder/demo.sqlite")

@@ -1,23 +1,20 @@
 import Crypto
 import Foundation
+import Workouts
 
 /// The screens paired with the mirror, and the pairings on offer.
 ///
 /// A device's token is 256 bits from the system's random source, handed to the device once; only its SHA-256 is
-/// kept, with the device's name, scope, when it was paired and when it was last seen, in a file only the mirror's
-/// user can read. A pairing is offered by `cyclelog-mirror pair`: a one-time token for the QR code's URL and a
+/// kept, with the device's name, the data types it was granted (`DataType`), when it was paired and when it was
+/// last seen, in a file only the mirror's user can read. Grants change without pairing again (`grant`). A pairing is offered by `cyclelog-mirror pair`: a one-time token for the QR code's URL and a
 /// 6-digit code to type, both valid for 120 s; five wrong codes end every code on offer.
 public actor DeviceRegistry {
-    public enum Scope: String, Sendable, Codable, CaseIterable {
-        /// Sees the ride.
-        case read
-        /// Sees and controls it.
-        case control
-    }
-
     public struct Device: Sendable, Codable, Equatable {
         public var name: String
-        public var scope: Scope
+        /// What it may see and do.
+        public var types: Set<DataType>
+        /// What its page asked for at pairing beyond what was offered (`devices` shows it; `grant` gives it).
+        public var asked: Set<DataType> = []
         public var tokenSHA256: String
         public var created: Date
         public var lastSeen: Date?
@@ -25,6 +22,49 @@ public actor DeviceRegistry {
         /// What `devices` lists and `revoke` takes beside the name: the first 8 hex digits of the token's SHA-256
         /// (32 bits of a hash of 256 random bits say nothing of the token).
         public var id: String { String(tokenSHA256.prefix(8)) }
+
+        init(name: String, types: Set<DataType>, asked: Set<DataType>, tokenSHA256: String, created: Date) {
+            self.name = name
+            self.types = types
+            self.asked = asked
+            self.tokenSHA256 = tokenSHA256
+            self.created = created
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case name, types, asked, tokenSHA256, created, lastSeen
+            /// Before types: `read` or `control`, read as those shorthands (neither gives heart rate).
+            case scope
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decode(String.self, forKey: .name)
+            tokenSHA256 = try container.decode(String.self, forKey: .tokenSHA256)
+            created = try container.decode(Date.self, forKey: .created)
+            lastSeen = try container.decodeIfPresent(Date.self, forKey: .lastSeen)
+            // A type this version does not know is dropped, not a reason to lose every device.
+            func types(_ key: CodingKeys) throws -> Set<DataType> {
+                Set((try container.decodeIfPresent([String].self, forKey: key) ?? []).compactMap(DataType.init))
+            }
+            if container.contains(.types) {
+                self.types = try types(.types)
+            } else {
+                let scope = try container.decodeIfPresent(String.self, forKey: .scope) ?? "read"
+                self.types = scope == "control" ? DataType.control : DataType.read
+            }
+            asked = try types(.asked)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(name, forKey: .name)
+            try container.encode(types.sorted().map(\.rawValue), forKey: .types)
+            if !asked.isEmpty { try container.encode(asked.sorted().map(\.rawValue), forKey: .asked) }
+            try container.encode(tokenSHA256, forKey: .tokenSHA256)
+            try container.encode(created, forKey: .created)
+            try container.encodeIfPresent(lastSeen, forKey: .lastSeen)
+        }
     }
 
     /// What `pair` hands out: the one-time token of the URL, the code, and for scripts a device token at once.
@@ -48,7 +88,7 @@ public actor DeviceRegistry {
         var oneTimeToken: String
         var code: String
         var name: String
-        var scope: Scope
+        var types: Set<DataType>
         var expires: Date
     }
 
@@ -75,28 +115,31 @@ public actor DeviceRegistry {
 
     public var all: [Device] { devices }
 
-    /// Offers a pairing for a device to be called `name` with `scope`; with `token`, pairs it at once and returns
-    /// its device token (for a script or Home Assistant, which cannot scan a code).
-    public func offer(name: String, scope: Scope, token wantsToken: Bool) throws -> Offer {
+    /// Offers a pairing for a device to be called `name`, granted `types`; with `token`, pairs it at once and
+    /// returns its device token (for a script or Home Assistant, which cannot scan a code).
+    public func offer(name: String, types: Set<DataType>, token wantsToken: Bool) throws -> Offer {
         let time = now()
         offers.removeAll { $0.expires < time }
         var offer = Offer(oneTimeToken: Self.randomToken(bytes: 16), code: Self.randomCode(), token: nil)
         if wantsToken {
-            offer.token = try add(name: name, scope: scope)
+            offer.token = try add(name: name, types: types, asked: [])
             offer.oneTimeToken = ""
             offer.code = ""
         } else {
             offers.append(
                 Pending(
-                    oneTimeToken: offer.oneTimeToken, code: offer.code, name: name, scope: scope,
+                    oneTimeToken: offer.oneTimeToken, code: offer.code, name: name, types: types,
                     expires: time.addingTimeInterval(Self.offerSeconds)))
             wrongCodes = 0
         }
         return offer
     }
 
-    /// Pairs with a code typed on the device; the device's token. `name` overrides the offer's when given.
-    public func pair(code: String, name: String?) throws -> (token: String, device: Device) {
+    /// Pairs with a code typed on the device; the device's token. `name` overrides the offer's when given; `asking`,
+    /// the types the device's page asks for, narrows what the offer grants (and what it asks beyond is noted).
+    public func pair(code: String, name: String?, asking: Set<DataType>? = nil) throws -> (
+        token: String, device: Device
+    ) {
         let time = now()
         offers.removeAll { $0.expires < time }
         guard let index = offers.firstIndex(where: { Self.same($0.code, code) }) else {
@@ -109,7 +152,10 @@ public actor DeviceRegistry {
             throw PairingFailure.wrong
         }
         let offer = offers.remove(at: index)
-        let token = try add(name: name.flatMap { $0.isEmpty ? nil : $0 } ?? offer.name, scope: offer.scope)
+        let token = try add(
+            name: name.flatMap { $0.isEmpty ? nil : $0 } ?? offer.name,
+            types: offer.types.intersection(asking ?? offer.types),
+            asked: (asking ?? []).subtracting(offer.types))
         return (token, devices[devices.count - 1])
     }
 
@@ -121,7 +167,7 @@ public actor DeviceRegistry {
             throw PairingFailure.wrong
         }
         let offer = offers.remove(at: index)
-        let token = try add(name: offer.name, scope: offer.scope)
+        let token = try add(name: offer.name, types: offer.types, asked: [])
         return (token, devices[devices.count - 1])
     }
 
@@ -146,7 +192,21 @@ public actor DeviceRegistry {
         return revoked
     }
 
-    private func add(name: String, scope: Scope) throws -> String {
+    /// Gives and takes types from the devices called `name` (or with that id), without pairing again: the devices
+    /// changed, their new grants. What was asked and is now given is no longer asked.
+    public func grant(name: String, adding: Set<DataType>, removing: Set<DataType>) throws -> [Device] {
+        let indices = devices.indices.filter { devices[$0].name == name || devices[$0].id == name.lowercased() }
+        guard !indices.isEmpty else { return [] }
+        for index in indices {
+            devices[index].types.formUnion(adding)
+            devices[index].types.subtract(removing)
+            devices[index].asked.subtract(devices[index].types)
+        }
+        try save()
+        return indices.map { devices[$0] }
+    }
+
+    private func add(name: String, types: Set<DataType>, asked: Set<DataType>) throws -> String {
         let token = Self.randomToken(bytes: 32)
         var unique = name.isEmpty ? "device" : name
         var suffix = 2
@@ -155,7 +215,7 @@ public actor DeviceRegistry {
             suffix += 1
         }
         devices.append(
-            Device(name: unique, scope: scope, tokenSHA256: Self.sha256(token), created: now(), lastSeen: nil))
+            Device(name: unique, types: types, asked: asked, tokenSHA256: Self.sha256(token), created: now()))
         try save()
         return token
     }

@@ -12,6 +12,12 @@ import Workouts
 /// and its files, the FTP and the power curve — the same JSON and bytes as `cyclelog list --json`, `show --json`,
 /// `ftp --json` and `export`, from the same code. The database is opened read-only for each request, so a ride the
 /// recorder is writing is read through WAL without holding it up, and nothing here ever writes.
+///
+/// A device sees what it was granted (Docs/reference/data-types.md): without `history` none of these routes is
+/// there for it, as on a mirror that serves no history; without `power` neither are the reports over power (FTP,
+/// the power curve, the weekly load); and each ride reaches it with the values of every type it was not granted
+/// taken out (`StoredRide.withholding`), in its summary, series, charts and files alike. The journal, which holds
+/// every sensor's bytes as they came, is handed only to a device granted every type of measurement.
 public struct HistoryAPI: Sendable {
     /// The ride database, resolved as the CLI resolves `--db`.
     public let databasePath: String
@@ -24,17 +30,19 @@ public struct HistoryAPI: Sendable {
     /// sparkline.svg and export.KIND; ftp, weekly-load(.svg), power-curve(.svg). Each request's work stops when its
     /// client leaves: before it starts, and part-way through a reading of the database.
     var routes: RouteCollection<MirrorContext> {
-        let routes = RouteCollection(context: MirrorContext.self)
+        let all = RouteCollection(context: MirrorContext.self)
+        let routes = all.group().add(middleware: Granted(needs: [.history]))
         routes.get("workouts") { request, context in
             let query = request.uri.queryParameters
             return await exchange(request, context).read { store throws(StoreError) in
                 switch RideList.Filter.parse(since: query.get("since"), until: query.get("until"), text: query.get("q"))
                 {
                 case .success(let filter):
+                    let withheld = Self.withheld(context)
                     return .json(
                         RideList.json(
-                            try RideList.entries(in: store, filter), ftp: try store.ftpHistory(),
-                            overlaps: try store.rideOverlaps()),
+                            try RideList.entries(in: store, filter).map { $0.withholding(withheld) },
+                            ftp: try store.ftpHistory(), overlaps: try store.rideOverlaps()),
                         pretty: true)
                 case .failure(let error): return .error(.badRequest, error.description)
                 }
@@ -46,7 +54,8 @@ public struct HistoryAPI: Sendable {
         }
         routes.get("workouts/:id/samples") { request, context in
             await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
-                .file(RideFiles.samplesJSONBytes(ride), "application/json", name: nil)
+                .file(
+                    RideFiles.samplesJSONBytes(ride, leavingOut: Self.withheld(context)), "application/json", name: nil)
             }
         }
         routes.get("workouts/:id/range") { request, context in
@@ -55,7 +64,7 @@ public struct HistoryAPI: Sendable {
                 return MirrorResponder.error(.badRequest, "range takes from=SECOND&to=SECOND (from the ride's start)")
             }
             return await exchange(request, context).ride(id(context), analysed: false) { ride, _ throws(StoreError) in
-                .json(RideFiles.rangeJSON(ride, from: from, to: to))
+                .json(RideFiles.rangeJSON(ride, from: from, to: to, leavingOut: Self.withheld(context)))
             }
         }
         for picture in [false, true] {
@@ -105,10 +114,16 @@ public struct HistoryAPI: Sendable {
         }
         for kind in RideFiles.Kind.allCases {
             routes.get("workouts/:id/export.\(kind.rawValue)") { request, context in
-                await exchange(request, context).ride(id(context), analysed: false) { ride, store throws(StoreError) in
+                let withheld = Self.withheld(context)
+                // The journal holds each sensor's bytes whole: a power meter's carry its cadence and wheel too.
+                if kind == .journal, !withheld.isDisjoint(with: Self.measurements) {
+                    return MirrorResponder.error(.notFound, "no GET \(request.uri.path) here")
+                }
+                return await exchange(request, context).ride(id(context), analysed: false) {
+                    ride, store throws(StoreError) in
                     do throws(RideFiles.FileError) {
                         return .file(
-                            try RideFiles.file(ride, kind, from: store), kind.mediaType,
+                            try RideFiles.file(ride, kind, from: store, leavingOut: withheld), kind.mediaType,
                             name: RideFiles.fileName(ride.summary, kind))
                     } catch {
                         switch error {
@@ -124,7 +139,9 @@ public struct HistoryAPI: Sendable {
                 }
             }
         }
-        routes.get("ftp") { request, context in
+        // The reports over every ride's power.
+        let powerReports = all.group().add(middleware: Granted(needs: [.history, .power]))
+        powerReports.get("ftp") { request, context in
             guard let days = PowerCurveReport.days(request.uri.queryParameters.get("window") ?? "42d") else {
                 return Self.badWindow
             }
@@ -133,7 +150,7 @@ public struct HistoryAPI: Sendable {
             }
         }
         for picture in [false, true] {
-            routes.get(picture ? "weekly-load.svg" : "weekly-load") { request, context in
+            powerReports.get(picture ? "weekly-load.svg" : "weekly-load") { request, context in
                 guard let weeks = Int(request.uri.queryParameters.get("weeks") ?? "12"), (1...520).contains(weeks)
                 else {
                     return MirrorResponder.error(.badRequest, "weeks takes 1 to 520")
@@ -148,7 +165,7 @@ public struct HistoryAPI: Sendable {
             }
         }
         for picture in [false, true] {
-            routes.get(picture ? "power-curve.svg" : "power-curve") { request, context in
+            powerReports.get(picture ? "power-curve.svg" : "power-curve") { request, context in
                 guard let days = PowerCurveReport.days(request.uri.queryParameters.get("window") ?? "90d") else {
                     return Self.badWindow
                 }
@@ -166,14 +183,22 @@ public struct HistoryAPI: Sendable {
                 }
             }
         }
-        return routes
+        return all
+    }
+
+    /// The types of measurement a ride holds.
+    static let measurements: Set<DataType> = [.power, .cadence, .speed, .hr, .energy, .intake]
+
+    /// What the request's device was not granted of the ride's data.
+    static func withheld(_ context: MirrorContext) -> Set<DataType> {
+        measurements.subtracting(context.device?.types ?? [])
     }
 
     /// One request's reading of the database.
     private func exchange(_ request: Request, _ context: MirrorContext) -> Exchange {
         Exchange(
             databasePath: databasePath, url: request.uri.description, ifNoneMatch: request.headers[.ifNoneMatch],
-            clientGone: context.clientGone)
+            withheld: Self.withheld(context), clientGone: context.clientGone)
     }
 
     /// The ride's id as the path says it (`workouts/ID/…`).
@@ -194,6 +219,9 @@ public struct HistoryAPI: Sendable {
         /// The path and query, part of the ETag.
         let url: String
         let ifNoneMatch: String?
+        /// What the device was not granted: taken out of every ride read, and part of the ETag (a grant changed
+        /// is a different answer).
+        var withheld: Set<DataType> = []
         /// Whether the request's client went away (its connection closed): its work is then not done, or stopped.
         var clientGone: @Sendable () -> Bool = { false }
 
@@ -212,7 +240,7 @@ public struct HistoryAPI: Sendable {
                 guard let ride = try store.ride(id, analysed: analysed) else {
                     return .error(.conflict, RideFiles.notShownYet(id, beingWritten: try store.isBeingWritten(id)))
                 }
-                return try work(ride, store)
+                return try work(ride.withholding(withheld), store)
             }
         }
 
@@ -236,12 +264,12 @@ public struct HistoryAPI: Sendable {
             }
         }
 
-        /// Every answer is a function of the database's contents and the URL alone (windows end with the newest
-        /// ride, not today), and of this program: the mark of the last change, this process's own random number
-        /// and a digest of the URL.
+        /// Every answer is a function of the database's contents, the URL and what the device was granted
+        /// (windows end with the newest ride, not today), and of this program: the mark of the last change, this
+        /// process's own random number and a digest of the URL and the types withheld.
         func tag(mark: Int64) -> String {
             "\"\(String(UInt64(bitPattern: mark), radix: 36))-\(Self.process)-"
-                + SHA256.hash(data: Array(url.utf8)).prefix(8).hexadecimal + "\""
+                + SHA256.hash(data: Array((url + " " + DataType.text(withheld)).utf8)).prefix(8).hexadecimal + "\""
         }
 
         static let process = String(UInt64.random(in: 0...UInt64.max), radix: 36)
@@ -301,8 +329,21 @@ public struct HistoryAPI: Sendable {
 
         /// Whether an If-None-Match header names `tag`.
         static func holds(_ ifNoneMatch: String?, _ tag: String) -> Bool {
-            ifNoneMatch?.split(separator: ",").contains { $0.trimmed == tag } ?? false
+            ifNoneMatch?.split(separator: ",").contains { $0.trimmingSpaces == tag } ?? false
         }
+    }
+}
+
+/// Routes there only for a device granted `needs`; for any other, the answer of a path that is not there.
+struct Granted: RouterMiddleware {
+    typealias Context = MirrorContext
+    let needs: Set<DataType>
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
+        guard let device = context.device, device.types.isSuperset(of: needs) else { throw HTTPError(.notFound) }
+        return try await next(request, context)
     }
 }
 
@@ -315,14 +356,5 @@ extension Sequence<UInt8> {
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
-
-extension Substring {
-    fileprivate var trimmed: Substring {
-        var text = self
-        while text.first == " " { text = text.dropFirst() }
-        while text.last == " " { text = text.dropLast() }
-        return text
     }
 }

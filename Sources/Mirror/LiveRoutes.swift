@@ -6,10 +6,11 @@ import Hummingbird
 import NIOCore
 import RecorderInterface
 import ServiceLifecycle
+import Workouts
 
 /// The live ride under `/api/v1` (Docs/reference/http-api.md, "The live ride"): `status` (the snapshot), `stream`
-/// (server-sent events) and `control` (a control to the recorder's D-Bus `Control`, at most 120 a minute per
-/// device, only for a device paired to control).
+/// (server-sent events), each holding only the types the device was granted, and `control` (a control to the
+/// recorder's D-Bus `Control`, at most 120 a minute per device, each only for a device granted its type).
 struct LiveRoutes {
     let hub: MirrorHub
     let recorder: RecorderLink
@@ -19,8 +20,8 @@ struct LiveRoutes {
 
     var routes: RouteCollection<MirrorContext> {
         let routes = RouteCollection(context: MirrorContext.self)
-        routes.get("status") { _, _ in
-            guard let status = await hub.status() else { return await noRecorder() }
+        routes.get("status") { _, context in
+            guard let status = await hub.status(context.device?.types ?? []) else { return await noRecorder() }
             return MirrorResponder.json(.ok, status)
         }
         routes.get("stream") { request, context in
@@ -31,9 +32,9 @@ struct LiveRoutes {
             .add(middleware: ControlScope())
             .add(middleware: BrowserPost())
             .add(middleware: AttemptLimit(limiter: controlAttempts, key: .device, what: "controls"))
-            .post("control") { request, _ in
+            .post("control") { request, context in
                 var request = request
-                return await control(&request)
+                return await control(&request, device: context.device)
             }
         return routes
     }
@@ -43,7 +44,7 @@ struct LiveRoutes {
         // one over a connection that went silent, passes the same id in the query.
         let lastEventID =
             request.headers[Self.lastEventIDHeader] ?? request.uri.queryParameters.get("lastEventId").map { String($0) }
-        var subscribed = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID)
+        var subscribed = await hub.subscribe(device: device.tokenSHA256, types: device.types, lastEventID: lastEventID)
         if subscribed == nil {
             // A screen that went away is noticed only when something is written to it, and with no ride running
             // that is the keep-alive every 15 s: write to every stream now, twice (the first write to a closed
@@ -53,7 +54,7 @@ struct LiveRoutes {
                 await hub.keepAlive()
                 try? await Task.sleep(for: .milliseconds(150))
             }
-            subscribed = await hub.subscribe(device: device.tokenSHA256, lastEventID: lastEventID)
+            subscribed = await hub.subscribe(device: device.tokenSHA256, types: device.types, lastEventID: lastEventID)
         }
         guard let client = subscribed else {
             return MirrorResponder.error(
@@ -82,7 +83,7 @@ struct LiveRoutes {
 
     /// `POST /api/v1/control`: `{"requestId", "command", "expect", "workoutId", "args"}` to the recorder's
     /// `Control`.
-    private func control(_ request: inout Request) async -> Response {
+    private func control(_ request: inout Request, device: DeviceRegistry.Device?) async -> Response {
         let body: ControlBody
         do {
             body = try await MirrorResponder.body(
@@ -96,11 +97,17 @@ struct LiveRoutes {
         do throws(DBusError) {
             command = try RecorderCommand(name: body.command, arguments: (body.args ?? [:]).mapValues(\.dbusValue))
         } catch { return MirrorResponder.error(.badRequest, error.message) }
+        guard let device, device.types.contains(command.dataType) else {
+            return MirrorResponder.error(
+                .forbidden,
+                "\(device?.name ?? "this device") is not granted \(command.dataType.rawValue) "
+                    + "(`cyclelog-mirror grant NAME +\(command.dataType.rawValue)` on the recorder)")
+        }
         guard await hub.recorderPresent else { return await noRecorder() }
         // A start begins a ride of its own: the ride a screen last saw cannot be over for it.
         let startsARide = if case .start = command { true } else { false }
         if let workoutId = body.workoutId, !startsARide, workoutId != (await hub.current).workoutId {
-            return await stale("the ride changed: workout \(workoutId) is over")
+            return await stale("the ride changed: workout \(workoutId) is over", device.types)
         }
         do {
             let answer = try await recorder.control(requestId: body.requestId, command, expect: body.expect ?? 0)
@@ -113,7 +120,7 @@ struct LiveRoutes {
                 ]))
         } catch {
             switch error.name {
-            case RecorderControl.staleError: return await stale(error.message)
+            case RecorderControl.staleError: return await stale(error.message, device.types)
             case RecorderControl.refusedError, RecorderControl.noSensorsError:
                 return MirrorResponder.error(.conflict, error.message)
             case DBusError.invalidArgumentsName: return MirrorResponder.error(.badRequest, error.message)
@@ -127,9 +134,10 @@ struct LiveRoutes {
     }
 
     /// 412 with the current status, so that the screen shows what is true before it asks again.
-    private func stale(_ message: String) async -> Response {
+    private func stale(_ message: String, _ types: Set<DataType>) async -> Response {
         MirrorResponder.json(
-            .preconditionFailed, .object([("error", .string(message)), ("status", await hub.status() ?? .null)]))
+            .preconditionFailed,
+            .object([("error", .string(message)), ("status", await hub.status(types) ?? .null)]))
     }
 
     struct ControlBody: Decodable {

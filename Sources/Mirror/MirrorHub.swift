@@ -5,7 +5,9 @@ import RecorderInterface
 import Workouts
 
 /// What the mirror knows of the ride, and the screens it tells: the recorder's properties as the API's snapshot,
-/// the control events of the last 1024 with their ids, and every open stream.
+/// the control events of the last 1024 with their ids, and every open stream. Each screen is written only what
+/// its device was granted (`DataAccess`): a type not granted is absent from its snapshots, status, readings and
+/// events, and a change of grant sends it a fresh snapshot at once.
 ///
 /// Event ids are `BOOT.SEQ`: BOOT names the recorder the mirror follows (new each time one appears or goes), SEQ
 /// counts its events from 1. A screen that reconnects with the id of the last event it saw gets the ones it
@@ -16,7 +18,7 @@ public actor MirrorHub {
     /// The recorder's properties, nil while none is on the bus.
     private var recorderStatus: RecorderStatus?
     private var boot = MirrorHub.newBoot()
-    private var ring: [(sequence: Int, message: String)] = []
+    private var ring: [(sequence: Int, message: String, type: DataType?)] = []
     private var lastSequence = 0
     /// The power of the newest `Live` reading that carried one (the 3-s figure is the recorder's `PowerWatts`).
     private var instantaneousPowerWatts: Double?
@@ -63,15 +65,39 @@ public actor MirrorHub {
             if case .double(let watts)? = reading["powerWatts"]?.unwrapped, shown?.contains("powerWatts") ?? true {
                 instantaneousPowerWatts = watts
             }
-            let message = Self.message("live", RecorderControl.json(reading))
-            for client in clients.values { client.pushLive(message) }
+            // One message per set of types granted among the screens (most often one or two).
+            var rendered: [Set<DataType>: String] = [:]
+            var withheld: Set<Set<DataType>> = []
+            for client in clients.values {
+                let types = client.types
+                if withheld.contains(types) { continue }
+                if let message = rendered[types] {
+                    client.pushLive(message)
+                } else if let kept = DataAccess.reading(reading, for: types) {
+                    let message = Self.message("live", RecorderControl.json(kept))
+                    rendered[types] = message
+                    client.pushLive(message)
+                } else {
+                    withheld.insert(types)
+                }
+            }
         case .event(let event):
             lastSequence += 1
             let id = "\(boot).\(lastSequence)"
             let message = Self.message("event", Self.eventJSON(event), id: id)
-            ring.append((lastSequence, message))
+            let type = DataAccess.type(ofEvent: event)
+            ring.append((lastSequence, message, type))
             if ring.count > Self.ringCapacity { ring.removeFirst(ring.count - Self.ringCapacity) }
-            for client in clients.values { client.push(message) }
+            for client in clients.values where type.map(client.types.contains) ?? true { client.push(message) }
+        }
+    }
+
+    /// A device's grant changed: its open streams are written for `types` from now on, beginning with a snapshot
+    /// that holds only those.
+    public func grant(device: String, types: Set<DataType>) {
+        for client in clients.values where client.device == device {
+            client.types = types
+            client.push(snapshotMessage(types))
         }
     }
 
@@ -82,29 +108,35 @@ public actor MirrorHub {
         lastSequence = 0
         instantaneousPowerWatts = nil
         changed.removeAll()
-        let message = snapshotMessage()
-        for client in clients.values { client.push(message) }
+        for client in clients.values { client.push(snapshotMessage(client.types)) }
     }
 
     /// Every 500 ms: the properties that changed as one `status` message, and a snapshot to the screens that lost
     /// `live` values.
     public func flushStatus() {
-        var fields: [(String, JSONValue)] = []
-        if let recorderStatus, !changed.isEmpty {
-            let all = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts)
-            let keys = Set(changed.map(Self.apiKey))
-            fields = all.filter { keys.contains($0.0) }
-        }
+        let keys = Set(changed.map(Self.apiKey))
         changed.removeAll()
-        let status = fields.isEmpty ? nil : Self.message("status", .object(fields))
-        var snapshot: String?
+        // Each message is made once per set of types granted among the screens.
+        var statuses: [Set<DataType>: String?] = [:]
+        var snapshots: [Set<DataType>: String] = [:]
         for client in clients.values {
+            let types = client.types
             if client.takeOwedSnapshot() {
-                snapshot = snapshot ?? snapshotMessage()
-                client.push(snapshot!)
-            } else if let status {
-                client.push(status)
+                let snapshot = snapshots[types] ?? snapshotMessage(types)
+                snapshots[types] = snapshot
+                client.push(snapshot)
+                continue
             }
+            guard let recorderStatus, !keys.isEmpty else { continue }
+            let status =
+                statuses[types]
+                ?? {
+                    let fields = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts, types)
+                        .filter { keys.contains($0.0) }
+                    return fields.isEmpty ? nil : Self.message("status", .object(fields))
+                }()
+            statuses[types] = status
+            if let status { client.push(status) }
         }
     }
 
@@ -117,16 +149,16 @@ public actor MirrorHub {
 
     /// Opens a stream for a device: the events missed since `lastEventID` (when it names this recorder's ring),
     /// then a snapshot. Nil when `maximumClients` streams are open.
-    public func subscribe(device: String, lastEventID: String?) -> StreamClient? {
+    public func subscribe(device: String, types: Set<DataType>, lastEventID: String?) -> StreamClient? {
         guard clients.count < maximumClients else { return nil }
-        let client = StreamClient(id: nextClientID, device: device)
+        let client = StreamClient(id: nextClientID, device: device, types: types)
         nextClientID += 1
         clients[client.id] = client
         if let missed = missedEvents(since: lastEventID) {
-            for event in missed { client.push(event) }
+            for event in missed where event.type.map(types.contains) ?? true { client.push(event.message) }
         }
         // `retry`: a browser whose stream broke asks again after 1 s, not its default 3 s.
-        client.push("retry: 1000\n" + snapshotMessage())
+        client.push("retry: 1000\n" + snapshotMessage(types))
         return client
     }
 
@@ -147,26 +179,31 @@ public actor MirrorHub {
     public var clientCount: Int { clients.count }
 
     /// The events after `id`, when `id` is `BOOT.SEQ` of this recorder and none after it has left the ring.
-    private func missedEvents(since id: String?) -> [String]? {
+    private func missedEvents(since id: String?) -> [(message: String, type: DataType?)]? {
         guard let id, let dot = id.lastIndex(of: "."), id[..<dot] == boot,
             let sequence = Int(id[id.index(after: dot)...]), sequence <= lastSequence,
             sequence >= (ring.first?.sequence ?? lastSequence + 1) - 1
         else { return nil }
-        return ring.filter { $0.sequence > sequence }.map(\.message)
+        return ring.filter { $0.sequence > sequence }.map { ($0.message, $0.type) }
     }
 
     // MARK: JSON
 
-    /// `GET /api/v1/status`: nil while no recorder is on the bus.
-    public func status() -> JSONValue? {
-        recorderStatus.map { .object(Self.fields($0, instantaneousPowerWatts: instantaneousPowerWatts)) }
+    /// `GET /api/v1/status` for a device granted `types`: nil while no recorder is on the bus.
+    public func status(_ types: Set<DataType>) -> JSONValue? {
+        recorderStatus.map { .object(Self.fields($0, instantaneousPowerWatts: instantaneousPowerWatts, types)) }
     }
 
-    /// The snapshot, with `recorder` saying whether one is on the bus (every other value null when not).
-    private func snapshotMessage() -> String {
-        let fields = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts)
+    /// The snapshot for a device granted `types`, with `recorder` saying whether one is on the bus (every other
+    /// value null when not) and `types` what the device was granted (the page shows only those controls).
+    private func snapshotMessage(_ types: Set<DataType>) -> String {
+        let fields = Self.fields(recorderStatus, instantaneousPowerWatts: instantaneousPowerWatts, types)
         return Self.message(
-            "snapshot", .object([("recorder", .bool(recorderStatus != nil))] + fields), id: "\(boot).\(lastSequence)")
+            "snapshot",
+            .object(
+                [("recorder", .bool(recorderStatus != nil))] + fields
+                    + [("types", .array(types.sorted().map { .string($0.rawValue) }))]),
+            id: "\(boot).\(lastSequence)")
     }
 
     /// The API's key of a property: `PowerWatts` → `powerWatts`, every `Can…` → `can`.
@@ -203,9 +240,11 @@ public actor MirrorHub {
             "NextTargetPowerWatts", "IntensityPercent", "WorkoutProfile",
         ].map(SnapshotField.property)
 
-    /// The snapshot's fields in the documented order. Unknown values (NaN, an empty name, no workout) are null, and
-    /// every value is null while no recorder is on the bus (`status` nil).
-    static func fields(_ status: RecorderStatus?, instantaneousPowerWatts: Double?) -> [(String, JSONValue)] {
+    /// The snapshot's fields in the documented order, those of a type not in `types` left out. Unknown values (NaN,
+    /// an empty name, no workout) are null, and every value is null while no recorder is on the bus (`status` nil).
+    static func fields(_ status: RecorderStatus?, instantaneousPowerWatts: Double?, _ types: Set<DataType>)
+        -> [(String, JSONValue)]
+    {
         func value(_ name: String) -> JSONValue {
             switch status?.json(name) ?? .null {
             case .string(let text) where text.isEmpty: .null
@@ -214,8 +253,10 @@ public actor MirrorHub {
             case let other: other
             }
         }
-        return snapshot.map { field in
+        return snapshot.compactMap { field in
             switch field {
+            case .property(let name) where DataAccess.type(ofProperty: name).map(types.contains) == false: nil
+            case .instantaneousPower where !types.contains(.power): nil
             case .property(let name): (apiKey(name), value(name))
             case .instantaneousPower:
                 ("instantaneousPowerWatts", status == nil ? .null : JSONValue.rounded(instantaneousPowerWatts))

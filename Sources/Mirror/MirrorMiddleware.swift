@@ -90,14 +90,15 @@ struct DeviceAuthentication: RouterMiddleware {
     }
 }
 
-/// Controls need a device paired to control, not only to read.
+/// Controls need a device granted one of the types that write (intake, the ride's controls, the trainer's); which
+/// one a control needs is checked once it is read.
 struct ControlScope: RouterMiddleware {
     typealias Context = MirrorContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
         async throws -> Response
     {
-        guard let device = context.device, device.scope == .control else {
+        guard let device = context.device, !device.types.isDisjoint(with: [.intake, .ride, .trainer]) else {
             return MirrorResponder.error(.forbidden, "\(context.device?.name ?? "this device") is paired to read only")
         }
         return try await next(request, context)

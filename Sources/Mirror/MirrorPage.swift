@@ -76,21 +76,21 @@ enum MirrorPage {
           <div id="norecorder" class="banner" style="background:#5a1b1b" role="status">No recorder is running: start one with <code>cyclelog record --wait</code>.</div>
           <header><span id="state" aria-live="polite">…</span><span id="title"></span></header>
           <div class="grid">
-            <div class="tile big"><div class="label">Power 3 s</div><div class="value"><span id="power">–</span><span class="unit">W</span></div><div class="sub">now <span id="ipower">–</span> W</div></div>
-            <div class="tile"><div class="label">Cadence</div><div class="value"><span id="cadence">–</span><span class="unit">rpm</span></div></div>
-            <div class="tile"><div class="label">Speed</div><div class="value"><span id="speed">–</span><span class="unit">km/h</span></div></div>
-            <div class="tile"><div class="label">Heart rate</div><div class="value"><span id="hr">–</span><span class="unit">bpm</span></div></div>
-            <div class="tile"><div class="label">Distance</div><div class="value"><span id="distance">–</span><span class="unit">km</span></div></div>
-            <div class="tile"><div class="label">Elapsed</div><div class="value" id="elapsed">–</div><div class="sub">moving <span id="moving">–</span></div></div>
-            <div class="tile"><div class="label">Lap <span id="lap">–</span></div><div class="value" id="laptime">–</div><div class="sub">water <span id="water">0</span> ml</div></div>
+            <div class="tile big"><div class="label">Power 3 s</div><div class="value"><span id="power">—</span><span class="unit">W</span></div><div class="sub">now <span id="ipower">—</span> W</div></div>
+            <div class="tile"><div class="label">Cadence</div><div class="value"><span id="cadence">—</span><span class="unit">rpm</span></div></div>
+            <div class="tile"><div class="label">Speed</div><div class="value"><span id="speed">—</span><span class="unit">km/h</span></div></div>
+            <div class="tile"><div class="label">Heart rate</div><div class="value"><span id="hr">—</span><span class="unit">bpm</span></div></div>
+            <div class="tile"><div class="label">Distance</div><div class="value"><span id="distance">—</span><span class="unit">km</span></div></div>
+            <div class="tile"><div class="label">Elapsed</div><div class="value" id="elapsed">—</div><div class="sub">moving <span id="moving">—</span></div></div>
+            <div class="tile"><div class="label">Lap <span id="lap">—</span></div><div class="value" id="laptime">—</div><div class="sub">water <span id="water">0</span> ml</div></div>
           </div>
           <div id="goalBox" class="tile hidden" style="margin-top:8px"><div class="label">Goal <span id="goal"></span></div><progress id="goalProgress" max="1" value="0"></progress></div>
           <div id="workoutBox" class="tile hidden" style="margin-top:8px" aria-label="Structured workout">
             <div class="label"><span id="workoutName"></span> · <span id="workoutStep"></span></div>
-            <div class="value"><span id="workoutTarget">–</span><span class="unit" id="workoutUnit">W</span> <span class="unit" id="workoutLeft"></span></div>
-            <div class="sub">next <span id="workoutNext">–</span> · intensity <span id="workoutIntensity">100</span> %</div>
+            <div class="value"><span id="workoutTarget">—</span><span class="unit" id="workoutUnit">W</span> <span class="unit" id="workoutLeft"></span></div>
+            <div class="sub">next <span id="workoutNext">—</span> · intensity <span id="workoutIntensity">100</span> %</div>
             <svg id="workoutProfile" viewBox="0 0 300 40" preserveAspectRatio="none" width="100%" height="48" role="img" aria-label="The workout's targets, and where the ride is"></svg>
-            <div class="controls">
+            <div class="controls" id="workoutControls">
               <button id="workoutEasier" aria-label="Every target 5 percent easier">−5 %</button>
               <button id="workoutHarder" aria-label="Every target 5 percent harder">+5 %</button>
               <button id="workoutSkip">Skip step</button>
@@ -98,9 +98,9 @@ enum MirrorPage {
           </div>
           <div id="trainerBox" class="tile hidden" style="margin-top:8px" aria-label="Smart trainer">
             <div class="label">Trainer <span id="trainerState"></span></div>
-            <div class="value" id="trainerTarget">–</div>
+            <div class="value" id="trainerTarget">—</div>
             <div class="sub" id="trainerMessage" role="status"></div>
-            <div class="controls">
+            <div class="controls" id="trainerControls">
               <button id="trainerDown" aria-label="Target power down 10 watts">−10 W</button>
               <button id="trainerUp" aria-label="Target power up 10 watts">+10 W</button>
               <button id="trainerErg">ERG</button>
@@ -127,6 +127,8 @@ enum MirrorPage {
         "use strict";
         const $ = (id) => document.getElementById(id);
         let status = null, lastArrival = 0, source = null, streamUp = false;
+        // The types this screen was granted, as the last snapshot said (null until one came).
+        let granted = null;
         // For opening the stream again when it goes silent: the last event id seen, when this connection was
         // opened, and whether live values came over it.
         let lastEventId = "", openedAt = 0, liveOnThisStream = false;
@@ -156,7 +158,9 @@ enum MirrorPage {
           event.preventDefault();
           $("pairError").textContent = "";
           try {
-            const answer = await api("POST", "/api/v1/pair", { code: $("code").value.trim(), name: $("deviceName").value.trim() });
+            // The page shows every type and has every control: it asks for them all, heart rate by name; the rider's
+            // offer (`cyclelog-mirror pair --types`) decides what it is given.
+            const answer = await api("POST", "/api/v1/pair", { code: $("code").value.trim(), name: $("deviceName").value.trim(), types: "control,hr" });
             if (answer.status === 200) { start(); return; }
             $("pairError").textContent = (answer.json && answer.json.error) || ("pairing failed (" + answer.status + ")");
           } catch (e) { $("pairError").textContent = "the mirror did not answer"; }
@@ -199,7 +203,7 @@ enum MirrorPage {
             if (attempt === source) { streamUp = false; banners(); }
           };
           const on = (name, handle) => attempt.addEventListener(name, (e) => { if (attempt === source) handle(e); });
-          on("snapshot", (e) => { arrived(e); const s = JSON.parse(e.data); show(s.recorder ? s : null); });
+          on("snapshot", (e) => { arrived(e); const s = JSON.parse(e.data); granted = s.types || null; show(s.recorder ? s : null); });
           on("status", (e) => { arrived(e); if (status) { Object.assign(status, JSON.parse(e.data)); show(status); } });
           on("live", (e) => { arrived(e); liveOnThisStream = true; live(JSON.parse(e.data)); });
           on("event", (e) => { arrived(e); eventShown(JSON.parse(e.data)); });
@@ -224,7 +228,8 @@ enum MirrorPage {
         setInterval(() => { banners(); if (source) watch(); }, 500);
 
         // ---- Showing ----
-        const number = (v, digits) => v === null || v === undefined ? "–" : Number(v).toFixed(digits);
+        // A value not known and one of a type this screen was not granted look the same: "—".
+        const number = (v, digits) => v === null || v === undefined ? "—" : Number(v).toFixed(digits);
         // A goal as the recorder spells it (3600s, 30km, 600kJ) in a rider's words: 1 h, 30 km, 600 kJ.
         function goalWords(goal) {
           const m = /^([0-9.]+)(s|km|kJ)$/.exec(goal);
@@ -234,7 +239,7 @@ enum MirrorPage {
           return parts.filter(p => p[0] > 0).map(p => p[0] + " " + p[1]).join(" ") || "0 s";
         }
         function clock(seconds) {
-          if (seconds === null || seconds === undefined) return "–";
+          if (seconds === null || seconds === undefined) return "—";
           const s = Math.floor(seconds), h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, r = s % 60;
           return (h ? h + ":" + String(m).padStart(2, "0") : m) + ":" + String(r).padStart(2, "0");
         }
@@ -248,12 +253,12 @@ enum MirrorPage {
           $("power").textContent = number(s && s.powerWatts, 0);
           $("ipower").textContent = number(s && s.instantaneousPowerWatts, 0);
           $("cadence").textContent = number(s && s.cadenceRPM, 0);
-          $("speed").textContent = number(s && s.speedMetersPerSecond !== null ? s.speedMetersPerSecond * 3.6 : null, 1);
+          $("speed").textContent = number(s && s.speedMetersPerSecond != null ? s.speedMetersPerSecond * 3.6 : null, 1);
           $("hr").textContent = number(s && s.heartRateBPM, 0);
-          $("distance").textContent = number(s && s.distanceMeters !== null ? s.distanceMeters / 1000 : null, 2);
+          $("distance").textContent = number(s && s.distanceMeters != null ? s.distanceMeters / 1000 : null, 2);
           $("elapsed").textContent = clock(s && s.elapsedSeconds);
           $("moving").textContent = clock(s && s.movingSeconds);
-          $("lap").textContent = s && s.lap ? s.lap : "–";
+          $("lap").textContent = s && s.lap ? s.lap : "—";
           $("laptime").textContent = clock(s && s.lapElapsedSeconds);
           $("water").textContent = number(s && s.waterMillilitres, 0);
           $("goalBox").classList.toggle("hidden", !(s && s.goal));
@@ -271,7 +276,6 @@ enum MirrorPage {
           const waiting = s && (s.state === "waiting");
           $("start").classList.toggle("hidden", !waiting);
           $("rideControls").classList.toggle("hidden", !!waiting || !s);
-          $("noteForm").classList.toggle("hidden", !(s && (can.pause || can.resume)));
           if (waiting && $("start").dataset.shown !== JSON.stringify(s.suggestedWorkouts)) {
             $("start").dataset.shown = JSON.stringify(s.suggestedWorkouts);
             $("start").textContent = "";
@@ -289,6 +293,14 @@ enum MirrorPage {
           $("endButton").disabled = !can.end;
           $("cancelButton").disabled = !can.cancel;
           $("water250").disabled = $("water500").disabled = !(can.pause || can.resume);
+          // Only the controls this screen was granted are shown (the mirror refuses the others anyway).
+          const may = (type) => !granted || granted.includes(type);
+          if (!may("ride")) $("start").classList.add("hidden");
+          for (const id of ["pauseResume", "lapButton", "endButton", "cancelButton", "workoutControls"]) $(id).classList.toggle("hidden", !may("ride"));
+          $("noteForm").classList.toggle("hidden", !(s && (can.pause || can.resume)) || !may("ride"));
+          $("water250").classList.toggle("hidden", !may("intake"));
+          $("water500").classList.toggle("hidden", !may("intake"));
+          $("trainerControls").classList.toggle("hidden", !may("trainer"));
           trainerShown(s);
           workoutShown(s);
           banners();
@@ -306,10 +318,10 @@ enum MirrorPage {
           const range = s.targetRangeLowWatts !== null && s.targetRangeHighWatts !== null;
           // A step ridden in simulation shows its grade.
           const grade = !range && s.targetPowerWatts === null && s.gradePercent !== null;
-          $("workoutTarget").textContent = done ? "–" : range ? number(s.targetRangeLowWatts, 0) + "–" + number(s.targetRangeHighWatts, 0) : s.targetPowerWatts !== null ? number(s.targetPowerWatts, 0) : grade ? number(s.gradePercent, 1) : "free";
+          $("workoutTarget").textContent = done ? "—" : range ? number(s.targetRangeLowWatts, 0) + "–" + number(s.targetRangeHighWatts, 0) : s.targetPowerWatts !== null ? number(s.targetPowerWatts, 0) : grade ? number(s.gradePercent, 1) : "free";
           $("workoutUnit").textContent = done || (!range && s.targetPowerWatts === null) ? (grade && !done ? "% grade" : "") : "W";
           $("workoutLeft").textContent = s.stepSecondsLeft === null ? "" : clock(s.stepSecondsLeft) + " left";
-          $("workoutNext").textContent = s.nextTargetPowerWatts === null ? "–" : number(s.nextTargetPowerWatts, 0) + " W";
+          $("workoutNext").textContent = s.nextTargetPowerWatts === null ? "—" : number(s.nextTargetPowerWatts, 0) + " W";
           $("workoutIntensity").textContent = s.intensityPercent;
           $("workoutSkip").disabled = done;
           profileShown(s);

@@ -2,6 +2,7 @@ import Formats
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Workouts
 
 /// Pairing a screen (Docs/reference/http-api.md, "Pairing"): `GET /pair?t=…` with the one-time link's token, or
 /// `POST /api/v1/pair` with the six-digit code; either answers the device's token, as a cookie and (for the code)
@@ -27,6 +28,8 @@ struct PairingRoutes {
     struct PairBody: Decodable {
         var code: String
         var name: String?
+        /// The types the page asks for (`DataType.list`); the device is granted those the offer holds.
+        var types: String?
     }
 
     private func pairWithLink(_ request: Request) async -> Response {
@@ -69,15 +72,23 @@ struct PairingRoutes {
         let body: PairBody
         do {
             body = try await MirrorResponder.body(
-                &request, usage: "send {\"code\": \"123456\", \"name\": \"my phone\"}")
+                &request, usage: "send {\"code\": \"123456\", \"name\": \"my phone\", \"types\": \"control,hr\"}")
         } catch { return error.response }
+        var asking: Set<DataType>?
+        if let list = body.types {
+            switch DataType.list(String(list.prefix(200))) {
+            case .success(let types): asking = types
+            case .failure(let error): return MirrorResponder.error(.badRequest, error.description)
+            }
+        }
         do {
-            let (token, device) = try await devices.pair(code: body.code, name: body.name.map { String($0.prefix(60)) })
+            let (token, device) = try await devices.pair(
+                code: body.code, name: body.name.map { String($0.prefix(60)) }, asking: asking)
             var response = MirrorResponder.json(
                 .ok,
                 .object([
                     ("token", .string(token)), ("name", .string(device.name)),
-                    ("scope", .string(device.scope.rawValue)),
+                    ("types", .array(device.types.sorted().map { .string($0.rawValue) })),
                 ]))
             response.headers[.setCookie] = cookie(token)
             return response

@@ -1,4 +1,5 @@
 import Synchronization
+import Workouts
 
 /// One screen's Server-Sent Events stream: the messages waiting to be written to its socket. A screen that reads
 /// slowly loses `live` values (they are only worth anything at once) and is owed a snapshot instead; what it
@@ -14,6 +15,8 @@ public final class StreamClient: Sendable {
     public let id: Int
     /// The SHA-256 of the device token it was opened with (revoking the device closes it).
     public let device: String
+    /// What the device is granted now (`MirrorHub.grant` changes it on an open stream).
+    private let granted: Mutex<Set<DataType>>
 
     private struct State {
         var queue: [String] = []
@@ -23,9 +26,16 @@ public final class StreamClient: Sendable {
     }
     private let state = Mutex(State())
 
-    init(id: Int, device: String) {
+    init(id: Int, device: String, types: Set<DataType>) {
         self.id = id
         self.device = device
+        granted = Mutex(types)
+    }
+
+    /// The types its messages are written for.
+    public var types: Set<DataType> {
+        get { granted.withLock { $0 } }
+        set { granted.withLock { $0 = newValue } }
     }
 
     /// Queues a message that must arrive.

@@ -10,16 +10,23 @@ public enum RideExport {
         case fit, tcx, csv
     }
 
-    /// The file's bytes of a stored ride (read by `WorkoutStore.ride(_:analysed:)`; a file needs no analysis).
-    /// What could not be read is in `ride.damaged`, left out as gaps.
-    public static func file(_ ride: WorkoutStore.StoredRide, format: Format, from store: WorkoutStore)
-        throws(StoreError) -> [UInt8]
-    {
+    /// The file's bytes of a stored ride (read by `WorkoutStore.ride(_:analysed:)`; a file needs no analysis),
+    /// written without the types `leavingOut` (a screen or a service not given them): their values and what is
+    /// worked out from them are not in it, as in a ride recorded without those sensors. What could not be read is
+    /// in `ride.damaged`, left out as gaps.
+    public static func file(
+        _ ride: WorkoutStore.StoredRide, format: Format, from store: WorkoutStore, leavingOut: Set<DataType> = []
+    ) throws(StoreError) -> [UInt8] {
+        let ride = ride.withholding(leavingOut)
         let summary = ride.summary
         switch format {
         case .fit:
-            let measurements = try store.journalNotifications(
-                summary.id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
+            // The pedal balance is the power meter's: with power, or not at all.
+            let measurements =
+                leavingOut.contains(.power)
+                ? []
+                : try store.journalNotifications(
+                    summary.id, of: FITActivity.pedalBalanceCharacteristic, where: FITActivity.carriesPedalBalance)
             let balance = FITActivity.pedalBalanceBytes(measurements, startMicroseconds: summary.startMicroseconds)
             return FITActivity.encode(summary, samples: ride.samples, pedalBalance: balance)
         case .tcx: return Array(TCXDocument.encode(summary, samples: ride.samples).utf8)

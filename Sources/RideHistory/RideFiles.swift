@@ -33,7 +33,9 @@ public enum RideFiles {
     /// `samplesJSON(ride).rendered()` and a newline, byte for byte, written straight into bytes: a 12-hour ride has 300 000
     /// numbers, each written here from its fixed-point integer rather than built as a `JSONValue` and printed by
     /// `String(Double)` (about 15 times the time and memory).
-    public static func samplesJSONBytes(_ ride: WorkoutStore.StoredRide) -> [UInt8] {
+    /// The columns of the types in `leavingOut` are not written (their values are taken out by
+    /// `StoredRide.withholding`; the columns go too, so that nothing says they were).
+    public static func samplesJSONBytes(_ ride: WorkoutStore.StoredRide, leavingOut: Set<DataType> = []) -> [UInt8] {
         let samples = ride.samples
         var output: [UInt8] = []
         output.reserveCapacity(samples.count * 40 + 200)
@@ -46,7 +48,7 @@ public enum RideFiles {
             writeDecimal(Int64(samples[index].second), decimals: 0, into: &output)
         }
         output.append(UInt8(ascii: "]"))
-        for column in sampleColumns {
+        for column in sampleColumns where column.type.map(leavingOut.contains) != true {
             text(", \"\(column.name)\": [")
             var scale = 1.0
             for _ in 0..<column.decimals { scale *= 10 }
@@ -68,11 +70,14 @@ public enum RideFiles {
     }
 
     /// The channels of `samplesJSON`, in order, with the decimals each is stored to.
-    static let sampleColumns: [(name: String, decimals: Int, value: @Sendable (SecondSample) -> Double?)] = [
-        ("powerWatts", 1, { $0.powerWatts }), ("cadenceRPM", 1, { $0.cadenceRPM }),
-        ("speedMetersPerSecond", 3, { $0.speedMetersPerSecond }), ("heartRateBPM", 1, { $0.heartRateBPM }),
-        ("distanceMetersThisSecond", 3, { $0.distanceMeters }), ("runningFraction", 3, { $0.runningFraction }),
-    ]
+    static let sampleColumns:
+        [(name: String, decimals: Int, type: DataType?, value: @Sendable (SecondSample) -> Double?)] = [
+            ("powerWatts", 1, .power, { $0.powerWatts }), ("cadenceRPM", 1, .cadence, { $0.cadenceRPM }),
+            ("speedMetersPerSecond", 3, .speed, { $0.speedMetersPerSecond }),
+            ("heartRateBPM", 1, .hr, { $0.heartRateBPM }),
+            ("distanceMetersThisSecond", 3, .speed, { $0.distanceMeters }),
+            ("runningFraction", 3, nil, { $0.runningFraction }),
+        ]
 
     /// `fixed` / 10^`decimals` in JSON's shortest form: no trailing zeros, no point for a whole number.
     static func writeDecimal(_ fixed: Int64, decimals: Int, into output: inout [UInt8]) {
@@ -105,10 +110,15 @@ public enum RideFiles {
 
     /// The statistics of seconds `from`..<`to` of the ride (from its start, clamped to it), computed as a lap's
     /// are (`show --json`'s lap keys), from the stored 1 Hz series: what a range picked on the ride's chart says.
-    public static func rangeJSON(_ ride: WorkoutStore.StoredRide, from: Int, to: Int) -> JSONValue {
+    /// Without the types `leavingOut`: a ride taken out of them (`StoredRide.withholding`) still has the power
+    /// its work is worked out from, so the statistics are taken out of them too.
+    public static func rangeJSON(
+        _ ride: WorkoutStore.StoredRide, from: Int, to: Int, leavingOut: Set<DataType> = []
+    ) -> JSONValue {
         let lower = min(max(0, from), ride.samples.count)
         let upper = min(max(lower, to), ride.samples.count)
         var statistics = WorkoutStatistics(ride.samples[lower..<upper], elapsedSeconds: Double(upper - lower))
+            .withholding(leavingOut)
         statistics.keepMovingWithinElapsed()
         return .object(
             [("fromSecond", .integer(Int64(lower))), ("toSecond", .integer(Int64(upper)))]
@@ -173,14 +183,17 @@ public enum RideFiles {
         }
     }
 
-    /// The bytes `cyclelog export` (FIT, TCX, CSV) or `cyclelog show --journal` writes for this ride.
-    public static func file(_ ride: WorkoutStore.StoredRide, _ kind: Kind, from store: WorkoutStore)
-        throws(FileError) -> [UInt8]
-    {
+    /// The bytes `cyclelog export` (FIT, TCX, CSV) or `cyclelog show --journal` writes for this ride; an export
+    /// without the types `leavingOut` (`RideExport.file`). The journal is whole or not at all: the caller decides.
+    public static func file(
+        _ ride: WorkoutStore.StoredRide, _ kind: Kind, from store: WorkoutStore, leavingOut: Set<DataType> = []
+    ) throws(FileError) -> [UInt8] {
         let events: [RideEvent]
         let importedFrom: String?
         do throws(StoreError) {
-            if let format = kind.exportFormat { return try RideExport.file(ride, format: format, from: store) }
+            if let format = kind.exportFormat {
+                return try RideExport.file(ride, format: format, from: store, leavingOut: leavingOut)
+            }
             events = try store.journal(ride.summary.id)
             importedFrom = events.isEmpty ? try store.importedFile(ride.summary.id)?.fileName : nil
         } catch {

@@ -1,5 +1,6 @@
 import ExitStatus
 import Foundation
+import Workouts
 
 /// A training service rides are uploaded to.
 public enum Service: String, CaseIterable, Sendable, Codable {
@@ -29,6 +30,8 @@ public struct IntervalsAccount: Codable, Equatable, Sendable {
     public var address: String
     /// Rides that start from then on are uploaded by every sync; older ones on request (`upload ID`).
     public var addedMicroseconds: Int64
+    /// The data types its files are written without (`--without hr`), by name; none when absent.
+    public var without: [String]?
 
     public init(athlete: String, apiKey: String, address: String, addedMicroseconds: Int64) {
         self.athlete = athlete
@@ -50,6 +53,8 @@ public struct StravaAccount: Codable, Equatable, Sendable {
     public var athlete: String?
     public var address: String
     public var addedMicroseconds: Int64
+    /// The data types its files are written without (`--without hr`), by name; none when absent.
+    public var without: [String]?
 
     public init(
         clientId: String, clientSecret: String, refreshToken: String, accessToken: String?, expiresAt: Int64,
@@ -63,6 +68,38 @@ public struct StravaAccount: Codable, Equatable, Sendable {
         self.athlete = athlete
         self.address = address
         self.addedMicroseconds = addedMicroseconds
+    }
+}
+
+/// The data types a service's files may be written without: what a ride's file holds.
+public enum LeftOut {
+    public static let types: Set<DataType> = [.power, .cadence, .speed, .hr, .energy]
+
+    /// `--without`'s list (`hr`, `hr,cadence`; `none` for nothing left out), checked.
+    public static func parse(_ text: String) throws(UploadError) -> Set<DataType> {
+        if text == "none" || text.isEmpty { return [] }
+        switch DataType.list(text) {
+        case .success(let named) where named.isSubset(of: types): return named
+        case .success(let named):
+            throw UploadError(
+                "--without takes what a ride's file holds (\(DataType.text(types))), not "
+                    + DataType.text(named.subtracting(types)), .usage)
+        case .failure(let error): throw UploadError("--without: \(error)", .usage)
+        }
+    }
+
+    /// An account's list as types (a name this version does not know is kept out of the file too: it is not
+    /// sent, whatever it is).
+    public static func types(_ names: [String]?) -> Set<DataType> {
+        Set((names ?? []).compactMap(DataType.init))
+    }
+
+    /// "without hr, cadence" for a rider; empty when nothing is left out.
+    public static func words(_ names: [String]?) -> String {
+        guard let names, !names.isEmpty else { return "" }
+        let known = DataType.text(types(names))
+        return "without "
+            + (known.isEmpty ? names.joined(separator: ",") : known).replacingOccurrences(of: ",", with: ", ")
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import RideHistory
 import WorkoutStore
+import Workouts
 
 /// Uploads this collector's rides to the services it has accounts for, each ride once per service by its sync
 /// identifier and version (`UploadPlan`), and says what became of each. The network is reached only through an
@@ -64,10 +65,14 @@ public struct Uploader: Sendable {
         switch service {
         case .intervals:
             guard let account = try folder.intervals() else { return nil }
-            return Session(since: account.addedMicroseconds, remote: .intervals(try reach.intervals(account)))
+            return Session(
+                since: account.addedMicroseconds, leavingOut: LeftOut.types(account.without),
+                remote: .intervals(try reach.intervals(account)))
         case .strava:
             guard let account = try folder.strava() else { return nil }
-            return Session(since: account.addedMicroseconds, remote: .strava(try reach.strava(account, folder: folder)))
+            return Session(
+                since: account.addedMicroseconds, leavingOut: LeftOut.types(account.without),
+                remote: .strava(try reach.strava(account, folder: folder)))
         }
     }
 
@@ -77,6 +82,8 @@ public struct Uploader: Sendable {
             case strava(Strava)
         }
         var since: Int64
+        /// What the account's files are written without (`--without hr`).
+        var leavingOut: Set<DataType> = []
         var remote: Remote
 
         var client: ServiceClient {
@@ -232,7 +239,7 @@ public struct Uploader: Sendable {
     ) async throws -> RemoteUpload? {
         // The file made and the row saying `sending` in one call to the store; again before each new try.
         let sending = row(ride, service, version: ride.version, .sending, from: record)
-        let file = try await rideFile(ride, saving: sending)
+        let file = try await rideFile(ride, leavingOut: session.leavingOut, saving: sending)
         var record: RemoteUpload? = sending
         var failures = 0
         while true {
@@ -322,12 +329,14 @@ public struct Uploader: Sendable {
         }
     }
 
-    /// The ride's FIT file to send, and `row` saved once the file is made.
-    private func rideFile(_ ride: WorkoutStore.UploadableRide, saving row: RemoteUpload) async throws -> RideFile {
+    /// The ride's FIT file to send, written without `leavingOut`, and `row` saved once the file is made.
+    private func rideFile(_ ride: WorkoutStore.UploadableRide, leavingOut: Set<DataType>, saving row: RemoteUpload)
+        async throws -> RideFile
+    {
         let store = store
         let found = try await WorkoutStore.blocking { () throws -> (WorkoutStore.StoredRide, [UInt8])? in
             guard let stored = try store.ride(ride.id, analysed: false) else { return nil }
-            let bytes = try RideExport.file(stored, format: .fit, from: store)
+            let bytes = try RideExport.file(stored, format: .fit, from: store, leavingOut: leavingOut)
             try store.saveRemoteUpload(row)
             return (stored, bytes)
         }

@@ -19,7 +19,7 @@ struct CyclelogMirror: AsyncParsableCommand {
             device that is not paired (`cyclelog-mirror pair`).
             """,
         version: ProgramVersion.text,
-        subcommands: [Serve.self, Pair.self, Devices.self, Revoke.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, Pair.self, Devices.self, Grant.self, Revoke.self], defaultSubcommand: Serve.self)
 
     /// Every message starts "cyclelog-mirror: " (ArgumentParser's would start "Error: ").
     static func main() async { await runSaying("cyclelog-mirror") }

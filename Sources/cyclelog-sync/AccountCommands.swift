@@ -10,7 +10,7 @@ import WorkoutStore
 struct Account: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Adds, lists or removes the intervals.icu and Strava accounts rides are uploaded to.",
-        subcommands: [AccountAdd.self, AccountList.self, AccountRemove.self])
+        subcommands: [AccountAdd.self, AccountList.self, AccountEdit.self, AccountRemove.self])
 }
 
 struct AccountAdd: AsyncParsableCommand {
@@ -60,6 +60,30 @@ struct UploadsFrom: ParsableArguments {
     }
 }
 
+/// What a service's files are written without.
+struct LeavingOut: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Data types its files are written without, comma-separated: hr, power, cadence, speed, energy (none: "
+                + "everything is sent).", valueName: "types"))
+    var without: String?
+
+    func validate() throws {
+        do throws(UploadError) {
+            if let without { _ = try LeftOut.parse(without) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The account's list: nil when nothing is left out.
+    func names() throws -> [String]? {
+        guard let without else { return nil }
+        let types = try LeftOut.parse(without)
+        return types.isEmpty ? nil : types.sorted().map(\.rawValue)
+    }
+}
+
 /// What each sync will upload, as `account add` says it.
 func uploadsFromWords(_ since: String?) -> String {
     (since.map { "Rides that started on or after \($0)" } ?? "Rides that start from now on")
@@ -72,6 +96,7 @@ struct AddIntervals: AsyncParsableCommand {
         abstract: "Adds the intervals.icu account: the athlete id and the API key of its Settings page.")
     @OptionGroup var place: AccountPlace
     @OptionGroup var from: UploadsFrom
+    @OptionGroup var leaving: LeavingOut
 
     @Option(help: "The athlete's id (Settings → Developer Settings, `i` and digits).")
     var athlete: String
@@ -87,8 +112,9 @@ struct AddIntervals: AsyncParsableCommand {
 
     func run() async throws {
         let key = try AccountFolder.secret(fromFile: apiKeyFile, what: "the API key file")
-        let account = IntervalsAccount(
+        var account = IntervalsAccount(
             athlete: athlete, apiKey: key, address: address, addedMicroseconds: try from.uploadsFrom())
+        account.without = try leaving.names()
         let check = try await IntervalsICUCheck.check(account)
         if case .unchecked(let reason) = check {
             FileHandle.standardError.write(Data("cyclelog-sync: \(reason); the key is kept unchecked\n".utf8))
@@ -96,7 +122,8 @@ struct AddIntervals: AsyncParsableCommand {
         try place.folder.save(account)
         print(
             "intervals.icu account of athlete \(shown(athlete)) added (\(place.folder.file(.intervals))). "
-                + (check == .accepted ? "intervals.icu took the key. " : "") + uploadsFromWords(from.since))
+                + (check == .accepted ? "intervals.icu took the key. " : "") + uploadsFromWords(from.since)
+                + sentWithoutWords(account.without))
     }
 }
 
@@ -112,6 +139,7 @@ struct AddStrava: AsyncParsableCommand {
             """)
     @OptionGroup var place: AccountPlace
     @OptionGroup var from: UploadsFrom
+    @OptionGroup var leaving: LeavingOut
 
     @Option(help: "Your Strava API application's Client ID.")
     var clientId: String
@@ -182,14 +210,15 @@ struct AddStrava: AsyncParsableCommand {
                 "Strava's authorization lacks the permission to upload activities (granted: \(shown(scope))); add the "
                     + "account again and leave \"Upload your activities\" ticked")
         }
-        let account = StravaAccount(
+        var account = StravaAccount(
             clientId: clientId, clientSecret: secret, refreshToken: tokens.refreshToken,
             accessToken: tokens.accessToken, expiresAt: tokens.expiresAt, athlete: tokens.athlete, address: address,
             addedMicroseconds: try from.uploadsFrom())
+        account.without = try leaving.names()
         try place.folder.save(account)
         print(
             "Strava account\(tokens.athlete.map { " of athlete \($0)" } ?? "") added (\(place.folder.file(.strava))). "
-                + uploadsFromWords(from.since))
+                + uploadsFromWords(from.since) + sentWithoutWords(account.without))
     }
 
     /// The code from what the rider pasted: the whole address (whose `state` must be ours) or the code alone.
@@ -217,16 +246,68 @@ struct AccountList: AsyncParsableCommand {
             any = true
             print(
                 "intervals: athlete \(shown(account.athlete)) at \(shown(account.address)), added "
-                    + UTCTime.formatSeconds(microseconds: account.addedMicroseconds))
+                    + UTCTime.formatSeconds(microseconds: account.addedMicroseconds) + listedWithout(account.without))
         }
         if let account = try folder.strava() {
             any = true
             print(
                 "strava: athlete \(shown(account.athlete ?? "?")) with application \(shown(account.clientId)) at "
                     + "\(shown(account.address)), added "
-                    + UTCTime.formatSeconds(microseconds: account.addedMicroseconds))
+                    + UTCTime.formatSeconds(microseconds: account.addedMicroseconds) + listedWithout(account.without))
         }
         if !any { print("No accounts (\(folder.path)).") }
+    }
+}
+
+/// ", files without hr" in `account list`; empty when nothing is left out.
+func listedWithout(_ names: [String]?) -> String {
+    let words = LeftOut.words(names)
+    return words.isEmpty ? "" : ", files " + words
+}
+
+/// What `account add` and `account edit` say of the types left out.
+func sentWithoutWords(_ names: [String]?) -> String {
+    let words = LeftOut.words(names)
+    return words.isEmpty ? "" : " Its files are sent " + words + "."
+}
+
+/// `cyclelog-sync account edit SERVICE --without TYPES`: what a service's files are written without, changed
+/// without authorizing again. Rides already uploaded stay as they were sent.
+struct AccountEdit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Changes what an account's files are written without (--without hr; none sends everything).")
+    @OptionGroup var place: AccountPlace
+    @OptionGroup var leaving: LeavingOut
+
+    @Argument(help: "intervals or strava.")
+    var service: Service
+
+    func validate() throws {
+        guard leaving.without != nil else {
+            throw ValidationError("say what to change: --without hr, or --without none")
+        }
+    }
+
+    func run() async throws {
+        let folder = place.folder
+        let names = try leaving.names()
+        switch service {
+        case .intervals:
+            guard var account = try folder.intervals() else {
+                throw UploadError("there is no intervals.icu account here")
+            }
+            account.without = names
+            try folder.save(account)
+        case .strava:
+            guard var account = try folder.strava() else { throw UploadError("there is no Strava account here") }
+            account.without = names
+            try folder.save(account)
+        }
+        let words = LeftOut.words(names)
+        print(
+            "\(service.title): rides uploaded from now on are sent \(words.isEmpty ? "whole" : words); those already "
+                + "uploaded stay as they were sent.")
     }
 }
 

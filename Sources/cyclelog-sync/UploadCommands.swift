@@ -138,6 +138,12 @@ func printUploads(_ report: Uploader.Report) {
 func printUploadStatus(_ store: WorkoutStore, _ folder: AccountFolder, only: Service? = nil) throws {
     let statuses = try UploadStatus.of(store, folder).filter { only == nil || $0.service == only }
     if folder.services().isEmpty { print("No accounts to upload to (`cyclelog-sync account add intervals|strava`).") }
+    // What each service's files leave out, said before its rides.
+    let leftOut = [(Service.intervals, try folder.intervals()?.without), (.strava, try folder.strava()?.without)]
+    for (service, names) in leftOut where only == nil || only == service {
+        let words = LeftOut.words(names)
+        if !words.isEmpty { print("\(service.title): rides are sent \(words)") }
+    }
     for status in statuses {
         print(
             "workout \(status.rideId) v\(status.version) → \(status.service.rawValue): \(shown(status.words))"

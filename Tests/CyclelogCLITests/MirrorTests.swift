@@ -22,7 +22,8 @@ final class MirrorTests: XCTestCase {
             bus: standIn.bus, listen: "127.0.0.1:0", extra: ["--db", database])
         defer { mirror.signal(SIGTERM) }
         XCTAssertEqual(try get(port, "/api/v1/status", token: nil).status, 401)
-        let token = try XCTUnwrap(try pairedToken(standIn.bus, port))
+        // Granted every type (heart rate by name): the snapshot holds every field.
+        let token = try XCTUnwrap(try pairedToken(standIn.bus, port, types: "control,hr"))
         try await waitFor("the snapshot of a waiting recorder", mirror) {
             try self.get(port, "/api/v1/status", token: token).json["state"] as? String == "waiting"
         }
@@ -328,7 +329,7 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual(noRecorder.status, 503, noRecorder.body)
 
         // A script's token; a read-only one cannot control.
-        let script = try runMirror(["pair", "--name", "dashboard", "--scope", "read", "--token", "--json"], bus)
+        let script = try runMirror(["pair", "--name", "dashboard", "--types", "read", "--token", "--json"], bus)
         let scriptToken = try XCTUnwrap(script.jsonObject["token"] as? String, script)
         let readOnly = try post(
             port, "/api/v1/control", token: scriptToken, json: #"{"requestId":"x","command":"lap"}"#)
@@ -693,7 +694,10 @@ final class MirrorTests: XCTestCase {
         let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--db", database])
         defer { mirror.signal(SIGTERM) }
         XCTAssertEqual(try get(port, "/api/v1/workouts", token: nil).status, 401)
-        let paired = try runMirror(["pair", "--name", "big screen", "--scope", "read", "--token", "--json"], bus)
+        // Every type of the history (heart rate by name) gives the CLI's answers whole; less is
+        // DataGrantTests'.
+        let paired = try runMirror(
+            ["pair", "--name", "big screen", "--types", "read,hr,intake", "--token", "--json"], bus)
         let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
 
         @discardableResult
@@ -979,7 +983,8 @@ final class MirrorTests: XCTestCase {
         let page = try HTTPConnection.request(port: port, "GET", "/history")
         XCTAssertLessThanOrEqual(page.body.utf8.count, 60 * 1024, "the page is at most 60 kB")
         let url = try XCTUnwrap(
-            try runMirror(["pair", "--name", "laptop", "--scope", "read", "--json"], bus).jsonObject["url"] as? String)
+            try runMirror(["pair", "--name", "laptop", "--types", "read,hr", "--json"], bus).jsonObject["url"]
+                as? String)
         let (report, output) = try pageCheck(
             "history_check.py", [url, Self.artefacts, "1", "2"], in: folder, seconds: 180)
 
@@ -1207,7 +1212,7 @@ final class MirrorTests: XCTestCase {
         let bus = try PrivateBus()
         let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--db", database])
         defer { mirror.signal(SIGTERM) }
-        let paired = try runMirror(["pair", "--name", "tv", "--scope", "read", "--token", "--json"], bus)
+        let paired = try runMirror(["pair", "--name", "tv", "--types", "read", "--token", "--json"], bus)
         let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
         let elapsed = try XCTUnwrap(try get(port, "/api/v1/workouts/1", token: token).json["elapsedSeconds"] as? Double)
 
@@ -1282,7 +1287,7 @@ final class MirrorTests: XCTestCase {
         _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         limit.rlim_cur = limit.rlim_max
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        let paired = try runMirror(["pair", "--name", "screen", "--scope", "read", "--token", "--json"], bus)
+        let paired = try runMirror(["pair", "--name", "screen", "--types", "read", "--token", "--json"], bus)
         let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
 
         var idle: [HTTPConnection] = []
@@ -1377,7 +1382,8 @@ final class MirrorTests: XCTestCase {
                 (line.split(separator: " ").first { $0.hasPrefix("http") } ?? "").split(separator: ":").last ?? "")
             return port != nil
         }
-        let paired = try runMirror(["pair", "--name", "tv", "--scope", "read", "--token", "--json"], bus)
+        // Every type of measurement: the journal is served whole or not at all.
+        let paired = try runMirror(["pair", "--name", "tv", "--types", "read,hr,intake", "--token", "--json"], bus)
         let token = try XCTUnwrap(paired.jsonObject["token"] as? String)
         XCTAssertTrue(
             FileManager.default.fileExists(atPath: home.path + "/.local/state/cyclelog/mirror-devices.json"),
@@ -1394,91 +1400,6 @@ final class MirrorTests: XCTestCase {
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
-
-    private func startMirror(
-        bus: PrivateBus, listen: String, stateDirectory: String? = nil, extra: [String] = [],
-        environment: [String: String] = [:]
-    ) async throws -> (Cyclelog, Int) {
-        let state = stateDirectory ?? bus.folder.appendingPathComponent("state").path
-        let mirror = try Cyclelog(
-            ["--listen", listen, "--state-dir", state] + extra, bus: bus, environment: environment,
-            binary: "cyclelog-mirror")
-        var port: Int?
-        try await waitFor("the mirror serving", mirror) {
-            guard let line = mirror.output.split(separator: "\n").first(where: { $0.contains("serving http") })
-            else { return false }
-            let address = line.split(separator: " ").first { $0.hasPrefix("http") } ?? ""
-            port = Int(address.split(separator: ":").last ?? "")
-            return port != nil
-        }
-        return (mirror, try XCTUnwrap(port))
-    }
-
-    private func runMirror(_ arguments: [String], _ bus: PrivateBus) throws -> String {
-        let command = try Cyclelog(arguments, bus: bus, binary: "cyclelog-mirror")
-        XCTAssertEqual(command.wait(seconds: 20), 0, "\(arguments): \(command.output)")
-        return command.output
-    }
-
-    private func pairOffer(_ bus: PrivateBus) throws -> (code: String, oneTimeToken: String) {
-        let offer = try runMirror(["pair", "--name", "phone", "--json"], bus).jsonObject
-        let url = try XCTUnwrap(offer["url"] as? String)
-        let token = try XCTUnwrap(url.components(separatedBy: "/pair?t=").last)
-        return (try XCTUnwrap(offer["code"] as? String), token)
-    }
-
-    /// Pairs a phone by its code, as the page does; its token.
-    private func pairedToken(_ bus: PrivateBus, _ port: Int) throws -> String? {
-        let offer = try pairOffer(bus)
-        let answer = try pairWithCode(port, offer.code)
-        XCTAssertEqual(answer.status, 200, answer.body)
-        XCTAssertTrue(answer.headers["set-cookie"]?.hasPrefix("cyclelog=") ?? false)
-        return answer.json["token"] as? String
-    }
-
-    private func pairWithCode(_ port: Int, _ code: String) throws -> HTTPConnection.Answer {
-        try HTTPConnection.request(
-            port: port, "POST", "/api/v1/pair", headers: ["Content-Type": "application/json"],
-            body: #"{"code":"\#(code)","name":"Anna's phone"}"#)
-    }
-
-    private func get(_ port: Int, _ path: String, token: String?) throws -> HTTPConnection.Answer {
-        try HTTPConnection.request(
-            port: port, "GET", path, headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
-    }
-
-    /// A browser's POST: the cookie, JSON and (unless `marker` is false) `X-Cyclelog-Request: 1`.
-    private func post(_ port: Int, _ path: String, token: String, json: String, marker: Bool = true) throws
-        -> HTTPConnection.Answer
-    {
-        var headers = ["Cookie": "cyclelog=\(token)", "Content-Type": "application/json"]
-        if marker { headers["X-Cyclelog-Request"] = "1" }
-        return try HTTPConnection.request(port: port, "POST", path, headers: headers, body: json)
-    }
-
-    private func openStream(_ port: Int, token: String, lastEventID: String? = nil, query: String = "") throws
-        -> HTTPConnection
-    {
-        let connection = try HTTPConnection(port: port)
-        var headers = ["Authorization": "Bearer \(token)", "Accept": "text/event-stream"]
-        if let lastEventID { headers["Last-Event-ID"] = lastEventID }
-        try connection.send("GET", "/api/v1/stream" + query, host: "127.0.0.1:\(port)", headers: headers)
-        let head = try connection.readHead(seconds: 5)
-        XCTAssertEqual(head.status, 200)
-        XCTAssertEqual(head.headers["content-type"], "text/event-stream")
-        return connection
-    }
-
-    /// The next message of a kind, skipping the others (`live`, `status`, keep-alives).
-    private func nextEvent(_ stream: HTTPConnection, _ kind: String) -> (
-        id: String?, event: String?, data: String, comment: Bool
-    )? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, let message = stream.nextEvent(seconds: 10) {
-            if message.event == kind { return message }
-        }
-        return nil
-    }
 }
 
 extension String {
@@ -1491,7 +1412,7 @@ extension String {
     }
 
     /// The text as a JSON object (empty when it is not one).
-    fileprivate var jsonObject: [String: Any] {
+    var jsonObject: [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(utf8))) as? [String: Any] ?? [:]
     }
 }

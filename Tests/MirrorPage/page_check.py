@@ -147,7 +147,7 @@ class Browser:
         shown, deadline = [], time.time() + seconds
         while time.time() < deadline and (enough is None or len(shown) < enough):
             text = self.evaluate("document.getElementById('ipower').textContent")
-            if text != "–" and (not shown or shown[-1] != text):
+            if text != "—" and (not shown or shown[-1] != text):
                 shown.append(text)
             time.sleep(0.05)
         return [int(value) for value in shown]

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import RecorderInterface
 import Synchronization
+import Workouts
 import XCTest
 
 @testable import Mirror
@@ -16,7 +17,7 @@ final class MirrorHubTests: XCTestCase {
         XCTAssertEqual(can, ["CanStart", "CanPause", "CanResume", "CanLap", "CanEnd", "CanCancel"])
         XCTAssertEqual(listed.count, Set(listed).count, "a property listed twice")
         XCTAssertEqual(Set(listed + can), Set(RecorderStatus.properties.map(\.name)))
-        let keys = MirrorHub.fields(nil, instantaneousPowerWatts: nil).map(\.0)
+        let keys = MirrorHub.fields(nil, instantaneousPowerWatts: nil, Set(DataType.allCases)).map(\.0)
         // Docs/reference/http-api.md, "The snapshot".
         XCTAssertEqual(
             keys,
@@ -34,9 +35,9 @@ final class MirrorHubTests: XCTestCase {
     func testASlowScreenLosesLiveValuesButNoEventAndDelaysNobody() async throws {
         let hub = MirrorHub(maximumClients: 2)
         await hub.apply(.appeared(RecorderStatus(values: ["State": .string("running"), "WorkoutId": .int64(3)])))
-        let first = await hub.subscribe(device: "a", lastEventID: nil)
-        let second = await hub.subscribe(device: "b", lastEventID: nil)
-        let third = await hub.subscribe(device: "c", lastEventID: nil)
+        let first = await hub.subscribe(device: "a", types: DataType.control, lastEventID: nil)
+        let second = await hub.subscribe(device: "b", types: DataType.control, lastEventID: nil)
+        let third = await hub.subscribe(device: "c", types: DataType.control, lastEventID: nil)
         let slow = try XCTUnwrap(first), fast = try XCTUnwrap(second)
         XCTAssertNil(third, "a third screen beyond --max-clients")
         _ = await slow.next()  // the snapshots
@@ -58,7 +59,7 @@ final class MirrorHubTests: XCTestCase {
         }
         XCTAssertEqual(kinds.filter { $0 == "live" }.count, StreamClient.liveLimit, "live values kept for the slow one")
         XCTAssertEqual(kinds.suffix(2), ["event", "snapshot"], "the lap arrives, then a snapshot for what was lost")
-        let status = await hub.status()
+        let status = await hub.status(DataType.control)
         XCTAssertNotNil(status)
     }
 
@@ -67,7 +68,7 @@ final class MirrorHubTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clock = Clock()
         let registry = try DeviceRegistry(file: folder.appendingPathComponent("devices.json"), now: { clock.now })
-        let offer = try await registry.offer(name: "phone", scope: .control, token: false)
+        let offer = try await registry.offer(name: "phone", types: DataType.control, token: false)
         XCTAssertEqual(offer.code.count, 6)
         XCTAssertEqual(offer.code.allSatisfy(\.isNumber), true)
         clock.advance(by: 121)
@@ -77,10 +78,10 @@ final class MirrorHubTests: XCTestCase {
         } catch {
             XCTAssertEqual(error as? DeviceRegistry.PairingFailure, .wrong)
         }
-        let fresh = try await registry.offer(name: "phone", scope: .read, token: false)
+        let fresh = try await registry.offer(name: "phone", types: DataType.read, token: false)
         clock.advance(by: 119)
         let (token, device) = try await registry.pair(oneTimeToken: fresh.oneTimeToken)
-        XCTAssertEqual(device.scope, .read)
+        XCTAssertEqual(device.types, DataType.read)
         // 256 bits, base64url: 43 characters.
         XCTAssertEqual(token.count, 43)
         XCTAssertEqual(device.tokenSHA256, DeviceRegistry.sha256(token))

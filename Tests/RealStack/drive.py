@@ -150,7 +150,7 @@ class MirrorStream:
         if port is None:
             raise SystemExit("cyclelog-mirror did not start: " + open(os.path.join(out, "mirror.log")).read())
         pairing = await asyncio.create_subprocess_exec(
-            self.binary, "pair", "--name", "vm", "--scope", self.scope, "--token", "--json",
+            self.binary, "pair", "--name", "vm", "--types", self.scope, "--token", "--json",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
         if pairing.returncode != 0:

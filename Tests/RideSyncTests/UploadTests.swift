@@ -133,6 +133,48 @@ struct UploadTests {
         #expect(try rig.standIn.activities("strava").count == 1)
     }
 
+    @Test("--without hr: each service's file has no heart rate (Garmin's FIT SDK reads it); status and list say so")
+    func withoutHeartRate() async throws {
+        let rig = try await UploadRig.made(rides: 0)
+        // A real road ride with power, speed and a heart-rate strap (Fixtures/rides).
+        try rig.ride("rides/sweatpy_4078723797.journal", onDay: 1)
+        let key = try rig.secretFile("intervals-key", ServiceStandIn.apiKey)
+        let intervals = [
+            "account", "add", "intervals", "--athlete", ServiceStandIn.athlete, "--api-key-file", key, "--address",
+            rig.standIn.address, "--since", "1990-01-01",
+        ]
+        let wrong = try await rig.sync(intervals + ["--without", "hr,history"])
+        #expect(
+            wrong.status == 64 && wrong.output.contains("--without takes what a ride's file holds"), "\(wrong.output)")
+        let added = try await rig.sync(intervals + ["--without", "hr"])
+        #expect(added.status == 0 && added.output.contains("Its files are sent without hr."), "\(added.output)")
+        try await rig.addStrava()
+        let edited = try await rig.sync(["account", "edit", "strava", "--without", "heart-rate"])
+        #expect(edited.status == 0 && edited.output.contains("sent without hr"), "\(edited.output)")
+        let list = try await rig.sync(["account", "list"])
+        #expect(list.output.components(separatedBy: "files without hr").count == 3, "\(list.output)")
+        let status = try await rig.sync(["upload", "--status"])
+        #expect(status.output.contains("intervals.icu: rides are sent without hr"), "\(status.output)")
+        #expect(status.output.contains("Strava: rides are sent without hr"), "\(status.output)")
+
+        let uploaded = try await rig.sync(["upload"])
+        #expect(uploaded.status == 0, "\(uploaded.output)")
+        for service in ["intervals", "strava"] {
+            let fields = try rig.standIn.activities(service).first?["fitFields"] as? [String] ?? []
+            #expect(fields.contains("power") && fields.contains("distance"), "\(service): \(fields)")
+            #expect(!fields.contains { $0.contains("heart_rate") }, "\(service): \(fields)")
+        }
+        // Sent whole from then on: the ride's next version replaces intervals.icu's, heart rate and all.
+        let whole = try await rig.sync(["account", "edit", "intervals", "--without", "none"])
+        #expect(whole.status == 0 && whole.output.contains("sent whole"), "\(whole.output)")
+        #expect(try rig.collector.store.rename(1, to: "With heart rate"))
+        let replaced = try await rig.sync(["upload", "--to", "intervals"])
+        #expect(replaced.status == 0, "\(replaced.output)")
+        let fields = try rig.standIn.activities("intervals").first?["fitFields"] as? [String] ?? []
+        #expect(fields.contains("heart_rate") && fields.contains("avg_heart_rate"), "\(fields)")
+        #expect(try rig.standIn.violations() == [])
+    }
+
     @Test("50 seeded faults: cut connections, 5xx, 429, expired tokens, slow answers and killed runs; every ride once")
     func seededFaults() async throws {
         let rig = try await UploadRig.made(rides: 5)

@@ -330,7 +330,7 @@ class Recorder(ServiceInterface):
 class Mirror(ServiceInterface):
     def __init__(self): super().__init__("org.cyclelog.Mirror1")
     @method()
-    def Devices(self) -> "a(sssxx)": return []
+    def Devices(self) -> "a(ssssxx)": return []
 async def main():
     bus = await MessageBus(bus_address=sys.argv[1]).connect()
     name = sys.argv[2]

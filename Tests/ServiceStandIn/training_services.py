@@ -122,6 +122,19 @@ def read_fit(data, violation):
     return int(sessions[0]["start_time"]) + 631065600
 
 
+def fit_fields(data):
+    """The names of the fields that hold a value in the FIT file's records, laps and sessions (Garmin's SDK), for
+    a test to see what the file carried (heart rate, or not)."""
+    if TRUST_FILES:
+        return []
+    messages, _ = Decoder(Stream.from_byte_array(bytearray(data))).read(convert_datetimes_to_dates=False)
+    names = set()
+    for kind in ("record_mesgs", "lap_mesgs", "session_mesgs"):
+        for message in messages.get(kind, []):
+            names.update(key for key, value in message.items() if isinstance(key, str) and value is not None)
+    return sorted(names)
+
+
 def multipart(handler, body, violation):
     content_type = handler.headers.get("Content-Type", "")
     if not content_type.startswith("multipart/form-data") or "boundary=" not in content_type:
@@ -315,6 +328,7 @@ class Handler(BaseHTTPRequestHandler):
                     "description": query.get("description"), "start": start,
                     "start_date_local": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(start)),
                     "digest": hashlib.sha256(files["file"][1]).hexdigest(),
+                    "fitFields": fit_fields(files["file"][1]),
                 }
                 state.intervals.append(activity)
             return 201, {"icu_athlete_id": state.athlete, "id": activity["id"]}, []
@@ -444,6 +458,7 @@ class Handler(BaseHTTPRequestHandler):
                 state.uploads[upload_id] = {
                     "upload": upload, "created": time.time(), "start": start, "fields": fields,
                     "digest": hashlib.sha256(files["file"][1]).hexdigest(), "name": files["file"][0],
+                    "fitFields": fit_fields(files["file"][1]) if start is not None else [],
                 }
             if start is None:
                 self.finish_upload(state.uploads[upload_id], error="There was an error processing your activity.")
@@ -507,7 +522,7 @@ class Handler(BaseHTTPRequestHandler):
         state.strava.append({
             "id": activity_id, "external_id": upload["external_id"], "name": entry["fields"].get("name"),
             "description": entry["fields"].get("description"), "start": entry["start"], "upload_id": upload["id"],
-            "digest": entry["digest"],
+            "digest": entry["digest"], "fitFields": entry["fitFields"],
         })
         upload.update(activity_id=activity_id, status="Your activity is ready.")
 
