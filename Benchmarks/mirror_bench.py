@@ -140,7 +140,7 @@ def recorder_and_mirror(stand_in, address):
     mirror = stand_in.start([MIRROR, "serve", "--listen", address + ":0", "--state-dir",
                              os.path.join(stand_in.folder, "state")], log)
     port = serving_port(log, address)
-    link = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--json"], environment))["url"]
+    link = json.loads(run([MIRROR, "pair", "--name", "bench-phone", "--types", "control,hr", "--json"], environment))["url"]
     return recorder, mirror, port, link, environment
 
 
@@ -207,7 +207,7 @@ def bench():
         sys.exit("mirror bench: %s is not built (make bench builds it)" % MIRROR)
     with StandIn(SENSORS) as stand_in:
         recorder, mirror, port, link, environment = recorder_and_mirror(stand_in, "127.0.0.1")
-        token = json.loads(run([MIRROR, "pair", "--name", "bench-readers", "--scope", "read", "--token", "--json"],
+        token = json.loads(run([MIRROR, "pair", "--name", "bench-readers", "--types", "read,hr", "--token", "--json"],
                                environment))["token"]
         browser = Browser()
         try:

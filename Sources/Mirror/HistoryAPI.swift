@@ -240,7 +240,7 @@ public struct HistoryAPI: Sendable {
                 guard let ride = try store.ride(id, analysed: analysed) else {
                     return .error(.conflict, RideFiles.notShownYet(id, beingWritten: try store.isBeingWritten(id)))
                 }
-                return try work(ride.withholding(withheld), store)
+                return try work((consume ride).withholding(withheld), store)
             }
         }
 

@@ -7,9 +7,11 @@ import Workouts
 /// seen reads as one recorded without those sensors: a gap, never a made-up value (a distance not given is 0 m,
 /// as a ride without a speed sensor's is).
 extension WorkoutStore.StoredRide {
-    public func withholding(_ withheld: Set<DataType>) -> WorkoutStore.StoredRide {
+    /// Consuming: a ride read for one answer gives its series up to be changed in place, not copied (a 12-hour
+    /// ride's is 43 200 seconds).
+    public consuming func withholding(_ withheld: Set<DataType>) -> WorkoutStore.StoredRide {
         guard !withheld.isEmpty else { return self }
-        var ride = self
+        var ride = consume self
         let channels = Channel.allCases.filter { withheld.contains(DataType($0)) }
         if !channels.isEmpty {
             for index in ride.samples.indices {
@@ -17,7 +19,7 @@ extension WorkoutStore.StoredRide {
                 if withheld.contains(.speed) { ride.samples[index].distanceMeters = 0 }
             }
         }
-        ride.summary = summary.withholding(withheld)
+        ride.summary = ride.summary.withholding(withheld)
         return ride
     }
 }

@@ -132,8 +132,9 @@ class MirrorStream:
     """`cyclelog-mirror` beside the recorder, and a paired script reading its stream: every message's event,
     data and arrival time go to mirror-stream.jsonl."""
 
-    def __init__(self, ride, binary, scope="read"):
-        self.ride, self.binary, self.scope = ride, binary, scope
+    def __init__(self, ride, binary, types="read"):
+        """`types`: what the script's device is paired for (`cyclelog-mirror pair --types`)."""
+        self.ride, self.binary, self.types = ride, binary, types
 
     async def start(self):
         out = self.ride.out
@@ -150,7 +151,7 @@ class MirrorStream:
         if port is None:
             raise SystemExit("cyclelog-mirror did not start: " + open(os.path.join(out, "mirror.log")).read())
         pairing = await asyncio.create_subprocess_exec(
-            self.binary, "pair", "--name", "vm", "--types", self.scope, "--token", "--json",
+            self.binary, "pair", "--name", "vm", "--types", self.types, "--token", "--json",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
         if pairing.returncode != 0:
@@ -381,7 +382,7 @@ async def trainer_ride(args, link, started):
     ride.mark("record --control erg started")
     await ride.wait_for("control and 200 W written", lambda: "05c800" in written(), 120)
     ride.mark("ERG at 200 W")
-    mirror = MirrorStream(ride, args.mirror, scope="control")
+    mirror = MirrorStream(ride, args.mirror, types="control")
     await mirror.start()
     await asyncio.sleep(6)
     status, answer = await mirror.post(
@@ -466,7 +467,8 @@ async def wait_ride(args, power, started):
     await wait_for_status("the meter streaming while waiting",
                           lambda s: s["State"] == "waiting" and s["Sensors"][0]["state"] == "streaming", 120)
     ride.mark("waiting, streaming")
-    mirror = MirrorStream(ride, args.mirror)
+    # A screen that sees the ride's numbers and its intake (the water logged is an intake event).
+    mirror = MirrorStream(ride, args.mirror, types="read,intake")
     await mirror.start()
     await asyncio.sleep(3)
     started_output = (await ride.cyclelog("start", "--name", "Started on request", "--goal", "30m")).decode()
