@@ -6,7 +6,8 @@ import Workouts
 ///
 /// A device's token is 256 bits from the system's random source, handed to the device once; only its SHA-256 is
 /// kept, with the device's name, the data types it was granted (`DataType`), when it was paired and when it was
-/// last seen, in a file only the mirror's user can read. Grants change without pairing again (`grant`). A pairing is offered by `cyclelog-mirror pair`: a one-time token for the QR code's URL and a
+/// last seen, in a file only the mirror's user can read. Grants change without pairing again (`grant`). A pairing
+/// is offered by `cyclelog-mirror pair`: a one-time token for the QR code's URL and a
 /// 6-digit code to type, both valid for 120 s; five wrong codes end every code on offer.
 public actor DeviceRegistry {
     public struct Device: Sendable, Codable, Equatable {

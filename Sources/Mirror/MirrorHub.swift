@@ -25,6 +25,9 @@ public actor MirrorHub {
     /// Properties changed since the last `status` message (sent at most every 500 ms).
     private var changed: Set<String> = []
     private var clients: [Int: StreamClient] = [:]
+    /// The grants changed while the mirror runs, by device: a stream whose request read the device just before
+    /// its grant changed opens with the new one.
+    private var grants: [String: Set<DataType>] = [:]
     private var nextClientID = 1
     public let maximumClients: Int
 
@@ -95,6 +98,7 @@ public actor MirrorHub {
     /// A device's grant changed: its open streams are written for `types` from now on, beginning with a snapshot
     /// that holds only those.
     public func grant(device: String, types: Set<DataType>) {
+        grants[device] = types
         for client in clients.values where client.device == device {
             client.types = types
             client.push(snapshotMessage(types))
@@ -149,8 +153,9 @@ public actor MirrorHub {
 
     /// Opens a stream for a device: the events missed since `lastEventID` (when it names this recorder's ring),
     /// then a snapshot. Nil when `maximumClients` streams are open.
-    public func subscribe(device: String, types: Set<DataType>, lastEventID: String?) -> StreamClient? {
+    public func subscribe(device: String, types asRead: Set<DataType>, lastEventID: String?) -> StreamClient? {
         guard clients.count < maximumClients else { return nil }
+        let types = grants[device] ?? asRead
         let client = StreamClient(id: nextClientID, device: device, types: types)
         nextClientID += 1
         clients[client.id] = client

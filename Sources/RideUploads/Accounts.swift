@@ -88,8 +88,7 @@ public enum LeftOut {
         }
     }
 
-    /// An account's list as types (a name this version does not know is kept out of the file too: it is not
-    /// sent, whatever it is).
+    /// An account's list as types (a name this version does not know names nothing its files hold).
     public static func types(_ names: [String]?) -> Set<DataType> {
         Set((names ?? []).compactMap(DataType.init))
     }

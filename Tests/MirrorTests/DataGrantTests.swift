@@ -144,6 +144,20 @@ final class DataGrantTests: XCTestCase {
         XCTAssertFalse(status?.rendered().contains("heartRate") ?? true)
     }
 
+    /// A stream whose request read its device just before the grant changed opens with the new grant.
+    func testAStreamOpenedAsTheGrantChangesOpensWithTheNewOne() async throws {
+        let hub = MirrorHub()
+        await hub.apply(.appeared(RecorderStatus(values: ["State": .string("running"), "HeartRateBPM": .double(140)])))
+        await hub.grant(device: "wall", types: [.power, .hr])
+        let subscribed = await hub.subscribe(device: "wall", types: [.power], lastEventID: nil)
+        let snapshot = await subscribed?.next()
+        XCTAssertTrue(snapshot?.contains("\"heartRateBPM\": 140") == true, snapshot ?? "")
+        await hub.grant(device: "wall", types: [.power])
+        let again = await hub.subscribe(device: "wall", types: [.power, .hr], lastEventID: nil)
+        let withheld = await again?.next()
+        XCTAssertFalse(withheld?.contains("heartRate") ?? true, withheld ?? "")
+    }
+
     func testEachCommandNeedsItsType() throws {
         func type(_ name: String, _ arguments: [String: DBusValue] = [:]) throws -> DataType {
             try RecorderCommand(name: name, arguments: arguments).dataType

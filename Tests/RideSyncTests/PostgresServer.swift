@@ -255,6 +255,10 @@ func spawnProgram(
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    // Nothing else of this process: a pipe another test has open at this moment would otherwise stay open in a
+    // program that outlives it (the server, its watchdog), and the reader at its other end would wait for its end
+    // until the test process ends — which the watchdog itself waits for.
+    closeInheritedDescriptors(&actions)
     let settings = environment.map { "\($0.key)=\($0.value)" }
     let argv = (["/usr/bin/env", "-C", "/tmp"] + settings + [path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }

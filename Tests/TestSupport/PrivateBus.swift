@@ -86,6 +86,19 @@ public func withUnixSocketAddress(_ path: String, _ body: (UnsafePointer<sockadd
 
 /// A child process started with posix_spawn and stopped with a signal. Foundation's `Process.waitUntilExit`
 /// spins on a thread without a run loop, which test threads are.
+/// Adds to a spawn's actions the closing of every descriptor but the standard three (glibc's
+/// `posix_spawn_file_actions_addclosefrom_np`, 2.34, declared only under `_GNU_SOURCE`, which Swift's Glibc module
+/// leaves out: looked up by name). Without it a child inherits whatever the test process has open at that moment,
+/// such as the write end of a pipe another test is feeding a program: that program then never sees its input end
+/// while the child lives, and a child that outlives the test (a server, its watchdog) keeps it forever.
+public func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, CInt) -> CInt
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+        fatalError("glibc 2.34 or later is needed: posix_spawn_file_actions_addclosefrom_np is missing")
+    }
+    _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+}
+
 public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     private var status: Int32?
@@ -99,6 +112,7 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             posix_spawn_file_actions_adddup2(&actions, 1, 2)
         }
+        closeInheritedDescriptors(&actions)
         var merged = ProcessInfo.processInfo.environment
         for (key, value) in environment { merged[key] = value }
         let argv = arguments.map { strdup($0) } + [nil]
