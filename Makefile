@@ -13,7 +13,7 @@ FUZZ_BUILD := .build-fuzz
 RELEASE := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
-# How the three programs are linked, in release builds only (a plain `swift build` or `swift test` needs nothing but
+# How the four programs are linked, in release builds only (a plain `swift build` or `swift test` needs nothing but
 # the toolchain, and the package's products can be used from another package): by lld (the toolchain's), their
 # relative relocations packed (`DT_RELR`, glibc 2.36), and only the symbols shared libraries need exported. With
 # `--static-swift-stdlib` the default link exports every symbol of the binary: the loader then reads megabytes of
@@ -25,7 +25,7 @@ LINK := -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 # A long-running program's code laid out in the order it runs (the recorder recording, the mirror serving;
 # scripts/order-functions.py writes Benchmarks/layout/PROGRAM.order): the pages it touches stay few.
 LAYOUT = -Xlinker --symbol-ordering-file=$(CURDIR)/Benchmarks/layout/$(1).order -Xlinker --no-warn-symbol-ordering
-# One of the three programs, as it is released.
+# One of the four programs, as it is released.
 PROGRAM = $(SWIFT) build $(RELEASE) $(LINK) $(if $(wildcard Benchmarks/layout/$(1).order),$(call LAYOUT,$(1))) --product $(1)
 
 .PHONY: docs setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
@@ -39,11 +39,12 @@ setup:
 build: setup
 	$(SWIFT) build
 
-# The three programs (a plain `swift build` of every target would include the test support, which needs XCTest,
+# The four programs (a plain `swift build` of every target would include the test support, which needs XCTest,
 # not in a build that links the runtime in).
 release: setup release-cyclelog
 	$(call PROGRAM,cyclelog-mirror)
 	$(call PROGRAM,cyclelog-sync)
+	$(call PROGRAM,cyclelog-desktop)
 
 # The release cyclelog alone (the real-stack VM runs it).
 release-cyclelog:
@@ -110,7 +111,7 @@ service-check: build
 
 # cyclelog as a system service (systemd unit, its user, udev rules, D-Bus policy); PREFIX and DESTDIR as usual.
 install:
-	@test -x .build/release/cyclelog -a -x .build/release/cyclelog-mirror -a -x .build/release/cyclelog-sync || $(MAKE) --no-print-directory release
+	@test -x .build/release/cyclelog -a -x .build/release/cyclelog-mirror -a -x .build/release/cyclelog-sync -a -x .build/release/cyclelog-desktop || $(MAKE) --no-print-directory release
 	scripts/install-service.sh install
 
 uninstall:
@@ -142,6 +143,7 @@ bench:
 	$(call PROGRAM,cyclelog)
 	$(call PROGRAM,cyclelog-mirror)
 	$(call PROGRAM,cyclelog-sync)
+	$(call PROGRAM,cyclelog-desktop)
 	.build/release/DecodeBenchmark
 	.build/release/MetricsBenchmark
 	python3 Benchmarks/startup_bench.py
@@ -156,6 +158,7 @@ bench:
 	python3 Benchmarks/history_bench.py
 	python3 Benchmarks/sync_bench.py
 	python3 Benchmarks/upload_bench.py
+	python3 Benchmarks/desktop_bench.py
 	python3 Benchmarks/summary.py
 
 lint:

@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "cyclelog", targets: ["cyclelog"]),
         .executable(name: "cyclelog-mirror", targets: ["cyclelog-mirror"]),
         .executable(name: "cyclelog-sync", targets: ["cyclelog-sync"]),
+        .executable(name: "cyclelog-desktop", targets: ["cyclelog-desktop"]),
         .library(name: "CyclingSensors", targets: ["CyclingSensors"]),
     ],
     dependencies: [
@@ -168,6 +169,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
         ),
+        // The ride on the desktop outside any window: a StatusNotifierItem with its menu and the notifications,
+        // following the recorder over D-Bus (`DesktopFace` decides, `DesktopItem` carries out).
+        .target(
+            name: "DesktopItem",
+            dependencies: ["DBus", "Formats", "RecorderInterface", "Workouts", "WorkoutStore"]),
+        .executableTarget(
+            name: "cyclelog-desktop",
+            dependencies: [
+                "DesktopItem", "DBus", "RecorderInterface", "Workouts", "WorkoutStore", "ProgramMain", "ExitStatus",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // Rides kept consistent with a shared PostgreSQL by sync identifier and version: the server's schema, the
         // push rule, pull, tombstones; no Bluetooth.
         .target(
@@ -266,6 +278,7 @@ let package = Package(
             dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),
         .testTarget(name: "WorkoutStoreTests", dependencies: ["WorkoutStore", "Workouts", "RideJournal"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "DesktopItemTests", dependencies: ["DesktopItem", "DBus", "RecorderInterface", "Workouts"]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "TestSupport"]),
         .testTarget(
             name: "RideJournalTests",

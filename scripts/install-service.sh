@@ -21,17 +21,20 @@ BINARY=${BINARY:-.build/release/cyclelog}
 MIRROR_BINARY=${MIRROR_BINARY:-.build/release/cyclelog-mirror}
 # Empty: installed without cyclelog-sync and its units (a box that never syncs).
 SYNC_BINARY=${SYNC_BINARY-.build/release/cyclelog-sync}
+# The desktop item (for the desktop's users; each starts it with `cyclelog-desktop autostart`).
+DESKTOP_BINARY=${DESKTOP_BINARY:-.build/release/cyclelog-desktop}
 
 live_system() { [ -z "$DESTDIR" ]; }
 systemd_running() { live_system && [ -d /run/systemd/system ]; }
 
 case $action in
 install)
-    for binary in "$BINARY" "$MIRROR_BINARY" ${SYNC_BINARY:+"$SYNC_BINARY"}; do
+    for binary in "$BINARY" "$MIRROR_BINARY" "$DESKTOP_BINARY" ${SYNC_BINARY:+"$SYNC_BINARY"}; do
         [ -x "$binary" ] || { echo "install-service: $binary is missing: run make release first" >&2; exit 1; }
     done
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
     install -D -m 0755 "$MIRROR_BINARY" "$DESTDIR$BINDIR/cyclelog-mirror"
+    install -D -m 0755 "$DESKTOP_BINARY" "$DESTDIR$BINDIR/cyclelog-desktop"
     # The units with this prefix's paths, made outside the source tree (which may be read-only).
     unit=$(mktemp)
     for name in cyclelog cyclelog-mirror ${SYNC_BINARY:+cyclelog-sync}; do
@@ -90,14 +93,15 @@ uninstall)
             2>/dev/null || true
     fi
     rm -f "$DESTDIR$BINDIR/cyclelog" "$DESTDIR$UNITDIR/cyclelog.service" "$DESTDIR$SYSUSERSDIR/cyclelog.conf" \
-        "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" \
+        "$DESTDIR$BINDIR/cyclelog-mirror" "$DESTDIR$UNITDIR/cyclelog-mirror.service" "$DESTDIR$BINDIR/cyclelog-desktop" \
         "$DESTDIR$BINDIR/cyclelog-sync" "$DESTDIR$UNITDIR/cyclelog-sync.service" "$DESTDIR$UNITDIR/cyclelog-sync.timer" \
         "$DESTDIR$UNITDIR/cyclelog-sync.path" \
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
         "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
         "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service" \
-        "$DESTDIR$MANDIR/man1/cyclelog.1" "$DESTDIR$MANDIR/man1/cyclelog-mirror.1" "$DESTDIR$MANDIR/man1/cyclelog-sync.1"
+        "$DESTDIR$MANDIR/man1/cyclelog.1" "$DESTDIR$MANDIR/man1/cyclelog-mirror.1" "$DESTDIR$MANDIR/man1/cyclelog-sync.1" \
+        "$DESTDIR$MANDIR/man1/cyclelog-desktop.1"
     for rules in udev/*.rules; do rm -f "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
     for page in Docs/guide/*.md Docs/reference/*.md; do rm -f "$DESTDIR$DOCDIR/${page#Docs/}"; done
     rmdir "$DESTDIR$DOCDIR/guide" "$DESTDIR$DOCDIR/reference" "$DESTDIR$DOCDIR" 2>/dev/null || true

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes a manual page per program (cyclelog(1), cyclelog-mirror(1), cyclelog-sync(1)) from the programs' own
+"""Writes a manual page per program (cyclelog(1), cyclelog-mirror(1), cyclelog-sync(1), cyclelog-desktop(1)) from the programs' own
 --help, so the page never says other than the program does.
 
     scripts/make-man.py --bin .build/debug --out .build/man     (make man)
@@ -21,6 +21,7 @@ PROGRAMS = {
     "cyclelog-mirror": "the ride being recorded on a paired second screen, and the ride history",
     "cyclelog-sync": "keep a rider's rides consistent with a shared PostgreSQL, upload them to intervals.icu and "
                      "Strava, fetch the coach's plan",
+    "cyclelog-desktop": "the ride being recorded in the desktop's status area and notifications",
 }
 EXIT_STATUS = {
     "cyclelog": "0 success; 1 the input or the ride failed (a damaged file, a refused control); 2 the database or "
@@ -30,6 +31,9 @@ EXIT_STATUS = {
     "cyclelog-sync": "0 success; 1 something was refused (a ride, a key, an authorization); 2 bad input, the local "
                      "database or an account file others can read; 75 (EX_TEMPFAIL) the server or a service could "
                      "not be reached or asked to wait, and a later attempt may succeed.",
+    "cyclelog-desktop": "0 success (the desktop session ended; a SIGTERM ends it at once, with nothing to save); 1 "
+                        "the session bus cannot be reached, or the autostart file cannot be written; 64 a usage "
+                        "mistake.",
 }
 FILES = {
     "cyclelog": "$CYCLELOG_DB, else $XDG_DATA_HOME/cyclelog/cyclelog.sqlite: the ride database.",
@@ -38,6 +42,9 @@ FILES = {
     "cyclelog-sync": "The ride database (as cyclelog's); the server's password from --password-file or libpq's "
                      "PGPASSFILE, never from the command line; accounts/ beside the database: intervals.json and "
                      "strava.json, the services' keys and tokens (0600, refused when others can read them).",
+    "cyclelog-desktop": "$XDG_CONFIG_HOME/autostart/org.cyclelog.Desktop.desktop (else ~/.config/autostart/): the "
+                        "autostart file `cyclelog-desktop autostart` writes; the ride database (as cyclelog's), "
+                        "read-only, for a saved ride's summary.",
 }
 
 

@@ -13,10 +13,12 @@ set -euo pipefail
 # tests and qrencode draws `cyclelog-mirror pair`'s QR code; the sync tests start their own PostgreSQL 15 server;
 # openssl makes the certificates of the TLS tests, curl and Chromium (trusting the test authority through NSS's
 # certutil) are the HTTPS clients of the mirror's, iproute2 makes the network namespace the sync's network cuts
-# happen in; python3-venv makes the project's own Python environment (below).
+# happen in; python3-venv makes the project's own Python environment (below); the desktop item is checked against
+# a real status area and notification daemon (xfce4-panel's, xfce4-notifyd) under Xvfb, clicked with xdotool,
+# photographed with ImageMagick's import (x11-utils: xdpyinfo says when the X server is up).
 packages=(tshark python3 python3-venv libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux
     systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin chromium qrencode postgresql-15
-    openssl libnss3-tools iproute2 curl)
+    openssl libnss3-tools iproute2 curl xvfb x11-utils xfce4-panel xfce4-notifyd xdotool imagemagick)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
     # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.

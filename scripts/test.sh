@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test` once the tests are built: the Swift tests (scripts/swift-test.sh) and, beside them at the lowest
+# `make test` once the tests are built: the Swift tests (scripts/swift-test.sh), the desktop item's check
+# (Tests/DesktopItem/desktop_check.py) and, beside them at the lowest
 # priority, the Wireshark conformance, the service files, the manual pages and the library's documentation one
 # after the other, and the fuzzers built and each run for 3 s (Fuzz/run.sh). The Swift tests mostly wait on real
 # time (a ride played at its own pace, a server's deadline): they keep about one of the two cores busy, and the rest
@@ -28,6 +29,9 @@ trap 'kill -- -"$fuzz" -"$checks" 2>/dev/null; exit 130' INT TERM
 
 failed=()
 SWIFT="$swift" scripts/swift-test.sh || failed+=("the Swift tests")
+# The desktop item against a real panel and notification daemon under Xvfb, after the Swift tests (whose rides it
+# would otherwise share the cores with while it waits on the panel's start).
+python3 Tests/DesktopItem/desktop_check.py "$PWD" .build/artefacts/desktop || failed+=("the desktop item")
 wait "$checks" || failed+=("the conformance, service files, manual pages or documentation")
 cat "$logs/checks"
 wait "$fuzz" || failed+=("the fuzzers")

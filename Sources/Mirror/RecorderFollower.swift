@@ -1,5 +1,6 @@
 import DBus
 import Foundation
+import RecorderInterface
 import ServiceLifecycle
 
 /// Keeps the hub equal to the recorder for as long as the mirror runs: reaches the recorder's bus (again, should it

@@ -1,3 +1,4 @@
+import Formats
 import LiveRecording
 import RecorderInterface
 import Workouts
@@ -65,26 +66,7 @@ public enum DesktopIntegration {
         """
     }
 
-    /// A Desktop Entry string value: no line breaks, `\` escaped.
-    private static func value(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: " ")
-            .replacingOccurrences(of: "\r", with: " ")
-    }
+    private static func value(_ text: String) -> String { DesktopEntryText.value(text) }
 
-    /// An Exec argument, quoted when it needs to be (a path with a space).
-    private static func quoted(_ argument: String) -> String {
-        let plain = argument.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) }
-        guard !plain else { return argument }
-        // Inside quotes `"`, `` ` ``, `$` and `\` take a backslash, and the string value doubles every backslash
-        // again (the specification's four backslashes for one); `%` is a field code unless doubled.
-        let escaped = argument.map { character -> String in
-            switch character {
-            case "\\": "\\\\\\\\"
-            case "\"", "`", "$": "\\\\" + String(character)
-            case "%": "%%"
-            default: String(character)
-            }
-        }.joined()
-        return "\"\(escaped)\""
-    }
+    private static func quoted(_ argument: String) -> String { DesktopEntryText.quoted(argument) }
 }

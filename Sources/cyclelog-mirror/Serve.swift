@@ -9,6 +9,7 @@ import HummingbirdTLS
 import Logging
 import Mirror
 import ProgramMain
+import RecorderInterface
 import WorkoutStore
 
 /// `cyclelog-mirror` (`serve`): follows the recorder and serves the paired screens.
@@ -91,7 +92,7 @@ struct Serve: AsyncParsableCommand {
         }
         let bus = control.address
         // The history is served whatever the bus: a missing one is reached when it appears (`RecorderLink`).
-        let link = RecorderLink(bus: bus)
+        let link = RecorderLink(bus: bus, meanwhile: "the ride history is served meanwhile")
         let hub = MirrorHub(maximumClients: maxClients)
         let responder = MirrorResponder(
             hub: hub, devices: devices, recorder: link, requestGuard: .machine(),

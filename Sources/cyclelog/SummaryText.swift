@@ -234,13 +234,7 @@ enum SummaryText {
         return ["UTC", "Etc/UTC", "GMT", "Etc/GMT", "Universal", "Zulu"].contains(identifier) ? "UTC" : "local time"
     }
 
-    static func duration(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        // `%02d`: two digits at least, a sign counted as one.
-        func twoDigits(_ number: Int) -> String { (0..<10).contains(number) ? "0\(number)" : "\(number)" }
-        let minutesAndSeconds = twoDigits(total / 60 % 60) + ":" + twoDigits(total % 60)
-        return total >= 3600 ? "\(total / 3600):" + minutesAndSeconds : "\(total / 60 % 60):\(twoDigits(total % 60))"
-    }
+    static func duration(_ seconds: Double) -> String { ClockText.duration(seconds) }
 
     static func label(_ seconds: Int) -> String {
         seconds < 60 ? "\(seconds) s" : seconds < 3600 ? "\(seconds / 60) min" : "\(seconds / 3600) h"

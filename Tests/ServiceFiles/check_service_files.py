@@ -345,7 +345,8 @@ asyncio.run(main())
 def check_install(cyclelog, mirror, folder):
     stage = os.path.join(folder, "stage")
     environment = dict(os.environ, DESTDIR=stage, BINARY=cyclelog, MIRROR_BINARY=mirror, PREFIX="/usr/local",
-                       SYNC_BINARY=os.path.join(os.path.dirname(mirror), "cyclelog-sync"))
+                       SYNC_BINARY=os.path.join(os.path.dirname(mirror), "cyclelog-sync"),
+                       DESKTOP_BINARY=os.path.join(os.path.dirname(mirror), "cyclelog-desktop"))
     result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "install"], cwd=ROOT, env=environment)
     report(result.returncode == 0, "install-service.sh install (DESTDIR)", result.stderr.strip())
     expected = ["usr/local/bin/cyclelog", "usr/local/lib/systemd/system/cyclelog.service",
@@ -360,7 +361,8 @@ def check_install(cyclelog, mirror, folder):
                 "usr/local/share/applications/org.cyclelog.Recorder.desktop",
                 "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service",
                 "usr/local/share/man/man1/cyclelog.1", "usr/local/share/man/man1/cyclelog-mirror.1",
-                "usr/local/share/man/man1/cyclelog-sync.1"]
+                "usr/local/share/man/man1/cyclelog-sync.1", "usr/local/bin/cyclelog-desktop",
+                "usr/local/share/man/man1/cyclelog-desktop.1"]
     missing = [path for path in expected if not os.path.exists(os.path.join(stage, path))]
     report(not missing, "every service file installed where the system looks", ", ".join(missing))
     unit = os.path.join(stage, "usr/local/lib/systemd/system/cyclelog.service")
@@ -374,6 +376,27 @@ def check_install(cyclelog, mirror, folder):
     result = run([os.path.join(ROOT, "scripts", "install-service.sh"), "uninstall"], cwd=ROOT, env=environment)
     left = [os.path.relpath(os.path.join(top, name), stage) for top, _, names in os.walk(stage) for name in names]
     report(result.returncode == 0 and not left, "install-service.sh uninstall removes them all", ", ".join(left))
+
+
+def check_autostart(mirror, folder):
+    """`cyclelog-desktop autostart` writes a valid autostart file starting this binary with the options given, and
+    `--remove` takes it away."""
+    desktop = os.path.join(os.path.dirname(mirror), "cyclelog-desktop")
+    environment = dict(os.environ, XDG_CONFIG_HOME=os.path.join(folder, "config"))
+    result = run([desktop, "autostart", "--types", "control,hr"], env=environment)
+    path = os.path.join(folder, "config", "autostart", "org.cyclelog.Desktop.desktop")
+    report(result.returncode == 0 and os.path.exists(path), "cyclelog-desktop autostart writes its file",
+           result.stderr.strip())
+    if not os.path.exists(path):
+        return
+    text = open(path).read()
+    valid = run(["desktop-file-validate", path])
+    report(valid.returncode == 0 and not valid.stdout.strip(), "the autostart file is valid (desktop-file-validate)",
+           valid.stdout.strip())
+    report(f"Exec={os.path.realpath(desktop)} --types control,hr\n" in text,
+           "the autostart file starts this binary with the types given", text)
+    result = run([desktop, "autostart", "--remove"], env=environment)
+    report(result.returncode == 0 and not os.path.exists(path), "cyclelog-desktop autostart --remove removes it")
 
 
 def main():
@@ -390,6 +413,7 @@ def main():
         check_sysusers(folder)
         check_dbus_policy(folder)
         check_install(cyclelog, mirror, folder)
+        check_autostart(mirror, folder)
     if failures:
         print(f"{len(failures)} service-file checks failed: {', '.join(failures)}", flush=True)
         sys.exit(1)

@@ -1,10 +1,9 @@
 import DBus
 import Foundation
-import RecorderInterface
 
-/// What the mirror hears from the recorder, in the order the bus delivered it.
+/// What a follower of the recorder (the mirror, the desktop item) hears from it, in the order the bus delivered it.
 public enum RecorderUpdate: Sendable {
-    /// A recorder owns the name now (it started, or the mirror just looked): every property.
+    /// A recorder owns the name now (it started, or the follower just looked): every property.
     case appeared(RecorderStatus)
     /// `PropertiesChanged`: the properties that changed.
     case changed([String: DBusValue])
@@ -16,11 +15,16 @@ public enum RecorderUpdate: Sendable {
     case gone
 }
 
-/// The mirror's side of the recorder's D-Bus object: reaches the bus (again and again, should it be missing or go
+/// A follower's side of the recorder's D-Bus object: reaches the bus (again and again, should it be missing or go
 /// away), follows the recorder as it comes and goes, and passes commands to `Control`. Never calls anything else
-/// on the bus. The history needs no bus: the mirror serves it while this link waits for one.
+/// on the bus. The mirror serves the history while this link waits for a bus; the desktop item says it waits.
 public actor RecorderLink {
-    public let bus: BusAddress
+    public nonisolated let bus: BusAddress
+    /// What the follower does while the bus cannot be reached, in words ("the ride history is served meanwhile").
+    let meanwhile: String
+    /// Whether the `Live` signals (one per notification) are followed; a follower that shows only the properties
+    /// does without them.
+    let followsLive: Bool
     /// The connection while the bus is reachable.
     public private(set) var connection: DBusConnection?
     /// Why the bus cannot be reached now, in words; nil while it is.
@@ -28,8 +32,10 @@ public actor RecorderLink {
     /// How long between two attempts to reach a missing bus.
     let retryInterval: Duration
 
-    public init(bus: BusAddress, retryInterval: Duration = .seconds(5)) {
+    public init(bus: BusAddress, meanwhile: String, followsLive: Bool = true, retryInterval: Duration = .seconds(5)) {
         self.bus = bus
+        self.meanwhile = meanwhile
+        self.followsLive = followsLive
         self.retryInterval = retryInterval
     }
 
@@ -52,7 +58,7 @@ public actor RecorderLink {
                 return
             } catch {
                 connection = nil
-                let reason = Self.advice(error, bus: bus)
+                let reason = Self.advice(error, bus: bus, meanwhile: meanwhile)
                 unreachable = reason
                 await update(.gone)
                 if reason != lastReason { await lost(reason) }
@@ -63,21 +69,21 @@ public actor RecorderLink {
     }
 
     /// What a rider reads when the bus cannot be reached: what is wrong and what to run.
-    static func advice(_ error: DBusError, bus: BusAddress) -> String {
+    static func advice(_ error: DBusError, bus: BusAddress, meanwhile: String) -> String {
         let what =
             error.name == DBusError.disconnectedName
             ? "\(bus) went away" : "cannot reach \(bus) (\(error.message))"
         let remedy =
             switch bus {
             case .session:
-                "the ride history is served meanwhile; a recorder started as the system service is followed with "
-                    + "`--control-bus system`, one started by hand needs the same session bus as the mirror "
+                "\(meanwhile); a recorder started as the system service is followed with "
+                    + "`--control-bus system`, one started by hand needs the same session bus as this program "
                     + "(log in with a desktop, install dbus-user-session and log in again, or start both from "
                     + "`dbus-run-session -- bash`)"
             case .system:
-                "the ride history is served meanwhile; is dbus running (`systemctl status dbus`)?"
+                "\(meanwhile); is dbus running (`systemctl status dbus`)?"
             case .address:
-                "the ride history is served meanwhile"
+                meanwhile
             }
         return "\(what): \(remedy); trying again every few seconds"
     }
@@ -88,7 +94,8 @@ public actor RecorderLink {
     func follow(on connection: DBusConnection, _ update: @Sendable (RecorderUpdate) async -> Void)
         async throws(DBusError)
     {
-        let signals = try await connection.signals(matchingAny: RecorderClient.signalRules)
+        let rules = RecorderClient.signalRules.filter { followsLive || $0.member != "Live" }
+        let signals = try await connection.signals(matchingAny: rules)
         await update(try await look(on: connection))
         for await signal in signals {
             switch signal.member {
@@ -108,7 +115,7 @@ public actor RecorderLink {
             default: continue
             }
         }
-        // The signals end when the task is cancelled (the mirror stops) or when the bus closed the connection.
+        // The signals end when the task is cancelled (the follower stops) or when the bus closed the connection.
         guard Task.isCancelled else {
             throw DBusError(name: DBusError.disconnectedName, message: "\(bus) went away")
         }
