@@ -173,7 +173,7 @@ let package = Package(
         // following the recorder over D-Bus (`DesktopFace` decides, `DesktopItem` carries out).
         .target(
             name: "DesktopItem",
-            dependencies: ["DBus", "Formats", "RecorderInterface", "Workouts", "WorkoutStore"]),
+            dependencies: ["DBus", "Formats", "RecorderInterface", "TrainerControl", "Workouts", "WorkoutStore"]),
         .executableTarget(
             name: "cyclelog-desktop",
             dependencies: [

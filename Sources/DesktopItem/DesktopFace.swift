@@ -1,5 +1,6 @@
 import Formats
 import RecorderInterface
+import TrainerControl
 import Workouts
 
 /// What the desktop shows of the recorder, as one pure value: the status item's title, tooltip, icon and menu, and
@@ -122,11 +123,15 @@ public struct DesktopFace: Sendable {
         if status.trainerMessage != told.trainerMessage {
             told.trainerMessage = status.trainerMessage
             if !status.trainerMessage.isEmpty, types.contains(.trainer) || types.contains(.ride) {
+                // The way out of a refusal that repeats: let the trainer go free and ride on.
+                let free: [DesktopNotification.Action] =
+                    types.contains(.trainer) && status.trainerMode != .free
+                    ? [.init(key: "free", label: "Ride free", command: .steer(.mode("free")))] : []
                 effects.append(
                     .notify(
                         DesktopNotification(
-                            summary: "The trainer refused", body: status.trainerMessage, actions: rideActions(status),
-                            urgent: true)))
+                            summary: "The trainer refused", body: status.trainerMessage,
+                            actions: free + rideActions(status), urgent: true)))
             }
         }
         return effects

@@ -109,7 +109,11 @@ import Workouts
         status.trainerMessage = "the trainer refused control: another app holds it"
         let refused = face.apply(.changed(status.values))
         #expect(Self.summaries(refused) == ["The trainer refused"])
-        if case .notify(let notification)? = refused.first { #expect(notification.urgent) }
+        if case .notify(let notification)? = refused.first {
+            #expect(notification.urgent)
+            #expect(notification.actions.first?.command == .steer(.mode("free")))
+            #expect(notification.actions.map(\.key) == ["free", "pause", "lap", "end"])
+        }
 
         status.state = .paused
         status.can.pause = false
