@@ -21,20 +21,21 @@ BINARY=${BINARY:-.build/release/cyclelog}
 MIRROR_BINARY=${MIRROR_BINARY:-.build/release/cyclelog-mirror}
 # Empty: installed without cyclelog-sync and its units (a box that never syncs).
 SYNC_BINARY=${SYNC_BINARY-.build/release/cyclelog-sync}
-# The desktop item (for the desktop's users; each starts it with `cyclelog-desktop autostart`).
-DESKTOP_BINARY=${DESKTOP_BINARY:-.build/release/cyclelog-desktop}
+# The desktop item, for the desktop's users (each starts it with `cyclelog-desktop autostart`). Empty: installed
+# without it (a box by the trainer with no desktop).
+DESKTOP_BINARY=${DESKTOP_BINARY-.build/release/cyclelog-desktop}
 
 live_system() { [ -z "$DESTDIR" ]; }
 systemd_running() { live_system && [ -d /run/systemd/system ]; }
 
 case $action in
 install)
-    for binary in "$BINARY" "$MIRROR_BINARY" "$DESKTOP_BINARY" ${SYNC_BINARY:+"$SYNC_BINARY"}; do
+    for binary in "$BINARY" "$MIRROR_BINARY" ${SYNC_BINARY:+"$SYNC_BINARY"} ${DESKTOP_BINARY:+"$DESKTOP_BINARY"}; do
         [ -x "$binary" ] || { echo "install-service: $binary is missing: run make release first" >&2; exit 1; }
     done
     install -D -m 0755 "$BINARY" "$DESTDIR$BINDIR/cyclelog"
     install -D -m 0755 "$MIRROR_BINARY" "$DESTDIR$BINDIR/cyclelog-mirror"
-    install -D -m 0755 "$DESKTOP_BINARY" "$DESTDIR$BINDIR/cyclelog-desktop"
+    if [ -n "$DESKTOP_BINARY" ]; then install -D -m 0755 "$DESKTOP_BINARY" "$DESTDIR$BINDIR/cyclelog-desktop"; fi
     # The units with this prefix's paths, made outside the source tree (which may be read-only).
     unit=$(mktemp)
     for name in cyclelog cyclelog-mirror ${SYNC_BINARY:+cyclelog-sync}; do
@@ -63,6 +64,7 @@ install)
     [ -n "${MAN_PAGES:-}" ] || python3 scripts/make-man.py --bin "$(dirname "$BINARY")" --out "$pages" >/dev/null
     for page in "$pages"/*.1; do
         [ -n "$SYNC_BINARY" ] || [ "$(basename "$page")" != cyclelog-sync.1 ] || continue
+        [ -n "$DESKTOP_BINARY" ] || [ "$(basename "$page")" != cyclelog-desktop.1 ] || continue
         install -D -m 0644 "$page" "$DESTDIR$MANDIR/man1/$(basename "$page")"
     done
     [ -n "${MAN_PAGES:-}" ] || rm -rf "$pages"

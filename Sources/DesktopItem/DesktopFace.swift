@@ -122,7 +122,8 @@ public struct DesktopFace: Sendable {
         }
         if status.trainerMessage != told.trainerMessage {
             told.trainerMessage = status.trainerMessage
-            if !status.trainerMessage.isEmpty, types.contains(.trainer) || types.contains(.ride) {
+            // Every screen sees the trainer's words (`DataAccess`); only one with `trainer` may let it go.
+            if !status.trainerMessage.isEmpty {
                 // The way out of a refusal that repeats: let the trainer go free and ride on.
                 let free: [DesktopNotification.Action] =
                     types.contains(.trainer) && status.trainerMode != .free
@@ -189,7 +190,9 @@ public struct DesktopFace: Sendable {
     /// What the store said of a saved ride: the notification that says it.
     public func saved(_ ride: SavedRide) -> DesktopNotification {
         var parts = [ClockText.duration(ride.movingSeconds)]
-        if ride.distanceMeters > 0 { parts.append(Self.number(ride.distanceMeters / 1000, decimals: 1) + " km") }
+        if types.contains(.speed), ride.distanceMeters > 0 {
+            parts.append(Self.number(ride.distanceMeters / 1000, decimals: 1) + " km")
+        }
         if types.contains(.power), let power = ride.averagePowerWatts { parts.append("\(Self.watts(power)) average") }
         if types.contains(.energy), let work = ride.workJoules { parts.append("\(Int((work / 1000).rounded())) kJ") }
         if types.contains(.hr), let heartRate = ride.averageHeartRateBPM {

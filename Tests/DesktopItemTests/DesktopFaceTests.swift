@@ -184,10 +184,12 @@ import Workouts
         #expect(face.menu == [DesktopFace.MenuEntry(label: "Controls not granted (--types control)", enabled: false)])
         let started = face.apply(.changed(Self.riding().values))
         if case .notify(let notification)? = started.first { #expect(notification.actions.isEmpty) }
-        // A trainer's refusal is trainer control's to hear.
+        // A trainer's refusal is said to every screen, without a way to let it go.
         var refused = Self.riding()
         refused.trainerMessage = "the trainer refused control"
-        #expect(face.apply(.changed(refused.values)).isEmpty)
+        let said = face.apply(.changed(refused.values))
+        #expect(Self.summaries(said) == ["The trainer refused"])
+        if case .notify(let notification)? = said.first { #expect(notification.actions.isEmpty) }
     }
 
     @Test func aSavedRideIsSaidWithWhatIsGrantedAndTheFTPItChanged() {
@@ -205,9 +207,9 @@ import Workouts
         #expect(
             DesktopFace(types: DataType.control).saved(pending).body.hasSuffix(
                 "\nNew FTP 262 W waits for you: `cyclelog ftp accept`"))
-        // Without power granted, no power and no FTP.
+        // Without power granted, no power and no FTP; without speed, no distance.
         let heartOnly = DesktopFace(types: [.hr]).saved(ride)
-        #expect(heartOnly.body == "1:02:05 · 31.3 km · 151 bpm average")
+        #expect(heartOnly.body == "1:02:05 · 151 bpm average")
     }
 }
 

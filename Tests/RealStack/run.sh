@@ -25,7 +25,9 @@ export PATH="$ROOT/.venv/bin:$PATH"
 make -C "$ROOT" --no-print-directory release-cyclelog || exit 1
 # The debug builds of the mirror and of cyclelog-sync (made by `make test` already; the VM sees the toolchain's
 # libraries on this filesystem): a release build of their network stacks would add minutes and measures nothing here.
-(cd "$ROOT" && swift build --product cyclelog-mirror && swift build --product cyclelog-sync) || exit 1
+# cyclelog-desktop's only for its manual page, which make-man.py writes from the same folder.
+(cd "$ROOT" && swift build --product cyclelog-mirror && swift build --product cyclelog-sync \
+    && swift build --product cyclelog-desktop) || exit 1
 CYCLELOG=$ROOT/.build/release/cyclelog
 MIRROR=$ROOT/.build/debug/cyclelog-mirror
 SYNC=$ROOT/.build/debug/cyclelog-sync

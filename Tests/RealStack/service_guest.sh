@@ -61,7 +61,8 @@ step "dbus.service and bluetooth.service running"
 # debug builds of the mirror and of cyclelog-sync would not fit with them.
 strip -o "$OUT/cyclelog" "$CYCLELOG" && strip -o "$OUT/cyclelog-mirror" "$MIRROR" && strip -o "$OUT/cyclelog-sync" "$SYNC" \
     || fail "cannot strip the binaries"
-(cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY=$OUT/cyclelog-sync \
+# A box by the trainer has no desktop: installed without the desktop item (DESKTOP_BINARY empty).
+(cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY=$OUT/cyclelog-sync DESKTOP_BINARY= \
     MAN_PAGES=$MAN_PAGES scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
     || { cat "$OUT/install.log"; fail "make install's script failed"; }
 rm -f "$OUT/cyclelog" "$OUT/cyclelog-mirror" "$OUT/cyclelog-sync"
