@@ -116,7 +116,7 @@ public struct HistoryAPI: Sendable {
             routes.get("workouts/:id/export.\(kind.rawValue)") { request, context in
                 let withheld = Self.withheld(context)
                 // The journal holds each sensor's bytes whole: a power meter's carry its cadence and wheel too.
-                if kind == .journal, !withheld.isDisjoint(with: Self.measurements) {
+                if kind == .journal, !withheld.isDisjoint(with: DataType.recorded) {
                     return MirrorResponder.error(.notFound, "no GET \(request.uri.path) here")
                 }
                 return await exchange(request, context).ride(id(context), analysed: false) {
@@ -186,12 +186,9 @@ public struct HistoryAPI: Sendable {
         return all
     }
 
-    /// The types of measurement a ride holds.
-    static let measurements: Set<DataType> = [.power, .cadence, .speed, .hr, .energy, .intake]
-
     /// What the request's device was not granted of the ride's data.
     static func withheld(_ context: MirrorContext) -> Set<DataType> {
-        measurements.subtracting(context.device?.types ?? [])
+        DataType.recorded.subtracting(context.device?.types ?? [])
     }
 
     /// One request's reading of the database.

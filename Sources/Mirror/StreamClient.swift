@@ -32,8 +32,8 @@ public final class StreamClient: Sendable {
         granted = Mutex(types)
     }
 
-    /// The types its messages are written for.
-    public var types: Set<DataType> {
+    /// The types its messages are written for; changed only by the hub, as the device's grant changes.
+    public internal(set) var types: Set<DataType> {
         get { granted.withLock { $0 } }
         set { granted.withLock { $0 = newValue } }
     }

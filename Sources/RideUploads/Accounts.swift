@@ -73,7 +73,7 @@ public struct StravaAccount: Codable, Equatable, Sendable {
 
 /// The data types a service's files may be written without: what a ride's file holds.
 public enum LeftOut {
-    public static let types: Set<DataType> = [.power, .cadence, .speed, .hr, .energy]
+    public static let types = DataType.measured
 
     /// `--without`'s list (`hr`, `hr,cadence`; `none` for nothing left out), checked.
     public static func parse(_ text: String) throws(UploadError) -> Set<DataType> {

@@ -35,6 +35,12 @@ public enum DataType: String, CaseIterable, Sendable, Comparable, Codable {
     /// `read`, and what a rider does from a screen: intake, the ride's controls and the trainer's.
     public static let control: Set<DataType> = read.union([.intake, .ride, .trainer])
 
+    /// What a ride's sensors measured: the types a ride's files hold (and a training service may be sent
+    /// without).
+    public static let measured: Set<DataType> = [.power, .cadence, .speed, .hr, .energy]
+    /// What a ride's journal holds: the measured types and what the rider logged (intake).
+    public static let recorded: Set<DataType> = measured.union([.intake])
+
     /// The type of a channel's values.
     public init(_ channel: Channel) {
         switch channel {
