@@ -46,7 +46,7 @@ public struct DesktopFace: Sendable {
             self.status = status
             // A desktop item started during a ride (or a recorder back after a restart) says nothing of what
             // happened before it looked: it takes the ride as it finds it.
-            if wasGone, told.workoutId == 0 || told.workoutId != status.workoutId {
+            if wasGone {
                 told = Told(
                     workoutId: status.workoutId, state: status.state, lap: status.lap, stepIndex: status.stepIndex,
                     trainerMessage: status.trainerMessage)
@@ -103,7 +103,7 @@ public struct DesktopFace: Sendable {
         guard let status else { return [] }
         var effects: [Effect] = []
         if status.workoutId != told.workoutId, status.workoutId != 0 {
-            told = Told(workoutId: status.workoutId, state: nil, lap: 0, stepIndex: -1, trainerMessage: "")
+            told = Told(workoutId: status.workoutId)
         }
         if status.state != told.state {
             let before = told.state
@@ -196,7 +196,7 @@ public struct DesktopFace: Sendable {
         if types.contains(.power), let power = ride.averagePowerWatts { parts.append("\(Self.watts(power)) average") }
         if types.contains(.energy), let work = ride.workJoules { parts.append("\(Int((work / 1000).rounded())) kJ") }
         if types.contains(.hr), let heartRate = ride.averageHeartRateBPM {
-            parts.append("\(Int(heartRate.rounded())) bpm average")
+            parts.append("\(Self.bpm(heartRate)) average")
         }
         var body = parts.joined(separator: " · ")
         if types.contains(.power), let ftp = ride.ftp {
@@ -230,7 +230,7 @@ public struct DesktopFace: Sendable {
         case .running?, .paused?:
             var parts: [String] = []
             if types.contains(.power) { parts.append(status.powerWatts.map(Self.watts) ?? "— W") }
-            if types.contains(.hr) { parts.append(status.heartRateBPM.map { "\(Int($0.rounded())) bpm" } ?? "— bpm") }
+            if types.contains(.hr) { parts.append(status.heartRateBPM.map(Self.bpm) ?? "— bpm") }
             parts.append(ClockText.duration(status.elapsedSeconds) + (status.state == .paused ? " paused" : ""))
             return parts.joined(separator: " · ")
         case .armed?: return "cyclelog: armed, starts at the first pedal stroke"
@@ -251,7 +251,7 @@ public struct DesktopFace: Sendable {
             numbers.append("cadence " + (status.cadenceRPM.map { "\(Int($0.rounded())) rpm" } ?? "—"))
         }
         if types.contains(.hr) {
-            numbers.append("heart rate " + (status.heartRateBPM.map { "\(Int($0.rounded())) bpm" } ?? "—"))
+            numbers.append("heart rate " + (status.heartRateBPM.map(Self.bpm) ?? "—"))
         }
         if types.contains(.speed), status.distanceMeters > 0 {
             numbers.append(Self.number(status.distanceMeters / 1000, decimals: 1) + " km")
@@ -325,6 +325,8 @@ public struct DesktopFace: Sendable {
     }
 
     static func watts(_ value: Double) -> String { "\(Int(value.rounded())) W" }
+
+    static func bpm(_ value: Double) -> String { "\(Int(value.rounded())) bpm" }
 
     /// `32.4`, or `32` when whole at that precision.
     static func number(_ value: Double, decimals: Int) -> String {

@@ -127,7 +127,7 @@ public actor DesktopItem {
         }
     }
 
-    private func savedRide(_ ride: SavedRide) async {
+    private func savedRide(_ ride: SavedRide) {
         notify(face.saved(ride))
     }
 

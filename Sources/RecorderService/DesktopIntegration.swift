@@ -27,7 +27,7 @@ public enum DesktopIntegration {
             Name=cyclelog
             GenericName=Ride recorder
             Comment=Record a ride from Bluetooth cycling sensors (power, cadence, speed, heart rate)
-            Exec=\(quoted(executable)) record --wait
+            Exec=\(DesktopEntryText.quoted(executable)) record --wait
             Terminal=false
             DBusActivatable=true
             Categories=Utility;
@@ -39,8 +39,8 @@ public enum DesktopIntegration {
             text += """
 
                 [Desktop Action start-\(preset.id)]
-                Name=\(value(preset.title))
-                Exec=\(quoted(executable)) start \(preset.id)
+                Name=\(DesktopEntryText.value(preset.title))
+                Exec=\(DesktopEntryText.quoted(executable)) start \(preset.id)
 
                 """
         }
@@ -49,7 +49,7 @@ public enum DesktopIntegration {
 
                 [Desktop Action \(action)]
                 Name=\(title)
-                Exec=\(quoted(executable)) \(action)
+                Exec=\(DesktopEntryText.quoted(executable)) \(action)
 
                 """
         }
@@ -61,12 +61,8 @@ public enum DesktopIntegration {
         """
         [D-BUS Service]
         Name=\(RecorderControl.busName)
-        Exec=\(quoted(executable)) record --wait
+        Exec=\(DesktopEntryText.quoted(executable)) record --wait
 
         """
     }
-
-    private static func value(_ text: String) -> String { DesktopEntryText.value(text) }
-
-    private static func quoted(_ argument: String) -> String { DesktopEntryText.quoted(argument) }
 }
