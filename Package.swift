@@ -272,7 +272,9 @@ let package = Package(
         .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "StructuredWorkouts", "FIT"]),
         .testTarget(
             name: "WorkoutsTests",
-            dependencies: ["Formats", "Concurrency", "Workouts", "CyclingSensors", "TestSupport"]),
+            dependencies: [
+                "Formats", "Concurrency", "Workouts", "CyclingSensors", "StructuredWorkouts", "TestSupport",
+            ]),
         .testTarget(
             name: "CaptureTests",
             dependencies: ["Capture", "RideJournal", "Workouts", "CyclingSensors", "TestSupport"]),

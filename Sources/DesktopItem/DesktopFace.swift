@@ -34,6 +34,8 @@ public struct DesktopFace: Sendable {
         case notify(DesktopNotification)
         /// Read ride `workoutId` once it is saved, and tell `saved` what it was.
         case readSaved(workoutId: Int64)
+        /// The End was undone: the ride is not being saved after all.
+        case forgetSaved
     }
 
     // MARK: What the recorder says
@@ -63,9 +65,23 @@ public struct DesktopFace: Sendable {
             guard let workoutId = values["workoutId"]?.integer, workoutId != 0 else { return [] }
             switch values["kind"]?.string {
             case "end":
+                // An End waits 30 s to be undone (while it waits, it is the only action that can be).
+                let undo =
+                    types.contains(.ride)
+                    ? [DesktopNotification.Action(key: "undo", label: "Undo", command: .undo(action: nil))] : []
                 return [
-                    .notify(DesktopNotification(summary: "Ride ended", body: "Saving ride \(workoutId)…", actions: [])),
+                    .notify(
+                        DesktopNotification(
+                            summary: "Ride ended", body: "Ride \(workoutId) is saved in 30 s.", actions: undo)),
                     .readSaved(workoutId: workoutId),
+                ]
+            case "undo" where values["action"]?.string == "end":
+                return [
+                    .notify(
+                        DesktopNotification(
+                            summary: "Riding again", body: "The End is undone: ride \(workoutId) goes on.",
+                            actions: status.map(rideActions) ?? [])),
+                    .forgetSaved,
                 ]
             case "cancel":
                 return [
@@ -278,8 +294,8 @@ public struct DesktopFace: Sendable {
         public var children: [MenuEntry] = []
     }
 
-    /// The menu: Start (a submenu of the suggested workouts), Pause or Resume, Lap, End; without the `ride` type a
-    /// line that says the controls were not granted.
+    /// The menu: Start (a submenu of the suggested workouts), Pause or Resume, Lap, End, and Undo naming the action
+    /// it takes back ("Undo lap 4"); without the `ride` type a line that says the controls were not granted.
     public var menu: [MenuEntry] {
         guard let status else { return [MenuEntry(label: "No recorder running", enabled: false)] }
         guard types.contains(.ride) else {
@@ -298,7 +314,18 @@ public struct DesktopFace: Sendable {
             pauseOrResume,
             MenuEntry(label: "Lap", enabled: status.can.lap, command: .control(.lap)),
             MenuEntry(label: "End", enabled: status.can.end, command: .control(.end)),
+            undoEntry(status),
         ]
+    }
+
+    /// "Undo lap 4" while the recorder offers an action this desktop may take back (its type granted), by its
+    /// number; a greyed "Undo" otherwise.
+    func undoEntry(_ status: RecorderStatus) -> MenuEntry {
+        let type = DataType(rawValue: status.undoType)
+        guard status.undoId > 0, type.map(types.contains) ?? true else {
+            return MenuEntry(label: "Undo", enabled: false)
+        }
+        return MenuEntry(label: "Undo \(status.undoAction)", enabled: true, command: .undo(action: status.undoId))
     }
 
     /// The controls a notification offers now: those the recorder would take, when the desktop may control.

@@ -103,11 +103,12 @@ public actor DesktopItem {
             switch effect {
             case .notify(let notification): notify(notification)
             case .readSaved(let workoutId): readWhenSaved(workoutId)
+            case .forgetSaved: saving?.cancel()
             }
         }
     }
 
-    /// Waits for ride `workoutId` to be in the store (the recorder saves it after its End: a second or two), then
+    /// Waits for ride `workoutId` to be in the store (the recorder saves it 30 s after its End, or at once), then
     /// says it; gives up after 2 minutes, saying so once (a ride whose save failed is said by the recorder itself;
     /// a recorder that writes another database than the item reads is the likely cause).
     private func readWhenSaved(_ workoutId: Int64) {
@@ -199,9 +200,11 @@ public actor DesktopItem {
     }
 
     /// Asks the recorder for `command`, expecting the ride as the desktop last saw it (a menu shown before a
-    /// change is refused as stale, not applied to another ride); a refusal is put up in words.
+    /// change is refused as stale, not applied to another ride); a refusal is put up in words. An undo names its
+    /// action by number, which no later control changes.
     private func send(_ command: RecorderCommand) async {
-        let expect = face.status?.controlSequence ?? 0
+        let isUndo = if case .undo = command { true } else { false }
+        let expect = isUndo ? 0 : face.status?.controlSequence ?? 0
         do {
             _ = try await link.control(requestId: "desktop-" + UUID().uuidString, command, expect: expect)
         } catch {

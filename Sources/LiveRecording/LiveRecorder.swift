@@ -121,11 +121,24 @@ public actor LiveRecorder {
 
     // MARK: Commands
 
-    /// Pause, resume, lap, marker, end or cancel, from the keyboard, a signal or D-Bus. Returns why it was
-    /// refused, or nil when it was applied.
+    /// Pause, resume, lap, marker, end or cancel, from the keyboard or D-Bus: the rider's, which they can undo
+    /// for 30 s (an End keeps the ride open for as long, unless `endsAtOnce`). Returns why it was refused, or nil
+    /// when it was applied.
     @discardableResult
-    public func control(_ control: WorkoutControl) async -> String? {
-        await carryOut(core.control(control, at: time()))
+    public func control(_ control: WorkoutControl, endsAtOnce: Bool = false) async -> String? {
+        await carryOut(core.control(control, at: time(), byRider: true, endsAtOnce: endsAtOnce))
+    }
+
+    /// Takes back the rider's action `id` (nil: the latest) within its 30 s: what was undone, in words, or why
+    /// not.
+    public func undo(_ id: Int64?) async -> Result<String, CommandRefusal> {
+        switch core.undo(id, at: time()) {
+        case .success(let outcome):
+            await execute(outcome.effects)
+            return .success(outcome.words)
+        case .failure(let refusal):
+            return .failure(refusal)
+        }
     }
 
     /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
@@ -133,10 +146,14 @@ public actor LiveRecorder {
 
     /// Takes what the rider asks of the trainer (`cyclelog target`, the dashboard's keys, D-Bus, the phone), or
     /// says why not: no trainer, or a mode it does not declare (never sent to it).
-    public func steer(_ ask: TrainerAsk) async -> String? { await carryOut(core.steer(ask, at: time())) }
+    public func steer(_ ask: TrainerAsk) async -> String? {
+        await carryOut(core.steer(ask, at: time(), byRider: true))
+    }
 
     /// Skip, back, extend or the intensity, from the keyboard, D-Bus or the phone; why not, or nil.
-    public func player(_ control: PlayerControl) async -> String? { await carryOut(core.player(control, at: time())) }
+    public func player(_ control: PlayerControl) async -> String? {
+        await carryOut(core.player(control, at: time(), byRider: true))
+    }
 
     private func carryOut(_ outcome: Result<[RecorderCore.Effect], CommandRefusal>) async -> String? {
         switch outcome {

@@ -36,10 +36,43 @@ struct LiveRide {
     /// the same events (a notification digested during the last write, but never written, gave a contentDigest
     /// that `show --journal | sha256sum` did not).
     mutating func add(_ event: RideEvent) -> ArraySlice<BuildProblem> {
-        guard session.state != .ended && session.state != .cancelled else { return [] }
+        if afterEnd != nil {
+            // The End can still be undone: what comes meanwhile waits, and is the ride's only if it is.
+            afterEnd?.append(event)
+            return []
+        }
+        let isUndo = if case .control(.undo) = event.kind { true } else { false }
+        guard isUndo || (session.state != .ended && session.state != .cancelled) else { return [] }
         let problems = pipeline.add(event)
         problemCount += problems.count
+        if case .control(.undo) = event.kind { recount() }
         return problems
+    }
+
+    /// After an undo, which may have made seconds again: the totals and the last seconds from the ride as it now
+    /// stands (the seconds not handed out yet are counted when they are).
+    private mutating func recount() {
+        let samples = pipeline.builder.samples(from: 0)
+        distanceMeters = samples.reduce(0) { $0 + $1.distanceMeters }
+        workJoules = samples.reduce(0) { $0 + ($1.isRunning ? $1.powerWatts ?? 0 : 0) }
+        recentSamples = Array(samples.suffix(3))
+    }
+
+    /// The events since the ride's End while that End can be undone; nil otherwise.
+    private(set) var afterEnd: [RideEvent]?
+
+    /// The rider's End: kept open for its undo window.
+    mutating func endCanBeUndone() { afterEnd = [] }
+
+    /// The window passed (or `end --now`): what came after the End is not the ride's.
+    mutating func endIsFinal() { afterEnd = nil }
+
+    /// The End is undone: what came since goes into the ride (its undo comes next, and builds the ride again
+    /// without the End).
+    mutating func endUndone() {
+        guard let held = afterEnd else { return }
+        afterEnd = nil
+        for event in held { _ = pipeline.add(event) }
     }
 
     /// What came since the last call, for the store writer; the seconds completed meanwhile are counted for

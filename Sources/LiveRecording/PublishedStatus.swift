@@ -37,6 +37,8 @@ extension LiveRecorder.AppliedControl {
                 ("intake", .string(intake.kind.rawValue)), ("amount", .double(intake.amount)),
                 ("unit", .string(intake.kind.unit)),
             ]
+        case .undo(let undone):
+            pairs += [("action", .string(undone.verb)), ("actionTimeMicros", .int64(undone.timeMicroseconds))]
         default: break
         }
         return .properties(pairs)

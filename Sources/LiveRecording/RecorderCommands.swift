@@ -62,6 +62,10 @@ extension LiveRecorder {
                 throw .invalid(error.message)
             }
             try refused(await self.player(playerControl))
+        case .undo(let action):
+            if case .failure(let refusal) = await undo(action) { throw refusal }
+        case .endNow:
+            try refused(await control(.end, endsAtOnce: true))
         }
         return 0
     }

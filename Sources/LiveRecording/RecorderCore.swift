@@ -1,5 +1,6 @@
 import BlueZ
 import CyclingSensors
+import Formats
 import RecorderInterface
 import RideWriting
 import StructuredWorkouts
@@ -73,8 +74,9 @@ struct RecorderCore {
 
     /// What waits for the trainer to be let go.
     enum Deferred: Sendable, Equatable {
-        /// An End or a Cancel (the trainer's Reset goes into the ride's journal before the ride ends).
-        case control(WorkoutControl)
+        /// An End or a Cancel (the trainer's Reset goes into the ride's journal before the ride ends): the rider's
+        /// (an action that can be undone), and whether an End saves the ride at once.
+        case control(WorkoutControl, byRider: Bool, endsAtOnce: Bool)
         /// SIGINT or SIGTERM.
         case stop
         /// The ride ended on its own (a goal, `--auto`, a ramp test).
@@ -104,6 +106,13 @@ struct RecorderCore {
     private(set) var suggestedWorkouts: [RecorderStatus.SuggestedWorkout] = []
     /// When (on the elapsed clock) the presets are read again.
     private var presetsDue: Duration = .zero
+    /// The rider's actions of this ride that can still be undone.
+    private(set) var undoLedger = UndoLedger()
+    /// A rider's command is being carried out: the controls it applies are actions the rider can undo.
+    private var riderActing = false
+    /// What the trainer was asked when the rider's End let it go (without a workout, which asks its own again):
+    /// asked again if the End is undone.
+    private var trainerBeforeEnd: TrainerAsk?
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -186,8 +195,13 @@ struct RecorderCore {
     /// The trainer was let go: what waited for it.
     mutating func resume(_ deferred: Deferred, at time: Time) -> [Effect] {
         switch deferred {
-        case .control(let control):
-            guard case .success(let actions) = controller.control(control, at: journalTime(time)) else { return [] }
+        case .control(let control, let byRider, let endsAtOnce):
+            riderActing = byRider
+            defer { riderActing = false }
+            guard
+                case .success(let actions) = controller.control(
+                    control, at: journalTime(time), endsAtOnce: endsAtOnce)
+            else { return [] }
             return ride(actions, at: time)
         case .stop: return ride(controller.stop(at: journalTime(time)), at: time)
         case .save: return [.save]
@@ -239,23 +253,102 @@ struct RecorderCore {
     func refusal(of control: WorkoutControl) -> String? { controller.refusal(of: control) }
 
     /// Pause, resume, lap, marker, intake, end or cancel. An End or a Cancel lets the trainer go first, while the
-    /// ride still takes events, so that its journal ends with the Reset.
-    mutating func control(_ control: WorkoutControl, at time: Time) -> Result<[Effect], CommandRefusal> {
+    /// ride still takes events, so that its journal ends with the Reset. `byRider`: a command (the rider can
+    /// undo it, and their End keeps the ride open for that unless `endsAtOnce`), not a rule of the recorder.
+    mutating func control(
+        _ control: WorkoutControl, at time: Time, byRider: Bool = false, endsAtOnce: Bool = true
+    ) -> Result<[Effect], CommandRefusal> {
         if let refusal = controller.refusal(of: control) { return .failure(.refused(refusal)) }
-        if control == .end || control == .cancel, let release = release(at: time, then: .control(control)) {
+        let endsAtOnce = endsAtOnce || !byRider
+        if control == .end {
+            let ask = trainerControl.currentAsk
+            trainerBeforeEnd = byRider && guide == nil && ask != .mode(.free) && trainerLink != nil ? ask : nil
+        }
+        if control == .end || control == .cancel,
+            let release = release(at: time, then: .control(control, byRider: byRider, endsAtOnce: endsAtOnce))
+        {
             return .success(release)
         }
-        switch controller.control(control, at: journalTime(time)) {
+        riderActing = byRider
+        defer { riderActing = false }
+        if byRider { _ = actionTime(time) }
+        switch controller.control(control, at: journalTime(time), endsAtOnce: endsAtOnce) {
         case .success(let actions): return .success(ride(actions, at: time))
         case .failure(let refused): return .failure(.refused(refused.reason))
         }
     }
 
+    /// A rider's action's journal time: after the last one's, so that an undo's time and verb name one line.
+    private mutating func actionTime(_ time: Time) -> Int64 {
+        let last = undoLedger.entries.last?.action.timeMicroseconds ?? .min
+        return controller.stamp(max(time.rideMicroseconds, last + 1))
+    }
+
+    // MARK: Undo
+
+    /// Takes back the rider's action `id` (nil: the latest), within its 30 s: an `undo` into the journal, which
+    /// builds the ride again without it, and what the journal alone does not put back (the trainer's target
+    /// before it, the workout's player before it, a ride kept open after its End going on). Returns what was
+    /// undone, in words, or why not.
+    mutating func undo(_ id: Int64?, at time: Time) -> Result<(effects: [Effect], words: String), CommandRefusal> {
+        guard controller.phase == .riding || controller.isEnding else {
+            return .failure(.refused("no workout is being recorded: there is nothing to undo"))
+        }
+        let now = max(time.rideMicroseconds, controller.lastEventMicroseconds)
+        let entry: UndoLedger.Entry
+        switch undoLedger.entry(id, at: now) {
+        case .success(let found): entry = found
+        case .failure(let refusal): return .failure(.refused(refusal.reason))
+        }
+        if controller.isEnding && entry.action.verb != "end" {
+            return .failure(.refused("the ride has ended: undo the End first (`cyclelog undo`)"))
+        }
+        if entry.action.verb == "trainer" {
+            let state = trainerControl.state(at: time.elapsed)
+            guard state != .absent && state != .disconnected, trainerLink != nil else {
+                return .failure(
+                    .refused("\(entry.words) cannot be undone: the trainer is not connected to be asked again"))
+            }
+        }
+        if entry.action.verb == "player", let later = undoLedger.laterPlayerAction(after: entry.id) {
+            return .failure(.refused("\(entry.words) cannot be undone before \(later.words): undo that first"))
+        }
+        if entry.action.verb == "trainer", let later = undoLedger.laterTrainerAction(after: entry.id) {
+            return .failure(.refused("\(entry.words) cannot be undone before \(later.words): undo that first"))
+        }
+        let event = RideEvent(timeMicroseconds: journalTime(time), .control(.undo(entry.action)))
+        undoLedger.markUndone(entry.id)
+        var effects = ride(controller.undo(event), at: time)
+        if let before = entry.trainerBefore, case .success(let actions) = trainerControl.ask(before, at: time.elapsed) {
+            // Not journalled: the undo itself says that the target before it holds again.
+            effects += trainer(actions, at: time)
+        }
+        if let before = entry.guideBefore, undoLedger.laterPlayerAction(after: entry.id) == nil {
+            guide = before
+            // The player is back where it was: its target is asked of the trainer again.
+            guide?.trainerRefused()
+            effects += guideTick(at: time)
+        }
+        if entry.action.verb == "end" {
+            guide?.trainerRefused()
+            effects += tell("the End is undone: workout \(workoutId) goes on")
+        } else {
+            effects += tell("undone: \(entry.words)")
+        }
+        return .success((effects + [.publishStatus], entry.words))
+    }
+
     /// What the rider asks of the trainer: into the journal (what the ride's trainer statistics are measured
     /// against) and to the trainer; refused with no trainer or a mode it does not declare (never sent to it).
-    mutating func steer(_ ask: TrainerAsk, at time: Time) -> Result<[Effect], CommandRefusal> {
+    mutating func steer(_ ask: TrainerAsk, at time: Time, byRider: Bool = false) -> Result<[Effect], CommandRefusal> {
+        let before = trainerControl.currentAsk
         switch trainerControl.ask(ask, at: time.elapsed) {
         case .success(let actions):
+            if byRider && controller.phase == .riding {
+                undoLedger.took(
+                    UndoneAction(timeMicroseconds: actionTime(time), verb: "trainer"),
+                    words: trainerControl.currentAsk.words, type: .trainer, trainerBefore: before)
+            }
             return .success(journalTrainerTarget(at: time) + trainer(actions, at: time) + [.publishStatus])
         case .failure(let refusal):
             return .failure(.refused(refusal.reason))
@@ -263,9 +356,16 @@ struct RecorderCore {
     }
 
     /// Skip, back, extend or the intensity: into the journal, then to the player.
-    mutating func player(_ control: PlayerControl, at time: Time) -> Result<[Effect], CommandRefusal> {
-        guard controller.isRiding, guide != nil else {
+    mutating func player(_ control: PlayerControl, at time: Time, byRider: Bool = false) -> Result<
+        [Effect], CommandRefusal
+    > {
+        guard controller.phase == .riding, guide != nil else {
             return .failure(.refused("no structured workout is being ridden"))
+        }
+        if byRider {
+            undoLedger.took(
+                UndoneAction(timeMicroseconds: actionTime(time), verb: "player"), words: control.shownWords,
+                guideBefore: guide)
         }
         var effects = record(RideEvent(timeMicroseconds: journalTime(time), .setting(.player(control))), at: time)
         effects += guided(guide?.apply(control) ?? [], at: time)
@@ -503,6 +603,14 @@ struct RecorderCore {
             published: controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors))
         status.published.suggestedWorkouts = suggestedWorkouts
         status.screen.message = notice
+        if controller.phase == .riding || controller.isEnding,
+            let offer = undoLedger.offer(at: max(time.rideMicroseconds, controller.lastEventMicroseconds))
+        {
+            status.published.undoId = offer.entry.id
+            status.published.undoAction = offer.entry.words
+            status.published.undoType = offer.entry.type.rawValue
+            status.published.undoSecondsLeft = offer.secondsLeft
+        }
         describeTrainer(&status, at: time.elapsed)
         if controller.isRiding, let guide {
             guide.describe(&status)
@@ -549,12 +657,29 @@ struct RecorderCore {
             switch action {
             case .open(let request, let start):
                 openFailure = nil
+                undoLedger.reset()
                 effects.append(
                     .open(request, startMicroseconds: start, descriptions: sensors.roster.openingDescriptions))
             case .applied(let control):
                 effects.append(.applied(control))
-                // A lap press ends an open step.
-                if control.control == .lap { effects += guided(guide?.lapPressed() ?? [], at: time) }
+                let guideBefore = guide
+                var movedThePlayer = false
+                if control.control == .lap {
+                    // A lap press ends an open step.
+                    let guidance = guide?.lapPressed() ?? []
+                    movedThePlayer = !guidance.isEmpty
+                    effects += guided(guidance, at: time)
+                }
+                if riderActing,
+                    let action = RideEvent(timeMicroseconds: control.timeMicroseconds, .control(control.control))
+                        .undoable
+                {
+                    undoLedger.took(
+                        action, words: actionWords(control.control),
+                        type: control.control.name == "intake" ? .intake : .ride,
+                        trainerBefore: control.control == .end ? trainerBeforeEnd : nil,
+                        guideBefore: movedThePlayer ? guideBefore : nil)
+                }
             case .save:
                 // The trainer is let go before the ride is written for the last time.
                 effects += release(at: time, then: .save) ?? [.save]
@@ -730,6 +855,16 @@ struct RecorderCore {
             }
         }
         return effects
+    }
+
+    /// An action as the screens offer to undo it: "lap 4", "water 250ml", "marker “top”".
+    private func actionWords(_ control: WorkoutControl) -> String {
+        switch control {
+        case .lap: "lap \((controller.ride?.session.lapStarts.count ?? 0) + 1 + (guide?.stepLaps ?? 0))"
+        case .intake(let intake): intake.description
+        case .marker(let text): "marker “\(ShownText.cut(text, to: 30))”"
+        default: control.name
+        }
     }
 
     private mutating func tell(_ words: String) -> [Effect] {

@@ -68,6 +68,9 @@ struct RideController {
         /// A ride's row is being opened; the events meanwhile wait to be recorded into it.
         case opening(Opening)
         case riding
+        /// Ended by the rider, and kept open until `until` (journal time) so that the End can be undone: the ride
+        /// goes on as the same ride then. Saved once the time has passed, or at once on `end --now`.
+        case ending(until: Int64)
         /// Ended or cancelled, being written.
         case saving
         /// Stopped for good.
@@ -111,7 +114,12 @@ struct RideController {
 
     /// The workout being recorded, 0 while none is.
     var workoutId: Int64 { ride?.workoutId ?? 0 }
-    var isRiding: Bool { phase == .riding || phase == .saving }
+    var isRiding: Bool {
+        switch phase {
+        case .riding, .saving, .ending: true
+        case .waiting, .opening, .over: false
+        }
+    }
     var isOver: Bool { phase == .over }
 
     /// A time for the journal from the clock's reading.
@@ -148,6 +156,10 @@ struct RideController {
         case .riding, .saving:
             let elapsed = RecordedTotals.seconds(figures(at: time).elapsedSeconds)
             return .refused("workout \(workoutId) is being recorded (\(elapsed) in): end it first with `cyclelog end`")
+        case .ending(let until):
+            return .refused(
+                "workout \(workoutId) has ended and is saved in \(Self.seconds(until - time)) s: "
+                    + "`cyclelog end --now` saves it now")
         case .opening:
             return .refused("a workout is starting: try again in a moment")
         case .waiting, .over:
@@ -268,7 +280,7 @@ struct RideController {
                 nextRide = watchForPedalling(event, descriptions: descriptions)
             }
             return []
-        case .riding, .saving:
+        case .riding, .saving, .ending:
             return add(event, name: name)
         case .over:
             return []
@@ -317,6 +329,12 @@ struct RideController {
     /// Why a control would be refused now (pausing a paused ride, anything after the end), or nil.
     func refusal(of control: WorkoutControl) -> String? {
         switch phase {
+        case .ending(let until):
+            // A second End saves the ride now; the rest waits for the End to be undone.
+            return control == .end
+                ? nil
+                : "workout \(workoutId) has ended and is saved in \(Self.seconds(until - lastEventMicroseconds)) s: "
+                    + "`cyclelog undo` takes the End back"
         case .riding, .saving:
             guard var session = ride?.session else { return "no workout is being recorded" }
             return session.apply(control, at: max(lastEventMicroseconds, 1))
@@ -337,9 +355,20 @@ struct RideController {
         }
     }
 
-    /// Pause, resume, lap, marker, end or cancel at `time`: the actions, or why it was refused.
-    mutating func control(_ control: WorkoutControl, at time: Int64) -> Result<[Action], Refused> {
+    /// Whole seconds, rounded up, of a time to come.
+    static func seconds(_ microseconds: Int64) -> Int64 { max(0, (microseconds + 999_999) / 1_000_000) }
+
+    /// Pause, resume, lap, marker, end or cancel at `time`: the actions, or why it was refused. An End that
+    /// `endsAtOnce` is false for (the rider's, not `end --now`) keeps the ride open for the undo window.
+    mutating func control(_ control: WorkoutControl, at time: Int64, endsAtOnce: Bool = true) -> Result<
+        [Action], Refused
+    > {
         if let refusal = refusal(of: control) { return .failure(Refused(reason: refusal)) }
+        if case .ending = phase {
+            phase = .saving
+            ride?.endIsFinal()
+            return .success([.save])
+        }
         if phase == .waiting {
             // Only an armed start takes a control while waiting: a cancel disarms it.
             armed = nil
@@ -349,6 +378,16 @@ struct RideController {
         let riding = phase == .riding
         var actions = record(RideEvent(timeMicroseconds: time, .control(control)))
         switch control {
+        case .end where riding && !endsAtOnce:
+            let until = time + UndoLedger.windowMicroseconds
+            phase = .ending(until: until)
+            ride?.endCanBeUndone()
+            actions += [
+                .tell(
+                    "workout \(workoutId) ended: it is saved in \(Self.seconds(until - time)) s "
+                        + "(`cyclelog undo` goes on with it, `cyclelog end --now` saves it now)"),
+                .publishStatus,
+            ]
         case .end where riding:
             phase = .saving
             actions.append(.save)
@@ -361,6 +400,22 @@ struct RideController {
         return .success(actions)
     }
 
+    /// An undo (its journal event): into the ride, which is built again without the action. The End of a ride
+    /// kept open for its window is taken back too: the ride goes on, with what came since the End.
+    mutating func undo(_ event: RideEvent) -> [Action] {
+        guard case .control(.undo(let undone)) = event.kind else { return [] }
+        if undone.verb == "end", case .ending = phase {
+            phase = .riding
+            ride?.endUndone()
+        }
+        return record(event) + [.publishStatus]
+    }
+
+    /// Whether the ride is kept open after its End, for the End to be undone.
+    var isEnding: Bool {
+        if case .ending = phase { true } else { false }
+    }
+
     struct Refused: Error, Equatable {
         var reason: String
     }
@@ -369,7 +424,7 @@ struct RideController {
     mutating func stop(at time: Int64) -> [Action] {
         stopRequested = true
         switch phase {
-        case .riding:
+        case .riding, .ending:
             return (try? control(.end, at: time).get()) ?? []
         case .opening(var opening):
             opening.abandoned = true
@@ -386,7 +441,7 @@ struct RideController {
     /// The system bus went away: the ride in progress is saved, and the recorder ends with the reason.
     mutating func connectionLost(at time: Int64) -> [Action] {
         guard phase != .over else { return [] }
-        guard phase == .riding else {
+        guard isRiding, phase != .saving else {
             problem = LiveRecordingError(.bluetooth, "the connection to the system bus was lost")
             return stop(at: time)
         }
@@ -397,6 +452,9 @@ struct RideController {
     /// What ends a ride on its own, checked at every flush: `--auto`'s time without pedalling, a Start's goal (its
     /// progress worked out only for a ride that ends at it).
     mutating func dueEndings(at time: Int64) -> [Action] {
+        if case .ending(let until) = phase, time >= until {
+            return (try? control(.end, at: time).get()) ?? []
+        }
         guard phase == .riding, let ride else { return [] }
         var notice: String?
         if let auto = rules.auto, ride.idleEnding?.isDue(at: time) == true {

@@ -104,6 +104,19 @@ struct LiveRoutes {
                     + "(`cyclelog-mirror grant NAME +\(command.dataType.rawValue)` on the recorder)")
         }
         guard await hub.recorderPresent else { return await noRecorder() }
+        if case .undo(let action) = command {
+            // An undo writes what its action wrote: the offered action's type, or (an older one, whose type the
+            // screen cannot know) every type an action can have.
+            let offer = await hub.undoOffer
+            let needed: Set<DataType> =
+                action == nil || action == offer.id ? Set([offer.type].compactMap { $0 }) : [.intake, .trainer]
+            if let missing = needed.subtracting(device.types).sorted(by: { $0.rawValue < $1.rawValue }).first {
+                return MirrorResponder.error(
+                    .forbidden,
+                    "\(device.name) is not granted \(missing.rawValue), which undoing it needs "
+                        + "(`cyclelog-mirror grant NAME +\(missing.rawValue)` on the recorder)")
+            }
+        }
         // A start begins a ride of its own: the ride a screen last saw cannot be over for it.
         let startsARide = if case .start = command { true } else { false }
         if let workoutId = body.workoutId, !startsARide, workoutId != (await hub.current).workoutId {

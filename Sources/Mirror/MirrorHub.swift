@@ -48,6 +48,11 @@ public actor MirrorHub {
         (recorderStatus?.workoutId ?? 0, recorderStatus?.controlSequence ?? 0)
     }
 
+    /// The action the recorder offers to undo now: its number (0: none) and the type undoing it needs.
+    public var undoOffer: (id: Int64, type: DataType?) {
+        (recorderStatus?.undoId ?? 0, recorderStatus.flatMap { DataType(rawValue: $0.undoType) })
+    }
+
     // MARK: What the recorder says
 
     public func apply(_ update: RecorderUpdate) {
@@ -242,7 +247,8 @@ public actor MirrorHub {
             "Sensors", "SuggestedWorkouts", "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent",
             "ResistanceLevel", "PowerMatchOffsetWatts", "TrainerMessage", "WorkoutPlanId", "WorkoutPlanName",
             "StepIndex", "StepCount", "StepSecondsLeft", "StepName", "TargetRangeLowWatts", "TargetRangeHighWatts",
-            "NextTargetPowerWatts", "IntensityPercent", "WorkoutProfile",
+            "NextTargetPowerWatts", "IntensityPercent", "WorkoutProfile", "UndoId", "UndoAction", "UndoType",
+            "UndoSecondsLeft",
         ].map(SnapshotField.property)
 
     /// The snapshot's fields in the documented order, those of a type not in `types` left out. Unknown values (NaN,
@@ -253,7 +259,7 @@ public actor MirrorHub {
         func value(_ name: String) -> JSONValue {
             switch status?.json(name) ?? .null {
             case .string(let text) where text.isEmpty: .null
-            case .integer(0) where name == "WorkoutId" || name == "StepCount" || name == "IntensityPercent": .null
+            case .integer(0) where ["WorkoutId", "StepCount", "IntensityPercent", "UndoId"].contains(name): .null
             case .integer(-1) where name == "StepIndex": .null
             case let other: other
             }

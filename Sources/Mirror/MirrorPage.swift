@@ -114,6 +114,7 @@ enum MirrorPage {
           <div id="rideControls" class="controls">
             <button id="pauseResume" class="primary">Pause</button>
             <button id="lapButton">Lap</button>
+            <button id="undoButton" class="hidden">Undo</button>
             <button id="endButton" class="hold danger" aria-label="End: hold for one second">Hold to end</button>
             <button id="cancelButton" class="danger">Cancel</button>
             <button id="water250">Water +250</button>
@@ -297,6 +298,10 @@ enum MirrorPage {
           const may = (type) => !granted || granted.includes(type);
           if (!may("ride")) $("start").classList.add("hidden");
           for (const id of ["pauseResume", "lapButton", "endButton", "cancelButton", "workoutControls"]) $(id).classList.toggle("hidden", !may("ride"));
+          // The action that can still be undone, named ("Undo lap 4"), for as long as it can be.
+          const undoable = s && s.undoId && may("ride") && (!s.undoType || may(s.undoType));
+          $("undoButton").classList.toggle("hidden", !undoable);
+          if (undoable) { $("undoButton").textContent = "Undo " + s.undoAction; $("undoButton").dataset.action = s.undoId; }
           $("noteForm").classList.toggle("hidden", !(s && (can.pause || can.resume)) || !may("ride"));
           $("water250").classList.toggle("hidden", !may("intake"));
           $("water500").classList.toggle("hidden", !may("intake"));
@@ -381,10 +386,11 @@ enum MirrorPage {
 
         function eventShown(event) {
           if (status && event.controlSequence > status.controlSequence) status.controlSequence = event.controlSequence;
-          const words = { start: "Started", pause: "Paused", resume: "Resumed", lap: "Lap", end: "Ended", cancel: "Cancelled", marker: "Note", intake: "Drink" };
+          const words = { start: "Started", pause: "Paused", resume: "Resumed", lap: "Lap", end: "Ended", cancel: "Cancelled", marker: "Note", intake: "Drink", undo: "Undone" };
           let text = words[event.kind] || event.kind;
           if (event.kind === "marker") text += ": " + event.text;
           if (event.kind === "intake") text += ": " + event.amount + " " + event.unit + " " + event.intake;
+          if (event.kind === "undo") text += ": " + event.action;
           $("info").textContent = text + " at " + new Date(event.time).toLocaleTimeString();
           $("info").classList.add("show");
         }
@@ -403,7 +409,7 @@ enum MirrorPage {
           const body = { requestId: requestId(), command, args: args || {} };
           // A trainer's target or a workout's step is not a control of the ride: it never goes stale when a lap
           // comes first.
-          const ofTheRide = !["start", "target", "grade", "resistance", "trainer", "skip", "back", "extend", "intensity"].includes(command);
+          const ofTheRide = !["start", "target", "grade", "resistance", "trainer", "skip", "back", "extend", "intensity", "undo"].includes(command);
           if (status && ofTheRide) { body.expect = status.controlSequence; if (status.workoutId) body.workoutId = status.workoutId; }
           let delay = 500;
           for (;;) {
@@ -430,6 +436,8 @@ enum MirrorPage {
 
         $("pauseResume").onclick = () => send(status && status.can && status.can.resume ? "resume" : "pause", {}, $("pauseResume").textContent);
         $("lapButton").onclick = () => send("lap", {}, "Lap");
+        // The action shown, by its number: two screens undoing it at once undo it once.
+        $("undoButton").onclick = () => send("undo", { action: Number($("undoButton").dataset.action) }, $("undoButton").textContent);
         $("trainerUp").onclick = () => send("target", { change: 10 }, "+10 W");
         $("trainerDown").onclick = () => send("target", { change: -10 }, "−10 W");
         $("trainerErg").onclick = () => send("trainer", { mode: "erg" }, "ERG");

@@ -35,9 +35,12 @@ public enum DataAccess {
         return kept
     }
 
-    /// The type an `Event` belongs to: an intake's is intake; nil for the ride's controls, which every device sees.
+    /// The type an `Event` belongs to: an intake's (and an intake's undo) is intake; nil for the ride's controls,
+    /// which every device sees.
     public static func type(ofEvent event: [String: DBusValue]) -> DataType? {
-        event["kind"]?.unwrapped.string == "intake" ? .intake : nil
+        let kind = event["kind"]?.unwrapped.string
+        let undone = event["action"]?.unwrapped.string
+        return kind == "intake" || (kind == "undo" && undone == "intake") ? .intake : nil
     }
 }
 
@@ -48,7 +51,7 @@ extension RecorderCommand {
         switch self {
         case .intake: .intake
         case .steer: .trainer
-        case .start, .control, .marker, .player: .ride
+        case .start, .control, .marker, .player, .undo, .endNow: .ride
         }
     }
 }

@@ -27,6 +27,11 @@ public enum RecorderCommand: Equatable, Sendable {
     case steer(Steer)
     /// The structured workout's player.
     case player(Player)
+    /// Takes back an action of the ride within its 30 s: `action` (the status's `UndoId`, so that two screens
+    /// offering the same action undo it once), or the latest (nil).
+    case undo(action: Int64?)
+    /// `end` with `now`: the ride is saved at once, without the 30 s in which an End can be undone.
+    case endNow
 
     /// What a trainer command asks, as asked.
     public enum Steer: Equatable, Sendable {
@@ -58,7 +63,7 @@ public enum RecorderCommand: Equatable, Sendable {
     /// its own as well, `RecorderControl.methods`), marker, intake, the trainer's, the player's.
     public static let names =
         ["start"] + RecorderControl.methods.map(\.control.name) + ["marker", "intake"]
-        + ["target", "grade", "resistance", "trainer"] + ["skip", "back", "extend", "intensity"]
+        + ["target", "grade", "resistance", "trainer"] + ["skip", "back", "extend", "intensity"] + ["undo"]
 
     /// `Control`'s `command`.
     public var name: String {
@@ -75,6 +80,8 @@ public enum RecorderCommand: Equatable, Sendable {
         case .player(.back): "back"
         case .player(.extend): "extend"
         case .player(.intensity), .player(.intensityChange): "intensity"
+        case .undo: "undo"
+        case .endNow: "end"
         }
     }
 
@@ -82,7 +89,9 @@ public enum RecorderCommand: Equatable, Sendable {
     public var arguments: [String: DBusValue] {
         switch self {
         case .start(let style): style.mapValues(RecorderControl.dbusValue)
-        case .control, .player(.skip), .player(.back): [:]
+        case .control, .player(.skip), .player(.back), .undo(nil): [:]
+        case .undo(let action?): ["action": .int64(action)]
+        case .endNow: ["now": .boolean(true)]
         case .marker(let text): ["text": .string(text)]
         case .intake(let intake):
             [
@@ -111,7 +120,8 @@ public enum RecorderCommand: Equatable, Sendable {
         case .marker(let text): return ("Marker", [.string(text)])
         case .intake(let intake):
             return ("Intake", [.string(intake.kind.rawValue), .double(intake.amount), .string(intake.kind.unit)])
-        case .steer, .player: return nil
+        case .undo(let action): return ("Undo", [.int64(action ?? 0)])
+        case .steer, .player, .endNow: return nil
         }
     }
 
@@ -160,6 +170,25 @@ public enum RecorderCommand: Equatable, Sendable {
             self = .steer(.resistance(percent: percent))
         case "trainer":
             self = .steer(.mode(arguments["mode"]?.string ?? ""))
+        case "undo":
+            switch arguments["action"]?.unwrapped {
+            case nil: self = .undo(action: nil)
+            case let value?:
+                // An integer of any width, or a whole double (JSON's numbers, passed on by the mirror).
+                let whole: Int64? =
+                    if case .double(let number) = value, number == number.rounded(), abs(number) < 1e15 {
+                        Int64(number)
+                    } else {
+                        value.integer
+                    }
+                guard let action = whole, action > 0 else {
+                    throw DBusError(
+                        name: DBusError.invalidArgumentsName, message: "action takes the number of an action (UndoId)")
+                }
+                self = .undo(action: action)
+            }
+        case "end" where arguments["now"]?.unwrapped == .boolean(true):
+            self = .endNow
         case "skip": self = .player(.skip)
         case "back": self = .player(.back)
         case "extend":

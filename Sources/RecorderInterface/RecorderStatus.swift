@@ -69,6 +69,13 @@ public struct RecorderStatus: Sendable, Equatable {
     public var intensityPercent: Int64 = 0
     /// The whole workout for a small chart: `SECONDS:START:END` per step (watts, `-` for none), comma-separated.
     public var workoutProfile = ""
+    /// The latest action of the ride that can still be undone: its number in the ride (0: none), in words
+    /// ("lap 4", "ERG 300 W"), and the whole seconds left to undo it (an ended ride's: until it is saved).
+    public var undoId: Int64 = 0
+    public var undoAction = ""
+    /// The data type a screen must be granted to undo it (`ride`, `intake`, `trainer`).
+    public var undoType = ""
+    public var undoSecondsLeft: Double?
 
     /// Which controls would be taken now.
     public struct Controls: Sendable, Equatable {
@@ -206,7 +213,9 @@ public struct RecorderStatus: Sendable, Equatable {
         measurement("TargetRangeLowWatts", \.targetRangeLowWatts),
         measurement("TargetRangeHighWatts", \.targetRangeHighWatts),
         measurement("NextTargetPowerWatts", \.nextTargetPowerWatts), integer("IntensityPercent", \.intensityPercent),
-        text("WorkoutProfile", \.workoutProfile),
+        text("WorkoutProfile", \.workoutProfile), integer("UndoId", \.undoId), text("UndoAction", \.undoAction),
+        text("UndoType", \.undoType),
+        measurement("UndoSecondsLeft", \.undoSecondsLeft),
     ]
 
     static let byName = Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0) })

@@ -11,7 +11,13 @@ extension RecorderControl {
     /// The exported object: its connection, and the controls it accepted, which `serve` carries out.
     public struct Exported: Sendable {
         public let connection: DBusConnection
-        let accepted: AsyncStream<WorkoutControl>
+        let accepted: AsyncStream<Accepted>
+    }
+
+    /// An End (at once or not) or a Cancel, carried out once its reply is on its way.
+    struct Accepted: Sendable {
+        var control: WorkoutControl
+        var endsAtOnce: Bool
     }
 
     /// Owns the bus name and exports the object (`serve` then keeps it working). Fails when another recorder
@@ -19,7 +25,7 @@ extension RecorderControl {
     public static func export(on connection: DBusConnection, recorder: LiveRecorder, controlGroup: String? = nil)
         async throws(DBusError) -> Exported
     {
-        let (accepted, acceptedControls) = AsyncStream<WorkoutControl>.makeStream()
+        let (accepted, acceptedControls) = AsyncStream<Accepted>.makeStream()
         let commands = Commands(recorder: recorder, connection: connection, accepted: acceptedControls)
         let requests = ControlRequests()
         let owner = getuid()
@@ -47,6 +53,12 @@ extension RecorderControl {
                 "Start", in: [.init("style", "a{sv}")], out: [.init("workoutId", "x")], command: "start",
                 { $0.first?.dictionary ?? [:] }, reply: { [.int64($0)] }),
             method("Marker", in: [.init("text", "s")], command: "marker") { ["text": $0.first ?? .string("")] },
+            ExportedInterface.Method("Undo", in: [.init("action", "x")], out: [.init("undone", "s")]) {
+                (call) throws(DBusError) -> [DBusValue] in
+                try await checkCaller(call)
+                let action = call.body.first?.integer ?? 0
+                return [.string(try await commands.undo(action == 0 ? nil : action))]
+            },
             method(
                 "Intake", in: [.init("kind", "s"), .init("amount", "d"), .init("unit", "s")], command: "intake"
             ) { body in Dictionary(uniqueKeysWithValues: zip(["kind", "amount", "unit"], body)) },
@@ -107,7 +119,7 @@ extension RecorderControl {
     struct Commands: Sendable {
         let recorder: LiveRecorder
         let connection: DBusConnection
-        let accepted: AsyncStream<WorkoutControl>.Continuation
+        let accepted: AsyncStream<Accepted>.Continuation
 
         /// Reads and performs a command by name (a method's, `Control`'s); the new workout's id for a start.
         func perform(_ name: String, _ arguments: [String: DBusValue]) async throws(DBusError) -> Int64 {
@@ -116,13 +128,20 @@ extension RecorderControl {
 
         /// Performs `command`; the new workout's id for a start (0 while armed), else 0.
         func perform(_ command: RecorderCommand) async throws(DBusError) -> Int64 {
-            if case .control(let control) = command, control == .end || control == .cancel {
-                if let refusal = await recorder.refusal(of: control) {
+            let ending: Accepted? =
+                switch command {
+                case .control(.end): Accepted(control: .end, endsAtOnce: false)
+                case .control(.cancel): Accepted(control: .cancel, endsAtOnce: true)
+                case .endNow: Accepted(control: .end, endsAtOnce: true)
+                default: nil
+                }
+            if let ending {
+                if let refusal = await recorder.refusal(of: ending.control) {
                     throw DBusError(name: refusedError, message: refusal)
                 }
                 // Applied by `serve` after the reply is on its way: End and Cancel finish the recorder, and the
                 // caller should hear "done" rather than see the recorder leave the bus without an answer.
-                accepted.yield(control)
+                accepted.yield(ending)
                 return 0
             }
             do throws(LiveRecorder.CommandRefusal) {
@@ -137,6 +156,17 @@ extension RecorderControl {
                 case .refused(let reason): throw DBusError(name: refusedError, message: reason)
                 case .noSensors(let reason): throw DBusError(name: noSensorsError, message: reason)
                 }
+            }
+        }
+
+        /// `Undo`: what was undone, in words.
+        func undo(_ action: Int64?) async throws(DBusError) -> String {
+            switch await recorder.undo(action) {
+            case .success(let words):
+                await RecorderControl.showLatest(recorder, on: connection)
+                return words
+            case .failure(let refusal):
+                throw DBusError(name: refusedError, message: refusal.reason)
             }
         }
 
@@ -163,7 +193,9 @@ extension RecorderControl {
     public static func serve(_ exported: Exported, for recorder: LiveRecorder) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await control in exported.accepted { await recorder.control(control) }
+                for await ending in exported.accepted {
+                    await recorder.control(ending.control, endsAtOnce: ending.endsAtOnce)
+                }
             }
             group.addTask { await mirror(recorder, on: exported.connection) }
             group.addTask {
@@ -241,9 +273,15 @@ actor ControlRequests {
         }
         try await perform(command)
         var answer = await status()
-        if case .control(let control) = command, control == .end || control == .cancel {
-            // Carried out by `serve` just after this reply: its outcome, not the state before it.
-            answer = Answer(state: control == .end ? .ended : .cancelled, controlSequence: before + 1)
+        switch command {
+        case .control(.end), .endNow:
+            // Carried out by `serve` just after this reply: its outcome, not the state before it. (A second End,
+            // which saves a ride ended already, adds no control.)
+            let endedAlready = answer.state == .ended
+            answer = Answer(state: .ended, controlSequence: endedAlready ? before : before + 1)
+        case .control(.cancel):
+            answer = Answer(state: .cancelled, controlSequence: before + 1)
+        default: break
         }
         answers[requestId] = answer
         order.append(requestId)

@@ -85,6 +85,10 @@ public enum Journal {
                 output += " marker \(escaped(text))".utf8
             case .intake(let intake):
                 output += " intake \(intake)".utf8
+            case .undo(let undone):
+                output += " undo ".utf8
+                UTCTime.write(microseconds: undone.timeMicroseconds, into: &output)
+                output += " \(undone.verb)".utf8
             default:
                 output += " \(control.name)".utf8
             }
@@ -282,6 +286,18 @@ public enum Journal {
         case "lap": kind = .control(.lap)
         case "end": kind = .control(.end)
         case "cancel": kind = .control(.cancel)
+        case "undo":
+            let named = try word(0, "the time of the action undone")
+            guard let undone = UTCTime.parse(named) else {
+                throw LineError(message: "undo: '\(ShownText.cut(named, to: 40))' is not a UTC time")
+            }
+            let action = String(try word(1, "the action undone"))
+            guard RideEvent.undoableVerbs.contains(action), words.count == 2 else {
+                throw LineError(
+                    message: "undo: '\(ShownText.cut(words[1...].joined(separator: " "), to: 40))' is not one of "
+                        + RideEvent.undoableVerbs.sorted().joined(separator: ", "))
+            }
+            kind = .control(.undo(UndoneAction(timeMicroseconds: undone, verb: action)))
         default:
             throw LineError(message: "unknown event '\(verb)'")
         }

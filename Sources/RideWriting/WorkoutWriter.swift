@@ -12,11 +12,15 @@ public struct WorkoutWriter: Sendable {
         public var sequence: Int
         public var events: [RideEvent]
         public var samples: [SecondSample]
+        /// An undo made the ride's samples again from this second on: `samples` starts there and replaces every
+        /// sample from there that an earlier batch gave.
+        public var samplesRemadeFrom: Int?
 
-        public init(sequence: Int, events: [RideEvent], samples: [SecondSample]) {
+        public init(sequence: Int, events: [RideEvent], samples: [SecondSample], samplesRemadeFrom: Int? = nil) {
             self.sequence = sequence
             self.events = events
             self.samples = samples
+            self.samplesRemadeFrom = samplesRemadeFrom
         }
     }
 
@@ -47,6 +51,11 @@ public struct WorkoutWriter: Sendable {
     @discardableResult
     public mutating func write(_ batch: Batch) throws(StoreError) -> Bool {
         pendingEvents += batch.events
+        if let from = batch.samplesRemadeFrom {
+            // What is pending stays up to there; the stored chunks from there are written again (from a chunk's
+            // start, or from where the pending ones start).
+            pendingSamples.removeAll { $0.second >= from }
+        }
         pendingSamples += batch.samples
         let chunk = WorkoutStore.secondsPerSampleChunk
         let whole = pendingSamples.count / chunk * chunk

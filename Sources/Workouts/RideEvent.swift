@@ -70,6 +70,9 @@ public enum WorkoutControl: Equatable, Sendable {
     case intake(Intake)
     case end
     case cancel
+    /// Reverses an earlier rider action of this ride, named by its journal line's time and verb: the ride is built
+    /// as if that action had never been taken (`UndoableBuilder`), while the journal keeps both lines.
+    case undo(UndoneAction)
 
     public var name: String {
         switch self {
@@ -81,7 +84,42 @@ public enum WorkoutControl: Equatable, Sendable {
         case .intake: "intake"
         case .end: "end"
         case .cancel: "cancel"
+        case .undo: "undo"
         }
+    }
+}
+
+/// The action an `undo` reverses: the time of its journal line (microseconds since the Unix epoch) and the line's
+/// verb (`lap`, `marker`, `intake`, `pause`, `resume`, `end`, `trainer`, `player`). Within a ride no two rider
+/// actions share a time, so the pair names one line.
+public struct UndoneAction: Hashable, Sendable {
+    public var timeMicroseconds: Int64
+    public var verb: String
+
+    public init(timeMicroseconds: Int64, verb: String) {
+        self.timeMicroseconds = timeMicroseconds
+        self.verb = verb
+    }
+}
+
+extension RideEvent {
+    /// The verbs of the events a rider can undo, as the journal writes them.
+    public static let undoableVerbs: Set<String> = [
+        "lap", "marker", "intake", "pause", "resume", "end", "trainer", "player",
+    ]
+
+    /// How an `undo` names this event, when it is one a rider can take back: a control of the ride (not a start,
+    /// which is undone by cancelling, nor a cancel), the trainer's target, the workout player's controls.
+    public var undoable: UndoneAction? {
+        let verb: String
+        switch kind {
+        case .control(.start), .control(.cancel), .control(.undo): return nil
+        case .control(let control): verb = control.name
+        case .setting(.trainerTarget): verb = "trainer"
+        case .setting(.player): verb = "player"
+        default: return nil
+        }
+        return UndoneAction(timeMicroseconds: timeMicroseconds, verb: verb)
     }
 }
 

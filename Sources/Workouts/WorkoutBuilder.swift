@@ -149,6 +149,9 @@ public struct WorkoutBuilder: Sendable {
             }
         case .setting(.player(let control)):
             playerControls.append((time, control))
+        case .control(.undo):
+            // `UndoableBuilder` takes undos; a builder alone has nothing to go back to.
+            break
         case .control(let control):
             if case .start(let plan) = control, session.state == .notStarted {
                 start(plan, at: time)
@@ -164,6 +167,20 @@ public struct WorkoutBuilder: Sendable {
         defer { handedOut = completed.count }
         return completed[handedOut...]
     }
+
+    /// How many 1 Hz samples are complete.
+    public var completedCount: Int { completed.count }
+
+    /// The completed samples from `second` on, as they stand (after an undo made some again).
+    public func samples(from second: Int) -> ArraySlice<SecondSample> {
+        completed[min(max(0, second), completed.count)...]
+    }
+
+    /// Every completed sample counts as handed out: a caller took them another way (`samples(from:)`).
+    public mutating func markHandedOut() { handedOut = completed.count }
+
+    /// A problem found outside the builder's own events (an undo that names no action).
+    mutating func report(_ problem: BuildProblem) { problems.append(problem) }
 
     /// Ends the stream: the workout as it stands. An unfinished session ends at the last event.
     public mutating func finish() -> Workout? {

@@ -449,14 +449,47 @@ struct Lap: RecorderMethodCommand {
     }
 }
 
-struct End: RecorderMethodCommand {
+struct End: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "end", abstract: "Ends the ride being recorded and saves it.")
-    static let workoutControl = WorkoutControl.end
+        commandName: "end", abstract: "Ends the ride being recorded and saves it.",
+        discussion: """
+            The ride is saved 30 s after the End, so that `cyclelog undo` (or Undo on any screen) can take the \
+            End back and go on with the same ride; `--now` saves it at once, as does a second End.
+            """)
+    @Flag(help: "Save the ride at once, without the 30 s in which the End can be undone.") var now = false
     @OptionGroup var control: ControlBusOptions
 
-    static func said(before: RecorderStatus?, after: RecorderStatus?) -> String {
-        "\(ControlCommand.workout(before)) is ended and saved (`cyclelog show last`)."
+    func run() async throws {
+        try await ControlCommand.callAndSay(now ? .endNow : .control(.end), bus: control.address) { before, after in
+            let workout = ControlCommand.workout(before)
+            guard !now, let left = after?.undoSecondsLeft, after?.state == .ended else {
+                return "\(workout) is ended and saved (`cyclelog show last`)."
+            }
+            return "\(workout) is ended: it is saved in \(Int(left)) s (`cyclelog undo` goes on with it, "
+                + "`cyclelog end --now` saves it now)."
+        }
+    }
+}
+
+struct Undo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo", abstract: "Takes back an action of the ride being recorded, within 30 s.",
+        discussion: """
+            Without ACTION, the latest action is undone: a lap, a marker, a drink, a pause or a resume, the \
+            workout's skip, back, extend or intensity, the trainer's mode or target, or the End. `cyclelog status` \
+            shows the action that can be undone and its number. A start is undone by `cyclelog cancel`.
+            """)
+    @Argument(help: "The number of the action to undo (`cyclelog status`: Undo); the latest when left out.")
+    var action: Int64?
+    @OptionGroup var control: ControlBusOptions
+
+    func validate() throws {
+        if let action, action < 1 { throw ValidationError("ACTION is the number of an action, from 1") }
+    }
+
+    func run() async throws {
+        let reply = try await ControlCommand.call(.undo(action: action), bus: control.address)
+        sayOnStandardOutput("Undone: \(reply.first?.string ?? "the action").")
     }
 }
 

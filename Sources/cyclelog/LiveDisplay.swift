@@ -117,12 +117,13 @@ final class LiveDisplay: Sendable {
         if s.stepIndex >= 0 { lines += workoutLines(s) }
         if s.waterMillilitres > 0 { lines.append("  water \(SummaryText.amount(s.waterMillilitres)) ml") }
         if let message = s.screen.message { lines.append("  " + ShownText.visible(message)) }
+        if let undo = StatusText.undoLine(s.published, key: "u") { lines.append("  undo " + undo) }
         switch prompt {
         case .none:
             lines.append(
                 s.can.start
                     ? "  s start a ride" + (s.can.cancel ? "   c cancel the armed start" : "")
-                    : "  space pause/resume   l lap   e end and save   c cancel   m marker   w water"
+                    : "  space pause/resume   l lap   e end and save   u undo   c cancel   m marker   w water"
                         + (s.stepIndex >= 0
                             ? "   n next step   b back   x +1 min   + / - 5 %"
                             : s.trainerMode == nil ? "" : "   + / - 10 W   f trainer free"))
@@ -311,6 +312,10 @@ final class LiveDisplay: Sendable {
             await perform(.control(paused ? .resume : .pause))
         case UInt8(ascii: "l"), UInt8(ascii: "L"): await perform(.control(.lap))
         case UInt8(ascii: "e"), UInt8(ascii: "E"): await perform(.control(.end))
+        case UInt8(ascii: "u"), UInt8(ascii: "U"):
+            // The action the screen shows, not whatever came since.
+            let shown = await recorder.status().published.undoId
+            await perform(.undo(action: shown > 0 ? shown : nil))
         case UInt8(ascii: "w"), UInt8(ascii: "W"): await perform(.intake(waterStep))
         case UInt8(ascii: "c"), UInt8(ascii: "C"): await ask(.confirmingCancel)
         case UInt8(ascii: "m"), UInt8(ascii: "M"): await ask(.marker([]))

@@ -47,6 +47,18 @@ enum StatusText {
             if s.intensityPercent != 100 { words.append("intensity \(s.intensityPercent) %") }
             lines.append(words.joined(separator: ", "))
         }
+        if let line = undoLine(s) { lines.append("  undo       " + line) }
         return lines
+    }
+
+    /// `4: lap 4 (25 s left, `cyclelog undo` undoes it)`; an ended ride's End: when it is saved. `key` is how this
+    /// screen undoes. Nil with nothing to undo.
+    static func undoLine(_ s: RecorderStatus, key: String = "`cyclelog undo`") -> String? {
+        guard s.undoId > 0, let left = s.undoSecondsLeft else { return nil }
+        let seconds = "\(Int(left)) s"
+        if s.state == .ended {
+            return "the ride is saved in \(seconds): \(key) goes on with it"
+        }
+        return "\(s.undoId): \(ShownText.visible(s.undoAction)) (\(seconds) left, \(key) undoes it)"
     }
 }

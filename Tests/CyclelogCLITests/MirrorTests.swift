@@ -205,8 +205,34 @@ final class MirrorTests: XCTestCase {
         let retried = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"t-1","command":"lap"}"#)
         XCTAssertEqual(retried.json["duplicate"] as? Bool, true, retried.body)
 
+        // The End waits 30 s to be undone: the snapshot offers it by number, and an undo sent twice with one id
+        // (a retry over a flaky network) takes it back once.
         let end = try post(port, "/api/v1/control", token: token, json: #"{"requestId":"e-1","command":"end"}"#)
         XCTAssertEqual(end.status, 200, end.body)
+        var offered: [String: Any] = [:]
+        try await waitFor("the End offered to be undone", record) {
+            offered = try self.get(port, "/api/v1/status", token: token).json
+            return offered["state"] as? String == "ended" && offered["undoAction"] as? String == "end"
+        }
+        let endId = try XCTUnwrap(offered["undoId"] as? Int, "\(offered)")
+        XCTAssertEqual(offered["undoType"] as? String, "ride")
+        XCTAssertLessThanOrEqual(offered["undoSecondsLeft"] as? Double ?? 0, 30)
+        let undo = #"{"requestId":"u-1","command":"undo","args":{"action":\#(endId)}}"#
+        let undone = try post(port, "/api/v1/control", token: token, json: undo)
+        XCTAssertEqual(undone.status, 200, undone.body)
+        XCTAssertEqual(undone.json["state"] as? String, "running", undone.body)
+        let undoRetried = try post(port, "/api/v1/control", token: token, json: undo)
+        XCTAssertEqual(undoRetried.json["duplicate"] as? Bool, true, undoRetried.body)
+        // Another screen's undo of the same action is told it was done.
+        let otherUndo = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"u-2","command":"undo","args":{"action":\#(endId)}}"#)
+        XCTAssertEqual(otherUndo.status, 409, otherUndo.body)
+        XCTAssertEqual(otherUndo.json["error"] as? String, "end was already undone", otherUndo.body)
+        let endNow = try post(
+            port, "/api/v1/control", token: token,
+            json: #"{"requestId":"e-2","command":"end","args":{"now":true}}"#)
+        XCTAssertEqual(endNow.status, 200, endNow.body)
         try await waitFor("the recorder waiting again", record) {
             try self.get(port, "/api/v1/status", token: token).json["state"] as? String == "waiting"
         }
@@ -254,7 +280,7 @@ final class MirrorTests: XCTestCase {
         // What the journal kept: each control once.
         let store = try WorkoutStore(path: database)
         let journal = try store.journal(Int64(workoutId))
-        XCTAssertEqual(controls(journal), ["start", "lap", "lap", "intake", "marker", "lap", "end"])
+        XCTAssertEqual(controls(journal), ["start", "lap", "lap", "intake", "marker", "lap", "end", "undo", "end"])
 
         mirror.signal(SIGTERM)
         XCTAssertEqual(mirror.wait(seconds: 20), 0, mirror.output)
@@ -555,7 +581,8 @@ final class MirrorTests: XCTestCase {
         let workout = try XCTUnwrap(try store.list().first)
         XCTAssertEqual(
             controls(try store.journal(workout.id)),
-            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end"])
+            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end", "undo", "end"])
+        XCTAssertEqual(report["stateAfterEnd"] as? String, "ended", output)
     }
 
     /// The trainer panel of the page in headless Chromium (Tests/MirrorPage/trainer_page_check.py) while the

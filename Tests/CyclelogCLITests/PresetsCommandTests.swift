@@ -144,7 +144,7 @@ final class PresetsCommandTests: XCTestCase {
         while try standIn.sent().count < sentBefore + 12, Date() < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
-        let end = try cyclelog(["end"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
+        let end = try cyclelog(["end", "--now"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
         XCTAssertEqual(end.status, 0, end.errorOutput)
         // Waiting again after the ride; stopped as a session's end would stop it.
         let owner = try await connection.call(
@@ -162,7 +162,7 @@ final class PresetsCommandTests: XCTestCase {
         let start = try cyclelog(["start", "20min"], environment: ["CYCLELOG_CONTROL_BUS": bus.address])
         XCTAssertEqual(start.status, 0, start.errorOutput)
         XCTAssertEqual(start.output, "Recording workout 2.\n")
-        XCTAssertEqual(try cyclelog(["end"], environment: ["CYCLELOG_CONTROL_BUS": bus.address]).status, 0)
+        XCTAssertEqual(try cyclelog(["end", "--now"], environment: ["CYCLELOG_CONTROL_BUS": bus.address]).status, 0)
         let second = try await connection.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "GetConnectionUnixProcessID", [.string(RecorderControl.busName)])

@@ -136,12 +136,23 @@ final class RecordCommandTests: XCTestCase {
         let pause = try Cyclelog(["pause"], standIn: standIn)
         XCTAssertEqual(pause.wait(seconds: 20), 0, pause.output)
         XCTAssertTrue(pause.output.hasPrefix("Workout 1 is paused at "), pause.output)
+        // An End waits 30 s to be undone: `undo` takes it back, `end --now` saves at once.
         let end = try Cyclelog(["end"], standIn: standIn)
         XCTAssertEqual(end.wait(seconds: 20), 0, end.output)
-        XCTAssertEqual(end.output, "Workout 1 is ended and saved (`cyclelog show last`).\n")
+        XCTAssertEqual(
+            end.output,
+            "Workout 1 is ended: it is saved in 30 s (`cyclelog undo` goes on with it, `cyclelog end --now` saves it now).\n"
+        )
+        let undo = try Cyclelog(["undo"], standIn: standIn)
+        XCTAssertEqual(undo.wait(seconds: 20), 0, undo.output)
+        XCTAssertEqual(undo.output, "Undone: end.\n")
+        let endNow = try Cyclelog(["end", "--now"], standIn: standIn)
+        XCTAssertEqual(endNow.wait(seconds: 20), 0, endNow.output)
+        XCTAssertEqual(endNow.output, "Workout 1 is ended and saved (`cyclelog show last`).\n")
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
         XCTAssertEqual(
-            controls(try WorkoutStore(path: database).journal(1)), ["start", "lap", "marker", "intake", "pause", "end"])
+            controls(try WorkoutStore(path: database).journal(1)),
+            ["start", "lap", "marker", "intake", "pause", "end", "undo", "end"])
     }
 
     func testDashboardKeysPauseResumeLapAskBeforeCancellingAndEnd() async throws {
@@ -161,25 +172,36 @@ final class RecordCommandTests: XCTestCase {
         }
         let screen = try terminal.screen()
         XCTAssertTrue(screen.contains("power (3 s)"), screen)
-        XCTAssertTrue(screen.contains("space pause/resume   l lap   e end and save   c cancel"), screen)
+        XCTAssertTrue(screen.contains("space pause/resume   l lap   e end and save   u undo   c cancel"), screen)
 
         try terminal.press("Space")
         try await terminal.waitFor("paused") { $0.contains("paused  lap 1") }
         try terminal.press("Space")
         try await terminal.waitFor("running again") { $0.contains("running  lap 1") }
         try terminal.press("l")
-        try await terminal.waitFor("lap 2") { $0.contains("running  lap 2") }
+        try await terminal.waitFor("lap 2, which can be undone") {
+            $0.contains("running  lap 2") && $0.contains("undo 3: lap 2 (") && $0.contains(" s left, u undoes it)")
+        }
+        try terminal.press("u")
+        try await terminal.waitFor("the lap undone") { $0.contains("running  lap 1") && $0.contains("undone: lap 2") }
+        try terminal.press("l")
+        try await terminal.waitFor("lap 2 again") { $0.contains("running  lap 2") }
         try terminal.press("c")
         try await terminal.waitFor("the question") { $0.contains("Cancel this ride and discard it? y = yes") }
         try terminal.press("n")
         try await terminal.waitFor("the question gone") { $0.contains("c cancel") && $0.contains("running  lap 2") }
+        // The End waits to be undone; a second End saves at once.
+        try terminal.press("e")
+        try await terminal.waitFor("the End that can be undone") {
+            $0.contains("ended") && $0.contains("the ride is saved in ") && $0.contains(": u goes on with it")
+        }
         try terminal.press("e")
         try await terminal.waitFor("the summary") { $0.contains("cyclelog-exited-0") }
         XCTAssertTrue(try terminal.screen().contains("Workout 1"))
 
         let store = try WorkoutStore(path: database)
         XCTAssertEqual(try store.list().map(\.status), [.complete])
-        XCTAssertEqual(controls(try store.journal(1)), ["start", "pause", "resume", "lap", "end"])
+        XCTAssertEqual(controls(try store.journal(1)), ["start", "pause", "resume", "lap", "undo", "lap", "end"])
     }
 
     /// `record --wait` on a terminal: `s` offers the presets by number, `3` starts the ramp test, `m` takes a typed
@@ -215,6 +237,7 @@ final class RecordCommandTests: XCTestCase {
         try await Task.sleep(for: .seconds(2))
         let drawn = try terminal.screen()
         XCTAssertEqual(drawn.components(separatedBy: "cyclelog  workout 1  running").count - 1, 1, drawn)
+        try terminal.press("e")
         try terminal.press("e")
         try await terminal.waitFor("the recorder waiting again") { $0.contains("s start a ride") }
         try terminal.press("C-c")

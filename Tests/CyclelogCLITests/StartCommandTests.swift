@@ -72,7 +72,7 @@ final class StartCommandTests: XCTestCase {
                     + "\"workout\": \"ramp-test\"}}"),
             status)
         try await rideOn(standIn, record)
-        try expect(["end"], status: 0, saying: "", standIn)
+        try expect(["end", "--now"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting again", record) {
             try run(["status"], standIn).output.contains("Waiting for a ride")
         }
@@ -139,10 +139,12 @@ final class StartCommandTests: XCTestCase {
         let database = standIn.bus.folder.appendingPathComponent("restart.sqlite").path
         let arguments = ["record", "--wait", "--plain", "--sensor", "Stages Power L", "--db", database]
         let phone = try await DBusConnection.connect(to: .address(standIn.bus.address))
-        func control(_ id: String, _ command: String, expect: UInt64 = 0) async throws(DBusError) -> UInt64 {
+        func control(
+            _ id: String, _ command: String, expect: UInt64 = 0, _ args: [(String, DBusValue)] = []
+        ) async throws(DBusError) -> UInt64 {
             let reply = try await phone.call(
                 destination: RecorderControl.busName, path: RecorderControl.path, interface: RecorderControl.interface,
-                member: "Control", [.string(id), .string(command), .uint64(expect), .properties([])])
+                member: "Control", [.string(id), .string(command), .uint64(expect), .properties(args)])
             guard case .uint64(let sequence)? = reply.dropFirst().first else { return 0 }
             return sequence
         }
@@ -178,7 +180,7 @@ final class StartCommandTests: XCTestCase {
         } catch {
             XCTAssertEqual(error.name, RecorderControl.staleError, error.message)
         }
-        _ = try await control("phone-4", "end")
+        _ = try await control("phone-4", "end", [("now", .boolean(true))])
         try await waitFor("the recorder waiting again", second) {
             try run(["status"], standIn).output.contains("Waiting for a ride")
         }
@@ -204,7 +206,7 @@ final class StartCommandTests: XCTestCase {
         }
         try expect(["start", "--name", "Warm-up"], status: 0, saying: "Recording workout 1.", standIn)
         try await rideOn(standIn, record)
-        try expect(["end"], status: 0, saying: "", standIn)
+        try expect(["end", "--now"], status: 0, saying: "", standIn)
         try await waitFor("the recorder waiting for pedalling again", record) {
             try run(["status"], standIn).output.contains("Waiting for a ride")
         }
@@ -281,7 +283,7 @@ final class StartCommandTests: XCTestCase {
 
         // Some seconds of riding, then the end: the ride is saved.
         try await rideOn(standIn, record, notifications: 12)
-        try expect(["end"], status: 0, saying: "", standIn)
+        try expect(["end", "--now"], status: 0, saying: "", standIn)
         try await waitFor("the ride saved", record) {
             try WorkoutStore(path: database, access: .read).list().first?.status == .complete
         }

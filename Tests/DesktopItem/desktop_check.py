@@ -328,6 +328,14 @@ try:
     wait_for("both items registered again with the restarted status area",
              lambda: {item_name(plain.pid), item_name(with_hr.pid)} <= registered(), seconds=30)
 
+    # End waits 30 s to be undone: the menu offers "Undo end", which takes it back; a second End saves at once.
+    click(plain.pid, "End")
+    wait_for("Undo end offered", lambda: menu(plain.pid).get("Undo end", (0, False))[1])
+    screenshot("desktop-undo.png")
+    click(plain.pid, "Undo end")
+    wait_for("the ride going on after the End undone", lambda: recorder_state() == "running")
+    click(plain.pid, "End")
+    wait_for("Undo end offered again", lambda: menu(plain.pid).get("Undo end", (0, False))[1])
     click(plain.pid, "End")
     wait_for("the ride saved notified", lambda: any(
         re.fullmatch(r"Ride \d+ saved", n[1]) for n in notifications()), seconds=30)

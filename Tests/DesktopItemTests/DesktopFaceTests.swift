@@ -130,6 +130,15 @@ import Workouts
             .event(["kind": .string("end"), "workoutId": .int64(7), "controlSequence": .uint64(7 << 32 | 9)]))
         #expect(Self.summaries(ended) == ["Ride ended"])
         #expect(ended.last == .readSaved(workoutId: 7))
+        // It waits 30 s to be undone: the notification says so and offers Undo; an undone End is not read.
+        if case .notify(let notification)? = ended.first {
+            #expect(notification.body == "Ride 7 is saved in 30 s.")
+            #expect(notification.actions == [.init(key: "undo", label: "Undo", command: .undo(action: nil))])
+        }
+        let undone = face.apply(
+            .event(["kind": .string("undo"), "action": .string("end"), "workoutId": .int64(7)]))
+        #expect(Self.summaries(undone) == ["Riding again"])
+        #expect(undone.last == .forgetSaved)
         // The other events are shown by the properties they change.
         #expect(face.apply(.event(["kind": .string("lap"), "workoutId": .int64(7)])).isEmpty)
     }
@@ -162,8 +171,8 @@ import Workouts
         #expect(face.menu.map(\.label) == ["No recorder running"])
         _ = face.apply(.appeared(Self.waiting()))
         let menu = face.menu
-        #expect(menu.map(\.label) == ["Start", "Pause", "Lap", "End"])
-        #expect(menu.map(\.enabled) == [true, false, false, false])
+        #expect(menu.map(\.label) == ["Start", "Pause", "Lap", "End", "Undo"])
+        #expect(menu.map(\.enabled) == [true, false, false, false, false])
         let starts = menu[0].children
         #expect(starts.map(\.label) == WorkoutPreset.builtIn.map(\.title) + ["Open ride"])
         #expect(starts.first?.command == .start(style: ["preset": .text(WorkoutPreset.builtIn[0].id)]))
@@ -176,6 +185,20 @@ import Workouts
         _ = face.apply(.changed(paused.values))
         #expect(face.menu[1] == DesktopFace.MenuEntry(label: "Resume", enabled: true, command: .control(.resume)))
         #expect(face.menu[0].enabled == false)
+
+        // The action the recorder offers to undo, named and by its number; a trainer's only with trainer granted.
+        paused.undoId = 3
+        paused.undoAction = "pause"
+        paused.undoType = "ride"
+        _ = face.apply(.changed(paused.values))
+        #expect(face.menu[4] == DesktopFace.MenuEntry(label: "Undo pause", enabled: true, command: .undo(action: 3)))
+        paused.undoAction = "ERG 300 W"
+        paused.undoType = "trainer"
+        _ = face.apply(.changed(paused.values))
+        #expect(face.menu[4].label == "Undo ERG 300 W")
+        var rideOnly = DesktopFace(types: DataType.read.union([.ride]))
+        _ = rideOnly.apply(.appeared(paused))
+        #expect(rideOnly.menu[4] == DesktopFace.MenuEntry(label: "Undo", enabled: false))
     }
 
     @Test func withoutRideControlTheMenuAndTheNotificationsHaveNoControls() {
@@ -255,11 +278,9 @@ import Workouts
         var face = DesktopFace(types: DataType.control)
         _ = face.apply(.appeared(DesktopFaceTests.waiting()))
         let layout = StatusItem.MenuLayout(face.menu)
-        #expect(
-            layout.items.map(\.id) == [
-                1, 2 + Int32(WorkoutPreset.builtIn.count) + 1, 3 + Int32(WorkoutPreset.builtIn.count) + 1,
-                4 + Int32(WorkoutPreset.builtIn.count) + 1,
-            ])
+        // Start, then its workouts and Open ride, then the four entries after it.
+        let afterStarts = Int32(WorkoutPreset.builtIn.count) + 2
+        #expect(layout.items.map(\.id) == [1] + (1...4).map { afterStarts + $0 })
         #expect(layout.items[0].children.map(\.id) == Array(2...Int32(WorkoutPreset.builtIn.count + 2)))
         #expect(layout.item(2)?.entry.label == WorkoutPreset.builtIn[0].title)
         #expect(layout.item(99) == nil)
@@ -273,7 +294,7 @@ import Workouts
         }
         #expect(fields[0] == .int32(0))
         #expect(fields[1].dictionary?["children-display"]?.string == "submenu")
-        #expect(children.count == 4)
+        #expect(children.count == 5)
         // Depth 0: the item alone.
         guard case .structure(let shallow) = StatusItem.MenuLayout.layout(root, depth: 0, names: []) else { return }
         #expect(shallow[2] == .array(elementSignature: "v", []))

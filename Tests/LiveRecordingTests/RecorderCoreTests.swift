@@ -117,7 +117,7 @@ import Workouts
         let effects = rig.control(.end, resume: false)
         // The Reset goes out though 200 W is unanswered, and the end waits for the trainer to be let go.
         #expect(rig.writes.last?.bytes == [0x01])
-        #expect(effects.last.map { if case .awaitRelease(.control(.end)) = $0 { true } else { false } } == true)
+        #expect(effects.last.map { if case .awaitRelease(.control(.end, _, _)) = $0 { true } else { false } } == true)
         #expect(rig.status.state == .running)
         rig.resumeRelease()
         #expect(rig.status.state == .ended)
@@ -230,7 +230,8 @@ final class CoreRig {
     private var pendingAnswers: [FitnessMachineRequest] = []
     private var deferredRelease: RecorderCore.Deferred?
     private(set) var writes: [FitnessMachineRequest] = []
-    private var journalled: [RideEvent.Kind] = []
+    /// The ride's journal as it was written, with times.
+    private(set) var journalled: [RideEvent] = []
     private(set) var told: [String] = []
     private(set) var saves = 0
     /// The presets as the store has them, and how many times they were read.
@@ -297,20 +298,42 @@ final class CoreRig {
         }
     }
 
+    /// A control; `byRider`: a command, which the rider can undo (and whose End waits for its window unless
+    /// `endsAtOnce`).
     @discardableResult
-    func control(_ control: WorkoutControl, resume: Bool = true) -> [RecorderCore.Effect] {
-        guard case .success(let effects) = core.control(control, at: time) else { return [] }
+    func control(
+        _ control: WorkoutControl, resume: Bool = true, byRider: Bool = false, endsAtOnce: Bool = true
+    ) -> [RecorderCore.Effect] {
+        guard case .success(let effects) = core.control(control, at: time, byRider: byRider, endsAtOnce: endsAtOnce)
+        else { return [] }
         carryOut(effects)
         if resume { resumeRelease() }
         return effects
     }
 
-    func steer(_ ask: TrainerAsk) {
-        if case .success(let effects) = core.steer(ask, at: time) { carryOut(effects) }
+    func steer(_ ask: TrainerAsk, byRider: Bool = false) {
+        if case .success(let effects) = core.steer(ask, at: time, byRider: byRider) { carryOut(effects) }
     }
 
-    func player(_ control: PlayerControl) {
-        if case .success(let effects) = core.player(control, at: time) { carryOut(effects) }
+    func player(_ control: PlayerControl, byRider: Bool = false) {
+        if case .success(let effects) = core.player(control, at: time, byRider: byRider) { carryOut(effects) }
+    }
+
+    /// A Start now (a recorder that waits for one): the ride's id (the rig's store opens every ride as 1), or 0
+    /// when refused.
+    func startRide() -> Int64 {
+        let request = StartRequest()
+        guard core.startRefusal(request, at: time) == nil else { return 0 }
+        carryOut(core.start(request, at: time))
+        return (try? core.started(request).get()) ?? 0
+    }
+
+    /// An undo: what was undone, in words, or why not.
+    func undo(_ id: Int64? = nil) -> Result<String, LiveRecorder.CommandRefusal> {
+        core.undo(id, at: time).map { outcome in
+            carryOut(outcome.effects)
+            return outcome.words
+        }
     }
 
     /// The trainer answered its Reset (or the wait for it ran out): what waited for it goes on.
@@ -336,8 +359,11 @@ final class CoreRig {
     }
 
     /// Every event of the ride's journal so far (what the flushes wrote, and the rest).
-    var journal: [RideEvent.Kind] {
-        for event in core.takeBatch()?.events ?? [] { journalled.append(event.kind) }
+    var journal: [RideEvent.Kind] { journalEvents.map(\.kind) }
+
+    /// The same with their times.
+    var journalEvents: [RideEvent] {
+        journalled += core.takeBatch()?.events ?? []
         return journalled
     }
 
@@ -394,10 +420,10 @@ final class CoreRig {
                 let ride = RideStore.OpenedRide(workoutId: 1, syncIdentifier: "core-rig", workout: nil)
                 carryOut(core.opened(request, .success(ride), descriptions: descriptions, at: time))
             case .flush(let batch):
-                for event in batch?.events ?? [] { journalled.append(event.kind) }
+                journalled += batch?.events ?? []
             case .save:
                 saves += 1
-                for event in core.seal(at: time).batch?.events ?? [] { journalled.append(event.kind) }
+                journalled += core.seal(at: time).batch?.events ?? []
                 carryOut(core.saved(.success(nil), at: time))
             case .readPresets:
                 presetReads += 1

@@ -322,6 +322,17 @@ def main():
         time.sleep(1.5)
         report["stateAfterShortPress"] = browser.evaluate("document.getElementById('state').textContent")
         report["buttonHeights"]["end"] = browser.tap("#endButton", hold_seconds=1.3)
+        # The End waits 30 s to be undone: Undo names it, and takes it back; a second End saves at once.
+        browser.wait_for("Undo offered for the End",
+                         "document.getElementById('undoButton').textContent === 'Undo end' && "
+                         "!document.getElementById('undoButton').classList.contains('hidden')")
+        report["stateAfterEnd"] = browser.evaluate("document.getElementById('state').textContent")
+        report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-undo-portrait.png"))
+        report["buttonHeights"]["undo"] = browser.tap("#undoButton")
+        browser.wait_for("the ride going on", "document.getElementById('state').textContent === 'running'")
+        browser.tap("#endButton", hold_seconds=1.3)
+        browser.wait_for("the End offered again", "document.getElementById('undoButton').textContent === 'Undo end'")
+        browser.tap("#endButton", hold_seconds=1.3)
         browser.wait_for("the recorder waiting again", "document.getElementById('state').textContent === 'waiting'")
 
         requested = [e["params"]["request"]["url"] for e in browser.events

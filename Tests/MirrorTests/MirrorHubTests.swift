@@ -28,7 +28,8 @@ final class MirrorHubTests: XCTestCase {
                 "can", "sensors", "suggestedWorkouts", "trainerMode", "trainerState", "targetPowerWatts",
                 "gradePercent", "resistanceLevel", "powerMatchOffsetWatts", "trainerMessage", "workoutPlanId",
                 "workoutPlanName", "stepIndex", "stepCount", "stepSecondsLeft", "stepName", "targetRangeLowWatts",
-                "targetRangeHighWatts", "nextTargetPowerWatts", "intensityPercent", "workoutProfile",
+                "targetRangeHighWatts", "nextTargetPowerWatts", "intensityPercent", "workoutProfile", "undoId",
+                "undoAction", "undoType", "undoSecondsLeft",
             ])
     }
 

@@ -457,6 +457,15 @@ class TrainerCheck:
         self.checks.check("and the rider's targets: ERG 200 W, then 260 W", targets == ["erg 200", "erg 260"],
                           str(targets))
         shown = json.loads(run(self.cyclelog, "show", "1", "--json", "--db", self.database))
+        undone = [" ".join(words[2:]) for words in lines if words[1] == "undo"]
+        self.checks.check("the phone's lap and pause were undone from the phone, each undo naming its line",
+                          len(undone) == 2 and undone[0].endswith(" lap") and undone[1].endswith(" pause"),
+                          str(undone))
+        self.checks.check("and the stored ride is as without them: one lap, no time paused",
+                          len(shown.get("laps") or []) == 1
+                          and abs((shown.get("movingSeconds") or 0) - (shown.get("elapsedSeconds") or 99)) < 1.5,
+                          "%s laps, moving %s of %s s" % (len(shown.get("laps") or []), shown.get("movingSeconds"),
+                                                          shown.get("elapsedSeconds")))
         trainer = shown.get("trainer") or {}
         self.checks.check("show --json counts the ride's time in ERG",
                           (trainer.get("secondsByMode") or {}).get("erg", 0) > 5, json.dumps(trainer))
@@ -654,7 +663,8 @@ def main():
     print("wait: record --wait, then start, marker, water and end from the command line")
     WaitCheck(checks, args.out, args.cyclelog).ride_on_request()
 
-    print("trainer: ERG through bluetoothd, a target from the phone's API, Reset at the end")
+    print("trainer: ERG through bluetoothd, a target from the phone's API, a lap and a pause undone from it, Reset at "
+          "the end")
     TrainerCheck(checks, args.out, args.cyclelog).erg()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))

@@ -107,7 +107,7 @@ class Ride:
         self.mark("all streaming")
 
     async def end(self, sensors, playing):
-        await self.cyclelog("end")
+        await self.cyclelog("end", "--now")
         self.mark("end")
         await self.finish(sensors, playing)
 
@@ -393,8 +393,23 @@ async def trainer_ride(args, link, started):
     await ride.wait_for("260 W written", lambda: "050401" in written(), 30)
     ride.mark("ERG at 260 W")
     await asyncio.sleep(6)
+    # A lap and a pause tapped on the phone, each taken back from it by the number the recorder offers it under.
+    for command in ("lap", "pause"):
+        status, answer = await mirror.post(
+            "/api/v1/control", {"requestId": "vm-" + command, "command": command, "args": {}})
+        ride.mark("phone: %s answered %d" % (command, status))
+        # Long enough that a pause left in would show in the ride's moving time.
+        await asyncio.sleep(3)
+        offer = json.loads(await ride.cyclelog("status", "--json"))
+        status, answer = await mirror.post(
+            "/api/v1/control",
+            {"requestId": "vm-undo-" + command, "command": "undo", "args": {"action": offer["UndoId"]}})
+        ride.mark("phone: undo %s (%s) answered %d %s" % (command, offer["UndoAction"], status, answer.strip()))
+        if status != 200:
+            raise SystemExit("the phone's undo of the %s was refused: %d %s" % (command, status, answer))
+        await asyncio.sleep(2)
     await mirror.stop()
-    await ride.cyclelog("end")
+    await ride.cyclelog("end", "--now")
     ride.mark("end")
     await ride.wait_for("the trainer let go", lambda: written()[-1:] == ["01"], 30)
     ride.mark("trainer reset")
@@ -480,7 +495,7 @@ async def wait_ride(args, power, started):
     await ride.cyclelog("water", "250ml")
     ride.mark("water")
     await asyncio.sleep(3)
-    await ride.cyclelog("end")
+    await ride.cyclelog("end", "--now")
     ride.mark("end")
     await wait_for_status("waiting again", lambda s: s["State"] == "waiting", 60)
     ride.mark("waiting again")

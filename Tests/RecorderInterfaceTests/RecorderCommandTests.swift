@@ -34,6 +34,9 @@ import Workouts
         ("extend", ["seconds": .double(60)], .player(.extend(seconds: 60))),
         ("intensity", ["percent": .double(95)], .player(.intensity(percent: 95))),
         ("intensity", ["change": .double(5)], .player(.intensityChange(percent: 5))),
+        ("undo", [:], .undo(action: nil)),
+        ("undo", ["action": .int64(4)], .undo(action: 4)),
+        ("end", ["now": .boolean(true)], .endNow),
     ]
 
     @Test func eachDocumentedCommandIsReadAndWrittenBackTheSame() throws {
@@ -46,7 +49,7 @@ import Workouts
         #expect(
             RecorderCommand.names == [
                 "start", "pause", "resume", "lap", "end", "cancel", "marker", "intake", "target", "grade",
-                "resistance", "trainer", "skip", "back", "extend", "intensity",
+                "resistance", "trainer", "skip", "back", "extend", "intensity", "undo",
             ])
     }
 
@@ -78,7 +81,7 @@ import Workouts
         for (name, arguments, words) in [
             (
                 "jump", [:],
-                "command 'jump' is not one of start, pause, resume, lap, end, cancel, marker, intake, target, grade, resistance, trainer, skip, back, extend, intensity"
+                "command 'jump' is not one of start, pause, resume, lap, end, cancel, marker, intake, target, grade, resistance, trainer, skip, back, extend, intensity, undo"
             ),
             ("target", [:], "target takes watts (0–3000) or change (±500)"),
             ("grade", ["watts": .double(3)], "grade takes percent (±40)"),
@@ -86,6 +89,8 @@ import Workouts
             ("extend", [:], "extend takes seconds (1–3600)"),
             ("intensity", [:], "intensity takes percent (50–150) or change (±100)"),
             ("marker", ["text": .string("")], "text takes 1 to 200 characters"),
+            ("undo", ["action": .int64(0)], "action takes the number of an action (UndoId)"),
+            ("undo", ["action": .string("lap")], "action takes the number of an action (UndoId)"),
             (
                 "intake", ["kind": .string("beer"), "amount": .double(500), "unit": .string("ml")],
                 "kind 'beer' is not water or carbs"

@@ -74,7 +74,23 @@ final class LiveRecorderTests: XCTestCase {
             _ = try await call("Intake", [.string("water"), .double(250), .string("ml")])
             _ = try await call("Intake", [.string("carbs"), .double(30), .string("g")])
             try await Task.sleep(for: .seconds(1))
+            // The End waits 30 s to be undone; Undo takes it back and the ride goes on; an End now saves it.
             _ = try await call("End", [])
+            // Carried out just after its reply.
+            while await recorder.status().state != .ended { try await Task.sleep(for: .milliseconds(100)) }
+            let offered = await recorder.status().published
+            XCTAssertEqual(offered.undoAction, "end")
+            let endId = offered.undoId
+            XCTAssertEqual(endId, 4, "after the marker and two drinks")
+            let undone = try await call("Undo", [.int64(0)])
+            XCTAssertEqual(undone, [.string("end")])
+            let going = await recorder.status().state
+            XCTAssertEqual(going, .running)
+            let twice = await refusal("Undo", [.int64(endId)])
+            XCTAssertEqual(twice?.name, RecorderControl.refusedError)
+            XCTAssertEqual(twice?.message, "end was already undone")
+            _ = try await call(
+                "Control", [.string("e"), .string("end"), .uint64(0), .properties([("now", .boolean(true))])])
             // Back to waiting: a second ride can start.
             while await recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await recorder.stop()
@@ -144,7 +160,7 @@ final class LiveRecorderTests: XCTestCase {
                 first, "r5", "intake", [("kind", .string("water")), ("amount", .double(250)), ("unit", .string("ml"))])
             XCTAssertEqual(drink.sequence, ride1 + 3)
             try await Task.sleep(for: .seconds(4))
-            let end = try await control(first, "r6", "end", expect: ride1 + 3)
+            let end = try await control(first, "r6", "end", expect: ride1 + 3, [("now", .boolean(true))])
             XCTAssertEqual(end, ControlReply("ended", ride1 + 4, false))
             while await first.recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await first.recorder.stop()
@@ -184,7 +200,7 @@ final class LiveRecorderTests: XCTestCase {
                 XCTAssertEqual((error as? DBusError)?.name, RecorderControl.staleError, "\(error)")
             }
             try await Task.sleep(for: .seconds(2))  // signals of the second recorder to compare
-            _ = try await control(second, "s2", "end")
+            _ = try await control(second, "s2", "end", [("now", .boolean(true))])
             while await second.recorder.status().state != .waiting { try await Task.sleep(for: .milliseconds(100)) }
             await second.recorder.stop()
         }
@@ -282,7 +298,7 @@ final class LiveRecorderTests: XCTestCase {
         }
         let ending = Task {
             try await Task.sleep(for: .seconds(6))
-            await recorder.control(.end)
+            await recorder.control(.end, endsAtOnce: true)
         }
         let saved = try await recorder.run()
         try await ending.value

@@ -69,7 +69,7 @@ final class ServedRideTests: XCTestCase {
             }
             try await served.waitUntilEverySensorStreams()
             try await Task.sleep(for: .seconds(1))
-            try await served.client.send(.control(.end), requestId: "end")
+            try await served.client.send(.endNow, requestId: "end")
         }
         let journal = try served.expectTheJournalHoldsWhatWasSent(stored)
         for sensor in [Self.power, Self.cadence, Self.heartRate] {
@@ -111,7 +111,7 @@ final class ServedRideTests: XCTestCase {
             try await Task.sleep(for: .seconds(1))
             try await client.send(.control(.lap), requestId: "l1")
             try await Task.sleep(for: .seconds(2))
-            try await client.send(.control(.end), requestId: "e1")
+            try await client.send(.endNow, requestId: "e1")
         }
         XCTAssertEqual(stored.events.map(\.control.name), ["start", "pause", "resume", "lap", "end"])
         XCTAssertEqual(stored.laps.count, 2)
@@ -180,7 +180,7 @@ private struct ServedRide {
             }
             try await waitUntilEverySensorStreams()
             try await Task.sleep(for: .seconds(1))
-            try await client.send(.control(.end), requestId: "end")
+            try await client.send(.endNow, requestId: "end")
         }
     }
 

@@ -312,3 +312,31 @@ enum CyclingPowerValue {
         ]
     }
 }
+
+final class UndoLineTests: XCTestCase {
+    /// `undo TIME VERB` names the action it reverses by its line's time and verb, and reads back to the same event
+    /// through the text and the stored form.
+    func testAnUndoNamesTheActionByItsTimeAndVerb() throws {
+        let events = [
+            RideEvent(timeMicroseconds: 1_714_550_403_000_000, .control(.lap)),
+            RideEvent(
+                timeMicroseconds: 1_714_550_410_250_000,
+                .control(.undo(UndoneAction(timeMicroseconds: 1_714_550_403_000_000, verb: "lap")))),
+            RideEvent(
+                timeMicroseconds: 1_714_550_411_000_000,
+                .control(.undo(UndoneAction(timeMicroseconds: 1_714_550_400_700_000, verb: "trainer")))),
+        ]
+        let text = Journal.text(events)
+        XCTAssertEqual(
+            text.split(separator: "\n").dropFirst(2).first,
+            "2024-05-01T08:00:10.250000Z undo 2024-05-01T08:00:03.000000Z lap")
+        XCTAssertEqual(Journal.read(text).events, events)
+        XCTAssertEqual(try CompactJournal.decode(CompactJournal.encode(events)), events)
+        for bad in [
+            "undo", "undo 2024-05-01T08:00:03.000000Z", "undo yesterday lap", "undo 2024-05-01T08:00:03.000000Z start",
+            "undo 2024-05-01T08:00:03.000000Z lap lap",
+        ] {
+            XCTAssertEqual(Journal.read("2024-05-01T08:00:10.000000Z \(bad)\n").problems.count, 1, bad)
+        }
+    }
+}
