@@ -264,7 +264,8 @@ actor ControlRequests {
         let command = try RecorderCommand(
             name: body.dropFirst().first?.string ?? "", arguments: body.dropFirst(3).first?.dictionary ?? [:])
         let expect: UInt64 = if case .uint64(let value)? = body.dropFirst(2).first { value } else { 0 }
-        let before = await status().controlSequence
+        let seen = await status()
+        let before = seen.controlSequence
         guard expect == 0 || expect == before else {
             throw DBusError(
                 name: RecorderControl.staleError,
@@ -275,10 +276,9 @@ actor ControlRequests {
         var answer = await status()
         switch command {
         case .control(.end), .endNow:
-            // Carried out by `serve` just after this reply: its outcome, not the state before it. (A second End,
-            // which saves a ride ended already, adds no control.)
-            let endedAlready = answer.state == .ended
-            answer = Answer(state: .ended, controlSequence: endedAlready ? before : before + 1)
+            // Carried out by `serve` just after this reply (or already, as the tasks run): its outcome. A second End,
+            // which saves a ride ended already, adds no control; whether it is one is read from before the call.
+            answer = Answer(state: .ended, controlSequence: seen.state == .ended ? before : before + 1)
         case .control(.cancel):
             answer = Answer(state: .cancelled, controlSequence: before + 1)
         default: break

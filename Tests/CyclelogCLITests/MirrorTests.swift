@@ -581,8 +581,11 @@ final class MirrorTests: XCTestCase {
         let workout = try XCTUnwrap(try store.list().first)
         XCTAssertEqual(
             controls(try store.journal(workout.id)),
-            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "end", "undo", "end"])
+            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "lap", "end", "undo", "end"])
         XCTAssertEqual(report["stateAfterEnd"] as? String, "ended", output)
+        XCTAssertTrue((report["undoLabel"] as? String ?? "").hasPrefix("Undo lap "), output)
+        let undoShown = report["undoShownSeconds"] as? Double ?? 0
+        XCTAssertTrue((25...33).contains(undoShown), "the Undo was shown \(undoShown) s, not its 30 s")
     }
 
     /// The trainer panel of the page in headless Chromium (Tests/MirrorPage/trainer_page_check.py) while the

@@ -155,6 +155,51 @@ final class RecordCommandTests: XCTestCase {
             ["start", "lap", "marker", "intake", "pause", "end", "undo", "end"])
     }
 
+    /// `cyclelog undo` takes an action back by its number once (a second screen's undo of it is told it was done),
+    /// and only within its 30 s; a refusal exits 1 with the recorder's words.
+    func testUndoTakesAnActionBackOnceAndOnlyWithinItsWindow() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("undo.sqlite").path
+        let record = try Cyclelog(
+            ["record", "--plain", "--sensor", "Stages Power L", "--db", database], standIn: standIn)
+        func status() throws -> [String: Any] {
+            let run = try Cyclelog(["status", "--json"], standIn: standIn)
+            _ = run.wait(seconds: 20)
+            return run.output.jsonObject
+        }
+        try await waitFor("the ride running", record) { try status()["State"] as? String == "running" }
+        let lap = try Cyclelog(["lap"], standIn: standIn)
+        XCTAssertEqual(lap.wait(seconds: 20), 0, lap.output)
+        let offered = try status()
+        XCTAssertEqual(offered["UndoAction"] as? String, "lap 2", "\(offered)")
+        let action = try XCTUnwrap(offered["UndoId"] as? Int, "\(offered)")
+        let undo = try Cyclelog(["undo", "\(action)"], standIn: standIn)
+        XCTAssertEqual(undo.wait(seconds: 20), 0, undo.output)
+        XCTAssertEqual(undo.output, "Undone: lap 2.\n")
+        XCTAssertEqual(try status()["Lap"] as? Int, 1)
+        let again = try Cyclelog(["undo", "\(action)"], standIn: standIn)
+        XCTAssertEqual(again.wait(seconds: 20), 1, again.output)
+        XCTAssertTrue(again.output.contains("lap 2 was already undone"), again.output)
+
+        let marker = try Cyclelog(["marker", "bottle"], standIn: standIn)
+        XCTAssertEqual(marker.wait(seconds: 20), 0, marker.output)
+        try await Task.sleep(for: .seconds(31))
+        XCTAssertEqual(try status()["UndoId"] as? Int ?? 0, 0, "offered after its 30 s")
+        let late = try Cyclelog(["undo"], standIn: standIn)
+        XCTAssertEqual(late.wait(seconds: 20), 1, late.output)
+        XCTAssertTrue(late.output.contains("marker “bottle” was 3"), late.output)
+        XCTAssertTrue(late.output.contains(" s ago: an action can be undone for 30 s"), late.output)
+
+        let end = try Cyclelog(["end", "--now"], standIn: standIn)
+        XCTAssertEqual(end.wait(seconds: 20), 0, end.output)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+        let store = try WorkoutStore(path: database)
+        XCTAssertEqual(controls(try store.journal(1)), ["start", "lap", "undo", "marker", "end"])
+        XCTAssertEqual(try store.summary(1)?.laps.count, 1)
+        XCTAssertEqual(try store.summary(1)?.events.map(\.control.name), ["start", "marker", "end"])
+    }
+
     func testDashboardKeysPauseResumeLapAskBeforeCancellingAndEnd() async throws {
         let standIn = try StandIn(sensors: [StandIn.power, StandIn.heartRate])
         try await standIn.waitUntilReady()

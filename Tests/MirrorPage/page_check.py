@@ -317,6 +317,17 @@ def main():
         report["screenshots"].append(browser.screenshot(f"{artefacts}/mirror-riding-landscape.png"))
         browser.size(*PORTRAIT)
 
+        # A lap offers its Undo, named, for 30 s; then the button goes.
+        browser.tap("#lapButton")
+        browser.wait_for("Undo offered for the lap",
+                         "document.getElementById('undoButton').textContent.startsWith('Undo lap ') && "
+                         "!document.getElementById('undoButton').classList.contains('hidden')")
+        report["undoLabel"] = browser.evaluate("document.getElementById('undoButton').textContent")
+        offered = time.time()
+        browser.wait_for("the Undo gone after its 30 s",
+                         "document.getElementById('undoButton').classList.contains('hidden')", 40)
+        report["undoShownSeconds"] = time.time() - offered
+
         # End needs a hold of one second: a short press does nothing.
         browser.tap("#endButton", hold_seconds=0.3)
         time.sleep(1.5)
@@ -331,7 +342,9 @@ def main():
         report["buttonHeights"]["undo"] = browser.tap("#undoButton")
         browser.wait_for("the ride going on", "document.getElementById('state').textContent === 'running'")
         browser.tap("#endButton", hold_seconds=1.3)
-        browser.wait_for("the End offered again", "document.getElementById('undoButton').textContent === 'Undo end'")
+        browser.wait_for("the End offered again",
+                         "document.getElementById('undoButton').textContent === 'Undo end' && "
+                         "!document.getElementById('undoButton').classList.contains('hidden')")
         browser.tap("#endButton", hold_seconds=1.3)
         browser.wait_for("the recorder waiting again", "document.getElementById('state').textContent === 'waiting'")
 

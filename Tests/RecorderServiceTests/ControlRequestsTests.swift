@@ -11,18 +11,27 @@ import Testing
 @Suite struct ControlRequestsTests {
     /// A recorder that applies every command but the ones it is told to refuse, counting them in its sequence.
     final class Recorder: Sendable {
-        private let state = Mutex((sequence: UInt64(4), applied: [RecorderCommand](), refusing: false))
+        private let state = Mutex(
+            (sequence: UInt64(4), applied: [RecorderCommand](), refusing: false, ended: false))
 
         var applied: [RecorderCommand] { state.withLock { $0.applied } }
         func refuse(_ refusing: Bool) { state.withLock { $0.refusing = refusing } }
 
         func status() -> ControlRequests.Answer {
-            ControlRequests.Answer(state: .running, controlSequence: state.withLock { $0.sequence })
+            state.withLock { ControlRequests.Answer(state: $0.ended ? .ended : .running, controlSequence: $0.sequence) }
         }
+
+        /// An End applied before the caller reads the status again (`serve` may get to it first).
+        func end() { state.withLock { $0.ended = true } }
 
         func perform(_ command: RecorderCommand) throws(DBusError) {
             let refused = state.withLock { state in
                 guard !state.refusing else { return true }
+                // A second End saves a ride ended already: no control more.
+                if command == .control(.end) || command == .endNow {
+                    if state.ended { return false }
+                    state.ended = true
+                }
                 state.sequence += 1
                 state.applied.append(command)
                 return false
@@ -132,6 +141,12 @@ import Testing
         #expect(end.0 == ControlRequests.Answer(state: .ended, controlSequence: 5))
         let cancel = try await Self.send(ControlRequests(), Recorder(), Self.body("c-1", "cancel"))
         #expect(cancel.0 == ControlRequests.Answer(state: .cancelled, controlSequence: 5))
+        // Carried out before the status is read again (the fake applies it at once): still its outcome, one
+        // control more; a second End, of a ride ended already, adds none.
+        let ended = Recorder()
+        ended.end()
+        let second = try await Self.send(ControlRequests(), ended, Self.body("e-2", "end", [("now", .boolean(true))]))
+        #expect(second.0 == ControlRequests.Answer(state: .ended, controlSequence: 4))
     }
 
     /// The newest `capacity` answers are kept: an older id is a new request again.
