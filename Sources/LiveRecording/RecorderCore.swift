@@ -310,10 +310,13 @@ struct RecorderCore {
                     .refused("\(entry.words) cannot be undone: the trainer is not connected to be asked again"))
             }
         }
-        if entry.action.verb == "player", let later = undoLedger.laterPlayerAction(after: entry.id) {
-            return .failure(.refused("\(entry.words) cannot be undone before \(later.words): undo that first"))
-        }
-        if entry.action.verb == "trainer", let later = undoLedger.laterTrainerAction(after: entry.id) {
+        let standsOver: UndoLedger.Entry? =
+            switch entry.action.verb {
+            case "player": undoLedger.laterAction(after: entry.id, where: UndoLedger.movedThePlayer)
+            case "trainer": undoLedger.laterAction(after: entry.id) { $0.action.verb == "trainer" }
+            default: nil
+            }
+        if let later = standsOver {
             return .failure(.refused("\(entry.words) cannot be undone before \(later.words): undo that first"))
         }
         let event = RideEvent(timeMicroseconds: journalTime(time), .control(.undo(entry.action)))
@@ -323,7 +326,9 @@ struct RecorderCore {
             // Not journalled: the undo itself says that the target before it holds again.
             effects += trainer(actions, at: time)
         }
-        if let before = entry.guideBefore, undoLedger.laterPlayerAction(after: entry.id) == nil {
+        if let before = entry.guideBefore,
+            undoLedger.laterAction(after: entry.id, where: UndoLedger.movedThePlayer) == nil
+        {
             guide = before
             // The player is back where it was: its target is asked of the trainer again.
             guide?.trainerRefused()

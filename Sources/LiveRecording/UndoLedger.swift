@@ -77,16 +77,15 @@ struct UndoLedger: Sendable {
         if let index = entries.firstIndex(where: { $0.id == id }) { entries[index].undone = true }
     }
 
-    /// An action after `id`, not undone, that moved the workout's player too (its snapshot is then out of date).
-    func laterPlayerAction(after id: Int64) -> Entry? {
-        entries.first { $0.id > id && !$0.undone && $0.guideBefore != nil }
+    /// The first action after `id`, not undone, that `matches`: one that moved the workout's player too (the
+    /// snapshot before `id` is then out of date) or asked the trainer too (what it asked stands over the target
+    /// before `id`'s).
+    func laterAction(after id: Int64, where matches: (Entry) -> Bool) -> Entry? {
+        entries.first { $0.id > id && !$0.undone && matches($0) }
     }
 
-    /// An action after `id`, not undone, that asked the trainer too (what it asked stands over the target before
-    /// `id`'s).
-    func laterTrainerAction(after id: Int64) -> Entry? {
-        entries.first { $0.id > id && !$0.undone && $0.action.verb == "trainer" }
-    }
+    /// Whether an action moved the workout's player (it kept the player as it was before).
+    static func movedThePlayer(_ entry: Entry) -> Bool { entry.guideBefore != nil }
 
     /// What the screens offer: the latest action that can still be undone at `now`, and the seconds left.
     func offer(at now: Int64) -> (entry: Entry, secondsLeft: Double)? {

@@ -552,8 +552,11 @@ final class MirrorTests: XCTestCase {
 
         let url = try XCTUnwrap(
             try runMirror(["pair", "--name", "handlebars", "--json"], standIn.bus).jsonObject["url"] as? String)
+        let secondURL = try XCTUnwrap(
+            try runMirror(["pair", "--name", "pocket", "--json"], standIn.bus).jsonObject["url"] as? String)
         let (report, output) = try pageCheck(
-            "page_check.py", [url, Self.artefacts, String(mirror.process.pid)], in: standIn.bus.folder, seconds: 180)
+            "page_check.py", [url, Self.artefacts, String(mirror.process.pid), secondURL], in: standIn.bus.folder,
+            seconds: 240)
         // The page restarted the mirror as it was; that one is stopped here.
         if let restarted = report["newMirrorPid"] as? Int { kill(pid_t(restarted), SIGTERM) }
         XCTAssertEqual(report["bannerWhileAway"] as? Bool, true, "no \"reconnecting\" while the mirror was away")
@@ -579,13 +582,34 @@ final class MirrorTests: XCTestCase {
 
         let store = try WorkoutStore(path: database)
         let workout = try XCTUnwrap(try store.list().first)
+        let journal = try store.journal(workout.id)
         XCTAssertEqual(
-            controls(try store.journal(workout.id)),
-            ["start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "lap", "end", "undo", "end"])
+            controls(journal),
+            [
+                "start", "lap", "pause", "resume", "intake", "marker", "lap", "lap", "lap",
+                "lap", "undo", "end", "undo", "end",
+            ])
         XCTAssertEqual(report["stateAfterEnd"] as? String, "ended", output)
         XCTAssertTrue((report["undoLabel"] as? String ?? "").hasPrefix("Undo lap "), output)
         let undoShown = report["undoShownSeconds"] as? Double ?? 0
         XCTAssertTrue((25...33).contains(undoShown), "the Undo was shown \(undoShown) s, not its 30 s")
+
+        // Two phones undoing one lap at once: both offered it by the same name, the lap undone once (the first
+        // phone's undo, whose answer was lost, sent again as a duplicate), the second phone told in words.
+        let offered = try XCTUnwrap(report["twoPhonesUndo"] as? [String], output)
+        XCTAssertEqual(offered.count, 2, output)
+        XCTAssertEqual(offered.first, offered.last, output)
+        XCTAssertEqual(report["lostUndoAnswer"] as? Bool, true, "the answer to the first phone's undo was not lost")
+        let said = try XCTUnwrap(report["twoPhonesSaid"] as? [[String]], output)
+        let lap = offered[0].replacingOccurrences(of: "Undo ", with: "")
+        XCTAssertEqual(
+            said.map { $0.filter { $0.contains("already undone") } },
+            [[], ["\(offered[0]): \(lap) was already undone"]], output)
+        let undone = journal.compactMap { if case .control(.undo(let action)) = $0.kind { action } else { nil } }
+        let lastLap = journal.last { if case .control(.lap) = $0.kind { true } else { false } }
+        XCTAssertEqual(
+            undone.first, UndoneAction(timeMicroseconds: try XCTUnwrap(lastLap).timeMicroseconds, verb: "lap"),
+            "the undo names the last lap's line")
     }
 
     /// The trainer panel of the page in headless Chromium (Tests/MirrorPage/trainer_page_check.py) while the

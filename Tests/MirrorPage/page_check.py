@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Drives headless Chromium (Debian's) over the DevTools protocol through the mirror's page, as a rider's phone
 would: pairs through the QR code's URL, starts a ride, taps Lap, Pause, Resume, Water and Note, loses a response
-(the page must retry with the same request id), goes offline for 10 s, holds End. Prints what it saw as JSON;
+(the page must retry with the same request id), goes offline for 10 s, sees a lap's Undo for its 30 s, undoes a lap
+from two phones at once, holds End, undoes it, ends again. Prints what it saw as JSON;
 the Swift test compares it with what the stand-in sent and what the journal kept.
 
-usage: page_check.py PAIR_URL ARTEFACTS_FOLDER MIRROR_PID
+usage: page_check.py PAIR_URL ARTEFACTS_FOLDER MIRROR_PID SECOND_PAIR_URL
+
+SECOND_PAIR_URL pairs a second phone, which follows the same ride: the two undo one lap at once, the first losing
+its answer (it sends the undo again with the same request id).
 
 MIRROR_PID is restarted once mid-ride (the same command line and environment, on the same port) to see the page
 say "reconnecting" and come back; the new mirror's pid is in the report.
@@ -32,16 +36,17 @@ LANDSCAPE = (844, 390)
 
 
 class Browser:
-    def __init__(self, home=None):
+    def __init__(self, home=None, start_seconds=30):
         """`home`: the HOME Chromium runs with, whose `.pki/nssdb` holds the certificate authorities it trusts
-        beside the system's (by default the user's own)."""
+        beside the system's (by default the user's own). `start_seconds`: how long it may take to start (minutes
+        in a VM without KVM)."""
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
         self.process = subprocess.Popen(
             CHROMIUM + ["--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, HOME=home) if home else None)
         port = None
-        deadline = time.time() + 30
+        deadline = time.time() + start_seconds
         while time.time() < deadline:
             line = self.process.stderr.readline()
             found = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)
@@ -228,13 +233,49 @@ def restart(pid, base, banner_shown, report):
     return process.pid
 
 
+# Each text the page's message line shows, kept in the page as it is shown (a later one paints over it).
+KEEP_SAID = ("window.said = []; new MutationObserver(() => said.push(document.getElementById('info').textContent))"
+             ".observe(document.getElementById('info'), {childList: true, characterData: true, subtree: true})")
+UNDO_SHOWN = "!document.getElementById('undoButton').classList.contains('hidden')"
+
+
+def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
+    """Taps `selector` with the answer to the control it sends lost on the way back (the server carried it out):
+    the page must send it again with the same request id. `meanwhile` runs while the answer is held, before it is
+    lost. True when an answer was lost."""
+    browser.call("Fetch.enable", patterns=[{"urlPattern": "*/api/v1/control", "requestStage": "Response"}])
+    browser.tap(selector)
+    failed = False
+    deadline = time.time() + 10
+    while not failed and time.time() < deadline:
+        for event in list(browser.events):
+            if event.get("method") == "Fetch.requestPaused":
+                browser.events.remove(event)
+                if not failed:
+                    meanwhile()
+                    browser.call("Fetch.failRequest", requestId=event["params"]["requestId"],
+                                 errorReason="ConnectionReset")
+                    failed = True
+                else:
+                    browser.call("Fetch.continueRequest", requestId=event["params"]["requestId"])
+        if not failed:
+            browser.pump(0.2)
+    browser.call("Fetch.disable")
+    return failed
+
+
 def main():
-    pair_url, artefacts, mirror_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    pair_url, artefacts, mirror_pid, second_url = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     os.makedirs(artefacts, exist_ok=True)
     base = pair_url.split("/pair")[0]
     browser = Browser()
+    second = Browser()
     report = {"screenshots": [], "buttonHeights": {}}
     try:
+        # The second phone pairs first (its link lasts two minutes) and follows the ride from then on.
+        second.open_portrait(second_url)
+        second.wait_for("the waiting recorder on the second phone",
+                        "document.getElementById('state')?.textContent === 'waiting'")
         browser.call("Page.enable")
         browser.call("Network.enable")
         browser.size(*PORTRAIT)
@@ -269,24 +310,7 @@ def main():
 
         # A lap whose answer is lost on the way back: the server applied it, the page sends it again with the
         # same request id and the recorder answers `duplicate` — one lap.
-        browser.call("Fetch.enable", patterns=[{"urlPattern": "*/api/v1/control", "requestStage": "Response"}])
-        browser.tap("#lapButton")
-        failed = False
-        deadline = time.time() + 10
-        while not failed and time.time() < deadline:
-            for event in list(browser.events):
-                if event.get("method") == "Fetch.requestPaused":
-                    browser.events.remove(event)
-                    if not failed:
-                        browser.call("Fetch.failRequest", requestId=event["params"]["requestId"],
-                                     errorReason="ConnectionReset")
-                        failed = True
-                    else:
-                        browser.call("Fetch.continueRequest", requestId=event["params"]["requestId"])
-            if not failed:
-                browser.pump(0.2)
-        browser.call("Fetch.disable")
-        report["lostAnswer"] = failed
+        report["lostAnswer"] = tap_losing_the_first_answer(browser, "#lapButton")
         browser.wait_for("the retried lap answered", "document.getElementById('pending').textContent === ''")
 
         # Ten seconds offline with a lap tapped: "reconnecting", then the lap sent once when back.
@@ -328,6 +352,25 @@ def main():
                          "document.getElementById('undoButton').classList.contains('hidden')", 40)
         report["undoShownSeconds"] = time.time() - offered
 
+        # Two phones undo one lap at once: the first phone's undo is carried out, and while its answer is on the way
+        # the second phone's undo comes, and is told the lap was already undone; the first's answer is lost, and
+        # its undo sent again with the same request id is a duplicate. The lap is undone once.
+        browser.tap("#lapButton")
+        for phone in (browser, second):
+            phone.wait_for("Undo offered for the new lap on each phone",
+                           "document.getElementById('undoButton').textContent.startsWith('Undo lap ') && "
+                           f"{UNDO_SHOWN} && document.getElementById('undoButton').textContent !== "
+                           f"{json.dumps(report['undoLabel'])}")
+            phone.evaluate(KEEP_SAID)
+        report["twoPhonesUndo"] = [phone.text("undoButton") for phone in (browser, second)]
+        report["lostUndoAnswer"] = tap_losing_the_first_answer(
+            browser, "#undoButton", meanwhile=lambda: second.tap("#undoButton"))
+        for phone in (browser, second):
+            phone.wait_for("the Undo gone once the lap was undone", f"!({UNDO_SHOWN})")
+            phone.wait_for("the undo answered", "document.getElementById('pending').textContent === ''")
+        report["twoPhonesSaid"] = [phone.evaluate("said") for phone in (browser, second)]
+        report["screenshots"].append(second.screenshot(f"{artefacts}/mirror-undo-second-phone-portrait.png"))
+
         # End needs a hold of one second: a short press does nothing.
         browser.tap("#endButton", hold_seconds=0.3)
         time.sleep(1.5)
@@ -353,6 +396,7 @@ def main():
         report["foreignRequests"] = [url for url in requested if not url.startswith(base)]
     finally:
         browser.close()
+        second.close()
     print(json.dumps(report))
 
 

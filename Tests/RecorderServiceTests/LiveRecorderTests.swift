@@ -73,6 +73,35 @@ final class LiveRecorderTests: XCTestCase {
             _ = try await call("Marker", [.string("top of the climb")])
             _ = try await call("Intake", [.string("water"), .double(250), .string("ml")])
             _ = try await call("Intake", [.string("carbs"), .double(30), .string("g")])
+            // Two screens undo one lap at once through `Control`, each with a request id of its own: the lap is
+            // undone once and the other is told it was already undone; the first's request sent again is answered
+            // as a duplicate.
+            _ = try await call("Lap", [])
+            let lap = await recorder.status().published
+            XCTAssertEqual(lap.undoAction, "lap 2")
+            let otherScreen = try await DBusConnection.connect(to: .address(standIn.bus.address))
+            @Sendable func undo(_ caller: DBusConnection, _ id: String) async -> Result<[DBusValue], DBusError> {
+                do throws(DBusError) {
+                    return .success(
+                        try await caller.call(
+                            destination: RecorderControl.busName, path: RecorderControl.path,
+                            interface: RecorderControl.interface, member: "Control",
+                            [.string(id), .string("undo"), .uint64(0), .properties([("action", .int64(lap.undoId))])]))
+                } catch { return .failure(error) }
+            }
+            async let fromOne = undo(waiting.remote, "u-1")
+            async let fromTheOther = undo(otherScreen, "u-2")
+            let atOnce = await [fromOne, fromTheOther]
+            let answered = atOnce.compactMap { try? $0.get() }
+            let refused = atOnce.compactMap { if case .failure(let error) = $0 { error } else { nil } }
+            XCTAssertEqual(answered.count, 1, "\(atOnce)")
+            XCTAssertEqual(refused.map(\.name), [RecorderControl.refusedError], "\(atOnce)")
+            XCTAssertEqual(refused.map(\.message), ["lap 2 was already undone"], "\(atOnce)")
+            let winner = (try? atOnce[0].get()) != nil ? ("u-1", waiting.remote) : ("u-2", otherScreen)
+            let sentAgain = try await undo(winner.1, winner.0).get()
+            XCTAssertEqual(sentAgain.last, .boolean(true), "a duplicate: \(sentAgain)")
+            let laps = await recorder.status().published.lap
+            XCTAssertEqual(laps, 1)
             try await Task.sleep(for: .seconds(1))
             // The End waits 30 s to be undone; Undo takes it back and the ride goes on; an End now saves it.
             _ = try await call("End", [])
@@ -81,7 +110,7 @@ final class LiveRecorderTests: XCTestCase {
             let offered = await recorder.status().published
             XCTAssertEqual(offered.undoAction, "end")
             let endId = offered.undoId
-            XCTAssertEqual(endId, 4, "after the marker and two drinks")
+            XCTAssertEqual(endId, 5, "after the marker, two drinks and the lap (an undo is not an action of its own)")
             let undone = try await call("Undo", [.int64(0)])
             XCTAssertEqual(undone, [.string("end")])
             let going = await recorder.status().state

@@ -45,6 +45,8 @@ final class UndoTests: XCTestCase {
             event(.control(.resume), at: 70.6),
             event(.setting(.trainerTarget(.erg(watts: 300))), at: 80.1),
             event(.setting(.player(.skip)), at: 90.2),
+            event(.setting(.player(.back)), at: 95.3),
+            event(.setting(.player(.skip)), at: 97.4),
             event(.setting(.player(.extend(seconds: 30))), at: 100.3),
             event(.setting(.player(.intensity(percent: 90))), at: 110.4),
         ]
@@ -105,7 +107,10 @@ final class UndoTests: XCTestCase {
         let all = try build(events)
         XCTAssertEqual(all.statistics.movingSeconds, 180 - 20.1, accuracy: 1e-6)
         XCTAssertEqual(
-            all.lapStarts.count, 1 + 3 - 1, "the pressed lap and the steps' laps (the first step's is the ride's)")
+            all.lapStarts.map { Double($0) / 1e6 }, [30.2, 80, 90, 95, 97],
+            "the pressed lap at its time, then a lap at the second each step begins in: the second step after 60 s"
+                + " of riding and the 20.1 s paused, the third by the skip, the second again by the back and the"
+                + " third by the skip after it")
         let pause = actions[4], lap = actions[1], water = actions[3]
         let unpaused = try build(sorted(events + [undo(pause, at: 60)]))
         XCTAssertEqual(unpaused.statistics.movingSeconds, 180, accuracy: 1e-6)
