@@ -48,6 +48,9 @@ let package = Package(
         // The smart trainer's control: what to write to its control point and when (modes, targets held within
         // what it declares, the cadence safety, ramps, power match, one write at a time); pure, clocked from outside.
         .target(name: "TrainerControl", dependencies: ["CyclingSensors", "Concurrency"]),
+        // The box by the trainer as a sensor hub: what it re-broadcasts to the apps riders ride in, made from the
+        // ride's fused channels (power, the crank's and the wheel's revolutions, heart rate); pure.
+        .target(name: "SensorHub", dependencies: ["CyclingSensors", "Workouts"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),
@@ -267,6 +270,7 @@ let package = Package(
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors", "TestSupport"]),
+        .testTarget(name: "SensorHubTests", dependencies: ["SensorHub", "CyclingSensors", "Workouts"]),
         .testTarget(
             name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "Workouts"]),
         .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "StructuredWorkouts", "FIT"]),

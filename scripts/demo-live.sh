@@ -110,7 +110,7 @@ EOF
 echo "The ride history of the demo: the same address, /history (after pairing)."
 echo "Another screen, or this one again (a link pairs once, within 120 s), while the demo runs:"
 echo "  .build/debug/cyclelog-mirror pair --control-bus '$bus' [--types control,hr]"
-echo "Starting the recorder: the dashboard follows. Keys: space pause/resume, l lap, e end and save."
+echo "Starting the recorder: the dashboard follows. Keys: space pause/resume, l lap, e end and save, u undo, c cancel."
 
 arguments=(record --bus "$bus" --control-bus "$bus" --db "$folder/demo.sqlite")
 if [ "${DEMO_TRAINER:-0}" = 1 ]; then

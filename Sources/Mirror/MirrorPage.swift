@@ -20,6 +20,8 @@ enum MirrorPage {
         body{padding:max(8px,env(safe-area-inset-top)) 8px max(8px,env(safe-area-inset-bottom))}
         .banner{display:none;padding:10px 12px;border-radius:8px;margin-bottom:8px;font-weight:600}
         .banner.show{display:block}
+        /* Over the page's top, never above it: a banner that comes or goes never moves a button under a thumb. */
+        #alerts{position:fixed;top:max(8px,env(safe-area-inset-top));left:8px;right:8px;z-index:10}
         #stale{background:#5a4300}#down{background:#5a1b1b}#info{background:var(--panel);color:var(--dim);font-weight:400}
         header{display:flex;justify-content:space-between;align-items:baseline;gap:8px;margin:2px 4px 8px}
         #state{font-size:1.3rem;font-weight:700;text-transform:uppercase;letter-spacing:.05em}
@@ -71,9 +73,11 @@ enum MirrorPage {
           <p id="pairError" role="alert"></p>
         </section>
         <main id="ride" class="hidden">
-          <div id="down" class="banner" role="status">Reconnecting to the recorder…</div>
-          <div id="stale" class="banner" role="status">Stale: nothing arrived for 3 s</div>
-          <div id="norecorder" class="banner" style="background:#5a1b1b" role="status">No recorder is running: start one with <code>cyclelog record --wait</code>.</div>
+          <div id="alerts">
+            <div id="down" class="banner" role="status">Reconnecting to the recorder…</div>
+            <div id="stale" class="banner" role="status">Stale: nothing arrived for 3 s</div>
+            <div id="norecorder" class="banner" style="background:#5a1b1b" role="status">No recorder is running: start one with <code>cyclelog record --wait</code>.</div>
+          </div>
           <header><span id="state" aria-live="polite">…</span><span id="title"></span></header>
           <div class="grid">
             <div class="tile big"><div class="label">Power 3 s</div><div class="value"><span id="power">—</span><span class="unit">W</span></div><div class="sub">now <span id="ipower">—</span> W</div></div>

@@ -34,6 +34,12 @@ public struct ChannelReading: Equatable, Sendable {
     public var value: Double
     /// Lower is preferred: a dedicated sensor beats a trainer's estimate (see `SourceRank`).
     public var rank: Int
+
+    public init(channel: Channel, value: Double, rank: Int) {
+        self.channel = channel
+        self.value = value
+        self.rank = rank
+    }
 }
 
 /// Source priority between sensors of different kinds, per channel. Between two sensors of the same kind the

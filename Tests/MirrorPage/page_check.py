@@ -36,17 +36,16 @@ LANDSCAPE = (844, 390)
 
 
 class Browser:
-    def __init__(self, home=None, start_seconds=30):
+    def __init__(self, home=None):
         """`home`: the HOME Chromium runs with, whose `.pki/nssdb` holds the certificate authorities it trusts
-        beside the system's (by default the user's own). `start_seconds`: how long it may take to start (minutes
-        in a VM without KVM)."""
+        beside the system's (by default the user's own)."""
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
         self.process = subprocess.Popen(
             CHROMIUM + ["--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             env=dict(os.environ, HOME=home) if home else None)
         port = None
-        deadline = time.time() + start_seconds
+        deadline = time.time() + 30
         while time.time() < deadline:
             line = self.process.stderr.readline()
             found = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line)

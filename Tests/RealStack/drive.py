@@ -18,8 +18,6 @@
    --end-after without pedalling; SIGTERM stops it while it waits for the next ride.
 4. wait (the same air): `cyclelog record --wait`, then `cyclelog start`, `marker`, `water` and `end` from the command
    line, with `cyclelog-mirror` beside it and a paired stream client reading every message it sends.
-5. trainer (the same air): a bumble smart trainer under `cyclelog record --control erg`, a target from the phone's
-   API, a lap and a pause tapped on the mirror's page in headless Chromium and undone by its Undo button.
 With --service (service_guest.sh, systemd as PID 1): cyclelog.service as `make install` leaves it, recording the btvirt
 bike: started (READY=1), killed with SIGKILL (Restart= brings it back), stopped with `systemctl stop` (the ride
 saved), started again and frozen with SIGSTOP (the watchdog restarts it), stopped again; what systemd and /proc say
@@ -39,9 +37,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "MirrorPage"))
 import emulated_sensors  # noqa: E402
-import page_check  # noqa: E402 (the phone page in headless Chromium, as the page tests drive it)
 import ride_sensors  # noqa: E402 (on the path emulated_sensors sets)
 from dbus_fast import Variant  # noqa: E402
 
@@ -182,16 +178,6 @@ class MirrorStream:
                 elif text.startswith("data: "):
                     log.write(json.dumps({"time": time.time(), "event": event, "data": json.loads(text[6:])}) + "\n")
                     log.flush()
-
-    async def pairing_link(self, types):
-        """A new pairing link for a phone paired for `types`: the URL its QR code holds."""
-        pairing = await asyncio.create_subprocess_exec(
-            self.binary, "pair", "--name", "phone", "--types", types, "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
-        if pairing.returncode != 0:
-            raise SystemExit("cyclelog-mirror pair failed: " + errors.decode())
-        return json.loads(answer)["url"]
 
     async def post(self, path, body):
         """A paired phone's POST: its status code and JSON answer."""
@@ -371,35 +357,10 @@ async def bumble_ride(args, streams, started):
     await transport.close()
 
 
-def undo_from_the_page(browser, url, ride):
-    """On the mirror's page (paired through `url`), as a rider's thumb: Lap, then its Undo; Pause, then its Undo.
-    Without KVM the page is slow: each wait is long."""
-    undo_shown = "!document.getElementById('undoButton').classList.contains('hidden')"
-    browser.open_portrait(url)
-    browser.wait_for("the ride on the phone's page", "document.getElementById('state')?.textContent === 'running'",
-                     180)
-    ride.mark("phone: the page shows the ride")
-    for button, action in (("#lapButton", "lap"), ("#pauseResume", "pause")):
-        browser.tap(button)
-        browser.wait_for("Undo offered for the " + action,
-                         "document.getElementById('undoButton').textContent.startsWith(%s) && %s"
-                         % (json.dumps("Undo " + action), undo_shown), 60)
-        ride.mark("phone: %s tapped, %r offered" % (action, browser.text("undoButton")))
-        # Long enough that a pause left in would show in the ride's moving time.
-        time.sleep(3)
-        browser.tap("#undoButton")
-        browser.wait_for("the Undo gone once the %s was undone" % action, "!(%s)" % undo_shown, 60)
-        browser.wait_for("the undo answered", "document.getElementById('pending').textContent === ''", 60)
-        browser.wait_for("the ride running", "document.getElementById('state').textContent === 'running'", 60)
-        ride.mark("phone: %s undone, the page says %r" % (action, browser.text("info")))
-    browser.screenshot(os.path.join(ride.out, "phone-undone.png"))
-
-
 async def trainer_ride(args, link, started):
     """ERG on the real stack: `record --control erg` steering the emulated trainer through bluetoothd (its control
     point written with Write Requests, answered with indications), a target sent from the phone's API (`POST
-    /api/v1/control` by a paired device) reaching the trainer, a lap and a pause undone on the phone's page (headless
-    Chromium in this VM), and `end` letting it go (Reset)."""
+    /api/v1/control` by a paired device) reaching the trainer, and `end` letting it go (Reset)."""
     ride = Ride(args, "trainer", started)
     import bumble_sensors
 
@@ -407,11 +368,6 @@ async def trainer_ride(args, link, started):
     await trainer.start()
     playing = [asyncio.ensure_future(trainer.run())]
     ride.mark("trainer advertising")
-    # The phone: headless Chromium, started now, while the recorder finds the trainer (without KVM it takes a
-    # minute or two), in a thread of its own so that the emulated trainer in this loop goes on.
-    phone_home = os.path.join(ride.out, "phone")
-    os.makedirs(phone_home, exist_ok=True)
-    phone = asyncio.ensure_future(asyncio.to_thread(page_check.Browser, home=phone_home, start_seconds=400))
 
     def written():
         ride.log.flush()
@@ -436,14 +392,22 @@ async def trainer_ride(args, link, started):
         raise SystemExit("the phone's target was refused: %d %s" % (status, answer))
     await ride.wait_for("260 W written", lambda: "050401" in written(), 30)
     ride.mark("ERG at 260 W")
-    # A lap and a pause tapped on the phone's page, each taken back by its Undo button.
-    url = await mirror.pairing_link("control")
-    browser = await phone
-    ride.mark("phone: Chromium started")
-    try:
-        await asyncio.to_thread(undo_from_the_page, browser, url, ride)
-    finally:
-        await asyncio.to_thread(browser.close)
+    await asyncio.sleep(6)
+    # A lap and a pause tapped on the phone, each taken back from it by the number the recorder offers it under.
+    for command in ("lap", "pause"):
+        status, answer = await mirror.post(
+            "/api/v1/control", {"requestId": "vm-" + command, "command": command, "args": {}})
+        ride.mark("phone: %s answered %d" % (command, status))
+        # Long enough that a pause left in would show in the ride's moving time.
+        await asyncio.sleep(3)
+        offer = json.loads(await ride.cyclelog("status", "--json"))
+        status, answer = await mirror.post(
+            "/api/v1/control",
+            {"requestId": "vm-undo-" + command, "command": "undo", "args": {"action": offer["UndoId"]}})
+        ride.mark("phone: undo %s (%s) answered %d %s" % (command, offer["UndoAction"], status, answer.strip()))
+        if status != 200:
+            raise SystemExit("the phone's undo of the %s was refused: %d %s" % (command, status, answer))
+        await asyncio.sleep(2)
     await mirror.stop()
     await ride.cyclelog("end", "--now")
     ride.mark("end")

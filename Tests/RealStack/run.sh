@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make test-vm`: cyclelog on the real Linux Bluetooth stack. Boots the distribution kernel under qemu (software
 # emulation; virtme-ng, with this machine's filesystem), where guest.sh starts a system bus, bluetoothd 5.66 and
-# btvirt's virtual controllers and drive.py rides twice with emulated sensors (btvirt's, then bumble's) and the
-# release cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
+# btvirt's virtual controllers and drive.py rides with emulated sensors (btvirt's, then bumble's) and the debug
+# cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
 # outside the VM.
 #   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm; TEST_VM_ONLY=service or main runs that VM only)
 # Then a second VM boots with systemd as PID 1 (service_guest.sh) and runs cyclelog.service as `make install`
@@ -22,13 +22,12 @@ SECONDS=0
 # The project's Python environment (scripts/setup.sh), as the Makefile's targets have it: virtme-ng, bumble and
 # dbus-fast are there.
 export PATH="$ROOT/.venv/bin:$PATH"
-make -C "$ROOT" --no-print-directory release-cyclelog || exit 1
-# The debug builds of the mirror and of cyclelog-sync (made by `make test` already; the VM sees the toolchain's
-# libraries on this filesystem): a release build of their network stacks would add minutes and measures nothing here.
-# cyclelog-desktop's only for its manual page, which make-man.py writes from the same folder.
-(cd "$ROOT" && swift build --product cyclelog-mirror && swift build --product cyclelog-sync \
-    && swift build --product cyclelog-desktop) || exit 1
-CYCLELOG=$ROOT/.build/release/cyclelog
+# The debug builds the tests run (made by `make test` already; the VM sees the toolchain's libraries on this
+# filesystem): what runs here is the code on the real stack, not the optimiser, and a release build would add up to
+# ten minutes to every run (`make bench` and `make release` build it). One `swift build` (`make build`) makes the
+# four: cyclelog-desktop's only for its manual page, which make-man.py writes from the same folder.
+(cd "$ROOT" && swift build) || exit 1
+CYCLELOG=$ROOT/.build/debug/cyclelog
 MIRROR=$ROOT/.build/debug/cyclelog-mirror
 SYNC=$ROOT/.build/debug/cyclelog-sync
 KERNEL=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1)
@@ -48,6 +47,21 @@ boot() {
     [ "$(cat "$OUT/guest.status" 2>/dev/null)" = 0 ]
 }
 
+# An empty PostgreSQL 15 cluster in DIR, as the service VM's shared store starts (peer authentication, UTF-8): made
+# by the postgres user when this runs as root, else by the user itself (the VM hands it to postgres either way), in a
+# folder of its own under /tmp, which the postgres user can reach.   cluster DIR
+cluster() {
+    local made initdb=(/usr/lib/postgresql/15/bin/initdb -A peer -E UTF8 --no-sync)
+    made=$(mktemp -d) && chmod 0755 "$made" || return 1
+    if [ "$(id -u)" = 0 ]; then
+        install -d -o postgres -g postgres -m 0700 "$made/data" \
+            && runuser -u postgres -- "${initdb[@]}" -D "$made/data" > "$made/initdb.log" 2>&1
+    else
+        "${initdb[@]}" -D "$made/data" > "$made/initdb.log" 2>&1
+    fi || { cat "$made/initdb.log"; rm -rf "$made"; return 1; }
+    cp -a "$made/data" "$1" && rm -rf "$made"
+}
+
 # virtme-ng starts systemd from a shell (init=/bin/sh -- -c "... exec /sbin/init"). systemd takes the guest for a
 # container (the host's /.dockerenv is in the guest's root, when the host is one) and then reads its options from
 # its own arguments rather than the kernel's command line; both kinds read SYSTEMD_PROC_CMDLINE first, which the
@@ -60,8 +74,14 @@ boot_service() {
     # The manual pages `make install` puts in place, written here: in the VM, without KVM, running each program's
     # help 60 times takes minutes.
     python3 "$ROOT/scripts/make-man.py" --bin "$(dirname "$MIRROR")" --out "$SERVICE_OUT/man" > /dev/null || return 1
-    printf 'CYCLELOG=%q\nMIRROR=%q\nSYNC=%q\nPYTHON=%q\nMAN_PAGES=%q\n' "$CYCLELOG" "$MIRROR" "$SYNC" "$PYTHON" \
-        "$SERVICE_OUT/man" > "$SERVICE_OUT/settings"
+    # So are the binaries without their symbols (as a package ships them; the VM installs them into its memory)
+    # and the shared store's PostgreSQL cluster, which initdb takes a minute to make without KVM.
+    mkdir -p "$SERVICE_OUT/bin" && strip -o "$SERVICE_OUT/bin/cyclelog" "$CYCLELOG" \
+        && strip -o "$SERVICE_OUT/bin/cyclelog-mirror" "$MIRROR" && strip -o "$SERVICE_OUT/bin/cyclelog-sync" "$SYNC" \
+        || return 1
+    cluster "$SERVICE_OUT/postgres-cluster" || return 1
+    printf 'BIN=%q\nPYTHON=%q\nMAN_PAGES=%q\nCLUSTER=%q\n' "$SERVICE_OUT/bin" "$PYTHON" "$SERVICE_OUT/man" \
+        "$SERVICE_OUT/postgres-cluster" > "$SERVICE_OUT/settings"
     local started=$SECONDS
     timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
         -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \

@@ -9,8 +9,8 @@
 # - `scripts/install-service.sh install` (what `make install` runs): binary, unit, sysusers, udev, D-Bus policy.
 # - PostgreSQL 15 as the shared store, and cyclelog-sync.path enabled: each saved ride is pushed as systemd starts
 #   cyclelog-sync.service on the recorder's trigger file.
-# OUT/settings (written by run.sh) names the binaries (cyclelog, cyclelog-mirror, cyclelog-sync) and the Python with
-# the test's packages.
+# OUT/settings (written by run.sh) names the folder of the stripped binaries (cyclelog, cyclelog-mirror,
+# cyclelog-sync), the Python with the test's packages, the manual pages and the PostgreSQL cluster made for the store.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -57,15 +57,13 @@ systemctl start dbus.service bluetooth.service || fail "the system bus or blueto
 wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "dbus.service and bluetooth.service running"
 
-# /usr/local lives in this VM's memory: the binaries go in without their symbols (as a package ships them), the
-# debug builds of the mirror and of cyclelog-sync would not fit with them.
-strip -o "$OUT/cyclelog" "$CYCLELOG" && strip -o "$OUT/cyclelog-mirror" "$MIRROR" && strip -o "$OUT/cyclelog-sync" "$SYNC" \
-    || fail "cannot strip the binaries"
+# /usr/local lives in this VM's memory: the binaries go in without their symbols (as a package ships them; run.sh
+# stripped them), the debug builds would not fit with them.
 # A box by the trainer has no desktop: installed without the desktop item (DESKTOP_BINARY empty).
-(cd "$ROOT" && BINARY=$OUT/cyclelog MIRROR_BINARY=$OUT/cyclelog-mirror SYNC_BINARY=$OUT/cyclelog-sync DESKTOP_BINARY= \
+(cd "$ROOT" && BINARY=$BIN/cyclelog MIRROR_BINARY=$BIN/cyclelog-mirror SYNC_BINARY=$BIN/cyclelog-sync DESKTOP_BINARY= \
     MAN_PAGES=$MAN_PAGES scripts/install-service.sh install) > "$OUT/install.log" 2>&1 \
     || { cat "$OUT/install.log"; fail "make install's script failed"; }
-rm -f "$OUT/cyclelog" "$OUT/cyclelog-mirror" "$OUT/cyclelog-sync"
+rm -rf "$BIN"
 step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
 
 # The shared store as a club or a household runs it: Debian's PostgreSQL 15 on its usual socket folder, the
@@ -74,10 +72,9 @@ step "installed: $(tail -n +1 "$OUT/install.log" | head -1)"
 # each ride the service saves is pushed by cyclelog-sync.service as systemd starts it.
 PGBIN=/usr/lib/postgresql/15/bin
 STORE=/var/lib/cyclelog-shared-store
-install -d -o postgres -g postgres -m 0700 "$STORE" && install -d -o postgres -g postgres -m 2775 /run/postgresql \
-    || fail "no folders for PostgreSQL"
-runuser -u postgres -- "$PGBIN/initdb" -D "$STORE" -A peer -E UTF8 --no-sync > /tmp/postgres-init.log 2>&1 \
-    || { cat /tmp/postgres-init.log; fail "initdb failed"; }
+# Its cluster as initdb made it (run.sh made it outside the VM).
+cp -a "$CLUSTER" "$STORE" && chown -R postgres:postgres "$STORE" && chmod 0700 "$STORE" \
+    && install -d -o postgres -g postgres -m 2775 /run/postgresql || fail "no cluster or folders for PostgreSQL"
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$STORE" -w -t 300 -l /tmp/postgres.log \
     -o "-k /run/postgresql -c listen_addresses= -c shared_buffers=16MB -c fsync=off" start > /dev/null \
     || { cat /tmp/postgres.log; fail "PostgreSQL did not start"; }
