@@ -5,13 +5,11 @@ would: pairs through the QR code's URL, starts a ride, taps Lap, Pause, Resume, 
 from two phones at once, holds End, undoes it, ends again. Prints what it saw as JSON;
 the Swift test compares it with what the stand-in sent and what the journal kept.
 
-usage: page_check.py PAIR_URL ARTEFACTS_FOLDER MIRROR_PID SECOND_PAIR_URL
-
-SECOND_PAIR_URL pairs a second phone, which follows the same ride: the two undo one lap at once, the first losing
-its answer (it sends the undo again with the same request id).
+usage: page_check.py PAIR_URL ARTEFACTS_FOLDER MIRROR_PID
 
 MIRROR_PID is restarted once mid-ride (the same command line and environment, on the same port) to see the page
-say "reconnecting" and come back; the new mirror's pid is in the report.
+say "reconnecting" and come back; the new mirror's pid is in the report. A second phone, paired late through the
+mirror's own `pair` (so that its Chromium runs only while it is needed), undoes one lap at once with the first.
 """
 import json
 import os
@@ -263,18 +261,24 @@ def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
     return failed
 
 
+def pairing_link(mirror_pid, name):
+    """A new pairing link, as `cyclelog-mirror pair` prints it, from the running mirror's own program and
+    environment (its bus)."""
+    environment = dict(entry.split(b"=", 1) for entry in open(f"/proc/{mirror_pid}/environ", "rb").read().split(b"\0")
+                       if b"=" in entry)
+    answer = subprocess.run([os.readlink(f"/proc/{mirror_pid}/exe"), "pair", "--name", name, "--json"],
+                            env=environment, capture_output=True, timeout=30, check=True)
+    return json.loads(answer.stdout)["url"]
+
+
 def main():
-    pair_url, artefacts, mirror_pid, second_url = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    pair_url, artefacts, mirror_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
     os.makedirs(artefacts, exist_ok=True)
     base = pair_url.split("/pair")[0]
     browser = Browser()
-    second = Browser()
+    second = None
     report = {"screenshots": [], "buttonHeights": {}}
     try:
-        # The second phone pairs first (its link lasts two minutes) and follows the ride from then on.
-        second.open_portrait(second_url)
-        second.wait_for("the waiting recorder on the second phone",
-                        "document.getElementById('state')?.textContent === 'waiting'")
         browser.call("Page.enable")
         browser.call("Network.enable")
         browser.size(*PORTRAIT)
@@ -354,6 +358,9 @@ def main():
         # Two phones undo one lap at once: the first phone's undo is carried out, and while its answer is on the way
         # the second phone's undo comes, and is told the lap was already undone; the first's answer is lost, and
         # its undo sent again with the same request id is a duplicate. The lap is undone once.
+        second = Browser()
+        second.open_portrait(pairing_link(report["newMirrorPid"], "pocket"))
+        second.wait_for("the ride on the second phone", "document.getElementById('state')?.textContent === 'running'")
         browser.tap("#lapButton")
         for phone in (browser, second):
             phone.wait_for("Undo offered for the new lap on each phone",
@@ -395,7 +402,8 @@ def main():
         report["foreignRequests"] = [url for url in requested if not url.startswith(base)]
     finally:
         browser.close()
-        second.close()
+        if second:
+            second.close()
     print(json.dumps(report))
 
 
