@@ -207,11 +207,16 @@ class NamespacedBrowser(Browser):
         return json.loads(message)
 
 
+def environment_of(pid):
+    """A running process's environment, as bytes, for starting its program again as it was started."""
+    return dict(entry.split(b"=", 1) for entry in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+                if b"=" in entry)
+
+
 def restart(pid, base, banner_shown, report):
     """Stops the mirror and starts it again as it was (command line, environment, port); the new pid."""
     command = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")[:-1]
-    environment = dict(entry.split(b"=", 1) for entry in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-                       if b"=" in entry)
+    environment = environment_of(pid)
     port = base.rsplit(":", 1)[1].encode()
     command = [word.replace(b":0", b":" + port) if word.endswith(b":0") else word for word in command]
     output = open(f"/proc/{pid}/fd/1", "ab")
@@ -264,10 +269,8 @@ def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
 def pairing_link(mirror_pid, name):
     """A new pairing link, as `cyclelog-mirror pair` prints it, from the running mirror's own program and
     environment (its bus)."""
-    environment = dict(entry.split(b"=", 1) for entry in open(f"/proc/{mirror_pid}/environ", "rb").read().split(b"\0")
-                       if b"=" in entry)
     answer = subprocess.run([os.readlink(f"/proc/{mirror_pid}/exe"), "pair", "--name", name, "--json"],
-                            env=environment, capture_output=True, timeout=30, check=True)
+                            env=environment_of(mirror_pid), capture_output=True, timeout=30, check=True)
     return json.loads(answer.stdout)["url"]
 
 
