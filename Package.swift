@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "TrainerControl", dependencies: ["CyclingSensors", "Concurrency"]),
         // The box by the trainer as a sensor hub: what it re-broadcasts to the apps riders ride in, made from the
         // ride's fused channels (power, the crank's and the wheel's revolutions, heart rate); pure.
-        .target(name: "SensorHub", dependencies: ["CyclingSensors", "Workouts"]),
+        .target(name: "SensorHub", dependencies: ["CyclingSensors", "Workouts", "TrainerControl"]),
         // zlib for the compressed raw journal kept with every ride.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CMalloc"),
@@ -270,7 +270,8 @@ let package = Package(
         .testTarget(name: "ConcurrencyTests", dependencies: ["Concurrency"]),
         .testTarget(name: "CyclingSensorsTests", dependencies: ["CyclingSensors", "TestSupport"]),
         .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors", "TestSupport"]),
-        .testTarget(name: "SensorHubTests", dependencies: ["SensorHub", "CyclingSensors", "Workouts"]),
+        .testTarget(
+            name: "SensorHubTests", dependencies: ["SensorHub", "CyclingSensors", "Workouts", "TrainerControl"]),
         .testTarget(
             name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "Workouts"]),
         .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "StructuredWorkouts", "FIT"]),

@@ -79,7 +79,7 @@ public struct ControlPointDialect: Sendable {
     let layouts: [OpCodeLayout]
 
     func layout(for opCode: UInt8) -> OpCodeLayout? { layouts.first { $0.opCode == opCode } }
-    func name(of opCode: UInt8) -> String { layout(for: opCode)?.name ?? "reserved op code 0x\(hex(opCode))" }
+    public func name(of opCode: UInt8) -> String { layout(for: opCode)?.name ?? "reserved op code 0x\(hex(opCode))" }
 }
 
 /// A control-point request, a control-point response, or a status message, decoded by its dialect.
@@ -189,7 +189,8 @@ extension ControlPointDialect {
         writer.write(responseOpCode ?? 0)
         writer.write(opCode)
         writer.write(result.rawValue)
-        let parameter = encodeParameter(layout(for: opCode)?.successResponse ?? [], values)
+        // A response's parameter follows Success only (a refused Spin Down Control carries no target speeds).
+        let parameter = result == .success ? encodeParameter(layout(for: opCode)?.successResponse ?? [], values) : []
         writer.write(parameter)
         return writer.bytes
     }

@@ -7,11 +7,16 @@ controllers() { btmgmt info 2>/dev/null | grep -c 'Primary controller'; }
 
 start_controllers() {
     modprobe bluetooth && modprobe hci_vhci || { echo "the kernel's Bluetooth modules do not load"; return 1; }
-    # Under software emulation a controller's first HCI Reset sometimes times out and the kernel gives that
-    # controller up for good; starting btvirt anew gives fresh ones.
+    # Under software emulation the kernel's first HCI Reset to a new controller times out (for the first btvirt
+    # starts, nearly always) and the kernel gives that controller up for good; btvirt started anew gives fresh ones,
+    # which answer in time. Each `btmgmt info` takes a second or more here: it is asked only once both exist.
     for attempt in 1 2 3; do
         btvirt -L -l2 > "$1/btvirt.log" 2>&1 &
-        for wait in $(seq 20); do
+        for wait in $(seq 40); do
+            [ "$(ls /sys/class/bluetooth | wc -l)" -ge 2 ] && break
+            sleep 0.25
+        done
+        for wait in 1 2 3 4; do
             [ "$(controllers)" = 2 ] && break
             sleep 0.5
         done

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through three rides.
 
-  drive.py --cyclelog BIN --mirror BIN --streams STREAMS.json --out DIR   (streams from emulated_sensors.py)
+  drive.py --cyclelog BIN --mirror BIN --streams STREAMS.json --phone HOST:PORT --out DIR
+  (streams from emulated_sensors.py; the phone is phone.py on the host, run.sh says how it is reached)
 
 1. btvirt (BlueZ to BlueZ, ATT 0x23): one device with Cycling Power, Cycling Speed and Cadence and Heart Rate (as
    a smart trainer with a heart-rate relay) registered with bluetoothd on hci1; `cyclelog scan` and a short
@@ -18,6 +19,9 @@
    --end-after without pedalling; SIGTERM stops it while it waits for the next ride.
 4. wait (the same air): `cyclelog record --wait`, then `cyclelog start`, `marker`, `water` and `end` from the command
    line, with `cyclelog-mirror` beside it and a paired stream client reading every message it sends.
+5. trainer (the same air): `cyclelog record --control erg` steering bumble's trainer; a target from the phone's API;
+   a lap and a pause tapped on the mirror's page on the rider's phone (Chromium on the host, phone.py) and each
+   undone from the page's Undo; `end` letting the trainer go.
 With --service (service_guest.sh, systemd as PID 1): cyclelog.service as `make install` leaves it, recording the btvirt
 bike: started (READY=1), killed with SIGKILL (Restart= brings it back), stopped with `systemctl stop` (the ride
 saved), started again and frozen with SIGSTOP (the watchdog restarts it), stopped again; what systemd and /proc say
@@ -30,6 +34,7 @@ import asyncio
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -50,6 +55,7 @@ BUMBLE_SENSORS = [  # kind, address, name, battery %
 ]
 BYSTANDER = ("00:AA:02:00:00:09", "Keyboard")  # legacy advertising data holds 31 octets
 TRAINER = ("00:AA:02:00:00:04", "Emulated Trainer")
+PHONE_PAGE_PORT = 8787  # the trainer ride's mirror on the guest's network (run.sh forwards a host port to it)
 
 
 class Ride:
@@ -132,32 +138,27 @@ class MirrorStream:
     """`cyclelog-mirror` beside the recorder, and a paired script reading its stream: every message's event,
     data and arrival time go to mirror-stream.jsonl."""
 
-    def __init__(self, ride, binary, types="read"):
-        """`types`: what the script's device is paired for (`cyclelog-mirror pair --types`)."""
-        self.ride, self.binary, self.types = ride, binary, types
+    def __init__(self, ride, binary, types="read", listen="127.0.0.1:0"):
+        """`types`: what the script's device is paired for (`cyclelog-mirror pair --types`); `listen`: the
+        address it serves on (this script reaches it on the loopback either way)."""
+        self.ride, self.binary, self.types, self.listen = ride, binary, types, listen
 
     async def start(self):
         out = self.ride.out
         self.process = await asyncio.create_subprocess_exec(
-            self.binary, "serve", "--listen", "127.0.0.1:0", "--state-dir", os.path.join(out, "mirror-state"),
+            self.binary, "serve", "--listen", self.listen, "--state-dir", os.path.join(out, "mirror-state"),
             stdout=open(os.path.join(out, "mirror.log"), "w"), stderr=asyncio.subprocess.STDOUT)
         port = None
         for _ in range(300):
-            text = open(os.path.join(out, "mirror.log")).read()
-            if "serving http://127.0.0.1:" in text:
-                port = int(text.split("serving http://127.0.0.1:")[1].split()[0])
+            serving = re.search(r"serving http://[^ ]+:(\d+) ", open(os.path.join(out, "mirror.log")).read())
+            if serving:
+                port = int(serving.group(1))
                 break
             await asyncio.sleep(0.1)
         if port is None:
             raise SystemExit("cyclelog-mirror did not start: " + open(os.path.join(out, "mirror.log")).read())
-        pairing = await asyncio.create_subprocess_exec(
-            self.binary, "pair", "--name", "vm", "--types", self.types, "--token", "--json",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
-        if pairing.returncode != 0:
-            raise SystemExit("cyclelog-mirror pair failed: " + errors.decode())
-        token = json.loads(answer)["token"]
-        self.port, self.token = port, token
+        self.port = port
+        self.token = token = (await self.pair("vm", "--types", self.types, "--token"))["token"]
         reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
         self.writer.write(("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
                            "Accept: text/event-stream\r\n\r\n" % (port, token)).encode())
@@ -181,14 +182,17 @@ class MirrorStream:
 
     async def post(self, path, body):
         """A paired phone's POST: its status code and JSON answer."""
-        data = json.dumps(body).encode()
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        writer.write(("POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
-                      "Content-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
-                      % (path, self.port, self.token, len(data))).encode() + data)
-        response = (await asyncio.wait_for(reader.read(), 20)).decode()
-        writer.close()
-        return int(response.split()[1]), response.split("\r\n\r\n", 1)[-1]
+        return await post_json("127.0.0.1", self.port, path, body, "Authorization: Bearer %s\r\n" % self.token)
+
+    async def pair(self, name, *options):
+        """`cyclelog-mirror pair`'s answer: a pairing link for a phone to open, or with --token a device's token."""
+        pairing = await asyncio.create_subprocess_exec(
+            self.binary, "pair", "--name", name, "--json", *options,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        answer, errors = await asyncio.wait_for(pairing.communicate(), 30)
+        if pairing.returncode != 0:
+            raise SystemExit("cyclelog-mirror pair failed: " + errors.decode())
+        return json.loads(answer)
 
     async def stop(self):
         self.ride.mark("mirror stream closed")
@@ -197,6 +201,36 @@ class MirrorStream:
         self.process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(self.process.wait(), 20)
         self.ride.mark("mirror exited %d" % self.process.returncode)
+
+
+async def post_json(host, port, path, body, headers="", timeout=20):
+    """A POST of a JSON body over HTTP/1.1: the status code and the answer's body."""
+    data = json.dumps(body).encode()
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(("POST %s HTTP/1.1\r\nHost: %s:%d\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n"
+                  "Connection: close\r\n\r\n" % (path, host, port, headers, len(data))).encode() + data)
+    response = (await asyncio.wait_for(reader.read(), timeout)).decode()
+    writer.close()
+    return int(response.split()[1]), response.split("\r\n\r\n", 1)[-1]
+
+
+class Phone:
+    """The rider's phone: the mirror's page in Chromium on the host (phone.py), told what to tap."""
+
+    def __init__(self, ride, address):
+        self.ride, self.answers = ride, []
+        self.host, port = address.rsplit(":", 1)
+        self.port = int(port)
+
+    async def ask(self, request, **body):
+        status, answer = await post_json(self.host, self.port, "/" + request, body, timeout=120)
+        answer = json.loads(answer) if status == 200 else {"error": "HTTP %d" % status}
+        self.answers.append({"request": request, "asked": body, "answer": answer})
+        with open(os.path.join(self.ride.out, "phone.json"), "w") as f:
+            json.dump(self.answers, f, indent=1)
+        if "error" in answer:
+            raise SystemExit("the phone's page, asked to %s %s: %s" % (request, body, answer["error"]))
+        return answer
 
 
 def play_all(sensors, streams):
@@ -382,9 +416,12 @@ async def trainer_ride(args, link, started):
     ride.mark("record --control erg started")
     await ride.wait_for("control and 200 W written", lambda: "05c800" in written(), 120)
     ride.mark("ERG at 200 W")
-    mirror = MirrorStream(ride, args.mirror, types="control")
+    # Served on the guest's network too, where the rider's phone reaches it (run.sh forwards the host's port to it).
+    mirror = MirrorStream(ride, args.mirror, types="control", listen="0.0.0.0:%d" % PHONE_PAGE_PORT)
     await mirror.start()
-    await asyncio.sleep(6)
+    phone = Phone(ride, args.phone)
+    shown = await phone.ask("open", url=(await mirror.pair("phone"))["url"])
+    ride.mark("phone: the page paired and shows the ride %s" % shown["state"])
     status, answer = await mirror.post(
         "/api/v1/control", {"requestId": "vm-trainer-1", "command": "target", "args": {"watts": 260}})
     ride.mark("phone: target 260 W answered %d %s" % (status, answer.strip()))
@@ -393,21 +430,16 @@ async def trainer_ride(args, link, started):
     await ride.wait_for("260 W written", lambda: "050401" in written(), 30)
     ride.mark("ERG at 260 W")
     await asyncio.sleep(6)
-    # A lap and a pause tapped on the phone, each taken back from it by the number the recorder offers it under.
-    for command in ("lap", "pause"):
-        status, answer = await mirror.post(
-            "/api/v1/control", {"requestId": "vm-" + command, "command": command, "args": {}})
-        ride.mark("phone: %s answered %d" % (command, status))
+    # A lap and a pause tapped on the phone's page, each taken back with the Undo the page then offers.
+    for command, button in (("lap", "lapButton"), ("pause", "pauseResume")):
+        await phone.ask("tap", button=button)
+        ride.mark("phone: %s tapped" % command)
         # Long enough that a pause left in would show in the ride's moving time.
         await asyncio.sleep(3)
-        offer = json.loads(await ride.cyclelog("status", "--json"))
-        status, answer = await mirror.post(
-            "/api/v1/control",
-            {"requestId": "vm-undo-" + command, "command": "undo", "args": {"action": offer["UndoId"]}})
-        ride.mark("phone: undo %s (%s) answered %d %s" % (command, offer["UndoAction"], status, answer.strip()))
-        if status != 200:
-            raise SystemExit("the phone's undo of the %s was refused: %d %s" % (command, status, answer))
+        undone = await phone.ask("undo", action=command)
+        ride.mark("phone: %s tapped, the page says %r" % (undone["offered"], undone["shown"]))
         await asyncio.sleep(2)
+    await phone.ask("screenshot", name="trainer-phone-undone")
     await mirror.stop()
     await ride.cyclelog("end", "--now")
     ride.mark("end")
@@ -704,6 +736,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cyclelog", required=True)
     parser.add_argument("--mirror", help="cyclelog-mirror, run beside `record --wait`")
+    parser.add_argument("--phone", help="HOST:PORT of phone.py, the rider's phone on the host (run.sh)")
     parser.add_argument("--streams", required=True)
     parser.add_argument("--btvirt-seconds", type=float, default=8)
     parser.add_argument("--drop-seconds", type=float, default=10)

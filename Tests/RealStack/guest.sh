@@ -1,11 +1,11 @@
 #!/bin/bash
 # Inside the VM (virtme-ng: the host's filesystem read-only, OUT writable): the real Linux Bluetooth stack.
-#   guest.sh OUT CYCLELOG PYTHON MIRROR
+#   guest.sh OUT CYCLELOG PYTHON MIRROR PHONE    (PHONE: HOST:PORT of the rider's phone, run.sh's phone.py)
 # Kernel Bluetooth + hci_vhci, a system bus, btmon writing the capture, btvirt's two LE controllers on one
 # emulated air (hci0 for cyclelog, hci1 for an emulated sensor), bluetoothd, then drive.py (which adds a third
 # controller, bumble's, behind /dev/vhci).
 set -u
-OUT=$1 CYCLELOG=$2 PYTHON=$3 MIRROR=$4
+OUT=$1 CYCLELOG=$2 PYTHON=$3 MIRROR=$4 PHONE=$5
 HERE=$(cd "$(dirname "$0")" && pwd)
 exec > >(tee "$OUT/guest.log") 2>&1
 echo 1 > "$OUT/guest.status"
@@ -17,6 +17,10 @@ mkdir -p /run/dbus
 dbus-daemon --system --fork --nopidfile || fail "no system bus"
 DBUS_SESSION_BUS_ADDRESS=$(dbus-daemon --session --fork --print-address=1) || fail "no session bus"
 export DBUS_SESSION_BUS_ADDRESS
+
+# The user-mode network's one interface, at the address it gives a guest (no DHCP needed): the phone's way in.
+nic=$(ls /sys/class/net | grep -v '^lo$' | head -1)
+ip link set lo up && ip addr add 10.0.2.15/24 dev "$nic" && ip link set "$nic" up || fail "no network for the phone"
 
 . "$HERE/controllers.sh"
 start_controllers "$OUT" || fail "no virtual controllers"
@@ -33,7 +37,7 @@ wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) on the bus"
 
 "$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --mirror "$MIRROR" --streams "$OUT/streams.json" --out "$OUT" \
-    || fail "the ride did not complete"
+    --phone "$PHONE" || fail "the ride did not complete"
 sleep 1
 pkill -INT btmon
 sleep 1

@@ -35,14 +35,34 @@ KERNEL=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1)
 PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 echo "test-vm: setup and build took ${SECONDS} s"
 
+# The rider's phone for the trainer ride (phone.py): Chromium on the host, at the host's speed, started before the
+# VM boots. The VM's user-mode network (qemu's slirp, no way out but these two) forwards a port of the host's
+# loopback to the mirror in the guest (10.0.2.15:8787), and shows the host's loopback to the guest as 10.0.2.2,
+# where phone.py listens for what to tap.
 boot() {
     rm -rf "$OUT" && mkdir -p "$OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$OUT/streams.json" || return 1
+    local phone_port page_port phone status
+    read -r phone_port page_port < <("$PYTHON" -c 'import socket
+s = [socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1", 0)) for x in s]
+print(*(x.getsockname()[1] for x in s))')
+    "$PYTHON" "$HERE/phone.py" "$phone_port" "$page_port" "$OUT/phone" > "$OUT/phone.log" 2>&1 &
+    phone=$!
+    for wait in $(seq 120); do
+        grep -q "Chromium ready" "$OUT/phone.log" && break
+        kill -0 "$phone" 2>/dev/null || break
+        sleep 0.5
+    done
+    grep -q "Chromium ready" "$OUT/phone.log" || { cat "$OUT/phone.log"; kill "$phone"; return 1; }
     local started=$SECONDS
-    timeout 800 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" -- \
-        "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" > "$OUT/vm.log" 2>&1
+    timeout 800 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" \
+        --qemu-opts="-device virtio-net-pci,netdev=phone -netdev user,id=phone,hostfwd=tcp:127.0.0.1:$page_port-:8787" \
+        -- "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" "10.0.2.2:$phone_port" > "$OUT/vm.log" 2>&1
     echo "test-vm: the VM ran for $((SECONDS - started)) s"
+    kill "$phone"
+    wait "$phone"
     grep -E '^\[(guest|drive)\]' "$OUT/vm.log"
     [ "$(cat "$OUT/guest.status" 2>/dev/null)" = 0 ]
 }
@@ -66,7 +86,11 @@ cluster() {
 # container (the host's /.dockerenv is in the guest's root, when the host is one) and then reads its options from
 # its own arguments rather than the kernel's command line; both kinds read SYSTEMD_PROC_CMDLINE first, which the
 # kernel hands to init as an environment variable. It sets systemd.run= for the generators through
-# systemd.setenv=: service_guest.sh runs as kernel-command-line.service once the system is initialised.
+# systemd.setenv= (in single quotes, which the kernel leaves alone and systemd takes off): service_guest.sh runs as
+# kernel-command-line.service once the system is initialised. The same masks systemd-tmpfiles-setup.service: over
+# the host's root it walks the host's /tmp to empty it (the root is read-only: it empties nothing), 40 s and more
+# under emulation; service_guest.sh makes what it would have made in the folders the guest has of its own.
+MASKED=systemd.mask=systemd-tmpfiles-setup.service
 boot_service() {
     rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
@@ -84,7 +108,7 @@ boot_service() {
         "$SERVICE_OUT/postgres-cluster" > "$SERVICE_OUT/settings"
     local started=$SECONDS
     timeout 900 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --systemd --rwdir "$SERVICE_OUT" \
-        -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE=systemd.run=$HERE/service_guest.sh\"" \
+        -a "SYSTEMD_PROC_CMDLINE=\"systemd.setenv=SYSTEMD_PROC_CMDLINE='systemd.run=$HERE/service_guest.sh $MASKED'\"" \
         > "$SERVICE_OUT/vm.log" 2>&1
     echo "test-vm: the systemd VM ran for $((SECONDS - started)) s"
     grep -aE '^\[(service|drive)\]' "$SERVICE_OUT/guest.log"

@@ -43,6 +43,9 @@ for dir in /etc /var /usr/local; do
         || fail "no writable $dir"
 done
 mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp || fail "no /tmp"
+# What the masked systemd-tmpfiles-setup.service makes at boot (run.sh says why it is masked), in /run and /var.
+systemd-tmpfiles --create --boot --prefix=/run --prefix=/var > "$OUT/tmpfiles.log" 2>&1 \
+    || { cat "$OUT/tmpfiles.log"; fail "systemd-tmpfiles could not make /run and /var"; }
 systemctl daemon-reload
 step "writable /etc, /var, /usr/local, /tmp"
 

@@ -226,6 +226,12 @@ SPECIFIC = {
 }
 
 
+def judge(cyclelog, path):
+    failures = []
+    outcome = check_file(cyclelog, path, failures)
+    return os.path.basename(path), outcome, failures
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cyclelog", required=True)
@@ -238,14 +244,11 @@ def main():
     files = sorted(f for f in os.listdir(arguments.data) if f.lower().endswith(".fit"))
     passed = failed = 0
 
-    def judge(file):
-        failures = []
-        outcome = check_file(os.path.abspath(arguments.cyclelog), os.path.join(arguments.data, file), failures)
-        return file, outcome, failures
-
-    # Each file in its own database: two at a time, one per core.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(judge, files))
+    # Each file in its own database, one at a time per core, each in a process of its own: reading a file with
+    # fitdecode is Python's own work, which threads of one interpreter would take turns at.
+    cyclelog = os.path.abspath(arguments.cyclelog)
+    with concurrent.futures.ProcessPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(judge, [cyclelog] * len(files), [os.path.join(arguments.data, f) for f in files]))
     for file, outcome, failures in results:
         if failures:
             failed += 1
