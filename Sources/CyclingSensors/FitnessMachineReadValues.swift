@@ -27,6 +27,14 @@ public struct FitnessMachineFeature: CharacteristicValue {
         try reader.expectEnd()
     }
 
+    /// The value a fitness machine serves: both bit fields, little-endian.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 8)
+        writer.write(fitnessMachineFeatures)
+        writer.write(targetSettingFeatures)
+        return writer.bytes
+    }
+
     public var fields: [DecodedField] {
         [
             .flagsNamed("fitnessMachineFeatures", fitnessMachineFeatures, names: Self.machineFeatureNames),
@@ -46,6 +54,15 @@ public struct SupportedRange: Equatable, Sendable {
         self.minimum = minimum
         self.maximum = maximum
         self.minimumIncrement = minimumIncrement
+    }
+
+    /// The value a fitness machine serves: minimum, maximum, increment, little-endian.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 6)
+        writer.write(minimum)
+        writer.write(maximum)
+        writer.write(minimumIncrement)
+        return writer.bytes
     }
 
     /// `minimum<name>`, `maximum<name>` and the increment's key, in the range's resolution and unit.

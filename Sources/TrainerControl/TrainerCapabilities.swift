@@ -52,7 +52,7 @@ public struct TrainerCapabilities: Equatable, Sendable {
 
     /// When a trainer takes power targets but declares no Supported Power Range (the spec makes it mandatory):
     /// the widest range a home trainer is sold with.
-    static let assumedPowerRange = SupportedRange(minimum: 0, maximum: 2000, minimumIncrement: 1)
+    public static let assumedPowerRange = SupportedRange(minimum: 0, maximum: 2000, minimumIncrement: 1)
     /// When it takes resistance targets but declares no range: level 0 to 10.0.
     static let assumedResistanceRange = SupportedRange(minimum: 0, maximum: 100, minimumIncrement: 1)
     /// A simulated grade without a declared inclination range: steeper than any road.
