@@ -36,14 +36,14 @@ PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 echo "test-vm: setup and build took ${SECONDS} s"
 
 # The rider's phone for the trainer ride (phone.py): Chromium on the host, at the host's speed, started before the
-# VM boots. The VM's user-mode network (qemu's slirp, no way out but these two) forwards a port of the host's
-# loopback to the mirror in the guest (10.0.2.15:8787), and shows the host's loopback to the guest as 10.0.2.2,
-# where phone.py listens for what to tap.
+# VM boots. The VM's user-mode network (qemu's slirp) forwards a port of the host's loopback to the mirror in the
+# guest (10.0.2.15:8787), and shows the host's loopback to the guest as 10.0.2.2, where phone.py listens for what to
+# tap (slirp's `restrict=on` would close that way too; nothing in the guest reaches anywhere else).
 boot() {
     rm -rf "$OUT" && mkdir -p "$OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
         --seconds 400 > "$OUT/streams.json" || return 1
-    local phone_port page_port phone status
+    local phone_port page_port phone
     read -r phone_port page_port < <("$PYTHON" -c 'import socket
 s = [socket.socket() for _ in range(2)]
 [x.bind(("127.0.0.1", 0)) for x in s]
