@@ -54,19 +54,18 @@ public struct AppControl: Sendable {
         } catch {
             return [answer(.invalidParameter), .tell("an app's \(Self.name(of: opCode)) was not understood: \(error)")]
         }
-        if request == .requestControl {
+        if request != .requestControl, !appHoldsControl {
+            return [answer(.controlNotPermitted)]
+        }
+        let ask: TrainerAsk
+        switch request {
+        case .requestControl:
             guard !riderTookItBack else {
                 return [answer(.controlNotPermitted), .tell("an app asked for the trainer: the rider holds it")]
             }
             let told: [Effect] = appHoldsControl ? [] : [.tell("an app holds the trainer")]
             appHoldsControl = true
             return told + [answer(.success)]
-        }
-        guard appHoldsControl else {
-            return [answer(.controlNotPermitted)]
-        }
-        let ask: TrainerAsk
-        switch request {
         case .reset, .stopOrPause:
             appHoldsControl = false
             return [.release, answer(.success), .tell("the app let the trainer go (\(request))")]
@@ -79,7 +78,9 @@ public struct AppControl: Sendable {
             ask = .resistance(percent: Double(tenths) / Double(Self.resistanceLevelTenths.upperBound) * 100)
         case .setIndoorBikeSimulation(let simulation):
             ask = .grade(percent: Double(simulation.gradeHundredthsOfPercent) / 100)
-        case .requestControl, .spinDownControl:
+        case .spinDownControl:
+            // Answered as not supported before it is read (`taken`); a spin-down is the rider's
+            // `cyclelog calibrate`, never an app's.
             return [answer(.opCodeNotSupported)]
         }
         if let refusal = refusal(ask) {
@@ -104,7 +105,8 @@ public struct AppControl: Sendable {
         return [.tell("the rider took the trainer back from the app")]
     }
 
-    /// The op codes the hub takes (its Fitness Machine Feature declares power, resistance and simulation targets).
+    /// The op codes the hub takes (its Fitness Machine Feature declares power, resistance and simulation targets):
+    /// any other is not supported, whoever holds the trainer; one of these that does not read is an invalid parameter.
     private static let taken: Set<UInt8> = {
         typealias OpCode = FitnessMachineControlPoint.OpCode
         return [

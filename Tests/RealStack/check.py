@@ -210,8 +210,6 @@ class RideCheck:
         # wheel speed, which takes over after): up to 3 s older than the seconds ride_range looks at, and no gap
         # in the column shows it. Those seconds are a transition too.
         silence = self.steps["silence"]
-        held = {"cadence_rpm": lambda t: False,
-                "speed_m_per_s": lambda t: silence - 1 <= t <= silence + HOLD_SECONDS + 1}
         for column, series, tolerance, unit in (("cadence_rpm", cadence, 1, "rpm"),
                                                 ("speed_m_per_s", speed, 0.1, "m/s")):
             compared, worst, where = 0, 0.0, ""
@@ -220,7 +218,7 @@ class RideCheck:
                 # Away from transitions: the two seconds after a gap, and the three before one (a value held after
                 # the sensor's last notification), are left out, as are a silent sensor's held seconds.
                 settling = (index < 2 or any(near[column] == "" for _, near in rows[index - 2:index + 4])
-                            or held[column](t))
+                            or column == "speed_m_per_s" and silence - 1 <= t <= silence + HOLD_SECONDS + 1)
                 if row[column] == "" or expected is None or settling:
                     continue
                 compared += 1
