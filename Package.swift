@@ -116,6 +116,11 @@ let package = Package(
                 "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors", "TrainerControl",
                 "StructuredWorkouts", "RecorderInterface", "DBus",
             ]),
+        // The sensor hub on Bluetooth: the recorder's live readings re-broadcast through a BlueZ peripheral on an
+        // adapter of its own (`cyclelog record --bridge`).
+        .target(
+            name: "HubBridge",
+            dependencies: ["BlueZ", "CyclingSensors", "DBus", "LiveRecording", "SensorHub", "Workouts"]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.
         .target(
@@ -231,6 +236,7 @@ let package = Package(
                 "BlueZ",
                 "DBus",
                 "LiveRecording",
+                "HubBridge",
                 "RecorderService",
                 "SensorSetup",
                 "RecorderInterface",
@@ -272,6 +278,9 @@ let package = Package(
         .testTarget(name: "TrainerControlTests", dependencies: ["TrainerControl", "CyclingSensors", "TestSupport"]),
         .testTarget(
             name: "SensorHubTests", dependencies: ["SensorHub", "CyclingSensors", "Workouts", "TrainerControl"]),
+        .testTarget(
+            name: "HubBridgeTests",
+            dependencies: ["HubBridge", "BlueZ", "CyclingSensors", "DBus", "LiveRecording", "TestSupport", "Workouts"]),
         .testTarget(
             name: "StructuredWorkoutsTests", dependencies: ["StructuredWorkouts", "Workouts"]),
         .testTarget(name: "WorkoutFilesTests", dependencies: ["WorkoutFiles", "StructuredWorkouts", "FIT"]),

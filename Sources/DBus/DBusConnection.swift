@@ -62,6 +62,8 @@ public actor DBusConnection {
     private var nextSubscriberID = 0
     private var objects: [String: [String: ExportedInterface]] = [:]
     private var propertyValues: [String: [String: [String: DBusValue]]] = [:]
+    /// Paths that answer `GetManagedObjects` for the objects exported below them (`exportObjectManager`).
+    private var managerRoots: Set<String> = []
     /// The latest call of each method served in arrival order (by path and member), which the next one waits for.
     private var lastInArrivalOrder: [String: Task<Void, Never>] = [:]
 
@@ -350,18 +352,72 @@ public actor DBusConnection {
         try NameValidation.validate(path, "object path", dbus_validate_path)
         objects[path] = Dictionary(interfaces.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         propertyValues[path] = properties
+        if let root = managerRoot(above: path) {
+            try send(
+                .signal(
+                    path: root, interface: Self.objectManager, member: "InterfacesAdded",
+                    body: [.objectPath(path), interfacesAndProperties(of: path)]))
+        }
     }
 
     public func unexport(_ path: String) {
+        let interfaces = objects[path].map { Array($0.keys).sorted() }
         objects[path] = nil
         propertyValues[path] = nil
+        if let interfaces, let root = managerRoot(above: path) {
+            _ = try? send(
+                .signal(
+                    path: root, interface: Self.objectManager, member: "InterfacesRemoved",
+                    body: [.objectPath(path), .strings(interfaces)]))
+        }
     }
 
-    /// Changes properties of an exported object and emits one `PropertiesChanged` with those that changed.
-    public func setProperties(_ values: [String: DBusValue], interface: String, path: String) throws(DBusError) {
+    static let objectManager = "org.freedesktop.DBus.ObjectManager"
+
+    /// Serves `org.freedesktop.DBus.ObjectManager` at `root`: `GetManagedObjects` answers every object exported
+    /// below it with its interfaces and their properties, and an object exported or withdrawn below it from now on
+    /// is announced with `InterfacesAdded` / `InterfacesRemoved`. This is how bluetoothd reads a GATT application
+    /// (BlueZ's doc/org.bluez.GattManager.rst).
+    public func exportObjectManager(at root: String) throws(DBusError) {
+        try NameValidation.validate(root, "object path", dbus_validate_path)
+        managerRoots.insert(root)
+    }
+
+    /// The object manager whose subtree holds `path`, if any.
+    private func managerRoot(above path: String) -> String? {
+        managerRoots.first { root in path != root && path.hasPrefix(root == "/" ? "/" : root + "/") }
+    }
+
+    /// `a{sa{sv}}`: an exported object's interfaces, each with its properties.
+    private func interfacesAndProperties(of path: String) -> DBusValue {
+        let names = (objects[path].map { Array($0.keys) } ?? []).sorted()
+        return .array(
+            elementSignature: "{sa{sv}}",
+            names.map { name in
+                let values = propertyValues[path]?[name] ?? [:]
+                return .dictEntry(
+                    .string(name), .properties(values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }))
+            })
+    }
+
+    /// `a{oa{sa{sv}}}`: what `GetManagedObjects` at `root` answers.
+    private func managedObjects(below root: String) -> DBusValue {
+        let paths = objects.keys.filter { managerRoot(above: $0) == root }.sorted()
+        return .array(
+            elementSignature: "{oa{sa{sv}}}",
+            paths.map { .dictEntry(.objectPath($0), interfacesAndProperties(of: $0)) })
+    }
+
+    /// Changes properties of an exported object and emits one `PropertiesChanged` with those that changed; with
+    /// `announcingUnchanged`, with every value given, changed or not (a GATT characteristic's `Value`, which
+    /// bluetoothd sends as a notification each time it is announced, even when the bytes are the same).
+    public func setProperties(
+        _ values: [String: DBusValue], interface: String, path: String, announcingUnchanged: Bool = false
+    ) throws(DBusError) {
         var current = propertyValues[path]?[interface] ?? [:]
         var changed: [(String, DBusValue)] = []
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !Self.same(current[name], value) {
+        for (name, value) in values.sorted(by: { $0.key < $1.key })
+        where announcingUnchanged || !Self.same(current[name], value) {
             current[name] = value
             changed.append((name, value))
         }
@@ -412,6 +468,8 @@ public actor DBusConnection {
             let interface = message.body.first?.string ?? ""
             let values = propertyValues[path]?[interface] ?? [:]
             reply(to: message, [.properties(values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })])
+        case ("org.freedesktop.DBus.ObjectManager", "GetManagedObjects") where managerRoots.contains(path):
+            reply(to: message, [managedObjects(below: path)])
         case ("org.freedesktop.DBus.Properties", "Set"):
             reply(
                 to: message,
@@ -489,6 +547,7 @@ public actor DBusConnection {
             xml += ExportedInterface.standardXML
             for name in interfaces.keys.sorted() { xml += interfaces[name]!.introspectionXML }
         }
+        if managerRoots.contains(path) { xml += ExportedInterface.objectManagerXML }
         // Child nodes, so that tools such as `busctl tree` can walk down to the exported objects.
         let prefix = path == "/" ? "/" : path + "/"
         let children = Set(

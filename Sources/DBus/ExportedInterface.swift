@@ -103,6 +103,24 @@ public struct ExportedInterface: Sendable {
         return xml
     }
 
+    /// `org.freedesktop.DBus.ObjectManager`, which an object manager's root answers.
+    static let objectManagerXML = """
+          <interface name="org.freedesktop.DBus.ObjectManager">
+            <method name="GetManagedObjects">
+              <arg name="objects" type="a{oa{sa{sv}}}" direction="out"/>
+            </method>
+            <signal name="InterfacesAdded">
+              <arg name="object" type="o"/>
+              <arg name="interfaces" type="a{sa{sv}}"/>
+            </signal>
+            <signal name="InterfacesRemoved">
+              <arg name="object" type="o"/>
+              <arg name="interfaces" type="as"/>
+            </signal>
+          </interface>
+
+        """
+
     /// The standard interfaces every exported object answers.
     static let standardXML = """
           <interface name="org.freedesktop.DBus.Introspectable">

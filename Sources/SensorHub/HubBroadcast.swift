@@ -81,20 +81,39 @@ public struct HubBroadcast: Sendable {
         return notifications
     }
 
+    /// An app's write to the hub's SC Control Point (0x2A55), answered as CSCS 1.0 §3.4 lays the answer out:
+    /// Response Code 0x10, the request's op code, and the result. Set Cumulative Value (0x01, a uint32) sets the
+    /// wheel revolutions the next measurements count on from (an app resets its odometer so); the hub declares
+    /// neither calibration nor several sensor locations, so their op codes are not supported.
+    public mutating func speedAndCadenceControl(_ written: [UInt8]) -> [UInt8] {
+        let opCode = written.first ?? 0
+        let result: ControlPointResult
+        switch opCode {
+        case 0x01 where written.count == 5:
+            wheel.setCount(written[1...].reversed().reduce(0) { $0 << 8 | UInt64($1) })
+            result = .success
+        case 0x01: result = .invalidParameter
+        default: result = .opCodeNotSupported
+        }
+        return [0x10, opCode, result.rawValue]
+    }
+
     /// A sensor that went away: the channels it was the source of are no longer held by its values.
     public mutating func forget(_ channels: Set<Channel>) {
         for channel in channels { latest[channel] = nil }
     }
 
     /// The trainer's Indoor Bike Data: speed, cadence and power as they are now (the fused ones, not the trainer's
-    /// own), and the heart rate while a strap is heard.
+    /// own), and the heart rate while a strap is heard. A cadence or a power no longer held (or not yet heard) is
+    /// left out, never sent as 0; the speed is in every notification (FTMS 4.9.1: present while More Data is clear),
+    /// 0 when none holds.
     private func indoorBikeData(at time: Int64) -> [UInt8] {
         let speedKilometresPerHour = (value(.speedMetersPerSecond, at: time) ?? 0) * 3.6
         var data = IndoorBikeData()
         data.instantaneousSpeed = Self.clamped(speedKilometresPerHour * 100, UInt16.self)
-        data.instantaneousCadence = Self.clamped((value(.cadenceRPM, at: time) ?? 0) * 2, UInt16.self)
-        data.instantaneousPower = Self.clamped(value(.powerWatts, at: time) ?? 0, Int16.self)
-        if let bpm = value(.heartRateBPM, at: time) { data.heartRate = Self.clamped(bpm, UInt8.self) }
+        data.instantaneousCadence = value(.cadenceRPM, at: time).map { Self.clamped($0 * 2, UInt16.self) }
+        data.instantaneousPower = value(.powerWatts, at: time).map { Self.clamped($0, Int16.self) }
+        data.heartRate = value(.heartRateBPM, at: time).map { Self.clamped($0, UInt8.self) }
         return data.encoded()
     }
 
@@ -138,6 +157,9 @@ struct RevolutionCounter: Sendable {
             lastEventMicroseconds = now + Int64(((whole - before) / perSecond * 1e6).rounded())
         }
     }
+
+    /// Counts on from `count` whole revolutions (the last event's time stays: no revolution happened).
+    mutating func setCount(_ count: UInt64) { revolutions = Double(count) }
 
     /// The count of whole revolutions.
     var count: UInt64 { UInt64(revolutions) }

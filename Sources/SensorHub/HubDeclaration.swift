@@ -21,6 +21,11 @@ public enum HubDeclaration {
             targets: passedTargets.filter { trainer.features?.supports($0) ?? false })
     }
 
+    /// Fitness Machine Feature (0x2ACC) of a hub that passes no control through: what its Indoor Bike Data
+    /// carries, and no target.
+    public static let fitnessMachineFeatureWithoutControl = FitnessMachineFeature(
+        fitnessMachineFeatures: machineFeatures, targets: [])
+
     /// Supported Power Range (0x2AD8): the real trainer's own, within which the trainer control holds every
     /// target (the widest a home trainer is sold with when it declares none).
     public static func supportedPowerRange(of trainer: TrainerCapabilities) -> SupportedRange {

@@ -142,6 +142,7 @@ struct Record: AsyncParsableCommand {
     @OptionGroup var wheel: WheelOptions
     @OptionGroup(title: "Smart trainer") var trainer: TrainerOptions
     @OptionGroup(title: "Structured workout") var workout: WorkoutOptions
+    @OptionGroup(title: "Sensor hub") var hub: BridgeOptions
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var buses: BusOptions
@@ -203,6 +204,7 @@ struct Record: AsyncParsableCommand {
                 "cyclelog: workout \(entry.id) was cut short (crash, kill or power cut); `cyclelog recover` saves it")
         }
         let bluez = try await buses.connectBlueZ()
+        let bridge = try await hub.hub(bus: buses.bluezBus, bluez: bluez, recordingAdapter: buses.adapter)
         let store = try database.open()
         var options = LiveRecorder.Options()
         options.adapter = buses.adapter
@@ -257,6 +259,12 @@ struct Record: AsyncParsableCommand {
                 }
             }
             if let bytes = keys?.bytes { tasks.addTask { await display.follow(bytes) } }
+            if let bridge {
+                // Subscribed before the recorder starts, so that the hub sees every reading.
+                let readings = recorder.live.subscribe()
+                let stack = await bluez.events()
+                tasks.addTask { await bridge.run(readings, stack: stack) { printError("cyclelog: \($0)") } }
+            }
             if let hciCapture, let file = capture {
                 tasks.addTask {
                     let outcome = await hciCapture.run()

@@ -101,6 +101,80 @@ final class ConnectionTests: XCTestCase {
         XCTAssertEqual(uid, getuid())
     }
 
+    /// An object manager answers `GetManagedObjects` with the objects below it (not those beside it), each with its
+    /// interfaces and their properties, and announces objects exported or withdrawn below it; a value announced as
+    /// unchanged is emitted again (a notification of the same bytes).
+    func testAnObjectManagerAnswersWhatIsBelowItAndAnnouncesChanges() async throws {
+        let bus = try PrivateBus()
+        let server = try await DBusConnection.connect(to: .address(bus.address))
+        let client = try await DBusConnection.connect(to: .address(bus.address))
+        try await server.requestName("org.example.Test")
+        let thing = ExportedInterface(name: "org.example.Thing", properties: [.init("Size", "u")])
+        let plain = ExportedInterface(name: "org.example.Plain")
+        try await server.exportObjectManager(at: "/org/example/app")
+        try await server.export(
+            [thing, plain], at: "/org/example/app/one", properties: ["org.example.Thing": ["Size": .uint32(7)]])
+        try await server.export([plain], at: "/org/example/app/one/two")
+        try await server.export(
+            [thing], at: "/org/example/beside", properties: ["org.example.Thing": ["Size": .uint32(1)]])
+        try await server.export([plain], at: "/org/example/application")
+
+        let reply = try await client.call(
+            destination: "org.example.Test", path: "/org/example/app", interface: "org.freedesktop.DBus.ObjectManager",
+            member: "GetManagedObjects")
+        XCTAssertEqual(reply.first?.signature, "a{oa{sa{sv}}}")
+        let objects = try XCTUnwrap(reply.first?.dictionary)
+        XCTAssertEqual(Set(objects.keys), ["/org/example/app/one", "/org/example/app/one/two"])
+        let one = try XCTUnwrap(objects["/org/example/app/one"]?.dictionary)
+        XCTAssertEqual(Set(one.keys), ["org.example.Thing", "org.example.Plain"])
+        XCTAssertEqual(one["org.example.Thing"]?.dictionary?["Size"], .variant(.uint32(7)))
+        XCTAssertEqual(one["org.example.Plain"]?.dictionary, [:])
+        let xml = try await client.call(
+            destination: "org.example.Test", path: "/org/example/app", interface: "org.freedesktop.DBus.Introspectable",
+            member: "Introspect")
+        XCTAssertTrue(xml.first?.string?.contains("org.freedesktop.DBus.ObjectManager") == true)
+        // Nothing else is a manager.
+        do {
+            _ = try await client.call(
+                destination: "org.example.Test", path: "/org/example/beside",
+                interface: "org.freedesktop.DBus.ObjectManager", member: "GetManagedObjects")
+            XCTFail("an object that is not a manager answered GetManagedObjects")
+        } catch {
+            XCTAssertEqual(error.name, DBusError.unknownMethodName)
+        }
+
+        let announced = try await client.signals(
+            matching: MatchRule(sender: "org.example.Test", interface: "org.freedesktop.DBus.ObjectManager"))
+        var announcements = announced.makeAsyncIterator()
+        try await server.export(
+            [thing], at: "/org/example/app/three", properties: ["org.example.Thing": ["Size": .uint32(3)]])
+        await server.unexport("/org/example/app/one/two")
+        let added = await announcements.next()
+        XCTAssertEqual(added?.member, "InterfacesAdded")
+        XCTAssertEqual(added?.path, "/org/example/app")
+        XCTAssertEqual(added?.body.first, .objectPath("/org/example/app/three"))
+        XCTAssertEqual(
+            added?.body.dropFirst().first?.dictionary?["org.example.Thing"]?.dictionary?["Size"], .variant(.uint32(3)))
+        let removed = await announcements.next()
+        XCTAssertEqual(removed?.member, "InterfacesRemoved")
+        XCTAssertEqual(removed?.body, [.objectPath("/org/example/app/one/two"), .strings(["org.example.Plain"])])
+
+        let changes = try await client.signals(
+            matching: MatchRule(
+                sender: "org.example.Test", interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged", path: "/org/example/app/one"))
+        var changed = changes.makeAsyncIterator()
+        for size: UInt32 in [7, 7, 8] {
+            try await server.setProperties(
+                ["Size": .uint32(size)], interface: "org.example.Thing", path: "/org/example/app/one",
+                announcingUnchanged: true)
+        }
+        for size: UInt32 in [7, 7, 8] {
+            let signal = await changed.next()
+            XCTAssertEqual(signal?.body.dropFirst().first?.dictionary?["Size"], .variant(.uint32(size)))
+        }
+    }
+
     /// A call whose task is cancelled ends at once, not when its timeout runs out, and leaves nothing waiting.
     func testACancelledCallEndsAtOnceAndLeavesNothingBehind() async throws {
         let bus = try PrivateBus()

@@ -16,11 +16,12 @@ import asyncio
 import os
 import struct
 import sys
+import time
 
 from bumble import att, hci
 from bumble.controller import Controller
-from bumble.core import AdvertisingData, PhysicalTransport
-from bumble.device import Device
+from bumble.core import UUID, AdvertisingData, PhysicalTransport
+from bumble.device import Device, Peer
 from bumble.gatt import Characteristic, CharacteristicValue, Service
 from bumble.host import Host
 from bumble.link import LocalLink
@@ -58,9 +59,11 @@ def controller(name, link, address, **transport):
 
 async def kernel_controller(link, address):
     """Opens /dev/vhci: the kernel gets a new HCI controller (the next hciN) that is a bumble controller on
-    `link`. Returns the transport, which must stay open as long as the controller is used."""
+    `link`. Returns the transport, which must stay open as long as the controller is used, with the controller as
+    its `controller`."""
     transport = await open_transport("vhci")
-    controller("linux", link, address, host_source=transport.source, host_sink=transport.sink)
+    # Kept on the transport: what the kernel asked it to advertise is read from it (`LegacyAdvertiser`).
+    transport.controller = controller("linux", link, address, host_source=transport.source, host_sink=transport.sink)
     return transport
 
 
@@ -253,3 +256,70 @@ class BumbleSensor(RideSensor):
         self.dropped = False
         await self.advertise()
         self.log_event("back in range")
+
+
+class App:
+    """The app a rider rides in, as a bumble central on the same air: it finds the hub by its advertisement,
+    connects, reads what the hub declares, subscribes to its four measurements and, as an app resetting its
+    odometer, sets the wheel revolutions through the SC Control Point. Everything it receives goes to its log,
+    a line each: "<unix time> advertisement <name> <16-bit uuids>" (bumble's controller answers a scan request with
+    the advertising data again, so a name bluetoothd puts in the scan response is not seen here), "<unix time>
+    read <uuid> <hex>",
+    "<unix time> notify <uuid> <hex>", "<unix time> indicate <uuid> <hex>"."""
+
+    MEASUREMENTS = (0x2A63, 0x2A5B, 0x2A37, 0x2AD2)
+    READS = (0x2A65, 0x2A5D, 0x2A5C, 0x2A38, 0x2ACC)
+    SC_CONTROL_POINT = 0x2A55
+    SET_WHEEL_REVOLUTIONS = bytes([0x01, 0x40, 0x42, 0x0F, 0x00])  # Set Cumulative Value, 1 000 000
+
+    def __init__(self, link, address, log_path):
+        own = controller("app", link, address)
+        self.device = Device(name="App", address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
+        self.log = open(log_path, "w")
+        self.connection = None
+
+    def write(self, kind, text):
+        self.log.write("%.6f %s %s\n" % (time.time(), kind, text))
+        self.log.flush()
+
+    async def find(self, address, timeout=30):
+        found = asyncio.get_running_loop().create_future()
+
+        def on_advertisement(advertisement):
+            if str(advertisement.address).split("/")[0].upper() == address and not found.done():
+                found.set_result(advertisement)
+        self.device.on("advertisement", on_advertisement)
+        await self.device.start_scanning(legacy=True, own_address_type=hci.OwnAddressType.PUBLIC)
+        advertisement = await asyncio.wait_for(found, timeout)
+        await self.device.stop_scanning()
+        name = advertisement.data.get(AdvertisingData.COMPLETE_LOCAL_NAME) or ""
+        uuids = advertisement.data.get(AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS) or []
+        self.write("advertisement", "%s %s" % (name.replace(" ", "_"),
+                                               ",".join(uuid.to_hex_str().lower() for uuid in uuids)))
+        return advertisement.address
+
+    async def join(self, address):
+        """Finds the hub, connects, reads, subscribes and sets the wheel count."""
+        await self.device.power_on()
+        hub = await self.find(address)
+        self.connection = await self.device.connect(hub, own_address_type=hci.OwnAddressType.PUBLIC, timeout=30)
+        peer = Peer(self.connection)
+        await peer.discover_services()
+        await peer.discover_characteristics()
+
+        def characteristic(uuid):
+            return peer.get_characteristics_by_uuid(UUID.from_16_bits(uuid))[0]
+        for uuid in self.READS:
+            self.write("read", "%04x %s" % (uuid, bytes(await peer.read_value(characteristic(uuid))).hex()))
+        for uuid in self.MEASUREMENTS:
+            await peer.subscribe(characteristic(uuid),
+                                 lambda value, uuid=uuid: self.write("notify", "%04x %s" % (uuid, bytes(value).hex())))
+        control_point = characteristic(self.SC_CONTROL_POINT)
+        await peer.subscribe(control_point, lambda value: self.write(
+            "indicate", "%04x %s" % (self.SC_CONTROL_POINT, bytes(value).hex())), prefer_notify=False)
+        await peer.write_value(control_point, self.SET_WHEEL_REVOLUTIONS, with_response=True)
+        self.write("wrote", "%04x %s" % (self.SC_CONTROL_POINT, self.SET_WHEEL_REVOLUTIONS.hex()))
+
+    async def leave(self):
+        await self.connection.disconnect()
+        self.write("left", "-")

@@ -20,6 +20,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOLD_SECONDS = 3  # a value holds 3 s after its notification (Docs/reference/workouts.md)
+APP_ADDRESS = "00:AA:02:00:00:06"  # the app of the hub ride (drive.py's APP)
 
 
 class Checks:
@@ -112,6 +113,9 @@ class RideCheck:
         self.lines = journal_lines(live_journal)
         self.controls = [(unix(words[0]), words[1]) for words in self.lines
                          if words[1] in ("start", "pause", "resume", "lap", "end")]
+        # When the recorder ended the ride, by its journal: before drive.py's `end` step, which is marked once
+        # `cyclelog end --now` has returned (half a second later and more under emulation).
+        self.ride_end = next((when for when, name in reversed(self.controls) if name == "end"), self.steps["end"])
 
     def sensor(self, kind):
         return next(sensor for sensor in self.sensors if kind in sensor["kinds"])
@@ -131,7 +135,7 @@ class RideCheck:
                                   and services <= set(found[0]["services"]), json.dumps(found))
 
     def everything_sent_is_stored(self):
-        end_time = self.steps["end"]
+        end_time = self.ride_end
         for sensor in self.sensors:
             address = sensor["address"]
             for uuid, label in MEASUREMENTS:
@@ -237,8 +241,9 @@ class RideCheck:
         # The capture goes on after `end` (the links are still up); the live ride stops there. A value that crossed
         # the HCI just before the end may still have been on its way through bluetoothd and D-Bus when the ride
         # ended (the next check bounds that way at 0.5 s), so the capture must hold exactly the live values, in
-        # order, plus at most those of its last 0.5 s before the end.
-        ended = self.steps["end"]
+        # order, plus at most those of its last 0.5 s before the ride's end (the journal's, not the moment the
+        # command that ended it returned).
+        ended = self.ride_end
         delays = []
         for sensor in self.sensors:
             for uuid, label in MEASUREMENTS:
@@ -489,6 +494,121 @@ class TrainerCheck:
 CORE_VERSIONS = ["1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2", "5.0", "5.1", "5.2", "5.3", "5.4"]
 
 
+class HubCheck:
+    """The box as a sensor hub: what the app (a bumble central on the same air) found, read and received from
+    `record --bridge`, against what the emulated sensors sent (sent.log) and the hub's declared layout (the Cycling
+    Power, CSC, Heart Rate and Fitness Machine specifications)."""
+
+    # What the hub declares: Cycling Power Feature, crank revolution data (bit 3); Sensor Location, other (0); CSC
+    # Feature, wheel and crank revolution data (bits 0, 1); Body Sensor Location, chest (1); Fitness Machine
+    # Feature, cadence (1), heart rate (10) and power (14) in its data and no target.
+    READS = {"2a65": "08000000", "2a5d": "00", "2a5c": "0300", "2a38": "01", "2acc": "0244000000000000"}
+
+    def __init__(self, checks, out, cyclelog):
+        self.checks, self.cyclelog = checks, cyclelog
+        self.out = os.path.join(out, "hub")
+        timeline = json.load(open(os.path.join(self.out, "timeline.json")))
+        self.steps, self.sensors = timeline["steps"], timeline["sensors"]
+        self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
+        self.app = [line.split() for line in open(os.path.join(self.out, "app.log"))]
+        self.database = os.path.join(self.out, "ride.sqlite")
+
+    def received(self, kind, uuid=None):
+        """(unix time, hex) of the app's lines of `kind` (for `uuid`), in order."""
+        return [(float(words[0]), words[3]) for words in self.app
+                if words[1] == kind and (uuid is None or words[2] == uuid)]
+
+    def sent_by(self, kind, uuid):
+        address = next(sensor["address"] for sensor in self.sensors if kind in sensor["kinds"])
+        return [(float(words[0]), words[3]) for words in self.sent if words[1] == address and words[2] == uuid]
+
+    def in_order(self, name, got, sent):
+        """`got` is a stretch of `sent`, in order, nothing lost or added: returns each one's latency in seconds."""
+        values = [value for _, value in sent]
+        starts = [i for i in range(len(values) - len(got) + 1)
+                  if [value for _, value in got] == values[i:i + len(got)]]
+        # Among equal stretches, the one sent just before each arrival.
+        start = min(starts, key=lambda i: abs(got[0][0] - sent[i][0]), default=None)
+        self.checks.check(name, len(got) >= 10 and start is not None,
+                          "%d received, %d sent, first %s" % (len(got), len(sent), got[:1]))
+        return [] if start is None else [got[k][0] - sent[start + k][0] for k in range(len(got))]
+
+    def through_the_hub(self):
+        record_log = open(os.path.join(self.out, "record.log")).read()
+        self.checks.check("record --bridge said where the hub advertises",
+                          'the hub is advertising as "cyclelog" on hci' in record_log,
+                          next((line for line in record_log.splitlines() if "advertising as" in line), ""))
+        said = [line for line in record_log.splitlines() if APP_ADDRESS in line]
+        self.checks.check("record --bridge said when the app connected and when it left",
+                          len(said) == 2 and "an app connected to the hub" in said[0]
+                          and said[1].endswith("left the hub"), repr(said))
+        advertised = [words[2:] for words in self.app if words[1] == "advertisement"]
+        self.checks.check("the app found the hub by its advertisement with the four services",
+                          len(advertised) == 1 and advertised[0][-1] == "1818,1816,180d,1826", repr(advertised))
+        # What bluetoothd gave the controller, AD structure by structure (Core 5.3, Vol 3, Part C, 11): the
+        # complete name in the advertising data or its scan response.
+        sent = {words[1]: words[2] for words in self.app if words[1] in ("advertising-data", "scan-response")}
+
+        def structures(hex_text):
+            data = bytes.fromhex(hex_text) if hex_text != "-" else b""
+            found, i = {}, 0
+            while i < len(data) and data[i]:
+                found[data[i + 1]] = data[i + 2:i + 1 + data[i]]
+                i += 1 + data[i]
+            return found
+        names = [structures(sent.get(kind, "-")).get(0x09) for kind in ("advertising-data", "scan-response")]
+        self.checks.check("bluetoothd advertises the hub's name, \"cyclelog\" (AD 0x09)", b"cyclelog" in names,
+                          repr(sent))
+        reads = {words[2]: words[3] for words in self.app if words[1] == "read"}
+        self.checks.check("what the app read declares what the hub sends", reads == self.READS, repr(reads))
+
+        # The power meter's power and the strap's heart rate, each notification passed on as it came: the app's
+        # values are a stretch of what the sensor sent, in order, none lost.
+        power = [(t, int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True))
+                 for t, value in self.received("notify", "2a63")]
+        meter = [(t, int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True))
+                 for t, value in self.sent_by("power", "2a63")]
+        latencies = self.in_order("every power the meter sent while the app listened reached it, in order (CPS)",
+                                  power, meter)
+
+        def bpm(value):
+            data = bytes.fromhex(value)
+            return int.from_bytes(data[1:3], "little") if data[0] & 1 else data[1]
+        heart = [(t, bpm(value)) for t, value in self.received("notify", "2a37")]
+        strap = [(t, bpm(value)) for t, value in self.sent_by("heart", "2a37")]
+        self.in_order("every heart rate the strap sent while the app listened reached it, in order (HRS)", heart, strap)
+
+        # Indoor Bike Data carries the same power whenever it carries one (flags 0x0044: cadence and power
+        # present; before the meter is heard they are left out).
+        bike = [bytes.fromhex(value) for _, value in self.received("notify", "2ad2")]
+        bike_power = [int.from_bytes(data[6:8], "little", signed=True) for data in bike
+                      if int.from_bytes(data[0:2], "little") & 0x0040]
+        self.checks.check("the Fitness Machine's Indoor Bike Data carries the meter's power",
+                          len(bike_power) >= 10 and set(bike_power) <= {watts for _, watts in meter},
+                          "%d notifications, first flags %s" % (len(bike), bike[0][:2].hex() if bike else "-"))
+
+        # CSC: the SC Control Point answered Set Cumulative Value with Success, and the wheel counts on from it.
+        answers = [value for _, value in self.received("indicate", "2a55")]
+        self.checks.check("the SC Control Point answered Set Cumulative Value with Success (10 01 01)",
+                          answers == ["100101"], repr(answers))
+        csc = [bytes.fromhex(value) for _, value in self.received("notify", "2a5b")]
+        wheels = [int.from_bytes(data[1:5], "little") for data in csc if data and data[0] & 1]
+        after = [count for count in wheels if count >= 1_000_000]
+        self.checks.check("the CSC measurements' wheel revolutions go on from the app's 1 000 000",
+                          len(after) >= 10 and after == sorted(after) and after[-1] < 1_000_000 + 200,
+                          "%d measurements, last %s" % (len(csc), wheels[-1:]))
+        if latencies:
+            ordered = sorted(latencies)
+            print("  info  meter notification to the app through the hub: p50 %.0f ms, p99 %.0f ms, max %.0f ms "
+                  "(%d notifications, the guest's clock, software emulation)"
+                  % (1000 * ordered[len(ordered) // 2], 1000 * ordered[int(0.99 * (len(ordered) - 1))],
+                     1000 * ordered[-1], len(ordered)))
+
+        rides = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
+        self.checks.check("the ride through the hub was saved, complete",
+                          len(rides) == 1 and rides[0]["status"] == "complete", json.dumps(rides)[:200])
+
+
 def adapter_facts(checks, out):
     """`cyclelog doctor --json`'s adapters (HCI ioctls through libbluetooth) against `btmgmt info` (BlueZ's
     management API) taken at the same moment of the bumble ride, three sensors connected."""
@@ -696,6 +816,9 @@ def main():
     print("trainer: ERG through bluetoothd, a target from the phone's API, a lap and a pause tapped on the phone's page "
           "and undone from it, Reset at the end")
     TrainerCheck(checks, args.out, args.cyclelog).erg()
+
+    print("hub: record --bridge advertising on a second controller; an app finds it, reads, subscribes and writes")
+    HubCheck(checks, args.out, args.cyclelog).through_the_hub()
 
     print("%s: %d checks failed" % ("FAILED" if checks.failed else "PASSED", checks.failed))
     sys.exit(1 if checks.failed else 0)

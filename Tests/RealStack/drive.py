@@ -55,6 +55,8 @@ BUMBLE_SENSORS = [  # kind, address, name, battery %
 ]
 BYSTANDER = ("00:AA:02:00:00:09", "Keyboard")  # legacy advertising data holds 31 octets
 TRAINER = ("00:AA:02:00:00:04", "Emulated Trainer")
+HUB_CONTROLLER = "00:AA:02:00:00:05"  # the second kernel controller on the bumble air: the hub's
+APP = "00:AA:02:00:00:06"  # the app a rider rides in, a bumble central
 PHONE_PAGE_PORT = 8787  # the trainer ride's mirror on the guest's network (run.sh forwards a host port to it)
 
 
@@ -388,7 +390,49 @@ async def bumble_ride(args, streams, started):
     await auto_ride(args, power, started)
     await wait_ride(args, power, started)
     await trainer_ride(args, link, started)
+    await hub_ride(args, link, sensors, streams, started)
     await transport.close()
+
+
+async def hub_ride(args, link, sensors, streams, started):
+    """The box as a sensor hub: `record --bridge` recording the three sensors through the first kernel controller
+    and advertising on a second one of the same air, where an app (a bumble central) finds it, reads what it
+    declares, subscribes to its four measurements and sets its wheel count; then the app leaves and the ride ends."""
+    ride = Ride(args, "hub", started)
+    import bumble_sensors
+
+    hub_transport = await bumble_sensors.kernel_controller(link, HUB_CONTROLLER)
+    bus = await emulated_sensors.system_bus()
+    hub_adapter = await adapter_path(bus, HUB_CONTROLLER)
+    ride.mark("hub controller %s" % hub_adapter.rsplit("/", 1)[-1])
+    for sensor in sensors:
+        sensor.log = ride.log
+    playing = play_all(sensors, streams)
+    log_path = os.path.join(ride.out, "record.log")
+    command = [args.cyclelog, "record", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--bridge", "--bridge-adapter",
+               HUB_CONTROLLER, "--plain", "--db", ride.database, "--name", "Through the hub"]
+    for sensor in sensors:
+        command += ["--sensor", sensor.address]
+    ride.recorder = await asyncio.create_subprocess_exec(*command, stdout=open(log_path, "w"),
+                                                         stderr=asyncio.subprocess.STDOUT)
+    ride.mark("record --bridge started")
+    await ride.wait_for("the hub to advertise", lambda: "the hub is advertising" in open(log_path).read(), 60)
+    ride.mark("hub advertising")
+    app = bumble_sensors.App(link, APP, os.path.join(ride.out, "app.log"))
+    # What bluetoothd asked the hub's controller to send: the advertising data and the scan response (which bumble's
+    # emulated air does not carry to a scanner).
+    advertiser = hub_transport.controller.le_legacy_advertiser
+    app.write("advertising-data", bytes(advertiser.advertising_data).hex())
+    app.write("scan-response", bytes(advertiser.scan_response_data).hex() or "-")
+    await app.join(HUB_CONTROLLER)
+    ride.mark("app subscribed")
+    await asyncio.sleep(args.hub_seconds)
+    await app.leave()
+    ride.mark("app left")
+    await asyncio.sleep(2)
+    await ride.end(sensors, playing)
+    bus.disconnect()
+    await hub_transport.close()
 
 
 async def trainer_ride(args, link, started):
@@ -744,6 +788,7 @@ if __name__ == "__main__":
     parser.add_argument("--still-seconds", type=float, default=4, help="auto: standing, connected, before riding")
     parser.add_argument("--auto-ride-seconds", type=float, default=15, help="auto: riding")
     parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
+    parser.add_argument("--hub-seconds", type=float, default=12, help="hub: the app subscribed")
     parser.add_argument("--service", action="store_true", help="ride against cyclelog.service (systemd as PID 1)")
     parser.add_argument("--service-ride-seconds", type=float, default=15, help="service: riding before each step")
     parser.add_argument("--out", required=True)

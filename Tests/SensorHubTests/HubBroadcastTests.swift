@@ -126,12 +126,17 @@ struct HubBroadcastTests {
         // Flags 0x0244 (cadence, power, heart rate; speed, as More Data is clear): 36.00 km/h as 3600, 90 rpm as
         // 180 half-revolutions, 250 W, 150 bpm.
         #expect(fromStrap.last?.value == [0x44, 0x02, 0x10, 0x0E, 0xB4, 0x00, 0xFA, 0x00, 0x96])
-        // Four seconds on, the strap's value no longer holds: no heart rate in the trainer's data.
+        // Four seconds on, the strap's value and the cadence no longer hold: neither is in the trainer's data (an
+        // app would read a 0 as the rider stopping), and the speed, which every notification carries, is 0.
         let later = hub.take(
             [ChannelReading(channel: .powerWatts, value: 250, rank: 0)], shown: [.powerWatts], at: 5_000_000)
         let bike = try IndoorBikeData(decoding: try #require(later.last?.value))
         #expect(bike.heartRate == nil)
+        #expect(bike.instantaneousCadence == nil)
+        #expect(bike.instantaneousSpeed == 0)
         #expect(bike.instantaneousPower == 250)
+        // Flags 0x0040 (power only), 0 km/h, 250 W.
+        #expect(later.last?.value == [0x40, 0x00, 0x00, 0x00, 0xFA, 0x00])
     }
 
     /// A value past a field's range is sent as the range's end, never wrapped: 40 000 W as 32 767, a negative speed
@@ -151,5 +156,28 @@ struct HubBroadcastTests {
         #expect(bike.heartRate == 255)
         #expect(bike.instantaneousPower == 32_767)
         #expect(HubBroadcast.clamped(.nan, Int16.self) == 0)
+    }
+
+    /// The SC Control Point as CSCS 1.0 §3.4 answers: Set Cumulative Value (0x01, uint32 little-endian) sets the
+    /// count the next measurements go on from; a wrong length is an Invalid Parameter (0x03); calibration and
+    /// sensor locations, which the hub does not declare, are Op Code Not Supported (0x02).
+    @Test func anAppSetsTheCumulativeWheelRevolutionsAndIsAnsweredOnEveryOtherRequest() throws {
+        let wheel: (Double) -> [ChannelReading] = { _ in
+            [ChannelReading(channel: .speedMetersPerSecond, value: 10, rank: 0)]
+        }
+        var hub = HubBroadcast()
+        // 1 000 000 = 0x000F4240.
+        #expect(hub.speedAndCadenceControl([0x01, 0x40, 0x42, 0x0F, 0x00]) == [0x10, 0x01, 0x01])
+        #expect(hub.speedAndCadenceControl([0x01, 0x40, 0x42]) == [0x10, 0x01, 0x03])
+        #expect(hub.speedAndCadenceControl([0x02]) == [0x10, 0x02, 0x02])
+        #expect(hub.speedAndCadenceControl([0x04]) == [0x10, 0x04, 0x02])
+        #expect(hub.speedAndCadenceControl([]) == [0x10, 0x00, 0x02])
+        // From the set count on: 10 m/s over a 2.096 m wheel for the next 10 s is 47.7 revolutions more.
+        let sent = broadcast([("C0:11:22:33:44:88", wheel, 0, 10.25)], seconds: 10.25, hub: hub)
+        let last = try #require(
+            sent.last { $0.notification.characteristic == .cscMeasurement }.map {
+                try CSCMeasurement(decoding: $0.notification.value)
+            })
+        #expect(last.wheelRevolutionData?.cumulativeWheelRevolutions == 1_000_047)
     }
 }
