@@ -17,7 +17,7 @@ public actor BlueZPeripheral {
 
         public var uuid: UInt16
         public var properties: [Property]
-        /// What a read answers until `notify` or `setValue` changes it.
+        /// What a read answers until `notify` changes it.
         public var value: [UInt8]
 
         public init(_ uuid: UInt16, _ properties: [Property], value: [UInt8] = []) {
@@ -78,6 +78,8 @@ public actor BlueZPeripheral {
     private var values: [UInt16: [UInt8]] = [:]
     private var notifying: Set<UInt16> = []
     private var adapter: String?
+    /// Each characteristic's object path, by its UUID (every notification looks its path up).
+    private let characteristicPaths: [UInt16: String]
     private let eventBroadcast = Broadcast<Event>(keepingLatest: false)
 
     static let gattManager = "org.bluez.GattManager1"
@@ -96,17 +98,26 @@ public actor BlueZPeripheral {
         self.services = services
         self.localName = localName
         self.writeHandler = writeHandler
-        for service in services {
-            for characteristic in service.characteristics { values[characteristic.uuid] = characteristic.value }
+        var paths: [UInt16: String] = [:]
+        for (s, service) in services.enumerated() {
+            for (c, characteristic) in service.characteristics.enumerated() {
+                values[characteristic.uuid] = characteristic.value
+                paths[characteristic.uuid] = Self.objectPath(root, service: s, characteristic: c)
+            }
         }
+        characteristicPaths = paths
     }
 
     /// Each subscription change, confirmation and release from now on, for one consumer.
     public func events() -> AsyncStream<Event> { eventBroadcast.subscribe() }
 
-    nonisolated func servicePath(_ index: Int) -> String { "\(root)/service\(index)" }
+    /// The object path of a service of the application at `root`, or of one of its characteristics.
+    static func objectPath(_ root: String, service: Int, characteristic: Int? = nil) -> String {
+        "\(root)/service\(service)" + (characteristic.map { "/char\($0)" } ?? "")
+    }
+    nonisolated func servicePath(_ index: Int) -> String { Self.objectPath(root, service: index) }
     nonisolated func characteristicPath(_ service: Int, _ index: Int) -> String {
-        "\(servicePath(service))/char\(index)"
+        Self.objectPath(root, service: service, characteristic: index)
     }
     public nonisolated var advertisementPath: String { "\(root)/advertisement" }
 
@@ -130,25 +141,29 @@ public actor BlueZPeripheral {
         }
         do {
             try await exportObjects()
-            _ = try await connection.call(
-                destination: BlueZClient.busName, path: adapter, interface: Self.gattManager,
-                member: "RegisterApplication", [.objectPath(root), .properties([])])
+            try await call(Self.gattManager, "RegisterApplication", on: adapter, [.objectPath(root), .properties([])])
         } catch {
             await withdrawObjects()
             throw BlueZError(Self.missingManager(error, "GattManager1"), while: doing)
         }
         do {
-            _ = try await connection.call(
-                destination: BlueZClient.busName, path: adapter, interface: Self.advertisingManager,
-                member: "RegisterAdvertisement", [.objectPath(advertisementPath), .properties([])])
+            try await call(
+                Self.advertisingManager, "RegisterAdvertisement", on: adapter,
+                [.objectPath(advertisementPath), .properties([])])
         } catch {
-            _ = try? await connection.call(
-                destination: BlueZClient.busName, path: adapter, interface: Self.gattManager,
-                member: "UnregisterApplication", [.objectPath(root)])
+            try? await call(Self.gattManager, "UnregisterApplication", on: adapter, [.objectPath(root)])
             await withdrawObjects()
             throw BlueZError(Self.missingManager(error, "LEAdvertisingManager1"), while: doing)
         }
         self.adapter = adapter
+    }
+
+    /// A call of one of BlueZ's managers on `adapter`.
+    private func call(_ manager: String, _ member: String, on adapter: String, _ body: [DBusValue])
+        async throws(DBusError)
+    {
+        _ = try await connection.call(
+            destination: BlueZClient.busName, path: adapter, interface: manager, member: member, body)
     }
 
     /// An adapter without BlueZ's manager (a BlueZ built without it, an adapter without LE) answers "no such
@@ -168,12 +183,9 @@ public actor BlueZPeripheral {
     public func unregister() async {
         guard let adapter else { return }
         self.adapter = nil
-        _ = try? await connection.call(
-            destination: BlueZClient.busName, path: adapter, interface: Self.advertisingManager,
-            member: "UnregisterAdvertisement", [.objectPath(advertisementPath)])
-        _ = try? await connection.call(
-            destination: BlueZClient.busName, path: adapter, interface: Self.gattManager,
-            member: "UnregisterApplication", [.objectPath(root)])
+        try? await call(
+            Self.advertisingManager, "UnregisterAdvertisement", on: adapter, [.objectPath(advertisementPath)])
+        try? await call(Self.gattManager, "UnregisterApplication", on: adapter, [.objectPath(root)])
         await withdrawObjects()
     }
 
@@ -188,19 +200,9 @@ public actor BlueZPeripheral {
         return true
     }
 
-    /// Changes what a read of the characteristic answers, without notifying it.
-    public func setValue(_ uuid: UInt16, _ value: [UInt8]) { values[uuid] = value }
-
     public func isNotifying(_ uuid: UInt16) -> Bool { notifying.contains(uuid) }
 
-    private func path(of uuid: UInt16) -> String? {
-        for (s, service) in services.enumerated() {
-            if let c = service.characteristics.firstIndex(where: { $0.uuid == uuid }) {
-                return characteristicPath(s, c)
-            }
-        }
-        return nil
-    }
+    private func path(of uuid: UInt16) -> String? { characteristicPaths[uuid] }
 
     // MARK: The objects bluetoothd reads and calls
 
@@ -236,7 +238,7 @@ public actor BlueZPeripheral {
             properties: [
                 Self.advertisementInterface: [
                     "Type": .string("peripheral"),
-                    "ServiceUUIDs": .strings(services.map { Self.hex4($0.uuid) }),
+                    "ServiceUUIDs": .strings(services.map { BluetoothUUID.hex4($0.uuid) }),
                     "LocalName": .string(localName),
                     "Discoverable": .boolean(true),
                 ]
@@ -251,11 +253,6 @@ public actor BlueZPeripheral {
         await connection.unexport(advertisementPath)
         for uuid in notifying { eventBroadcast.publish(.unsubscribed(uuid)) }
         notifying = []
-    }
-
-    static func hex4(_ uuid: UInt16) -> String {
-        let hex = String(uuid, radix: 16)
-        return String(repeating: "0", count: 4 - hex.count) + hex
     }
 
     private nonisolated func characteristicInterface(_ uuid: UInt16) -> ExportedInterface {

@@ -77,7 +77,7 @@ public struct CSCMeasurement: EncodableCharacteristicValue {
 }
 
 /// CSC Feature, 0x2A5C (read, uint16), GATT Specification Supplement.
-public struct CSCFeature: CharacteristicValue {
+public struct CSCFeature: EncodableCharacteristicValue {
     public static let characteristic = Characteristic.cscFeature
 
     public struct Features: OptionSet, Equatable, Sendable {
@@ -93,10 +93,19 @@ public struct CSCFeature: CharacteristicValue {
 
     public var features: Features
 
+    public init(features: Features) { self.features = features }
+
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
         var reader = ByteReader(bytes)
         features = Features(rawValue: try reader.readUInt16("features"))
         try reader.expectEnd()
+    }
+
+    /// The value a sensor serves: 2 octets, little-endian.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 2)
+        writer.write(features.rawValue)
+        return writer.bytes
     }
 
     public var fields: [DecodedField] {

@@ -1,6 +1,6 @@
 /// Cycling Power Feature, 0x2A65 (read, uint32), GATT Specification Supplement — every bit including the 2-bit
 /// distributed-system field (bits 20–21), which pycycling reads from the wrong bits.
-public struct CyclingPowerFeature: CharacteristicValue {
+public struct CyclingPowerFeature: EncodableCharacteristicValue {
     public static let characteristic = Characteristic.cyclingPowerFeature
 
     public struct Features: OptionSet, Equatable, Sendable {
@@ -72,6 +72,13 @@ public struct CyclingPowerFeature: CharacteristicValue {
     }
 
     public init(features: Features) { self.features = features }
+
+    /// The value a power meter serves: all 4 octets, little-endian.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: 4)
+        writer.write(features.rawValue)
+        return writer.bytes
+    }
 
     public init(decoding bytes: [UInt8]) throws(MalformedPayload) {
         var reader = ByteReader(bytes)

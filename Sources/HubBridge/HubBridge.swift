@@ -21,8 +21,6 @@ public actor HubBridge {
     public nonisolated let name: String
     let peripheral: BlueZPeripheral
     private var broadcast = HubBroadcast()
-    /// Notifications handed to bluetoothd for subscribed apps, per characteristic.
-    public private(set) var sent: [UInt16: Int] = [:]
 
     /// The services the hub serves, with what a read of each characteristic answers.
     static let services: [BlueZPeripheral.Service] = [
@@ -34,7 +32,7 @@ public actor HubBridge {
                 // revolutions.
                 .init(
                     Characteristic.cyclingPowerFeature.rawValue, [.read],
-                    value: littleEndian(CyclingPowerFeature.Features.crankRevolutionData.rawValue)),
+                    value: CyclingPowerFeature(features: .crankRevolutionData).encoded()),
                 // Other (0): the power is the fused one, not one sensor's on one part of the bike.
                 .init(Characteristic.sensorLocation.rawValue, [.read], value: [0x00]),
             ]),
@@ -43,7 +41,9 @@ public actor HubBridge {
             [
                 .init(Characteristic.cscMeasurement.rawValue, [.notify]),
                 // Wheel and crank revolution data (CSCS 3.2, bits 0 and 1).
-                .init(Characteristic.cscFeature.rawValue, [.read], value: [0x03, 0x00]),
+                .init(
+                    Characteristic.cscFeature.rawValue, [.read],
+                    value: CSCFeature(features: [.wheelRevolutionData, .crankRevolutionData]).encoded()),
                 // Mandatory with wheel revolution data (CSCS 3.4): an app sets the cumulative wheel revolutions.
                 .init(Characteristic.scControlPoint.rawValue, [.write, .indicate]),
             ]),
@@ -63,10 +63,6 @@ public actor HubBridge {
                 .init(Characteristic.indoorBikeData.rawValue, [.notify]),
             ]),
     ]
-
-    static func littleEndian(_ value: UInt32) -> [UInt8] {
-        (0..<4).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-    }
 
     /// A hub on `adapter`, served over `connection` (a bus connection of its own, so that its traffic never waits
     /// behind the recorder's), advertised as `name`.
@@ -182,8 +178,7 @@ public actor HubBridge {
     /// One live reading: what it changes, notified to the apps subscribed.
     func take(_ reading: LiveRecorder.LiveReading) async {
         for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.arrivalMicroseconds) {
-            let uuid = notification.characteristic.rawValue
-            if (try? await peripheral.notify(uuid, notification.value)) == true { sent[uuid, default: 0] += 1 }
+            _ = try? await peripheral.notify(notification.characteristic.rawValue, notification.value)
         }
     }
 

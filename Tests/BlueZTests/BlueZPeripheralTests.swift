@@ -71,6 +71,23 @@ final class BlueZPeripheralTests: XCTestCase {
         return (bluez, seen)
     }
 
+    /// A private bus with the stand-in for bluetoothd on it, and a connection of the hub's own.
+    func stage() async throws -> (bus: PrivateBus, bluez: DBusConnection, seen: Bluetoothd, connection: DBusConnection)
+    {
+        let bus = try PrivateBus()
+        let (bluez, seen) = try await startBluetoothd(bus)
+        return (bus, bluez, seen, try await DBusConnection.connect(to: .address(bus.address)))
+    }
+
+    /// The hub of these tests: `services` under /org/cyclelog/hub, named "cyclelog hub".
+    func hub(
+        on connection: DBusConnection, onWrite: @escaping BlueZPeripheral.WriteHandler = { _, _, _ in .accepted }
+    ) -> BlueZPeripheral {
+        BlueZPeripheral(
+            connection: connection, root: "/org/cyclelog/hub", services: Self.services, localName: "cyclelog hub",
+            onWrite: onWrite)
+    }
+
     static let services = [
         BlueZPeripheral.Service(
             0x1818,
@@ -98,12 +115,9 @@ final class BlueZPeripheralTests: XCTestCase {
     }
 
     func testBluetoothdReadsTheServicesAndTheAdvertisementAndAnUnregisteredHubIsGone() async throws {
-        let bus = try PrivateBus()
-        let (bluez, seen) = try await startBluetoothd(bus)
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        let hub = BlueZPeripheral(
-            connection: connection, root: "/org/cyclelog/hub", services: Self.services, localName: "cyclelog hub"
-        ) { _, _, _ in .accepted }
+        let (bus, bluez, seen, connection) = try await stage()
+        defer { withExtendedLifetime(bus) {} }
+        let hub = hub(on: connection)
         try await hub.register(on: adapter)
 
         let applications = await seen.applications
@@ -146,9 +160,8 @@ final class BlueZPeripheralTests: XCTestCase {
     /// 31 bytes of advertising data: Flags (3), four 16-bit UUIDs (2 + 8) and the name (2 + its bytes) leave 16 for
     /// the name. One byte more is refused in words before bluetoothd is asked anything.
     func testANameThatDoesNotFitTheAdvertisementIsRefusedBeforeAnythingIsRegistered() async throws {
-        let bus = try PrivateBus()
-        let (_, seen) = try await startBluetoothd(bus)
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let (bus, _, seen, connection) = try await stage()
+        defer { withExtendedLifetime(bus) {} }
         let four = [0x1818, 0x1816, 0x180D, 0x1826].map { BlueZPeripheral.Service($0, [.init(0x2A00, [.read])]) }
         let fits = BlueZPeripheral(
             connection: connection, root: "/org/cyclelog/fits", services: four,
@@ -173,12 +186,9 @@ final class BlueZPeripheralTests: XCTestCase {
     /// An adapter without GattManager1 (here one bluetoothd does not have) is said as such, and nothing of the hub
     /// stays exported.
     func testAnAdapterThatCannotServeIsSaidInWordsAndLeavesNothingExported() async throws {
-        let bus = try PrivateBus()
-        let (bluez, _) = try await startBluetoothd(bus)
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
-        let hub = BlueZPeripheral(
-            connection: connection, root: "/org/cyclelog/hub", services: Self.services, localName: "cyclelog"
-        ) { _, _, _ in .accepted }
+        let (bus, bluez, _, connection) = try await stage()
+        defer { withExtendedLifetime(bus) {} }
+        let hub = hub(on: connection)
         do {
             try await hub.register(on: "/org/bluez/hci7")
             XCTFail("a hub was served on an adapter without GattManager1")
@@ -193,13 +203,10 @@ final class BlueZPeripheralTests: XCTestCase {
     }
 
     func testReadsNotificationsAndWritesAsAnAppMakesThem() async throws {
-        let bus = try PrivateBus()
-        let (bluez, seen) = try await startBluetoothd(bus)
-        let connection = try await DBusConnection.connect(to: .address(bus.address))
+        let (bus, bluez, seen, connection) = try await stage()
+        defer { withExtendedLifetime(bus) {} }
         let writes = Writes()
-        let hub = BlueZPeripheral(
-            connection: connection, root: "/org/cyclelog/hub", services: Self.services, localName: "cyclelog hub"
-        ) { uuid, value, device in
+        let hub = hub(on: connection) { uuid, value, device in
             await writes.add(uuid, value, device)
             return switch value.first {
             case 0x00: .accepted

@@ -32,6 +32,11 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
 
     func testFeatureBitsIncludingDistributedSystem() throws {
         // gymnasticon's feature value: 0x0C = wheel + crank revolution data.
+        // Served as CPS 3.2 lays it out: a uint32, little-endian.
+        XCTAssertEqual(CyclingPowerFeature(features: [.crankRevolutionData]).encoded(), bytes("08 00 00 00"))
+        XCTAssertEqual(
+            CyclingPowerFeature(features: [.wheelRevolutionData, .crankLengthAdjustment]).encoded(),
+            bytes("04 10 00 00"))
         let wheelAndCrank = try CyclingPowerFeature(decoding: bytes("0C 00 00 00"))
         XCTAssertEqual(wheelAndCrank.features, [.wheelRevolutionData, .crankRevolutionData])
         XCTAssertEqual(wheelAndCrank.distributedSystemSupport, .unspecified)
@@ -83,6 +88,9 @@ final class CyclingPowerVectorAndFeatureTests: XCTestCase {
         XCTAssertEqual(
             try CSCFeature(decoding: bytes("05 00")).features, [.wheelRevolutionData, .multipleSensorLocations])
         XCTAssertEqual(try CSCFeature(decoding: bytes("00 00")).features, [])
+        // Served as CSCS 3.2 lays it out: a uint16, little-endian.
+        XCTAssertEqual(CSCFeature(features: [.wheelRevolutionData, .crankRevolutionData]).encoded(), bytes("03 00"))
+        XCTAssertEqual(CSCFeature(features: [.multipleSensorLocations]).encoded(), bytes("04 00"))
     }
 }
 
