@@ -114,13 +114,15 @@ let package = Package(
             dependencies: [
                 "Concurrency",
                 "ExitStatus", "BlueZ", "RideWriting", "WorkoutStore", "Workouts", "CyclingSensors", "TrainerControl",
-                "StructuredWorkouts", "RecorderInterface", "DBus",
+                "StructuredWorkouts", "RecorderInterface", "DBus", "SensorHub",
             ]),
         // The sensor hub on Bluetooth: the recorder's live readings re-broadcast through a BlueZ peripheral on an
         // adapter of its own (`cyclelog record --bridge`).
         .target(
             name: "HubBridge",
-            dependencies: ["BlueZ", "CyclingSensors", "DBus", "LiveRecording", "SensorHub", "Workouts"]),
+            dependencies: [
+                "BlueZ", "CyclingSensors", "DBus", "LiveRecording", "SensorHub", "TrainerControl", "Workouts",
+            ]),
         // The recorder as a service: its D-Bus control object, the service's lifecycle and systemd notifications,
         // the sync trigger and the desktop launcher.
         .target(

@@ -3,13 +3,16 @@ import CyclingSensors
 import DBus
 import LiveRecording
 import SensorHub
+import TrainerControl
 import Workouts
 
 /// The sensor hub on Bluetooth: the recorder's live readings re-broadcast (`HubBroadcast`) through a BlueZ
 /// peripheral on an adapter of its own, as one power meter (Cycling Power), one speed and cadence sensor (Cycling
 /// Speed and Cadence), one heart-rate strap (Heart Rate) and one Fitness Machine whose Indoor Bike Data carries the
-/// same fused values. The values an app reads (features, locations) say what the notifications carry. No control is
-/// passed through yet: the Fitness Machine declares no target and has no control point.
+/// same fused values. The values an app reads (features, locations) say what the notifications carry. With a
+/// recorder to pass them to (`AppRequests`), the Fitness Machine also has a control point: what an app asks of it
+/// goes to the real trainer through the rider's own trainer control, and the recorder's answers come back
+/// (`HubMessage`).
 public actor HubBridge {
     /// The name apps list when the rider names none: short enough for the advertisement with all four services.
     public static let defaultName = "cyclelog"
@@ -22,66 +25,89 @@ public actor HubBridge {
     let peripheral: BlueZPeripheral
     private var broadcast = HubBroadcast()
 
-    /// The services the hub serves, with what a read of each characteristic answers.
-    static let services: [BlueZPeripheral.Service] = [
+    /// The services the hub serves, with what a read of each characteristic answers: with a control point when it
+    /// passes an app's control to the trainer (what the Fitness Machine then declares follows the real trainer
+    /// once it is connected: `HubMessage.trainerDeclared`).
+    static func services(passingControl: Bool) -> [BlueZPeripheral.Service] {
+        [
+            .init(
+                0x1818,
+                [
+                    .init(Characteristic.cyclingPowerMeasurement.rawValue, [.notify]),
+                    // Crank Revolution Data Supported (CPS 3.2, bit 3): each measurement carries the hub's crank
+                    // revolutions.
+                    .init(
+                        Characteristic.cyclingPowerFeature.rawValue, [.read],
+                        value: CyclingPowerFeature(features: .crankRevolutionData).encoded()),
+                    // Other (0): the power is the fused one, not one sensor's on one part of the bike.
+                    .init(Characteristic.sensorLocation.rawValue, [.read], value: [0x00]),
+                ]),
+            .init(
+                0x1816,
+                [
+                    .init(Characteristic.cscMeasurement.rawValue, [.notify]),
+                    // Wheel and crank revolution data (CSCS 3.2, bits 0 and 1).
+                    .init(
+                        Characteristic.cscFeature.rawValue, [.read],
+                        value: CSCFeature(features: [.wheelRevolutionData, .crankRevolutionData]).encoded()),
+                    // Mandatory with wheel revolution data (CSCS 3.4): an app sets the cumulative wheel revolutions.
+                    .init(Characteristic.scControlPoint.rawValue, [.write, .indicate]),
+                ]),
+            .init(
+                0x180D,
+                [
+                    .init(Characteristic.heartRateMeasurement.rawValue, [.notify]),
+                    // Chest (1): the strap's place.
+                    .init(Characteristic.bodySensorLocation.rawValue, [.read], value: [0x01]),
+                ]),
+            .init(
+                0x1826,
+                [
+                    .init(
+                        Characteristic.fitnessMachineFeature.rawValue, [.read],
+                        value: HubDeclaration.fitnessMachineFeatureWithoutControl.encoded()),
+                    .init(Characteristic.indoorBikeData.rawValue, [.notify]),
+                ] + (passingControl ? machineControl : [])),
+        ]
+    }
+
+    /// The Fitness Machine's control: its control point (FTMS 4.16: write and indicate), its status, and the
+    /// ranges of the targets it offers (mandatory with the power and resistance targets, FTMS 4.13 and 4.14).
+    static let machineControl: [BlueZPeripheral.Characteristic] = [
+        .init(Characteristic.fitnessMachineControlPoint.rawValue, [.write, .indicate]),
+        .init(Characteristic.fitnessMachineStatus.rawValue, [.notify]),
         .init(
-            0x1818,
-            [
-                .init(Characteristic.cyclingPowerMeasurement.rawValue, [.notify]),
-                // Crank Revolution Data Supported (CPS 3.2, bit 3): each measurement carries the hub's crank
-                // revolutions.
-                .init(
-                    Characteristic.cyclingPowerFeature.rawValue, [.read],
-                    value: CyclingPowerFeature(features: .crankRevolutionData).encoded()),
-                // Other (0): the power is the fused one, not one sensor's on one part of the bike.
-                .init(Characteristic.sensorLocation.rawValue, [.read], value: [0x00]),
-            ]),
+            Characteristic.supportedPowerRange.rawValue, [.read],
+            value: TrainerCapabilities.assumedPowerRange.encoded()),
         .init(
-            0x1816,
-            [
-                .init(Characteristic.cscMeasurement.rawValue, [.notify]),
-                // Wheel and crank revolution data (CSCS 3.2, bits 0 and 1).
-                .init(
-                    Characteristic.cscFeature.rawValue, [.read],
-                    value: CSCFeature(features: [.wheelRevolutionData, .crankRevolutionData]).encoded()),
-                // Mandatory with wheel revolution data (CSCS 3.4): an app sets the cumulative wheel revolutions.
-                .init(Characteristic.scControlPoint.rawValue, [.write, .indicate]),
-            ]),
-        .init(
-            0x180D,
-            [
-                .init(Characteristic.heartRateMeasurement.rawValue, [.notify]),
-                // Chest (1): the strap's place.
-                .init(Characteristic.bodySensorLocation.rawValue, [.read], value: [0x01]),
-            ]),
-        .init(
-            0x1826,
-            [
-                .init(
-                    Characteristic.fitnessMachineFeature.rawValue, [.read],
-                    value: HubDeclaration.fitnessMachineFeatureWithoutControl.encoded()),
-                .init(Characteristic.indoorBikeData.rawValue, [.notify]),
-            ]),
+            Characteristic.supportedResistanceLevelRange.rawValue, [.read],
+            value: HubDeclaration.supportedResistanceLevelRange.encoded()),
     ]
 
     /// A hub on `adapter`, served over `connection` (a bus connection of its own, so that its traffic never waits
-    /// behind the recorder's), advertised as `name`.
-    public init(connection: DBusConnection, adapter: BluetoothAdapter, name: String = defaultName) {
+    /// behind the recorder's), advertised as `name`; `passingControl`: with the Fitness Machine's control point,
+    /// whose writes `run` passes to its recorder.
+    public init(
+        connection: DBusConnection, adapter: BluetoothAdapter, name: String = defaultName,
+        passingControl: Bool = false
+    ) {
         self.adapter = adapter
         self.name = name
-        let control = SpeedAndCadenceControl()
+        let writes = HubWrites()
         peripheral = BlueZPeripheral(
-            connection: connection, root: Self.root, services: Self.services, localName: name
-        ) { uuid, value, _ in
-            guard uuid == Characteristic.scControlPoint.rawValue else { return .accepted }
-            control.written(value)
+            connection: connection, root: Self.root, services: Self.services(passingControl: passingControl),
+            localName: name
+        ) { uuid, value, device in
+            writes.written(uuid, value, app: device.map(Self.address(ofDevice:)))
             return .accepted
         }
-        self.control = control
+        self.writes = writes
     }
 
-    /// Writes to the SC Control Point, answered by `run` in the order they came.
-    private let control: SpeedAndCadenceControl
+    /// Where what an app asks of the trainer goes, while `run` runs.
+    private var trainer: (any AppRequests)?
+    /// Writes to the control points, answered by `run` in the order they came.
+    private let writes: HubWrites
 
     /// The adapter the hub advertises on: the one named, else the first that is not the recorder's own (one
     /// controller as central and peripheral at once is the known failure mode: connections drop while it
@@ -102,10 +128,13 @@ public actor HubBridge {
 
     /// The hub for a whole recording: served and advertised, `readings` re-broadcast until they end, then
     /// withdrawn; `say` is told where it advertises and which apps come and go (`stack`: BlueZ's events), or why
-    /// BlueZ refused it, in which case the ride is recorded without it.
+    /// BlueZ refused it, in which case the ride is recorded without it. What an app writes to the Fitness
+    /// Machine's control point goes to `trainer`, whose `messages` go back to the apps.
     public func run<Readings: AsyncSequence & Sendable>(
-        _ readings: Readings, stack: AsyncStream<BlueZEvent>, say: @escaping @Sendable (String) -> Void
+        _ readings: Readings, trainer: (any AppRequests)? = nil, messages: AsyncStream<HubMessage>? = nil,
+        stack: AsyncStream<BlueZEvent>, say: @escaping @Sendable (String) -> Void
     ) async where Readings.Element == LiveRecorder.LiveReading {
+        self.trainer = trainer
         do {
             try await start()
         } catch {
@@ -116,7 +145,14 @@ public actor HubBridge {
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
                 for await event in stack {
-                    if let line = await self.apps(event) { say(line) }
+                    guard let change = await self.apps(event) else { continue }
+                    say(change.line)
+                    await self.left(change.left)
+                }
+            }
+            if let messages {
+                tasks.addTask {
+                    for await message in messages { await self.tell(message) }
                 }
             }
             await serve(readings)
@@ -133,35 +169,42 @@ public actor HubBridge {
     func serve<Readings: AsyncSequence & Sendable>(_ readings: Readings) async
     where Readings.Element == LiveRecorder.LiveReading {
         await withTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { [control] in
-                for await written in control.writes { await self.answerControl(written) }
+            tasks.addTask { [writes] in
+                for await write in writes.stream { await self.answer(write) }
             }
             do {
                 for try await reading in readings { await take(reading) }
             } catch {}
-            control.finish()
+            writes.finish()
             await tasks.waitForAll()
         }
         await peripheral.unregister()
     }
 
-    /// What BlueZ says of a device on the hub's adapter: a line when an app connects to the hub or leaves it (the
-    /// devices on that adapter are the apps; the sensors are on the recorder's).
-    public func apps(_ event: BlueZEvent) -> String? {
+    /// An app connecting to the hub or leaving it: the line said, and the addresses of the apps that left.
+    public struct AppChange: Equatable, Sendable {
+        public var line: String
+        public var left: [String] = []
+    }
+
+    /// What BlueZ says of a device on the hub's adapter: an app connecting to the hub or leaving it (the devices on
+    /// that adapter are the apps; the sensors are on the recorder's).
+    public func apps(_ event: BlueZEvent) -> AppChange? {
         switch event {
         case .deviceChanged(let device) where device.adapterPath == adapter.path:
             let was = connectedApps[device.path] != nil
             guard device.connected != was else { return nil }
             connectedApps[device.path] = device.connected ? device : nil
             return device.connected
-                ? "an app connected to the hub: \(Self.label(device))" : "\(Self.label(device)) left the hub"
+                ? AppChange(line: "an app connected to the hub: \(Self.label(device))")
+                : AppChange(line: "\(Self.label(device)) left the hub", left: [device.address])
         case .deviceRemoved(let path):
             guard let device = connectedApps.removeValue(forKey: path) else { return nil }
-            return "\(Self.label(device)) left the hub"
+            return AppChange(line: "\(Self.label(device)) left the hub", left: [device.address])
         case .bluetoothdLeft:
-            let gone = connectedApps.values.sorted { $0.address < $1.address }
+            let gone = connectedApps.values.map(\.address).sorted()
             connectedApps = [:]
-            return gone.isEmpty ? nil : "bluetoothd stopped: the apps on the hub lost it"
+            return gone.isEmpty ? nil : AppChange(line: "bluetoothd stopped: the apps on the hub lost it", left: gone)
         default:
             return nil
         }
@@ -170,6 +213,13 @@ public actor HubBridge {
     /// An app as a rider recognises it: its name and address, or its address until BlueZ has read its name.
     static func label(_ device: BluetoothDevice) -> String {
         device.name.map { "\($0) (\(device.address))" } ?? device.address
+    }
+
+    /// An app's address from its Device1 path (`…/dev_00_AA_02_00_00_06`), as bluetoothd names a writer.
+    static func address(ofDevice path: String) -> String {
+        let name = path.split(separator: "/").last ?? ""
+        guard name.hasPrefix("dev_") else { return String(name) }
+        return name.dropFirst(4).replacingOccurrences(of: "_", with: ":")
     }
 
     /// The apps connected to the hub now, by their Device1 path.
@@ -182,19 +232,71 @@ public actor HubBridge {
         }
     }
 
-    private func answerControl(_ written: [UInt8]) async {
-        let answer = broadcast.speedAndCadenceControl(written)
-        _ = try? await peripheral.notify(Characteristic.scControlPoint.rawValue, answer)
+    /// One write to a control point: the SC Control Point answered here, the Fitness Machine's passed to the
+    /// trainer (whose answer comes back as a `HubMessage`).
+    private func answer(_ write: HubWrites.Write) async {
+        switch Characteristic(rawValue: write.characteristic) {
+        case .scControlPoint:
+            let answer = broadcast.speedAndCadenceControl(write.value)
+            _ = try? await peripheral.notify(Characteristic.scControlPoint.rawValue, answer)
+        case .fitnessMachineControlPoint:
+            // bluetoothd names the writer; were it not to, the one app connected wrote it.
+            let only = connectedApps.count == 1 ? connectedApps.values.first?.address : nil
+            await trainer?.appWrote(write.value, by: write.app ?? only ?? "an app")
+        default:
+            break
+        }
+    }
+
+    private func left(_ apps: [String]) async {
+        for app in apps { await trainer?.appLeft(app) }
+    }
+
+    /// What the recorder tells the apps: an answer or a status indicated, or what the real trainer declared, which
+    /// an app reads from then on.
+    func tell(_ message: HubMessage) async {
+        switch message {
+        case .controlPointAnswer(let bytes):
+            _ = try? await peripheral.notify(Characteristic.fitnessMachineControlPoint.rawValue, bytes)
+        case .machineStatus(let bytes):
+            _ = try? await peripheral.notify(Characteristic.fitnessMachineStatus.rawValue, bytes)
+        case .trainerDeclared(let capabilities):
+            _ = try? await peripheral.notify(
+                Characteristic.fitnessMachineFeature.rawValue,
+                HubDeclaration.fitnessMachineFeature(of: capabilities).encoded())
+            _ = try? await peripheral.notify(
+                Characteristic.supportedPowerRange.rawValue,
+                HubDeclaration.supportedPowerRange(of: capabilities).encoded())
+        }
     }
 }
 
-/// The SC Control Point's writes, in order, for the hub to answer after BlueZ has the write's response.
-final class SpeedAndCadenceControl: Sendable {
-    let writes: AsyncStream<[UInt8]>
-    private let continuation: AsyncStream<[UInt8]>.Continuation
+/// Where the hub passes what an app asks of the trainer: the recorder.
+public protocol AppRequests: Sendable {
+    /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point.
+    func appWrote(_ bytes: [UInt8], by app: String) async
+    /// App `app`'s link to the hub is gone.
+    func appLeft(_ app: String) async
+}
 
-    init() { (writes, continuation) = AsyncStream.makeStream() }
+extension LiveRecorder: AppRequests {}
 
-    func written(_ value: [UInt8]) { continuation.yield(value) }
+/// The writes to the hub's control points, in order, for the hub to carry out after BlueZ has the write's response.
+final class HubWrites: Sendable {
+    struct Write: Sendable {
+        let characteristic: UInt16
+        let value: [UInt8]
+        /// The writer's address, when bluetoothd names it.
+        let app: String?
+    }
+
+    let stream: AsyncStream<Write>
+    private let continuation: AsyncStream<Write>.Continuation
+
+    init() { (stream, continuation) = AsyncStream.makeStream() }
+
+    func written(_ characteristic: UInt16, _ value: [UInt8], app: String?) {
+        continuation.yield(Write(characteristic: characteristic, value: value, app: app))
+    }
     func finish() { continuation.finish() }
 }

@@ -47,6 +47,8 @@ public actor LiveRecorder {
     public nonisolated let statusUpdates = Broadcast<LiveStatus>(keepingLatest: true)
     /// What a rider should hear about, in order.
     public nonisolated let announcements = Broadcast<Announcement>(keepingLatest: false)
+    /// What the apps on the sensor hub are told, in order (`record --bridge`).
+    public nonisolated let toApps = Broadcast<HubMessage>(keepingLatest: false)
 
     public init(
         bluez: any SensorBus, store: WorkoutStore, options: Options, clock: any RecorderClock = SystemRecorderClock()
@@ -70,6 +72,7 @@ public actor LiveRecorder {
             announcements.finish()
             live.finish()
             controlsApplied.finish()
+            toApps.finish()
         }
         core.use(adapterPath: try await SensorConnection.poweredAdapter(bluez, named: options.adapter).path)
         if core.sensors.roster.isEmpty { try await findSensors() }
@@ -167,6 +170,17 @@ public actor LiveRecorder {
 
     /// SIGINT or SIGTERM: ends and saves a ride in progress, and stops waiting for the next one.
     public func stop() async { await execute(core.stop(at: time())) }
+
+    // MARK: Apps on the sensor hub
+
+    /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point: passed to the trainer
+    /// through the rider's own trainer control, and answered on `toApps`.
+    public func appWrote(_ bytes: [UInt8], by app: String) async {
+        await execute(core.appWrote(bytes, by: app, at: time()))
+    }
+
+    /// App `app`'s link to the hub is gone.
+    public func appLeft(_ app: String) async { await execute(core.appLeft(app, at: time())) }
 
     /// Starts a ride now and returns its id, or (`when=pedalling`) arms one for the first pedal stroke and
     /// returns 0. Taken while waiting (`record --wait`, `record --auto`) or armed (a Start then replaces the
@@ -293,6 +307,7 @@ public actor LiveRecorder {
             case .live(let reading): live.publish(reading)
             case .applied(let control): controlsApplied.publish(control)
             case .announce(let announcement): announcements.publish(announcement)
+            case .toApps(let message): toApps.publish(message)
             case .publishStatus: statusUpdates.publish(status())
             case .done:
                 wake(.sensor)

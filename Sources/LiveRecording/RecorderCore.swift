@@ -3,6 +3,7 @@ import CyclingSensors
 import Formats
 import RecorderInterface
 import RideWriting
+import SensorHub
 import StructuredWorkouts
 import TrainerControl
 import WorkoutStore
@@ -67,6 +68,8 @@ struct RecorderCore {
         case live(LiveRecorder.LiveReading)
         case applied(LiveRecorder.AppliedControl)
         case announce(LiveRecorder.Announcement)
+        /// For the apps on the sensor hub.
+        case toApps(HubMessage)
         case publishStatus
         /// The recorder is over.
         case done
@@ -113,6 +116,10 @@ struct RecorderCore {
     /// What the trainer was asked when the rider's End let it go (without a workout, which asks its own again):
     /// asked again if the End is undone.
     private var trainerBeforeEnd: TrainerAsk?
+    /// An app's hold on the trainer through the sensor hub (`record --bridge`).
+    private(set) var appControl = AppControl()
+    /// What the rider asked of the trainer when an app took it: asked again once the app lets it go.
+    private var riderAskBeforeApp: TrainerAsk?
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -348,13 +355,20 @@ struct RecorderCore {
     mutating func steer(_ ask: TrainerAsk, at time: Time, byRider: Bool = false) -> Result<[Effect], CommandRefusal> {
         let before = trainerControl.currentAsk
         switch trainerControl.ask(ask, at: time.elapsed) {
-        case .success(let actions):
+        case .success(var actions):
+            var effects: [Effect] = []
+            if byRider, appControl.appHoldsControl {
+                // The rider's ask from any screen takes the trainer back from the app, which is told so.
+                riderAskBeforeApp = nil
+                effects += appControl.riderTakesControl().flatMap { appEffect($0, at: time) }
+                effects += sendToApps(.machineStatus([FitnessMachineStatus.OpCode.controlPermissionLost]), at: time)
+            }
             if byRider && controller.phase == .riding {
                 undoLedger.took(
                     UndoneAction(timeMicroseconds: actionTime(time), verb: "trainer"),
                     words: trainerControl.currentAsk.words, type: .trainer, trainerBefore: before)
             }
-            return .success(journalTrainerTarget(at: time) + trainer(actions, at: time) + [.publishStatus])
+            return .success(effects + journalTrainerTarget(at: time) + trainer(actions, at: time) + [.publishStatus])
         case .failure(let refusal):
             return .failure(.refused(refusal.reason))
         }
@@ -498,6 +512,74 @@ struct RecorderCore {
         trainer(trainerControl.writeFailed(request, reason: reason, at: time.elapsed), at: time)
     }
 
+    // MARK: An app on the sensor hub
+
+    /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point: into the journal, then
+    /// through the rider's own trainer control (the declared range, the ramp, the cadence safety), answered, and
+    /// the answer into the journal. While the app holds the trainer the workout's targets wait.
+    mutating func appWrote(_ bytes: [UInt8], by app: String, at time: Time) -> [Effect] {
+        let exchange = HubExchange.written(
+            app: app, characteristic: Characteristic.fitnessMachineControlPoint.rawValue, value: bytes)
+        var effects = record(RideEvent(timeMicroseconds: journalTime(time), .hub(exchange)), at: time)
+        let held = appControl.appHoldsControl
+        let control = trainerControl
+        let appEffects = appControl.written(bytes, by: app) { control.refusal(of: $0) }
+        if !held, appControl.appHoldsControl {
+            riderAskBeforeApp = trainerControl.currentAsk
+            if guide != nil { effects += tell("an app holds the trainer: the workout's targets wait until it lets go") }
+        }
+        for effect in appEffects { effects += appEffect(effect, at: time) }
+        return effects + [.publishStatus]
+    }
+
+    /// App `app`'s link to the hub is gone: if it held the trainer, the trainer is the rider's again.
+    mutating func appLeft(_ app: String, at time: Time) -> [Effect] {
+        let effects = appControl.disconnected(app).flatMap { appEffect($0, at: time) }
+        return effects.isEmpty ? [] : effects + [.publishStatus]
+    }
+
+    private mutating func appEffect(_ effect: AppControl.Effect, at time: Time) -> [Effect] {
+        switch effect {
+        case .ask(let ask):
+            switch trainerControl.ask(ask, at: time.elapsed) {
+            case .success(let actions): return journalTrainerTarget(at: time) + trainer(actions, at: time)
+            case .failure(let refusal): return tell("the app's ask was refused: \(refusal.reason)")
+            }
+        case .release: return appReleased(at: time)
+        case .answer(let bytes): return sendToApps(.controlPointAnswer(bytes), at: time)
+        case .tell(let words): return tell(words)
+        }
+    }
+
+    /// The app let the trainer go (or lost its link): never left holding the app's load. The trainer is reset,
+    /// then asked what the rider asked before the app took it; a workout asks its step again at the next tick.
+    private mutating func appReleased(at time: Time) -> [Effect] {
+        let before = riderAskBeforeApp
+        riderAskBeforeApp = nil
+        var effects = release(at: time) ?? []
+        guide?.trainerRefused()
+        if guide == nil, let before, before != .mode(.free),
+            case .success(let actions) = trainerControl.ask(before, at: time.elapsed)
+        {
+            effects += trainer(actions, at: time)
+        }
+        return effects + journalTrainerTarget(at: time)
+    }
+
+    /// `message` for the apps on the hub; what is indicated to them into the journal first.
+    private mutating func sendToApps(_ message: HubMessage, at time: Time) -> [Effect] {
+        let sent: HubExchange? =
+            switch message {
+            case .controlPointAnswer(let bytes):
+                .sent(characteristic: Characteristic.fitnessMachineControlPoint.rawValue, value: bytes)
+            case .machineStatus(let bytes):
+                .sent(characteristic: Characteristic.fitnessMachineStatus.rawValue, value: bytes)
+            case .trainerDeclared: nil
+            }
+        let journalled = sent.map { record(RideEvent(timeMicroseconds: journalTime(time), .hub($0)), at: time) } ?? []
+        return journalled + [.toApps(message)]
+    }
+
     // MARK: The connect sequence's reports
 
     /// A step of connection attempt `attempt` of sensor `wanted` ended (`SensorConnection`): the effects, and
@@ -565,7 +647,8 @@ struct RecorderCore {
     ) -> [Effect] {
         guard let address = sensors.roster[wanted]?.journalAddress else { return [] }
         trainerLink = TrainerLink(wanted: wanted, journalAddress: address, controlPoint: controlPoint)
-        return trainer(trainerControl.connected(capabilities, at: time.elapsed), at: time)
+        return [.toApps(.trainerDeclared(capabilities))]
+            + trainer(trainerControl.connected(capabilities, at: time.elapsed), at: time)
     }
 
     mutating func trainerNotSubscribed(_ reason: String) -> [Effect] {
@@ -842,8 +925,9 @@ struct RecorderCore {
         for action in actions {
             switch action {
             case .steer(let ask):
-                // No trainer (yet): the targets are shown, and asked again once one connects.
-                if trainerControl.refusal(of: ask) != nil {
+                // No trainer (yet), or an app holds it: the targets are shown, and asked again once one connects
+                // or the app lets go.
+                if appControl.appHoldsControl || trainerControl.refusal(of: ask) != nil {
                     guide?.trainerRefused()
                     continue
                 }

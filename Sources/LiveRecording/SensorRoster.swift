@@ -123,7 +123,7 @@ struct SensorRoster {
                 return false
             }
             descriptions[sensor] = events + [event]
-        case .notification, .write, .control, .setting: break
+        case .notification, .write, .control, .setting, .hub: break
         }
     }
 

@@ -127,8 +127,9 @@ enum ChannelPacking {
                 others.unsigned(UInt64(characteristic))
                 others.unsigned(UInt64(value.count))
                 others.bytes(value)
-            case .control, .setting:
-                // Controls and settings are rare; their journal line is the simplest exact encoding.
+            case .control, .setting, .hub:
+                // Controls, settings and the hub's exchanges with an app are rare; their journal line is the simplest
+                // exact encoding.
                 other(.control, time, nil)
                 others.text(Journal.line(RideEvent(timeMicroseconds: 0, event.kind)))
             }

@@ -51,6 +51,10 @@ public enum Journal {
             if let name { output += " \(escaped(name))".utf8 }
         case .disconnected(let sensor):
             output += " disconnect \(sensor)".utf8
+        case .hub(.written(let app, let characteristic, let value)):
+            writeValue(" hub-write ", app, characteristic, value, into: &output)
+        case .hub(.sent(let characteristic, let value)):
+            writeValue(" hub-send", "", characteristic, value, into: &output)
         case .wheelCircumference(let sensor, let millimetres):
             output += " wheel \(sensor) \(millimetres)".utf8
         case .setting(.defaultWheelCircumference(let millimetres)):
@@ -226,6 +230,13 @@ public enum Journal {
             kind = .connected(sensor: sensor, name: name.isEmpty ? nil : unescaped(name))
         case "disconnect":
             kind = .disconnected(sensor: String(try word(0, "the sensor")))
+        case "hub-write":
+            kind = .hub(
+                .written(app: String(try word(0, "the app")), characteristic: try characteristic(), value: try bytes()))
+        case "hub-send":
+            // No address: what the hub sends goes to every app subscribed.
+            words.insert("", at: 0)
+            kind = .hub(.sent(characteristic: try characteristic(), value: try bytes()))
         case "wheel":
             let sensor = String(try word(0, "the sensor"))
             let text = try word(1, "the circumference")

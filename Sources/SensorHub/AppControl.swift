@@ -29,16 +29,18 @@ public struct AppControl: Sendable {
     /// Level's uint8 in tenths reaches no higher): the level an app asks is that share of the real trainer's range.
     public static let resistanceLevelTenths: ClosedRange<Int> = 0...255
 
+    /// The app (its address) that holds the trainer now, if any.
+    public private(set) var holder: String?
     /// Whether an app holds the trainer now.
-    public private(set) var appHoldsControl = false
-    /// The rider took the trainer back since the app's link was made.
-    private var riderTookItBack = false
+    public var appHoldsControl: Bool { holder != nil }
+    /// The apps the rider took the trainer back from, refused until their link is made again.
+    private var refusedApps: Set<String> = []
 
     public init() {}
 
-    /// An app's write to the hub's control point. `refusal` is the trainer control's reason it would refuse an ask
-    /// (`TrainerControl.refusal(of:)`), or nil.
-    public mutating func written(_ bytes: [UInt8], refusal: (TrainerAsk) -> String?) -> [Effect] {
+    /// A write of app `app` (its address) to the hub's control point. `refusal` is the trainer control's reason it
+    /// would refuse an ask (`TrainerControl.refusal(of:)`), or nil.
+    public mutating func written(_ bytes: [UInt8], by app: String, refusal: (TrainerAsk) -> String?) -> [Effect] {
         guard let opCode = bytes.first else {
             return [.tell("an app wrote nothing to the trainer's control point: not answered")]
         }
@@ -54,20 +56,27 @@ public struct AppControl: Sendable {
         } catch {
             return [answer(.invalidParameter), .tell("an app's \(Self.name(of: opCode)) was not understood: \(error)")]
         }
-        if request != .requestControl, !appHoldsControl {
+        if request != .requestControl, holder != app {
             return [answer(.controlNotPermitted)]
         }
         let ask: TrainerAsk
         switch request {
         case .requestControl:
-            guard !riderTookItBack else {
-                return [answer(.controlNotPermitted), .tell("an app asked for the trainer: the rider holds it")]
+            if let holder, holder != app {
+                return [
+                    answer(.controlNotPermitted), .tell("an app (\(app)) asked for the trainer: \(holder) holds it"),
+                ]
             }
-            let told: [Effect] = appHoldsControl ? [] : [.tell("an app holds the trainer")]
-            appHoldsControl = true
+            guard !refusedApps.contains(app) else {
+                return [
+                    answer(.controlNotPermitted), .tell("an app (\(app)) asked for the trainer: the rider holds it"),
+                ]
+            }
+            let told: [Effect] = holder == nil ? [.tell("an app (\(app)) holds the trainer")] : []
+            holder = app
             return told + [answer(.success)]
         case .reset, .stopOrPause:
-            appHoldsControl = false
+            holder = nil
             return [.release, answer(.success), .tell("the app let the trainer go (\(request))")]
         case .startOrResume:
             return [answer(.success)]
@@ -89,19 +98,20 @@ public struct AppControl: Sendable {
         return [.ask(ask), answer(.success)]
     }
 
-    /// The app's link is gone: the trainer goes back to the rider, never left holding what the app asked.
-    public mutating func disconnected() -> [Effect] {
-        riderTookItBack = false
-        guard appHoldsControl else { return [] }
-        appHoldsControl = false
+    /// App `app`'s link is gone: the trainer goes back to the rider if that app held it, never left holding what
+    /// the app asked.
+    public mutating func disconnected(_ app: String) -> [Effect] {
+        refusedApps.remove(app)
+        guard holder == app else { return [] }
+        holder = nil
         return [.release, .tell("the app's link is gone: the trainer is the rider's again")]
     }
 
-    /// The rider took the trainer back from a screen: the app is refused until its link is made again.
+    /// The rider took the trainer back from a screen: the app that held it is refused until its link is made again.
     public mutating func riderTakesControl() -> [Effect] {
-        riderTookItBack = true
-        guard appHoldsControl else { return [] }
-        appHoldsControl = false
+        guard let holder else { return [] }
+        refusedApps.insert(holder)
+        self.holder = nil
         return [.tell("the rider took the trainer back from the app")]
     }
 

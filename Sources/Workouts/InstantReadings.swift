@@ -43,7 +43,7 @@ public struct InstantReadings {
         case .setting(.defaultWheelCircumference(let millimetres)):
             defaultWheelMillimetres = millimetres
             for sensor in decoders.keys where !ownWheel.contains(sensor) { setWheel(sensor, millimetres) }
-        case .read, .write, .control, .setting:
+        case .read, .write, .control, .setting, .hub:
             break
         }
         return []

@@ -18,6 +18,9 @@ public struct RideEvent: Equatable, Sendable {
         case write(sensor: String, characteristic: UInt16, value: [UInt8])
         case connected(sensor: String, name: String?)
         case disconnected(sensor: String)
+        /// What passed between the sensor hub and an app riding on it (`record --bridge`): not part of the ride's
+        /// readings, kept so that what an app asked and was told replays exactly.
+        case hub(HubExchange)
         /// The wheel circumference in force for a sensor from this point on.
         case wheelCircumference(sensor: String, millimetres: Int)
         /// Boxed, as `setting` is: a start's plan takes 64 octets, which every event of a 4-hour ride (100 000 of
@@ -40,9 +43,19 @@ public struct RideEvent: Equatable, Sendable {
             .connected(let sensor, _),
             .disconnected(let sensor), .wheelCircumference(let sensor, _):
             sensor
-        case .control, .setting: nil
+        case .control, .setting, .hub: nil
         }
     }
+}
+
+/// One write between the sensor hub and the apps on it, in either direction.
+public enum HubExchange: Equatable, Sendable {
+    /// An app (its address) wrote `value` to the hub's characteristic (a request to its Fitness Machine control
+    /// point).
+    case written(app: String, characteristic: UInt16, value: [UInt8])
+    /// The hub indicated `value` on its characteristic to the apps subscribed (the control point's answer, a
+    /// status).
+    case sent(characteristic: UInt16, value: [UInt8])
 }
 
 /// How a ride is built, beyond its sensors' own data: what `--wheel-circumference` and `--auto-pause` say.

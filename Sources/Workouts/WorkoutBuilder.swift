@@ -110,8 +110,9 @@ public struct WorkoutBuilder: Sendable {
         case .read(let address, let characteristic, let value):
             let index = sensorIndex(address, at: time)
             sensors[index].info.reads[characteristic] = value
-        case .write:
-            // What was asked of a trainer changes none of the ride's readings; its answers are notifications.
+        case .write, .hub:
+            // What was asked of a trainer changes none of the ride's readings (its answers are notifications), nor
+            // does what passed between the hub and an app (what the app asked reaches the trainer as a write).
             break
         case .connected(let address, let name):
             let index = sensorIndex(address, at: time)

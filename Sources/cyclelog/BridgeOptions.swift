@@ -43,6 +43,8 @@ struct BridgeOptions: ParsableArguments {
         let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
         let adapter = try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)
         if !adapter.powered { try await bluez.powerOn(adapter.path) }
-        return HubBridge(connection: try await DBusConnection.connect(to: bus), adapter: adapter, name: bridgeName)
+        return HubBridge(
+            connection: try await DBusConnection.connect(to: bus), adapter: adapter, name: bridgeName,
+            passingControl: true)
     }
 }

@@ -261,9 +261,13 @@ struct Record: AsyncParsableCommand {
             if let bytes = keys?.bytes { tasks.addTask { await display.follow(bytes) } }
             if let bridge {
                 // Subscribed before the recorder starts, so that the hub sees every reading.
-                let readings = recorder.live.subscribe()
+                let (readings, messages) = (recorder.live.subscribe(), recorder.toApps.subscribe())
                 let stack = await bluez.events()
-                tasks.addTask { await bridge.run(readings, stack: stack) { printError("cyclelog: \($0)") } }
+                tasks.addTask {
+                    await bridge.run(readings, trainer: recorder, messages: messages, stack: stack) {
+                        printError("cyclelog: \($0)")
+                    }
+                }
             }
             if let hciCapture, let file = capture {
                 tasks.addTask {

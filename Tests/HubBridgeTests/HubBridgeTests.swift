@@ -42,14 +42,15 @@ struct HubBridgeTests {
     /// through: crank data in the power measurement; wheel and crank data in CSC (with the control point CSCS
     /// makes mandatory for wheel data); the Indoor Bike Data's cadence, heart rate and power, and no target.
     @Test func whatAnAppReadsDeclaresWhatItIsSent() throws {
+        let services = HubBridge.services(passingControl: false)
         func value(_ uuid: Characteristic) throws -> [UInt8] {
-            try #require(HubBridge.services.flatMap(\.characteristics).first { $0.uuid == uuid.rawValue }).value
+            try #require(services.flatMap(\.characteristics).first { $0.uuid == uuid.rawValue }).value
         }
-        #expect(HubBridge.services.map(\.uuid) == [0x1818, 0x1816, 0x180D, 0x1826])
+        #expect(services.map(\.uuid) == [0x1818, 0x1816, 0x180D, 0x1826])
         #expect(try CyclingPowerFeature(decoding: value(.cyclingPowerFeature)).features == [.crankRevolutionData])
         #expect(try CSCFeature(decoding: value(.cscFeature)).features == [.wheelRevolutionData, .crankRevolutionData])
         let controlPoint = try #require(
-            HubBridge.services.flatMap(\.characteristics).first { $0.uuid == Characteristic.scControlPoint.rawValue })
+            services.flatMap(\.characteristics).first { $0.uuid == Characteristic.scControlPoint.rawValue })
         #expect(controlPoint.properties == [.write, .indicate])
         let machine = try FitnessMachineFeature(decoding: value(.fitnessMachineFeature))
         #expect(machine.fitnessMachineFeatures == 1 << 1 | 1 << 10 | 1 << 14)
@@ -57,6 +58,24 @@ struct HubBridgeTests {
         #expect(try value(.bodySensorLocation) == [0x01])
         // The default name fits the advertisement with the four services (31 bytes: 3 + 10 + 2 + the name).
         #expect(HubBridge.defaultName.utf8.count <= 16)
+        #expect(!services.flatMap(\.characteristics).contains { $0.uuid == 0x2AD9 })
+    }
+
+    /// A hub that passes an app's control on has the Fitness Machine's control point (write and indicate, FTMS
+    /// 4.16), its status (notify) and the ranges of the targets it offers, read as FTMS 4.13 and 4.14 lay them out:
+    /// a power range of 0–2000 W in steps of 1 W (`00 00 d0 07 01 00`) until the real trainer declares its own, and
+    /// resistance levels 0–25.5 in steps of 0.1 (`00 00 ff 00 01 00`).
+    @Test func aHubPassingControlHasTheFitnessMachinesControlPointAndRanges() throws {
+        let machine = try #require(HubBridge.services(passingControl: true).last)
+        #expect(machine.uuid == 0x1826)
+        func characteristic(_ uuid: Characteristic) throws -> BlueZPeripheral.Characteristic {
+            try #require(machine.characteristics.first { $0.uuid == uuid.rawValue })
+        }
+        #expect(try characteristic(.fitnessMachineControlPoint).properties == [.write, .indicate])
+        #expect(try characteristic(.fitnessMachineStatus).properties == [.notify])
+        #expect(try characteristic(.supportedPowerRange).value == [0x00, 0x00, 0xD0, 0x07, 0x01, 0x00])
+        #expect(try characteristic(.supportedResistanceLevelRange).value == [0x00, 0x00, 0xFF, 0x00, 0x01, 0x00])
+        #expect(HubBridge.address(ofDevice: "/org/bluez/hci1/dev_00_AA_02_00_00_06") == "00:AA:02:00:00:06")
     }
 
     /// An app on the hub's adapter connecting and leaving is said once each; a sensor on the recorder's adapter, a
@@ -82,7 +101,7 @@ struct HubBridgeTests {
             .deviceRemoved(path: "\(app)/dev_00_AA_02_00_00_06"),
             .deviceRemoved(path: "\(app)/dev_00_AA_02_00_00_06"),
         ] {
-            if let line = await hub.apps(event) { said.append(line) }
+            if let change = await hub.apps(event) { said.append(change.line) }
         }
         #expect(
             said == [

@@ -233,6 +233,8 @@ final class CoreRig {
     /// The ride's journal as it was written, with times.
     private(set) var journalled: [RideEvent] = []
     private(set) var told: [String] = []
+    /// What the apps on the sensor hub were told, in order.
+    private(set) var toApps: [HubMessage] = []
     private(set) var saves = 0
     /// The presets as the store has them, and how many times they were read.
     var presetsInStore = WorkoutPreset.builtIn
@@ -314,6 +316,14 @@ final class CoreRig {
     func steer(_ ask: TrainerAsk, byRider: Bool = false) {
         if case .success(let effects) = core.steer(ask, at: time, byRider: byRider) { carryOut(effects) }
     }
+
+    /// An app on the sensor hub writes `bytes` to the hub's Fitness Machine control point.
+    func appWrites(_ bytes: [UInt8], app: String = "00:AA:02:00:00:06") {
+        carryOut(core.appWrote(bytes, by: app, at: time))
+    }
+
+    /// That app's link to the hub goes.
+    func appLeaves(_ app: String = "00:AA:02:00:00:06") { carryOut(core.appLeft(app, at: time)) }
 
     func player(_ control: PlayerControl, byRider: Bool = false) {
         if case .success(let effects) = core.player(control, at: time, byRider: byRider) { carryOut(effects) }
@@ -431,6 +441,7 @@ final class CoreRig {
             case .delete, .sayTestResult, .live, .applied, .publishStatus, .done, .observeSensor,
                 .observeCharacteristics:
                 break
+            case .toApps(let message): toApps.append(message)
             case .announce(.notice(let words)): told.append(words)
             case .announce: break
             }

@@ -261,15 +261,17 @@ class BumbleSensor(RideSensor):
 class App:
     """The app a rider rides in, as a bumble central on the same air: it finds the hub by its advertisement,
     connects, reads what the hub declares, subscribes to its four measurements and, as an app resetting its
-    odometer, sets the wheel revolutions through the SC Control Point. Everything it receives goes to its log,
+    odometer, sets the wheel revolutions through the SC Control Point; then, as an app riding ERG, it asks for the
+    trainer and a target power through the Fitness Machine control point. Everything it receives goes to its log,
     a line each: "<unix time> advertisement <name> <16-bit uuids>" (bumble's controller answers a scan request with
     the advertising data again, so a name bluetoothd puts in the scan response is not seen here), "<unix time>
     read <uuid> <hex>",
     "<unix time> notify <uuid> <hex>", "<unix time> indicate <uuid> <hex>"."""
 
     MEASUREMENTS = (0x2A63, 0x2A5B, 0x2A37, 0x2AD2)
-    READS = (0x2A65, 0x2A5D, 0x2A5C, 0x2A38, 0x2ACC)
+    READS = (0x2A65, 0x2A5D, 0x2A5C, 0x2A38, 0x2ACC, 0x2AD8, 0x2AD6)
     SC_CONTROL_POINT = 0x2A55
+    MACHINE_CONTROL_POINT, MACHINE_STATUS = 0x2AD9, 0x2ADA
     SET_WHEEL_REVOLUTIONS = bytes([0x01, 0x40, 0x42, 0x0F, 0x00])  # Set Cumulative Value, 1 000 000
 
     def __init__(self, link, address, log_path):
@@ -319,6 +321,26 @@ class App:
             "indicate", "%04x %s" % (self.SC_CONTROL_POINT, bytes(value).hex())), prefer_notify=False)
         await peer.write_value(control_point, self.SET_WHEEL_REVOLUTIONS, with_response=True)
         self.write("wrote", "%04x %s" % (self.SC_CONTROL_POINT, self.SET_WHEEL_REVOLUTIONS.hex()))
+        self.answers = asyncio.Queue()
+
+        def answered(value):
+            self.write("indicate", "%04x %s" % (self.MACHINE_CONTROL_POINT, bytes(value).hex()))
+            self.answers.put_nowait(bytes(value))
+        self.machine = characteristic(self.MACHINE_CONTROL_POINT)
+        await peer.subscribe(self.machine, answered, prefer_notify=False)
+        await peer.subscribe(characteristic(self.MACHINE_STATUS), lambda value: self.write(
+            "notify", "%04x %s" % (self.MACHINE_STATUS, bytes(value).hex())))
+        self.peer = peer
+
+    async def ask(self, request, timeout=10):
+        """One Fitness Machine control point request, written with a Write Request; its indicated answer."""
+        await self.peer.write_value(self.machine, request, with_response=True)
+        self.write("wrote", "%04x %s" % (self.MACHINE_CONTROL_POINT, request.hex()))
+        return await asyncio.wait_for(self.answers.get(), timeout)
+
+    async def ride_erg(self, watts):
+        """Asks for the trainer (Request Control), then ERG at `watts` (Set Target Power, sint16 W): the answers."""
+        return [await self.ask(bytes([0x00])), await self.ask(struct.pack("<Bh", 0x05, watts))]
 
     async def leave(self):
         await self.connection.disconnect()

@@ -21,6 +21,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HOLD_SECONDS = 3  # a value holds 3 s after its notification (Docs/reference/workouts.md)
 APP_ADDRESS = "00:AA:02:00:00:06"  # the app of the hub ride (drive.py's APP)
+HUB_TRAINER_ADDRESS = "00:AA:02:00:00:07"  # the trainer of the hub ride (drive.py's HUB_TRAINER)
+HUB_ERG_WATTS = 230  # what the app asks of it (drive.py's HUB_ERG_WATTS)
 
 
 class Checks:
@@ -495,14 +497,18 @@ CORE_VERSIONS = ["1.0b", "1.1", "1.2", "2.0", "2.1", "3.0", "4.0", "4.1", "4.2",
 
 
 class HubCheck:
+    # (the checks of the app's control passed to the trainer are in `erg_from_the_app`)
     """The box as a sensor hub: what the app (a bumble central on the same air) found, read and received from
     `record --bridge`, against what the emulated sensors sent (sent.log) and the hub's declared layout (the Cycling
     Power, CSC, Heart Rate and Fitness Machine specifications)."""
 
     # What the hub declares: Cycling Power Feature, crank revolution data (bit 3); Sensor Location, other (0); CSC
     # Feature, wheel and crank revolution data (bits 0, 1); Body Sensor Location, chest (1); Fitness Machine
-    # Feature, cadence (1), heart rate (10) and power (14) in its data and no target.
-    READS = {"2a65": "08000000", "2a5d": "00", "2a5c": "0300", "2a38": "01", "2acc": "0244000000000000"}
+    # Feature, cadence (1), heart rate (10) and power (14) in its data, and the targets the emulated trainer
+    # declares (resistance 2, power 3, simulation 13: 0x0000200c); Supported Power Range, the trainer's 0-1500 W in
+    # 1 W steps; Supported Resistance Level Range, the hub's own 0-25.5 in steps of 0.1 (FTMS 4.13, 4.14).
+    READS = {"2a65": "08000000", "2a5d": "00", "2a5c": "0300", "2a38": "01", "2acc": "024400000c200000",
+             "2ad8": "0000dc050100", "2ad6": "0000ff000100"}
 
     def __init__(self, checks, out, cyclelog):
         self.checks, self.cyclelog = checks, cyclelog
@@ -533,12 +539,52 @@ class HubCheck:
                           "%d received, %d sent, first %s" % (len(got), len(sent), got[:1]))
         return [] if start is None else [got[k][0] - sent[start + k][0] for k in range(len(got))]
 
+    def erg_from_the_app(self, record_log):
+        """The app's ERG passed through: its Request Control and Set Target Power answered Success (FTMS 4.16.2:
+        80 00 01, 80 05 01); the trainer asked for control and the same target, and let go (Reset) once the app
+        left; both directions in the ride's journal."""
+        asked = [value for _, value in self.received("wrote", "2ad9")]
+        answered = [value for _, value in self.received("indicate", "2ad9")]
+        watts = HUB_ERG_WATTS.to_bytes(2, "little").hex()
+        self.checks.check("the app asked for the trainer and ERG at %d W, each answered Success" % HUB_ERG_WATTS,
+                          asked == ["00", "05" + watts] and answered == ["800001", "800501"],
+                          "%s / %s" % (asked, answered))
+        prefix = "control_point_write_"
+        writes = [(float(words[0]), words[3][len(prefix):]) for words in self.sent
+                  if words[1] == HUB_TRAINER_ADDRESS and words[2] == "event" and words[3].startswith(prefix)]
+        self.checks.check("the real trainer was asked for control, then the app's %d W, then let go (00, 05 %s, 01)"
+                          % (HUB_ERG_WATTS, watts[:2] + " " + watts[2:]),
+                          [value for _, value in writes] == ["00", "05" + watts, "01"], repr(writes))
+        left = self.steps.get("app left", float("inf"))
+        self.checks.check("the trainer was let go after the app left, not before",
+                          len(writes) == 3 and writes[2][0] >= left, "Reset at %s, app left at %s"
+                          % (writes[2][0] if len(writes) == 3 else "-", left))
+        self.checks.check("record said who held the trainer and that it was the rider's again",
+                          "an app (%s) holds the trainer" % APP_ADDRESS in record_log
+                          and "the app's link is gone: the trainer is the rider's again" in record_log,
+                          "\n".join(line for line in record_log.splitlines() if "trainer" in line and "cyclelog:" in line))
+        lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
+        journal_asked = [words[4] for words in lines if words[1] == "hub-write" and words[2] == APP_ADDRESS
+                         and words[3] == "2ad9"]
+        journal_sent = [words[3] for words in lines if words[1] == "hub-send" and words[2] == "2ad9"]
+        targets = [" ".join(words[2:]) for words in lines if words[1] == "trainer"]
+        self.checks.check("the ride's journal holds what the app wrote and what it was answered, and the targets",
+                          journal_asked == asked and journal_sent == answered
+                          and targets == ["erg %d" % HUB_ERG_WATTS, "free"],
+                          "%s / %s / %s" % (journal_asked, journal_sent, targets))
+        wrote = dict((value, when) for when, value in self.received("wrote", "2ad9"))
+        reached = [when for when, value in writes if value == "05" + watts]
+        if reached and ("05" + watts) in wrote:
+            print("  info  the app's target to the trainer's control point through the hub: %.0f ms (the guest's "
+                  "clock, software emulation)" % (1000 * (reached[0] - wrote["05" + watts])))
+
     def through_the_hub(self):
         record_log = open(os.path.join(self.out, "record.log")).read()
         self.checks.check("record --bridge said where the hub advertises",
                           'the hub is advertising as "cyclelog" on hci' in record_log,
                           next((line for line in record_log.splitlines() if "advertising as" in line), ""))
-        said = [line for line in record_log.splitlines() if APP_ADDRESS in line]
+        said = [line for line in record_log.splitlines() if APP_ADDRESS in line and line.endswith("the hub")
+                or "connected to the hub" in line]
         self.checks.check("record --bridge said when the app connected and when it left",
                           len(said) == 2 and "an app connected to the hub" in said[0]
                           and said[1].endswith("left the hub"), repr(said))
@@ -604,6 +650,7 @@ class HubCheck:
                   % (1000 * ordered[len(ordered) // 2], 1000 * ordered[int(0.99 * (len(ordered) - 1))],
                      1000 * ordered[-1], len(ordered)))
 
+        self.erg_from_the_app(record_log)
         rides = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
         self.checks.check("the ride through the hub was saved, complete",
                           len(rides) == 1 and rides[0]["status"] == "complete", json.dumps(rides)[:200])

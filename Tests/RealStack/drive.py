@@ -57,6 +57,8 @@ BYSTANDER = ("00:AA:02:00:00:09", "Keyboard")  # legacy advertising data holds 3
 TRAINER = ("00:AA:02:00:00:04", "Emulated Trainer")
 HUB_CONTROLLER = "00:AA:02:00:00:05"  # the second kernel controller on the bumble air: the hub's
 APP = "00:AA:02:00:00:06"  # the app a rider rides in, a bumble central
+HUB_ERG_WATTS = 230  # what the app asks of the trainer through the hub
+HUB_TRAINER = ("00:AA:02:00:00:07", "Emulated Trainer")  # the trainer of the hub's ride, on a controller of its own
 PHONE_PAGE_PORT = 8787  # the trainer ride's mirror on the guest's network (run.sh forwards a host port to it)
 
 
@@ -395,9 +397,10 @@ async def bumble_ride(args, streams, started):
 
 
 async def hub_ride(args, link, sensors, streams, started):
-    """The box as a sensor hub: `record --bridge` recording the three sensors through the first kernel controller
-    and advertising on a second one of the same air, where an app (a bumble central) finds it, reads what it
-    declares, subscribes to its four measurements and sets its wheel count; then the app leaves and the ride ends."""
+    """The box as a sensor hub: `record --bridge` recording the three sensors and the trainer through the first
+    kernel controller and advertising on a second one of the same air, where an app (a bumble central) finds it,
+    reads what it declares, subscribes to its four measurements, sets its wheel count and rides ERG through it;
+    then the app leaves (the trainer is let go) and the ride ends."""
     ride = Ride(args, "hub", started)
     import bumble_sensors
 
@@ -407,17 +410,22 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("hub controller %s" % hub_adapter.rsplit("/", 1)[-1])
     for sensor in sensors:
         sensor.log = ride.log
-    playing = play_all(sensors, streams)
+    trainer = bumble_sensors.BumbleTrainer(link, HUB_TRAINER[0], HUB_TRAINER[1], ride.log)
+    await trainer.start()
+    playing = play_all(sensors, streams) + [asyncio.ensure_future(trainer.run())]
     log_path = os.path.join(ride.out, "record.log")
     command = [args.cyclelog, "record", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--bridge", "--bridge-adapter",
                HUB_CONTROLLER, "--plain", "--db", ride.database, "--name", "Through the hub"]
-    for sensor in sensors:
+    for sensor in sensors + [trainer]:
         command += ["--sensor", sensor.address]
     ride.recorder = await asyncio.create_subprocess_exec(*command, stdout=open(log_path, "w"),
                                                          stderr=asyncio.subprocess.STDOUT)
     ride.mark("record --bridge started")
     await ride.wait_for("the hub to advertise", lambda: "the hub is advertising" in open(log_path).read(), 60)
     ride.mark("hub advertising")
+    # The app comes once the trainer is there, as a rider opens the app once the box shows the trainer: what the
+    # app reads of the Fitness Machine then follows the real trainer.
+    await ride.wait_for("the trainer to stream", lambda: "Emulated Trainer=streaming" in open(log_path).read(), 120)
     app = bumble_sensors.App(link, APP, os.path.join(ride.out, "app.log"))
     # What bluetoothd asked the hub's controller to send: the advertising data and the scan response (which bumble's
     # emulated air does not carry to a scanner).
@@ -426,11 +434,13 @@ async def hub_ride(args, link, sensors, streams, started):
     app.write("scan-response", bytes(advertiser.scan_response_data).hex() or "-")
     await app.join(HUB_CONTROLLER)
     ride.mark("app subscribed")
+    answers = await app.ride_erg(HUB_ERG_WATTS)
+    ride.mark("app: ERG %d W answered %s" % (HUB_ERG_WATTS, " ".join(answer.hex() for answer in answers)))
     await asyncio.sleep(args.hub_seconds)
     await app.leave()
     ride.mark("app left")
-    await asyncio.sleep(2)
-    await ride.end(sensors, playing)
+    await asyncio.sleep(3)
+    await ride.end(sensors + [trainer], playing)
     bus.disconnect()
     await hub_transport.close()
 
