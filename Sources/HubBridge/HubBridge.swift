@@ -147,7 +147,7 @@ public actor HubBridge {
                 for await event in stack {
                     guard let change = await self.apps(event) else { continue }
                     say(change.line)
-                    await self.left(change.left)
+                    await self.told(change)
                 }
             }
             if let messages {
@@ -181,10 +181,17 @@ public actor HubBridge {
         await peripheral.unregister()
     }
 
-    /// An app connecting to the hub or leaving it: the line said, and the addresses of the apps that left.
+    /// An app connecting to the hub or leaving it: the line said, the app that came (its address and label) and
+    /// the addresses of the apps that left.
     public struct AppChange: Equatable, Sendable {
         public var line: String
+        public var joined: Joined? = nil
         public var left: [String] = []
+
+        public struct Joined: Equatable, Sendable {
+            public var address: String
+            public var label: String
+        }
     }
 
     /// What BlueZ says of a device on the hub's adapter: an app connecting to the hub or leaving it (the devices on
@@ -196,7 +203,9 @@ public actor HubBridge {
             guard device.connected != was else { return nil }
             connectedApps[device.path] = device.connected ? device : nil
             return device.connected
-                ? AppChange(line: "an app connected to the hub: \(Self.label(device))")
+                ? AppChange(
+                    line: "an app connected to the hub: \(Self.label(device))",
+                    joined: .init(address: device.address, label: Self.label(device)))
                 : AppChange(line: "\(Self.label(device)) left the hub", left: [device.address])
         case .deviceRemoved(let path):
             guard let device = connectedApps.removeValue(forKey: path) else { return nil }
@@ -248,8 +257,10 @@ public actor HubBridge {
         }
     }
 
-    private func left(_ apps: [String]) async {
-        for app in apps { await trainer?.appLeft(app) }
+    /// The recorder told of an app that came or left.
+    private func told(_ change: AppChange) async {
+        if let joined = change.joined { await trainer?.appJoined(joined.address, label: joined.label) }
+        for app in change.left { await trainer?.appLeft(app) }
     }
 
     /// What the recorder tells the apps: an answer or a status indicated, or what the real trainer declared, which
@@ -273,6 +284,8 @@ public actor HubBridge {
 
 /// Where the hub passes what an app asks of the trainer: the recorder.
 public protocol AppRequests: Sendable {
+    /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
+    func appJoined(_ app: String, label: String) async
     /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point.
     func appWrote(_ bytes: [UInt8], by app: String) async
     /// App `app`'s link to the hub is gone.

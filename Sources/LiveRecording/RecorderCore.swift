@@ -120,6 +120,9 @@ struct RecorderCore {
     private(set) var appControl = AppControl()
     /// What the rider asked of the trainer when an app took it: asked again once the app lets it go.
     private var riderAskBeforeApp: TrainerAsk?
+    /// The apps connected to the sensor hub, by address, as a rider recognises each ("Zwift (00:AA:…)"), in the
+    /// order they came.
+    private(set) var hubApps: [(address: String, label: String)] = []
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -532,10 +535,17 @@ struct RecorderCore {
         return effects + [.publishStatus]
     }
 
+    /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
+    mutating func appJoined(_ app: String, label: String) -> [Effect] {
+        hubApps.removeAll { $0.address == app }
+        hubApps.append((app, label))
+        return [.publishStatus]
+    }
+
     /// App `app`'s link to the hub is gone: if it held the trainer, the trainer is the rider's again.
     mutating func appLeft(_ app: String, at time: Time) -> [Effect] {
-        let effects = appControl.disconnected(app).flatMap { appEffect($0, at: time) }
-        return effects.isEmpty ? [] : effects + [.publishStatus]
+        hubApps.removeAll { $0.address == app }
+        return appControl.disconnected(app).flatMap { appEffect($0, at: time) } + [.publishStatus]
     }
 
     private mutating func appEffect(_ effect: AppControl.Effect, at time: Time) -> [Effect] {
@@ -700,6 +710,10 @@ struct RecorderCore {
             status.published.undoSecondsLeft = offer.secondsLeft
         }
         describeTrainer(&status, at: time.elapsed)
+        status.published.hubApps = hubApps.map { "\($0.label) over Bluetooth" }.joined(separator: ", ")
+        if let holder = appControl.holder {
+            status.published.trainerHolder = hubApps.first { $0.address == holder }?.label ?? holder
+        }
         if controller.isRiding, let guide {
             guide.describe(&status)
             // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.

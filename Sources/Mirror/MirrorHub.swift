@@ -245,7 +245,8 @@ public actor MirrorHub {
         ].map(SnapshotField.property) + [.can]
         + [
             "Sensors", "SuggestedWorkouts", "TrainerMode", "TrainerState", "TargetPowerWatts", "GradePercent",
-            "ResistanceLevel", "PowerMatchOffsetWatts", "TrainerMessage", "WorkoutPlanId", "WorkoutPlanName",
+            "ResistanceLevel", "PowerMatchOffsetWatts", "TrainerMessage", "TrainerHolder", "HubApps", "WorkoutPlanId",
+            "WorkoutPlanName",
             "StepIndex", "StepCount", "StepSecondsLeft", "StepName", "TargetRangeLowWatts", "TargetRangeHighWatts",
             "NextTargetPowerWatts", "IntensityPercent", "WorkoutProfile", "UndoId", "UndoAction", "UndoType",
             "UndoSecondsLeft",

@@ -104,6 +104,7 @@ enum MirrorPage {
             <div class="label">Trainer <span id="trainerState"></span></div>
             <div class="value" id="trainerTarget">—</div>
             <div class="sub" id="trainerMessage" role="status"></div>
+            <div class="sub" id="trainerHolder" role="status"></div>
             <div class="controls" id="trainerControls">
               <button id="trainerDown" aria-label="Target power down 10 watts">−10 W</button>
               <button id="trainerUp" aria-label="Target power up 10 watts">+10 W</button>
@@ -375,6 +376,8 @@ enum MirrorPage {
           // The trainer's own refusal first; else a command the recorder refused, for 8 s, where the rider looks.
           $("trainerMessage").textContent = s.trainerMessage || (Date.now() - trainerRefused.at < 8000 ? trainerRefused.text : "");
           $("trainerUp").disabled = $("trainerDown").disabled = mode !== "erg";
+          // An app on the sensor hub steering it; a button here takes it back.
+          $("trainerHolder").textContent = s.trainerHolder ? "steered by " + s.trainerHolder + " through the hub" : "";
         }
 
         // A notification's readings, shown only for the channels whose source it is (`shown`: the ride's source

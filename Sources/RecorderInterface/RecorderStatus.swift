@@ -51,6 +51,11 @@ public struct RecorderStatus: Sendable, Equatable {
     public var powerMatchOffsetWatts: Double?
     /// The trainer's last refusal in words; empty when none.
     public var trainerMessage = ""
+    /// The app on the sensor hub that holds the trainer ("Zwift (00:AA:02:00:00:06)"); empty while the rider does.
+    public var trainerHolder = ""
+    /// The apps connected to the sensor hub, each with its transport ("Zwift (00:AA:02:00:00:06) over Bluetooth"),
+    /// separated by ", "; empty without the hub or an app.
+    public var hubApps = ""
     /// The structured workout being ridden: its library id (`workoutId` names the ride) and name; empty without
     /// one.
     public var workoutPlanId = ""
@@ -207,6 +212,7 @@ public struct RecorderStatus: Sendable, Equatable {
         measurement("TargetPowerWatts", \.targetPowerWatts), measurement("GradePercent", \.gradePercent),
         measurement("ResistanceLevel", \.resistanceLevel),
         measurement("PowerMatchOffsetWatts", \.powerMatchOffsetWatts), text("TrainerMessage", \.trainerMessage),
+        text("TrainerHolder", \.trainerHolder), text("HubApps", \.hubApps),
         text("WorkoutPlanId", \.workoutPlanId), text("WorkoutPlanName", \.workoutPlanName),
         integer("StepIndex", \.stepIndex), integer("StepCount", \.stepCount),
         measurement("StepSecondsLeft", \.stepSecondsLeft), text("StepName", \.stepName),

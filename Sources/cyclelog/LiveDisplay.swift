@@ -230,6 +230,7 @@ final class LiveDisplay: Sendable {
         }
         if let state = s.trainerState, state != .free { words += ", \(state.rawValue)" }
         if let offset = s.screen.powerMatchOffsetWatts { words += ", power match \(SummaryText.fixed(offset, 0)) W" }
+        if !s.trainerHolder.isEmpty { words += ", steered by \(ShownText.visible(s.trainerHolder)) through the hub" }
         if !s.trainerMessage.isEmpty { words += ": " + ShownText.visible(s.trainerMessage) }
         return words
     }

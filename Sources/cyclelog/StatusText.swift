@@ -35,7 +35,11 @@ enum StatusText {
                 lines.append("             power match \(SummaryText.whole(offset)) W")
             }
             if !s.trainerMessage.isEmpty { lines.append("             " + ShownText.visible(s.trainerMessage)) }
+            if !s.trainerHolder.isEmpty {
+                lines.append("             steered by \(ShownText.visible(s.trainerHolder)) through the hub")
+            }
         }
+        if !s.hubApps.isEmpty { lines.append("  hub        " + ShownText.visible(s.hubApps)) }
         if s.stepIndex >= 0 {
             let step = s.stepName.isEmpty ? "" : " \"\(ShownText.visible(s.stepName))\""
             var words = [

@@ -19,6 +19,12 @@ import Workouts
         return [0x05, UInt8(bits & 0xFF), UInt8(bits >> 8)]
     }
 
+    /// The app asks for the trainer, then ERG at `watts`.
+    static func appTakes(_ rig: CoreRig, watts: Int16) {
+        rig.appWrites(requestControl)
+        rig.appWrites(power(watts))
+    }
+
     static func answers(_ rig: CoreRig) -> [[UInt8]] {
         rig.toApps.compactMap { if case .controlPointAnswer(let bytes) = $0 { bytes } else { nil } }
     }
@@ -26,8 +32,7 @@ import Workouts
     @Test func anAppsTargetAboveTheTrainersRangeIsHeldAtItsTopAndRampedThere() {
         let rig = CoreRig(workout: nil)
         rig.ride(seconds: 3)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(150))
+        Self.appTakes(rig, watts: 150)
         rig.ride(seconds: 3)
         let before = rig.ergWrites.count
         rig.appWrites(Self.power(3000))
@@ -46,8 +51,7 @@ import Workouts
     @Test func aCadenceDropEasesErgWhileTheAppStillAsksForItsTarget() {
         let rig = CoreRig(workout: nil)
         rig.ride(seconds: 2)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(300))
+        Self.appTakes(rig, watts: 300)
         rig.ride(seconds: 5)
         #expect(rig.ergWatts.last == 300)
         // The rider stops pedalling; the app goes on asking for 300 W every second, as apps do.
@@ -65,8 +69,7 @@ import Workouts
         rig.ride(seconds: 2)
         rig.steer(.power(watts: 150), byRider: true)
         rig.ride(seconds: 2)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(280))
+        Self.appTakes(rig, watts: 280)
         rig.ride(seconds: 5)
         #expect(rig.ergWatts.last == 280)
         let before = rig.writes.count
@@ -82,8 +85,7 @@ import Workouts
     @Test func anAppLeavingWhenTheRiderAskedNothingLeavesTheTrainerFree() {
         let rig = CoreRig(workout: nil)
         rig.ride(seconds: 2)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(250))
+        Self.appTakes(rig, watts: 250)
         rig.ride(seconds: 3)
         rig.appLeaves()
         rig.ride(seconds: 3)
@@ -98,8 +100,7 @@ import Workouts
         let rig = CoreRig(workout: RecorderCoreTests.twoSteps)
         rig.ride(seconds: 4)
         #expect(rig.ergWatts.last == 100)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(180))
+        Self.appTakes(rig, watts: 180)
         #expect(rig.told.contains("an app holds the trainer: the workout's targets wait until it lets go"))
         // Past the 10 s step change: the step's 300 W is not asked while the app holds the trainer.
         rig.ride(seconds: 10)
@@ -116,8 +117,7 @@ import Workouts
     @Test func theRiderTakesTheTrainerBackFromAnyScreenAndTheAppIsToldSo() {
         let rig = CoreRig(workout: nil)
         rig.ride(seconds: 2)
-        rig.appWrites(Self.requestControl)
-        rig.appWrites(Self.power(250))
+        Self.appTakes(rig, watts: 250)
         rig.ride(seconds: 3)
         rig.steer(.power(watts: 200), byRider: true)
         // Fitness Machine Status: Control Permission Lost (FTMS 4.17, op code 0xFF), journalled as sent.
@@ -128,6 +128,25 @@ import Workouts
         rig.ride(seconds: 3)
         #expect(rig.ergWatts.last == 200)
         #expect(!rig.ergWatts.contains(400))
+    }
+
+    /// The status every screen reads says which apps are on the hub, over which transport, and which one holds the
+    /// trainer; nothing once they left.
+    @Test func theStatusSaysWhichAppIsOnTheHubAndWhoHoldsTheTrainer() {
+        let rig = CoreRig(workout: nil)
+        rig.ride(seconds: 2)
+        #expect(rig.status.published.hubApps.isEmpty && rig.status.published.trainerHolder.isEmpty)
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", label: "iPad (00:AA:02:00:00:06)"))
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:07", label: "00:AA:02:00:00:07"))
+        #expect(
+            rig.status.published.hubApps
+                == "iPad (00:AA:02:00:00:06) over Bluetooth, 00:AA:02:00:00:07 over Bluetooth")
+        #expect(rig.status.published.trainerHolder.isEmpty)
+        rig.appWrites(Self.requestControl)
+        #expect(rig.status.published.trainerHolder == "iPad (00:AA:02:00:00:06)")
+        rig.appLeaves()
+        #expect(rig.status.published.hubApps == "00:AA:02:00:00:07 over Bluetooth")
+        #expect(rig.status.published.trainerHolder.isEmpty)
     }
 
     @Test func theHubOffersWhatTheRealTrainerDeclares() throws {

@@ -26,10 +26,10 @@ final class MirrorHubTests: XCTestCase {
                 "powerWatts", "instantaneousPowerWatts", "cadenceRPM", "speedMetersPerSecond", "heartRateBPM",
                 "distanceMeters", "workJoules", "lap", "lapElapsedSeconds", "waterMillilitres", "controlSequence",
                 "can", "sensors", "suggestedWorkouts", "trainerMode", "trainerState", "targetPowerWatts",
-                "gradePercent", "resistanceLevel", "powerMatchOffsetWatts", "trainerMessage", "workoutPlanId",
-                "workoutPlanName", "stepIndex", "stepCount", "stepSecondsLeft", "stepName", "targetRangeLowWatts",
-                "targetRangeHighWatts", "nextTargetPowerWatts", "intensityPercent", "workoutProfile", "undoId",
-                "undoAction", "undoType", "undoSecondsLeft",
+                "gradePercent", "resistanceLevel", "powerMatchOffsetWatts", "trainerMessage", "trainerHolder",
+                "hubApps", "workoutPlanId", "workoutPlanName", "stepIndex", "stepCount", "stepSecondsLeft", "stepName",
+                "targetRangeLowWatts", "targetRangeHighWatts", "nextTargetPowerWatts", "intensityPercent",
+                "workoutProfile", "undoId", "undoAction", "undoType", "undoSecondsLeft",
             ])
     }
 

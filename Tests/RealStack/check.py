@@ -572,6 +572,15 @@ class HubCheck:
                           journal_asked == asked and journal_sent == answered
                           and targets == ["erg %d" % HUB_ERG_WATTS, "free"],
                           "%s / %s / %s" % (journal_asked, journal_sent, targets))
+        steering, gone = (json.load(open(os.path.join(self.out, name)))
+                          for name in ("status-app-steering.json", "status-app-gone.json"))
+        self.checks.check("status said which app was on the hub and steered the trainer, and nothing once it left",
+                          APP_ADDRESS in steering.get("TrainerHolder", "")
+                          and APP_ADDRESS in steering.get("HubApps", "")
+                          and steering.get("HubApps", "").endswith(" over Bluetooth")
+                          and gone.get("TrainerHolder") == "" and gone.get("HubApps") == "",
+                          "%s / %s" % ({k: steering.get(k) for k in ("TrainerHolder", "HubApps")},
+                                       {k: gone.get(k) for k in ("TrainerHolder", "HubApps")}))
         wrote = dict((value, when) for when, value in self.received("wrote", "2ad9"))
         reached = [when for when, value in writes if value == "05" + watts]
         if reached and ("05" + watts) in wrote:
