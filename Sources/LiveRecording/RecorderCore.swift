@@ -123,6 +123,19 @@ struct RecorderCore {
     /// The apps connected to the sensor hub, by address, as a rider recognises each ("Zwift (00:AA:…)"), in the
     /// order they came.
     private(set) var hubApps: [(address: String, label: String)] = []
+    /// An app's request whose answer is the real trainer's answer to the first write it caused.
+    private var awaitedAnswer: AwaitedAnswer?
+
+    struct AwaitedAnswer: Sendable, Equatable {
+        var appOpCode: UInt8
+        var trainerOpCode: UInt8
+        /// When it was written (elapsed): unanswered after `appAnswerWait`, the app is told Operation Failed.
+        var since: Duration
+    }
+
+    /// How long an app's answer waits for the real trainer's (FTMS gives a server 30 s; an app riding ERG sends
+    /// its next target within seconds).
+    static let appAnswerWait: Duration = .seconds(3)
 
     struct TrainerLink: Sendable, Equatable {
         var wanted: String
@@ -179,6 +192,7 @@ struct RecorderCore {
         }
         effects += discovery(sensors.wantsDiscovery)
         effects += trainer(trainerControl.tick(at: time.elapsed), at: time)
+        effects += appAnswerOverdue(at: time)
         effects += guideTick(at: time)
         effects.append(.flush(controller.takeBatch()))
         effects += ride(controller.dueEndings(at: time.rideMicroseconds), at: time)
@@ -358,7 +372,7 @@ struct RecorderCore {
     mutating func steer(_ ask: TrainerAsk, at time: Time, byRider: Bool = false) -> Result<[Effect], CommandRefusal> {
         let before = trainerControl.currentAsk
         switch trainerControl.ask(ask, at: time.elapsed) {
-        case .success(var actions):
+        case .success(let actions):
             var effects: [Effect] = []
             if byRider, appControl.appHoldsControl {
                 // The rider's ask from any screen takes the trainer back from the app, which is told so.
@@ -512,14 +526,16 @@ struct RecorderCore {
 
     /// A trainer write that failed on the bus, with BlueZ's reason in words.
     mutating func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String, at time: Time) -> [Effect] {
-        trainer(trainerControl.writeFailed(request, reason: reason, at: time.elapsed), at: time)
+        let failed = awaitedAnswer?.trainerOpCode == request.opCode ? answerAwaited(.operationFailed, at: time) : []
+        return trainer(trainerControl.writeFailed(request, reason: reason, at: time.elapsed), at: time) + failed
     }
 
     // MARK: An app on the sensor hub
 
     /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point: into the journal, then
-    /// through the rider's own trainer control (the declared range, the ramp, the cadence safety), answered, and
-    /// the answer into the journal. While the app holds the trainer the workout's targets wait.
+    /// through the rider's own trainer control (the declared range, the ramp, the cadence safety), answered (an ask
+    /// that makes a trainer write with the trainer's answer to it, once it comes), and the answer into the journal.
+    /// While the app holds the trainer the workout's targets wait.
     mutating func appWrote(_ bytes: [UInt8], by app: String, at time: Time) -> [Effect] {
         let exchange = HubExchange.written(
             app: app, characteristic: Characteristic.fitnessMachineControlPoint.rawValue, value: bytes)
@@ -531,8 +547,54 @@ struct RecorderCore {
             riderAskBeforeApp = trainerControl.currentAsk
             if guide != nil { effects += tell("an app holds the trainer: the workout's targets wait until it lets go") }
         }
-        for effect in appEffects { effects += appEffect(effect, at: time) }
+        var answeredByTheTrainer = false
+        for effect in appEffects {
+            switch effect {
+            case .ask:
+                // A request before the last was answered supersedes it: the trainer control took the last one.
+                effects += answerAwaited(.success, at: time)
+                let asked = appEffect(effect, at: time)
+                effects += asked
+                if let first = asked.lazy.compactMap(Self.trainerRequest).first, let opCode = bytes.first {
+                    awaitedAnswer = AwaitedAnswer(appOpCode: opCode, trainerOpCode: first.opCode, since: time.elapsed)
+                    answeredByTheTrainer = true
+                }
+            case .answer(let answer) where answeredByTheTrainer && answer.last == ControlPointResult.success.rawValue:
+                // The app is told what the trainer answers, once it has.
+                continue
+            default:
+                effects += appEffect(effect, at: time)
+            }
+        }
         return effects + [.publishStatus]
+    }
+
+    private static func trainerRequest(_ effect: Effect) -> FitnessMachineRequest? {
+        if case .trainerWrite(_, let request) = effect { return request }
+        return nil
+    }
+
+    /// The app's awaited answer indicated now, with `result` (the trainer's, or Operation Failed when it gave none).
+    private mutating func answerAwaited(_ result: ControlPointResult, at time: Time) -> [Effect] {
+        guard let awaited = awaitedAnswer else { return [] }
+        awaitedAnswer = nil
+        return sendToApps(
+            .controlPointAnswer(FitnessMachineControlPoint.response(to: awaited.appOpCode, result: result)), at: time)
+    }
+
+    /// The trainer answered a write: the app's request that caused it is answered the same.
+    private mutating func trainerAnswered(_ value: [UInt8], at time: Time) -> [Effect] {
+        // 0x80 (the Response Code, FTMS 4.16.2), the request's op code, the result.
+        guard let awaited = awaitedAnswer, value.count >= 3, value[0] == 0x80, value[1] == awaited.trainerOpCode
+        else { return [] }
+        return answerAwaited(ControlPointResult(rawValue: value[2]), at: time)
+    }
+
+    /// An app's answer the trainer left unanswered for `appAnswerWait`: Operation Failed, said.
+    private mutating func appAnswerOverdue(at time: Time) -> [Effect] {
+        guard let awaited = awaitedAnswer, time.elapsed - awaited.since >= Self.appAnswerWait else { return [] }
+        return answerAwaited(.operationFailed, at: time)
+            + tell("the trainer did not answer the app's request: the app was told it failed")
     }
 
     /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
@@ -545,6 +607,7 @@ struct RecorderCore {
     /// App `app`'s link to the hub is gone: if it held the trainer, the trainer is the rider's again.
     mutating func appLeft(_ app: String, at time: Time) -> [Effect] {
         hubApps.removeAll { $0.address == app }
+        if appControl.holder == app { awaitedAnswer = nil }
         return appControl.disconnected(app).flatMap { appEffect($0, at: time) } + [.publishStatus]
     }
 
@@ -864,6 +927,7 @@ struct RecorderCore {
                 let released: [Effect] =
                     value.starts(with: [0x80, FitnessMachineControlPoint.OpCode.reset]) ? [.released] : []
                 return released + trainer(trainerControl.indicated(value, at: time.elapsed), at: time)
+                    + trainerAnswered(value, at: time)
             case .fitnessMachineStatus: return trainer(trainerControl.status(value, at: time.elapsed), at: time)
             default: break
             }

@@ -25,6 +25,20 @@ import Workouts
         rig.appWrites(power(watts))
     }
 
+    /// A rig 2 s into a ride (and 2 s more after the rider asked for `riderAsked`), an app then asking for the
+    /// trainer and `watts`; `trainerAnswers` false: the trainer holds its answers until the test gives them.
+    static func appAsking(_ watts: Int16, riderAsked: TrainerAsk? = nil, trainerAnswers: Bool = true) -> CoreRig {
+        let rig = CoreRig(workout: nil)
+        rig.ride(seconds: 2)
+        if let riderAsked {
+            rig.steer(riderAsked, byRider: true)
+            rig.ride(seconds: 2)
+        }
+        rig.answers = trainerAnswers
+        appTakes(rig, watts: watts)
+        return rig
+    }
+
     static func answers(_ rig: CoreRig) -> [[UInt8]] {
         rig.toApps.compactMap { if case .controlPointAnswer(let bytes) = $0 { bytes } else { nil } }
     }
@@ -48,10 +62,36 @@ import Workouts
         #expect(rig.journal.contains(.hub(.sent(characteristic: 0x2AD9, value: [0x80, 0x05, 0x01]))))
     }
 
-    @Test func aCadenceDropEasesErgWhileTheAppStillAsksForItsTarget() {
-        let rig = CoreRig(workout: nil)
+    /// The app is answered what the real trainer answered the first write its request caused (FTMS 4.16.2): Success
+    /// once the trainer says Success, the trainer's own Operation Failed when it refuses.
+    @Test func theAppIsAnsweredWhatTheRealTrainerAnswered() {
+        let rig = Self.appAsking(250, trainerAnswers: false)
+        // Request Control is the hub's to answer; the target waits for the trainer, asked for control first.
+        #expect(Self.answers(rig) == [[0x80, 0x00, 0x01]])
+        rig.answerPending()
+        #expect(Self.answers(rig) == [[0x80, 0x00, 0x01], [0x80, 0x05, 0x01]])
+        // The target's own Success answers nothing more: one answer per request.
+        rig.answerPending()
+        #expect(Self.answers(rig).count == 2)
+        #expect(rig.ergWatts.last == 250)
+        rig.appWrites(Self.power(300))
+        #expect(Self.answers(rig).count == 2, "waiting for the trainer")
+        rig.indicate([0x80, 0x05, 0x04])
+        #expect(Self.answers(rig).last == [0x80, 0x05, 0x04])
+        #expect(rig.journal.contains(.hub(.sent(characteristic: 0x2AD9, value: [0x80, 0x05, 0x04]))))
+    }
+
+    @Test func anAppsRequestTheTrainerLeavesUnansweredFailsAfterThreeSeconds() {
+        let rig = Self.appAsking(250, trainerAnswers: false)
         rig.ride(seconds: 2)
-        Self.appTakes(rig, watts: 300)
+        #expect(Self.answers(rig) == [[0x80, 0x00, 0x01]])
+        rig.ride(seconds: 1.5)
+        #expect(Self.answers(rig) == [[0x80, 0x00, 0x01], [0x80, 0x05, 0x04]])
+        #expect(rig.told.contains("the trainer did not answer the app's request: the app was told it failed"))
+    }
+
+    @Test func aCadenceDropEasesErgWhileTheAppStillAsksForItsTarget() {
+        let rig = Self.appAsking(300)
         rig.ride(seconds: 5)
         #expect(rig.ergWatts.last == 300)
         // The rider stops pedalling; the app goes on asking for 300 W every second, as apps do.
@@ -65,11 +105,7 @@ import Workouts
     }
 
     @Test func anAppLeavingMidIntervalGivesTheTrainerBackToWhatTheRiderAsked() {
-        let rig = CoreRig(workout: nil)
-        rig.ride(seconds: 2)
-        rig.steer(.power(watts: 150), byRider: true)
-        rig.ride(seconds: 2)
-        Self.appTakes(rig, watts: 280)
+        let rig = Self.appAsking(280, riderAsked: .power(watts: 150))
         rig.ride(seconds: 5)
         #expect(rig.ergWatts.last == 280)
         let before = rig.writes.count
@@ -83,9 +119,7 @@ import Workouts
     }
 
     @Test func anAppLeavingWhenTheRiderAskedNothingLeavesTheTrainerFree() {
-        let rig = CoreRig(workout: nil)
-        rig.ride(seconds: 2)
-        Self.appTakes(rig, watts: 250)
+        let rig = Self.appAsking(250)
         rig.ride(seconds: 3)
         rig.appLeaves()
         rig.ride(seconds: 3)
@@ -115,9 +149,7 @@ import Workouts
     }
 
     @Test func theRiderTakesTheTrainerBackFromAnyScreenAndTheAppIsToldSo() {
-        let rig = CoreRig(workout: nil)
-        rig.ride(seconds: 2)
-        Self.appTakes(rig, watts: 250)
+        let rig = Self.appAsking(250)
         rig.ride(seconds: 3)
         rig.steer(.power(watts: 200), byRider: true)
         // Fitness Machine Status: Control Permission Lost (FTMS 4.17, op code 0xFF), journalled as sent.
