@@ -181,8 +181,8 @@ public actor HubBridge {
         await peripheral.unregister()
     }
 
-    /// An app connecting to the hub or leaving it: the line said, the app that came (its address and label) and
-    /// the addresses of the apps that left.
+    /// An app connecting to the hub, naming itself or leaving it: the line said, the app that came or gave its name
+    /// (its address and name) and the addresses of the apps that left.
     public struct AppChange: Equatable, Sendable {
         public var line: String
         public var joined: Joined? = nil
@@ -190,7 +190,7 @@ public actor HubBridge {
 
         public struct Joined: Equatable, Sendable {
             public var address: String
-            public var label: String
+            public var name: String?
         }
     }
 
@@ -199,13 +199,20 @@ public actor HubBridge {
     public func apps(_ event: BlueZEvent) -> AppChange? {
         switch event {
         case .deviceChanged(let device) where device.adapterPath == adapter.path:
-            let was = connectedApps[device.path] != nil
-            guard device.connected != was else { return nil }
+            let was = connectedApps[device.path]
+            guard device.connected != (was != nil) else {
+                // BlueZ reads a connected app's name after the link is up: the screens name it from then on.
+                guard let was, was.name == nil, let name = device.name else { return nil }
+                connectedApps[device.path] = device
+                return AppChange(
+                    line: "the app at \(device.address) is \(name)",
+                    joined: .init(address: device.address, name: name))
+            }
             connectedApps[device.path] = device.connected ? device : nil
             return device.connected
                 ? AppChange(
                     line: "an app connected to the hub: \(Self.label(device))",
-                    joined: .init(address: device.address, label: Self.label(device)))
+                    joined: .init(address: device.address, name: device.name))
                 : AppChange(line: "\(Self.label(device)) left the hub", left: [device.address])
         case .deviceRemoved(let path):
             guard let device = connectedApps.removeValue(forKey: path) else { return nil }
@@ -259,7 +266,7 @@ public actor HubBridge {
 
     /// The recorder told of an app that came or left.
     private func told(_ change: AppChange) async {
-        if let joined = change.joined { await trainer?.appJoined(joined.address, label: joined.label) }
+        if let joined = change.joined { await trainer?.appJoined(joined.address, name: joined.name) }
         for app in change.left { await trainer?.appLeft(app) }
     }
 
@@ -284,8 +291,8 @@ public actor HubBridge {
 
 /// Where the hub passes what an app asks of the trainer: the recorder.
 public protocol AppRequests: Sendable {
-    /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
-    func appJoined(_ app: String, label: String) async
+    /// App `app` (its address) connected to the hub, or gave its `name` once connected.
+    func appJoined(_ app: String, name: String?) async
     /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point.
     func appWrote(_ bytes: [UInt8], by app: String) async
     /// App `app`'s link to the hub is gone.

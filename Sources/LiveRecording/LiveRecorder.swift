@@ -179,8 +179,8 @@ public actor LiveRecorder {
         await execute(core.appWrote(bytes, by: app, at: time()))
     }
 
-    /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
-    public func appJoined(_ app: String, label: String) async { await execute(core.appJoined(app, label: label)) }
+    /// App `app` (its address) connected to the hub, or gave its `name` once connected.
+    public func appJoined(_ app: String, name: String?) async { await execute(core.appJoined(app, name: name)) }
 
     /// App `app`'s link to the hub is gone.
     public func appLeft(_ app: String) async { await execute(core.appLeft(app, at: time())) }

@@ -120,9 +120,9 @@ struct RecorderCore {
     private(set) var appControl = AppControl()
     /// What the rider asked of the trainer when an app took it: asked again once the app lets it go.
     private var riderAskBeforeApp: TrainerAsk?
-    /// The apps connected to the sensor hub, by address, as a rider recognises each ("Zwift (00:AA:…)"), in the
+    /// The apps connected to the sensor hub, by address, with the name each gave (once BlueZ read one), in the
     /// order they came.
-    private(set) var hubApps: [(address: String, label: String)] = []
+    private(set) var hubApps: [(address: String, name: String?)] = []
     /// An app's request whose answer is the real trainer's answer to the first write it caused.
     private var awaitedAnswer: AwaitedAnswer?
 
@@ -377,7 +377,8 @@ struct RecorderCore {
             if byRider, appControl.appHoldsControl {
                 // The rider's ask from any screen takes the trainer back from the app, which is told so.
                 riderAskBeforeApp = nil
-                effects += appControl.riderTakesControl().flatMap { appEffect($0, at: time) }
+                let taken = appControl.riderTakesControl()
+                effects += journalHolder(held: true, at: time) + taken.flatMap { appEffect($0, at: time) }
                 effects += sendToApps(.machineStatus([FitnessMachineStatus.OpCode.controlPermissionLost]), at: time)
             }
             if byRider && controller.phase == .riding {
@@ -543,6 +544,7 @@ struct RecorderCore {
         let held = appControl.appHoldsControl
         let control = trainerControl
         let appEffects = appControl.written(bytes, by: app) { control.refusal(of: $0) }
+        effects += journalHolder(held: held, at: time)
         if !held, appControl.appHoldsControl {
             riderAskBeforeApp = trainerControl.currentAsk
             if guide != nil { effects += tell("an app holds the trainer: the workout's targets wait until it lets go") }
@@ -597,18 +599,40 @@ struct RecorderCore {
             + tell("the trainer did not answer the app's request: the app was told it failed")
     }
 
-    /// App `app` (its address) connected to the hub; `label` is how a rider recognises it.
-    mutating func appJoined(_ app: String, label: String) -> [Effect] {
-        hubApps.removeAll { $0.address == app }
-        hubApps.append((app, label))
+    /// App `app` (its address) connected to the hub, or gave its `name` once connected.
+    mutating func appJoined(_ app: String, name: String?) -> [Effect] {
+        if let index = hubApps.firstIndex(where: { $0.address == app }) {
+            hubApps[index].name = name ?? hubApps[index].name
+        } else {
+            hubApps.append((app, name))
+        }
         return [.publishStatus]
     }
 
     /// App `app`'s link to the hub is gone: if it held the trainer, the trainer is the rider's again.
     mutating func appLeft(_ app: String, at time: Time) -> [Effect] {
-        hubApps.removeAll { $0.address == app }
+        let held = appControl.appHoldsControl
         if appControl.holder == app { awaitedAnswer = nil }
-        return appControl.disconnected(app).flatMap { appEffect($0, at: time) } + [.publishStatus]
+        let released = appControl.disconnected(app)
+        let effects = journalHolder(held: held, at: time) + released.flatMap { appEffect($0, at: time) }
+        hubApps.removeAll { $0.address == app }
+        return effects + [.publishStatus]
+    }
+
+    /// An app on the hub as a rider recognises it: "Zwift (00:AA:…)", or its address until it gave a name.
+    private func appLabel(_ app: String) -> String {
+        guard let name = hubApps.first(where: { $0.address == app })?.name else { return app }
+        return "\(name) (\(app))"
+    }
+
+    /// The trainer's holder into the journal when it changed from `held` (whether an app held it before; one app
+    /// holds it at a time, so an app's hold only ever follows the rider's): a ride's time under an app's control is
+    /// measured from these lines.
+    private mutating func journalHolder(held: Bool, at time: Time) -> [Effect] {
+        let holder = appControl.holder
+        guard held != (holder != nil) else { return [] }
+        let name = holder.flatMap { app in hubApps.first { $0.address == app }?.name }
+        return record(RideEvent(timeMicroseconds: journalTime(time), .hub(.holder(app: holder, name: name))), at: time)
     }
 
     private mutating func appEffect(_ effect: AppControl.Effect, at time: Time) -> [Effect] {
@@ -773,10 +797,8 @@ struct RecorderCore {
             status.published.undoSecondsLeft = offer.secondsLeft
         }
         describeTrainer(&status, at: time.elapsed)
-        status.published.hubApps = hubApps.map { "\($0.label) over Bluetooth" }.joined(separator: ", ")
-        if let holder = appControl.holder {
-            status.published.trainerHolder = hubApps.first { $0.address == holder }?.label ?? holder
-        }
+        status.published.hubApps = hubApps.map { "\(appLabel($0.address)) over Bluetooth" }.joined(separator: ", ")
+        if let holder = appControl.holder { status.published.trainerHolder = appLabel(holder) }
         if controller.isRiding, let guide {
             guide.describe(&status)
             // A step of the workout begins a lap, as in the stored ride: the dashboard's and the phone's lap agree.

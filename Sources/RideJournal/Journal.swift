@@ -21,6 +21,8 @@ import Workouts
 /// Free text (names, marker text) runs to the end of the line with `\\`, `\n` and `\r` escaped.
 public enum Journal {
     public static let header = "# cyclelog journal 1"
+    /// The `hub-holder` line's word for the trainer given back to the rider (an app's address never reads so).
+    static let riderHolds = "rider"
 
     /// One event as one line (without the newline).
     public static func line(_ event: RideEvent) -> String {
@@ -55,6 +57,9 @@ public enum Journal {
             writeValue(" hub-write ", app, characteristic, value, into: &output)
         case .hub(.sent(let characteristic, let value)):
             writeValue(" hub-send", "", characteristic, value, into: &output)
+        case .hub(.holder(let app, let name)):
+            output += " hub-holder \(app ?? Self.riderHolds)".utf8
+            if let name { output += " \(escaped(name))".utf8 }
         case .wheelCircumference(let sensor, let millimetres):
             output += " wheel \(sensor) \(millimetres)".utf8
         case .setting(.defaultWheelCircumference(let millimetres)):
@@ -237,6 +242,13 @@ public enum Journal {
             // No address: what the hub sends goes to every app subscribed.
             words.insert("", at: 0)
             kind = .hub(.sent(characteristic: try characteristic(), value: try bytes()))
+        case "hub-holder":
+            let app = String(try word(0, "the app, or \(Self.riderHolds)"))
+            let name = words.count > 1 ? words[1...].joined(separator: " ") : ""
+            kind = .hub(
+                app == Self.riderHolds
+                    ? .holder(app: nil, name: nil)
+                    : .holder(app: app, name: name.isEmpty ? nil : unescaped(name)))
         case "wheel":
             let sensor = String(try word(0, "the sensor"))
             let text = try word(1, "the circumference")

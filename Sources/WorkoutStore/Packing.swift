@@ -171,6 +171,15 @@ enum StoredPacking {
         } else {
             writer.byte(0)
         }
+        // Added later still: the time an app on the sensor hub held the trainer (1, its seconds, the apps), or 0.
+        if let trainer = statistics.trainer, trainer.appSeconds > 0 || !trainer.apps.isEmpty {
+            writer.byte(1)
+            writer.unsigned(UInt64(trainer.appSeconds))
+            writer.unsigned(UInt64(trainer.apps.count))
+            for app in trainer.apps { writer.text(app) }
+        } else {
+            writer.byte(0)
+        }
         return writer.bytes
     }
 
@@ -249,6 +258,13 @@ enum StoredPacking {
             let (seconds, withPower) = (Int(clamping: try reader.unsigned()), Int(clamping: try reader.unsigned()))
             statistics.plan?.scoredPart = PlanCompliance.ScoredPart(
                 steps: steps, stepsRiddenToTheEnd: ridden, seconds: seconds, secondsWithPower: withPower)
+        }
+        if !reader.atEnd, try reader.byte() == 1 {
+            let seconds = Int(clamping: try reader.unsigned())
+            var apps: [String] = []
+            for _ in 0..<min(try reader.count(), 1000) { apps.append(try reader.text()) }
+            statistics.trainer?.appSeconds = seconds
+            statistics.trainer?.apps = apps
         }
         return statistics
     }

@@ -56,6 +56,9 @@ public enum HubExchange: Equatable, Sendable {
     /// The hub indicated `value` on its characteristic to the apps subscribed (the control point's answer, a
     /// status).
     case sent(characteristic: UInt16, value: [UInt8])
+    /// Who holds the trainer from then on: an app (its address, and the name it gave when BlueZ read one), or the
+    /// rider again (`app` nil). What a ride's time under an app's control is measured from.
+    case holder(app: String?, name: String?)
 }
 
 /// How a ride is built, beyond its sensors' own data: what `--wheel-circumference` and `--auto-pause` say.

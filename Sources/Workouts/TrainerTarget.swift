@@ -28,38 +28,73 @@ public enum TrainerTarget: Equatable, Sendable {
     public static let resistancePercent = 0...100
 }
 
-/// How a ride used its smart trainer: the running seconds in each mode the rider asked for, and in ERG how far the
-/// ride's power was from the rider's target on average (the ride's power is the best source's: a crank meter's
-/// when one was connected, else the trainer's own).
+/// Who holds a smart trainer from a time on (the journal's `hub-holder` lines): an app riding on the sensor hub,
+/// whose targets the trainer then follows, or the rider again.
+public struct TrainerHolding: Equatable, Sendable {
+    public var timeMicroseconds: Int64
+    /// The app's address; nil when the rider holds the trainer again.
+    public var app: String?
+    /// The name the app gave, when BlueZ had read one.
+    public var name: String?
+
+    public init(timeMicroseconds: Int64, app: String?, name: String? = nil) {
+        self.timeMicroseconds = timeMicroseconds
+        self.app = app
+        self.name = name
+    }
+
+    /// The app as a rider recognises it: "Zwift (00:AA:…)", or its address alone.
+    var appLabel: String? { app.map { app in name.map { "\($0) (\(app))" } ?? app } }
+}
+
+/// How a ride used its smart trainer: the running seconds in each mode asked for (by the rider, or by an app
+/// through the sensor hub), in ERG how far the ride's power was from the target on average (the ride's power is
+/// the best source's: a crank meter's when one was connected, else the trainer's own), and how long an app held it.
 public struct TrainerStatistics: Equatable, Sendable {
     /// Running seconds per mode (`TrainerTarget.modes`); a ride that never asked for a mode has none.
     public var secondsByMode: [String: Int]
     /// Mean of |target − power| over the running ERG seconds with a power; nil without any.
     public var ergMeanAbsoluteDifferenceWatts: Double?
+    /// Running seconds while an app on the sensor hub held the trainer.
+    public var appSeconds: Int
+    /// The apps that held the trainer, as a rider recognises each, in the order they first took it.
+    public var apps: [String]
 
-    public init(secondsByMode: [String: Int], ergMeanAbsoluteDifferenceWatts: Double?) {
+    public init(
+        secondsByMode: [String: Int], ergMeanAbsoluteDifferenceWatts: Double?, appSeconds: Int = 0,
+        apps: [String] = []
+    ) {
         self.secondsByMode = secondsByMode
         self.ergMeanAbsoluteDifferenceWatts = ergMeanAbsoluteDifferenceWatts
+        self.appSeconds = appSeconds
+        self.apps = apps
     }
 
-    /// From the samples and the rider's targets in time order; nil when the ride asked nothing of a trainer. A
-    /// target counts from the second in which it was asked for.
+    /// From the samples, the targets and the trainer's holders in time order; nil when the ride asked nothing of a
+    /// trainer and no app held one. A target or a holder counts from the second in which it came.
     public init?(
         _ samples: ArraySlice<SecondSample>, targets: [(timeMicroseconds: Int64, target: TrainerTarget)],
-        startMicroseconds: Int64
+        holders: [TrainerHolding] = [], startMicroseconds: Int64
     ) {
-        guard !targets.isEmpty else { return nil }
+        guard !targets.isEmpty || !holders.isEmpty else { return nil }
         var seconds: [String: Int] = [:]
         var differenceSum = 0.0
         var ergSeconds = 0
-        var next = 0
+        var appSeconds = 0
+        var (next, nextHolder) = (0, 0)
         var current: TrainerTarget?
+        var appHolds = false
         for sample in samples where sample.isRunning {
             let end = startMicroseconds + Int64(sample.second + 1) * 1_000_000
             while next < targets.count, targets[next].timeMicroseconds < end {
                 current = targets[next].target
                 next += 1
             }
+            while nextHolder < holders.count, holders[nextHolder].timeMicroseconds < end {
+                appHolds = holders[nextHolder].app != nil
+                nextHolder += 1
+            }
+            if appHolds { appSeconds += 1 }
             guard let current else { continue }
             seconds[current.mode, default: 0] += 1
             if case .erg(let watts) = current, let power = sample.powerWatts {
@@ -69,5 +104,9 @@ public struct TrainerStatistics: Equatable, Sendable {
         }
         secondsByMode = seconds
         ergMeanAbsoluteDifferenceWatts = ergSeconds > 0 ? differenceSum / Double(ergSeconds) : nil
+        self.appSeconds = appSeconds
+        var apps: [String] = []
+        for label in holders.compactMap(\.appLabel) where !apps.contains(label) { apps.append(label) }
+        self.apps = apps
     }
 }

@@ -23,6 +23,8 @@ public struct Workout: Sendable {
     public var problemCount = 0
     /// What the rider asked of a smart trainer, in time order (the journal's `trainer` lines).
     public var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
+    /// Who held the trainer, in time order (the journal's `hub-holder` lines).
+    public var trainerHolders: [TrainerHolding] = []
     /// The structured workout the ride followed, and how closely (nil for a ride without one).
     public var planCompliance: PlanCompliance?
 
@@ -72,7 +74,7 @@ public struct Workout: Sendable {
         recordedTotals?.apply(to: &statistics)
         statistics.keepMovingWithinElapsed()
         statistics.trainer = TrainerStatistics(
-            samples[...], targets: trainerTargets, startMicroseconds: startMicroseconds)
+            samples[...], targets: trainerTargets, holders: trainerHolders, startMicroseconds: startMicroseconds)
         statistics.plan = planCompliance
         return statistics
     }

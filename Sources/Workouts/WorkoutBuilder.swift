@@ -69,6 +69,7 @@ public struct WorkoutBuilder: Sendable {
     private var clockShiftMicroseconds: Int64 = 0
     private var dropouts: [Dropout] = []
     private var trainerTargets: [(timeMicroseconds: Int64, target: TrainerTarget)] = []
+    private var trainerHolders: [TrainerHolding] = []
     private var plannedWorkout: PlannedWorkout?
     private var playerControls: [(timeMicroseconds: Int64, control: PlayerControl)] = []
     public private(set) var problems: [BuildProblem] = []
@@ -110,6 +111,8 @@ public struct WorkoutBuilder: Sendable {
         case .read(let address, let characteristic, let value):
             let index = sensorIndex(address, at: time)
             sensors[index].info.reads[characteristic] = value
+        case .hub(.holder(let app, let name)):
+            trainerHolders.append(TrainerHolding(timeMicroseconds: time, app: app, name: name))
         case .write, .hub:
             // What was asked of a trainer changes none of the ride's readings (its answers are notifications), nor
             // does what passed between the hub and an app (what the app asked reaches the trainer as a write).
@@ -218,6 +221,7 @@ public struct WorkoutBuilder: Sendable {
             sensors: sensors.map(\.info), rejectedSeconds: rejected)
         workout.problemCount = problems.count
         workout.trainerTargets = trainerTargets
+        workout.trainerHolders = trainerHolders
         if let plannedWorkout {
             workout.followPlan(plannedWorkout, controls: playerControls)
         }

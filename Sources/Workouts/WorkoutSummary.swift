@@ -124,8 +124,8 @@ public struct WorkoutSummary: Sendable {
         return .object(members)
     }
 
-    /// `{"secondsByMode": {"erg", "sim", "resistance", "free"}, "ergMeanAbsoluteDifferenceWatts"}`; null for a ride
-    /// that asked nothing of a trainer.
+    /// `{"secondsByMode": {"erg", "sim", "resistance", "free"}, "ergMeanAbsoluteDifferenceWatts", "appSeconds",
+    /// "apps"}`; null for a ride that asked nothing of a trainer.
     private var trainerJSON: JSONValue {
         guard let trainer = statistics.trainer else { return .null }
         return .object([
@@ -134,6 +134,8 @@ public struct WorkoutSummary: Sendable {
                 .object(TrainerTarget.modes.map { ($0, JSONValue.integer(Int64(trainer.secondsByMode[$0] ?? 0))) })
             ),
             ("ergMeanAbsoluteDifferenceWatts", .rounded(trainer.ergMeanAbsoluteDifferenceWatts, 1)),
+            ("appSeconds", .integer(Int64(trainer.appSeconds))),
+            ("apps", .array(trainer.apps.map(JSONValue.string))),
         ])
     }
 

@@ -101,6 +101,11 @@ enum SummaryText {
                         "; ERG within \(fixed($0, 1)) W of its target on average"
                     }
                         ?? ""))
+            if !trainer.apps.isEmpty {
+                lines.append(
+                    "  steered by   \(ShownText.visible(trainer.apps.joined(separator: ", "))) through the hub for "
+                        + duration(Double(trainer.appSeconds)))
+            }
         }
         if let plan = summary.statistics.plan {
             lines.append(

@@ -1000,24 +1000,29 @@ final class MirrorTests: XCTestCase {
             XCTFail("Chromium is missing (scripts/setup.sh installs it)")
             return
         }
-        // A real ride's journal with two laps added (at 20 and 45 minutes after its first line).
+        // A real ride's journal with two laps added (at 20 and 45 minutes after its first line), and an app on the
+        // sensor hub holding the trainer for ten minutes in ERG 230 W.
         let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
         let database = folder.appendingPathComponent("rides.sqlite").path
         let original = try String(
             contentsOf: fixturesFolder.appendingPathComponent(
                 "rides/fitparse_Edge810-Vector-2013-08-16-15-35-10.journal"), encoding: .utf8)
-        var laps = ["2013-08-16T18:25:08.000000Z lap", "2013-08-16T18:50:08.000000Z lap"]
+        var added = [
+            "2013-08-16T18:25:08.000000Z lap", "2013-08-16T18:30:08.000000Z hub-holder 00:AA:02:00:00:06 iPad",
+            "2013-08-16T18:30:08.000000Z trainer erg 230", "2013-08-16T18:40:08.000000Z hub-holder rider",
+            "2013-08-16T18:40:08.000000Z trainer free", "2013-08-16T18:50:08.000000Z lap",
+        ]
         var lines: [String] = []
         for line in original.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             // Journal times are ISO 8601 in UTC with fixed width: as text they sort as times do.
-            while let lap = laps.first, !line.hasPrefix("#"), line.count >= 27, line.prefix(27) > lap.prefix(27) {
-                lines.append(lap)
-                laps.removeFirst()
+            while let next = added.first, !line.hasPrefix("#"), line.count >= 27, line.prefix(27) > next.prefix(27) {
+                lines.append(next)
+                added.removeFirst()
             }
             lines.append(line)
         }
         let journal = folder.appendingPathComponent("laps.journal").path
-        try (lines + laps).joined(separator: "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        try (lines + added).joined(separator: "\n").write(toFile: journal, atomically: true, encoding: .utf8)
         let replay = try cyclelog(
             [
                 "replay", "--db", database, journal,
@@ -1064,6 +1069,18 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual((report["errors"] as? [Any])?.count, 0, output)
         XCTAssertEqual((report["requestsElsewhere"] as? [Any])?.count, 0, output)
         XCTAssertEqual(report["powerCurveLoaded"] as? Bool, true, output)
+        // The trainer's part: the time the app held it (running seconds of the ten minutes) as `show` has it.
+        let trainer = try XCTUnwrap(shown["trainer"] as? [String: Any], "\(shown)")
+        let appSeconds = try XCTUnwrap(trainer["appSeconds"] as? Int)
+        XCTAssertTrue((1...600).contains(appSeconds), "\(appSeconds)")
+        XCTAssertEqual(trainer["apps"] as? [String], ["iPad (00:AA:02:00:00:06)"])
+        let clock = String(format: "%d:%02d", appSeconds / 60, appSeconds % 60)
+        XCTAssertTrue(
+            (report["trainer"] as? String ?? "").hasSuffix(
+                "Steered by iPad (00:AA:02:00:00:06) through the hub for \(clock)."), output)
+        XCTAssertTrue(
+            try cyclelog(["show", "1", "--db", database]).output.contains(
+                "steered by   iPad (00:AA:02:00:00:06) through the hub for "), "show's text names the app")
         for width in ["phone", "tablet", "desktop", "tv"] {
             // Both rides have power: a sparkline each, loaded, with its text alternative.
             XCTAssertEqual(report["sparklines-\(width)"] as? Int, 2, output)
@@ -1114,7 +1131,8 @@ final class MirrorTests: XCTestCase {
         if let factor = shown["intensityFactor"] as? Double {
             XCTAssertEqual(shownTiles["intensityFactor"], String(format: "%.2f", factor))
         }
-        XCTAssertEqual((report["screenshots"] as? [String])?.count, 16, output)
+        // Four pages at four sizes, and the trainer's part.
+        XCTAssertEqual((report["screenshots"] as? [String])?.count, 17, output)
     }
 
     // MARK: Helpers

@@ -109,4 +109,30 @@ struct HubBridgeTests {
                 "an app connected to the hub: iPad (00:AA:02:00:00:06)", "iPad (00:AA:02:00:00:06) left the hub",
             ])
     }
+
+    /// BlueZ reads an app's name after its link is up: the name is said once and passed on (the screens name the
+    /// app from then on); a later change of anything else says nothing.
+    @Test func anAppsNameReadLaterIsPassedOnOnce() async throws {
+        let bus = try PrivateBus()
+        let hub = HubBridge(
+            connection: try await DBusConnection.connect(to: .address(bus.address)), adapter: adapters[1])
+        func device(name: String?, rssi: Int? = nil) -> BluetoothDevice {
+            BluetoothDevice(
+                path: "/org/bluez/hci1/dev_00_AA_02_00_00_06", adapterPath: "/org/bluez/hci1",
+                address: "00:AA:02:00:00:06", name: name, rssiDBm: rssi, serviceUUIDs: [], connected: true)
+        }
+        var changes: [HubBridge.AppChange] = []
+        for event in [device(name: nil), device(name: "Zwift"), device(name: "Zwift", rssi: -50)] {
+            if let change = await hub.apps(.deviceChanged(event)) { changes.append(change) }
+        }
+        #expect(
+            changes == [
+                .init(
+                    line: "an app connected to the hub: 00:AA:02:00:00:06",
+                    joined: .init(address: "00:AA:02:00:00:06", name: nil)),
+                .init(
+                    line: "the app at 00:AA:02:00:00:06 is Zwift",
+                    joined: .init(address: "00:AA:02:00:00:06", name: "Zwift")),
+            ])
+    }
 }

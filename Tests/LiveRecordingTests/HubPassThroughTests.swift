@@ -162,14 +162,46 @@ import Workouts
         #expect(!rig.ergWatts.contains(400))
     }
 
+    /// Each change of who holds the trainer is a `hub-holder` line in the ride's journal (what the ride's time under
+    /// an app's control is measured from): an app taking it, its Reset, the rider taking it back, its link going;
+    /// a refused request changes nothing and writes none.
+    @Test func whoHoldsTheTrainerIsJournalledEachTimeItChanges() {
+        let rig = CoreRig(workout: nil)
+        rig.ride(seconds: 2)
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", name: "iPad"))
+        let app = HubExchange.holder(app: "00:AA:02:00:00:06", name: "iPad")
+        let rider = HubExchange.holder(app: nil, name: nil)
+        rig.appWrites(Self.requestControl)
+        rig.appWrites([0x01])
+        rig.appWrites(Self.requestControl)
+        rig.steer(.power(watts: 200), byRider: true)
+        rig.appWrites(Self.requestControl)
+        rig.appLeaves()
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", name: "iPad"))
+        rig.appWrites(Self.requestControl)
+        rig.appLeaves()
+        let holders = rig.journal.compactMap {
+            if case .hub(.holder(let a, let n)) = $0 { HubExchange.holder(app: a, name: n) } else { nil }
+        }
+        #expect(holders == [app, rider, app, rider, app, rider])
+        // The line comes straight after the request that changed it, before its answer.
+        let first = rig.journal.firstIndex(of: .hub(app))
+        #expect(
+            first.map { rig.journal[$0 - 1] }
+                == .hub(.written(app: "00:AA:02:00:00:06", characteristic: 0x2AD9, value: [0x00])))
+    }
+
     /// The status every screen reads says which apps are on the hub, over which transport, and which one holds the
     /// trainer; nothing once they left.
     @Test func theStatusSaysWhichAppIsOnTheHubAndWhoHoldsTheTrainer() {
         let rig = CoreRig(workout: nil)
         rig.ride(seconds: 2)
         #expect(rig.status.published.hubApps.isEmpty && rig.status.published.trainerHolder.isEmpty)
-        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", label: "iPad (00:AA:02:00:00:06)"))
-        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:07", label: "00:AA:02:00:00:07"))
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", name: nil))
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:07", name: nil))
+        #expect(rig.status.published.hubApps == "00:AA:02:00:00:06 over Bluetooth, 00:AA:02:00:00:07 over Bluetooth")
+        // BlueZ read the first one's name later.
+        rig.carryOut(rig.core.appJoined("00:AA:02:00:00:06", name: "iPad"))
         #expect(
             rig.status.published.hubApps
                 == "iPad (00:AA:02:00:00:06) over Bluetooth, 00:AA:02:00:00:07 over Bluetooth")

@@ -78,6 +78,10 @@ def main():
             report.setdefault("eventTimes", browser.evaluate(
                 "[...document.querySelectorAll('#events tbody tr')].map(r => r.cells[1]?.textContent)"))
             report[f"laps-{name}"] = browser.evaluate("document.querySelectorAll('#laps tbody tr').length")
+            report.setdefault("trainer", browser.evaluate("document.getElementById('trainer')?.textContent"))
+            if name == "desktop":
+                browser.evaluate("document.getElementById('trainer')?.scrollIntoView({block: 'center'})")
+                report["screenshots"].append(browser.screenshot(os.path.join(artefacts, "history-trainer-desktop.png")))
             report["chartLabel"] = browser.evaluate("document.getElementById('chart').getAttribute('aria-label')")
             report[f"overflow-ride-{name}"] = browser.evaluate(OVERFLOW)
             report["screenshots"].append(browser.screenshot(os.path.join(artefacts, f"history-ride-{name}.png")))

@@ -572,6 +572,19 @@ class HubCheck:
                           journal_asked == asked and journal_sent == answered
                           and targets == ["erg %d" % HUB_ERG_WATTS, "free"],
                           "%s / %s / %s" % (journal_asked, journal_sent, targets))
+        holders = [words[2] for words in lines if words[1] == "hub-holder"]
+        self.checks.check("the ride's journal says when the app took the trainer and when the rider had it again",
+                          holders == [APP_ADDRESS, "rider"], repr(holders))
+        # The time under the app's control, from the app's own clock: its Request Control to its leaving, within
+        # the 1 Hz series' two boundary seconds.
+        trainer = json.loads(run(self.cyclelog, "show", "1", "--json", "--db", self.database)).get("trainer") or {}
+        held, apps = trainer.get("appSeconds"), trainer.get("apps") or []
+        took = next((when for when, value in self.received("wrote", "2ad9") if value == "00"), None)
+        span = left - took if took is not None and left != float("inf") else None
+        self.checks.check("show --json: the ride's time under the app's control is the app's own span (±2 s)",
+                          held is not None and span is not None and abs(held - span) <= 2
+                          and len(apps) == 1 and APP_ADDRESS in apps[0],
+                          "%s s held, the app's span %s s, apps %s" % (held, span and round(span, 1), apps))
         steering, gone = (json.load(open(os.path.join(self.out, name)))
                           for name in ("status-app-steering.json", "status-app-gone.json"))
         self.checks.check("status said which app was on the hub and steered the trainer, and nothing once it left",

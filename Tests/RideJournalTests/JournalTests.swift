@@ -63,6 +63,10 @@ final class JournalTests: XCTestCase {
             .hub(.written(app: "00:AA:02:00:00:06", characteristic: 0x2AD9, value: [0x05, 0xFA, 0x00]))),
         RideEvent(
             timeMicroseconds: 1_714_550_408_000_001, .hub(.sent(characteristic: 0x2AD9, value: [0x80, 0x05, 0x01]))),
+        // It holds the trainer (named as BlueZ read it, a space in its name), then the rider takes it back.
+        RideEvent(
+            timeMicroseconds: 1_714_550_408_000_002, .hub(.holder(app: "00:AA:02:00:00:06", name: "Zwift Play"))),
+        RideEvent(timeMicroseconds: 1_714_550_409_000_000, .hub(.holder(app: nil, name: nil))),
     ]
 
     func testEveryEventKindRoundTripsThroughText() {
@@ -92,14 +96,16 @@ final class JournalTests: XCTestCase {
                 "2024-05-01T08:00:00.700000Z trainer erg 250", "2024-05-01T08:00:00.710000Z trainer sim -2.05",
                 "2024-05-01T08:00:00.720000Z trainer resistance 30", "2024-05-01T08:00:00.730000Z trainer free",
             ])
-        let hub = Journal.text(Array(events.suffix(2))).split(separator: "\n").dropFirst()
+        let hub = Journal.text(Array(events.suffix(4))).split(separator: "\n").dropFirst()
         XCTAssertEqual(
             Array(hub),
             [
                 "2024-05-01T08:00:08.000000Z hub-write 00:AA:02:00:00:06 2ad9 05fa00",
                 "2024-05-01T08:00:08.000001Z hub-send 2ad9 800501",
+                "2024-05-01T08:00:08.000002Z hub-holder 00:AA:02:00:00:06 Zwift Play",
+                "2024-05-01T08:00:09.000000Z hub-holder rider",
             ])
-        for bad in ["hub-write 00:AA:02:00:00:06 2ad9 5x", "hub-send 2ad9 zz", "hub-send", "hub-write"] {
+        for bad in ["hub-write 00:AA:02:00:00:06 2ad9 5x", "hub-send 2ad9 zz", "hub-send", "hub-write", "hub-holder"] {
             XCTAssertFalse(Journal.read("2024-05-01T08:00:00.700000Z \(bad)\n").problems.isEmpty, bad)
         }
         for bad in ["trainer erg 3001", "trainer sim 41", "trainer resistance -1", "trainer free 3", "trainer warp 9"] {

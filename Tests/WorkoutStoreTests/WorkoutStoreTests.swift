@@ -7,8 +7,9 @@ import XCTest
 
 /// The store on an in-memory database: what is written reads back exactly.
 final class WorkoutStoreTests: XCTestCase {
-    /// A 90-s ride: 200 W with a 10-s pause, a lap and a marker, written the way a replay writes it.
-    func ride() throws -> (Workout, [RideEvent]) {
+    /// A 90-s ride: 200 W with a 10-s pause, a lap and a marker, written the way a replay writes it; with `extra`
+    /// events among them.
+    func ride(_ extra: [RideEvent] = []) throws -> (Workout, [RideEvent]) {
         var events = [
             RideEvent(
                 timeMicroseconds: 0,
@@ -21,13 +22,14 @@ final class WorkoutStoreTests: XCTestCase {
                     timeMicroseconds: Int64(second) * 1_000_000 + 250_000,
                     .notification(sensor: "C0:11:22:33:44:55", characteristic: 0x2A63, value: value)))
         }
-        events += [
-            RideEvent(timeMicroseconds: 40_000_000, .control(.pause)),
-            RideEvent(timeMicroseconds: 50_000_000, .control(.resume)),
-            RideEvent(timeMicroseconds: 60_000_000, .control(.lap)),
-            RideEvent(timeMicroseconds: 61_000_000, .control(.marker("sprint"))),
-            RideEvent(timeMicroseconds: 90_000_000, .control(.end)),
-        ]
+        events +=
+            [
+                RideEvent(timeMicroseconds: 40_000_000, .control(.pause)),
+                RideEvent(timeMicroseconds: 50_000_000, .control(.resume)),
+                RideEvent(timeMicroseconds: 60_000_000, .control(.lap)),
+                RideEvent(timeMicroseconds: 61_000_000, .control(.marker("sprint"))),
+                RideEvent(timeMicroseconds: 90_000_000, .control(.end)),
+            ] + extra
         events.sort { $0.timeMicroseconds < $1.timeMicroseconds }
         var builder = WorkoutBuilder()
         for event in events { builder.add(event) }
@@ -36,9 +38,9 @@ final class WorkoutStoreTests: XCTestCase {
 
     /// `ride()` stored as a replay stores it, under `syncIdentifier`: its workout, its events, its summary.
     func stored(
-        _ store: WorkoutStore, _ syncIdentifier: String
+        _ store: WorkoutStore, _ syncIdentifier: String, _ extra: [RideEvent] = []
     ) throws -> (workout: Workout, events: [RideEvent], summary: WorkoutSummary) {
-        let (workout, events) = try ride()
+        let (workout, events) = try ride(extra)
         let claim = try store.beginWorkout(syncIdentifier: syncIdentifier, source: "test", startMicroseconds: 0)
         try store.append(to: claim, journalSequence: 0, events: events, samples: workout.samples[0..<60])
         let summary = try store.finish(claim, workout: workout, digests: .init(source: nil, content: "digest"))
@@ -66,6 +68,25 @@ final class WorkoutStoreTests: XCTestCase {
             XCTAssertEqual(read.runningFraction, written.runningFraction, accuracy: 0.0005 + 1e-12)
             XCTAssertEqual(read.sources, written.sources)
         }
+    }
+
+    /// An app on the sensor hub held the trainer from 10 s to 45 s, the 10-s pause from 40 s inside that: 30
+    /// running seconds, read back from the store with the app's name as the ride's summary had them.
+    func testTheTimeAnAppHeldTheTrainerReadsBack() throws {
+        let store = try WorkoutStore()
+        let app = "00:AA:02:00:00:06"
+        let (_, _, stored) = try stored(
+            store, "sync-1",
+            [
+                RideEvent(timeMicroseconds: 10_000_000, .hub(.holder(app: app, name: "iPad"))),
+                RideEvent(timeMicroseconds: 10_000_000, .setting(.trainerTarget(.erg(watts: 230)))),
+                RideEvent(timeMicroseconds: 45_000_000, .hub(.holder(app: nil, name: nil))),
+                RideEvent(timeMicroseconds: 45_000_000, .setting(.trainerTarget(.free))),
+            ])
+        let trainer = try XCTUnwrap(try store.summary(stored.id)?.statistics.trainer)
+        XCTAssertEqual(trainer.appSeconds, 30)
+        XCTAssertEqual(trainer.apps, ["iPad (\(app))"])
+        XCTAssertEqual(trainer, stored.statistics.trainer)
     }
 
     /// The series a save takes as stored, without reading it back, is what reading it back gives: the same values

@@ -23,6 +23,25 @@ import Testing
         #expect(statistics.ergMeanAbsoluteDifferenceWatts == 10)
     }
 
+    @Test func theTimeAnAppHeldTheTrainer() throws {
+        // Ten seconds, the sixth paused: an app holds the trainer from 1.5 s (counted from second 1) to 4 s, and
+        // another from 7 s on: seconds 1, 2, 3 and 7, 8, 9.
+        var samples = (0..<10).map { SecondSample(second: $0, powerWatts: 200) }
+        samples[5].runningFraction = 0
+        let holders = [
+            TrainerHolding(timeMicroseconds: start + 1_500_000, app: "00:AA:02:00:00:06", name: "iPad"),
+            TrainerHolding(timeMicroseconds: start + 4_000_000, app: nil),
+            TrainerHolding(timeMicroseconds: start + 7_000_000, app: "00:AA:02:00:00:08"),
+            TrainerHolding(timeMicroseconds: start + 9_000_000, app: nil),
+            TrainerHolding(timeMicroseconds: start + 9_000_001, app: "00:AA:02:00:00:06", name: "iPad"),
+        ]
+        let statistics = try #require(
+            TrainerStatistics(samples[...], targets: [], holders: holders, startMicroseconds: start))
+        #expect(statistics.appSeconds == 6)
+        #expect(statistics.apps == ["iPad (00:AA:02:00:00:06)", "00:AA:02:00:00:08"])
+        #expect(statistics.secondsByMode.isEmpty)
+    }
+
     @Test func aRideThatAskedNothingHasNone() {
         let samples = [SecondSample(second: 0, powerWatts: 100)]
         #expect(TrainerStatistics(samples[...], targets: [], startMicroseconds: start) == nil)
