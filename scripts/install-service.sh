@@ -48,9 +48,12 @@ install)
         install -D -m 0644 systemd/cyclelog-sync.timer "$DESTDIR$UNITDIR/cyclelog-sync.timer"
         install -D -m 0644 systemd/cyclelog-sync.path "$DESTDIR$UNITDIR/cyclelog-sync.path"
     fi
-    # The capture drop-in is documentation until a rider copies it (README: a capture for a bug report).
-    sed "s#/usr/local/bin/#$BINDIR/#" systemd/cyclelog-capture.conf >"$unit"
-    install -D -m 0644 "$unit" "$DESTDIR$DOCDIR/cyclelog-capture.conf"
+    # The capture and hub drop-ins are documentation until a rider copies one (README: a capture for a bug report;
+    # the recording guide: the hub).
+    for drop_in in cyclelog-capture cyclelog-hub; do
+        sed "s#/usr/local/bin/#$BINDIR/#" systemd/$drop_in.conf >"$unit"
+        install -D -m 0644 "$unit" "$DESTDIR$DOCDIR/$drop_in.conf"
+    done
     rm -f "$unit"
     install -D -m 0644 systemd/cyclelog.sysusers "$DESTDIR$SYSUSERSDIR/cyclelog.conf"
     for rules in udev/*.rules; do install -D -m 0644 "$rules" "$DESTDIR$UDEVDIR/$(basename "$rules")"; done
@@ -99,7 +102,7 @@ uninstall)
         "$DESTDIR$BINDIR/cyclelog-sync" "$DESTDIR$UNITDIR/cyclelog-sync.service" "$DESTDIR$UNITDIR/cyclelog-sync.timer" \
         "$DESTDIR$UNITDIR/cyclelog-sync.path" \
         "$DESTDIR$DBUSDIR/org.cyclelog.Recorder.conf" "$DESTDIR$DBUSDIR/org.cyclelog.Mirror.conf" "$DESTDIR$DOCDIR/README.md" \
-        "$DESTDIR$DOCDIR/cyclelog-capture.conf" \
+        "$DESTDIR$DOCDIR/cyclelog-capture.conf" "$DESTDIR$DOCDIR/cyclelog-hub.conf" \
         "$DESTDIR$DATADIR/applications/org.cyclelog.Recorder.desktop" \
         "$DESTDIR$DATADIR/dbus-1/services/org.cyclelog.Recorder.service" \
         "$DESTDIR$MANDIR/man1/cyclelog.1" "$DESTDIR$MANDIR/man1/cyclelog-mirror.1" "$DESTDIR$MANDIR/man1/cyclelog-sync.1" \

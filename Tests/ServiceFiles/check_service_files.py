@@ -209,14 +209,14 @@ def check_units(cyclelog, mirror, folder):
         result = run(["systemd-analyze", "verify", os.path.join(ROOT, "systemd", name)])
         output = (result.stdout + result.stderr).strip()
         report(result.returncode == 0 and not output, f"systemd-analyze verify {name}", output)
-    # The capture drop-in replaces ExecStart: it must be the unit's own, with the capture added.
-    drop_in = open(os.path.join(ROOT, "systemd", "cyclelog-capture.conf")).read()
+    # The capture and hub drop-ins replace ExecStart: each must be the unit's own, with its option added.
     unit_line = re.search(r"^ExecStart=(.+)$", open(os.path.join(ROOT, "systemd", "cyclelog.service")).read(), re.M)
-    drop_in_line = re.search(r"^ExecStart=(.+)$", drop_in, re.M)
-    report(unit_line and drop_in_line and drop_in_line.group(1) == unit_line.group(1)
-           + " --capture /var/lib/cyclelog/capture.btsnoop",
-           "the capture drop-in runs the unit's command line with --capture added",
-           drop_in_line and drop_in_line.group(1))
+    for name, added in [("capture", " --capture /var/lib/cyclelog/capture.btsnoop"), ("hub", " --bridge")]:
+        drop_in = open(os.path.join(ROOT, "systemd", f"cyclelog-{name}.conf")).read()
+        drop_in_line = re.search(r"^ExecStart=(.+)$", drop_in, re.M)
+        report(unit_line and drop_in_line and drop_in_line.group(1) == unit_line.group(1) + added,
+               f"the {name} drop-in runs the unit's command line with{added.split(' /')[0]} added",
+               drop_in_line and drop_in_line.group(1))
     # The trigger: the file the recorder rewrites after each saved ride is the one the path unit watches, in the
     # recorder's state folder (the only place it may write).
     recorder = open(os.path.join(ROOT, "systemd", "cyclelog.service")).read()
@@ -357,6 +357,7 @@ def check_install(cyclelog, mirror, folder):
                 "usr/local/lib/sysusers.d/cyclelog.conf", "etc/udev/rules.d/60-cyclelog-bluetooth-power.rules",
                 "etc/udev/rules.d/70-cyclelog-autostart.rules", "etc/dbus-1/system.d/org.cyclelog.Recorder.conf",
                 "usr/local/share/doc/cyclelog/README.md", "usr/local/share/doc/cyclelog/cyclelog-capture.conf",
+                "usr/local/share/doc/cyclelog/cyclelog-hub.conf",
                 "usr/local/share/doc/cyclelog/guide/recording.md", "usr/local/share/doc/cyclelog/reference/dbus.md",
                 "usr/local/share/applications/org.cyclelog.Recorder.desktop",
                 "usr/local/share/dbus-1/services/org.cyclelog.Recorder.service",
