@@ -25,64 +25,21 @@ public actor HubBridge {
     let peripheral: BlueZPeripheral
     private var broadcast = HubBroadcast()
 
-    /// The services the hub serves, with what a read of each characteristic answers: with a control point when it
-    /// passes an app's control to the trainer (what the Fitness Machine then declares follows the real trainer
-    /// once it is connected: `HubMessage.trainerDeclared`).
+    /// The hub's services (`HubService.hub`) as BlueZ serves them.
     static func services(passingControl: Bool) -> [BlueZPeripheral.Service] {
-        [
-            .init(
-                0x1818,
-                [
-                    .init(Characteristic.cyclingPowerMeasurement.rawValue, [.notify]),
-                    // Crank Revolution Data Supported (CPS 3.2, bit 3): each measurement carries the hub's crank
-                    // revolutions.
-                    .init(
-                        Characteristic.cyclingPowerFeature.rawValue, [.read],
-                        value: CyclingPowerFeature(features: .crankRevolutionData).encoded()),
-                    // Other (0): the power is the fused one, not one sensor's on one part of the bike.
-                    .init(Characteristic.sensorLocation.rawValue, [.read], value: [0x00]),
-                ]),
-            .init(
-                0x1816,
-                [
-                    .init(Characteristic.cscMeasurement.rawValue, [.notify]),
-                    // Wheel and crank revolution data (CSCS 3.2, bits 0 and 1).
-                    .init(
-                        Characteristic.cscFeature.rawValue, [.read],
-                        value: CSCFeature(features: [.wheelRevolutionData, .crankRevolutionData]).encoded()),
-                    // Mandatory with wheel revolution data (CSCS 3.4): an app sets the cumulative wheel revolutions.
-                    .init(Characteristic.scControlPoint.rawValue, [.write, .indicate]),
-                ]),
-            .init(
-                0x180D,
-                [
-                    .init(Characteristic.heartRateMeasurement.rawValue, [.notify]),
-                    // Chest (1): the strap's place.
-                    .init(Characteristic.bodySensorLocation.rawValue, [.read], value: [0x01]),
-                ]),
-            .init(
-                0x1826,
-                [
-                    .init(
-                        Characteristic.fitnessMachineFeature.rawValue, [.read],
-                        value: HubDeclaration.fitnessMachineFeatureWithoutControl.encoded()),
-                    .init(Characteristic.indoorBikeData.rawValue, [.notify]),
-                ] + (passingControl ? machineControl : [])),
-        ]
+        HubService.hub(passingControl: passingControl).map { service in
+            BlueZPeripheral.Service(
+                service.uuid,
+                service.characteristics.map { characteristic in
+                    let flags: [(HubCharacteristic.Properties, BlueZPeripheral.Characteristic.Property)] = [
+                        (.read, .read), (.write, .write), (.notify, .notify), (.indicate, .indicate),
+                    ]
+                    return BlueZPeripheral.Characteristic(
+                        characteristic.uuid, flags.filter { characteristic.properties.contains($0.0) }.map(\.1),
+                        value: characteristic.value)
+                })
+        }
     }
-
-    /// The Fitness Machine's control: its control point (FTMS 4.16: write and indicate), its status, and the
-    /// ranges of the targets it offers (mandatory with the power and resistance targets, FTMS 4.13 and 4.14).
-    static let machineControl: [BlueZPeripheral.Characteristic] = [
-        .init(Characteristic.fitnessMachineControlPoint.rawValue, [.write, .indicate]),
-        .init(Characteristic.fitnessMachineStatus.rawValue, [.notify]),
-        .init(
-            Characteristic.supportedPowerRange.rawValue, [.read],
-            value: TrainerCapabilities.assumedPowerRange.encoded()),
-        .init(
-            Characteristic.supportedResistanceLevelRange.rawValue, [.read],
-            value: HubDeclaration.supportedResistanceLevelRange.encoded()),
-    ]
 
     /// A hub on `adapter`, served over `connection` (a bus connection of its own, so that its traffic never waits
     /// behind the recorder's), advertised as `name`; `passingControl`: with the Fitness Machine's control point,
