@@ -146,15 +146,16 @@ let package = Package(
         // history API.
         .target(name: "RideHistory", dependencies: ["Formats", "Workouts", "WorkoutStore", "RideJournal", "Export"]),
         // The second screen: follows the recorder over D-Bus, pairs devices and serves them the ride over HTTP,
-        // and the ride history from the database, read-only.
+        // and the ride history from the database, read-only; the sensor hub over DirCon (TCP, `--dircon`).
         .target(
             name: "Mirror",
             dependencies: [
                 "Formats",
-                "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore", "Charts",
+                "DBus", "RecorderInterface", "Workouts", "RideHistory", "WorkoutStore", "Charts", "SensorHub",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -92,9 +92,9 @@ public struct DesktopFace: Sendable {
             default:
                 return []
             }
-        case .live:
-            // The properties carry everything the desktop shows (the 3-s power, the step); the item does not
-            // follow these (`RecorderLink.followsLive`).
+        case .live, .hubSend:
+            // The properties carry everything the desktop shows (the 3-s power, the step, who holds the trainer);
+            // the item does not follow these (`RecorderLink.followsLive`).
             return []
         case .gone:
             guard let last = status else { return [] }

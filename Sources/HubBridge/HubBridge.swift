@@ -230,18 +230,8 @@ public actor HubBridge {
     /// What the recorder tells the apps: an answer or a status indicated, or what the real trainer declared, which
     /// an app reads from then on.
     func tell(_ message: HubMessage) async {
-        switch message {
-        case .controlPointAnswer(let bytes):
-            _ = try? await peripheral.notify(Characteristic.fitnessMachineControlPoint.rawValue, bytes)
-        case .machineStatus(let bytes):
-            _ = try? await peripheral.notify(Characteristic.fitnessMachineStatus.rawValue, bytes)
-        case .trainerDeclared(let capabilities):
-            _ = try? await peripheral.notify(
-                Characteristic.fitnessMachineFeature.rawValue,
-                HubDeclaration.fitnessMachineFeature(of: capabilities).encoded())
-            _ = try? await peripheral.notify(
-                Characteristic.supportedPowerRange.rawValue,
-                HubDeclaration.supportedPowerRange(of: capabilities).encoded())
+        for (characteristic, value) in message.characteristicValues {
+            _ = try? await peripheral.notify(characteristic, value)
         }
     }
 }
@@ -256,7 +246,12 @@ public protocol AppRequests: Sendable {
     func appLeft(_ app: String) async
 }
 
-extension LiveRecorder: AppRequests {}
+extension LiveRecorder: AppRequests {
+    public func appJoined(_ app: String, name: String?) async {
+        // The hub in this process heard what the trainer declared already.
+        await appJoined(app, name: name, transport: "Bluetooth")
+    }
+}
 
 /// The writes to the hub's control points, in order, for the hub to carry out after BlueZ has the write's response.
 final class HubWrites: Sendable {

@@ -1,3 +1,5 @@
+import CyclingSensors
+import SensorHub
 import TrainerControl
 
 /// What the recorder tells the apps on the sensor hub (`record --bridge`), through `LiveRecorder.toApps`, in order.
@@ -9,4 +11,25 @@ public enum HubMessage: Sendable, Equatable {
     case machineStatus([UInt8])
     /// The real trainer behind the hub declared this once connected: what the hub's Fitness Machine offers apps.
     case trainerDeclared(TrainerCapabilities)
+
+    /// The hub's characteristics this message sets, in order, whatever carries them to the apps (an indication or
+    /// a notification on Bluetooth, a DirCon notification): the control point's answer, the status, or what the
+    /// Fitness Machine declares from then on (its Feature and Supported Power Range).
+    public var characteristicValues: [(characteristic: UInt16, value: [UInt8])] {
+        switch self {
+        case .controlPointAnswer(let bytes): [(Characteristic.fitnessMachineControlPoint.rawValue, bytes)]
+        case .machineStatus(let bytes): [(Characteristic.fitnessMachineStatus.rawValue, bytes)]
+        case .trainerDeclared(let capabilities):
+            [
+                (
+                    Characteristic.fitnessMachineFeature.rawValue,
+                    HubDeclaration.fitnessMachineFeature(of: capabilities).encoded()
+                ),
+                (
+                    Characteristic.supportedPowerRange.rawValue,
+                    HubDeclaration.supportedPowerRange(of: capabilities).encoded()
+                ),
+            ]
+        }
+    }
 }

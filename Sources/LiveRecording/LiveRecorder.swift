@@ -179,8 +179,16 @@ public actor LiveRecorder {
         await execute(core.appWrote(bytes, by: app, at: time()))
     }
 
-    /// App `app` (its address) connected to the hub, or gave its `name` once connected.
-    public func appJoined(_ app: String, name: String?) async { await execute(core.appJoined(app, name: name)) }
+    /// App `app` (its address) connected to the hub over `transport`, or gave its `name` once connected; the
+    /// values the hub serves it from now (what the real trainer declared, once it has), which a hub in another
+    /// process has not heard yet.
+    @discardableResult
+    public func appJoined(_ app: String, name: String?, transport: String) async
+        -> [(characteristic: UInt16, value: [UInt8])]
+    {
+        await execute(core.appJoined(app, name: name, transport: transport))
+        return core.trainerDeclared.map { HubMessage.trainerDeclared($0).characteristicValues } ?? []
+    }
 
     /// App `app`'s link to the hub is gone.
     public func appLeft(_ app: String) async { await execute(core.appLeft(app, at: time())) }

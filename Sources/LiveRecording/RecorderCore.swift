@@ -120,11 +120,13 @@ struct RecorderCore {
     private(set) var appControl = AppControl()
     /// What the rider asked of the trainer when an app took it: asked again once the app lets it go.
     private var riderAskBeforeApp: TrainerAsk?
-    /// The apps connected to the sensor hub, by address, with the name each gave (once BlueZ read one), in the
-    /// order they came.
-    private(set) var hubApps: [(address: String, name: String?)] = []
+    /// The apps connected to the sensor hub, by address, with the name each gave (once BlueZ read one) and the
+    /// transport it came over ("Bluetooth", "DirCon"), in the order they came.
+    private(set) var hubApps: [(address: String, name: String?, transport: String)] = []
     /// An app's request whose answer is the real trainer's answer to the first write it caused.
     private var awaitedAnswer: AwaitedAnswer?
+    /// What the real trainer declared once subscribed: what a hub's Fitness Machine offers its apps.
+    private(set) var trainerDeclared: TrainerCapabilities?
 
     struct AwaitedAnswer: Sendable, Equatable {
         var appOpCode: UInt8
@@ -599,12 +601,12 @@ struct RecorderCore {
             + tell("the trainer did not answer the app's request: the app was told it failed")
     }
 
-    /// App `app` (its address) connected to the hub, or gave its `name` once connected.
-    mutating func appJoined(_ app: String, name: String?) -> [Effect] {
+    /// App `app` (its address) connected to the hub over `transport`, or gave its `name` once connected.
+    mutating func appJoined(_ app: String, name: String?, transport: String = "Bluetooth") -> [Effect] {
         if let index = hubApps.firstIndex(where: { $0.address == app }) {
             hubApps[index].name = name ?? hubApps[index].name
         } else {
-            hubApps.append((app, name))
+            hubApps.append((app, name, transport))
         }
         return [.publishStatus]
     }
@@ -744,6 +746,7 @@ struct RecorderCore {
     ) -> [Effect] {
         guard let address = sensors.roster[wanted]?.journalAddress else { return [] }
         trainerLink = TrainerLink(wanted: wanted, journalAddress: address, controlPoint: controlPoint)
+        trainerDeclared = capabilities
         return [.toApps(.trainerDeclared(capabilities))]
             + trainer(trainerControl.connected(capabilities, at: time.elapsed), at: time)
     }
@@ -797,7 +800,8 @@ struct RecorderCore {
             status.published.undoSecondsLeft = offer.secondsLeft
         }
         describeTrainer(&status, at: time.elapsed)
-        status.published.hubApps = hubApps.map { "\(appLabel($0.address)) over Bluetooth" }.joined(separator: ", ")
+        status.published.hubApps = hubApps.map { "\(appLabel($0.address)) over \($0.transport)" }.joined(
+            separator: ", ")
         if let holder = appControl.holder { status.published.trainerHolder = appLabel(holder) }
         if controller.isRiding, let guide {
             guide.describe(&status)

@@ -89,6 +89,9 @@ public actor MirrorHub {
                     withheld.insert(types)
                 }
             }
+        case .hubSend:
+            // For the DirCon hub beside the screens (`DirConHub`), not for them.
+            break
         case .event(let event):
             lastSequence += 1
             let id = "\(boot).\(lastSequence)"

@@ -13,22 +13,30 @@ public struct RecorderFollower: Service {
     public let connected: @Sendable (DBusConnection) async -> Void
     /// Told why the bus cannot be reached (once per reason).
     public let lost: @Sendable (String) async -> Void
+    /// The hub over DirCon, when the mirror serves one: told everything the screens are.
+    public let dirCon: DirConHub?
 
     public init(
         link: RecorderLink, hub: MirrorHub, connected: @escaping @Sendable (DBusConnection) async -> Void = { _ in },
-        lost: @escaping @Sendable (String) async -> Void = { _ in }
+        lost: @escaping @Sendable (String) async -> Void = { _ in }, dirCon: DirConHub? = nil
     ) {
         self.link = link
         self.hub = hub
         self.connected = connected
         self.lost = lost
+        self.dirCon = dirCon
     }
 
     public func run() async throws {
         // On SIGTERM the loops are cancelled and every stream is closed, so that the server can finish too.
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await link.run(connected: connected, lost: lost) { await hub.apply($0) } }
+                group.addTask {
+                    await link.run(connected: connected, lost: lost) { update in
+                        await hub.apply(update)
+                        await dirCon?.apply(update)
+                    }
+                }
                 group.addTask { await every(.milliseconds(500)) { await hub.flushStatus() } }
                 group.addTask { await every(.seconds(15)) { await hub.keepAlive() } }
                 await group.next()
@@ -36,6 +44,7 @@ public struct RecorderFollower: Service {
             }
         }
         await hub.closeAll()
+        await dirCon?.closeAll()
     }
 
     private func every(_ interval: Duration, _ work: @Sendable () async -> Void) async {

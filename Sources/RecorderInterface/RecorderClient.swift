@@ -73,7 +73,7 @@ public struct RecorderClient: Sendable {
     }
 
     /// What a follower of the recorder listens to: its name changing owner, its properties changing, and its
-    /// `Live` and `Event` signals.
+    /// `Live`, `Event` and `HubSend` signals.
     public static let signalRules: [MatchRule] = [
         MatchRule(
             sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
@@ -86,6 +86,9 @@ public struct RecorderClient: Sendable {
             path: RecorderControl.path),
         MatchRule(
             sender: RecorderControl.busName, interface: RecorderControl.interface, member: "Event",
+            path: RecorderControl.path),
+        MatchRule(
+            sender: RecorderControl.busName, interface: RecorderControl.interface, member: "HubSend",
             path: RecorderControl.path),
     ]
 }

@@ -38,7 +38,20 @@ public enum RecorderControl {
     public static let signals = [
         ExportedInterface.Signal("Live", [.init("reading", "a{sv}")]),
         ExportedInterface.Signal("Event", [.init("event", "a{sv}")]),
+        ExportedInterface.Signal("HubSend", [.init("characteristic", "q"), .init("value", "ay")]),
     ]
+
+    /// The methods through which a sensor hub in another process (DirCon, served by the mirror) passes its apps to
+    /// the recorder, as `record --bridge` does within its own: an app connected (its address, its name or "", its
+    /// transport), wrote to the Fitness Machine control point, or left. What the recorder tells the apps comes back
+    /// as `HubSend` signals.
+    public static let hubMethods = ["HubAppJoined", "HubAppWrote", "HubAppLeft"]
+    /// The transports a hub app may come over.
+    public static let hubTransports = ["Bluetooth", "DirCon"]
+    /// The longest app address or name taken, in UTF-8 bytes, and the longest write (an attribute's longest value,
+    /// Core 5.3 Vol 3 Part F 3.2.9): checked before the recorder is told anything.
+    public static let hubTextBytes = 64
+    public static let hubValueBytes = 512
 
     /// The methods, in the order Docs/reference/dbus.md lists them, with the control each one applies.
     public static let methods: [(name: String, control: WorkoutControl)] = [

@@ -11,6 +11,8 @@ public enum RecorderUpdate: Sendable {
     case live([String: DBusValue])
     /// `Event`: one control applied to the ride.
     case event([String: DBusValue])
+    /// `HubSend`: a value the recorder tells the apps on the sensor hub, on one of the hub's characteristics.
+    case hubSend(characteristic: UInt16, value: [UInt8])
     /// Nobody owns the name (the recorder ended or crashed, or none was running).
     case gone
 }
@@ -22,8 +24,8 @@ public actor RecorderLink {
     public nonisolated let bus: BusAddress
     /// What the follower does while the bus cannot be reached, in words ("the ride history is served meanwhile").
     let meanwhile: String
-    /// Whether the `Live` signals (one per notification) are followed; a follower that shows only the properties
-    /// does without them.
+    /// Whether the `Live` and `HubSend` signals (one per notification, and the hub's answers) are followed; a
+    /// follower that shows only the properties does without them.
     let followsLive: Bool
     /// The connection while the bus is reachable.
     public private(set) var connection: DBusConnection?
@@ -94,7 +96,7 @@ public actor RecorderLink {
     func follow(on connection: DBusConnection, _ update: @Sendable (RecorderUpdate) async -> Void)
         async throws(DBusError)
     {
-        let rules = RecorderClient.signalRules.filter { followsLive || $0.member != "Live" }
+        let rules = RecorderClient.signalRules.filter { followsLive || !["Live", "HubSend"].contains($0.member) }
         let signals = try await connection.signals(matchingAny: rules)
         await update(try await look(on: connection))
         for await signal in signals {
@@ -112,6 +114,12 @@ public actor RecorderLink {
                 if let reading = signal.body.first?.dictionary { await update(.live(reading)) }
             case "Event":
                 if let event = signal.body.first?.dictionary { await update(.event(event)) }
+            case "HubSend":
+                if case .uint16(let characteristic)? = signal.body.first,
+                    let value = signal.body.dropFirst().first?.byteArray
+                {
+                    await update(.hubSend(characteristic: characteristic, value: value))
+                }
             default: continue
             }
         }
@@ -128,6 +136,18 @@ public actor RecorderLink {
         } catch  where RecorderControl.isMissing(error) {
             return .gone
         }
+    }
+
+    /// A hub app's arrival, write or leaving passed to the recorder (`HubAppJoined`, `HubAppWrote`, `HubAppLeft`):
+    /// the method's answer; fails while the bus cannot be reached.
+    @discardableResult
+    public func hub(_ method: String, _ arguments: [DBusValue], timeout: Duration = .seconds(2))
+        async throws(DBusError) -> [DBusValue]
+    {
+        guard let connection else {
+            throw DBusError(name: DBusError.disconnectedName, message: unreachable ?? "\(bus) cannot be reached")
+        }
+        return try await RecorderClient(connection).call(method, arguments, timeout: timeout)
     }
 
     /// `Control(requestId, command, expect, args)`, answered within `timeout`.

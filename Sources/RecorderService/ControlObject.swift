@@ -78,6 +78,7 @@ extension RecorderControl {
                 return [.string(answer.state.rawValue), .uint64(answer.controlSequence), .boolean(duplicate)]
             },
         ]
+        handlers += hubMethods(recorder, checkCaller: checkCaller)
         // The Desktop Entry Specification's D-Bus activation: a launcher's actions arrive here.
         let application = ExportedInterface(
             name: applicationInterface,
@@ -188,6 +189,67 @@ extension RecorderControl {
         }
     }
 
+    /// `HubAppJoined`, `HubAppWrote` and `HubAppLeft`: a hub in another process passing its apps to the recorder,
+    /// each argument held to its limit before the recorder hears of it.
+    static func hubMethods(
+        _ recorder: LiveRecorder,
+        checkCaller: @escaping @Sendable (ExportedInterface.Call) async throws(DBusError) -> Void
+    ) -> [ExportedInterface.Method] {
+        @Sendable func text(_ value: DBusValue?, _ name: String) throws(DBusError) -> String {
+            guard let text = value?.string, text.utf8.count <= hubTextBytes else {
+                throw DBusError(
+                    name: DBusError.invalidArgumentsName,
+                    message: "\(name) takes a string of at most \(hubTextBytes) bytes")
+            }
+            return text
+        }
+        @Sendable func app(_ value: DBusValue?) throws(DBusError) -> String {
+            let app = try text(value, "app")
+            guard !app.isEmpty else { throw DBusError(name: DBusError.invalidArgumentsName, message: "app is empty") }
+            return app
+        }
+        return [
+            ExportedInterface.Method(
+                "HubAppJoined", in: [.init("app", "s"), .init("name", "s"), .init("transport", "s")],
+                out: [.init("values", "a(qay)")]
+            ) { (call) throws(DBusError) -> [DBusValue] in
+                try await checkCaller(call)
+                let (address, name) = (try app(call.body.first), try text(call.body.dropFirst().first, "name"))
+                let transport = call.body.dropFirst(2).first?.string ?? ""
+                guard hubTransports.contains(transport) else {
+                    throw DBusError(
+                        name: DBusError.invalidArgumentsName,
+                        message:
+                            "transport takes \(hubTransports.joined(separator: " or ")), not '\(ShownText.cut(transport, to: 20))'"
+                    )
+                }
+                let values = await recorder.appJoined(address, name: name.isEmpty ? nil : name, transport: transport)
+                return [
+                    .array(
+                        elementSignature: "(qay)",
+                        values.map { .structure([.uint16($0.characteristic), .bytes($0.value)]) })
+                ]
+            },
+            ExportedInterface.Method("HubAppWrote", in: [.init("app", "s"), .init("value", "ay")]) {
+                (call) throws(DBusError) -> [DBusValue] in
+                try await checkCaller(call)
+                let address = try app(call.body.first)
+                guard let value = call.body.dropFirst().first?.byteArray, value.count <= hubValueBytes else {
+                    throw DBusError(
+                        name: DBusError.invalidArgumentsName, message: "value takes at most \(hubValueBytes) bytes")
+                }
+                await recorder.appWrote(value, by: address)
+                return []
+            },
+            ExportedInterface.Method("HubAppLeft", in: [.init("app", "s")]) {
+                (call) throws(DBusError) -> [DBusValue] in
+                try await checkCaller(call)
+                await recorder.appLeft(try app(call.body.first))
+                return []
+            },
+        ]
+    }
+
     /// Carries out the controls the object accepts, one after the other, and keeps its properties equal to the
     /// recorder's status, until the recorder ends or the calling task is cancelled.
     public static func serve(_ exported: Exported, for recorder: LiveRecorder) async {
@@ -202,6 +264,16 @@ extension RecorderControl {
                 for await reading in recorder.live.subscribe() {
                     _ = try? await exported.connection.send(
                         .signal(path: path, interface: interface, member: "Live", body: [reading.signalValue]))
+                }
+            }
+            group.addTask {
+                for await message in recorder.toApps.subscribe() {
+                    for (characteristic, value) in message.characteristicValues {
+                        _ = try? await exported.connection.send(
+                            .signal(
+                                path: path, interface: interface, member: "HubSend",
+                                body: [.uint16(characteristic), .bytes(value)]))
+                    }
                 }
             }
             group.addTask {

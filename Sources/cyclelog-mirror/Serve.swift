@@ -48,6 +48,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The certificate's private key (PEM).", valueName: "file"))
     var tlsKey: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Serve the sensor hub over DirCon (Zwift on Apple TV, Windows, macOS) on ADDRESS:PORT (36866 is DirCon's).",
+            discussion:
+                "Off by default. DirCon has no authentication: anyone who reaches the port reads the ride (heart rate "
+                + "included) and can steer the trainer within cyclelog's safety rules.", valueName: "address:port"))
+    var dircon: String?
+
+    @Option(help: "The name the DirCon hub is announced with by mDNS (1 to 63 bytes).")
+    var dirconName = "cyclelog"
+
     func validate() throws {
         guard Self.split(listen) != nil else {
             throw ValidationError("--listen takes ADDRESS:PORT (127.0.0.1:8787, 0.0.0.0:8787, [::]:8787)")
@@ -56,6 +67,13 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--tls-cert and --tls-key go together: the certificate and its private key")
         }
         guard (1...1024).contains(maxClients) else { throw ValidationError("--max-clients takes 1 to 1024") }
+        if let dircon, Self.split(dircon) == nil {
+            throw ValidationError("--dircon takes ADDRESS:PORT (192.168.1.10:36866, 0.0.0.0:36866)")
+        }
+        // An mDNS instance name is one DNS label: at most 63 bytes (RFC 6763, 4.1.1).
+        guard (1...63).contains(dirconName.utf8.count), dirconName.allSatisfy({ !$0.isNewline }) else {
+            throw ValidationError("--dircon-name takes 1 to 63 bytes on one line")
+        }
     }
 
     static func split(_ listen: String) -> (host: String, port: Int)? {
@@ -130,6 +148,11 @@ struct Serve: AsyncParsableCommand {
             }, logger: logger)
         // Each time the bus is reached, the mirror's own object (pairing, devices, revoking) is exported there.
         let controlGroup = controlGroup
+        let dirConHub = dircon.map { _ in
+            DirConHub(recorder: { (method, arguments) throws(DBusError) in try await link.hub(method, arguments) }) {
+                Self.announce("cyclelog-mirror: \($0)")
+            }
+        }
         let follower = RecorderFollower(
             link: link, hub: hub,
             connected: { connection in
@@ -141,8 +164,11 @@ struct Serve: AsyncParsableCommand {
                     Self.announce("cyclelog-mirror: \(error) — `cyclelog-mirror pair` will not reach this one")
                 }
             },
-            lost: { reason in Self.announce("cyclelog-mirror: \(reason)") })
+            lost: { reason in Self.announce("cyclelog-mirror: \(reason)") }, dirCon: dirConHub)
         application.addServices(follower)
+        if let dircon, let dirConHub, let (host, port) = Self.split(dircon) {
+            application.addServices(DirConService(host: host, port: port, name: dirconName, hub: dirConHub))
+        }
         do { try await application.runService() } catch {
             throw CommandFailure("cannot serve on \(listen): \(error)")
         }

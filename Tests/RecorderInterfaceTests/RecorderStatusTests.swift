@@ -151,7 +151,9 @@ import Workouts
         #expect(declared.filter { others.contains($0) }.count == others.count)
         #expect(
             try Set(pairs("method"))
-                == Set(["Start", "Marker", "Intake", "Undo", "Control"] + RecorderControl.methods.map(\.name)))
+                == Set(
+                    ["Start", "Marker", "Intake", "Undo", "Control"] + RecorderControl.methods.map(\.name)
+                        + RecorderControl.hubMethods))
         #expect(try Set(pairs("signal")) == Set(RecorderControl.signals.map(\.name)))
         #expect(RecorderControl.properties.map { "\($0.name) \($0.signature)" } == declared)
     }

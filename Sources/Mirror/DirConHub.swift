@@ -1,0 +1,145 @@
+import CyclingSensors
+import DBus
+import RecorderInterface
+import SensorHub
+import Workouts
+
+/// The sensor hub over DirCon (`cyclelog-mirror serve --dircon`): the recorder's `Live` readings re-broadcast
+/// (`HubBroadcast`, as `record --bridge` does on Bluetooth) to each app connected over TCP that enabled them, each app
+/// a `DirConSession` over the hub's services (`HubService.hub`). What an app writes to the Fitness Machine control
+/// point goes to the recorder (`HubAppWrote`), which passes it through the rider's own trainer control; what the
+/// recorder tells the apps (`HubSend`) comes back as notifications. The SC Control Point is answered here. Knows
+/// nothing of sockets: `DirConServer` hands it each connection's messages and a way to send to it.
+public actor DirConHub {
+    /// Where the hub's apps are passed to the recorder: a method (`HubAppJoined`, `HubAppWrote`, `HubAppLeft`)
+    /// and its arguments; its answer, or a throw when the recorder cannot be reached.
+    public typealias Recorder = @Sendable (String, [DBusValue]) async throws(DBusError) -> [DBusValue]
+
+    let recorder: Recorder
+    nonisolated let say: @Sendable (String) -> Void
+    /// At most this many apps at once (an app holds one connection).
+    public nonisolated let maximumApps: Int
+    private var broadcast = HubBroadcast()
+    /// The services as a new app finds them: what the real trainer declared, once it has, read from then on.
+    private var template = DirConSession(services: HubService.hub(passingControl: true))
+    private var apps: [String: App] = [:]
+
+    struct App {
+        var session: DirConSession
+        let send: AsyncStream<[UInt8]>.Continuation
+    }
+
+    public init(maximumApps: Int = 4, recorder: @escaping Recorder, say: @escaping @Sendable (String) -> Void) {
+        self.maximumApps = maximumApps
+        self.recorder = recorder
+        self.say = say
+    }
+
+    /// App `app` (its address and port) connected: taken, and the recorder told, unless `maximumApps` are there.
+    public func joined(_ app: String, send: AsyncStream<[UInt8]>.Continuation) async -> Bool {
+        guard apps.count < maximumApps else {
+            say("a DirCon app (\(app)) was turned away: \(maximumApps) are connected already")
+            return false
+        }
+        say("an app connected to the hub over DirCon: \(app)")
+        await tellRecorder("HubAppJoined", [.string(app), .string(""), .string("DirCon")])
+        apps[app] = App(session: DirConSession(services: template.services), send: send)
+        return true
+    }
+
+    /// App `app`'s connection is gone: the recorder lets the trainer go if the app held it.
+    public func left(_ app: String) async {
+        guard let gone = apps.removeValue(forKey: app) else { return }
+        gone.send.finish()
+        say("\(app) left the hub (DirCon)")
+        await tellRecorder("HubAppLeft", [.string(app)])
+    }
+
+    /// One request of app `app`: answered at once; a write passed on.
+    public func received(_ message: DirConMessage, from app: String) async {
+        guard var entry = apps[app] else { return }
+        let outcome = entry.session.answer(message)
+        apps[app] = entry
+        entry.send.yield(outcome.answer.encoded())
+        guard let (characteristic, value) = outcome.written else { return }
+        switch Characteristic(rawValue: characteristic) {
+        case .scControlPoint:
+            notify(characteristic, broadcast.speedAndCadenceControl(value))
+        case .fitnessMachineControlPoint:
+            do {
+                _ = try await recorder("HubAppWrote", [.string(app), .bytes(value)])
+            } catch {
+                // The app is owed an answer (FTMS 4.16.2): Operation Failed, and the rider is told why.
+                say("the app's request could not reach the recorder: \(error.message)")
+                if let opCode = value.first {
+                    notify(characteristic, FitnessMachineControlPoint.response(to: opCode, result: .operationFailed))
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    /// What the recorder says: a reading re-broadcast, a value for the apps notified, the recorder (back) told of
+    /// the apps connected.
+    public func apply(_ update: RecorderUpdate) async {
+        switch update {
+        case .live(let reading):
+            guard let (readings, shown, time) = Self.readings(reading) else { return }
+            for notification in broadcast.take(readings, shown: shown, at: time) {
+                notify(notification.characteristic.rawValue, notification.value)
+            }
+        case .hubSend(let characteristic, let value):
+            _ = template.notification(characteristic, value)
+            notify(characteristic, value)
+        case .appeared:
+            // A recorder that started after the apps connected learns of them.
+            for app in apps.keys.sorted() {
+                await tellRecorder("HubAppJoined", [.string(app), .string(""), .string("DirCon")])
+            }
+        case .changed, .event, .gone:
+            break
+        }
+    }
+
+    /// Closes every app's connection (the mirror is stopping).
+    public func closeAll() {
+        for app in apps.values { app.send.finish() }
+        apps = [:]
+    }
+
+    private func notify(_ characteristic: UInt16, _ value: [UInt8]) {
+        for app in apps.keys {
+            guard let message = apps[app]?.session.notification(characteristic, value) else { continue }
+            apps[app]?.send.yield(message.encoded())
+        }
+    }
+
+    /// The recorder told; what `HubAppJoined` answers (the values the hub serves from now) taken before any app
+    /// reads them.
+    private func tellRecorder(_ method: String, _ arguments: [DBusValue]) async {
+        do {
+            guard case .array(_, let values)? = try await recorder(method, arguments).first else { return }
+            for case .structure(let pair) in values {
+                guard case .uint16(let characteristic)? = pair.first, let value = pair.dropFirst().first?.byteArray
+                else { continue }
+                _ = template.notification(characteristic, value)
+            }
+        } catch {
+            say("the recorder was not told (\(method)): \(error.message)")
+        }
+    }
+
+    /// A `Live` signal's readings as the hub takes them: the values, the channels this sensor is the source of now
+    /// (`shown`), its arrival time; nil without a time.
+    static func readings(_ reading: [String: DBusValue]) -> ([ChannelReading], Set<Channel>, Int64)? {
+        guard case .int64(let time)? = reading["arrivalMicros"]?.unwrapped else { return nil }
+        let keys = Set(reading["shown"]?.unwrapped.stringArray ?? [])
+        let shown = Set(Channel.allCases.filter { keys.contains($0.jsonKey) })
+        let values = Channel.allCases.compactMap { channel -> ChannelReading? in
+            guard case .double(let value)? = reading[channel.jsonKey]?.unwrapped else { return nil }
+            return ChannelReading(channel: channel, value: value, rank: 0)
+        }
+        return (values, shown, time)
+    }
+}
