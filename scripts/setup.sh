@@ -21,8 +21,9 @@ packages=(tshark python3 python3-venv libsqlite3-dev zlib1g-dev librsvg2-bin lib
     openssl libnss3-tools iproute2 curl xvfb x11-utils xfce4-panel xfce4-notifyd xdotool imagemagick)
 if [ "${1:-}" = "--vm" ]; then
     # virtme-ng boots the kernel with this machine's filesystem and needs busybox for its init; btvirt is in
-    # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit.
-    packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools systemd-sysv dbus)
+    # bluez-test-tools; the service's VM boots systemd-sysv's /sbin/init and starts dbus's system bus unit;
+    # avahi-daemon announces the hub over DirCon by mDNS in the VM.
+    packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools systemd-sysv dbus avahi-daemon)
 fi
 missing=()
 for package in "${packages[@]}"; do

@@ -70,7 +70,7 @@ public actor DirConHub {
                 _ = try await recorder("HubAppWrote", [.string(app), .bytes(value)])
             } catch {
                 // The app is owed an answer (FTMS 4.16.2): Operation Failed, and the rider is told why.
-                say("the app's request could not reach the recorder: \(error.message)")
+                say("the app's request could not reach the recorder: \(Self.reason(error))")
                 if let opCode = value.first {
                     notify(characteristic, FitnessMachineControlPoint.response(to: opCode, result: .operationFailed))
                 }
@@ -126,8 +126,13 @@ public actor DirConHub {
                 _ = template.notification(characteristic, value)
             }
         } catch {
-            say("the recorder was not told (\(method)): \(error.message)")
+            say("the recorder was not told (\(method)): \(Self.reason(error))")
         }
+    }
+
+    /// Why the recorder could not be told, in a rider's words.
+    static func reason(_ error: DBusError) -> String {
+        RecorderControl.isMissing(error) ? "no recorder is running (`cyclelog record`)" : error.message
     }
 
     /// A `Live` signal's readings as the hub takes them: the values, the channels this sensor is the source of now

@@ -58,7 +58,7 @@ final class DirConHubTests: XCTestCase {
         XCTAssertEqual(found["enabled"] as? [String: Int], ["2a63": 0, "2ad2": 0, "2ad9": 0])
         // Request Control answered by the hub, Set Target Power 200 W once the trainer answered (80 05 01).
         XCTAssertEqual((found["requestControl"] as? [Any])?.last as? String, "800001", "\(found)")
-        XCTAssertEqual((found["setTargetPower200"] as? [Any])?.last as? String, "800501", "\(found)")
+        XCTAssertEqual((found["setTargetPower"] as? [Any])?.last as? String, "800501", "\(found)")
         XCTAssertEqual(found["unknownType"] as? Int, 1, "Unknown Message Type")
         XCTAssertEqual(found["readControlPoint"] as? Int, 5, "Characteristic Operation Not Supported")
         try await waitFor("200 W written to the trainer", record) { try standIn.writes().contains([0x05, 0xC8, 0x00]) }

@@ -23,6 +23,7 @@ HOLD_SECONDS = 3  # a value holds 3 s after its notification (Docs/reference/wor
 APP_ADDRESS = "00:AA:02:00:00:06"  # the app of the hub ride (drive.py's APP)
 HUB_TRAINER_ADDRESS = "00:AA:02:00:00:07"  # the trainer of the hub ride (drive.py's HUB_TRAINER)
 HUB_ERG_WATTS = 230  # what the app asks of it (drive.py's HUB_ERG_WATTS)
+DIRCON_ERG_WATTS = 250  # what the app on the network asks of it over DirCon (drive.py's DIRCON_ERG_WATTS)
 
 
 class Checks:
@@ -552,13 +553,14 @@ class HubCheck:
         prefix = "control_point_write_"
         writes = [(float(words[0]), words[3][len(prefix):]) for words in self.sent
                   if words[1] == HUB_TRAINER_ADDRESS and words[2] == "event" and words[3].startswith(prefix)]
+        # Then the DirCon app's own three (`over_dircon`).
         self.checks.check("the real trainer was asked for control, then the app's %d W, then let go (00, 05 %s, 01)"
                           % (HUB_ERG_WATTS, watts[:2] + " " + watts[2:]),
-                          [value for _, value in writes] == ["00", "05" + watts, "01"], repr(writes))
+                          [value for _, value in writes[:3]] == ["00", "05" + watts, "01"], repr(writes))
         left = self.steps.get("app left", float("inf"))
         self.checks.check("the trainer was let go after the app left, not before",
-                          len(writes) == 3 and writes[2][0] >= left, "Reset at %s, app left at %s"
-                          % (writes[2][0] if len(writes) == 3 else "-", left))
+                          len(writes) >= 3 and left <= writes[2][0] < self.steps.get("dircon announced", 0),
+                          "Reset at %s, app left at %s" % (writes[2][0] if len(writes) >= 3 else "-", left))
         self.checks.check("record said who held the trainer and that it was the rider's again",
                           "an app (%s) holds the trainer" % APP_ADDRESS in record_log
                           and "the app's link is gone: the trainer is the rider's again" in record_log,
@@ -566,25 +568,29 @@ class HubCheck:
         lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
         journal_asked = [words[4] for words in lines if words[1] == "hub-write" and words[2] == APP_ADDRESS
                          and words[3] == "2ad9"]
-        journal_sent = [words[3] for words in lines if words[1] == "hub-send" and words[2] == "2ad9"]
+        # The Bluetooth app's answers come first; the DirCon app's follow (`over_dircon`).
+        journal_sent = [words[3] for words in lines if words[1] == "hub-send" and words[2] == "2ad9"][:2]
         targets = [" ".join(words[2:]) for words in lines if words[1] == "trainer"]
         self.checks.check("the ride's journal holds what the app wrote and what it was answered, and the targets",
                           journal_asked == asked and journal_sent == answered
-                          and targets == ["erg %d" % HUB_ERG_WATTS, "free"],
+                          and targets[:2] == ["erg %d" % HUB_ERG_WATTS, "free"],
                           "%s / %s / %s" % (journal_asked, journal_sent, targets))
-        holders = [words[2] for words in lines if words[1] == "hub-holder"]
+        holders = [(datetime.datetime.fromisoformat(words[0].replace("Z", "+00:00")).timestamp(), words[2])
+                   for words in lines if words[1] == "hub-holder"]
         self.checks.check("the ride's journal says when the app took the trainer and when the rider had it again",
-                          holders == [APP_ADDRESS, "rider"], repr(holders))
-        # The time under the app's control, from the app's own clock: its Request Control to its leaving, within
-        # the 1 Hz series' two boundary seconds.
+                          [holder for _, holder in holders[:2]] == [APP_ADDRESS, "rider"], repr(holders))
+        # The time under the apps' control: the Bluetooth app's from its own clock (its Request Control to its
+        # leaving), the DirCon app's from its holder lines, each within the 1 Hz series' two boundary seconds.
         trainer = json.loads(run(self.cyclelog, "show", "1", "--json", "--db", self.database)).get("trainer") or {}
         held, apps = trainer.get("appSeconds"), trainer.get("apps") or []
         took = next((when for when, value in self.received("wrote", "2ad9") if value == "00"), None)
         span = left - took if took is not None and left != float("inf") else None
-        self.checks.check("show --json: the ride's time under the app's control is the app's own span (±2 s)",
-                          held is not None and span is not None and abs(held - span) <= 2
-                          and len(apps) == 1 and APP_ADDRESS in apps[0],
-                          "%s s held, the app's span %s s, apps %s" % (held, span and round(span, 1), apps))
+        dircon = holders[3][0] - holders[2][0] if len(holders) == 4 else None
+        self.checks.check("show --json: the ride's time under the apps' control is their own spans (±2 s each)",
+                          held is not None and span is not None and dircon is not None
+                          and abs(held - span - dircon) <= 4 and len(apps) == 2 and APP_ADDRESS in apps[0],
+                          "%s s held, the Bluetooth app's span %s s, the DirCon app's %s s, apps %s"
+                          % (held, span and round(span, 1), dircon and round(dircon, 1), apps))
         steering, gone = (json.load(open(os.path.join(self.out, name)))
                           for name in ("status-app-steering.json", "status-app-gone.json"))
         self.checks.check("status said which app was on the hub and steered the trainer, and nothing once it left",
@@ -599,6 +605,45 @@ class HubCheck:
         if reached and ("05" + watts) in wrote:
             print("  info  the app's target to the trainer's control point through the hub: %.0f ms (the guest's "
                   "clock, software emulation)" % (1000 * (reached[0] - wrote["05" + watts])))
+
+    def over_dircon(self):
+        """The hub over DirCon: the app (Tests/DirCon/dircon_client.py) found it by mDNS through the guest's
+        avahi-daemon, read what the Bluetooth app read, and rode ERG at DIRCON_ERG_WATTS through the recorder to
+        the real-stack trainer, which was let go once it left."""
+        path = os.path.join(self.out, "dircon.json")
+        report = json.load(open(path)) if os.path.exists(path) else {}
+        found = report.get("mdns") or {}
+        self.checks.check("the DirCon app found the hub by mDNS: _wahoo-fitness-tnp._tcp, port 36866, its services",
+                          found.get("instance") == "pain cave._wahoo-fitness-tnp._tcp.local"
+                          and found.get("port") == 36866
+                          and "ble-service-uuids=0x1818,0x1816,0x180D,0x1826" in found.get("txt", []),
+                          repr(found) if found else open(os.path.join(self.out, "dircon.out")).read()[-600:])
+        reads = report.get("reads", {})
+        self.checks.check("the DirCon app read what the Bluetooth app read (the trainer's declaration among it)",
+                          report.get("services") == ["1818", "1816", "180d", "1826"]
+                          and all(reads.get(uuid) == value for uuid, value in self.READS.items()),
+                          "%s / %s" % (report.get("services"), reads))
+        self.checks.check("its Request Control and ERG at %d W were answered Success (80 00 01, 80 05 01)"
+                          % DIRCON_ERG_WATTS,
+                          (report.get("requestControl") or [None, None])[1] == "800001"
+                          and (report.get("setTargetPower") or [None, None])[1] == "800501",
+                          "%s / %s" % (report.get("requestControl"), report.get("setTargetPower")))
+        prefix = "control_point_write_"
+        writes = [words[3][len(prefix):] for words in self.sent
+                  if words[1] == HUB_TRAINER_ADDRESS and words[2] == "event" and words[3].startswith(prefix)]
+        watts = DIRCON_ERG_WATTS.to_bytes(2, "little").hex()
+        self.checks.check("the real trainer was asked for control again, the DirCon app's %d W, then let go"
+                          % DIRCON_ERG_WATTS, writes[3:] == ["00", "05" + watts, "01"], repr(writes))
+        app = report.get("app", "")
+        status = json.load(open(os.path.join(self.out, "status-dircon-steering.json")))
+        self.checks.check("status named the DirCon app as the trainer's holder, over DirCon",
+                          app and status.get("TrainerHolder") == app and status.get("HubApps") == app + " over DirCon",
+                          "%s: %s" % (app, {k: status.get(k) for k in ("TrainerHolder", "HubApps")}))
+        lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
+        asked = [words[4] for words in lines if words[1] == "hub-write" and words[2] == app]
+        holders = [words[2] for words in lines if words[1] == "hub-holder"][2:]
+        self.checks.check("the journal holds the DirCon app's writes and its hold on the trainer",
+                          asked == ["00", "05" + watts] and holders == [app, "rider"], "%s / %s" % (asked, holders))
 
     def through_the_hub(self):
         record_log = open(os.path.join(self.out, "record.log")).read()
@@ -673,6 +718,7 @@ class HubCheck:
                      1000 * ordered[-1], len(ordered)))
 
         self.erg_from_the_app(record_log)
+        self.over_dircon()
         rides = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
         self.checks.check("the ride through the hub was saved, complete",
                           len(rides) == 1 and rides[0]["status"] == "complete", json.dumps(rides)[:200])

@@ -60,6 +60,8 @@ APP = "00:AA:02:00:00:06"  # the app a rider rides in, a bumble central
 HUB_ERG_WATTS = 230  # what the app asks of the trainer through the hub
 HUB_TRAINER = ("00:AA:02:00:00:07", "Emulated Trainer")  # the trainer of the hub's ride, on a controller of its own
 PHONE_PAGE_PORT = 8787  # the trainer ride's mirror on the guest's network (run.sh forwards a host port to it)
+DIRCON_ERG_WATTS = 250  # what the app on the network asks of the trainer through the hub over DirCon
+DIRCON_NAME = "Pain cave"  # the DirCon hub's mDNS instance name
 
 
 class Ride:
@@ -442,9 +444,38 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("app left")
     await asyncio.sleep(3)
     await ride.cyclelog("status", "--json", output="status-app-gone.json")
+    await dircon_app(ride, args)
     await ride.end(sensors + [trainer], playing)
     bus.disconnect()
     await hub_transport.close()
+
+
+async def dircon_app(ride, args):
+    """The same hub over DirCon: `cyclelog-mirror serve --dircon` beside the recorder, announced by the guest's
+    avahi-daemon; an app on the network (Tests/DirCon/dircon_client.py, written from the protocol's description)
+    finds it by mDNS, reads, subscribes, rides ERG at DIRCON_ERG_WATTS and leaves."""
+    log_path = os.path.join(ride.out, "dircon-mirror.log")
+    mirror = await asyncio.create_subprocess_exec(
+        args.mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir", os.path.join(ride.out, "dircon-state"),
+        "--dircon", "0.0.0.0:36866", "--dircon-name", DIRCON_NAME, stdout=open(log_path, "w"),
+        stderr=asyncio.subprocess.STDOUT)
+    await ride.wait_for("the DirCon hub announced", lambda: "announced by mDNS" in open(log_path).read(), 60)
+    ride.mark("dircon announced")
+    report, release = os.path.join(ride.out, "dircon.json"), os.path.join(ride.out, "dircon.release")
+    client = await asyncio.create_subprocess_exec(
+        sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "DirCon", "dircon_client.py"),
+        "mdns", "30", report, release, str(DIRCON_ERG_WATTS), stdout=open(os.path.join(ride.out, "dircon.out"), "w"),
+        stderr=asyncio.subprocess.STDOUT)
+    await ride.wait_for("the DirCon app's report", lambda: os.path.exists(report) or client.returncode is not None,
+                        120)
+    ride.mark("dircon app steering")
+    await ride.cyclelog("status", "--json", output="status-dircon-steering.json")
+    open(release, "w").close()
+    await asyncio.wait_for(client.wait(), 30)
+    ride.mark("dircon app left")
+    await asyncio.sleep(3)
+    mirror.send_signal(signal.SIGTERM)
+    await asyncio.wait_for(mirror.wait(), 30)
 
 
 async def trainer_ride(args, link, started):

@@ -21,6 +21,11 @@ export DBUS_SESSION_BUS_ADDRESS
 # The user-mode network's one interface, at the address it gives a guest (no DHCP needed): the phone's way in.
 nic=$(ls /sys/class/net | grep -v '^lo$' | head -1)
 ip link set lo up && ip addr add 10.0.2.15/24 dev "$nic" && ip link set "$nic" up || fail "no network for the phone"
+# mDNS on that network, for the hub over DirCon: the multicast group's route (a box has it through its default
+# route; the guest has none), avahi-daemon on the system bus, as root (the guest has no avahi user to drop to).
+ip route add 224.0.0.0/4 dev "$nic" || fail "no multicast route"
+mkdir -p /run/avahi-daemon
+avahi-daemon --no-drop-root --no-chroot --daemonize || fail "avahi-daemon did not start"
 
 . "$HERE/controllers.sh"
 start_controllers "$OUT" || fail "no virtual controllers"

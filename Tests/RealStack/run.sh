@@ -90,7 +90,7 @@ cluster() {
 # kernel-command-line.service once the system is initialised. The same masks systemd-tmpfiles-setup.service: over
 # the host's root it walks the host's /tmp to empty it (the root is read-only: it empties nothing), 40 s and more
 # under emulation; service_guest.sh makes what it would have made in the folders the guest has of its own.
-MASKED=systemd.mask=systemd-tmpfiles-setup.service
+MASKED="systemd.mask=systemd-tmpfiles-setup.service systemd.mask=avahi-daemon.service systemd.mask=avahi-daemon.socket"
 boot_service() {
     rm -rf "$SERVICE_OUT" && mkdir -p "$SERVICE_OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
