@@ -133,6 +133,74 @@ final class LiveRecorderTests: XCTestCase {
         XCTAssertEqual(ride.waterMillilitres, 250)
     }
 
+    /// A sensor hub in another process (the mirror's DirCon) over D-Bus: each argument past its limit (an address or
+    /// a name over 64 bytes, an empty address, a transport that is not Bluetooth or DirCon, a write over 512 bytes)
+    /// refused with InvalidArgs naming it before the recorder hears of it; what is within them reaches the status,
+    /// and the hub's answer comes back as a `HubSend` signal.
+    func testAHubInAnotherProcessIsHeldToItsLimits() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let store = try WorkoutStore(path: standIn.bus.folder.appendingPathComponent("hub.sqlite").path)
+        let waiting = try await WaitingRecorder(standIn, store, sensors: ["Stages Power L"])
+        defer { waiting.serving.cancel() }
+        let recorder = waiting.recorder
+        let signals = try await waiting.remote.signals(
+            matchingAny: RecorderClient.signalRules.filter { $0.member == "HubSend" })
+        let app = "192.168.1.20:50123"
+        let script = Task {
+            for (arguments, words) in [
+                (
+                    [DBusValue.string(String(repeating: "a", count: 65)), .string(""), .string("DirCon")],
+                    "app takes a string of at most 64 bytes"
+                ),
+                ([.string(""), .string(""), .string("DirCon")], "app is empty"),
+                (
+                    [.string(app), .string(String(repeating: "n", count: 65)), .string("DirCon")],
+                    "name takes a string of at most 64 bytes"
+                ),
+                ([.string(app), .string(""), .string("Carrier pigeon")], "transport takes Bluetooth or DirCon"),
+            ] {
+                let error = await waiting.refusal("HubAppJoined", arguments)
+                XCTAssertEqual(error?.name, DBusError.invalidArgumentsName, "\(arguments)")
+                XCTAssertTrue(error?.message.contains(words) == true, error?.message ?? "accepted")
+            }
+            let nothing = await recorder.status().published.hubApps
+            XCTAssertEqual(nothing, "")
+            // No trainer yet: nothing declared to serve.
+            let joined = try await waiting.call("HubAppJoined", [.string(app), .string("Zwift"), .string("DirCon")])
+            XCTAssertEqual(joined, [.array(elementSignature: "(qay)", [])])
+            let listed = await recorder.status().published.hubApps
+            XCTAssertEqual(listed, "Zwift (\(app)) over DirCon")
+            let long = await waiting.refusal("HubAppWrote", [.string(app), .bytes([UInt8](repeating: 0, count: 513))])
+            XCTAssertEqual(long?.name, DBusError.invalidArgumentsName)
+            XCTAssertTrue(long?.message.contains("value takes at most 512 bytes") == true, long?.message ?? "accepted")
+            let free = await recorder.status().published.trainerHolder
+            XCTAssertEqual(free, "")
+            // Request Control (FTMS 4.16.2): the app holds the trainer, answered 80 00 01 on the control point.
+            _ = try await waiting.call("HubAppWrote", [.string(app), .bytes([0x00])])
+            let held = await recorder.status().published.trainerHolder
+            XCTAssertEqual(held, "Zwift (\(app))")
+            _ = try await waiting.call("HubAppLeft", [.string(app)])
+            let gone = await recorder.status().published
+            XCTAssertEqual([gone.hubApps, gone.trainerHolder], ["", ""])
+            await recorder.stop()
+        }
+        _ = try await recorder.run()
+        try await script.value
+        // The first HubSend, or nothing within 10 s.
+        let first = Task { () -> [DBusValue] in
+            for await signal in signals { return signal.body }
+            return []
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(10))
+            first.cancel()
+        }
+        let sent = await first.value
+        deadline.cancel()
+        XCTAssertEqual(sent, [.uint16(0x2AD9), .bytes([0x80, 0x00, 0x01])])
+    }
+
     /// `Control` from a caller on a link that drops: a repeated request id is answered again and applied once, an
     /// expectation of where the ride stands is checked, and one made of an earlier ride never matches the next
     /// (a retried Lap after a restart cannot add a lap to the new ride). The `Live` signals carry exactly what the
