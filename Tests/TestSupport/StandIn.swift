@@ -91,6 +91,18 @@ public final class StandIn: @unchecked Sendable {
         try logged().filter { $0.characteristic != "write" }
     }
 
+    /// The scenario's events as each sensor played them: (unix seconds, address, what: `silent`, `still`, …).
+    public func events() throws -> [(time: Double, address: String, what: String)] {
+        let lines = try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n")
+        var events: [(time: Double, address: String, what: String)] = []
+        for line in lines {
+            let words = line.split(separator: " ")
+            guard words.count >= 4, words[2] == "event", let time = Double(words[0]) else { continue }
+            events.append((time, String(words[1]), String(words[3])))
+        }
+        return events
+    }
+
     /// What was written to the stand-in's characteristics (the control point), in order.
     public func writes() throws -> [[UInt8]] {
         try logged().filter { $0.characteristic == "write" }.map(\.value)
