@@ -41,9 +41,13 @@ public actor DirConHub {
             say("a DirCon app (\(app)) was turned away: \(maximumApps) are connected already")
             return false
         }
+        // The slot is taken before the recorder is asked: an app connecting meanwhile counts it.
+        apps[app] = App(session: DirConSession(services: template.services), send: send)
         say("an app connected to the hub over DirCon: \(app)")
         await tellRecorder("HubAppJoined", [.string(app), .string(""), .string("DirCon")])
-        apps[app] = App(session: DirConSession(services: template.services), send: send)
+        // What the recorder answered (the trainer's declaration) is what this app reads first; it has sent
+        // nothing yet (`DirConServer` reads its requests once this returns).
+        apps[app]?.session = DirConSession(services: template.services)
         return true
     }
 
@@ -120,9 +124,8 @@ public actor DirConHub {
     private func tellRecorder(_ method: String, _ arguments: [DBusValue]) async {
         do {
             guard case .array(_, let values)? = try await recorder(method, arguments).first else { return }
-            for case .structure(let pair) in values {
-                guard case .uint16(let characteristic)? = pair.first, let value = pair.dropFirst().first?.byteArray
-                else { continue }
+            for case .structure(let fields) in values {
+                guard let (characteristic, value) = RecorderControl.hubValue(fields) else { continue }
                 _ = template.notification(characteristic, value)
             }
         } catch {

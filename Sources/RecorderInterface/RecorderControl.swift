@@ -53,6 +53,19 @@ public enum RecorderControl {
     public static let hubTextBytes = 64
     public static let hubValueBytes = 512
 
+    /// A value for one of the hub's characteristics on the bus, as `HubSend` carries it and each of `HubAppJoined`'s
+    /// answers holds it: the characteristic (q), its bytes (ay).
+    public static func hubValueFields(_ characteristic: UInt16, _ value: [UInt8]) -> [DBusValue] {
+        [.uint16(characteristic), .bytes(value)]
+    }
+
+    /// The same read back; nil for fields of other types.
+    public static func hubValue(_ fields: [DBusValue]) -> (characteristic: UInt16, value: [UInt8])? {
+        guard case .uint16(let characteristic)? = fields.first, let value = fields.dropFirst().first?.byteArray
+        else { return nil }
+        return (characteristic, value)
+    }
+
     /// The methods, in the order Docs/reference/dbus.md lists them, with the control each one applies.
     public static let methods: [(name: String, control: WorkoutControl)] = [
         ("Pause", .pause), ("Resume", .resume), ("Lap", .lap), ("End", .end), ("Cancel", .cancel),

@@ -115,9 +115,7 @@ public actor RecorderLink {
             case "Event":
                 if let event = signal.body.first?.dictionary { await update(.event(event)) }
             case "HubSend":
-                if case .uint16(let characteristic)? = signal.body.first,
-                    let value = signal.body.dropFirst().first?.byteArray
-                {
+                if let (characteristic, value) = RecorderControl.hubValue(signal.body) {
                     await update(.hubSend(characteristic: characteristic, value: value))
                 }
             default: continue

@@ -227,7 +227,7 @@ extension RecorderControl {
                 return [
                     .array(
                         elementSignature: "(qay)",
-                        values.map { .structure([.uint16($0.characteristic), .bytes($0.value)]) })
+                        values.map { .structure(hubValueFields($0.characteristic, $0.value)) })
                 ]
             },
             ExportedInterface.Method("HubAppWrote", in: [.init("app", "s"), .init("value", "ay")]) {
@@ -272,7 +272,7 @@ extension RecorderControl {
                         _ = try? await exported.connection.send(
                             .signal(
                                 path: path, interface: interface, member: "HubSend",
-                                body: [.uint16(characteristic), .bytes(value)]))
+                                body: hubValueFields(characteristic, value)))
                     }
                 }
             }
