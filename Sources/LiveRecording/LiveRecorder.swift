@@ -87,7 +87,11 @@ public actor LiveRecorder {
         // link's jobs one after the other, and the trainer's writer. All end when the recorder does.
         let summary = await withTaskGroup(of: Void.self) { group in
             group.addTask { [bluez] in
-                await writer.serve(bluez) { await self.trainerWriteFailed($0, reason: $1) }
+                await writer.serve(bluez) {
+                    await self.trainerWriteTaken($0)
+                } failed: {
+                    await self.trainerWriteFailed($0, reason: $1)
+                }
             }
             group.addTask {
                 for await event in events { await self.handle(event) }
@@ -400,6 +404,10 @@ public actor LiveRecorder {
     var isIdle: Bool { sensorJobs.values.allSatisfy(\.isIdle) && trainerWriter?.queue.isIdle != false }
 
     // MARK: The trainer
+
+    private func trainerWriteTaken(_ request: FitnessMachineRequest) {
+        core.trainerWriteTaken(request, at: time())
+    }
 
     private func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String) async {
         await execute(core.trainerWriteFailed(request, reason: reason, at: time()))

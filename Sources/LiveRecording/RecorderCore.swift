@@ -44,7 +44,8 @@ struct RecorderCore {
         /// `trainerSubscribed` or `trainerNotSubscribed`.
         case subscribeTrainer(
             sensor: String, controlPoint: GattCharacteristic, status: GattCharacteristic?, TrainerCapabilities)
-        /// A request for the trainer's writer (already in the journal); a failure comes back as `trainerWriteFailed`.
+        /// A request for the trainer's writer (already in the journal); its taking comes back as `trainerWriteTaken`,
+        /// a failure as `trainerWriteFailed`.
         case trainerWrite(GattCharacteristic, FitnessMachineRequest)
         /// Wait until every write before this is on the bus and the trainer has answered its Reset (at most
         /// `LiveRecorder.releaseAnswerWait`), then bring back `then` (`resume`).
@@ -526,6 +527,11 @@ struct RecorderCore {
 
     /// A line for the status (a failure of BlueZ's the recorder met).
     mutating func show(_ line: String) { notice = line }
+
+    /// A trainer write the trainer took (its ATT Write Response came): its answer is awaited from now.
+    mutating func trainerWriteTaken(_ request: FitnessMachineRequest, at time: Time) {
+        trainerControl.written(request, at: time.elapsed)
+    }
 
     /// A trainer write that failed on the bus, with BlueZ's reason in words.
     mutating func trainerWriteFailed(_ request: FitnessMachineRequest, reason: String, at time: Time) -> [Effect] {

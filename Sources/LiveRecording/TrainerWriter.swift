@@ -16,12 +16,17 @@ struct TrainerWriter: Sendable {
         queue.enqueue(Write(characteristic: characteristic, request: request))
     }
 
-    /// Serves the queue until its task is cancelled: `failed` is told a write the bus refused, with BlueZ's reason
-    /// (an ATT error in the Fitness Machine Control Point's words).
-    func serve(_ bus: any SensorBus, failed: @Sendable (FitnessMachineRequest, String) async -> Void) async {
+    /// Serves the queue until its task is cancelled: `taken` is told each write the trainer took (BlueZ's
+    /// WriteValue returned), `failed` a write the bus refused, with BlueZ's reason (an ATT error in the Fitness
+    /// Machine Control Point's words).
+    func serve(
+        _ bus: any SensorBus, taken: @Sendable (FitnessMachineRequest) async -> Void,
+        failed: @Sendable (FitnessMachineRequest, String) async -> Void
+    ) async {
         await queue.serve { write in
             do throws(BlueZError) {
                 try await bus.write(write.characteristic, write.request.bytes)
+                await taken(write.request)
             } catch {
                 await failed(
                     write.request,

@@ -69,7 +69,8 @@ public struct TrainerControl: Sendable {
     private var capabilities: TrainerCapabilities?
     private var everConnected = false
     private var control = Control.none
-    private var pending: (request: FitnessMachineRequest, sentAt: Duration)?
+    /// The write on its way or awaiting its answer; `takenAt` is when the trainer took it (nil until then).
+    private var pending: (request: FitnessMachineRequest, takenAt: Duration?)?
     /// The same request sent again in a row (no answer, or control refused): the count so far.
     private var tries: (request: FitnessMachineRequest, count: Int)?
     /// No write before this time (a pause between retries, or after the rider was told).
@@ -284,10 +285,18 @@ public struct TrainerControl: Sendable {
         return next(at: time)
     }
 
+    /// The trainer took the write of `request` (BlueZ's WriteValue returned: the ATT Write Response came): its
+    /// answer is awaited from now. The time the write spent on its way (a busy radio, retransmissions) is not the
+    /// trainer's to answer for, and a write that never arrives fails on the bus instead (`writeFailed`).
+    public mutating func written(_ request: FitnessMachineRequest, at time: Duration) {
+        guard let sent = pending, sent.request == request, sent.takenAt == nil else { return }
+        pending = (request, time)
+    }
+
     /// The time goes on: an unanswered write times out, a ramp moves, the cadence safety looks again.
     public mutating func tick(at time: Duration) -> [Action] {
         var actions: [Action] = []
-        if let sent = pending, time - sent.sentAt >= rules.answerTimeout {
+        if let sent = pending, let takenAt = sent.takenAt, time - takenAt >= rules.answerTimeout {
             pending = nil
             actions += retryOrGiveUp(
                 sent.request, at: time,
@@ -447,7 +456,7 @@ public struct TrainerControl: Sendable {
     }
 
     private mutating func send(_ request: FitnessMachineRequest, at time: Duration) -> [Action] {
-        pending = (request, time)
+        pending = (request, nil)
         switch request {
         case .setTargetPower(let watts):
             ergWrites.append((Int(watts), time))

@@ -3,7 +3,9 @@
 /// (`--erg-low-cadence`, `--erg-resume-cadence`, `--power-match-seconds`, `--power-from`); the rest are these
 /// defaults.
 public struct TrainerRules: Equatable, Sendable {
-    /// How long a control-point write waits for the trainer's answer (FTMS: the control point's answer is an indication).
+    /// How long a control-point write waits for the trainer's answer once the trainer took it (FTMS: the control
+    /// point's answer is an indication). A write not yet taken fails on the bus instead, as BlueZ answers it (at
+    /// most the 25 s a call to BlueZ waits).
     public var answerTimeout: Duration = .seconds(1)
     /// How often a write that got no answer, or a Request Control that was refused, is sent again before the
     /// rider is told.

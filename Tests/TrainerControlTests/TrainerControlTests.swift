@@ -79,11 +79,14 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
 
     @Test func anUnansweredWriteIsSentThreeTimesMoreThenTheRiderIsTold() throws {
         var control = TrainerControl(mode: .erg, targetWatts: 200)
-        _ = control.connected(fullTrainer, at: .zero)
+        // Each write is taken by the trainer as it is sent (its ATT Write Response), then never answered.
+        for request in writes(control.connected(fullTrainer, at: .zero)) { control.written(request, at: .zero) }
         var sent = 1
         var words: [String] = []
         for tenth in 1...60 {
-            let actions = control.tick(at: seconds(Double(tenth) / 10))
+            let time = seconds(Double(tenth) / 10)
+            let actions = control.tick(at: time)
+            for request in writes(actions) { control.written(request, at: time) }
             sent += writes(actions).count
             words += told(actions)
         }
@@ -92,6 +95,24 @@ func ergControl(_ watts: Int, rules: TrainerRules = TrainerRules()) -> TrainerCo
         #expect(words.count == 1)
         #expect(words.first?.contains("did not answer Request Control within 1 s (4 tries)") == true)
         #expect(writes(control.tick(at: seconds(14))) == [.requestControl])
+    }
+
+    @Test func theAnswerIsAwaitedFromWhenTheTrainerTookTheWrite() throws {
+        var control = TrainerControl(mode: .erg, targetWatts: 200)
+        #expect(writes(control.connected(fullTrainer, at: .zero)) == [.requestControl])
+        // A write on its way for 5 s (a busy radio): not the trainer's silence, so never sent again meanwhile.
+        for tenth in 1...50 { #expect(writes(control.tick(at: seconds(Double(tenth) / 10))).isEmpty) }
+        control.written(.requestControl, at: seconds(5))
+        // Taken at 5 s: the answer is awaited for the rules' 1 s from then, and one that comes within it is taken.
+        #expect(writes(control.tick(at: seconds(5.9))).isEmpty)
+        #expect(writes(control.indicated(answer(0x00), at: seconds(5.95))) == [.setTargetPower(watts: 200)])
+        // The next write, taken at once and unanswered for the 1 s: sent again.
+        control.written(.setTargetPower(watts: 200), at: seconds(6))
+        #expect(writes(control.tick(at: seconds(6.9))).isEmpty)
+        #expect(writes(control.tick(at: seconds(7))) == [.setTargetPower(watts: 200)])
+        // A late taking of a write that is no longer the one awaited changes nothing.
+        control.written(.requestControl, at: seconds(7.1))
+        #expect(writes(control.tick(at: seconds(7.5))).isEmpty)
     }
 
     @Test func controlRefusedIsRetriedThenSaidOnceInWords() throws {
