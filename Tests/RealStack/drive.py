@@ -425,6 +425,9 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("record --bridge started")
     await ride.wait_for("the hub to advertise", lambda: "the hub is advertising" in open(log_path).read(), 60)
     ride.mark("hub advertising")
+    # The mirror serving DirCon starts now, while the trainer comes, so that its start (seconds under emulation)
+    # overlaps the wait; its app comes once the Bluetooth app has left (`dircon_app`).
+    mirror = await start_dircon_mirror(ride, args)
     # The app comes once the trainer is there, as a rider opens the app once the box shows the trainer: what the
     # app reads of the Fitness Machine then follows the real trainer.
     await ride.wait_for("the trainer to stream", lambda: "Emulated Trainer=streaming" in open(log_path).read(), 120)
@@ -444,21 +447,26 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("app left")
     await asyncio.sleep(3)
     await ride.cyclelog("status", "--json", output="status-app-gone.json")
-    await dircon_app(ride, args)
+    await dircon_app(ride, args, mirror)
     await ride.end(sensors + [trainer], playing)
     bus.disconnect()
     await hub_transport.close()
 
 
-async def dircon_app(ride, args):
-    """The same hub over DirCon: `cyclelog-mirror serve --dircon` beside the recorder, announced by the guest's
-    avahi-daemon; an app on the network (Tests/DirCon/dircon_client.py, written from the protocol's description)
-    finds it by mDNS, reads, subscribes, rides ERG at DIRCON_ERG_WATTS and leaves."""
+async def start_dircon_mirror(ride, args):
+    """`cyclelog-mirror serve --dircon` beside the recorder, announced by the guest's avahi-daemon."""
     log_path = os.path.join(ride.out, "dircon-mirror.log")
-    mirror = await asyncio.create_subprocess_exec(
+    return await asyncio.create_subprocess_exec(
         args.mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir", os.path.join(ride.out, "dircon-state"),
         "--dircon", "0.0.0.0:36866", "--dircon-name", DIRCON_NAME, stdout=open(log_path, "w"),
         stderr=asyncio.subprocess.STDOUT)
+
+
+async def dircon_app(ride, args, mirror):
+    """The same hub over DirCon: an app on the network (Tests/DirCon/dircon_client.py, written from the protocol's
+    description) finds the mirror's DirCon service by mDNS, reads, subscribes, rides ERG at DIRCON_ERG_WATTS and
+    leaves."""
+    log_path = os.path.join(ride.out, "dircon-mirror.log")
     await ride.wait_for("the DirCon hub announced", lambda: "announced by mDNS" in open(log_path).read(), 60)
     ride.mark("dircon announced")
     report, release = os.path.join(ride.out, "dircon.json"), os.path.join(ride.out, "dircon.release")
@@ -831,7 +839,7 @@ if __name__ == "__main__":
     parser.add_argument("--still-seconds", type=float, default=4, help="auto: standing, connected, before riding")
     parser.add_argument("--auto-ride-seconds", type=float, default=15, help="auto: riding")
     parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
-    parser.add_argument("--hub-seconds", type=float, default=12, help="hub: the app subscribed")
+    parser.add_argument("--hub-seconds", type=float, default=8, help="hub: the app subscribed")
     parser.add_argument("--service", action="store_true", help="ride against cyclelog.service (systemd as PID 1)")
     parser.add_argument("--service-ride-seconds", type=float, default=15, help="service: riding before each step")
     parser.add_argument("--out", required=True)
