@@ -153,6 +153,7 @@ bench:
 	python3 Benchmarks/live_bench.py
 	python3 Benchmarks/start_bench.py
 	python3 Benchmarks/trainer_bench.py
+	python3 Benchmarks/hub_bench.py
 	python3 Benchmarks/workout_bench.py
 	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/history_bench.py

@@ -99,10 +99,12 @@ def wait():
 
 class StandIn:
     """A private dbus-daemon with the BlueZ stand-in playing `sensors`; children stopped on exit. With
-    `service_directories`, the bus activates services from FOLDER/share/dbus-1/services."""
+    `service_directories`, the bus activates services from FOLDER/share/dbus-1/services; `extra` goes into the
+    scenario beside them (a `hub`)."""
 
-    def __init__(self, sensors, service_directories=False):
+    def __init__(self, sensors, service_directories=False, extra=None):
         self.sensors = sensors
+        self.extra = extra or {}
         self.children = []
         self.service_directories = service_directories
 
@@ -117,7 +119,7 @@ class StandIn:
         scenario = os.path.join(self.folder, "scenario.json")
         self.sent_log = os.path.join(self.folder, "sent.log")
         with open(scenario, "w") as file:
-            json.dump({"sensors": self.sensors, "sentLog": self.sent_log}, file)
+            json.dump(dict(self.extra, sensors=self.sensors, sentLog=self.sent_log), file)
         daemon = subprocess.Popen(["dbus-daemon", "--config-file=" + config, "--nofork", "--nopidfile"],
                                   stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.folder, "bus.log"), "w"))
         self.children.append(daemon)

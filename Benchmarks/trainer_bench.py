@@ -107,14 +107,16 @@ def cyclelog_run():
     return latencies, followed, 100 * cpu / wall
 
 
-async def pycycling_steps(count):
-    """pycycling over bleak: connect to the trainer, Request Control, then `count` set_target_power calls, each
-    followed by its indication; the call times (CLOCK_REALTIME) with their watts."""
+async def pycycling_steps(count, device=None):
+    """pycycling over bleak: connect to the trainer (`device`, a scan's, or found by a scan of its own), Request
+    Control, then `count` set_target_power calls, each followed by its indication; the call times (CLOCK_REALTIME)
+    with their watts."""
     from bleak import BleakClient, BleakScanner
     from pycycling.fitness_machine_service import FitnessMachineService
     # Found by a scan first: the stand-in announces a device once, as it appears, where BlueZ repeats each
     # advertisement, which bleak's search by address waits for.
-    found = [device for device in await BleakScanner.discover(timeout=3) if device.address == TRAINER["address"]]
+    found = [device] if device else [
+        device for device in await BleakScanner.discover(timeout=3) if device.address == TRAINER["address"]]
     if not found:
         raise RuntimeError("the trainer was not found by a scan")
     async with BleakClient(found[0], timeout=20) as client:

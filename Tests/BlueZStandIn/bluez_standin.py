@@ -33,6 +33,9 @@ Point (write + indicate) that answers as the trainer does, and Fitness Machine S
 "follows": "<the trainer's address>" sends the trainer's true power (the rider's crank meter on that bike). The
 event {"do": "cadence", "sensor": <trainer>, "rpm": 30} sets the rider's cadence.
 
+A scenario with "hub": {…} also has a second adapter, /org/bluez/hci1, with GattManager1 and LEAdvertisingManager1
+for `record --bridge`, and an app that connects to what is registered there, subscribes and writes (`Hub`).
+
 What the sensors send, when, and how they answer is the shared emulator's (Tests/SensorEmulator/ride_sensors.py,
 which the real-stack VM uses too); this file only shows it as BlueZ would. The sent log ("sentLog") has a line per
 notification sent, "<unix time> <address> <uuid> <hex> <ride second>", per control-point write,
@@ -46,7 +49,7 @@ import os
 import sys
 import time
 
-from dbus_fast import DBusError, Message, MessageType, PropertyAccess
+from dbus_fast import DBusError, Message, MessageType, PropertyAccess, Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface, dbus_property, method
 
@@ -58,6 +61,7 @@ from ride_sensors import (  # noqa: E402
 # it records the sender of each incoming call here.
 LAST_SENDER = [None]
 ADAPTER = "/org/bluez/hci0"
+HUB_ADAPTER = "/org/bluez/hci1"
 
 
 def device_path(address):
@@ -67,9 +71,10 @@ def device_path(address):
 # dbus-fast answers Properties.Get/GetAll and ObjectManager.GetManagedObjects from the @dbus_property
 # declarations, and emits InterfacesAdded for every export.
 class Adapter(ServiceInterface):
-    def __init__(self, standin):
+    def __init__(self, standin, address="00:AA:01:00:00:00", alias="standin"):
         super().__init__("org.bluez.Adapter1")
         self.standin = standin
+        self.address, self.alias = address, alias
         self.powered = True
         self.discovering = False
         self.filter = {}
@@ -101,11 +106,11 @@ class Adapter(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def Address(self) -> "s":
-        return "00:AA:01:00:00:00"
+        return self.address
 
     @dbus_property(access=PropertyAccess.READ)
     def Alias(self) -> "s":
-        return "standin"
+        return self.alias
 
     @dbus_property(access=PropertyAccess.READWRITE)
     def Powered(self) -> "b":
@@ -414,6 +419,170 @@ class Sensor(RideSensor):
                     second += period
 
 
+class GattManager(ServiceInterface):
+    """The hub adapter's GATT server manager: a registered application is read by the scenario's app (`Hub`)."""
+
+    def __init__(self, hub):
+        super().__init__("org.bluez.GattManager1")
+        self.hub = hub
+
+    @method()
+    def RegisterApplication(self, application: "o", options: "a{sv}"):
+        self.hub.registered(LAST_SENDER[0], application)
+
+    @method()
+    def UnregisterApplication(self, application: "o"):
+        self.hub.unregistered()
+
+
+class AdvertisingManager(ServiceInterface):
+    def __init__(self, hub):
+        super().__init__("org.bluez.LEAdvertisingManager1")
+        self.hub = hub
+
+    @method()
+    def RegisterAdvertisement(self, advertisement: "o", options: "a{sv}"):
+        self.hub.log("advertised")
+
+    @method()
+    def UnregisterAdvertisement(self, advertisement: "o"):
+        pass
+
+
+class AppDevice(ServiceInterface):
+    """The app as BlueZ shows a central connected to the hub's adapter."""
+
+    def __init__(self, address, name):
+        super().__init__("org.bluez.Device1")
+        # Not `name`: dbus-fast keeps the interface's name there.
+        self.address, self.app_name, self.connected = address, name, True
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Address(self) -> "s":
+        return self.address
+
+    @dbus_property(access=PropertyAccess.READ)
+    def AddressType(self) -> "s":
+        return "public"
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Name(self) -> "s":
+        return self.app_name
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Alias(self) -> "s":
+        return self.app_name
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Adapter(self) -> "o":
+        return HUB_ADAPTER
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Connected(self) -> "b":
+        return self.connected
+
+
+class Hub:
+    """A second adapter (hci1) with GattManager1 and LEAdvertisingManager1, and an app that connects to what is
+    registered there as bluetoothd's GATT client would: it reads the application's objects, subscribes to `subscribe`,
+    logs each value the application announces ("<unix time> <app> hub-<uuid> <hex>") and writes `writes` to the
+    Fitness Machine control point ("<unix time> <app> app-write <hex>", then "… app-written <hex> ok|<error>").
+    {"hub": {"app": "00:AA:02:00:00:06", "appName": "App", "appAt": 2, "subscribe": ["2a63", "2ad9"],
+             "writes": [{"at": 4, "value": "00"}, {"at": 6, "value": "05c800"}], "reconnectAt": 60,
+             "reconnects": 50, "awaySeconds": 0.5, "backSeconds": 1, "leaveAt": 150}}
+    Times count from the first notification, as the scenario's events do."""
+
+    def __init__(self, standin, spec):
+        self.standin, self.spec = standin, spec
+        self.adapter = Adapter(standin, spec.get("adapterAddress", "00:AA:01:00:00:02"), "hub")
+        self.interfaces = [self.adapter, GattManager(self), AdvertisingManager(self)]
+        self.app = spec.get("app", "00:AA:02:00:00:06").upper()
+        self.device = AppDevice(self.app, spec.get("appName", "App"))
+        self.device_path = HUB_ADAPTER + "/dev_" + self.app.replace(":", "_")
+        self.application = None
+
+    def log(self, what):
+        self.standin.sent_log.write("%.6f %s %s\n" % (time.time(), self.app, what))
+
+    def registered(self, sender, path):
+        self.application = (sender, path)
+        self.log("registered")
+        asyncio.get_running_loop().create_task(self.ride())
+
+    def unregistered(self):
+        self.application = None
+
+    async def call(self, path, interface, member, signature="", body=()):
+        reply = await self.standin.bus.call(Message(
+            destination=self.application[0], path=path, interface=interface, member=member,
+            signature=signature, body=list(body)))
+        if reply.message_type == MessageType.ERROR:
+            raise DBusError(reply.error_name, " ".join(str(part) for part in reply.body))
+        return reply.body
+
+    async def ride(self):
+        await self.standin.started.wait()
+        await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec.get("appAt", 1)
+                                - time.monotonic()))
+        sender, root = self.application
+        self.standin.export(self.device_path, [self.device])
+        self.log("connected")
+        objects = (await self.call(root, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"))[0]
+        paths = {}
+        for path, interfaces in objects.items():
+            characteristic = interfaces.get("org.bluez.GattCharacteristic1")
+            if characteristic:
+                paths[characteristic["UUID"].value[4:8]] = path
+        uuids = {path: uuid for uuid, path in paths.items()}
+
+        def announced(message):
+            if (message.message_type == MessageType.SIGNAL and message.sender == sender
+                    and message.member == "PropertiesChanged" and message.path in uuids
+                    and "Value" in message.body[1]):
+                self.log("hub-%s %s" % (uuids[message.path], bytes(message.body[1]["Value"].value).hex()))
+        self.standin.bus.add_message_handler(announced)
+        await self.standin.bus.call(Message(
+            destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
+            member="AddMatch", signature="s",
+            body=["type='signal',sender='%s',member='PropertiesChanged'" % sender]))
+        for uuid in self.spec.get("subscribe", []):
+            await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StartNotify")
+        self.log("subscribed")
+        for write in self.spec.get("writes", []):
+            await asyncio.sleep(max(0.0, self.standin.first_notification + write["at"] - time.monotonic()))
+            self.log("app-write %s" % write["value"])
+            try:
+                await self.call(paths["2ad9"], "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}",
+                                [bytes.fromhex(write["value"]), {"device": Variant("o", self.device_path)}])
+                self.log("app-written %s ok" % write["value"])
+            except DBusError as error:
+                self.log("app-written %s %s" % (write["value"], error.type))
+        # Then (from `reconnectAt`) away and back `reconnects` times, as an app whose link drops: bluetoothd ends the
+        # notify sessions of a link that went down, and the app subscribes again once it is back.
+        await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec.get("reconnectAt", 0)
+                                - time.monotonic()))
+        for _ in range(self.spec.get("reconnects", 0)):
+            await self.connect(False, paths)
+            await asyncio.sleep(self.spec.get("awaySeconds", 0.5))
+            await self.connect(True, paths)
+            await asyncio.sleep(self.spec.get("backSeconds", 1.0))
+        if "leaveAt" in self.spec:
+            await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec["leaveAt"]
+                                    - time.monotonic()))
+            await self.connect(False, paths)
+
+    async def connect(self, up, paths):
+        if not up:
+            for uuid in self.spec.get("subscribe", []):
+                await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StopNotify")
+        self.device.connected = up
+        self.device.emit_properties_changed({"Connected": up})
+        if up:
+            for uuid in self.spec.get("subscribe", []):
+                await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StartNotify")
+        self.log("connected" if up else "left")
+
+
 class StandIn:
     def __init__(self, address, scenario, base_folder):
         self.address = address
@@ -422,6 +591,9 @@ class StandIn:
         self.bus = None
         self.on_bus = False
         self.adapter = Adapter(self)
+        self.hub = Hub(self, scenario["hub"]) if "hub" in scenario else None
+        if self.hub:
+            self.export(HUB_ADAPTER, self.hub.interfaces)
         log_path = scenario.get("sentLog")
         self.sent_log = open(log_path or os.devnull, "w", buffering=1)
         self.sensors = [Sensor(self, spec, base_folder) for spec in scenario["sensors"]]
