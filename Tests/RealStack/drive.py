@@ -168,7 +168,11 @@ class MirrorStream:
         reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
         self.writer.write(("GET /api/v1/stream HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: Bearer %s\r\n"
                            "Accept: text/event-stream\r\n\r\n" % (port, token)).encode())
+        self.subscribed = asyncio.Event()
         self.reading = asyncio.create_task(self.read(reader))
+        # Open once its snapshot came: from then on the mirror passes the client every reading (on a loaded
+        # machine the request alone can take over a second to be answered).
+        await asyncio.wait_for(self.subscribed.wait(), 60)
         self.ride.mark("mirror stream open")
 
     async def read(self, reader):
@@ -185,6 +189,8 @@ class MirrorStream:
                 elif text.startswith("data: "):
                     log.write(json.dumps({"time": time.time(), "event": event, "data": json.loads(text[6:])}) + "\n")
                     log.flush()
+                    if event == "snapshot":
+                        self.subscribed.set()
 
     async def post(self, path, body):
         """A paired phone's POST: its status code and JSON answer."""
