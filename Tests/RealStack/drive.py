@@ -431,9 +431,6 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("record --bridge started")
     await ride.wait_for("the hub to advertise", lambda: "the hub is advertising" in open(log_path).read(), 60)
     ride.mark("hub advertising")
-    # The mirror serving DirCon starts now, while the trainer comes, so that its start (seconds under emulation)
-    # overlaps the wait; its app comes once the Bluetooth app has left (`dircon_app`).
-    mirror = await start_dircon_mirror(ride, args)
     # The app comes once the trainer is there, as a rider opens the app once the box shows the trainer: what the
     # app reads of the Fitness Machine then follows the real trainer.
     await ride.wait_for("the trainer to stream", lambda: "Emulated Trainer=streaming" in open(log_path).read(), 120)
@@ -453,6 +450,9 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("app left")
     await asyncio.sleep(3)
     await ride.cyclelog("status", "--json", output="status-app-gone.json")
+    # The mirror serving DirCon starts once the Bluetooth app has left: beside it, under emulation, its start and
+    # its following of the recorder would slow what that app is measured on.
+    mirror = await start_dircon_mirror(ride, args)
     await dircon_app(ride, args, mirror)
     await ride.end(sensors + [trainer], playing)
     bus.disconnect()
