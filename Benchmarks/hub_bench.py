@@ -91,10 +91,13 @@ def cyclelog_run():
         wait_for_line(stand_in.sent_log, "%s subscribed" % APP, 60, record)
         print("hub bench: the meter at %.0f Hz for %.0f s, %d targets through the hub (HUB_BENCH_RATE_HZ, "
               "HUB_BENCH_SECONDS, HUB_BENCH_STEPS)" % (RATE_HZ, SECONDS, STEPS), flush=True)
-        time.sleep(measured + RECONNECTS * 1.6)
-        wait_for_line(stand_in.sent_log, "%s app-written" % APP, 1, record)
+        # Over once the app has come back for the last time (the writes and the measured span come before).
+        deadline = time.monotonic() + measured + RECONNECTS * 1.6 + 60
         while sum(line.split()[2:3] == ["connected"] for line in open(stand_in.sent_log)) < 1 + RECONNECTS:
+            if time.monotonic() > deadline or record.poll() is not None:
+                sys.exit("hub bench: the app did not come back %d times:\n%s" % (RECONNECTS, open(log).read()[-2000:]))
             time.sleep(0.5)
+        wait_for_line(stand_in.sent_log, "%s app-written" % APP, 1, record)
         time.sleep(1)
         stopped = time.time()
         record.send_signal(signal.SIGTERM)
@@ -114,27 +117,36 @@ def cyclelog_run():
     recording = (len(sent), kept[:len(sent)] == sent, joined)
     meter = [(at, power(value)) for at, address, what, value in logged
              if address == METER["address"] and what == "2a63"]
-    hub = [(at, power(value)) for at, address, what, value in logged
-           if address == APP and what == "hub-2a63" and at > subscribed]
-    # The first second after subscribing is left out: a notification on its way as the app subscribed.
+    announced = [(at, value) for at, address, what, value in logged
+                 if address == APP and what == "hub-2a63" and at > subscribed]
+    decoded = pycycling_decodes([value for _, value in announced])
+    # Measured until the app first leaves, leaving out the first second after subscribing (a notification on its
+    # way as the app subscribed).
     away = next((at for at, address, what, _ in logged if address == APP and what == "left"), float("inf"))
-    hub = [entry for entry in hub if subscribed + 1 < entry[0] < away]
-    decoded = pycycling_decodes([value for at, address, what, value in logged
-                                 if address == APP and what == "hub-2a63" and at > subscribed])
+    hub = [(at, power(value)) for at, value in announced if subscribed + 1 < at < away]
     notified = in_order(hub, meter)
     if notified is None:
         sys.exit("hub bench: the hub's powers are not the meter's, in order (%d received):\n%s"
                  % (len(hub), record_log[-2000:]))
-    trainer_writes = [(at, value) for at, address, what, value in logged
-                      if address == TRAINER["address"] and what == "write"]
-    steered = []
-    for at, address, what, value in logged:
-        if address == APP and what == "app-write" and value.startswith("05") and value != "056400":
-            write = next((when for when, written in trainer_writes if when >= at and written == value), None)
-            if write is None:
-                sys.exit("hub bench: the app's %s never reached the trainer:\n%s" % (value, record_log[-2000:]))
-            steered.append((write - at) * 1000)
+    asks = [(at, value) for at, address, what, value in logged
+            if address == APP and what == "app-write" and value.startswith("05") and value != "056400"]
+    steered = write_latencies(logged, asks)
+    if len(steered) < len(asks):
+        sys.exit("hub bench: %d of the app's targets never reached the trainer:\n%s"
+                 % (len(asks) - len(steered), record_log[-2000:]))
     return notified, steered, decoded, recording
+
+
+def write_latencies(logged, asks):
+    """For each ask (time, the request's hex), the ms until the trainer logged the same write; asks it never got
+    are left out."""
+    writes = [(at, value) for at, address, what, value in logged if address == TRAINER["address"] and what == "write"]
+    latencies = []
+    for asked, request in asks:
+        write = next((at for at, value in writes if at >= asked and value == request), None)
+        if write is not None:
+            latencies.append((write - asked) * 1000)
+    return latencies
 
 
 def pycycling_decodes(values):
@@ -192,14 +204,8 @@ def peer_run():
     meter = [(at, power(value)) for at, address, what, value in logged
              if address == METER["address"] and what == "2a63"]
     notified = in_order(arrivals[1:], meter) if len(arrivals) > 1 else None
-    trainer_writes = [(at, value) for at, address, what, value in logged
-                      if address == TRAINER["address"] and what == "write"]
-    steered = []
-    for sent, watts in calls:
-        expected = (bytes([0x05]) + int(watts).to_bytes(2, "little", signed=True)).hex()
-        write = next((at for at, value in trainer_writes if at >= sent and value == expected), None)
-        if write is not None:
-            steered.append((write - sent) * 1000)
+    steered = write_latencies(logged, [(sent, (bytes([0x05]) + int(watts).to_bytes(2, "little", signed=True)).hex())
+                                       for sent, watts in calls])
     return notified, steered, None
 
 

@@ -522,8 +522,7 @@ class Hub:
 
     async def ride(self):
         await self.standin.started.wait()
-        await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec.get("appAt", 1)
-                                - time.monotonic()))
+        await self.standin.until(self.spec.get("appAt", 1))
         sender, root = self.application
         self.standin.export(self.device_path, [self.device])
         self.log("connected")
@@ -545,11 +544,10 @@ class Hub:
             destination="org.freedesktop.DBus", path="/org/freedesktop/DBus", interface="org.freedesktop.DBus",
             member="AddMatch", signature="s",
             body=["type='signal',sender='%s',member='PropertiesChanged'" % sender]))
-        for uuid in self.spec.get("subscribe", []):
-            await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StartNotify")
+        await self.sessions(paths, "StartNotify")
         self.log("subscribed")
         for write in self.spec.get("writes", []):
-            await asyncio.sleep(max(0.0, self.standin.first_notification + write["at"] - time.monotonic()))
+            await self.standin.until(write["at"])
             self.log("app-write %s" % write["value"])
             try:
                 await self.call(paths["2ad9"], "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}",
@@ -559,27 +557,28 @@ class Hub:
                 self.log("app-written %s %s" % (write["value"], error.type))
         # Then (from `reconnectAt`) away and back `reconnects` times, as an app whose link drops: bluetoothd ends the
         # notify sessions of a link that went down, and the app subscribes again once it is back.
-        await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec.get("reconnectAt", 0)
-                                - time.monotonic()))
+        await self.standin.until(self.spec.get("reconnectAt", 0))
         for _ in range(self.spec.get("reconnects", 0)):
             await self.connect(False, paths)
             await asyncio.sleep(self.spec.get("awaySeconds", 0.5))
             await self.connect(True, paths)
             await asyncio.sleep(self.spec.get("backSeconds", 1.0))
         if "leaveAt" in self.spec:
-            await asyncio.sleep(max(0.0, self.standin.first_notification + self.spec["leaveAt"]
-                                    - time.monotonic()))
+            await self.standin.until(self.spec["leaveAt"])
             await self.connect(False, paths)
+
+    async def sessions(self, paths, member):
+        """StartNotify or StopNotify on each characteristic of `subscribe`, as bluetoothd calls them."""
+        for uuid in self.spec.get("subscribe", []):
+            await self.call(paths[uuid], "org.bluez.GattCharacteristic1", member)
 
     async def connect(self, up, paths):
         if not up:
-            for uuid in self.spec.get("subscribe", []):
-                await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StopNotify")
+            await self.sessions(paths, "StopNotify")
         self.device.connected = up
         self.device.emit_properties_changed({"Connected": up})
         if up:
-            for uuid in self.spec.get("subscribe", []):
-                await self.call(paths[uuid], "org.bluez.GattCharacteristic1", "StartNotify")
+            await self.sessions(paths, "StartNotify")
         self.log("connected" if up else "left")
 
 
@@ -605,6 +604,10 @@ class StandIn:
         if self.on_bus:
             for interface in interfaces:
                 self.bus.export(path, interface)
+
+    async def until(self, seconds):
+        """Sleeps until `seconds` after the first notification (the scenario's clock)."""
+        await asyncio.sleep(max(0.0, self.first_notification + seconds - time.monotonic()))
 
     def first_sent(self):
         """The scenario's times count from the first notification."""
@@ -634,7 +637,7 @@ class StandIn:
     async def play_events(self):
         await self.started.wait()
         for event in sorted(self.scenario.get("events", []), key=lambda e: e["at"]):
-            await asyncio.sleep(max(0.0, self.first_notification + event["at"] - time.monotonic()))
+            await self.until(event["at"])
             seconds = event.get("seconds", 0)
             sensor = next((s for s in self.sensors if s.address == event.get("sensor", "").upper()), None)
             print(f"standin: {event['do']} {event.get('sensor', '')} for {seconds} s", flush=True)

@@ -452,27 +452,21 @@ async def hub_ride(args, link, sensors, streams, started):
     await ride.cyclelog("status", "--json", output="status-app-gone.json")
     # The mirror serving DirCon starts once the Bluetooth app has left: beside it, under emulation, its start and
     # its following of the recorder would slow what that app is measured on.
-    mirror = await start_dircon_mirror(ride, args)
-    await dircon_app(ride, args, mirror)
+    await dircon_app(ride, args)
     await ride.end(sensors + [trainer], playing)
     bus.disconnect()
     await hub_transport.close()
 
 
-async def start_dircon_mirror(ride, args):
-    """`cyclelog-mirror serve --dircon` beside the recorder, announced by the guest's avahi-daemon."""
+async def dircon_app(ride, args):
+    """The same hub over DirCon: `cyclelog-mirror serve --dircon` beside the recorder, announced by the guest's
+    avahi-daemon; an app on the network (Tests/DirCon/dircon_client.py, written from the protocol's description)
+    finds it by mDNS, reads, subscribes, rides ERG at DIRCON_ERG_WATTS and leaves."""
     log_path = os.path.join(ride.out, "dircon-mirror.log")
-    return await asyncio.create_subprocess_exec(
+    mirror = await asyncio.create_subprocess_exec(
         args.mirror, "serve", "--listen", "127.0.0.1:0", "--state-dir", os.path.join(ride.out, "dircon-state"),
         "--dircon", "0.0.0.0:36866", "--dircon-name", DIRCON_NAME, stdout=open(log_path, "w"),
         stderr=asyncio.subprocess.STDOUT)
-
-
-async def dircon_app(ride, args, mirror):
-    """The same hub over DirCon: an app on the network (Tests/DirCon/dircon_client.py, written from the protocol's
-    description) finds the mirror's DirCon service by mDNS, reads, subscribes, rides ERG at DIRCON_ERG_WATTS and
-    leaves."""
-    log_path = os.path.join(ride.out, "dircon-mirror.log")
     await ride.wait_for("the DirCon hub announced", lambda: "announced by mDNS" in open(log_path).read(), 60)
     ride.mark("dircon announced")
     report, release = os.path.join(ride.out, "dircon.json"), os.path.join(ride.out, "dircon.release")
