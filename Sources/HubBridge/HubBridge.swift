@@ -117,6 +117,67 @@ public actor HubBridge {
         }
     }
 
+    /// The hub for the rides whose Start asks for it (`LiveRecorder.HubChoice.onStart`): made by `make` once the
+    /// recorder's status wants it (`LiveStatus.hubWanted`), run with the readings from then on, and withdrawn once
+    /// the status no longer wants it (the ride saved or cancelled), the apps still connected then let go of the
+    /// trainer; until the recorder's status ends. A hub that cannot be made is said once per ride, which is
+    /// recorded without it. `stack` subscribes to BlueZ's events for one hub.
+    public static func forRides(
+        of recorder: LiveRecorder, stack: @escaping @Sendable () async -> AsyncStream<BlueZEvent>,
+        make: @escaping @Sendable () async throws -> HubBridge, say: @escaping @Sendable (String) -> Void
+    ) async {
+        await withTaskGroup(of: Void.self) { rides in
+            // The end of the running hub's readings; `tried`: this want of the hub was acted on (made or said).
+            var end: AsyncStream<LiveRecorder.LiveReading>.Continuation?
+            var tried = false
+            for await status in recorder.statusUpdates.subscribe() {
+                if status.hubWanted, !tried {
+                    tried = true
+                    let hub: HubBridge
+                    do {
+                        hub = try await make()
+                    } catch {
+                        say("\(error) The ride is recorded without the hub.")
+                        continue
+                    }
+                    let (readings, ending) = AsyncStream.makeStream(of: LiveRecorder.LiveReading.self)
+                    end = ending
+                    let (live, messages, events) = (
+                        recorder.live.subscribe(), recorder.toApps.subscribe(), await stack()
+                    )
+                    rides.addTask {
+                        await withTaskGroup(of: Void.self) { relay in
+                            relay.addTask {
+                                for await reading in live { ending.yield(reading) }
+                                ending.finish()
+                            }
+                            await hub.run(readings, trainer: recorder, messages: messages, stack: events, say: say)
+                            relay.cancelAll()
+                        }
+                        await hub.appsLeftWithTheHub(say: say)
+                    }
+                } else if !status.hubWanted, tried {
+                    tried = false
+                    end?.finish()
+                    end = nil
+                }
+            }
+            end?.finish()
+        }
+    }
+
+    /// The hub withdrawn with apps still connected to it: the recorder lets go of what they held.
+    func appsLeftWithTheHub(say: @Sendable (String) -> Void) async {
+        let gone = connectedApps.values.map(Self.label).sorted()
+        let addresses = connectedApps.values.map(\.address).sorted()
+        connectedApps = [:]
+        guard !addresses.isEmpty else { return }
+        let change = AppChange(
+            line: "the hub stopped with the ride: \(gone.joined(separator: ", ")) lost it", left: addresses)
+        say(change.line)
+        await told(change)
+    }
+
     /// Starts serving and advertising. Fails in words when the adapter cannot serve or advertise.
     func start() async throws(BlueZError) {
         try await peripheral.register(on: adapter.path)

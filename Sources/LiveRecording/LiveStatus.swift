@@ -17,6 +17,9 @@ public struct LiveStatus: Sendable, Equatable {
 
     public var published: RecorderStatus
     public var screen = Screen()
+    /// The sensor hub is wanted now: the ride being recorded or armed asked for it (`hub=true`) on a recorder that
+    /// runs the hub for such rides (`LiveRecorder.HubChoice.onStart`).
+    public var hubWanted = false
 
     public init(published: RecorderStatus) { self.published = published }
 

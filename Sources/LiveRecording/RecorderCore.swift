@@ -97,6 +97,8 @@ struct RecorderCore {
     private var readings: LiveReadings
     /// A structured workout every ride follows unless its Start names another.
     private let defaultWorkout: LiveRecorder.WorkoutChoice?
+    /// How the sensor hub runs beside the recorder.
+    private let hubChoice: LiveRecorder.HubChoice
     /// The one line the status shows: the latest problem or notice worth seeing.
     private(set) var notice: String?
     /// The ride saved last, returned once the recorder is over (nil after one that waits again).
@@ -160,6 +162,7 @@ struct RecorderCore {
         trainerControl = TrainerControl(
             rules: options.trainerRules, mode: options.trainerMode, targetWatts: options.trainerTargetWatts)
         defaultWorkout = options.workout
+        hubChoice = options.hub
     }
 
     var workoutId: Int64 { controller.workoutId }
@@ -249,6 +252,7 @@ struct RecorderCore {
         if let ask = Self.trainerAsk(request), let refusal = trainerControl.refusal(of: ask) {
             return .refused(refusal)
         }
+        if request.hub, case .none(let why) = hubChoice { return .refused("hub=true: \(why)") }
         return nil
     }
 
@@ -797,6 +801,7 @@ struct RecorderCore {
             published: controller.status(at: time.rideMicroseconds, sensors: sensors.statusSensors))
         status.published.suggestedWorkouts = suggestedWorkouts
         status.screen.message = notice
+        status.hubWanted = hubChoice == .onStart && controller.hubAsked
         if controller.phase == .riding || controller.isEnding,
             let offer = undoLedger.offer(at: max(time.rideMicroseconds, controller.lastEventMicroseconds))
         {

@@ -40,8 +40,25 @@ extension LiveRecorder {
         public var trainerRules = TrainerRules()
         /// A structured workout every ride follows unless its Start names another (`record --workout`).
         public var workout: WorkoutChoice?
+        /// How the sensor hub runs beside the recorder, and so whether a Start's `hub=true` is taken.
+        public var hub: HubChoice = .none(HubChoice.noHub)
 
         public init() {}
+    }
+
+    /// How the sensor hub runs beside a recorder.
+    public enum HubChoice: Sendable, Equatable {
+        /// There is none: a Start's `hub=true` is refused with these words.
+        case none(String)
+        /// For the whole recording (`record --bridge`): a Start's `hub=true` asks for what is there already.
+        case always
+        /// For each ride whose Start asks for it (`hub=true`), from its start (or arming) until it is saved: what
+        /// runs the hub follows `LiveStatus.hubWanted`.
+        case onStart
+
+        /// Why a recorder with no hub refuses `hub=true`.
+        public static let noHub =
+            "this recorder has no sensor hub: it needs a second Bluetooth adapter (or `cyclelog record --bridge`)"
     }
 
     /// A workout chosen for the next ride: `record --workout`, or a Start's `workout=`.

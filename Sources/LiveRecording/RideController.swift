@@ -106,6 +106,8 @@ struct RideController {
     private(set) var problem: LiveRecordingError?
     /// The journal's times never go backwards (the ride clock cannot, and this makes it a rule).
     private(set) var lastEventMicroseconds: Int64 = 0
+    /// The Start of the ride recorded now asked for the sensor hub (`hub=true`).
+    private var rideAskedForHub = false
 
     init(rules: Rules) {
         self.rules = rules
@@ -121,6 +123,16 @@ struct RideController {
         }
     }
     var isOver: Bool { phase == .over }
+
+    /// Whether the Start of the ride being opened, recorded (until it is saved) or armed asked for the sensor hub.
+    /// A ride that began by pedalling (`--auto`) did not.
+    var hubAsked: Bool {
+        switch phase {
+        case .opening(let opening): opening.request.hub
+        case .riding, .ending, .saving: rideAskedForHub
+        case .waiting, .over: armed?.hub ?? false
+        }
+    }
 
     /// A time for the journal from the clock's reading.
     mutating func stamp(_ clockMicroseconds: Int64) -> Int64 {
@@ -212,6 +224,7 @@ struct RideController {
                 IdleEnding(endAfterSeconds: $0.endAfterSeconds, rideStartMicroseconds: start)
             }, endAtGoal: opening.request.endAtGoal)
         phase = .riding
+        rideAskedForHub = opening.request.hub
         armed = nil
         pedallingWatch = nil
         var plan = opening.request.plan

@@ -82,6 +82,9 @@ struct LiveRoutes {
     }
 
     /// `POST /api/v1/control`: `{"requestId", "command", "expect", "workoutId", "args"}` to the recorder's
+    /// What a start with the hub passes on to the apps on it: every measurement the hub sends, and the trainer.
+    static let hubTypes: Set<DataType> = [.power, .cadence, .speed, .hr, .trainer]
+
     /// `Control`.
     private func control(_ request: inout Request, device: DeviceRegistry.Device?) async -> Response {
         let body: ControlBody
@@ -102,6 +105,17 @@ struct LiveRoutes {
                 .forbidden,
                 "\(device?.name ?? "this device") is not granted \(command.dataType.rawValue) "
                     + "(`cyclelog-mirror grant NAME +\(command.dataType.rawValue)` on the recorder)")
+        }
+        // The hub re-broadcasts every sensor, heart rate too, to the apps in Bluetooth range, and lets them steer the
+        // trainer: a start that turns it on needs all of that.
+        if case .start(let style) = command, case .flag(true)? = style["hub"],
+            let missing = Self.hubTypes.subtracting(device.types).sorted(by: { $0.rawValue < $1.rawValue }).first
+        {
+            return MirrorResponder.error(
+                .forbidden,
+                "\(device.name) is not granted \(missing.rawValue), which a start with the hub needs: the hub "
+                    + "passes every sensor and the trainer to the apps in Bluetooth range "
+                    + "(`cyclelog-mirror grant NAME +\(missing.rawValue)` on the recorder)")
         }
         guard await hub.recorderPresent else { return await noRecorder() }
         if case .undo(let action) = command {

@@ -61,6 +61,9 @@ public struct StartRequest: Equatable, Sendable {
     public var powerFrom: PowerSource?
     /// The structured workout to ride (`workout=`, a library id): its targets drive a trainer in ERG.
     public var workout: String?
+    /// The sensor hub for this ride (`hub=true`): the ride's sensors re-broadcast to the apps a rider rides in, on
+    /// the recorder's second adapter, from the start (or from arming) until the ride ends.
+    public var hub = false
 
     /// The fitness test a built-in guided test is (ramp-test, ftp-test-20): its ride is scored as that test.
     public static func fitnessTest(ofWorkout id: String) -> FitnessTest? {
@@ -111,6 +114,7 @@ public struct StartRequest: Equatable, Sendable {
 
     public static let keys = [
         "preset", "name", "goal", "location", "test", "when", "endAtGoal", "control", "powerFrom", "workout",
+        "hub",
     ]
 
     /// The style that asks for this request, its keys in the order of `keys` (what a preset offers).
@@ -126,6 +130,7 @@ public struct StartRequest: Equatable, Sendable {
         if let trainerControl { style.append(("control", .text(trainerControl.rawValue))) }
         if let powerFrom { style.append(("powerFrom", .text(powerFrom.rawValue))) }
         if let workout { style.append(("workout", .text(workout))) }
+        if hub { style.append(("hub", .flag(true))) }
         return style
     }
 
@@ -192,11 +197,15 @@ public struct StartRequest: Equatable, Sendable {
             }
             self.when = parsed
         }
-        switch style["endAtGoal"] {
-        case nil: break
-        case .flag(let value)?: endAtGoal = value
-        case .text?, .other?: throw Problem(key: "endAtGoal", description: "endAtGoal takes a boolean (b)")
+        func flag(_ key: String) throws(Problem) -> Bool? {
+            switch style[key] {
+            case nil: return nil
+            case .flag(let value)?: return value
+            case .text?, .other?: throw Problem(key: key, description: "\(key) takes a boolean (b)")
+            }
         }
+        if let value = try flag("endAtGoal") { endAtGoal = value }
+        if let value = try flag("hub") { hub = value }
         let controls = TrainerChoice.allCases.map(\.rawValue).joined(separator: ", ")
         if let control = try text("control", controls) {
             guard let parsed = TrainerChoice(rawValue: control) else {

@@ -24,9 +24,6 @@ struct BridgeOptions: ParsableArguments {
     var bridgeName: String = HubBridge.defaultName
 
     func validate() throws {
-        if !bridge && (bridgeAdapter != nil || bridgeName != HubBridge.defaultName) {
-            throw ValidationError("--bridge-adapter and --bridge-name go with --bridge")
-        }
         // Flags (3 bytes), the four services' 16-bit UUIDs (10) and the name's own 2 leave 16 of an advertisement's 31.
         guard bridgeName.utf8.count <= 16, !bridgeName.isEmpty else {
             throw ValidationError(
@@ -35,10 +32,40 @@ struct BridgeOptions: ParsableArguments {
         }
     }
 
-    /// The hub on its adapter, on a bus connection of its own, or nil without --bridge. Fails in words when there is
-    /// no adapter for it.
+    /// Whether the hub options mean anything to a recorder that takes Starts (`takesStarts`) or not.
+    func validate(takesStarts: Bool) throws {
+        if !bridge && !takesStarts && (bridgeAdapter != nil || bridgeName != HubBridge.defaultName) {
+            throw ValidationError(
+                "--bridge-adapter and --bridge-name go with --bridge, or with --wait or --auto (for the rides whose "
+                    + "start asks for the hub: `cyclelog start --hub`)")
+        }
+    }
+
+    /// The hub for the whole recording (--bridge), or nil. Fails in words when there is no adapter for it.
     func hub(bus: BusAddress, bluez: BlueZClient, recordingAdapter: String?) async throws -> HubBridge? {
         guard bridge else { return nil }
+        return try await make(bus: bus, bluez: bluez, recordingAdapter: recordingAdapter)
+    }
+
+    /// How the hub runs beside a recorder without --bridge: for the rides whose Start asks for it when the recorder
+    /// takes Starts and there is an adapter for it, else not at all (a Start's hub=true is refused in these words).
+    func choice(takesStarts: Bool, bluez: BlueZClient, recordingAdapter: String?) async -> LiveRecorder.HubChoice {
+        guard takesStarts else {
+            return .none("this recording takes no starts")
+        }
+        let adapters = await bluez.adapters
+        do {
+            let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
+            _ = try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)
+            return .onStart
+        } catch {
+            return .none("this recorder has no sensor hub: \(error.description)")
+        }
+    }
+
+    /// The hub on its adapter (powered on if it is not), on a bus connection of its own. Fails in words when there
+    /// is no adapter for it.
+    func make(bus: BusAddress, bluez: BlueZClient, recordingAdapter: String?) async throws -> HubBridge {
         let adapters = await bluez.adapters
         let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
         let adapter = try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)

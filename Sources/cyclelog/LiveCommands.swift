@@ -6,6 +6,7 @@ import Dispatch
 import ExitStatus
 import Formats
 import Foundation
+import HubBridge
 import LiveRecording
 import ProgramMain
 import RecorderInterface
@@ -187,6 +188,7 @@ struct Record: AsyncParsableCommand {
         guard case .timeSeconds = WorkoutGoal(endAfter) else {
             throw ValidationError("--end-after takes a time such as 90s, 5m or 1h, not '\(endAfter)'")
         }
+        try hub.validate(takesStarts: wait || auto)
     }
 
     var endAfterSeconds: Double {
@@ -214,6 +216,10 @@ struct Record: AsyncParsableCommand {
         options.waitForStart = wait
         options.wheelCircumferenceMillimetres = wheel.wheelCircumference
         trainer.apply(to: &options)
+        options.hub =
+            bridge != nil
+            ? .always
+            : await hub.choice(takesStarts: wait || auto, bluez: bluez, recordingAdapter: buses.adapter)
         options.workout = chosen
         options.sensors = sensors
         let known = try await store.call { (store) throws(StoreError) in try store.knownSensors() }
@@ -267,6 +273,15 @@ struct Record: AsyncParsableCommand {
                     await bridge.run(readings, trainer: recorder, messages: messages, stack: stack) {
                         printError("cyclelog: \($0)")
                     }
+                }
+            }
+            if options.hub == .onStart {
+                let (hub, bus, adapter) = (hub, buses.bluezBus, buses.adapter)
+                tasks.addTask {
+                    await HubBridge.forRides(
+                        of: recorder, stack: { await bluez.events() },
+                        make: { try await hub.make(bus: bus, bluez: bluez, recordingAdapter: adapter) },
+                        say: { printError("cyclelog: \($0)") })
                 }
             }
             if let hciCapture, let file = capture {

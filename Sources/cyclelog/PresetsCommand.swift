@@ -94,6 +94,12 @@ struct AddPreset: ParsableCommand {
         } catch {
             throw CommandFailure(error.description)
         }
+        // A preset keeps the ride's plan, not how the trainer is steered: said, rather than dropped unsaid.
+        if request.trainerControl != nil || request.powerFrom != nil {
+            throw CommandFailure(
+                "a preset keeps a ride's name, goal, place, test, start and workout; --control and --power-from go "
+                    + "with `cyclelog start`")
+        }
         let store = try database.open()
         // A workout the library does not have would be refused at every start: said now instead.
         if let workout = request.workout, try store.libraryWorkout(workout) == nil {

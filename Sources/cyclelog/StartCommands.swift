@@ -23,11 +23,19 @@ struct Start: AsyncParsableCommand {
 
     @OptionGroup var style: StyleOptions
 
+    @Flag(
+        help: ArgumentHelp(
+            "Turn the sensor hub on for this ride: its sensors re-broadcast to the apps a rider rides in.",
+            discussion: "Needs a recorder with a second Bluetooth adapter (`cyclelog record --wait`)."))
+    var hub = false
+
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
         // The recorder checks the style (one place for the rules and their messages).
-        let values = (preset.map { [("preset", StartRequest.Value.text($0))] } ?? []) + style.values
+        let values =
+            (preset.map { [("preset", StartRequest.Value.text($0))] } ?? []) + style.values
+            + (hub ? [("hub", .flag(true))] : [])
         let reply = try await ControlCommand.call(
             .start(style: Dictionary(values) { $1 }), bus: control.address, noRecorder: .cannotUse)
         let id = reply.first?.integer ?? 0

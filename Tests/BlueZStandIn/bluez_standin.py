@@ -446,7 +446,7 @@ class AdvertisingManager(ServiceInterface):
 
     @method()
     def UnregisterAdvertisement(self, advertisement: "o"):
-        pass
+        self.hub.log("withdrawn")
 
 
 class AppDevice(ServiceInterface):
@@ -511,6 +511,7 @@ class Hub:
 
     def unregistered(self):
         self.application = None
+        self.log("unregistered")
 
     async def call(self, path, interface, member, signature="", body=()):
         reply = await self.standin.bus.call(Message(

@@ -59,6 +59,10 @@ final class PresetsCommandTests: XCTestCase {
         let badGoal = try cyclelog(["presets", "add", "hills", "--title", "Hills", "--goal", "9x", "--db", database])
         XCTAssertEqual(badGoal.status, 1)
         XCTAssertTrue(badGoal.errorOutput.contains("goal '9x' is not a time"), badGoal.errorOutput)
+        let steering = try cyclelog(["presets", "add", "erg", "--title", "ERG", "--control", "erg", "--db", database])
+        XCTAssertEqual(steering.status, 1, "a preset does not keep the trainer's mode: refused, not dropped")
+        XCTAssertTrue(steering.errorOutput.contains("--control and --power-from go with"), steering.errorOutput)
+        XCTAssertEqual(try list().count, 4, "nothing was added")
     }
 
     /// A preset used to start a ride is offered before the ones never used; a pinned one before both.

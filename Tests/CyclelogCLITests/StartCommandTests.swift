@@ -217,6 +217,75 @@ final class StartCommandTests: XCTestCase {
         XCTAssertEqual(ride.statistics.maximumPowerWatts, 0, "the bike stood throughout")
     }
 
+    /// A start's `hub=true` brings the sensor hub up on the recorder's second adapter for that ride alone: the app
+    /// there connects, is named in the status and hears the meter's power; once the ride is saved the hub is
+    /// withdrawn and the app, still connected to it, let go of. The next ride, started without it, has no hub.
+    func testAStartTurnsTheHubOnForItsRideAlone() async throws {
+        let app = "00:AA:02:00:00:06"
+        let standIn = try StandIn(
+            sensors: [StandIn.power], hub: ["app": app, "appName": "Zwift", "appAt": 0, "subscribe": ["2a63"]])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("hub.sqlite").path
+        let record = try await waitingRecorder(standIn, database: database)
+        // The app's side of the stand-in's log: "<time> <app> <what> [<hex>]".
+        func heard() throws -> [String] {
+            try String(contentsOfFile: standIn.sentLogPath, encoding: .utf8).split(separator: "\n")
+                .map { $0.split(separator: " ").map(String.init) }.filter { $0.count >= 3 && $0[1] == app }
+                .map { $0.dropFirst(2).joined(separator: " ") }
+        }
+        XCTAssertFalse(try heard().contains("registered"), "the hub is off until a start asks for it")
+
+        try expect(["start", "--hub"], status: 0, saying: "Recording workout 1.", standIn)
+        try await waitFor("the app on the hub hearing the meter's power", record) {
+            try heard().contains { $0.hasPrefix("hub-2a63 ") }
+        }
+        try await waitFor("the app in the status", record) {
+            try run(["status"], standIn).output.contains("Zwift (\(app)) over Bluetooth")
+        }
+        try expect(["end", "--now"], status: 0, saying: "", standIn)
+        try await waitFor("the hub withdrawn once the ride was saved", record) {
+            let heard = try heard()
+            return heard.contains("withdrawn") && heard.contains("unregistered")
+        }
+        try await waitFor("the app gone from the status", record) {
+            !(try run(["status"], standIn).output.contains("over Bluetooth"))
+        }
+        XCTAssertTrue(record.output.contains("the hub stopped with the ride: Zwift (\(app)) lost it"), record.output)
+
+        try expect(["start"], status: 0, saying: "Recording workout 2.", standIn)
+        try await rideOn(standIn, record)
+        try await endNowAndStop(record, standIn)
+        XCTAssertEqual(try heard().filter { $0 == "registered" }.count, 1, "the second ride had no hub")
+    }
+
+    /// A recorder with one adapter refuses a start's `hub=true` in words that say what is missing, and starts the
+    /// same ride without it; `record` refuses hub options that could never apply.
+    func testAStartAskingForAHubTheRecorderCannotRunIsRefused() async throws {
+        let standIn = try StandIn(sensors: [StandIn.power])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("no-hub.sqlite").path
+        // Where a hub would advertise means nothing to a recording that neither bridges nor takes starts.
+        try expect(
+            ["record", "--bridge-adapter", "hci1", "--db", database], status: 64,
+            saying: "--bridge-adapter and --bridge-name go with --bridge, or with --wait or --auto", standIn)
+        let record = try await waitingRecorder(standIn, database: database)
+        try expect(
+            ["start", "--hub"], status: 1,
+            saying: "hub=true: this recorder has no sensor hub: the hub needs a Bluetooth adapter of its own", standIn)
+        try expect(["start"], status: 0, saying: "Recording workout 1.", standIn)
+        try await endNowAndStop(record, standIn)
+    }
+
+    /// Ends the ride at once, waits for the recorder to wait again and stops it.
+    private func endNowAndStop(_ record: Cyclelog, _ standIn: StandIn) async throws {
+        try expect(["end", "--now"], status: 0, saying: "", standIn)
+        try await waitFor("the recorder waiting again", record) {
+            try run(["status"], standIn).output.contains("Waiting for a ride")
+        }
+        record.signal(SIGTERM)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+    }
+
     /// A Start with no sensor connected says so with the hint, and the recorder goes on waiting.
     func testAStartWithoutSensorsNamesTheWayToAddThem() async throws {
         let standIn = try StandIn(sensors: [StandIn.power])

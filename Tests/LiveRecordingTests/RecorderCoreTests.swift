@@ -173,6 +173,42 @@ import Workouts
         #expect(rig.ergWatts == [150])
     }
 
+    @Test func aStartsHubIsWantedFromItsArmingUntilItsRideIsSaved() throws {
+        let hub = try StartRequest(style: ["hub": .flag(true)], presets: [])
+        let armedHub = try StartRequest(style: ["hub": .flag(true), "when": .text("pedalling")], presets: [])
+        // A recorder with no hub refuses it in its own words; one whose hub runs throughout takes it as it is.
+        let without = CoreRig(workout: nil, waitForStart: true)
+        without.ride(seconds: 2)
+        guard case .refused(let words)? = without.core.startRefusal(hub, at: without.time) else {
+            Issue.record("hub=true was taken by a recorder without a hub")
+            return
+        }
+        #expect(words == "hub=true: " + LiveRecorder.HubChoice.noHub)
+        let always = CoreRig(workout: nil, waitForStart: true, hub: .always)
+        always.ride(seconds: 2)
+        #expect(always.core.startRefusal(hub, at: always.time) == nil)
+        always.carryOut(always.core.start(hub, at: always.time))
+        #expect(always.status.state == .running)
+        #expect(!always.status.hubWanted, "the hub that runs throughout is nobody's to bring up")
+
+        let rig = CoreRig(workout: nil, waitForStart: true, hub: .onStart)
+        rig.ride(seconds: 2)
+        #expect(!rig.status.hubWanted)
+        #expect(rig.core.startRefusal(armedHub, at: rig.time) == nil)
+        rig.carryOut(rig.core.start(armedHub, at: rig.time))
+        #expect(rig.status.state == .armed)
+        #expect(rig.status.hubWanted, "an app connects before the first pedal stroke")
+        rig.ride(seconds: 3)
+        #expect(rig.status.state == .running)
+        #expect(rig.status.hubWanted)
+        rig.control(.end)
+        #expect(rig.saves == 1)
+        #expect(!rig.status.hubWanted, "withdrawn once the ride is saved")
+        // The next ride's Start does not ask for it.
+        #expect(rig.startRide() != 0)
+        #expect(!rig.status.hubWanted)
+    }
+
     @Test func aSensorLostDuringAGuidedRampTestNeitherEndsItNorStopsItsSteps() {
         let ramp = BuiltInWorkouts.ramp(startWatts: 100, stepWatts: 20)
         let rig = CoreRig(workout: PlannedWorkout(ramp, ftpWatts: nil), rampTest: true)
@@ -240,8 +276,12 @@ final class CoreRig {
     var presetsInStore = WorkoutPreset.builtIn
     private(set) var presetReads = 0
 
-    init(workout: PlannedWorkout?, rampTest: Bool = false, waitForStart: Bool = false) {
+    init(
+        workout: PlannedWorkout?, rampTest: Bool = false, waitForStart: Bool = false,
+        hub: LiveRecorder.HubChoice = .none(LiveRecorder.HubChoice.noHub)
+    ) {
         var options = LiveRecorder.Options()
+        options.hub = hub
         options.sensors = [RecorderCoreTests.meterAddress, RecorderCoreTests.trainerAddress]
         options.workout = workout.map { LiveRecorder.WorkoutChoice(id: "w", planned: $0) }
         if rampTest { options.plan.fitnessTest = .ramp }

@@ -54,11 +54,15 @@ public final class StandIn: @unchecked Sendable {
         ]
     }
 
-    public init(sensors: [[String: Any]], events: [[String: Any]] = [], bus: PrivateBus? = nil) throws {
+    /// `hub`: a second adapter with an app that connects to what is registered there (the stand-in's `Hub`).
+    public init(
+        sensors: [[String: Any]], events: [[String: Any]] = [], hub: [String: Any]? = nil, bus: PrivateBus? = nil
+    ) throws {
         self.bus = try bus ?? PrivateBus()
-        let scenario: [String: Any] = [
+        var scenario: [String: Any] = [
             "sensors": sensors, "events": events, "sentLog": self.bus.folder.appendingPathComponent("sent.log").path,
         ]
+        scenario["hub"] = hub
         let scenarioPath = self.bus.folder.appendingPathComponent("scenario.json")
         try JSONSerialization.data(withJSONObject: scenario).write(to: scenarioPath)
         process = try ChildProcess(

@@ -28,6 +28,10 @@ final class StartRequestTests: XCTestCase {
         XCTAssertEqual(named.plan.name, "Club run")
         XCTAssertEqual(named.plan.goal, .energyJoules(800 * 4184))
         XCTAssertTrue(named.endAtGoal)
+        XCTAssertFalse(named.hub, "the hub is off unless a start asks for it")
+        let bridged = try StartRequest(style: ["hub": .flag(true)], presets: presets)
+        XCTAssertTrue(bridged.hub)
+        XCTAssertEqual(bridged.style.map(\.key), ["hub"], "the style that asks for it says so")
     }
 
     func testEveryRefusalNamesItsKey() {
@@ -39,6 +43,7 @@ final class StartRequestTests: XCTestCase {
             (["when": .text("later")], "when", "is not now or pedalling"),
             (["endAtGoal": .text("yes")], "endAtGoal", "takes a boolean"),
             (["endAtGoal": .flag(true)], "endAtGoal", "needs a goal"),
+            (["hub": .text("on")], "hub", "hub takes a boolean (b)"),
             (["preset": .text("hill")], "preset", "the presets are open, 20min, ramp, endurance-1h"),
             (["name": .text("   ")], "name", "1 to 200 characters"),
             (["name": .other(signature: "i")], "name", "not i"),
