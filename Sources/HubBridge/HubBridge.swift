@@ -261,7 +261,7 @@ public actor HubBridge {
 
     /// One live reading: what it changes, notified to the apps subscribed.
     func take(_ reading: LiveRecorder.LiveReading) async {
-        for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.arrivalMicroseconds) {
+        for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds) {
             _ = try? await peripheral.notify(notification.characteristic.rawValue, notification.value)
         }
     }

@@ -33,7 +33,7 @@ struct LiveReadings {
         guard !readings.isEmpty else { return nil }
         sequence += 1
         return LiveRecorder.LiveReading(
-            sequence: sequence, arrivalMicroseconds: arrivalMicroseconds,
+            sequence: sequence, arrivalMicroseconds: arrivalMicroseconds, journalMicroseconds: event.timeMicroseconds,
             sensor: sensor, readings: readings,
             shown: sources.take(readings, from: sensor, at: event.timeMicroseconds))
     }

@@ -11,6 +11,9 @@ extension LiveRecorder {
         public var sequence: UInt64
         /// CLOCK_REALTIME when the notification arrived on the bus connection.
         public var arrivalMicroseconds: Int64
+        /// Its time in the ride's journal (never before the one before): what the sensor hub is clocked by, so that
+        /// a replay of the journal sends what the hub sent (`HubReplay`).
+        public var journalMicroseconds: Int64
         public var sensor: String
         public var readings: [ChannelReading]
         /// The channels of `readings` whose source `sensor` is now, by the ride's source priority

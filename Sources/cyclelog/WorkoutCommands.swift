@@ -4,6 +4,7 @@ import Concurrency
 import ExitStatus
 import Formats
 import Foundation
+import LiveRecording
 import ProgramMain
 import Recording
 import RideHistory
@@ -285,16 +286,31 @@ struct Show: ParsableCommand {
     @Flag(help: "Print the raw journal stored with the workout instead (the cyclelog journal format).")
     var journal = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Print what went between the sensor hub and its apps instead, as journal lines.",
+            discussion:
+                "Each value the hub re-broadcast (hub-send), made again from the journal: byte for byte what it "
+                + "sent when it heard the ride from its start (`record --bridge`); and the apps' writes, the answers "
+                + "and who held the trainer, as the journal has them."))
+    var hub = false
+
+    func validate() throws {
+        if [json, journal, hub].filter({ $0 }).count > 1 {
+            throw ValidationError("--json, --journal and --hub each print the workout another way: give one")
+        }
+    }
+
     func run() throws {
         let store = try database.openRides()
         let id = try reference.resolve(in: store)
-        if journal {
+        if journal || hub {
             let events = try store.journal(id)
             if events.isEmpty, let file = try store.importedFile(id) {
                 throw CommandFailure(
                     "workout \(id) was imported from \(file.fileName): it has no journal, its FIT file is kept instead")
             }
-            sayOnStandardOutput(Journal.text(events), terminator: "")
+            sayOnStandardOutput(Journal.text(hub ? HubReplay.exchanges(events) : events), terminator: "")
             return
         }
         let summary = try WorkoutReference.summary(id, in: store)

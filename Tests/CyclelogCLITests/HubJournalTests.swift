@@ -1,0 +1,67 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The sensor hub's values against the ride's journal: what an app on the hub received, byte for byte, is what
+/// `show --hub` makes again from the stored journal.
+final class HubJournalTests: XCTestCase {
+    /// A ride with a power meter, a cadence sensor and a strap recorded with `--bridge`, an app on the stand-in's
+    /// second adapter subscribed to the four measurements: on each characteristic, every value the app received
+    /// from its subscription on is the replay's, in the same order, until one of them ends (the hub goes on
+    /// re-broadcasting while the ride is saved; those readings are in no journal).
+    func testWhatTheAppReceivedIsTheJournalsReplayByteForByte() async throws {
+        let app = "00:AA:02:00:00:06"
+        let measurements = ["2a63", "2a5b", "2a37", "2ad2"]
+        let standIn = try StandIn(
+            sensors: [StandIn.power, StandIn.cadence, StandIn.heartRate],
+            hub: ["app": app, "appAt": 0, "subscribe": measurements])
+        try await standIn.waitUntilReady()
+        let database = standIn.bus.folder.appendingPathComponent("hub.sqlite").path
+        let record = try Cyclelog(
+            [
+                "record", "--bridge", "--plain", "--sensor", "Stages Power L", "--sensor", "Wahoo CADENCE",
+                "--sensor", "Polar H10", "--db", database,
+            ], standIn: standIn)
+        // What the app heard on each characteristic, in order.
+        func heard() throws -> [String: [String]] {
+            var heard: [String: [String]] = [:]
+            for line in try String(contentsOfFile: standIn.sentLogPath, encoding: .utf8).split(separator: "\n") {
+                let words = line.split(separator: " ").map(String.init)
+                guard words.count == 4, words[1] == app, words[2].hasPrefix("hub-") else { continue }
+                heard[String(words[2].dropFirst(4)), default: []].append(words[3])
+            }
+            return heard
+        }
+        try await waitFor("the app hearing 40 powers and 10 heart rates", record, seconds: 40) {
+            let heard = try heard()
+            return heard["2a63", default: []].count >= 40 && heard["2a37", default: []].count >= 10
+        }
+        record.signal(SIGTERM)
+        XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
+
+        let shown = try cyclelog(["show", "1", "--hub", "--db", database])
+        XCTAssertEqual(shown.status, 0, shown.errorOutput)
+        var replayed: [String: [String]] = [:]
+        for line in shown.output.split(separator: "\n") where !line.hasPrefix("#") {
+            let words = line.split(separator: " ").map(String.init)
+            XCTAssertEqual(words.count, 4, "\(line)")
+            XCTAssertEqual(words[1], "hub-send", "\(line)")
+            replayed[words[2], default: []].append(words[3])
+        }
+        let received = try heard()
+        for uuid in measurements {
+            let values = received[uuid, default: []]
+            let replay = replayed[uuid, default: []]
+            XCTAssertGreaterThanOrEqual(values.count, 10, "\(uuid): the app heard too little to compare")
+            // Where the app's first value is in the replay: the start whose run of equal values is longest (a strap's
+            // values repeat).
+            let runs = replay.indices.map { start in zip(replay[start...], values).prefix { $0 == $1 }.count }
+            let start = runs.indices.max { runs[$0] < runs[$1] } ?? 0
+            let overlap = min(values.count, replay.count - start)
+            XCTAssertEqual(
+                runs.isEmpty ? 0 : runs[start], overlap,
+                "\(uuid): the app's values differ from the replay's after \(runs.isEmpty ? 0 : runs[start]) equal ones")
+            XCTAssertGreaterThanOrEqual(overlap, 10, "\(uuid): \(values.count) received, \(replay.count) replayed")
+        }
+    }
+}
