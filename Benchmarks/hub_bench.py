@@ -13,7 +13,8 @@ Two latencies, each on the stand-in's clock (CLOCK_REALTIME on one machine):
   100 ms.
 Then the app's link drops and comes back HUB_BENCH_RECONNECTS (default 50) times: the ride's journal must hold every
 notification the meter sent, in order, and `record` must have seen each connection. The hub's power measurements
-are read by pycycling's parser too, and must read as the layout says.
+are read by pycycling's parser too, and must read as the layout says; and each one the app received before the
+recorder was stopped must be byte for byte a value of the journal's replay (`cyclelog show 1 --hub`), in order.
 
 Peer in the same run, what an app gets without a hub: pycycling 0.4.1 over bleak 0.22.3 paired to the same kind of
 meter and trainer on the same stand-in: the meter's notification to its measurement handler, and its
@@ -106,6 +107,9 @@ def cyclelog_run():
         record_log = open(log).read()
         shown = subprocess.run([CYCLELOG, "show", "1", "--journal", "--db", database], capture_output=True, text=True)
         journal = [line.split() for line in shown.stdout.splitlines()]
+        exchanges = subprocess.run([CYCLELOG, "show", "1", "--hub", "--db", database], capture_output=True, text=True)
+        replayed = [words[3] for words in map(str.split, exchanges.stdout.splitlines())
+                    if len(words) == 4 and words[1:3] == ["hub-send", "2a63"]]
     subscribed = next(at for at, address, what, _ in logged if address == APP and what == "subscribed")
     # What the recorder kept while the app came and went: every notification the meter sent before the recorder
     # was stopped, in order, in the ride's journal.
@@ -120,6 +124,10 @@ def cyclelog_run():
     announced = [(at, value) for at, address, what, value in logged
                  if address == APP and what == "hub-2a63" and at > subscribed]
     decoded = pycycling_decodes([value for _, value in announced])
+    # The app's values before the recorder was stopped (after it, the hub goes on while the ride is saved) against
+    # the journal's replay: each one the replay's, at increasing places (the gaps are the app's times away).
+    journalled = [value for at, value in announced if at < stopped]
+    replay = (len(journalled), replay_matches(journalled, replayed))
     # Measured until the app first leaves, leaving out the first second after subscribing (a notification on its
     # way as the app subscribed).
     away = next((at for at, address, what, _ in logged if address == APP and what == "left"), float("inf"))
@@ -134,7 +142,19 @@ def cyclelog_run():
     if len(steered) < len(asks):
         sys.exit("hub bench: %d of the app's targets never reached the trainer:\n%s"
                  % (len(asks) - len(steered), record_log[-2000:]))
-    return notified, steered, decoded, recording
+    return notified, steered, decoded, recording, replay
+
+
+def replay_matches(received, replayed):
+    """How many of `received`, in order, are found in `replayed` at increasing places."""
+    place, equal = 0, 0
+    for value in received:
+        try:
+            place = replayed.index(value, place) + 1
+        except ValueError:
+            continue
+        equal += 1
+    return equal
 
 
 def write_latencies(logged, asks):
@@ -216,7 +236,7 @@ def row(name, values, target=None, limit=None):
 
 
 def main():
-    notified, steered, decoded, recording = cyclelog_run()
+    notified, steered, decoded, recording, replay = cyclelog_run()
     peer_notified, peer_steered, why_not = peer_run()
     print("| sensor hub, the stand-in's meter at %.0f Hz and trainer | p50 / p99 / max (count) | target |" % RATE_HZ)
     print("|---|---|---|")
@@ -234,6 +254,8 @@ def main():
     print("| the ride's journal while the app left and came back %d times: the meter's notifications kept, in order "
           "| %d of %d, the app joined %d times | all (%s) |"
           % (RECONNECTS, count if whole else 0, count, joined, verdict(whole and joined == 1 + RECONNECTS)))
+    print("| the hub's power measurements the app received, byte for byte the journal's replay (`show --hub`) "
+          "| %d of %d | all (%s) |" % (replay[1], replay[0], verdict(replay[0] == replay[1] > 0)))
     if decoded:
         print("| the hub's power measurements pycycling's parser reads alike (power, crank revolutions and time) "
               "| %d of %d | all (%s) |" % (decoded[1], decoded[0], verdict(decoded[0] == decoded[1] > 0)))
