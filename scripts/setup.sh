@@ -95,4 +95,6 @@ if [ "${1:-}" = "--bench" ]; then
     pypi pycycling==0.4.1 pycycling --no-deps
     # pycycling's Bluetooth client: the trainer benchmark's peer.
     pypi bleak==0.22.3 bleak --no-deps
+    # What bleak needs beside dbus-fast on Debian 12's Python 3.11 (a machine without the VM's bumble lacks it).
+    pypi typing_extensions==4.12.2 typing_extensions --no-deps
 fi

@@ -16,21 +16,16 @@ public enum HubReplay {
         var broadcast = HubBroadcast()
         var exchanges: [RideEvent] = []
         for event in journal {
-            switch event.kind {
-            case .notification(let sensor, _, _):
-                guard
-                    let reading = readings.reading(
-                        of: event, from: sensor, arrivalMicroseconds: event.timeMicroseconds)
-                else { continue }
-                for sent in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds) {
-                    let exchange = HubExchange.sent(characteristic: sent.characteristic.rawValue, value: sent.value)
-                    exchanges.append(RideEvent(timeMicroseconds: event.timeMicroseconds, .hub(exchange)))
-                }
-            case .hub:
-                exchanges.append(event)
+            if case .hub = event.kind { exchanges.append(event) }
+            guard case .notification(let sensor, _, _) = event.kind else {
                 readings.note(event)
-            default:
-                readings.note(event)
+                continue
+            }
+            guard let reading = readings.reading(of: event, from: sensor, arrivalMicroseconds: event.timeMicroseconds)
+            else { continue }
+            for sent in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds) {
+                let exchange = HubExchange.sent(characteristic: sent.characteristic.rawValue, value: sent.value)
+                exchanges.append(RideEvent(timeMicroseconds: event.timeMicroseconds, .hub(exchange)))
             }
         }
         return exchanges
