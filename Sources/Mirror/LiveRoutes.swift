@@ -81,10 +81,10 @@ struct LiveRoutes {
             })
     }
 
-    /// `POST /api/v1/control`: `{"requestId", "command", "expect", "workoutId", "args"}` to the recorder's
     /// What a start with the hub passes on to the apps on it: every measurement the hub sends, and the trainer.
     static let hubTypes: Set<DataType> = [.power, .cadence, .speed, .hr, .trainer]
 
+    /// `POST /api/v1/control`: `{"requestId", "command", "expect", "workoutId", "args"}` to the recorder's
     /// `Control`.
     private func control(_ request: inout Request, device: DeviceRegistry.Device?) async -> Response {
         let body: ControlBody

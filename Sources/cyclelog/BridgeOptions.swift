@@ -53,22 +53,27 @@ struct BridgeOptions: ParsableArguments {
         guard takesStarts else {
             return .none("this recording takes no starts")
         }
-        let adapters = await bluez.adapters
         do {
-            let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
-            _ = try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)
+            _ = try await adapter(bluez: bluez, recordingAdapter: recordingAdapter)
             return .onStart
         } catch {
             return .none("this recorder has no sensor hub: \(error.description)")
         }
     }
 
+    /// The adapter the hub advertises on, beside the recording's. Fails in words when there is none.
+    private func adapter(bluez: BlueZClient, recordingAdapter: String?) async throws(LiveRecordingError)
+        -> BluetoothAdapter
+    {
+        let adapters = await bluez.adapters
+        let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
+        return try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)
+    }
+
     /// The hub on its adapter (powered on if it is not), on a bus connection of its own. Fails in words when there
     /// is no adapter for it.
     func make(bus: BusAddress, bluez: BlueZClient, recordingAdapter: String?) async throws -> HubBridge {
-        let adapters = await bluez.adapters
-        let recording = try LiveRecorder.chooseAdapter(adapters, named: recordingAdapter)
-        let adapter = try HubBridge.chooseAdapter(adapters, named: bridgeAdapter, recordingOn: recording.path)
+        let adapter = try await adapter(bluez: bluez, recordingAdapter: recordingAdapter)
         if !adapter.powered { try await bluez.powerOn(adapter.path) }
         return HubBridge(
             connection: try await DBusConnection.connect(to: bus), adapter: adapter, name: bridgeName,

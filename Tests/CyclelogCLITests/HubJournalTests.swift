@@ -25,10 +25,8 @@ final class HubJournalTests: XCTestCase {
         // What the app heard on each characteristic, in order.
         func heard() throws -> [String: [String]] {
             var heard: [String: [String]] = [:]
-            for line in try String(contentsOfFile: standIn.sentLogPath, encoding: .utf8).split(separator: "\n") {
-                let words = line.split(separator: " ").map(String.init)
-                guard words.count == 4, words[1] == app, words[2].hasPrefix("hub-") else { continue }
-                heard[String(words[2].dropFirst(4)), default: []].append(words[3])
+            for words in try standIn.appLog(app) where words.count == 2 && words[0].hasPrefix("hub-") {
+                heard[String(words[0].dropFirst(4)), default: []].append(words[1])
             }
             return heard
         }

@@ -227,12 +227,8 @@ final class StartCommandTests: XCTestCase {
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("hub.sqlite").path
         let record = try await waitingRecorder(standIn, database: database)
-        // The app's side of the stand-in's log: "<time> <app> <what> [<hex>]".
-        func heard() throws -> [String] {
-            try String(contentsOfFile: standIn.sentLogPath, encoding: .utf8).split(separator: "\n")
-                .map { $0.split(separator: " ").map(String.init) }.filter { $0.count >= 3 && $0[1] == app }
-                .map { $0.dropFirst(2).joined(separator: " ") }
-        }
+        // The app's side of the stand-in's log: "<what> [<hex>]".
+        func heard() throws -> [String] { try standIn.appLog(app).map { $0.joined(separator: " ") } }
         XCTAssertFalse(try heard().contains("registered"), "the hub is off until a start asks for it")
 
         try expect(["start", "--hub"], status: 0, saying: "Recording workout 1.", standIn)

@@ -107,6 +107,14 @@ public final class StandIn: @unchecked Sendable {
         return events
     }
 
+    /// What the hub's app at `app` logged, in order, each line's words after the address: `registered`,
+    /// `connected`, `subscribed`, `hub-2a63 <hex>` (a value it heard), `withdrawn`, `unregistered` …
+    public func appLog(_ app: String) throws -> [[String]] {
+        try String(contentsOfFile: sentLogPath, encoding: .utf8).split(separator: "\n")
+            .map { $0.split(separator: " ").map(String.init) }.filter { $0.count >= 3 && $0[1] == app }
+            .map { Array($0.dropFirst(2)) }
+    }
+
     /// What was written to the stand-in's characteristics (the control point), in order.
     public func writes() throws -> [[UInt8]] {
         try logged().filter { $0.characteristic == "write" }.map(\.value)
