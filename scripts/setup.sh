@@ -87,6 +87,8 @@ if [ "${1:-}" = "--vm" ]; then
     pypi virtme-ng==1.42 virtme_ng
     # bumble's devices are the emulated sensors that send plain ATT notifications, like real ones.
     pypi bumble==0.0.236 bumble
+    # The real-stack check reads what the hub's app received with pycycling's parsers too (they need nothing else).
+    pypi pycycling==0.4.1 pycycling --no-deps
 fi
 
 if [ "${1:-}" = "--bench" ]; then

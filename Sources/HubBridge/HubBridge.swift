@@ -259,10 +259,32 @@ public actor HubBridge {
     /// The apps connected to the hub now, by their Device1 path.
     private var connectedApps: [String: BluetoothDevice] = [:]
 
-    /// One live reading: what it changes, notified to the apps subscribed.
+    /// One live reading: what it changes, notified to the apps subscribed, in the order the readings came.
     func take(_ reading: LiveRecorder.LiveReading) async {
-        for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds) {
-            _ = try? await peripheral.notify(notification.characteristic.rawValue, notification.value)
+        readingsWaiting.append(reading)
+        await sendWaitingReadings()
+    }
+
+    /// The readings taken and not sent yet: held while an SC Control Point write waits for its time in the journal,
+    /// which says before which reading it is carried out.
+    private var readingsWaiting: [LiveRecorder.LiveReading] = []
+    /// SC Control Point writes whose time in the journal the recorder has not told yet.
+    private var journalTimesAwaited = 0
+    /// Whether a call is sending `readingsWaiting` (it sends those that come meanwhile too).
+    private var sendingReadings = false
+    private var wheelCounts = HubWheelCounts()
+
+    private func sendWaitingReadings() async {
+        guard !sendingReadings else { return }
+        sendingReadings = true
+        defer { sendingReadings = false }
+        while journalTimesAwaited == 0, !readingsWaiting.isEmpty {
+            let reading = readingsWaiting.removeFirst()
+            wheelCounts.carryOut(before: reading.journalMicroseconds, on: &broadcast)
+            for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds)
+            {
+                _ = try? await peripheral.notify(notification.characteristic.rawValue, notification.value)
+            }
         }
     }
 
@@ -271,15 +293,28 @@ public actor HubBridge {
     private func answer(_ write: HubWrites.Write) async {
         switch Characteristic(rawValue: write.characteristic) {
         case .scControlPoint:
-            let answer = broadcast.speedAndCadenceControl(write.value)
+            let (answer, wheelRevolutions) = HubBroadcast.speedAndCadenceAnswer(write.value)
+            if let trainer {
+                // Into the journal first: the readings wait for its time there, as the replay has it.
+                journalTimesAwaited += 1
+                let stamp = await trainer.appWroteSpeedAndCadence(write.value, by: writer(of: write))
+                journalTimesAwaited -= 1
+                if let wheelRevolutions { wheelCounts.add(wheelRevolutions, after: stamp) }
+            } else if let wheelRevolutions {
+                wheelCounts.add(wheelRevolutions, after: .min)
+            }
             _ = try? await peripheral.notify(Characteristic.scControlPoint.rawValue, answer)
+            await sendWaitingReadings()
         case .fitnessMachineControlPoint:
-            // bluetoothd names the writer; were it not to, the one app connected wrote it.
-            let only = connectedApps.count == 1 ? connectedApps.values.first?.address : nil
-            await trainer?.appWrote(write.value, by: write.app ?? only ?? "an app")
+            await trainer?.appWrote(write.value, by: writer(of: write))
         default:
             break
         }
+    }
+
+    /// Who wrote `write`: bluetoothd names the writer; were it not to, the one app connected wrote it.
+    private func writer(of write: HubWrites.Write) -> String {
+        write.app ?? (connectedApps.count == 1 ? connectedApps.values.first?.address : nil) ?? "an app"
     }
 
     /// The recorder told of an app that came or left.
@@ -303,6 +338,9 @@ public protocol AppRequests: Sendable {
     func appJoined(_ app: String, name: String?) async
     /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point.
     func appWrote(_ bytes: [UInt8], by app: String) async
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
+    /// ride's journal; returns its time there.
+    func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> Int64
     /// App `app`'s link to the hub is gone.
     func appLeft(_ app: String) async
 }

@@ -183,6 +183,14 @@ public actor LiveRecorder {
         await execute(core.appWrote(bytes, by: app, at: time()))
     }
 
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
+    /// journal, at the time returned.
+    public func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> Int64 {
+        let (stamp, effects) = core.appWroteSpeedAndCadence(bytes, by: app, at: time())
+        await execute(effects)
+        return stamp
+    }
+
     /// App `app` (its address) connected to the hub over `transport`, or gave its `name` once connected; the
     /// values the hub serves it from now (what the real trainer declared, once it has), which a hub in another
     /// process has not heard yet.

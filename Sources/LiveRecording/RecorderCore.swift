@@ -583,6 +583,18 @@ struct RecorderCore {
         return effects + [.publishStatus]
     }
 
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
+    /// journal. Returns its time there, before whose first reading after it the hub carries it out, as the replay
+    /// of the journal does (`HubWheelCounts`).
+    mutating func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String, at time: Time)
+        -> (journalMicroseconds: Int64, effects: [Effect])
+    {
+        let exchange = HubExchange.written(
+            app: app, characteristic: Characteristic.scControlPoint.rawValue, value: bytes)
+        let stamp = journalTime(time)
+        return (stamp, record(RideEvent(timeMicroseconds: stamp, .hub(exchange)), at: time))
+    }
+
     private static func trainerRequest(_ effect: Effect) -> FitnessMachineRequest? {
         if case .trainerWrite(_, let request) = effect { return request }
         return nil

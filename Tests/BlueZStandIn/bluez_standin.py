@@ -486,9 +486,11 @@ class Hub:
     """A second adapter (hci1) with GattManager1 and LEAdvertisingManager1, and an app that connects to what is
     registered there as bluetoothd's GATT client would: it reads the application's objects, subscribes to `subscribe`,
     logs each value the application announces ("<unix time> <app> hub-<uuid> <hex>") and writes `writes` to the
-    Fitness Machine control point ("<unix time> <app> app-write <hex>", then "… app-written <hex> ok|<error>").
+    Fitness Machine control point, or the write's `characteristic` ("<unix time> <app> app-write <hex>", then
+    "… app-written <hex> ok|<error>").
     {"hub": {"app": "00:AA:02:00:00:06", "appName": "App", "appAt": 2, "subscribe": ["2a63", "2ad9"],
-             "writes": [{"at": 4, "value": "00"}, {"at": 6, "value": "05c800"}], "reconnectAt": 60,
+             "writes": [{"at": 4, "value": "00"}, {"at": 6, "value": "05c800"},
+                        {"at": 8, "characteristic": "2a55", "value": "0140420f00"}], "reconnectAt": 60,
              "reconnects": 50, "awaySeconds": 0.5, "backSeconds": 1, "leaveAt": 150}}
     Times count from the first notification, as the scenario's events do."""
 
@@ -551,7 +553,8 @@ class Hub:
             await self.standin.until(write["at"])
             self.log("app-write %s" % write["value"])
             try:
-                await self.call(paths["2ad9"], "org.bluez.GattCharacteristic1", "WriteValue", "aya{sv}",
+                await self.call(paths[write.get("characteristic", "2ad9")], "org.bluez.GattCharacteristic1",
+                                "WriteValue", "aya{sv}",
                                 [bytes.fromhex(write["value"]), {"device": Variant("o", self.device_path)}])
                 self.log("app-written %s ok" % write["value"])
             except DBusError as error:

@@ -8,13 +8,20 @@ final class HubJournalTests: XCTestCase {
     /// A ride with a power meter, a cadence sensor and a strap recorded with `--bridge`, an app on the stand-in's
     /// second adapter subscribed to the four measurements: on each characteristic, every value the app received
     /// from its subscription on is the replay's, in the same order, until one of them ends (the hub goes on
-    /// re-broadcasting while the ride is saved; those readings are in no journal).
+    /// re-broadcasting while the ride is saved; those readings are in no journal). Mid-ride the app sets the wheel
+    /// revolutions to 1 000 000 on the SC Control Point, which the hub answers itself: the write is in the journal,
+    /// and the replay answers it and counts on from it where the hub did.
     func testWhatTheAppReceivedIsTheJournalsReplayByteForByte() async throws {
         let app = "00:AA:02:00:00:06"
         let measurements = ["2a63", "2a5b", "2a37", "2ad2"]
+        // Set Cumulative Value (0x01), 1 000 000 (0x000F4240, little-endian): CSCS 1.0 §3.4.
+        let setCumulative = "0140420f00"
         let standIn = try StandIn(
             sensors: [StandIn.power, StandIn.cadence, StandIn.heartRate],
-            hub: ["app": app, "appAt": 0, "subscribe": measurements])
+            hub: [
+                "app": app, "appAt": 0, "subscribe": measurements + ["2a55"],
+                "writes": [["at": 6, "characteristic": "2a55", "value": setCumulative]],
+            ])
         try await standIn.waitUntilReady()
         let database = standIn.bus.folder.appendingPathComponent("hub.sqlite").path
         let record = try Cyclelog(
@@ -30,9 +37,10 @@ final class HubJournalTests: XCTestCase {
             }
             return heard
         }
-        try await waitFor("the app hearing 40 powers and 10 heart rates", record, seconds: 40) {
+        try await waitFor("the app hearing 40 powers, 10 heart rates and its write answered", record, seconds: 40) {
             let heard = try heard()
             return heard["2a63", default: []].count >= 40 && heard["2a37", default: []].count >= 10
+                && heard["2a55"] != nil
         }
         record.signal(SIGTERM)
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
@@ -40,13 +48,31 @@ final class HubJournalTests: XCTestCase {
         let shown = try cyclelog(["show", "1", "--hub", "--db", database])
         XCTAssertEqual(shown.status, 0, shown.errorOutput)
         var replayed: [String: [String]] = [:]
+        var written: [[String]] = []
         for line in shown.output.split(separator: "\n") where !line.hasPrefix("#") {
             let words = line.split(separator: " ").map(String.init)
+            if words.count > 1, words[1] == "hub-write" {
+                written.append(Array(words[2...]))
+                continue
+            }
             XCTAssertEqual(words.count, 4, "\(line)")
             XCTAssertEqual(words[1], "hub-send", "\(line)")
             replayed[words[2], default: []].append(words[3])
         }
+        XCTAssertEqual(written, [[app, "2a55", setCumulative]], "the app's write, in the journal")
         let received = try heard()
+        // CSCS 1.0 §3.4: Response Code 0x10, the op code, Success (0x01); the live answer and the replay's.
+        XCTAssertEqual(received["2a55"], ["100101"])
+        XCTAssertEqual(replayed["2a55"], ["100101"])
+        // The wheel counts on from the app's 1 000 000 once the hub carried the write out.
+        let wheels = received["2a5b", default: []].compactMap { hex -> UInt32? in
+            let bytes = stride(from: 0, to: hex.count, by: 2).compactMap {
+                UInt8(hex.dropFirst($0).prefix(2), radix: 16)
+            }
+            guard bytes.count >= 5, bytes[0] & 1 == 1 else { return nil }
+            return bytes[1...4].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        XCTAssertTrue(wheels.contains { $0 >= 1_000_000 }, "wheel revolutions heard: \(wheels.suffix(5))")
         for uuid in measurements {
             let values = received[uuid, default: []]
             let replay = replayed[uuid, default: []]

@@ -300,8 +300,8 @@ class App:
                                                ",".join(uuid.to_hex_str().lower() for uuid in uuids)))
         return advertisement.address
 
-    async def join(self, address):
-        """Finds the hub, connects, reads, subscribes and sets the wheel count."""
+    async def join(self, address, set_wheel=True):
+        """Finds the hub, connects, reads, subscribes and (`set_wheel`) sets the wheel count."""
         await self.device.power_on()
         hub = await self.find(address)
         self.connection = await self.device.connect(hub, own_address_type=hci.OwnAddressType.PUBLIC, timeout=30)
@@ -319,8 +319,9 @@ class App:
         control_point = characteristic(self.SC_CONTROL_POINT)
         await peer.subscribe(control_point, lambda value: self.write(
             "indicate", "%04x %s" % (self.SC_CONTROL_POINT, bytes(value).hex())), prefer_notify=False)
-        await peer.write_value(control_point, self.SET_WHEEL_REVOLUTIONS, with_response=True)
-        self.write("wrote", "%04x %s" % (self.SC_CONTROL_POINT, self.SET_WHEEL_REVOLUTIONS.hex()))
+        if set_wheel:
+            await peer.write_value(control_point, self.SET_WHEEL_REVOLUTIONS, with_response=True)
+            self.write("wrote", "%04x %s" % (self.SC_CONTROL_POINT, self.SET_WHEEL_REVOLUTIONS.hex()))
         self.answers = asyncio.Queue()
 
         def answered(value):

@@ -519,26 +519,141 @@ class HubCheck:
         self.sent = [line.split() for line in open(os.path.join(self.out, "sent.log"))]
         self.app = [line.split() for line in open(os.path.join(self.out, "app.log"))]
         self.database = os.path.join(self.out, "ride.sqlite")
+        # The app's visits to the hub, each from finding it to leaving: the first, which steers the trainer, then
+        # the reconnections (drive.py's --hub-reconnects).
+        self.sessions = []
+        for words in self.app:
+            if words[1] == "advertisement":
+                self.sessions.append([])
+            if self.sessions:
+                self.sessions[-1].append(words)
+        came_back = re.search(r"came back and left (\d+) times", " ".join(self.steps))
+        self.reconnects = int(came_back.group(1)) if came_back else 0
 
-    def received(self, kind, uuid=None):
-        """(unix time, hex) of the app's lines of `kind` (for `uuid`), in order."""
-        return [(float(words[0]), words[3]) for words in self.app
+    def received(self, kind, uuid=None, session=None):
+        """(unix time, hex) of the app's lines of `kind` (for `uuid`; in `session`, one of `sessions`), in order."""
+        return [(float(words[0]), words[3]) for words in (self.app if session is None else session)
                 if words[1] == kind and (uuid is None or words[2] == uuid)]
 
+    def sensor_address(self, kind):
+        return next(sensor["address"] for sensor in self.sensors if kind in sensor["kinds"])
+
     def sent_by(self, kind, uuid):
-        address = next(sensor["address"] for sensor in self.sensors if kind in sensor["kinds"])
+        address = self.sensor_address(kind)
         return [(float(words[0]), words[3]) for words in self.sent if words[1] == address and words[2] == uuid]
 
-    def in_order(self, name, got, sent):
-        """`got` is a stretch of `sent`, in order, nothing lost or added: returns each one's latency in seconds."""
-        values = [value for _, value in sent]
-        starts = [i for i in range(len(values) - len(got) + 1)
-                  if [value for _, value in got] == values[i:i + len(got)]]
-        # Among equal stretches, the one sent just before each arrival.
-        start = min(starts, key=lambda i: abs(got[0][0] - sent[i][0]), default=None)
-        self.checks.check(name, len(got) >= 10 and start is not None,
-                          "%d received, %d sent, first %s" % (len(got), len(sent), got[:1]))
-        return [] if start is None else [got[k][0] - sent[start + k][0] for k in range(len(got))]
+    def in_order(self, name, kind, uuid, sent, value):
+        """What the app got of `uuid` in each of its visits is a stretch of `sent` (by `value`), in order, nothing
+        lost or added, each visit's after the last: returns each one's latency in seconds."""
+        values = [value(hex_value) for _, hex_value in sent]
+        latencies, found, after = [], [], 0
+        for session in self.sessions:
+            got = [(t, value(hex_value)) for t, hex_value in self.received(kind, uuid, session)]
+            if not got:
+                continue
+            starts = [i for i in range(after, len(values) - len(got) + 1)
+                      if [v for _, v in got] == values[i:i + len(got)]]
+            # Among equal stretches, the one sent just before each arrival.
+            start = min(starts, key=lambda i: abs(got[0][0] - sent[i][0]), default=None)
+            found.append((len(got), start))
+            if start is None:
+                break
+            latencies += [got[k][0] - sent[start + k][0] for k in range(len(got))]
+            after = start + len(got)
+        self.checks.check(name, found and found[0][0] >= 10 and all(start is not None for _, start in found),
+                          "(received, where in what was sent) per visit: %s of %d sent" % (found, len(sent)))
+        return latencies
+
+    def as_the_journal_replays(self):
+        """What the app received on each measurement, and the SC Control Point's answer, byte for byte what `cyclelog
+        show --hub` makes again from the stored journal: a run of its values, in order, from the app's subscription
+        until it left."""
+        replayed, written = {}, []
+        for line in run(self.cyclelog, "show", "1", "--hub", "--db", self.database).splitlines():
+            words = line.split()
+            if len(words) == 4 and words[1] == "hub-send":
+                replayed.setdefault(words[2], []).append(words[3])
+            elif len(words) == 5 and words[1] == "hub-write":
+                written.append(words[2:])
+        self.checks.check("the journal holds the app's writes to both control points",
+                          [app for app, uuid, _ in written if uuid == "2a55"] == [APP_ADDRESS]
+                          and any(uuid == "2ad9" for _, uuid, _ in written), repr(written))
+        for uuid, kind, name in [("2a63", "notify", "Cycling Power Measurement"),
+                                 ("2a5b", "notify", "CSC Measurement"), ("2a37", "notify", "Heart Rate Measurement"),
+                                 ("2ad2", "notify", "Indoor Bike Data"), ("2a55", "indicate", "SC Control Point")]:
+            replay = replayed.get(uuid, [])
+            # Each visit's values, after the last visit's: where its first value is in the replay, the start whose
+            # run of equal values is longest (a strap's values repeat).
+            found, after = [], 0
+            for session in self.sessions:
+                values = [value for _, value in self.received(kind, uuid, session)]
+                if not values:
+                    continue
+                runs = {start: next((k for k, pair in enumerate(zip(replay[start:], values)) if pair[0] != pair[1]),
+                                    min(len(values), len(replay) - start)) for start in range(after, len(replay))}
+                start = max(runs, key=runs.get, default=after)
+                found.append((len(values), runs.get(start, 0)))
+                after = start + len(values)
+            self.checks.check("the app's %s values are the journal's replay (show --hub) byte for byte, each visit"
+                              % name, found and all(got == equal for got, equal in found),
+                              "(received, equal to the replay) per visit: %s of %d replayed" % (found, len(replay)))
+        # Nothing lost on the recording side while the app came and went: the ride's journal holds every
+        # notification the meter sent from its first there, in order (whatever the app's link did).
+        journaled = [words[4] for words in journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db",
+                                                              self.database))
+                     if words[1] == "notify" and words[2] == self.sensor_address("power") and words[3] == "2a63"]
+        meter = [value for _, value in self.sent_by("power", "2a63")]
+        start = next((i for i in range(len(meter)) if meter[i:i + len(journaled)] == journaled), None)
+        self.checks.check("the ride's journal holds every notification the meter sent, in order, through the app's "
+                          "%d reconnections" % self.reconnects, len(journaled) >= 100 and start is not None,
+                          "%d journaled, %d sent" % (len(journaled), len(meter)))
+
+    def read_by_pycycling(self):
+        """The app's side read by another decoder, pycycling 0.4.1's parsers, against the layouts (CPS 3.2, CSCS 3.1,
+        HRS 3.1, FTMS 4.9.1) as this check reads them."""
+        from pycycling.cycling_power_service import _parse_cycling_power_measurement
+        from pycycling.cycling_speed_cadence_service import _parse_csc_measurement
+        from pycycling.ftms_parsers import parse_indoor_bike_data
+        from pycycling.heart_rate_service import _parse_hr_measurement
+
+        def power(data):
+            flags = int.from_bytes(data[0:2], "little")
+            crank = struct.unpack_from("<HH", data, 4) if flags & 0x20 else (None, None)
+            theirs = _parse_cycling_power_measurement(bytearray(data))
+            return ((theirs.instantaneous_power, theirs.cumulative_crank_revs, theirs.last_crank_event_time)
+                    == (struct.unpack_from("<h", data, 2)[0],) + crank)
+
+        def csc(data):
+            wheel = struct.unpack_from("<IH", data, 1) if data[0] & 1 else (None, None)
+            crank = struct.unpack_from("<HH", data, 1 + 6 * (data[0] & 1)) if data[0] & 2 else (None, None)
+            theirs = _parse_csc_measurement(bytearray(data))
+            return ((theirs.cumulative_wheel_revs, theirs.last_wheel_event_time, theirs.cumulative_crank_revs,
+                     theirs.last_crank_event_time)
+                    == wheel + crank)
+
+        def heart(data):
+            bpm = int.from_bytes(data[1:3], "little") if data[0] & 1 else data[1]
+            return _parse_hr_measurement(bytearray(data)).bpm == bpm
+
+        def bike(data):
+            # The hub's flags: More Data clear (speed present), cadence (bit 2), power (bit 6), heart rate (bit 9).
+            flags = int.from_bytes(data[0:2], "little")
+            at, ours = 4, {"speed": int.from_bytes(data[2:4], "little") / 100}
+            for bit, field, size, scale in [(2, "cadence", 2, 0.5), (6, "power", 2, 1), (9, "heart", 1, 1)]:
+                if flags & (1 << bit):
+                    ours[field] = int.from_bytes(data[at:at + size], "little", signed=field == "power") * scale
+                    at += size
+            theirs = parse_indoor_bike_data(bytearray(data))
+            return (flags & ~0x0244 == 0 and theirs.instant_speed == ours["speed"]
+                    and theirs.instant_cadence == ours.get("cadence") and theirs.instant_power == ours.get("power")
+                    and theirs.heart_rate == ours.get("heart"))
+
+        for uuid, alike, name in [("2a63", power, "Cycling Power"), ("2a5b", csc, "CSC"),
+                                  ("2a37", heart, "Heart Rate"), ("2ad2", bike, "Indoor Bike Data")]:
+            values = [bytes.fromhex(value) for _, value in self.received("notify", uuid)]
+            differ = [data.hex() for data in values if not alike(data)]
+            self.checks.check("pycycling reads the app's %s measurements as their layout says" % name,
+                              values and not differ, "%d values, differing: %s" % (len(values), differ[:3]))
 
     def erg_from_the_app(self, record_log):
         """The app's ERG passed through: its Request Control and Set Target Power answered Success (FTMS 4.16.2:
@@ -652,12 +767,14 @@ class HubCheck:
                           next((line for line in record_log.splitlines() if "advertising as" in line), ""))
         said = [line for line in record_log.splitlines() if APP_ADDRESS in line and line.endswith("the hub")
                 or "connected to the hub" in line]
-        self.checks.check("record --bridge said when the app connected and when it left",
-                          len(said) == 2 and "an app connected to the hub" in said[0]
-                          and said[1].endswith("left the hub"), repr(said))
+        visits = 1 + self.reconnects
+        self.checks.check("record --bridge said each time the app connected and left (%d visits)" % visits,
+                          len(said) == 2 * visits and all("an app connected to the hub" in line for line in said[::2])
+                          and all(line.endswith("left the hub") for line in said[1::2]), repr(said))
         advertised = [words[2:] for words in self.app if words[1] == "advertisement"]
-        self.checks.check("the app found the hub by its advertisement with the four services",
-                          len(advertised) == 1 and advertised[0][-1] == "1818,1816,180d,1826", repr(advertised))
+        self.checks.check("the app found the hub by its advertisement with the four services, each visit",
+                          len(advertised) == visits and len(self.sessions) == visits
+                          and all(found[-1] == "1818,1816,180d,1826" for found in advertised), repr(advertised))
         # What bluetoothd gave the controller, AD structure by structure (Core 5.3, Vol 3, Part C, 11): the
         # complete name in the advertising data or its scan response.
         sent = {words[1]: words[2] for words in self.app if words[1] in ("advertising-data", "scan-response")}
@@ -677,19 +794,18 @@ class HubCheck:
 
         # The power meter's power and the strap's heart rate, each notification passed on as it came: the app's
         # values are a stretch of what the sensor sent, in order, none lost.
-        power = [(t, int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True))
-                 for t, value in self.received("notify", "2a63")]
-        meter = [(t, int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True))
-                 for t, value in self.sent_by("power", "2a63")]
-        latencies = self.in_order("every power the meter sent while the app listened reached it, in order (CPS)",
-                                  power, meter)
+        def watts(value):
+            return int.from_bytes(bytes.fromhex(value)[2:4], "little", signed=True)
+        meter = [(t, watts(value)) for t, value in self.sent_by("power", "2a63")]
+        latencies = self.in_order("every power the meter sent while the app listened reached it, in order, on each "
+                                  "of its %d visits (CPS)" % len(self.sessions), "notify", "2a63",
+                                  self.sent_by("power", "2a63"), watts)
 
         def bpm(value):
             data = bytes.fromhex(value)
             return int.from_bytes(data[1:3], "little") if data[0] & 1 else data[1]
-        heart = [(t, bpm(value)) for t, value in self.received("notify", "2a37")]
-        strap = [(t, bpm(value)) for t, value in self.sent_by("heart", "2a37")]
-        self.in_order("every heart rate the strap sent while the app listened reached it, in order (HRS)", heart, strap)
+        self.in_order("every heart rate the strap sent while the app listened reached it, in order (HRS)", "notify",
+                      "2a37", self.sent_by("heart", "2a37"), bpm)
 
         # Indoor Bike Data carries the same power whenever it carries one (flags 0x0044: cadence and power
         # present; before the meter is heard they are left out).
@@ -697,19 +813,22 @@ class HubCheck:
         bike_power = [int.from_bytes(data[6:8], "little", signed=True) for data in bike
                       if int.from_bytes(data[0:2], "little") & 0x0040]
         self.checks.check("the Fitness Machine's Indoor Bike Data carries the meter's power",
-                          len(bike_power) >= 10 and set(bike_power) <= {watts for _, watts in meter},
+                          len(bike_power) >= 10 and set(bike_power) <= {sent_watts for _, sent_watts in meter},
                           "%d notifications, first flags %s" % (len(bike), bike[0][:2].hex() if bike else "-"))
 
         # CSC: the SC Control Point answered Set Cumulative Value with Success, and the wheel counts on from it.
         answers = [value for _, value in self.received("indicate", "2a55")]
         self.checks.check("the SC Control Point answered Set Cumulative Value with Success (10 01 01)",
                           answers == ["100101"], repr(answers))
-        csc = [bytes.fromhex(value) for _, value in self.received("notify", "2a5b")]
-        wheels = [int.from_bytes(data[1:5], "little") for data in csc if data and data[0] & 1]
-        after = [count for count in wheels if count >= 1_000_000]
-        self.checks.check("the CSC measurements' wheel revolutions go on from the app's 1 000 000",
-                          len(after) >= 10 and after == sorted(after) and after[-1] < 1_000_000 + 200,
-                          "%d measurements, last %s" % (len(csc), wheels[-1:]))
+        csc = [(t, bytes.fromhex(value)) for t, value in self.received("notify", "2a5b")]
+        wheels = [(t, int.from_bytes(data[1:5], "little")) for t, data in csc if data and data[0] & 1]
+        after = [count for _, count in wheels if count >= 1_000_000]
+        # Through the app's visits too; at most 10 revolutions a second of a 2.096 m wheel (75 km/h) after it.
+        set_at = next((t for t, _ in self.received("wrote", "2a55")), 0)
+        most = 1_000_000 + 10 * (wheels[-1][0] - set_at) if wheels else 0
+        self.checks.check("the CSC measurements' wheel revolutions go on from the app's 1 000 000, through its visits",
+                          len(after) >= 10 and after == sorted(after) and after[-1] <= most,
+                          "%d measurements, last %s, at most %d" % (len(csc), wheels[-1:], most))
         if latencies:
             ordered = sorted(latencies)
             print("  info  meter notification to the app through the hub: p50 %.0f ms, p99 %.0f ms, max %.0f ms "
@@ -718,6 +837,8 @@ class HubCheck:
                      1000 * ordered[-1], len(ordered)))
 
         self.erg_from_the_app(record_log)
+        self.as_the_journal_replays()
+        self.read_by_pycycling()
         self.over_dircon()
         rides = json.loads(run(self.cyclelog, "list", "--json", "--db", self.database))
         self.checks.check("the ride through the hub was saved, complete",

@@ -450,6 +450,13 @@ async def hub_ride(args, link, sensors, streams, started):
     ride.mark("app left")
     await asyncio.sleep(3)
     await ride.cyclelog("status", "--json", output="status-app-gone.json")
+    # The app's link drops and comes back, as on a phone that moves away: it subscribes again each time (the
+    # wheel count it set stays), and the recording loses nothing.
+    for again in range(args.hub_reconnects):
+        await app.join(HUB_CONTROLLER, set_wheel=False)
+        await asyncio.sleep(1)
+        await app.leave()
+    ride.mark("app came back and left %d times" % args.hub_reconnects)
     # The mirror serving DirCon starts once the Bluetooth app has left: beside it, under emulation, its start and
     # its following of the recorder would slow what that app is measured on.
     await dircon_app(ride, args)
@@ -840,6 +847,7 @@ if __name__ == "__main__":
     parser.add_argument("--auto-ride-seconds", type=float, default=15, help="auto: riding")
     parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
     parser.add_argument("--hub-seconds", type=float, default=8, help="hub: the app subscribed")
+    parser.add_argument("--hub-reconnects", type=int, default=3, help="hub: the app's link dropping and back")
     parser.add_argument("--service", action="store_true", help="ride against cyclelog.service (systemd as PID 1)")
     parser.add_argument("--service-ride-seconds", type=float, default=15, help="service: riding before each step")
     parser.add_argument("--out", required=True)

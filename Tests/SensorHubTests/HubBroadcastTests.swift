@@ -180,4 +180,27 @@ struct HubBroadcastTests {
             })
         #expect(last.wheelRevolutionData?.cumulativeWheelRevolutions == 1_000_047)
     }
+
+    /// A Set Cumulative Value journaled at a time counts from the first reading journaled after that time, never
+    /// from one at the same time (which may have been journaled before it), so that the live hub, whose readings
+    /// come after the recorder journaled them, and the journal's replay count alike; two counts in a row, in order.
+    @Test func aJournaledWheelCountIsCarriedOutBeforeTheFirstReadingAfterIt() throws {
+        let speed = [ChannelReading(channel: .speedMetersPerSecond, value: 10, rank: 0)]
+        var hub = HubBroadcast()
+        var counts = HubWheelCounts()
+        func wheelRevolutions(at micros: Int64) throws -> UInt32? {
+            counts.carryOut(before: micros, on: &hub)
+            let sent = hub.take(speed, shown: [.speedMetersPerSecond], at: micros)
+            let csc = try #require(sent.first { $0.characteristic == .cscMeasurement })
+            return try CSCMeasurement(decoding: csc.value).wheelRevolutionData?.cumulativeWheelRevolutions
+        }
+        #expect(try wheelRevolutions(at: 0) == 0)
+        counts.add(500, after: 1_000_000)
+        counts.add(1_000_000, after: 1_000_000)
+        // At the write's own time: not yet (10 m/s over 2.096 m for 1 s is 4.8 revolutions).
+        #expect(try wheelRevolutions(at: 1_000_000) == 4)
+        // The first reading after it: the last count set, and on from there (4.8 more by 2 s).
+        #expect(try wheelRevolutions(at: 1_000_001) == 1_000_000)
+        #expect(try wheelRevolutions(at: 2_000_000) == 1_000_004)
+    }
 }
