@@ -4,7 +4,8 @@
 # btvirt's virtual controllers and drive.py rides with emulated sensors (btvirt's, then bumble's) and the debug
 # cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
 # outside the VM.
-#   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm; TEST_VM_ONLY=service or main runs that VM only)
+#   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm; TEST_VM_ONLY=service or main runs that VM only;
+#                                      TEST_VM_HUB_RECONNECTS=N: the hub's app comes back N times, default 3)
 # Then a second VM boots with systemd as PID 1 (service_guest.sh) and runs cyclelog.service as `make install`
 # leaves it; check_service.py judges that run's output folder (OUT-service).
 # A run that cannot complete (the VM, bluetoothd or the emulated air failing) is retried once, and says so; a
@@ -16,6 +17,10 @@ OUT=${1:-$ROOT/.build/test-vm}
 SERVICE_OUT=$OUT-service
 RIDE=sweatpy_4078723797
 FROM_SECOND=1800  # 30 minutes into the ride: steady riding, 300-400 W at 95-105 rpm
+# Each of the hub's app's returns takes about 10 s under emulation: the sensors play for that much longer.
+HUB_RECONNECTS=${TEST_VM_HUB_RECONNECTS:-3}
+[[ $HUB_RECONNECTS =~ ^[0-9]+$ ]] || { echo "test-vm: TEST_VM_HUB_RECONNECTS must be a number" >&2; exit 64; }
+RIDE_SECONDS=$((400 + 10 * HUB_RECONNECTS))
 SECONDS=0
 
 "$ROOT/scripts/setup.sh" --vm || exit 1
@@ -42,7 +47,7 @@ echo "test-vm: setup and build took ${SECONDS} s"
 boot() {
     rm -rf "$OUT" && mkdir -p "$OUT"
     "$PYTHON" "$HERE/emulated_sensors.py" "$ROOT/Fixtures/rides/$RIDE.journal" --from-second "$FROM_SECOND" \
-        --seconds 400 > "$OUT/streams.json" || return 1
+        --seconds "$RIDE_SECONDS" > "$OUT/streams.json" || return 1
     local phone_port page_port phone
     read -r phone_port page_port < <("$PYTHON" -c 'import socket
 s = [socket.socket() for _ in range(2)]
@@ -58,9 +63,10 @@ print(*(x.getsockname()[1] for x in s))')
     grep -q "Chromium ready" "$OUT/phone.log" || { cat "$OUT/phone.log"; kill "$phone"; return 1; }
     local started=$SECONDS
     # A whole run takes 650–780 s under software emulation on two cores; the limit is for a VM that hangs.
-    timeout 1000 vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" \
+    timeout $((1000 + 10 * HUB_RECONNECTS)) vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" \
         --qemu-opts="-device virtio-net-pci,netdev=phone -netdev user,id=phone,hostfwd=tcp:127.0.0.1:$page_port-:8787" \
-        -- "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" "10.0.2.2:$phone_port" > "$OUT/vm.log" 2>&1
+        -- "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" "10.0.2.2:$phone_port" "$HUB_RECONNECTS" \
+        > "$OUT/vm.log" 2>&1
     echo "test-vm: the VM ran for $((SECONDS - started)) s"
     kill "$phone"
     wait "$phone"
