@@ -61,7 +61,7 @@ public actor HubBridge {
         self.writes = writes
     }
 
-    /// Where what an app asks of the trainer goes, while `run` runs.
+    /// Where what an app asks of the trainer goes, and its SC Control Point writes are journaled, while `run` runs.
     private var trainer: (any AppRequests)?
     /// Writes to the control points, answered by `run` in the order they came.
     private let writes: HubWrites
