@@ -279,10 +279,12 @@ class App:
         self.device = Device(name="App", address=hci.Address(address), host=Host(own, AsyncPipeSink(own)))
         self.log = open(log_path, "w")
         self.connection = None
+        self.notifications = 0  # received, on every visit
 
     def write(self, kind, text):
         self.log.write("%.6f %s %s\n" % (time.time(), kind, text))
         self.log.flush()
+        self.notifications += kind == "notify"
 
     async def find(self, address, timeout=30):
         found = asyncio.get_running_loop().create_future()

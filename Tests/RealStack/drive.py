@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through three rides.
+"""Inside the VM: emulated sensors on virtual controllers and the real cyclelog binary, through six rides.
 
   drive.py --cyclelog BIN --mirror BIN --streams STREAMS.json --phone HOST:PORT --out DIR
   (streams from emulated_sensors.py; the phone is phone.py on the host, run.sh says how it is reached)
@@ -22,6 +22,10 @@
 5. trainer (the same air): `cyclelog record --control erg` steering bumble's trainer; a target from the phone's API;
    a lap and a pause tapped on the mirror's page on the rider's phone (Chromium on the host, phone.py) and each
    undone from the page's Undo; `end` letting the trainer go.
+6. hub (the same air and a second kernel controller): `cyclelog record --bridge` advertising as a sensor hub; an app
+   (a bumble central) subscribes, sets its wheel count, rides ERG through it, leaves and comes back --hub-reconnects
+   times; with --hub-soak N it stays once more while the sensors play faster, until it has received N
+   notifications; an app over DirCon (`cyclelog-mirror serve --dircon`) last.
 With --service (service_guest.sh, systemd as PID 1): cyclelog.service as `make install` leaves it, recording the btvirt
 bike: started (READY=1), killed with SIGKILL (Restart= brings it back), stopped with `systemctl stop` (the ride
 saved), started again and frozen with SIGSTOP (the watchdog restarts it), stopped again; what systemd and /proc say
@@ -60,6 +64,10 @@ APP = "00:AA:02:00:00:06"  # the app a rider rides in, a bumble central
 HUB_ERG_WATTS = 230  # what the app asks of the trainer through the hub
 HUB_TRAINER = ("00:AA:02:00:00:07", "Emulated Trainer")  # the trainer of the hub's ride, on a controller of its own
 PHONE_PAGE_PORT = 8787  # the trainer ride's mirror on the guest's network (run.sh forwards a host port to it)
+# Ride seconds a second while the hub's app soaks (--hub-soak): about 20 notifications in and 50 to the app a second.
+# Under software emulation on two cores, 16 times the pace (about 80 in and 65 out a second) starved the guest:
+# every sensor fell silent at once for seconds and the recorder reconnected them, as its silence rule says.
+HUB_SOAK_PACE = 3
 DIRCON_ERG_WATTS = 250  # what the app on the network asks of the trainer through the hub over DirCon
 DIRCON_NAME = "Pain cave"  # the DirCon hub's mDNS instance name
 
@@ -420,7 +428,9 @@ async def hub_ride(args, link, sensors, streams, started):
         sensor.log = ride.log
     trainer = bumble_sensors.BumbleTrainer(link, HUB_TRAINER[0], HUB_TRAINER[1], ride.log)
     await trainer.start()
-    playing = play_all(sensors, streams) + [asyncio.ensure_future(trainer.run())]
+    played_from = time.monotonic()
+    sensors_playing = play_all(sensors, streams)
+    trainer_playing = asyncio.ensure_future(trainer.run())
     log_path = os.path.join(ride.out, "record.log")
     command = [args.cyclelog, "record", "--adapter", BUMBLE_KERNEL_CONTROLLER, "--bridge", "--bridge-adapter",
                HUB_CONTROLLER, "--plain", "--db", ride.database, "--name", "Through the hub"]
@@ -457,12 +467,41 @@ async def hub_ride(args, link, sensors, streams, started):
         await asyncio.sleep(1)
         await app.leave()
     ride.mark("app came back and left %d times" % args.hub_reconnects)
+    if args.hub_soak:
+        sensors_playing = await hub_soak(ride, app, sensors, streams, sensors_playing, played_from, args.hub_soak)
     # The mirror serving DirCon starts once the Bluetooth app has left: beside it, under emulation, its start and
     # its following of the recorder would slow what that app is measured on.
     await dircon_app(ride, args)
-    await ride.end(sensors + [trainer], playing)
+    await ride.end(sensors + [trainer], sensors_playing + [trainer_playing])
     bus.disconnect()
     await hub_transport.close()
+
+
+async def hub_soak(ride, app, sensors, streams, playing, played_from, notifications):
+    """The app stays while the sensors play the ride HUB_SOAK_PACE times faster, until it has received
+    `notifications` notifications on this visit; then they play on at the ride's pace, from where they got to.
+    `playing`: their tasks, which started at `played_from` (time.monotonic()); returns those playing now."""
+    origin = min(second for stream in streams.values() for second, _ in stream)
+
+    def play_from(second, pace):
+        now = time.monotonic()
+        return [asyncio.ensure_future(sensor.play(now, second, pace)) for sensor in sensors]
+    for task in playing:
+        task.cancel()
+    fast_from, reached = time.monotonic(), origin + time.monotonic() - played_from
+    playing = play_from(reached, HUB_SOAK_PACE)
+    await app.join(HUB_CONTROLLER, set_wheel=False)
+    before = app.notifications
+    ride.mark("app stays while the sensors play %g times the ride's pace" % HUB_SOAK_PACE)
+    # The limit is for a guest that stalls.
+    await ride.wait_for("%d notifications to the app" % notifications,
+                        lambda: app.notifications - before >= notifications, max(120, notifications / 5))
+    await app.leave()
+    for task in playing:
+        task.cancel()
+    playing = play_from(reached + (time.monotonic() - fast_from) * HUB_SOAK_PACE, 1.0)
+    ride.mark("app stayed for %d notifications" % (app.notifications - before))
+    return playing
 
 
 async def dircon_app(ride, args):
@@ -848,6 +887,8 @@ if __name__ == "__main__":
     parser.add_argument("--end-after", type=float, default=8, help="auto: record --auto --end-after")
     parser.add_argument("--hub-seconds", type=float, default=8, help="hub: the app subscribed")
     parser.add_argument("--hub-reconnects", type=int, default=3, help="hub: the app's link dropping and back")
+    parser.add_argument("--hub-soak", type=int, default=0,
+                        help="hub: notifications the app receives in one more visit, the ride played faster")
     parser.add_argument("--service", action="store_true", help="ride against cyclelog.service (systemd as PID 1)")
     parser.add_argument("--service-ride-seconds", type=float, default=15, help="service: riding before each step")
     parser.add_argument("--out", required=True)

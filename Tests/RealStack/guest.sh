@@ -1,12 +1,13 @@
 #!/bin/bash
 # Inside the VM (virtme-ng: the host's filesystem read-only, OUT writable): the real Linux Bluetooth stack.
-#   guest.sh OUT CYCLELOG PYTHON MIRROR PHONE HUB_RECONNECTS
-#   (PHONE: HOST:PORT of the rider's phone, run.sh's phone.py; HUB_RECONNECTS: how often the hub's app comes back)
+#   guest.sh OUT CYCLELOG PYTHON MIRROR PHONE HUB_RECONNECTS HUB_SOAK
+#   (PHONE: HOST:PORT of the rider's phone, run.sh's phone.py; HUB_RECONNECTS: how often the hub's app comes back;
+#   HUB_SOAK: the notifications it receives on one more, long visit, 0 for none)
 # Kernel Bluetooth + hci_vhci, a system bus, btmon writing the capture, btvirt's two LE controllers on one
 # emulated air (hci0 for cyclelog, hci1 for an emulated sensor), bluetoothd, then drive.py (which adds a third
 # controller, bumble's, behind /dev/vhci).
 set -u
-OUT=$1 CYCLELOG=$2 PYTHON=$3 MIRROR=$4 PHONE=$5 HUB_RECONNECTS=$6
+OUT=$1 CYCLELOG=$2 PYTHON=$3 MIRROR=$4 PHONE=$5 HUB_RECONNECTS=$6 HUB_SOAK=${7:-0}
 HERE=$(cd "$(dirname "$0")" && pwd)
 exec > >(tee "$OUT/guest.log") 2>&1
 echo 1 > "$OUT/guest.status"
@@ -43,7 +44,7 @@ wait_for_adapters || fail "bluetoothd did not show the adapters"
 step "bluetoothd $(/usr/libexec/bluetooth/bluetoothd --version) on the bus"
 
 "$PYTHON" "$HERE/drive.py" --cyclelog "$CYCLELOG" --mirror "$MIRROR" --streams "$OUT/streams.json" --out "$OUT" \
-    --phone "$PHONE" --hub-reconnects "$HUB_RECONNECTS" || fail "the ride did not complete"
+    --phone "$PHONE" --hub-reconnects "$HUB_RECONNECTS" --hub-soak "$HUB_SOAK" || fail "the ride did not complete"
 sleep 1
 pkill -INT btmon
 sleep 1

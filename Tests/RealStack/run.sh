@@ -5,7 +5,8 @@
 # cyclelog binary. check.py then judges the output folder (logs, btmon capture, databases, journals) from
 # outside the VM.
 #   Tests/RealStack/run.sh [OUT]      (default OUT: .build/test-vm; TEST_VM_ONLY=service or main runs that VM only;
-#                                      TEST_VM_HUB_RECONNECTS=N: the hub's app comes back N times, default 3)
+#                                      TEST_VM_HUB_RECONNECTS=N: the hub's app comes back N times, default 3;
+#                                      TEST_VM_HUB_SOAK=N: then stays while it receives N notifications, default 0)
 # Then a second VM boots with systemd as PID 1 (service_guest.sh) and runs cyclelog.service as `make install`
 # leaves it; check_service.py judges that run's output folder (OUT-service).
 # A run that cannot complete (the VM, bluetoothd or the emulated air failing) is retried once, and says so; a
@@ -20,7 +21,13 @@ FROM_SECOND=1800  # 30 minutes into the ride: steady riding, 300-400 W at 95-105
 # Each of the hub's app's returns takes about 10 s under emulation: the sensors play for that much longer.
 HUB_RECONNECTS=${TEST_VM_HUB_RECONNECTS:-3}
 [[ $HUB_RECONNECTS =~ ^[0-9]+$ ]] || { echo "test-vm: TEST_VM_HUB_RECONNECTS must be a number" >&2; exit 64; }
-RIDE_SECONDS=$((400 + 10 * HUB_RECONNECTS))
+# The soak plays the ride 3 times its pace, the app receiving about 17 notifications a ride second: the sensors play
+# a ride second more for 4 of them, with room to spare (the window ends 100 minutes in; the ride has 2 h 19 min).
+HUB_SOAK=${TEST_VM_HUB_SOAK:-0}
+[[ $HUB_SOAK =~ ^[0-9]+$ ]] || { echo "test-vm: TEST_VM_HUB_SOAK must be a number" >&2; exit 64; }
+RIDE_SECONDS=$((400 + 10 * HUB_RECONNECTS + HUB_SOAK / 4))
+(( RIDE_SECONDS <= 6000 )) \
+    || { echo "test-vm: the ride is not that long: fewer returns or a shorter soak" >&2; exit 64; }
 SECONDS=0
 
 "$ROOT/scripts/setup.sh" --vm || exit 1
@@ -63,9 +70,10 @@ print(*(x.getsockname()[1] for x in s))')
     grep -q "Chromium ready" "$OUT/phone.log" || { cat "$OUT/phone.log"; kill "$phone"; return 1; }
     local started=$SECONDS
     # A whole run takes 650–780 s under software emulation on two cores; the limit is for a VM that hangs.
-    timeout $((1000 + 10 * HUB_RECONNECTS)) vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" \
+    timeout $((1000 + 10 * HUB_RECONNECTS + HUB_SOAK / 5)) vng -r "$KERNEL" --disable-kvm -m 1G -p 2 --rwdir "$OUT" \
         --qemu-opts="-device virtio-net-pci,netdev=phone -netdev user,id=phone,hostfwd=tcp:127.0.0.1:$page_port-:8787" \
-        -- "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" "10.0.2.2:$phone_port" "$HUB_RECONNECTS" \
+        -- "$HERE/guest.sh" "$OUT" "$CYCLELOG" "$PYTHON" "$MIRROR" "10.0.2.2:$phone_port" \
+        "$HUB_RECONNECTS" "$HUB_SOAK" \
         > "$OUT/vm.log" 2>&1
     echo "test-vm: the VM ran for $((SECONDS - started)) s"
     kill "$phone"

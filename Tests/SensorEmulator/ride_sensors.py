@@ -336,14 +336,17 @@ class RideSensor:
         self.log_line("%04x %s %.3f" % (measurement, payload.hex(), second))
         return True
 
-    async def play(self, started, origin):
+    async def play(self, started, origin, pace=1.0):
         """Sends the ride's notifications at the journal's times: ride second `origin` at `started` (a
-        time.monotonic value). What falls while nobody listens is not sent, and the ride goes on."""
-        await asyncio.gather(*(self.play_one(measurement, started, origin) for measurement in self.streams))
+        time.monotonic value), `pace` ride seconds a second, from `origin` on. What falls while nobody listens is
+        not sent, and the ride goes on."""
+        await asyncio.gather(*(self.play_one(measurement, started, origin, pace) for measurement in self.streams))
 
-    async def play_one(self, measurement, started, origin):
+    async def play_one(self, measurement, started, origin, pace):
         for second, payload in self.streams[measurement]:
-            delay = started + (second - origin) - time.monotonic()
+            if second < origin:
+                continue
+            delay = started + (second - origin) / pace - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
             await self.send(measurement, payload, second)
