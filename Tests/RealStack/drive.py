@@ -253,11 +253,18 @@ class Phone:
         return answer
 
 
-def play_all(sensors, streams):
-    """Plays each sensor's streams from the start of the ride window; `streams` holds the measurements played
-    (per kind, or per measurement), only to find the window's first second."""
-    origin = min(second for stream in streams.values() for second, _ in stream)
-    return [asyncio.ensure_future(sensor.play(time.monotonic(), origin)) for sensor in sensors]
+def window_start(streams):
+    """The ride window's first second: `streams` holds the measurements played (per kind, or per measurement)."""
+    return min(second for stream in streams.values() for second, _ in stream)
+
+
+def play_all(sensors, streams, origin=None, pace=1.0):
+    """Plays each sensor's streams from ride second `origin` (the start of the ride window when None), `pace` ride
+    seconds a second."""
+    if origin is None:
+        origin = window_start(streams)
+    now = time.monotonic()
+    return [asyncio.ensure_future(sensor.play(now, origin, pace)) for sensor in sensors]
 
 
 async def btvirt_ride(args, streams, started):
@@ -481,15 +488,11 @@ async def hub_soak(ride, app, sensors, streams, playing, played_from, notificati
     """The app stays while the sensors play the ride HUB_SOAK_PACE times faster, until it has received
     `notifications` notifications on this visit; then they play on at the ride's pace, from where they got to.
     `playing`: their tasks, which started at `played_from` (time.monotonic()); returns those playing now."""
-    origin = min(second for stream in streams.values() for second, _ in stream)
-
-    def play_from(second, pace):
-        now = time.monotonic()
-        return [asyncio.ensure_future(sensor.play(now, second, pace)) for sensor in sensors]
     for task in playing:
         task.cancel()
-    fast_from, reached = time.monotonic(), origin + time.monotonic() - played_from
-    playing = play_from(reached, HUB_SOAK_PACE)
+    fast_from = time.monotonic()
+    reached = window_start(streams) + fast_from - played_from
+    playing = play_all(sensors, streams, reached, HUB_SOAK_PACE)
     await app.join(HUB_CONTROLLER, set_wheel=False)
     before = app.notifications
     ride.mark("app stays while the sensors play %g times the ride's pace" % HUB_SOAK_PACE)
@@ -499,7 +502,7 @@ async def hub_soak(ride, app, sensors, streams, playing, played_from, notificati
     await app.leave()
     for task in playing:
         task.cancel()
-    playing = play_from(reached + (time.monotonic() - fast_from) * HUB_SOAK_PACE, 1.0)
+    playing = play_all(sensors, streams, reached + (time.monotonic() - fast_from) * HUB_SOAK_PACE)
     ride.mark("app stayed for %d notifications" % (app.notifications - before))
     return playing
 
