@@ -96,7 +96,7 @@ def main():
         rides.append(path)
     subprocess.run([CYCLELOG, "replay", "--db", database] + rides, check=True, stdout=subprocess.DEVNULL)
     subprocess.run([CYCLELOG, "replay", "--db", database, CAPTURE], check=True, stdout=subprocess.DEVNULL)
-    listed = json.loads(subprocess.run([CYCLELOG, "list", "--json", "--db", database], check=True,
+    listed = json.loads(subprocess.run([CYCLELOG, "list", "--json", "--all", "--db", database], check=True,
                                        capture_output=True, text=True).stdout)
     four_hours = next(r["id"] for r in listed if r["source"].endswith(".btsnoop"))
     short_ride = next(r for r in listed if r["source"].endswith(".journal"))
@@ -110,7 +110,7 @@ def main():
                              + shifted(journal, 1000 * DAY_US + 2 * step, True)) + "\n")
     subprocess.run([CYCLELOG, "replay", "--db", database, twelve], check=True, stdout=subprocess.DEVNULL)
     twelve_hours = next(r["id"] for r in json.loads(subprocess.run(
-        [CYCLELOG, "list", "--json", "--db", database], check=True, capture_output=True, text=True).stdout)
+        [CYCLELOG, "list", "--json", "--all", "--db", database], check=True, capture_output=True, text=True).stdout)
         if r["source"].endswith("twelve-hours.journal"))
 
     try:

@@ -40,8 +40,8 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__.splitlines()[-1].strip())
     old, new, database = sys.argv[1:]
-    rides = json.loads(subprocess.run([os.path.join(os.path.dirname(new), "cyclelog"), "list", "--json", "--db",
-                                       database], check=True, capture_output=True, text=True).stdout)
+    rides = json.loads(subprocess.run([os.path.join(os.path.dirname(new), "cyclelog"), "list", "--json", "--all",
+                                       "--db", database], check=True, capture_output=True, text=True).stdout)
     paths = ["/", "/history", "/api/v1/workouts", "/api/v1/workouts?since=2013-01-01&until=2020-12-31",
              "/api/v1/workouts?q=sweatpy", "/api/v1/workouts?since=yesterday", "/api/v1/ftp",
              "/api/v1/ftp?window=5000d", "/api/v1/power-curve", "/api/v1/power-curve?window=5000d",

@@ -65,7 +65,37 @@ public enum RideList {
     public static func entries(in store: WorkoutStore, _ filter: Filter = Filter()) throws(StoreError)
         -> [WorkoutStore.ListEntry]
     {
-        try store.list().filter(filter.admits)
+        try page(in: store, filter, newest: nil).entries
+    }
+
+    /// How many rides `cyclelog list` shows unless told `--all`: a screenful.
+    public static let pageSize = 20
+
+    /// The newest `newest` rides the filter admits (all of them when nil), and how many it admits.
+    public struct Page: Equatable, Sendable {
+        public var entries: [WorkoutStore.ListEntry]
+        public var admitted: Int
+
+        public init(entries: [WorkoutStore.ListEntry], admitted: Int) {
+            self.entries = entries
+            self.admitted = admitted
+        }
+    }
+
+    /// The newest rides the filter admits. The dates are the store's index's to narrow; a text is looked for in every
+    /// ride of those dates (any case, as Swift compares it, which SQLite's `lower` does not for all scripts).
+    public static func page(in store: WorkoutStore, _ filter: Filter, newest limit: Int?) throws(StoreError) -> Page {
+        let since = filter.sinceMicroseconds ?? Int64.min
+        let before = filter.beforeMicroseconds ?? Int64.max
+        guard since < before else { return Page(entries: [], admitted: 0) }
+        guard filter.text == nil else {
+            let admitted = try store.list(startedIn: since..<before, newest: nil).filter(filter.admits)
+            return Page(entries: limit.map { Array(admitted.prefix($0)) } ?? admitted, admitted: admitted.count)
+        }
+        let entries = try store.list(startedIn: since..<before, newest: limit)
+        // A page that is not full holds them all; a full one is counted.
+        guard let limit, entries.count == limit else { return Page(entries: entries, admitted: entries.count) }
+        return Page(entries: entries, admitted: try store.count(startedIn: since..<before))
     }
 
     /// A ride's Training Stress Score against the FTP in force when it started, as `show` gives it.

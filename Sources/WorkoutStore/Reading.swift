@@ -47,13 +47,21 @@ extension WorkoutStore {
 
     /// Every workout, newest first.
     public func list() throws(StoreError) -> [ListEntry] {
+        try list(startedIn: nil, newest: nil)
+    }
+
+    /// The workouts that started in `range` (µs since 1970, UTC; the end excluded), newest first, at most `newest`
+    /// of them: read through the index on the start, so that a page costs what it shows however many are stored.
+    public func list(startedIn range: Range<Int64>?, newest limit: Int?) throws(StoreError) -> [ListEntry] {
         let now = Self.nowMicroseconds()
         return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM workout ORDER BY startMicroseconds DESC, id DESC
-                    """
+                    SELECT * FROM workout WHERE startMicroseconds >= ? AND startMicroseconds < ?
+                    ORDER BY startMicroseconds DESC, id DESC LIMIT ?
+                    """,
+                arguments: [range?.lowerBound ?? Int64.min, range?.upperBound ?? Int64.max, limit ?? -1]
             ).map {
                 let status = WorkoutStatus(stored: try $0.decode(forColumn: "status"))
                 return ListEntry(
@@ -71,6 +79,15 @@ extension WorkoutStore {
                     // Not complete: held by a cyclelog writing it now, or cut short.
                     beingWritten: status == .complete ? false : try Self.isHeld($0, now: now))
             }
+        }
+    }
+
+    /// How many workouts started in `range` (µs since 1970, UTC; the end excluded).
+    public func count(startedIn range: Range<Int64>?) throws(StoreError) -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM workout WHERE startMicroseconds >= ? AND startMicroseconds < ?",
+                arguments: [range?.lowerBound ?? Int64.min, range?.upperBound ?? Int64.max]) ?? 0
         }
     }
 

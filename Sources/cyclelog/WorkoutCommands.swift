@@ -215,12 +215,18 @@ struct Replay: AsyncParsableCommand {
 
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "Lists the stored workouts, newest first.")
+        commandName: "list", abstract: "Lists the stored workouts, newest first.",
+        discussion: """
+            Without --all, --since, --until or --search, the newest \(RideList.pageSize) and how many there are.
+            """)
 
     @OptionGroup var database: DatabaseOptions
 
     @Flag(help: "Print a JSON array.")
     var json = false
+
+    @Flag(help: "Every workout, not only the newest \(RideList.pageSize).")
+    var all = false
 
     @Option(help: "Only rides that started on or after this date (YYYY-MM-DD) or UTC time.")
     var since: String?
@@ -241,15 +247,23 @@ struct List: ParsableCommand {
 
     func run() throws {
         let store = try database.openRides()
-        let entries = try RideList.entries(in: store, try filter)
+        let filtered = since != nil || until != nil || search != nil
+        // The rider who narrows the list by date or text sees every ride that matches.
+        let page = try RideList.page(in: store, try filter, newest: all || filtered ? nil : RideList.pageSize)
+        let entries = page.entries
         let overlaps = try store.rideOverlaps()
+        let more =
+            page.admitted > entries.count
+            ? "The newest \(entries.count) of \(page.admitted) workouts: `cyclelog list --all` shows every one, "
+                + "`--since 2024-05-01` those from a date on." : nil
         if json {
             sayOnStandardOutput(
                 RideList.json(entries, ftp: try store.ftpHistory(), overlaps: overlaps).rendered(pretty: true))
+            // A script reading the array is told on standard error, which it does not parse.
+            if let more { printError("cyclelog: \(more)") }
             return
         }
         guard !entries.isEmpty else {
-            let filtered = since != nil || until != nil || search != nil
             sayOnStandardOutput(
                 filtered
                     ? "No workouts match; `cyclelog list` without --since, --until and --search shows every one."
@@ -270,6 +284,7 @@ struct List: ParsableCommand {
                 "\nA workout marked 'same ride as N' overlaps ride N in time: the FTP and the weekly load count it once"
                     + " (`cyclelog duplicates`).")
         }
+        if let more { sayOnStandardOutput("\n" + more) }
     }
 }
 

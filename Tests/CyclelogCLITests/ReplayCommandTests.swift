@@ -86,6 +86,41 @@ final class ReplayCommandTests: XCTestCase {
         XCTAssertTrue(bad.errorOutput.contains("--since takes a date"), bad.errorOutput)
     }
 
+    /// 21 one-minute rides, one a day from 1 January 2024: `list` shows the newest 20 and says how many there are,
+    /// `--all` and a date range every one they take; `--json` says it on standard error, the array being a page.
+    func testListShowsAPageAndSaysHowToSeeEveryRide() throws {
+        let db = try temporaryDatabase()
+        let folder = URL(fileURLWithPath: db).deletingLastPathComponent()
+        let files = try (1...21).map { day in
+            let file = folder.appendingPathComponent("day\(day).journal")
+            let date = String(format: "2024-01-%02d", day)
+            try Journals.power(Array(repeating: 150, count: 60), date: date).write(
+                to: file, atomically: true, encoding: .utf8)
+            return file.path
+        }
+        XCTAssertEqual(try cyclelog(["replay", "--db", db] + files).status, 0)
+        func rows(_ output: String) -> [String] {
+            output.split(separator: "\n").map(String.init).filter { $0.hasPrefix(" ") && !$0.contains("start (") }
+        }
+        let page = try cyclelog(["list", "--db", db])
+        XCTAssertEqual(page.status, 0, page.errorOutput)
+        XCTAssertEqual(
+            rows(page.output).map { String($0.split(separator: " ")[0]) }, (2...21).reversed().map { "\($0)" })
+        XCTAssertTrue(
+            page.output.hasSuffix(
+                "\nThe newest 20 of 21 workouts: `cyclelog list --all` shows every one, `--since 2024-05-01` those "
+                    + "from a date on.\n"), page.output)
+        for options in [["--all"], ["--since", "2024-01-01"]] {
+            let every = try cyclelog(["list", "--db", db] + options)
+            XCTAssertEqual(rows(every.output).count, 21, every.output)
+            XCTAssertFalse(every.output.contains("The newest"), every.output)
+        }
+        let json = try cyclelog(["list", "--json", "--db", db])
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.compactMap { $0["id"] as? Int }, Array((2...21).reversed()))
+        XCTAssertTrue(json.errorOutput.contains("The newest 20 of 21 workouts"), json.errorOutput)
+    }
+
     func testARenamedRideIsShownListedAndRebuiltByItsNewName() throws {
         let db = try temporaryDatabase()
         let first = try replayJSON("sweatpy_4078723797.journal", db: db)

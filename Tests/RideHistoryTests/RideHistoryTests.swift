@@ -19,6 +19,32 @@ import WorkoutStore
         ])
     }
 
+    /// 25 one-minute rides, one a day from 1 January 2024 (stored in that order, so ride N is 2024-01-N): a page is
+    /// the newest, counted among all that match; a date range narrows both; a range that ends before it begins
+    /// holds none; a text is looked for in every ride of the range.
+    @Test func aPageIsTheNewestRidesCountedAmongAllThatMatch() throws {
+        let store = try StoredRides.store(
+            journals: (1...25).map {
+                Journals.power(Array(repeating: 150, count: 60), date: "2024-01-\($0 < 10 ? "0" : "")\($0)")
+            })
+        let page = try RideList.page(in: store, RideList.Filter(), newest: 20)
+        #expect(page.entries.map(\.id) == Array((6...25).reversed()))
+        #expect(page.admitted == 25)
+        let every = try RideList.page(in: store, RideList.Filter(), newest: nil)
+        #expect(every.entries.map(\.id) == Array((1...25).reversed()))
+        #expect(every.admitted == 25)
+        let since = try RideList.Filter.parse(since: "2024-01-20", until: nil, text: nil).get()
+        let fromTheTwentieth = try RideList.page(in: store, since, newest: 3)
+        #expect(fromTheTwentieth.entries.map(\.id) == [25, 24, 23])
+        #expect(fromTheTwentieth.admitted == 6)
+        let backwards = try RideList.Filter.parse(since: "2024-01-10", until: "2024-01-05", text: nil).get()
+        #expect(try RideList.page(in: store, backwards, newest: 20) == RideList.Page(entries: [], admitted: 0))
+        let text = try RideList.Filter.parse(since: "2024-01-15", until: nil, text: "JOURNAL 2").get()
+        let found = try RideList.page(in: store, text, newest: 4)
+        #expect(found.entries.map(\.id) == [25, 24, 23, 22])
+        #expect(found.admitted == 6)
+    }
+
     /// The best 20 minutes of the window is the 20 minutes at 250 W, of the second ride.
     @Test func theBestTwentyMinutesAreTheEffortAndItsRide() throws {
         let report = try FTPReport(try Self.store(), days: 42)
