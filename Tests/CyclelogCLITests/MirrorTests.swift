@@ -762,7 +762,7 @@ final class MirrorTests: XCTestCase {
             XCTAssertEqual(answer.body, printed.output, path, file: file, line: line)
             return printed.output
         }
-        try same("/api/v1/workouts", ["list", "--json"])
+        try same("/api/v1/workouts", ["list", "--json", "--all"])
         let entries = try XCTUnwrap(
             try JSONSerialization.jsonObject(with: Data(try get(port, "/api/v1/workouts", token: token).body.utf8))
                 as? [[String: Any]])
