@@ -351,8 +351,9 @@ class AutoCheck(PowerMeterPhase):
                           shown[shown.find("  sensor"):])
         log = open(os.path.join(self.out, "record.log")).read()
         self.checks.check("SIGTERM while waiting for the next ride stops it cleanly",
-                          "Stopped while waiting for a ride." in log and self.steps.get("record exited 0") is not None,
-                          log[-300:])
+                          "Workout 1 — " in log
+                          and log.find("Stopped while waiting for a ride.") > log.find("Workout 1 — ")
+                          and self.steps.get("record exited 0") is not None, log[-300:])
 
 
 class WaitCheck(PowerMeterPhase):

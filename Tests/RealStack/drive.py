@@ -623,7 +623,9 @@ async def auto_ride(args, power, started):
     power.still(args.end_after + 30)
     await ride.wait_for("the ride to end on its own", lambda: said("saving workout 1"), args.end_after + 30)
     ride.mark("ended on its own")
-    await asyncio.sleep(2)
+    # Its summary is printed as it goes back to waiting; a SIGTERM while it saves would end it with this ride.
+    await ride.wait_for("the ride's summary", lambda: said("Workout 1 — "), 60)
+    ride.mark("waiting again")
     ride.recorder.send_signal(signal.SIGTERM)
     ride.mark("SIGTERM")
     await ride.finish([power], playing)
