@@ -14,7 +14,11 @@ extension WorkoutStore {
         return try write { db in try Self.rideCurves(db, maximumSeconds: maximumSeconds, saving: true) }
     }
 
-    static func rideCurves(_ db: Database, maximumSeconds: Int?, saving: Bool) throws -> [RideCurve] {
+    /// The same, of the rides started after `startedAfter` when given; `setAside` when the caller has the
+    /// overlapping rides already.
+    static func rideCurves(
+        _ db: Database, maximumSeconds: Int?, saving: Bool, startedAfter: Int64? = nil, setAside: Set<Int64>? = nil
+    ) throws -> [RideCurve] {
         let byteLimit = maximumSeconds.map { $0 * 4 } ?? Int(Int32.max)
         let rows = try Row.fetchAll(
             db,
@@ -22,10 +26,10 @@ extension WorkoutStore {
                 SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts,
                     CASE WHEN w.fitnessTest IS NOT NULL THEN w.statistics END AS testStatistics
                 FROM workout w LEFT JOIN powerCurve c ON c.workoutId = w.id
-                WHERE w.status = 'complete' ORDER BY w.startMicroseconds, w.id
-                """, arguments: [byteLimit])
+                WHERE w.status = 'complete' AND w.startMicroseconds > ? ORDER BY w.startMicroseconds, w.id
+                """, arguments: [byteLimit, startedAfter ?? Int64.min])
         var rides: [RideCurve] = []
-        let setAside = try rideOverlaps(db).setAside
+        let setAside = try setAside ?? rideOverlaps(db).setAside
         for row in rows {
             let id = try row.decode(Int64.self, forColumn: "id")
             if setAside.contains(id) { continue }
@@ -59,36 +63,133 @@ extension WorkoutStore {
         return rides
     }
 
-    /// Recomputes the automatic FTP history over every stored ride, in one transaction.
+    /// Brings the automatic FTP history up to date with the stored rides, in one transaction.
     public func refreshFTPEstimates() throws(StoreError) {
         try write { db in try Self.refreshFTPEstimates(db) }
     }
 
-    /// The FTP history rebuilt inside the caller's transaction: saving a ride and its place in the history land
-    /// together, so a kill or a full disk can never leave a stored ride missing from the history.
-    static func refreshFTPEstimates(_ db: Database) throws {
+    /// The FTP history brought up to date inside the caller's transaction: saving a ride and its place in the
+    /// history land together, so a kill or a full disk can never leave a stored ride missing from the history.
+    ///
+    /// Each value depends only on the rides before it and the value in force then (`FTPEstimator`), so the history
+    /// is computed again from the earliest start of a ride that changed since it was last computed (stored,
+    /// deleted, rebuilt, declared a test, counted or set aside among overlapping rides: `ftpScoredRide` holds each
+    /// ride as it was seen); the values before stay. A ride stored after a decade of rides scores that ride and
+    /// reads the curves of its window, not every ride's. Returns how many rides were scored.
+    @discardableResult
+    static func refreshFTPEstimates(_ db: Database) throws -> Int {
         try db.execute(
             sql: "INSERT OR REPLACE INTO derivedState (name, basis) VALUES ('ftpHistory', ?)",
             arguments: [try ftpBasis(db)])
-        let longestEffort = CriticalPowerFit.aerobicSeconds.upperBound
-        let history = FTPEstimator().history(try rideCurves(db, maximumSeconds: longestEffort, saving: true))
-        try db.execute(sql: "DELETE FROM ftpEstimate; DELETE FROM ftpEffort")
-        for (sequence, estimate) in history.enumerated() {
+        let (now, setAside) = try ScoredRide.now(db)
+        let before = try ScoredRide.recorded(db)
+        let changed = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
+        let changedStarts = changed.flatMap { [now[$0]?.startMicroseconds, before[$0]?.startMicroseconds] }
+        guard var from = changedStarts.compactMap({ $0 }).min() else { return 0 }
+        // The values kept are those of the rides started before `from`, a prefix of the history in its order; a
+        // history that is not (written otherwise) is computed again whole.
+        let stored = try Row.fetchAll(db, sql: "SELECT sequence, workoutId FROM ftpEstimate ORDER BY sequence").map {
+            (sequence: $0[0] as Int, start: before[$0[1] as Int64]?.startMicroseconds)
+        }
+        let firstDropped = stored.firstIndex { ($0.start ?? .min) >= from } ?? stored.count
+        if stored.contains(where: { $0.start == nil })
+            || stored[firstDropped...].contains(where: { ($0.start ?? .min) < from })
+        {
+            from = .min
+        }
+        let kept = from == .min ? 0 : firstDropped
+        let dropFrom = kept < stored.count ? stored[kept].sequence : Int.max
+        try db.execute(sql: "DELETE FROM ftpEstimate WHERE sequence >= ?", arguments: [dropFrom])
+        try db.execute(sql: "DELETE FROM ftpEffort WHERE estimateSequence >= ?", arguments: [dropFrom])
+        let seed = kept > 0 ? try storedEstimates(db, sequences: stored[kept - 1].sequence...Int.max).first : nil
+
+        // The rides scored and every ride of their windows (a window ends with its ride's end).
+        let estimator = FTPEstimator()
+        let scored = now.values.filter { $0.counted && $0.startMicroseconds >= from }
+        let earliestEnd = min(from, scored.map(\.endMicroseconds).min() ?? from)
+        let windowStart = earliestEnd.subtractingReportingOverflow(estimator.windowMicroseconds)
+        let rides = try rideCurves(
+            db, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound, saving: true,
+            startedAfter: windowStart.overflow ? nil : windowStart.partialValue, setAside: setAside)
+        var sequence = kept > 0 ? stored[kept - 1].sequence + 1 : 0
+        for estimate in estimator.history(rides, after: seed, scoringFrom: from) {
+            try insert(estimate, sequence: sequence, db)
+            sequence += 1
+        }
+
+        // What the history was computed from, for the next change.
+        for id in changed {
+            try db.execute(sql: "DELETE FROM ftpScoredRide WHERE workoutId = ?", arguments: [id])
+            if let ride = now[id] { try ride.insert(db) }
+        }
+        return scored.count
+    }
+
+    private static func insert(_ estimate: FTPEstimate, sequence: Int, _ db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO ftpEstimate VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            arguments: [
+                sequence, estimate.workoutId, estimate.effectiveMicroseconds, estimate.method.rawValue,
+                estimate.watts, estimate.criticalPower?.criticalPowerWatts,
+                estimate.criticalPower?.wPrimeJoules, estimate.best20MinuteWatts, estimate.windowDays,
+            ])
+        for (position, effort) in estimate.efforts.enumerated() {
             try db.execute(
-                sql: "INSERT INTO ftpEstimate VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                sql: "INSERT INTO ftpEffort VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
-                    sequence, estimate.workoutId, estimate.effectiveMicroseconds, estimate.method.rawValue,
-                    estimate.watts, estimate.criticalPower?.criticalPowerWatts,
-                    estimate.criticalPower?.wPrimeJoules, estimate.best20MinuteWatts, estimate.windowDays,
+                    sequence, position, effort.workoutId, effort.rideStartMicroseconds, effort.durationSeconds,
+                    effort.watts,
                 ])
-            for (position, effort) in estimate.efforts.enumerated() {
-                try db.execute(
-                    sql: "INSERT INTO ftpEffort VALUES (?, ?, ?, ?, ?, ?)",
-                    arguments: [
-                        sequence, position, effort.workoutId, effort.rideStartMicroseconds,
-                        effort.durationSeconds, effort.watts,
-                    ])
+        }
+    }
+
+    /// A complete ride as the FTP history sees it: any difference in these is a change it follows.
+    struct ScoredRide: Equatable {
+        var id: Int64
+        var version: Int
+        var contentDigest: String?
+        var startMicroseconds: Int64
+        var endMicroseconds: Int64
+        var fitnessTest: String?
+        /// Not set aside among rides it overlaps (`RideOverlaps`).
+        var counted: Bool
+
+        /// The complete rides now, with the ones set aside among overlapping rides.
+        static func now(_ db: Database) throws -> (rides: [Int64: ScoredRide], setAside: Set<Int64>) {
+            let rows = try completeRides(db, with: "w.version, w.journalDigest AS contentDigest, w.fitnessTest")
+            let setAside = try overlaps(rows).setAside
+            var rides: [Int64: ScoredRide] = [:]
+            for row in rows {
+                let ride = try ScoredRide(row) { !setAside.contains($0) }
+                rides[ride.id] = ride
             }
+            return (rides, setAside)
+        }
+
+        /// The rides as the history last saw them.
+        static func recorded(_ db: Database) throws -> [Int64: ScoredRide] {
+            var rides: [Int64: ScoredRide] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT *, workoutId AS id FROM ftpScoredRide") {
+                let ride = try ScoredRide(row) { _ in try row.decode(forColumn: "counted") }
+                rides[ride.id] = ride
+            }
+            return rides
+        }
+
+        init(_ row: Row, counted: (Int64) throws -> Bool) throws {
+            id = try row.decode(forColumn: "id")
+            version = try row.decode(forColumn: "version")
+            contentDigest = try row.decode(forColumn: "contentDigest")
+            startMicroseconds = try row.decode(forColumn: "startMicroseconds")
+            endMicroseconds = try row.decode(forColumn: "endMicroseconds")
+            fitnessTest = try row.decode(forColumn: "fitnessTest")
+            self.counted = try counted(id)
+        }
+
+        func insert(_ db: Database) throws {
+            try db.execute(
+                sql: "INSERT INTO ftpScoredRide VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [id, version, contentDigest, startMicroseconds, endMicroseconds, fitnessTest, counted])
         }
     }
 
@@ -112,29 +213,6 @@ extension WorkoutStore {
     /// The automatic values and the rider's settings.
     public func ftpHistory() throws(StoreError) -> FTPHistory {
         try read { db in
-            var efforts: [Int: [FTPEffort]] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM ftpEffort ORDER BY estimateSequence, position") {
-                efforts[try row.decode(forColumn: "estimateSequence"), default: []].append(
-                    FTPEffort(
-                        workoutId: try row.decode(forColumn: "workoutId"),
-                        rideStartMicroseconds: try row.decode(forColumn: "rideStartMicroseconds"),
-                        durationSeconds: try row.decode(forColumn: "durationSeconds"),
-                        watts: try row.decode(forColumn: "watts")))
-            }
-            let estimates = try Row.fetchAll(db, sql: "SELECT * FROM ftpEstimate ORDER BY sequence").map { row in
-                let wPrimeJoules = try row.decode(Double?.self, forColumn: "wPrimeJoules") ?? 0
-                let criticalPower = try row.decode(Double?.self, forColumn: "criticalPowerWatts").map {
-                    CriticalPowerModel(criticalPowerWatts: $0, wPrimeJoules: wPrimeJoules)
-                }
-                return FTPEstimate(
-                    method: FTPMethod(rawValue: try row.decode(forColumn: "method")) ?? .criticalPower,
-                    watts: try row.decode(forColumn: "watts"),
-                    effectiveMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"),
-                    workoutId: try row.decode(forColumn: "workoutId"),
-                    criticalPower: criticalPower, best20MinuteWatts: try row.decode(forColumn: "best20MinuteWatts"),
-                    windowDays: try row.decode(forColumn: "windowDays"),
-                    efforts: efforts[try row.decode(forColumn: "sequence")] ?? [])
-            }
             let settings = try Row.fetchAll(db, sql: "SELECT * FROM ftpSetting ORDER BY id").map { row -> FTPSetting in
                 try row.decode(forColumn: "kind") == "manual"
                     ? .manual(
@@ -142,7 +220,45 @@ extension WorkoutStore {
                         fromMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
                     : .accept(estimateMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
             }
-            return FTPHistory(estimates: estimates, settings: settings)
+            return FTPHistory(estimates: try Self.storedEstimates(db), settings: settings)
+        }
+    }
+
+    /// The automatic values stored, with their efforts, in their order; those of `sequences` when given.
+    static func storedEstimates(_ db: Database, sequences: ClosedRange<Int> = Int.min...Int.max) throws
+        -> [FTPEstimate]
+    {
+        let range: [any DatabaseValueConvertible] = [sequences.lowerBound, sequences.upperBound]
+        var efforts: [Int: [FTPEffort]] = [:]
+        for row in try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM ftpEffort WHERE estimateSequence BETWEEN ? AND ? ORDER BY estimateSequence, position
+                """, arguments: StatementArguments(range))
+        {
+            efforts[try row.decode(forColumn: "estimateSequence"), default: []].append(
+                FTPEffort(
+                    workoutId: try row.decode(forColumn: "workoutId"),
+                    rideStartMicroseconds: try row.decode(forColumn: "rideStartMicroseconds"),
+                    durationSeconds: try row.decode(forColumn: "durationSeconds"),
+                    watts: try row.decode(forColumn: "watts")))
+        }
+        return try Row.fetchAll(
+            db, sql: "SELECT * FROM ftpEstimate WHERE sequence BETWEEN ? AND ? ORDER BY sequence",
+            arguments: StatementArguments(range)
+        ).map { row in
+            let wPrimeJoules = try row.decode(Double?.self, forColumn: "wPrimeJoules") ?? 0
+            let criticalPower = try row.decode(Double?.self, forColumn: "criticalPowerWatts").map {
+                CriticalPowerModel(criticalPowerWatts: $0, wPrimeJoules: wPrimeJoules)
+            }
+            return FTPEstimate(
+                method: FTPMethod(rawValue: try row.decode(forColumn: "method")) ?? .criticalPower,
+                watts: try row.decode(forColumn: "watts"),
+                effectiveMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"),
+                workoutId: try row.decode(forColumn: "workoutId"),
+                criticalPower: criticalPower, best20MinuteWatts: try row.decode(forColumn: "best20MinuteWatts"),
+                windowDays: try row.decode(forColumn: "windowDays"),
+                efforts: efforts[try row.decode(forColumn: "sequence")] ?? [])
         }
     }
 

@@ -434,6 +434,26 @@ extension WorkoutStore {
             try db.execute(sql: "ALTER TABLE preset ADD COLUMN plannedDay TEXT")
             try db.execute(sql: "ALTER TABLE preset ADD COLUMN note TEXT")
         }
+        migrator.registerMigration("v19 what the FTP history was computed from", foreignKeyChecks: .immediate) { db in
+            // Each complete ride as the FTP history last saw it (derived data: no foreign keys). A save, delete,
+            // rebuild or choice among overlapping rides changes some of them; the history is computed again from
+            // the earliest start among those on, the part before it kept (`refreshFTPEstimates`). Empty here: the
+            // next command that writes computes the whole history once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE ftpScoredRide (
+                        workoutId INTEGER PRIMARY KEY NOT NULL,
+                        version INTEGER NOT NULL,
+                        contentDigest TEXT,
+                        startMicroseconds INTEGER NOT NULL,
+                        endMicroseconds INTEGER NOT NULL,
+                        fitnessTest TEXT,
+                        counted INTEGER NOT NULL
+                    );
+                    DELETE FROM derivedState WHERE name = 'ftpHistory';
+                    """)
+            try db.execute(sql: markedChanges(of: "ftpScoredRide"))
+        }
         return migrator
     }
 

@@ -8,19 +8,29 @@ extension WorkoutStore {
     }
 
     static func rideOverlaps(_ db: Database) throws -> RideOverlaps {
+        try overlaps(try completeRides(db))
+    }
+
+    /// Every complete ride's id, start, end (its start when it has none) and when the rider chose it to count, with
+    /// `columns` of `workout w` beside them.
+    static func completeRides(_ db: Database, with columns: String? = nil) throws -> [Row] {
         // A database read by a command that may not bring it up to date (opened for reading) may predate the
         // rider's choices: then nobody chose yet.
         let chosen =
             try db.tableExists("countedRide")
             ? "(SELECT chosenMicroseconds FROM countedRide WHERE workoutId = w.id)" : "NULL"
-        let rows = try Row.fetchAll(
+        return try Row.fetchAll(
             db,
             sql: """
                 SELECT w.id, w.startMicroseconds, coalesce(w.endMicroseconds, w.startMicroseconds) AS endMicroseconds,
-                    \(chosen) AS chosenMicroseconds
+                    \(chosen) AS chosenMicroseconds\(columns.map { ", " + $0 } ?? "")
                 FROM workout w WHERE w.status = 'complete'
                 """)
-        return RideOverlaps(
+    }
+
+    /// The overlapping rides among rows of `completeRides`.
+    static func overlaps(_ rows: [Row]) throws -> RideOverlaps {
+        RideOverlaps(
             try rows.map { row in
                 RideOverlaps.Ride(
                     id: try row.decode(forColumn: "id"),

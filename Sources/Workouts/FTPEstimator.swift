@@ -147,18 +147,25 @@ public struct FTPEstimator: Sendable {
         self.windowDays = windowDays
     }
 
-    var windowMicroseconds: Int64 { Int64(windowDays) * 86_400 * 1_000_000 }
+    public var windowMicroseconds: Int64 { Int64(windowDays) * 86_400 * 1_000_000 }
 
     /// Every change of the automatic FTP, oldest first.
     public func history(_ rides: [RideCurve]) -> [FTPEstimate] {
+        history(rides, after: nil, scoringFrom: .min)
+    }
+
+    /// The changes that follow `current` (the value in force before the first ride scored), from the rides started
+    /// at `scoringFrom` or later: the history from a ride on, the part before it unchanged. `rides` holds those and
+    /// every ride of their windows (started up to `windowDays` before the end of the earliest of them).
+    public func history(_ rides: [RideCurve], after current: FTPEstimate?, scoringFrom: Int64) -> [FTPEstimate] {
         let rides = rides.sorted { ($0.startMicroseconds, $0.workoutId) < ($1.startMicroseconds, $1.workoutId) }
         var history: [FTPEstimate] = []
         var firstInWindow = 0
-        for (index, ride) in rides.enumerated() {
+        for (index, ride) in rides.enumerated() where ride.startMicroseconds >= scoringFrom {
             while rides[firstInWindow].startMicroseconds <= ride.endMicroseconds - windowMicroseconds {
                 firstInWindow += 1
             }
-            let current = history.last
+            let current = history.last ?? current
             let candidate: FTPEstimate?
             if let test = ride.fitnessTest {
                 candidate = testResult(ride, test)

@@ -11,10 +11,10 @@ final class FTPStorageTests: XCTestCase {
 
     /// Saves a ride of 1 Hz power notifications starting on `dayNumber`, as a replay would.
     @discardableResult
-    func save(_ watts: [Double], onDay dayNumber: Int64, in store: WorkoutStore, name: String) throws -> (
-        Int64, Workout
-    ) {
-        let start = 1_700_000_000_000_000 + dayNumber * day
+    func save(
+        _ watts: [Double], onDay dayNumber: Int64, afterSeconds seconds: Int64 = 0, in store: WorkoutStore, name: String
+    ) throws -> (Int64, Workout) {
+        let start = 1_700_000_000_000_000 + dayNumber * day + seconds * 1_000_000
         var builder = WorkoutBuilder()
         for (second, value) in watts.enumerated() {
             let raw = UInt16(value.rounded())
@@ -87,6 +87,49 @@ final class FTPStorageTests: XCTestCase {
         XCTAssertEqual(rows, 1)
         XCTAssertEqual(try store.rideCurves(maximumSeconds: 60).first?.curve.watts.count, 60)
         _ = id
+    }
+
+    /// What the estimator makes of every stored ride, computed whole: what the stored history must be.
+    func assertTheStoredHistoryIsTheWholeOne(_ store: WorkoutStore, _ step: String) throws {
+        let whole = FTPEstimator().history(
+            try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound))
+        XCTAssertEqual(try store.ftpHistory().estimates, whole, step)
+    }
+
+    func testTheHistoryIsComputedAgainFromTheEarliestRideThatChanged() throws {
+        let store = try WorkoutStore()
+        let hard = try synthetic()
+        let easy = Array(repeating: 150.0, count: 3600)
+        // Rides stored out of their order, with values that rise, fall once the window (42 days) lets them, and a
+        // test: each step changes the history from some ride on.
+        var ids: [Int64: Int64] = [:]
+        for (dayNumber, watts): (Int64, [Double]) in [
+            (0, easy), (1, hard), (71, hard.map { $0 * 0.92 }), (30, easy), (10, hard.map { $0 * 1.06 }), (70, easy),
+        ] {
+            ids[dayNumber] = try save(watts, onDay: dayNumber, in: store, name: "day \(dayNumber)").0
+            try assertTheStoredHistoryIsTheWholeOne(store, "day \(dayNumber) stored")
+        }
+        XCTAssertEqual(try store.ftpHistory().estimates.map(\.workoutId), [ids[1], ids[10], ids[71]])
+
+        try store.setFitnessTest(try XCTUnwrap(ids[71]), .twentyMinute)
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 71 declared a test")
+        // The same ride recorded twice (ten minutes later, harder): the first stored counts, until the rider
+        // chooses the other.
+        let copy = try save(hard.map { $0 * 1.1 }, onDay: 10, afterSeconds: 600, in: store, name: "day 10 again").0
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 10 stored again")
+        XCTAssertNotNil(try store.countAmongOverlaps(copy, nowMicroseconds: 1))
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 10's second copy counted")
+        XCTAssertTrue(try store.delete(try XCTUnwrap(ids[1])))
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 1 deleted")
+
+        // A change to the ride of day 70 scores it and the one after it, and nothing before.
+        let scored = try store.queue.write { db in
+            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE id = ?", arguments: [ids[70]])
+            return try WorkoutStore.refreshFTPEstimates(db)
+        }
+        XCTAssertEqual(scored, 2)
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 70 changed")
+        XCTAssertEqual(try store.queue.write { db in try WorkoutStore.refreshFTPEstimates(db) }, 0)
     }
 
     func testManualValuesAndAcceptanceAreKept() throws {
