@@ -157,6 +157,7 @@ bench:
 	python3 Benchmarks/workout_bench.py
 	python3 Benchmarks/mirror_bench.py
 	python3 Benchmarks/history_bench.py
+	python3 Benchmarks/decade_bench.py
 	python3 Benchmarks/sync_bench.py
 	python3 Benchmarks/upload_bench.py
 	python3 Benchmarks/desktop_bench.py

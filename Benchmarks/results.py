@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -17,23 +18,32 @@ RESULTS = os.path.join(ROOT, ".build", "bench", "results.jsonl")
 
 def measure(command, runs, source=None, prepare=None):
     """Best and median seconds over `runs` runs of `command` as a whole process (`source` as its standard input,
-    `prepare` called before each run), and the largest peak resident memory (MB) of one run. A run that fails ends
+    `prepare` called before each run), and the peak resident memory (MB) of one more run. A run that fails ends
     the benchmark."""
-    times, peak = [], 0.0
+    times = []
     for _ in range(runs):
         if prepare:
             prepare()
         with open(source or os.devnull, "rb") as stdin:
             start = time.perf_counter()
-            process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            _, status, usage = os.wait4(process.pid, 0)  # this child's own peak, not the largest so far
+            status = subprocess.call(command, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times.append(time.perf_counter() - start)
-            process.returncode = 0
         if status != 0:
             sys.exit("%s failed (status %d)" % (command[0], status))
-        peak = max(peak, usage.ru_maxrss / 1024)
+    if prepare:
+        prepare()
     times.sort()
-    return times[0], times[len(times) // 2], peak
+    return times[0], times[len(times) // 2], peak_megabytes_of(command, source)
+
+
+def peak_megabytes_of(command, source=None):
+    """The peak resident memory (MB) of one run of `command`, as GNU time reports it. Not the rusage of a child of
+    this process: a child forked from Python starts with Python's pages, and the kernel keeps that high-water mark
+    through exec, so every figure would carry this interpreter's size."""
+    with tempfile.NamedTemporaryFile("r") as report, open(source or os.devnull, "rb") as stdin:
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report.name] + command, stdin=stdin,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        return int(report.read().split()[-1]) / 1024
 
 
 def add(capability, label, best=None, median=None, unit="s", peak_mb=None, target="", met=None):

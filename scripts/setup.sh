@@ -25,6 +25,10 @@ if [ "${1:-}" = "--vm" ]; then
     # avahi-daemon announces the hub over DirCon by mDNS in the VM.
     packages+=(qemu-system-x86 linux-image-amd64 busybox-static bluez bluez-test-tools systemd-sysv dbus avahi-daemon)
 fi
+if [ "${1:-}" = "--bench" ]; then
+    # GNU time reports a command's own peak memory (a child of Python carries Python's into its own high-water mark).
+    packages+=(time)
+fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
