@@ -33,14 +33,15 @@ def measure(command, runs, source=None, prepare=None):
     if prepare:
         prepare()
     times.sort()
-    return times[0], times[len(times) // 2], peak_megabytes_of(command, source)
+    with open(source or os.devnull, "rb") as stdin:
+        return times[0], times[len(times) // 2], peak_megabytes_of(command, stdin)
 
 
-def peak_megabytes_of(command, source=None):
-    """The peak resident memory (MB) of one run of `command`, as GNU time reports it. Not the rusage of a child of
-    this process: a child forked from Python starts with Python's pages, and the kernel keeps that high-water mark
-    through exec, so every figure would carry this interpreter's size."""
-    with tempfile.NamedTemporaryFile("r") as report, open(source or os.devnull, "rb") as stdin:
+def peak_megabytes_of(command, stdin):
+    """The peak resident memory (MB) of one run of `command` reading `stdin`, as GNU time reports it. Not the
+    rusage of a child of this process: a child forked from Python starts with Python's pages, and the kernel keeps
+    that high-water mark through exec, so every figure would carry this interpreter's size."""
+    with tempfile.NamedTemporaryFile("r") as report:
         subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report.name] + command, stdin=stdin,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         return int(report.read().split()[-1]) / 1024
