@@ -6,13 +6,13 @@ import SensorHub
 import TrainerControl
 import Workouts
 
-/// The sensor hub on Bluetooth: the recorder's live readings re-broadcast (`HubBroadcast`) through a BlueZ
-/// peripheral on an adapter of its own, as one power meter (Cycling Power), one speed and cadence sensor (Cycling
-/// Speed and Cadence), one heart-rate strap (Heart Rate) and one Fitness Machine whose Indoor Bike Data carries the
-/// same fused values. The values an app reads (features, locations) say what the notifications carry. With a
-/// recorder to pass them to (`AppRequests`), the Fitness Machine also has a control point: what an app asks of it
-/// goes to the real trainer through the rider's own trainer control, and the recorder's answers come back
-/// (`HubMessage`).
+/// The sensor hub on Bluetooth: what the recorder sends the hub's apps (`HubMessage`: each reading re-broadcast,
+/// made in the recorder for every transport) notified through a BlueZ peripheral on an adapter of its own, as one
+/// power meter (Cycling Power), one speed and cadence sensor (Cycling Speed and Cadence), one heart-rate strap
+/// (Heart Rate) and one Fitness Machine whose Indoor Bike Data carries the same fused values. The values an app
+/// reads (features, locations) say what the notifications carry. With a recorder to pass them to (`AppRequests`),
+/// the Fitness Machine also has a control point: what an app asks of it goes to the real trainer through the
+/// rider's own trainer control, and the recorder's answers come back.
 public actor HubBridge {
     /// The name apps list when the rider names none: short enough for the advertisement with all four services.
     public static let defaultName = "cyclelog"
@@ -23,7 +23,6 @@ public actor HubBridge {
     /// The name apps list.
     public nonisolated let name: String
     let peripheral: BlueZPeripheral
-    private var broadcast = HubBroadcast()
 
     /// The hub's services (`HubService.hub`) as BlueZ serves them.
     static func services(passingControl: Bool) -> [BlueZPeripheral.Service] {
@@ -61,7 +60,7 @@ public actor HubBridge {
         self.writes = writes
     }
 
-    /// Where what an app asks of the trainer goes, and its SC Control Point writes are journaled, while `run` runs.
+    /// Where what an app writes to a control point goes (the recorder), while `run` runs.
     private var trainer: (any AppRequests)?
     /// Writes to the control points, answered by `run` in the order they came.
     private let writes: HubWrites
@@ -83,14 +82,14 @@ public actor HubBridge {
         return other
     }
 
-    /// The hub for a whole recording: served and advertised, `readings` re-broadcast until they end, then
-    /// withdrawn; `say` is told where it advertises and which apps come and go (`stack`: BlueZ's events), or why
-    /// BlueZ refused it, in which case the ride is recorded without it. What an app writes to the Fitness
-    /// Machine's control point goes to `trainer`, whose `messages` go back to the apps.
-    public func run<Readings: AsyncSequence & Sendable>(
-        _ readings: Readings, trainer: (any AppRequests)? = nil, messages: AsyncStream<HubMessage>? = nil,
-        stack: AsyncStream<BlueZEvent>, say: @escaping @Sendable (String) -> Void
-    ) async where Readings.Element == LiveRecorder.LiveReading {
+    /// The hub for a whole recording: served and advertised, the recorder's `messages` sent to the apps until they
+    /// end, then withdrawn; `say` is told where it advertises and which apps come and go (`stack`: BlueZ's events),
+    /// or why BlueZ refused it, in which case the ride is recorded without it. What an app writes to a control
+    /// point goes to `trainer` (the recorder whose `messages` these are).
+    public func run(
+        _ messages: AsyncStream<HubMessage>, trainer: (any AppRequests)? = nil, stack: AsyncStream<BlueZEvent>,
+        say: @escaping @Sendable (String) -> Void
+    ) async {
         self.trainer = trainer
         do {
             try await start()
@@ -107,28 +106,23 @@ public actor HubBridge {
                     await self.told(change)
                 }
             }
-            if let messages {
-                tasks.addTask {
-                    for await message in messages { await self.tell(message) }
-                }
-            }
-            await serve(readings)
+            await serve(messages)
             tasks.cancelAll()
         }
     }
 
     /// The hub for the rides whose Start asks for it (`LiveRecorder.HubChoice.onStart`): made by `make` once the
-    /// recorder's status wants it (`LiveStatus.hubWanted`), run with the readings from then on, and withdrawn once
-    /// the status no longer wants it (the ride saved or cancelled), the apps still connected then let go of the
-    /// trainer; until the recorder's status ends. A hub that cannot be made is said once per ride, which is
+    /// recorder's status wants it (`LiveStatus.hubWanted`), run with the recorder's messages from then on, and
+    /// withdrawn once the status no longer wants it (the ride saved or cancelled), the apps still connected then let
+    /// go of the trainer; until the recorder's status ends. A hub that cannot be made is said once per ride, which is
     /// recorded without it. `stack` subscribes to BlueZ's events for one hub.
     public static func forRides(
         of recorder: LiveRecorder, stack: @escaping @Sendable () async -> AsyncStream<BlueZEvent>,
         make: @escaping @Sendable () async throws -> HubBridge, say: @escaping @Sendable (String) -> Void
     ) async {
         await withTaskGroup(of: Void.self) { rides in
-            // The end of the running hub's readings; `tried`: this want of the hub was acted on (made or said).
-            var end: AsyncStream<LiveRecorder.LiveReading>.Continuation?
+            // The end of the running hub's messages; `tried`: this want of the hub was acted on (made or said).
+            var end: AsyncStream<HubMessage>.Continuation?
             var tried = false
             for await status in recorder.statusUpdates.subscribe() {
                 if status.hubWanted, !tried {
@@ -140,18 +134,16 @@ public actor HubBridge {
                         say("\(error) The ride is recorded without the hub.")
                         continue
                     }
-                    let (readings, ending) = AsyncStream.makeStream(of: LiveRecorder.LiveReading.self)
+                    let (messages, ending) = AsyncStream.makeStream(of: HubMessage.self)
                     end = ending
-                    let (live, messages, events) = (
-                        recorder.live.subscribe(), recorder.toApps.subscribe(), await stack()
-                    )
+                    let (toApps, events) = (recorder.toApps.subscribe(), await stack())
                     rides.addTask {
                         await withTaskGroup(of: Void.self) { relay in
                             relay.addTask {
-                                for await reading in live { ending.yield(reading) }
+                                for await message in toApps { ending.yield(message) }
                                 ending.finish()
                             }
-                            await hub.run(readings, trainer: recorder, messages: messages, stack: events, say: say)
+                            await hub.run(messages, trainer: recorder, stack: events, say: say)
                             relay.cancelAll()
                         }
                         await hub.appsLeftWithTheHub(say: say)
@@ -183,16 +175,13 @@ public actor HubBridge {
         try await peripheral.register(on: adapter.path)
     }
 
-    /// Re-broadcasts `readings` until they end or the task is cancelled, then stops advertising.
-    func serve<Readings: AsyncSequence & Sendable>(_ readings: Readings) async
-    where Readings.Element == LiveRecorder.LiveReading {
+    /// Sends the apps `messages` until they end or the task is cancelled, then stops advertising.
+    func serve(_ messages: AsyncStream<HubMessage>) async {
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask { [writes] in
                 for await write in writes.stream { await self.answer(write) }
             }
-            do {
-                for try await reading in readings { await take(reading) }
-            } catch {}
+            for await message in messages { await tell(message) }
             writes.finish()
             await tasks.waitForAll()
         }
@@ -259,52 +248,16 @@ public actor HubBridge {
     /// The apps connected to the hub now, by their Device1 path.
     private var connectedApps: [String: BluetoothDevice] = [:]
 
-    /// One live reading: what it changes, notified to the apps subscribed, in the order the readings came.
-    func take(_ reading: LiveRecorder.LiveReading) async {
-        readingsWaiting.append(reading)
-        await sendWaitingReadings()
-    }
-
-    /// The readings taken and not sent yet: held while an SC Control Point write waits for its time in the journal,
-    /// which says before which reading it is carried out.
-    private var readingsWaiting: [LiveRecorder.LiveReading] = []
-    /// SC Control Point writes whose time in the journal the recorder has not told yet.
-    private var journalTimesAwaited = 0
-    /// Whether a call is sending `readingsWaiting` (it sends those that come meanwhile too).
-    private var sendingReadings = false
-    private var wheelCounts = HubWheelCounts()
-
-    private func sendWaitingReadings() async {
-        guard !sendingReadings else { return }
-        sendingReadings = true
-        defer { sendingReadings = false }
-        while journalTimesAwaited == 0, !readingsWaiting.isEmpty {
-            let reading = readingsWaiting.removeFirst()
-            wheelCounts.carryOut(before: reading.journalMicroseconds, on: &broadcast)
-            for notification in broadcast.take(reading.readings, shown: reading.shown, at: reading.journalMicroseconds)
-            {
-                _ = try? await peripheral.notify(notification.characteristic.rawValue, notification.value)
-            }
-        }
-    }
-
-    /// One write to a control point: the SC Control Point answered here, the Fitness Machine's passed to the
-    /// trainer (whose answer comes back as a `HubMessage`).
+    /// One write to a control point, passed to the recorder: the SC Control Point's answered with what the recorder
+    /// answers (without one, as `HubBroadcast` answers), the Fitness Machine's answer coming back as a `HubMessage`.
     private func answer(_ write: HubWrites.Write) async {
         switch Characteristic(rawValue: write.characteristic) {
         case .scControlPoint:
-            let (answer, wheelRevolutions) = HubBroadcast.speedAndCadenceAnswer(write.value)
-            if let trainer {
-                // Into the journal first: the readings wait for its time there, as the replay has it.
-                journalTimesAwaited += 1
-                let stamp = await trainer.appWroteSpeedAndCadence(write.value, by: writer(of: write))
-                journalTimesAwaited -= 1
-                if let wheelRevolutions { wheelCounts.add(wheelRevolutions, after: stamp) }
-            } else if let wheelRevolutions {
-                wheelCounts.add(wheelRevolutions, after: .min)
-            }
+            // Carried out by the recorder, which makes what the apps are sent.
+            let answer =
+                await trainer?.appWroteSpeedAndCadence(write.value, by: writer(of: write))
+                ?? HubBroadcast.speedAndCadenceAnswer(write.value).answer
             _ = try? await peripheral.notify(Characteristic.scControlPoint.rawValue, answer)
-            await sendWaitingReadings()
         case .fitnessMachineControlPoint:
             await trainer?.appWrote(write.value, by: writer(of: write))
         default:
@@ -323,8 +276,8 @@ public actor HubBridge {
         for app in change.left { await trainer?.appLeft(app) }
     }
 
-    /// What the recorder tells the apps: an answer or a status indicated, or what the real trainer declared, which
-    /// an app reads from then on.
+    /// What the recorder tells the apps: a reading's values notified, an answer or a status indicated, or what the
+    /// real trainer declared, which an app reads from then on.
     func tell(_ message: HubMessage) async {
         for (characteristic, value) in message.characteristicValues {
             _ = try? await peripheral.notify(characteristic, value)
@@ -338,9 +291,9 @@ public protocol AppRequests: Sendable {
     func appJoined(_ app: String, name: String?) async
     /// App `app` (its address) wrote `bytes` to the hub's Fitness Machine control point.
     func appWrote(_ bytes: [UInt8], by app: String) async
-    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
-    /// ride's journal; returns its time there.
-    func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> Int64
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point: into the ride's journal, carried out
+    /// from the next reading on; returns the answer.
+    func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> [UInt8]
     /// App `app`'s link to the hub is gone.
     func appLeft(_ app: String) async
 }

@@ -183,12 +183,12 @@ public actor LiveRecorder {
         await execute(core.appWrote(bytes, by: app, at: time()))
     }
 
-    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
-    /// journal, at the time returned.
-    public func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> Int64 {
-        let (stamp, effects) = core.appWroteSpeedAndCadence(bytes, by: app, at: time())
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point: into the journal, carried out from the
+    /// next reading on; returns the answer, for the hub the app wrote to to send it.
+    public func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String) async -> [UInt8] {
+        let (answer, effects) = core.appWroteSpeedAndCadence(bytes, by: app, at: time())
         await execute(effects)
-        return stamp
+        return answer
     }
 
     /// App `app` (its address) connected to the hub over `transport`, or gave its `name` once connected; the

@@ -130,6 +130,12 @@ struct RecorderCore {
     private var awaitedAnswer: AwaitedAnswer?
     /// What the real trainer declared once subscribed: what a hub's Fitness Machine offers its apps.
     private(set) var trainerDeclared: TrainerCapabilities?
+    /// What the sensor hub sends for each reading, made for every reading whether an app listens or not: an app
+    /// that connects over DirCon in the middle of a ride hears what a hub that ran from its start sends.
+    private var hubOutput = HubOutput()
+    /// Whether the hub for the rides that ask for it (`HubChoice.onStart`) was wanted at the last reading: a hub
+    /// that comes up begins its output afresh, as the replay of its ride's journal does.
+    private var hubWasWanted = false
 
     struct AwaitedAnswer: Sendable, Equatable {
         var appOpCode: UInt8
@@ -521,10 +527,23 @@ struct RecorderCore {
         let reading = readings.reading(of: event, from: sensor, arrivalMicroseconds: arrivalMicroseconds)
         if let reading {
             effects.append(.live(reading))
+            effects += hubSends(reading)
             if reading.readings.contains(where: { $0.channel == .cadenceRPM }) { cadenceSources.insert(sensor) }
         }
         effects += record(event, at: time)
         return effects + trainerHeard(sensor, uuid, value, reading, at: time)
+    }
+
+    /// What the hub sends its apps for `reading`, when a hub runs: a Bluetooth hub (the whole time or for this
+    /// ride) or an app connected over DirCon.
+    private mutating func hubSends(_ reading: LiveRecorder.LiveReading) -> [Effect] {
+        let wanted = hubChoice == .onStart && controller.hubAsked
+        if wanted && !hubWasWanted { hubOutput = HubOutput() }
+        hubWasWanted = wanted
+        let notifications = hubOutput.take(reading)
+        let overDirCon = hubApps.contains { $0.transport == "DirCon" }
+        guard !notifications.isEmpty, hubChoice == .always || wanted || overDirCon else { return [] }
+        return [.toApps(.readings(notifications, overDirCon: overDirCon))]
     }
 
     mutating func discoveryChanged(_ on: Bool) { sensors.discovering = on }
@@ -583,16 +602,17 @@ struct RecorderCore {
         return effects + [.publishStatus]
     }
 
-    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point, which the hub answers itself: into the
-    /// journal. Returns its time there, before whose first reading after it the hub carries it out, as the replay
-    /// of the journal does (`HubWheelCounts`).
+    /// App `app` (its address) wrote `bytes` to the hub's SC Control Point: into the journal, and carried out
+    /// from the first reading after its time there, as the replay of the journal does (`HubOutput`). Returns the
+    /// answer, which the hub the app wrote to sends it.
     mutating func appWroteSpeedAndCadence(_ bytes: [UInt8], by app: String, at time: Time)
-        -> (journalMicroseconds: Int64, effects: [Effect])
+        -> (answer: [UInt8], effects: [Effect])
     {
         let exchange = HubExchange.written(
             app: app, characteristic: Characteristic.scControlPoint.rawValue, value: bytes)
         let stamp = journalTime(time)
-        return (stamp, record(RideEvent(timeMicroseconds: stamp, .hub(exchange)), at: time))
+        let answer = hubOutput.speedAndCadenceWritten(bytes, at: stamp)
+        return (answer, record(RideEvent(timeMicroseconds: stamp, .hub(exchange)), at: time))
     }
 
     private static func trainerRequest(_ effect: Effect) -> FitnessMachineRequest? {
@@ -695,7 +715,7 @@ struct RecorderCore {
                 .sent(characteristic: Characteristic.fitnessMachineControlPoint.rawValue, value: bytes)
             case .machineStatus(let bytes):
                 .sent(characteristic: Characteristic.fitnessMachineStatus.rawValue, value: bytes)
-            case .trainerDeclared: nil
+            case .trainerDeclared, .readings: nil
             }
         let journalled = sent.map { record(RideEvent(timeMicroseconds: journalTime(time), .hub($0)), at: time) } ?? []
         return journalled + [.toApps(message)]

@@ -4,12 +4,13 @@ import RecorderInterface
 import SensorHub
 import Workouts
 
-/// The sensor hub over DirCon (`cyclelog-mirror serve --dircon`): the recorder's `Live` readings re-broadcast
-/// (`HubBroadcast`, as `record --bridge` does on Bluetooth) to each app connected over TCP that enabled them, each app
-/// a `DirConSession` over the hub's services (`HubService.hub`). What an app writes to the Fitness Machine control
-/// point goes to the recorder (`HubAppWrote`), which passes it through the rider's own trainer control; what the
-/// recorder tells the apps (`HubSend`) comes back as notifications. The SC Control Point is answered here. Knows
-/// nothing of sockets: `DirConServer` hands it each connection's messages and a way to send to it.
+/// The sensor hub over DirCon (`cyclelog-mirror serve --dircon`): what the recorder sends the hub's apps
+/// (`HubSend`: each reading re-broadcast, made by the recorder as for its Bluetooth hub, and its answers) notified to
+/// each app connected over TCP that enabled them, each app a `DirConSession` over the hub's services
+/// (`HubService.hub`). What an app writes to a control point goes to the recorder: the Fitness Machine's
+/// (`HubAppWrote`) through the rider's own trainer control, the SC Control Point's
+/// (`HubAppWroteSpeedAndCadence`) into the ride's journal and the wheel counts, its answer sent here. Knows nothing
+/// of sockets: `DirConServer` hands it each connection's messages and a way to send to it.
 public actor DirConHub {
     /// Where the hub's apps are passed to the recorder: a method (`HubAppJoined`, `HubAppWrote`, `HubAppLeft`)
     /// and its arguments; its answer, or a throw when the recorder cannot be reached.
@@ -19,7 +20,6 @@ public actor DirConHub {
     nonisolated let say: @Sendable (String) -> Void
     /// At most this many apps at once (an app holds one connection).
     public nonisolated let maximumApps: Int
-    private var broadcast = HubBroadcast()
     /// The services as a new app finds them: what the real trainer declared, once it has, read from then on.
     private var template = DirConSession(services: HubService.hub(passingControl: true))
     private var apps: [String: App] = [:]
@@ -68,7 +68,15 @@ public actor DirConHub {
         guard let (characteristic, value) = outcome.written else { return }
         switch Characteristic(rawValue: characteristic) {
         case .scControlPoint:
-            notify(characteristic, broadcast.speedAndCadenceControl(value))
+            // The recorder counts the wheel from the next reading on; without one, the app is answered all the same.
+            var answer = HubBroadcast.speedAndCadenceAnswer(value).answer
+            do {
+                let answered = try await recorder("HubAppWroteSpeedAndCadence", [.string(app), .bytes(value)])
+                if let bytes = answered.first?.byteArray { answer = bytes }
+            } catch {
+                say("the app's wheel count could not reach the recorder: \(Self.reason(error))")
+            }
+            notify(characteristic, answer)
         case .fitnessMachineControlPoint:
             do {
                 _ = try await recorder("HubAppWrote", [.string(app), .bytes(value)])
@@ -84,15 +92,9 @@ public actor DirConHub {
         }
     }
 
-    /// What the recorder says: a reading re-broadcast, a value for the apps notified, the recorder (back) told of
-    /// the apps connected.
+    /// What the recorder says: a value for the apps notified, the recorder (back) told of the apps connected.
     public func apply(_ update: RecorderUpdate) async {
         switch update {
-        case .live(let reading):
-            guard let (readings, shown, time) = Self.readings(reading) else { return }
-            for notification in broadcast.take(readings, shown: shown, at: time) {
-                notify(notification.characteristic.rawValue, notification.value)
-            }
         case .hubSend(let characteristic, let value):
             _ = template.notification(characteristic, value)
             notify(characteristic, value)
@@ -101,7 +103,7 @@ public actor DirConHub {
             for app in apps.keys.sorted() {
                 await tellRecorder("HubAppJoined", [.string(app), .string(""), .string("DirCon")])
             }
-        case .changed, .event, .gone:
+        case .live, .changed, .event, .gone:
             break
         }
     }
@@ -136,18 +138,5 @@ public actor DirConHub {
     /// Why the recorder could not be told, in a rider's words.
     static func reason(_ error: DBusError) -> String {
         RecorderControl.isMissing(error) ? "no recorder is running (`cyclelog record`)" : error.message
-    }
-
-    /// A `Live` signal's readings as the hub takes them: the values, the channels this sensor is the source of now
-    /// (`shown`), its arrival time; nil without a time.
-    static func readings(_ reading: [String: DBusValue]) -> ([ChannelReading], Set<Channel>, Int64)? {
-        guard case .int64(let time)? = reading["arrivalMicros"]?.unwrapped else { return nil }
-        let keys = Set(reading["shown"]?.unwrapped.stringArray ?? [])
-        let shown = Set(Channel.allCases.filter { keys.contains($0.jsonKey) })
-        let values = Channel.allCases.compactMap { channel -> ChannelReading? in
-            guard case .double(let value)? = reading[channel.jsonKey]?.unwrapped else { return nil }
-            return ChannelReading(channel: channel, value: value, rank: 0)
-        }
-        return (values, shown, time)
     }
 }

@@ -43,9 +43,9 @@ public enum RecorderControl {
 
     /// The methods through which a sensor hub in another process (DirCon, served by the mirror) passes its apps to
     /// the recorder, as `record --bridge` does within its own: an app connected (its address, its name or "", its
-    /// transport), wrote to the Fitness Machine control point, or left. What the recorder tells the apps comes back
+    /// transport), wrote to the Fitness Machine control point or the SC Control Point, or left. What the recorder tells the apps comes back
     /// as `HubSend` signals.
-    public static let hubMethods = ["HubAppJoined", "HubAppWrote", "HubAppLeft"]
+    public static let hubMethods = ["HubAppJoined", "HubAppWrote", "HubAppWroteSpeedAndCadence", "HubAppLeft"]
     /// The transports a hub app may come over.
     public static let hubTransports = ["Bluetooth", "DirCon"]
     /// The longest app address or name taken, in UTF-8 bytes, and the longest write (an attribute's longest value,

@@ -189,8 +189,8 @@ extension RecorderControl {
         }
     }
 
-    /// `HubAppJoined`, `HubAppWrote` and `HubAppLeft`: a hub in another process passing its apps to the recorder,
-    /// each argument held to its limit before the recorder hears of it.
+    /// `HubAppJoined`, `HubAppWrote`, `HubAppWroteSpeedAndCadence` and `HubAppLeft`: a hub in another process
+    /// passing its apps to the recorder, each argument held to its limit before the recorder hears of it.
     static func hubMethods(
         _ recorder: LiveRecorder,
         checkCaller: @escaping @Sendable (ExportedInterface.Call) async throws(DBusError) -> Void
@@ -202,6 +202,13 @@ extension RecorderControl {
                     message: "\(name) takes a string of at most \(hubTextBytes) bytes")
             }
             return text
+        }
+        @Sendable func value(_ value: DBusValue?) throws(DBusError) -> [UInt8] {
+            guard let bytes = value?.byteArray, bytes.count <= hubValueBytes else {
+                throw DBusError(
+                    name: DBusError.invalidArgumentsName, message: "value takes at most \(hubValueBytes) bytes")
+            }
+            return bytes
         }
         @Sendable func app(_ value: DBusValue?) throws(DBusError) -> String {
             let app = try text(value, "app")
@@ -234,12 +241,17 @@ extension RecorderControl {
                 (call) throws(DBusError) -> [DBusValue] in
                 try await checkCaller(call)
                 let address = try app(call.body.first)
-                guard let value = call.body.dropFirst().first?.byteArray, value.count <= hubValueBytes else {
-                    throw DBusError(
-                        name: DBusError.invalidArgumentsName, message: "value takes at most \(hubValueBytes) bytes")
-                }
-                await recorder.appWrote(value, by: address)
+                await recorder.appWrote(try value(call.body.dropFirst().first), by: address)
                 return []
+            },
+            ExportedInterface.Method(
+                "HubAppWroteSpeedAndCadence", in: [.init("app", "s"), .init("value", "ay")],
+                out: [.init("answer", "ay")]
+            ) { (call) throws(DBusError) -> [DBusValue] in
+                try await checkCaller(call)
+                let address = try app(call.body.first)
+                let written = try value(call.body.dropFirst().first)
+                return [.bytes(await recorder.appWroteSpeedAndCadence(written, by: address))]
             },
             ExportedInterface.Method("HubAppLeft", in: [.init("app", "s")]) {
                 (call) throws(DBusError) -> [DBusValue] in
@@ -268,6 +280,8 @@ extension RecorderControl {
             }
             group.addTask {
                 for await message in recorder.toApps.subscribe() {
+                    // A reading's values go on the bus for a hub in another process (DirCon) only when it has an app.
+                    if case .readings(_, overDirCon: false) = message { continue }
                     for (characteristic, value) in message.characteristicValues {
                         _ = try? await exported.connection.send(
                             .signal(

@@ -81,19 +81,11 @@ public struct HubBroadcast: Sendable {
         return notifications
     }
 
-    /// An app's write to the hub's SC Control Point (0x2A55), answered and carried out at once (as the DirCon hub
-    /// does: see `speedAndCadenceAnswer`).
-    public mutating func speedAndCadenceControl(_ written: [UInt8]) -> [UInt8] {
-        let (answer, wheelRevolutions) = Self.speedAndCadenceAnswer(written)
-        if let wheelRevolutions { setWheelRevolutions(wheelRevolutions) }
-        return answer
-    }
-
     /// The answer to an app's write to the hub's SC Control Point (0x2A55), as CSCS 1.0 §3.4 lays it out: Response
     /// Code 0x10, the request's op code, and the result; and, for Set Cumulative Value (0x01, a uint32), the wheel
     /// revolutions the next measurements count on from (an app resets its odometer so). The hub declares neither
     /// calibration nor several sensor locations, so their op codes are not supported. Apart from carrying it out
-    /// (`setWheelRevolutions`), so that the Bluetooth hub can do that where its journal says it did.
+    /// (`setWheelRevolutions`), which the recorder does where its journal says it did, whichever hub the app wrote to.
     public static func speedAndCadenceAnswer(_ written: [UInt8]) -> (answer: [UInt8], wheelRevolutions: UInt64?) {
         let opCode = written.first ?? 0
         switch opCode {
@@ -145,28 +137,6 @@ public struct HubBroadcast: Sendable {
         if rounded <= Double(Wire.min) { return Wire.min }
         if rounded >= Double(Wire.max) { return Wire.max }
         return Wire(rounded)
-    }
-}
-
-/// Apps' Set Cumulative Values on the hub's SC Control Point, each carried out before the first reading journaled
-/// after it: the one rule for the live hub (whose readings reach it after the recorder journaled them, maybe after
-/// the write) and the replay of its journal (`HubReplay`), so that both count the same revolutions.
-public struct HubWheelCounts: Sendable {
-    private var waiting: [(count: UInt64, afterMicroseconds: Int64)] = []
-
-    public init() {}
-
-    /// A Set Cumulative Value to `count`, journaled at `afterMicroseconds`.
-    public mutating func add(_ count: UInt64, after afterMicroseconds: Int64) {
-        waiting.append((count, afterMicroseconds))
-    }
-
-    /// Carries out, on `broadcast`, the counts journaled before a reading at `readingMicroseconds`.
-    public mutating func carryOut(before readingMicroseconds: Int64, on broadcast: inout HubBroadcast) {
-        while let first = waiting.first, first.afterMicroseconds < readingMicroseconds {
-            broadcast.setWheelRevolutions(first.count)
-            waiting.removeFirst()
-        }
     }
 }
 

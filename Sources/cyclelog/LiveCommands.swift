@@ -266,11 +266,10 @@ struct Record: AsyncParsableCommand {
             }
             if let bytes = keys?.bytes { tasks.addTask { await display.follow(bytes) } }
             if let bridge {
-                // Subscribed before the recorder starts, so that the hub sees every reading.
-                let (readings, messages) = (recorder.live.subscribe(), recorder.toApps.subscribe())
-                let stack = await bluez.events()
+                // Subscribed before the recorder starts, so that the hub sends every reading.
+                let (messages, stack) = (recorder.toApps.subscribe(), await bluez.events())
                 tasks.addTask {
-                    await bridge.run(readings, trainer: recorder, messages: messages, stack: stack) {
+                    await bridge.run(messages, trainer: recorder, stack: stack) {
                         printError("cyclelog: \($0)")
                     }
                 }

@@ -55,7 +55,9 @@ final class DirConHubTests: XCTestCase {
         XCTAssertEqual(reads["2a65"], "08000000", "Cycling Power Feature: crank revolution data (CPS 3.2, bit 3)")
         XCTAssertEqual(reads["2ad8"], "0000dc050100", "the trainer's 0–1500 W in steps of 1 W")
         XCTAssertEqual(reads["2ad6"], "0000ff000100")
-        XCTAssertEqual(found["enabled"] as? [String: Int], ["2a63": 0, "2ad2": 0, "2ad9": 0])
+        XCTAssertEqual(
+            found["enabled"] as? [String: Int], ["2a63": 0, "2a5b": 0, "2ad2": 0, "2a55": 0, "2ad9": 0])
+        XCTAssertEqual(found["setCumulativeValue"] as? Int, 0, "the write taken")
         // Request Control answered by the hub, Set Target Power 200 W once the trainer answered (80 05 01).
         XCTAssertEqual((found["requestControl"] as? [Any])?.last as? String, "800001", "\(found)")
         XCTAssertEqual((found["setTargetPower"] as? [Any])?.last as? String, "800501", "\(found)")
@@ -109,7 +111,28 @@ final class DirConHubTests: XCTestCase {
             default: nil
             }
         }
-        XCTAssertEqual(hub, ["write \(app) 2ad9 00", "holder \(app)", "write \(app) 2ad9 05c800", "holder rider"])
+        XCTAssertEqual(
+            hub,
+            [
+                "write \(app) 2a55 0140420f00", "write \(app) 2ad9 00", "holder \(app)", "write \(app) 2ad9 05c800",
+                "holder rider",
+            ])
+        // What the app received over DirCon, from the middle of the ride on, is the journal's replay byte for byte
+        // (the recorder makes what every hub sends from its first reading): the measurements, and the SC Control
+        // Point's answer (CSCS 1.0 §3.4: 10, the op code, Success) with the wheel counting on from 1 000 000.
+        let (replayed, _) = try hubReplay(database)
+        var received: [String: [String]] = [:]
+        for entry in notifications where entry.count == 3 {
+            guard let uuid = entry[1] as? Int, let hex = entry[2] as? String else { continue }
+            received[String(format: "%04x", uuid), default: []].append(hex)
+        }
+        XCTAssertEqual(received["2a55"], ["100101"])
+        XCTAssertEqual(replayed["2a55"], ["100101"])
+        for uuid in ["2a63", "2a5b", "2ad2"] {
+            assertReplayed(received[uuid, default: []], in: replayed[uuid, default: []], uuid)
+        }
+        let wheels = received["2a5b", default: []].compactMap(cumulativeWheelRevolutions)
+        XCTAssertTrue(wheels.contains { $0 >= 1_000_000 }, "wheel revolutions heard: \(wheels.suffix(5))")
         XCTAssertTrue(mirror.output.contains("an app connected to the hub over DirCon: \(app)"), mirror.output)
         XCTAssertTrue(mirror.output.contains("\(app) left the hub (DirCon)"), mirror.output)
     }

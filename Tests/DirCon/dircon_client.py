@@ -9,8 +9,9 @@ text order; properties read 0x01, write 0x02, notify 0x04), not from cyclelog's 
 With `mdns` it first finds the hub as an app does: a DNS query for the PTR records of _wahoo-fitness-tnp._tcp.local
 sent to the mDNS group from a port of its own (a one-shot query, RFC 6762 5.1 and 6.7, answered to that port), then
 the instance's SRV, TXT and address records (RFC 6763), for at most SECONDS. Then it discovers the services and their characteristics, reads every readable one, enables the notifications of
-Cycling Power Measurement, Indoor Bike Data and the Fitness Machine control point, listens for 3 s, asks for control
-and ERG at WATTS (200 by default), sends a message type DirCon does not have, writes REPORT (JSON), and keeps its connection until the
+Cycling Power Measurement, CSC Measurement, Indoor Bike Data, the SC Control Point and the Fitness Machine control
+point, listens for 3 s, resets its odometer (Set Cumulative Value 1 000 000 on the SC Control Point, CSCS 1.0 §3.4),
+asks for control and ERG at WATTS (200 by default), sends a message type DirCon does not have, writes REPORT (JSON), and keeps its connection until the
 file RELEASE appears (at most 60 s), so that the recorder sees it steering."""
 import json
 import os
@@ -215,10 +216,13 @@ def main():
                 code, value = app.request(3, uuid128(uuid))
                 report["reads"]["%04x" % uuid] = value[16:].hex() if code == 0 else "code %d" % code
     report["enabled"] = {}
-    for uuid in (0x2A63, 0x2AD2, 0x2AD9):
+    for uuid in (0x2A63, 0x2A5B, 0x2AD2, 0x2A55, 0x2AD9):
         code, data = app.request(5, uuid128(uuid) + b"\x01")
         report["enabled"]["%04x" % uuid] = code
     app.listen(3)
+    # Op code 0x01 and the count as a little-endian uint32.
+    code, _ = app.request(4, uuid128(0x2A55) + bytes([0x01]) + struct.pack("<I", 1_000_000))
+    report["setCumulativeValue"] = code
     code, _ = app.request(4, uuid128(0x2AD9) + b"\x00")
     report["requestControl"] = [code, app.answer_on_control_point(0x00)]
     code, _ = app.request(4, uuid128(0x2AD9) + bytes([0x05]) + struct.pack("<h", watts))

@@ -573,16 +573,10 @@ class HubCheck:
         """What the app received on each measurement, and the SC Control Point's answer, byte for byte what `cyclelog
         show --hub` makes again from the stored journal: a run of its values, in order, from the app's subscription
         until it left."""
-        replayed, written = {}, []
-        for line in run(self.cyclelog, "show", "1", "--hub", "--db", self.database).splitlines():
-            words = line.split()
-            if len(words) == 4 and words[1] == "hub-send":
-                replayed.setdefault(words[2], []).append(words[3])
-            elif len(words) == 5 and words[1] == "hub-write":
-                written.append(words[2:])
+        replayed, written = self.hub_replay()
         self.checks.check("the journal holds the app's writes to both control points",
-                          [app for app, uuid, _ in written if uuid == "2a55"] == [APP_ADDRESS]
-                          and any(uuid == "2ad9" for _, uuid, _ in written), repr(written))
+                          [uuid for app, uuid, _ in written if app == APP_ADDRESS and uuid == "2a55"] == ["2a55"]
+                          and any(app == APP_ADDRESS and uuid == "2ad9" for app, uuid, _ in written), repr(written))
         for uuid, kind, name in [("2a63", "notify", "Cycling Power Measurement"),
                                  ("2a5b", "notify", "CSC Measurement"), ("2a37", "notify", "Heart Rate Measurement"),
                                  ("2ad2", "notify", "Indoor Bike Data"), ("2a55", "indicate", "SC Control Point")]:
@@ -594,10 +588,8 @@ class HubCheck:
                 values = [value for _, value in self.received(kind, uuid, session)]
                 if not values:
                     continue
-                runs = {start: next((k for k, pair in enumerate(zip(replay[start:], values)) if pair[0] != pair[1]),
-                                    min(len(values), len(replay) - start)) for start in range(after, len(replay))}
-                start = max(runs, key=runs.get, default=after)
-                found.append((len(values), runs.get(start, 0)))
+                start, equal = self.longest_run(values, replay, after)
+                found.append((len(values), equal))
                 after = start + len(values)
             self.checks.check("the app's %s values are the journal's replay (show --hub) byte for byte, each visit"
                               % name, found and all(got == equal for got, equal in found),
@@ -612,6 +604,27 @@ class HubCheck:
         self.checks.check("the ride's journal holds every notification the meter sent, in order, through the app's "
                           "%d reconnections" % self.reconnects, len(journaled) >= 100 and start is not None,
                           "%d journaled, %d sent" % (len(journaled), len(meter)))
+
+    def hub_replay(self):
+        """What `cyclelog show 1 --hub` makes again from the stored journal: the values sent on each characteristic
+        (`hub-send`), in order, and the apps' writes (`hub-write`: app, characteristic, value)."""
+        replayed, written = {}, []
+        for line in run(self.cyclelog, "show", "1", "--hub", "--db", self.database).splitlines():
+            words = line.split()
+            if len(words) == 4 and words[1] == "hub-send":
+                replayed.setdefault(words[2], []).append(words[3])
+            elif len(words) == 5 and words[1] == "hub-write":
+                written.append(words[2:])
+        return replayed, written
+
+    @staticmethod
+    def longest_run(values, replay, after=0):
+        """Where an app's values begin in the replay, from index `after` on: the start whose run of equal values is
+        longest (a strap's values repeat), and how many are equal there."""
+        runs = {start: next((k for k, pair in enumerate(zip(replay[start:], values)) if pair[0] != pair[1]),
+                            min(len(values), len(replay) - start)) for start in range(after, len(replay))}
+        start = max(runs, key=runs.get, default=after)
+        return start, runs.get(start, 0)
 
     def read_by_pycycling(self):
         """The app's side read by another decoder, pycycling 0.4.1's parsers, against the layouts (CPS 3.2, CSCS 3.1,
@@ -760,10 +773,29 @@ class HubCheck:
                           app and status.get("TrainerHolder") == app and status.get("HubApps") == app + " over DirCon",
                           "%s: %s" % (app, {k: status.get(k) for k in ("TrainerHolder", "HubApps")}))
         lines = journal_lines(run(self.cyclelog, "show", "1", "--journal", "--db", self.database))
-        asked = [words[4] for words in lines if words[1] == "hub-write" and words[2] == app]
+        asked = [words[3:5] for words in lines if words[1] == "hub-write" and words[2] == app]
         holders = [words[2] for words in lines if words[1] == "hub-holder"][2:]
-        self.checks.check("the journal holds the DirCon app's writes and its hold on the trainer",
-                          asked == ["00", "05" + watts] and holders == [app, "rider"], "%s / %s" % (asked, holders))
+        self.checks.check("the journal holds the DirCon app's writes (its odometer set to 1 000 000, then the trainer "
+                          "asked for) and its hold on the trainer",
+                          asked == [["2a55", "0140420f00"], ["2ad9", "00"], ["2ad9", "05" + watts]]
+                          and holders == [app, "rider"], "%s / %s" % (asked, holders))
+        # What the DirCon app received, from the middle of the ride on, is the journal's replay byte for byte: the
+        # recorder makes what every hub sends, from the ride's first reading on.
+        replayed, _ = self.hub_replay()
+        received = {}
+        for entry in report.get("notifications", []):
+            received.setdefault("%04x" % entry[1], []).append(entry[2])
+        found = {}
+        for uuid in ("2a63", "2a5b", "2ad2", "2a55"):
+            values, replay = received.get(uuid, []), replayed.get(uuid, [])
+            _, equal = self.longest_run(values, replay)
+            found[uuid] = (len(values), equal)
+        self.checks.check("the DirCon app's measurements and its SC Control Point answer are the journal's replay "
+                          "(show --hub) byte for byte",
+                          all(got >= (1 if uuid == "2a55" else 10) and equal == got
+                              for uuid, (got, equal) in found.items())
+                          and received.get("2a55") == ["100101"],
+                          "(received, equal to the replay): %s" % found)
 
     def through_the_hub(self):
         record_log = open(os.path.join(self.out, "record.log")).read()

@@ -134,9 +134,10 @@ final class LiveRecorderTests: XCTestCase {
     }
 
     /// A sensor hub in another process (the mirror's DirCon) over D-Bus: each argument past its limit (an address or
-    /// a name over 64 bytes, an empty address, a transport that is not Bluetooth or DirCon, a write over 512 bytes)
-    /// refused with InvalidArgs naming it before the recorder hears of it; what is within them reaches the status,
-    /// and the hub's answer comes back as a `HubSend` signal.
+    /// a name over 64 bytes, an empty address, a transport that is not Bluetooth or DirCon, a write to either
+    /// control point over 512 bytes) refused with InvalidArgs naming it before the recorder hears of it; what is
+    /// within them reaches the status, an SC Control Point write is answered, and the Fitness Machine control
+    /// point's answer comes back as a `HubSend` signal.
     func testAHubInAnotherProcessIsHeldToItsLimits() async throws {
         let standIn = try StandIn(sensors: [StandIn.power])
         try await standIn.waitUntilReady()
@@ -171,9 +172,17 @@ final class LiveRecorderTests: XCTestCase {
             XCTAssertEqual(joined, [.array(elementSignature: "(qay)", [])])
             let listed = await recorder.status().published.hubApps
             XCTAssertEqual(listed, "Zwift (\(app)) over DirCon")
-            let long = await waiting.refusal("HubAppWrote", [.string(app), .bytes([UInt8](repeating: 0, count: 513))])
-            XCTAssertEqual(long?.name, DBusError.invalidArgumentsName)
-            XCTAssertTrue(long?.message.contains("value takes at most 512 bytes") == true, long?.message ?? "accepted")
+            for method in ["HubAppWrote", "HubAppWroteSpeedAndCadence"] {
+                let long = await waiting.refusal(method, [.string(app), .bytes([UInt8](repeating: 0, count: 513))])
+                XCTAssertEqual(long?.name, DBusError.invalidArgumentsName, method)
+                XCTAssertTrue(
+                    long?.message.contains("value takes at most 512 bytes") == true, long?.message ?? "accepted")
+            }
+            // The SC Control Point (CSCS 1.0 §3.4): Set Cumulative Value answered 10 01 01, a wrong length 10 01 03.
+            let set = try await waiting.call("HubAppWroteSpeedAndCadence", [.string(app), .bytes([1, 0, 0, 0, 0])])
+            XCTAssertEqual(set, [.bytes([0x10, 0x01, 0x01])])
+            let short = try await waiting.call("HubAppWroteSpeedAndCadence", [.string(app), .bytes([1, 0])])
+            XCTAssertEqual(short, [.bytes([0x10, 0x01, 0x03])])
             let free = await recorder.status().published.trainerHolder
             XCTAssertEqual(free, "")
             // Request Control (FTMS 4.16.2): the app holds the trainer, answered 80 00 01 on the control point.
@@ -187,9 +196,10 @@ final class LiveRecorderTests: XCTestCase {
         }
         _ = try await recorder.run()
         try await script.value
-        // The first HubSend, or nothing within 10 s.
+        // The first HubSend on the control point (the power meter's readings go on the bus too while the app is on
+        // DirCon), or nothing within 10 s.
         let first = Task { () -> [DBusValue] in
-            for await signal in signals { return signal.body }
+            for await signal in signals where signal.body.first == .uint16(0x2AD9) { return signal.body }
             return []
         }
         let deadline = Task {

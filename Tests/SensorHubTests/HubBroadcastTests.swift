@@ -165,13 +165,18 @@ struct HubBroadcastTests {
         let wheel: (Double) -> [ChannelReading] = { _ in
             [ChannelReading(channel: .speedMetersPerSecond, value: 10, rank: 0)]
         }
-        var hub = HubBroadcast()
         // 1 000 000 = 0x000F4240.
-        #expect(hub.speedAndCadenceControl([0x01, 0x40, 0x42, 0x0F, 0x00]) == [0x10, 0x01, 0x01])
-        #expect(hub.speedAndCadenceControl([0x01, 0x40, 0x42]) == [0x10, 0x01, 0x03])
-        #expect(hub.speedAndCadenceControl([0x02]) == [0x10, 0x02, 0x02])
-        #expect(hub.speedAndCadenceControl([0x04]) == [0x10, 0x04, 0x02])
-        #expect(hub.speedAndCadenceControl([]) == [0x10, 0x00, 0x02])
+        let set = HubBroadcast.speedAndCadenceAnswer([0x01, 0x40, 0x42, 0x0F, 0x00])
+        #expect(set.answer == [0x10, 0x01, 0x01] && set.wheelRevolutions == 1_000_000)
+        for (written, answer) in [
+            ([0x01, 0x40, 0x42], [0x10, 0x01, 0x03]), ([0x02], [0x10, 0x02, 0x02]), ([0x04], [0x10, 0x04, 0x02]),
+            ([], [0x10, 0x00, 0x02]),
+        ] as [([UInt8], [UInt8])] {
+            #expect(HubBroadcast.speedAndCadenceAnswer(written).answer == answer)
+            #expect(HubBroadcast.speedAndCadenceAnswer(written).wheelRevolutions == nil)
+        }
+        var hub = HubBroadcast()
+        hub.setWheelRevolutions(1_000_000)
         // From the set count on: 10 m/s over a 2.096 m wheel for the next 10 s is 47.7 revolutions more.
         let sent = broadcast([("C0:11:22:33:44:88", wheel, 0, 10.25)], seconds: 10.25, hub: hub)
         let last = try #require(
@@ -179,28 +184,5 @@ struct HubBroadcastTests {
                 try CSCMeasurement(decoding: $0.notification.value)
             })
         #expect(last.wheelRevolutionData?.cumulativeWheelRevolutions == 1_000_047)
-    }
-
-    /// A Set Cumulative Value journaled at a time counts from the first reading journaled after that time, never
-    /// from one at the same time (which may have been journaled before it), so that the live hub, whose readings
-    /// come after the recorder journaled them, and the journal's replay count alike; two counts in a row, in order.
-    @Test func aJournaledWheelCountIsCarriedOutBeforeTheFirstReadingAfterIt() throws {
-        let speed = [ChannelReading(channel: .speedMetersPerSecond, value: 10, rank: 0)]
-        var hub = HubBroadcast()
-        var counts = HubWheelCounts()
-        func wheelRevolutions(at micros: Int64) throws -> UInt32? {
-            counts.carryOut(before: micros, on: &hub)
-            let sent = hub.take(speed, shown: [.speedMetersPerSecond], at: micros)
-            let csc = try #require(sent.first { $0.characteristic == .cscMeasurement })
-            return try CSCMeasurement(decoding: csc.value).wheelRevolutionData?.cumulativeWheelRevolutions
-        }
-        #expect(try wheelRevolutions(at: 0) == 0)
-        counts.add(500, after: 1_000_000)
-        counts.add(1_000_000, after: 1_000_000)
-        // At the write's own time: not yet (10 m/s over 2.096 m for 1 s is 4.8 revolutions).
-        #expect(try wheelRevolutions(at: 1_000_000) == 4)
-        // The first reading after it: the last count set, and on from there (4.8 more by 2 s).
-        #expect(try wheelRevolutions(at: 1_000_001) == 1_000_000)
-        #expect(try wheelRevolutions(at: 2_000_000) == 1_000_004)
     }
 }
