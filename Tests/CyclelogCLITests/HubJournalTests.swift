@@ -94,7 +94,8 @@ func hubReplay(_ database: String, workoutId: Int = 1) throws -> (sent: [String:
 func assertReplayed(
     _ values: [String], in replay: [String], _ uuid: String, file: StaticString = #filePath, line: UInt = #line
 ) {
-    XCTAssertGreaterThanOrEqual(values.count, 10, "\(uuid): the app heard too little to compare", file: file, line: line)
+    XCTAssertGreaterThanOrEqual(
+        values.count, 10, "\(uuid): the app heard too little to compare", file: file, line: line)
     // Where the app's first value is in the replay: the start whose run of equal values is longest (a strap's values
     // repeat).
     let runs = replay.indices.map { start in zip(replay[start...], values).prefix { $0 == $1 }.count }
