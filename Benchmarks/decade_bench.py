@@ -6,11 +6,16 @@ time (about 1.2 hours a ride). At each size, median and peak memory of RUNS whol
 
 - storing one more ride: the 78-minute ride replayed into a copy of the database, a day after the newest (the FTP
   history brought up to date with it);
-- `list` (its first page), `show last --json`, `ftp`, `upload --status`.
+- `list` (its first page), `show last --json`, `ftp`, `upload --status`, `workouts list` (a library of
+  LIBRARY_WORKOUTS generated .zwo workouts, imported once);
+- the history in `cyclelog-mirror` (a private session bus, a paired device): the rides page's data
+  (`/api/v1/workouts`) and the newest ride's page (its summary, chart and the 42- and 90-day power curves), the
+  mirror's peak memory after them.
 
 A figure that grows with the rides a command does not show is a cost of the history; the database's size per
 ride-hour is printed beside the FIT files the rides came from.
 """
+import json
 import os
 import shutil
 import sqlite3
@@ -20,7 +25,8 @@ import tempfile
 import time
 
 import results
-from history_bench import DAY_US, parse, shifted
+from history_bench import DAY_US, parse, request, shifted
+from mirror_bench import MIRROR, peak_megabytes
 from results import CYCLELOG, ROOT
 
 SYNC = os.path.join(os.path.dirname(CYCLELOG), "cyclelog-sync")
@@ -35,6 +41,43 @@ FIT = [os.path.join(ROOT, "Fixtures", "rides", "fit", name) for name in (
     "sweatpy_6449921903_ACTIVITY.fit")]
 FIRST_DAY_US = parse("2016-01-04T06:00:00.000000Z")
 STEP_US = int(0.73 * DAY_US)
+LIBRARY_WORKOUTS = 100
+
+
+def write_library(folder):
+    """LIBRARY_WORKOUTS .zwo workouts of 8 to 27 steps (warm-up, intervals, cool-down), each its own name."""
+    os.makedirs(folder)
+    for number in range(LIBRARY_WORKOUTS):
+        intervals = "".join(
+            '    <SteadyState Duration="%d" Power="%.2f"/>\n    <SteadyState Duration="120" Power="0.55"/>\n'
+            % (60 + 30 * (step % 5), 0.85 + 0.05 * (step % 6)) for step in range(3 + number % 10))
+        with open(os.path.join(folder, "workout-%03d.zwo" % number), "w") as file:
+            file.write('<workout_file>\n  <name>Decade %03d</name>\n  <sportType>bike</sportType>\n  <workout>\n'
+                       '    <Warmup Duration="600" PowerLow="0.45" PowerHigh="0.70"/>\n%s'
+                       '    <Cooldown Duration="300" PowerLow="0.60" PowerHigh="0.40"/>\n  </workout>\n'
+                       '</workout_file>\n' % (number, intervals))
+
+
+def history_figures(database, folder):
+    """Best and median seconds of the rides page's data and of the newest ride's page, and the mirror's peak MB."""
+    def timed(port, token, paths):
+        times = []
+        for _ in range(RUNS):
+            start = time.perf_counter()
+            for path in paths:
+                request(port, token, path)
+            times.append(time.perf_counter() - start)
+        times.sort()
+        return times[0], times[len(times) // 2]
+    with results.history_server(MIRROR, database, folder) as (port, token, mirror):
+        newest = json.loads(request(port, token, "/api/v1/workouts")[1])
+        ride = max(newest, key=lambda r: r["start"])["id"]
+        page = ["/api/v1/workouts/%d" % ride, "/api/v1/workouts/%d/chart.svg" % ride,
+                "/api/v1/power-curve?window=42d", "/api/v1/power-curve?window=90d"]
+        figures = {"history: rides page data": timed(port, token, ["/api/v1/workouts"]),
+                   "history: newest ride's page": timed(port, token, page)}
+        peak = peak_megabytes(mirror.pid)
+    return {label: (best, median, peak) for label, (best, median) in figures.items()}
 
 
 def first_event_us(lines):
@@ -62,14 +105,18 @@ def write_rides(folder, journals, first, count):
 
 
 def main():
-    if not os.access(CYCLELOG, os.X_OK):
-        sys.exit("decade bench: %s is not built (make bench builds it)" % CYCLELOG)
+    for program in (CYCLELOG, SYNC, MIRROR):
+        if not os.access(program, os.X_OK):
+            sys.exit("decade bench: %s is not built (make bench builds it)" % program)
     journals = [open(path).read().splitlines() for path in RIDES]
     folder = tempfile.mkdtemp(prefix="cyclelog-decade-bench-")
     database = os.path.join(folder, "rides.sqlite")
     scratch = os.path.join(folder, "scratch.sqlite")
     rows, stored, hours = [], 0, 0.0
     try:
+        write_library(os.path.join(folder, "library"))
+        subprocess.run([CYCLELOG, "workouts", "import", "--db", database, os.path.join(folder, "library")],
+                       check=True, stdout=subprocess.DEVNULL)
         for size in SIZES:
             # A hundred journals at a time (5 000 would be 10 GB), each batch stored by one replay.
             built = 0.0
@@ -95,8 +142,10 @@ def main():
                 [CYCLELOG, "replay", "--db", scratch, next_ride], RUNS, prepare=fresh_copy)}
             for label, command in (("list (first page)", [CYCLELOG, "list"]),
                                    ("show last --json", [CYCLELOG, "show", "last", "--json"]),
-                                   ("ftp", [CYCLELOG, "ftp"]), ("upload --status", [SYNC, "upload", "--status"])):
+                                   ("ftp", [CYCLELOG, "ftp"]), ("upload --status", [SYNC, "upload", "--status"]),
+                                   ("workouts list (%d workouts)" % LIBRARY_WORKOUTS, [CYCLELOG, "workouts", "list"])):
                 figures[label] = results.measure(command + ["--db", database], RUNS)
+            figures.update(history_figures(database, folder))
             size_mb = sum(os.path.getsize(database + suffix) for suffix in ("", "-wal")
                           if os.path.exists(database + suffix)) / 1e6
             rows.append((size, hours, built, figures, size_mb))

@@ -15,12 +15,13 @@ public struct FTPReport: Sendable {
         self.rideCount = rideCount
     }
 
-    /// The report of a database, its window of `days` ending with the newest stored ride.
+    /// The report of a database, its window of `days` ending with the newest stored ride (whose curves alone are
+    /// read).
     public init(_ store: WorkoutStore, days: Int) throws(StoreError) {
-        let rides = try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound)
         self.init(
-            history: try store.ftpHistory(), window: FTPWindow(endingWithNewestOf: rides, days: days),
-            rideCount: rides.count)
+            history: try store.ftpHistory(),
+            window: try store.curveWindow(days: days, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound),
+            rideCount: try store.completeRideCount())
     }
 
     public var inForce: FTPEstimate? { history.inForce(at: .max) }

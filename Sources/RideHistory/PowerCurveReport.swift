@@ -6,7 +6,7 @@ import Workouts
 /// model: `GET /api/v1/power-curve` (what `cyclelog chart --power-curve` draws).
 public enum PowerCurveReport {
     public static func window(_ store: WorkoutStore, days: Int) throws(StoreError) -> FTPWindow {
-        FTPWindow(endingWithNewestOf: try store.rideCurves(), days: days)
+        try store.curveWindow(days: days)
     }
 
     /// `watts[d − 1]` is the best mean power over d seconds within the window, `workoutIds[d − 1]` the ride it

@@ -14,6 +14,56 @@ extension WorkoutStore {
         return try write { db in try Self.rideCurves(db, maximumSeconds: maximumSeconds, saving: true) }
     }
 
+    /// The window of `days` ending with the newest end among the rides the statistics count, with their curves (up
+    /// to `maximumSeconds`): what `FTPWindow(endingWithNewestOf:)` makes of every ride's curve, read without the
+    /// others. The newest end comes through the ends' index (a ride counted as another's copy passed over; no ride
+    /// starts after it: a copy overlaps the ride it is counted as), the rides started within the window through the
+    /// start's, the overlaps among them read around them.
+    public func curveWindow(days: Int, maximumSeconds: Int? = nil) throws(StoreError) -> FTPWindow {
+        if isReadOnly {
+            return try read { db in
+                try Self.curveWindow(db, days: days, maximumSeconds: maximumSeconds, saving: false)
+            }
+        }
+        return try write { db in try Self.curveWindow(db, days: days, maximumSeconds: maximumSeconds, saving: true) }
+    }
+
+    static func curveWindow(_ db: Database, days: Int, maximumSeconds: Int?, saving: Bool) throws -> FTPWindow {
+        var end: Int64?
+        for newer in 0... {
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: """
+                        SELECT id, coalesce(endMicroseconds, startMicroseconds) AS endMicroseconds FROM workout
+                        WHERE status = 'complete' ORDER BY coalesce(endMicroseconds, startMicroseconds) DESC, id DESC
+                        LIMIT 1 OFFSET ?
+                        """, arguments: [newer])
+            else { break }
+            let id: Int64 = row["id"]
+            if try !rideOverlaps(db, of: [id]).setAside.contains(id) {
+                end = row["endMicroseconds"]
+                break
+            }
+        }
+        guard let end else { return FTPWindow([], days: days, endingAt: 0) }
+        let start = FTPWindow.start(ending: end, days: days)
+        let ids = try Int64.fetchAll(
+            db,
+            sql:
+                "SELECT id FROM workout WHERE status = 'complete' AND startMicroseconds > ? AND startMicroseconds <= ?",
+            arguments: [start, end])
+        let rides = try rideCurves(
+            db, maximumSeconds: maximumSeconds, saving: saving, startedAfter: start,
+            setAside: rideOverlaps(db, of: ids).setAside)
+        return FTPWindow(rides, days: days, endingAt: end)
+    }
+
+    /// How many complete rides are stored.
+    public func completeRideCount() throws(StoreError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM workout WHERE status = 'complete'") ?? 0 }
+    }
+
     /// The same, of the rides started after `startedAfter` when given; `setAside` when the caller has the
     /// overlapping rides already.
     static func rideCurves(

@@ -454,6 +454,15 @@ extension WorkoutStore {
                     """)
             try db.execute(sql: markedChanges(of: "ftpScoredRide"))
         }
+        migrator.registerMigration("v20 the complete rides by their end", foreignKeyChecks: .immediate) { db in
+            // A page of rides finds the rides it overlaps through this (`rideOverlaps(of:)`), not by reading every
+            // ride; the expression and the condition are the query's own, as SQLite needs to use it.
+            try db.execute(
+                sql: """
+                    CREATE INDEX workoutCompleteByEnd ON workout (coalesce(endMicroseconds, startMicroseconds))
+                    WHERE status = 'complete'
+                    """)
+        }
         return migrator
     }
 

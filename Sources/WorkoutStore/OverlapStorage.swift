@@ -11,9 +11,40 @@ extension WorkoutStore {
         try overlaps(try completeRides(db))
     }
 
+    /// The groups of overlapping complete rides that hold any of rides `ids` (and perhaps others near them): what a
+    /// page of rides shows, read without every ride. The rides that reach into the span of `ids` are read through
+    /// the index of the complete rides' ends, and the span is widened to theirs until no other ride reaches into it:
+    /// a ride outside it shares no time with any ride inside, so the groups of the rides inside are whole.
+    public func rideOverlaps(of ids: [Int64]) throws(StoreError) -> RideOverlaps {
+        try read { db in try Self.rideOverlaps(db, of: ids) }
+    }
+
+    static func rideOverlaps(_ db: Database, of ids: [Int64]) throws -> RideOverlaps {
+        guard !ids.isEmpty else { return RideOverlaps([]) }
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT min(startMicroseconds) AS low, max(coalesce(endMicroseconds, startMicroseconds)) AS high
+                FROM workout WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ",")))
+                """, arguments: StatementArguments(ids))
+        guard let first: Int64 = row?["low"], let last: Int64 = row?["high"] else { return RideOverlaps([]) }
+        // A damaged ride may end before it starts.
+        var (low, high) = (min(first, last), max(first, last))
+        while true {
+            let rows = try completeRides(db, reachingInto: low...high)
+            let starts = try rows.map { try $0.decode(forColumn: "startMicroseconds") as Int64 }
+            let ends = try rows.map { try $0.decode(forColumn: "endMicroseconds") as Int64 }
+            let wider = (min(low, starts.min() ?? low), max(high, ends.max() ?? high))
+            guard wider != (low, high) else { return try overlaps(rows) }
+            (low, high) = wider
+        }
+    }
+
     /// Every complete ride's id, start, end (its start when it has none) and when the rider chose it to count, with
-    /// `columns` of `workout w` beside them.
-    static func completeRides(_ db: Database, with columns: String? = nil) throws -> [Row] {
+    /// `columns` of `workout w` beside them; with `span`, only those that share a moment with it (ends included).
+    static func completeRides(
+        _ db: Database, with columns: String? = nil, reachingInto span: ClosedRange<Int64>? = nil
+    ) throws -> [Row] {
         // A database read by a command that may not bring it up to date (opened for reading) may predate the
         // rider's choices: then nobody chose yet.
         let chosen =
@@ -25,7 +56,13 @@ extension WorkoutStore {
                 SELECT w.id, w.startMicroseconds, coalesce(w.endMicroseconds, w.startMicroseconds) AS endMicroseconds,
                     \(chosen) AS chosenMicroseconds\(columns.map { ", " + $0 } ?? "")
                 FROM workout w WHERE w.status = 'complete'
-                """)
+                """
+                    // The end's index (migration v20) finds the rides that end within or after the span; the unary plus
+                    // keeps SQLite from reading every earlier start through the start's instead.
+                    + (span == nil
+                        ? ""
+                        : " AND coalesce(w.endMicroseconds, w.startMicroseconds) >= ? AND +w.startMicroseconds <= ?"),
+            arguments: StatementArguments(span.map { [$0.lowerBound, $0.upperBound] } ?? []))
     }
 
     /// The overlapping rides among rows of `completeRides`.

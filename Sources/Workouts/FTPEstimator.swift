@@ -318,10 +318,18 @@ public struct FTPWindow: Sendable {
 
     /// The rides started within `days` before `endMicroseconds`.
     public init(_ allRides: [RideCurve], days: Int, endingAt endMicroseconds: Int64) {
-        let start = endMicroseconds - FTPEstimator(windowDays: days).windowMicroseconds
+        let start = Self.start(ending: endMicroseconds, days: days)
         self.init(
             selected: allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds },
             days: days, startMicroseconds: start, endMicroseconds: endMicroseconds)
+    }
+
+    /// Where a window of `days` ending at `endMicroseconds` starts (the earliest time there is, for a damaged end
+    /// so early that the window would start before it).
+    public static func start(ending endMicroseconds: Int64, days: Int) -> Int64 {
+        let (start, overflow) = endMicroseconds.subtractingReportingOverflow(
+            FTPEstimator(windowDays: days).windowMicroseconds)
+        return overflow ? .min : start
     }
 
     /// The window ending with the newest ride's end: what `cyclelog ftp` and the power-curve chart show, so that

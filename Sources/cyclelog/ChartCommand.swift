@@ -2,6 +2,7 @@ import ArgumentParser
 import Charts
 import ExitStatus
 import Foundation
+import RideHistory
 import WorkoutStore
 import Workouts
 
@@ -40,11 +41,10 @@ struct Chart: ParsableCommand {
         let svg: String
         let path: String
         if powerCurve {
-            let rides = try store.rideCurves()
-            guard !rides.isEmpty else {
+            let window = try PowerCurveReport.window(store, days: window.days)
+            guard !window.rides.isEmpty else {
                 throw CommandFailure("no rides are stored yet; `cyclelog replay` adds some")
             }
-            let window = FTPWindow(endingWithNewestOf: rides, days: window.days)
             svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)
             path = output ?? "power-curve.svg"
         } else {

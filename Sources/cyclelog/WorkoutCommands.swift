@@ -251,7 +251,8 @@ struct List: ParsableCommand {
         // The rider who narrows the list by date or text sees every ride that matches.
         let page = try RideList.page(in: store, try filter, newest: all || filtered ? nil : RideList.pageSize)
         let entries = page.entries
-        let overlaps = try store.rideOverlaps()
+        // Read around the rides shown, not from every ride.
+        let overlaps = try store.rideOverlaps(of: entries.map(\.id))
         let more =
             page.admitted > entries.count
             ? "The newest \(entries.count) of \(page.admitted) workouts: `cyclelog list --all` shows every one, "
@@ -279,7 +280,7 @@ struct List: ParsableCommand {
                 "\nA workout marked 'unfinished' was cut short (crash, kill, power cut): `cyclelog rebuild ID` recovers"
                     + " it from its stored journal, `cyclelog delete ID` discards it.")
         }
-        if !overlaps.groups.isEmpty {
+        if entries.contains(where: { overlaps.countedInstead(of: $0.id) != nil }) {
             sayOnStandardOutput(
                 "\nA workout marked 'same ride as N' overlaps ride N in time: the FTP and the weekly load count it once"
                     + " (`cyclelog duplicates`).")

@@ -132,6 +132,72 @@ final class FTPStorageTests: XCTestCase {
         XCTAssertEqual(try store.queue.write { db in try WorkoutStore.refreshFTPEstimates(db) }, 0)
     }
 
+    /// The overlaps a page of rides is listed with (`rideOverlaps(of:)`, read around the page through the ends'
+    /// index) are the whole groups of its rides, as the grouping of every ride has them: a chain of three rides,
+    /// each overlapping the next, found whole from its last ride alone; a pair; rides that overlap nothing; the
+    /// rider's choice of the ride that counts.
+    func testAPagesOverlapsAreTheWholeGroupsOfItsRides() throws {
+        let store = try WorkoutStore()
+        // (start, minutes): a chain 0–60, 50–110, 100–160; alone at 300; a pair 400–460, 450–470; alone at 1000.
+        var ids: [Int64] = []
+        for (minute, minutes) in [(0, 60), (50, 60), (100, 60), (300, 10), (400, 60), (450, 20), (1000, 60)] {
+            let watts = Array(repeating: 150.0, count: minutes * 60)
+            ids.append(try save(watts, onDay: 0, afterSeconds: Int64(minute * 60), in: store, name: "at \(minute)").0)
+        }
+        func same(_ page: [Int64], _ label: String) throws {
+            let whole = try store.rideOverlaps(), around = try store.rideOverlaps(of: page)
+            for id in page {
+                XCTAssertEqual(around.group(of: id), whole.group(of: id), "\(label): ride \(id)")
+                XCTAssertEqual(around.countedInstead(of: id), whole.countedInstead(of: id), "\(label): ride \(id)")
+            }
+        }
+        XCTAssertEqual(try store.rideOverlaps(of: [ids[2]]).group(of: ids[2])?.rides.map(\.id), Array(ids[0...2]))
+        XCTAssertEqual(try store.rideOverlaps(of: [ids[2]]).countedInstead(of: ids[2]), ids[0])
+        for id in ids { try same([id], "ride \(id) alone") }
+        try same(Array(ids.suffix(3)), "the newest three")
+        try same(ids, "every ride")
+        XCTAssertNil(try store.rideOverlaps(of: [ids[3], ids[6]]).group(of: ids[3]))
+        XCTAssertNotNil(try store.countAmongOverlaps(ids[1], nowMicroseconds: 1))
+        XCTAssertEqual(try store.rideOverlaps(of: [ids[2]]).countedInstead(of: ids[2]), ids[1])
+        try same([ids[0]], "after the rider chose the middle ride")
+        XCTAssertEqual(try store.rideOverlaps(of: []), RideOverlaps([]))
+    }
+
+    /// The window `ftp` and the power-curve charts show, read alone (`curveWindow`), is the one made from every
+    /// ride's curve: its end the newest end among the rides that count (a longer copy of the newest ride, set
+    /// aside, passed over until the rider chooses it), its rides and its curve, for windows of a week, 42 days and
+    /// a year.
+    func testTheCurveWindowReadAloneIsTheOneMadeFromEveryRide() throws {
+        let store = try WorkoutStore()
+        XCTAssertTrue(try store.curveWindow(days: 42).rides.isEmpty)
+        let hard = try synthetic()
+        for dayNumber: Int64 in [0, 30, 55, 60, 61] {
+            try save(
+                hard.map { $0 * (1 + Double(dayNumber) / 500) }, onDay: dayNumber, in: store, name: "day \(dayNumber)")
+        }
+        // The same ride recorded twice, the copy ten minutes later and an hour longer.
+        let copy = try save(
+            hard.map { $0 * 1.2 } + Array(repeating: 150, count: 3600), onDay: 61, afterSeconds: 600, in: store,
+            name: "day 61 again"
+        ).0
+        func same(_ label: String) throws {
+            for days in [7, 42, 365] {
+                let alone = try store.curveWindow(days: days)
+                let whole = FTPWindow(endingWithNewestOf: try store.rideCurves(), days: days)
+                XCTAssertEqual(alone.endMicroseconds, whole.endMicroseconds, "\(label), \(days) days")
+                XCTAssertEqual(alone.startMicroseconds, whole.startMicroseconds, "\(label), \(days) days")
+                XCTAssertEqual(alone.rides.map(\.workoutId), whole.rides.map(\.workoutId), "\(label), \(days) days")
+                XCTAssertEqual(alone.curve, whole.curve, "\(label), \(days) days")
+            }
+        }
+        try same("the first copy counts")
+        XCTAssertFalse(try store.curveWindow(days: 42).rides.contains { $0.workoutId == copy })
+        XCTAssertNotNil(try store.countAmongOverlaps(copy, nowMicroseconds: 1))
+        try same("the rider chose the copy")
+        XCTAssertTrue(try store.curveWindow(days: 42).rides.contains { $0.workoutId == copy })
+        XCTAssertEqual(try store.curveWindow(days: 7).rides.count, 3)
+    }
+
     func testManualValuesAndAcceptanceAreKept() throws {
         let store = try WorkoutStore()
         try store.setManualFTP(watts: 240, fromMicroseconds: 0, nowMicroseconds: 1)
