@@ -12,8 +12,9 @@ import Workouts
 /// (`HubAppWroteSpeedAndCadence`) into the ride's journal and the wheel counts, its answer sent here. Knows nothing
 /// of sockets: `DirConServer` hands it each connection's messages and a way to send to it.
 public actor DirConHub {
-    /// Where the hub's apps are passed to the recorder: a method (`HubAppJoined`, `HubAppWrote`, `HubAppLeft`)
-    /// and its arguments; its answer, or a throw when the recorder cannot be reached.
+    /// Where the hub's apps are passed to the recorder: a method (`HubAppJoined`, `HubAppWrote`,
+    /// `HubAppWroteSpeedAndCadence`, `HubAppLeft`) and its arguments; its answer, or a throw when the recorder cannot
+    /// be reached.
     public typealias Recorder = @Sendable (String, [DBusValue]) async throws(DBusError) -> [DBusValue]
 
     let recorder: Recorder
