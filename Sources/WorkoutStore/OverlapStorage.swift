@@ -21,6 +21,9 @@ extension WorkoutStore {
 
     static func rideOverlaps(_ db: Database, of ids: [Int64]) throws -> RideOverlaps {
         guard !ids.isEmpty else { return RideOverlaps([]) }
+        // More rides than a statement takes as arguments (SQLite's default is 999 at the least) are read whole:
+        // what shows that many shows most of the history.
+        guard ids.count <= maximumRidesAround else { return try rideOverlaps(db) }
         let row = try Row.fetchOne(
             db,
             sql: """
@@ -39,6 +42,9 @@ extension WorkoutStore {
             (low, high) = wider
         }
     }
+
+    /// The most rides `rideOverlaps(of:)` reads around; more are read with every ride.
+    static let maximumRidesAround = 900
 
     /// Every complete ride's id, start, end (its start when it has none) and when the rider chose it to count, with
     /// `columns` of `workout w` beside them; with `span`, only those that share a moment with it (ends included).

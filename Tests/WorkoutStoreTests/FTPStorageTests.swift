@@ -161,6 +161,9 @@ final class FTPStorageTests: XCTestCase {
         XCTAssertEqual(try store.rideOverlaps(of: [ids[2]]).countedInstead(of: ids[2]), ids[1])
         try same([ids[0]], "after the rider chose the middle ride")
         XCTAssertEqual(try store.rideOverlaps(of: []), RideOverlaps([]))
+        // More rides than a statement takes (`list --all` over a long history): read with every ride, alike.
+        let many = (0..<WorkoutStore.maximumRidesAround + 1).map { ids[$0 % ids.count] }
+        XCTAssertEqual(try store.rideOverlaps(of: many), try store.rideOverlaps())
     }
 
     /// The window `ftp` and the power-curve charts show, read alone (`curveWindow`), is the one made from every
