@@ -497,6 +497,8 @@ struct RecorderCore {
                 "the ride could not be saved (\(error.description)); its journal is stored: "
                     + "`cyclelog recover` saves it once the database is writable")
         }
+        // A start's hub ends with its ride: the next one's begins afresh, even with no reading between.
+        hubWasWanted = false
         effects += ride(
             controller.saved(
                 summary, problem: problem, at: journalTime(time), descriptions: sensors.roster.allDescriptions),
@@ -919,6 +921,7 @@ struct RecorderCore {
                 effects += release(at: time, then: .save) ?? [.save]
             case .delete(let workoutId):
                 summary = nil
+                hubWasWanted = false
                 effects.append(.delete(workoutId))
                 effects += ride(
                     controller.saved(

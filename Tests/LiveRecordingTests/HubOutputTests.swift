@@ -77,6 +77,30 @@ struct HubOutputTests {
         #expect(rig.toApps.count == before)
     }
 
+    /// A start's hub for two rides in a row, the second started at once after the first was saved (no reading
+    /// between): each ride's values begin afresh with its first reading, as the replay of its own journal has them.
+    @Test func aStartsHubBeginsAfreshForEachRideEvenWithNoReadingBetween() throws {
+        let hub = try StartRequest(style: ["hub": .flag(true)], presets: [])
+        let rig = CoreRig(workout: nil, waitForStart: true, hub: .onStart)
+        rig.ride(seconds: 2)
+        for ride in 1...2 {
+            let (sentBefore, journalBefore) = (rig.toApps.count, rig.journalEvents.count)
+            #expect(rig.core.startRefusal(hub, at: rig.time) == nil)
+            rig.carryOut(rig.core.start(hub, at: rig.time))
+            rig.ride(seconds: 10)
+            let sent = Self.sent(Array(rig.toApps[sentBefore...]), overDirCon: false)
+            let replayed = HubReplay.exchanges(Array(rig.journalEvents[journalBefore...])).compactMap {
+                event -> String? in
+                guard case .hub(.sent(let characteristic, let value)) = event.kind else { return nil }
+                return "\(characteristic) \(value)"
+            }
+            #expect(sent.count >= 30, "ride \(ride)")
+            #expect(Array(replayed.prefix(sent.count)) == sent, "ride \(ride)")
+            rig.control(.end)
+            #expect(rig.saves == ride)
+        }
+    }
+
     /// A Bluetooth hub that runs throughout (`--bridge`) is passed every reading's values, not for the bus.
     @Test func aHubThatRunsThroughoutIsPassedEveryReadingsValues() {
         let rig = CoreRig(workout: nil, hub: .always)
