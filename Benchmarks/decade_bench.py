@@ -25,7 +25,7 @@ import tempfile
 import time
 
 import results
-from history_bench import DAY_US, parse, request, shifted
+from history_bench import DAY_US, parse, request, shifted, timed
 from mirror_bench import MIRROR, peak_megabytes
 from results import CYCLELOG, ROOT
 
@@ -60,22 +60,13 @@ def write_library(folder):
 
 def history_figures(database, folder):
     """Best and median seconds of the rides page's data and of the newest ride's page, and the mirror's peak MB."""
-    def timed(port, token, paths):
-        times = []
-        for _ in range(RUNS):
-            start = time.perf_counter()
-            for path in paths:
-                request(port, token, path)
-            times.append(time.perf_counter() - start)
-        times.sort()
-        return times[0], times[len(times) // 2]
     with results.history_server(MIRROR, database, folder) as (port, token, mirror):
         newest = json.loads(request(port, token, "/api/v1/workouts")[1])
         ride = max(newest, key=lambda r: r["start"])["id"]
         page = ["/api/v1/workouts/%d" % ride, "/api/v1/workouts/%d/chart.svg" % ride,
                 "/api/v1/power-curve?window=42d", "/api/v1/power-curve?window=90d"]
-        figures = {"history: rides page data": timed(port, token, ["/api/v1/workouts"]),
-                   "history: newest ride's page": timed(port, token, page)}
+        figures = {"history: rides page data": timed(port, token, ["/api/v1/workouts"], runs=RUNS),
+                   "history: newest ride's page": timed(port, token, page, runs=RUNS)}
         peak = peak_megabytes(mirror.pid)
     return {label: (best, median, peak) for label, (best, median) in figures.items()}
 

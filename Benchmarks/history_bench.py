@@ -66,11 +66,11 @@ def request(port, token, path, tag=None):
     return response.getheader("ETag"), body
 
 
-def timed(port, token, paths, tags=None):
-    """Best and median seconds of requesting `paths` one after another; with `tags` (path → ETag), as a browser
-    revalidating what it holds."""
+def timed(port, token, paths, tags=None, runs=None):
+    """Best and median seconds of requesting `paths` one after another, `runs` times (HISTORY_BENCH_RUNS unless
+    given); with `tags` (path → ETag), as a browser revalidating what it holds."""
     times = []
-    for _ in range(RUNS):
+    for _ in range(runs or RUNS):
         start = time.perf_counter()
         for path in paths:
             request(port, token, path, (tags or {}).get(path))
