@@ -31,7 +31,8 @@ VALUES = [
     "42d", "0w", "36500d", "5215w", "99999999999999999999w", "%2F..%2F..%2Fetc%2Fpasswd", "1,2", "1;2",
 ]
 ROUTES = [
-    "/api/v1/workouts?since={a}&until={b}&q={a}", "/api/v1/workouts/{a}", "/api/v1/workouts/{a}/samples",
+    "/api/v1/workouts?since={a}&until={b}&q={a}", "/api/v1/workouts?limit={a}&after={b}",
+    "/api/v1/workouts?q={b}&limit={b}&after={r}", "/api/v1/workouts/{a}", "/api/v1/workouts/{a}/samples",
     "/api/v1/workouts/{r}/range?from={a}&to={b}", "/api/v1/workouts/{r}/chart.svg?from={a}&to={b}",
     "/api/v1/workouts/{r}/chart.svg?from={a}", "/api/v1/workouts/{r}/wprime?x={a}",
     "/api/v1/workouts/{r}/wprime.svg", "/api/v1/workouts/{r}/sparkline.svg?w={a}",

@@ -43,7 +43,8 @@ def main():
     rides = json.loads(subprocess.run([os.path.join(os.path.dirname(new), "cyclelog"), "list", "--json", "--all",
                                        "--db", database], check=True, capture_output=True, text=True).stdout)
     paths = ["/", "/history", "/api/v1/workouts", "/api/v1/workouts?since=2013-01-01&until=2020-12-31",
-             "/api/v1/workouts?q=sweatpy", "/api/v1/workouts?since=yesterday", "/api/v1/ftp",
+             "/api/v1/workouts?q=sweatpy", "/api/v1/workouts?since=yesterday", "/api/v1/workouts?limit=5",
+             "/api/v1/workouts?limit=5&after=3", "/api/v1/workouts?limit=0", "/api/v1/ftp",
              "/api/v1/ftp?window=5000d", "/api/v1/power-curve", "/api/v1/power-curve?window=5000d",
              "/api/v1/power-curve?window=forever", "/api/v1/workouts/999999", "/api/v1/workouts/abc",
              "/api/v1/workouts/", "/api/v1/ftp/", "/history/", "/api/v1/workouts/1/", "/api/v1/workouts/1/chart.svg/",

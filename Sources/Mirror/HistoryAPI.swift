@@ -34,18 +34,44 @@ public struct HistoryAPI: Sendable {
         let routes = all.group().add(middleware: Granted(needs: [.history]))
         routes.get("workouts") { request, context in
             let query = request.uri.queryParameters
+            let filter: RideList.Filter
+            switch RideList.Filter.parse(since: query.get("since"), until: query.get("until"), text: query.get("q")) {
+            case .success(let parsed): filter = parsed
+            case .failure(let error): return MirrorResponder.error(.badRequest, error.description)
+            }
+            // A page: the newest `limit` rides, or those after ride `after` in the list (older). Without a limit,
+            // every ride the filter admits, as `cyclelog list --all --json`.
+            let limit = query.get("limit").map {
+                Int($0).flatMap { (1...Self.mostRidesInAPage).contains($0) ? $0 : nil }
+            }
+            let after = query.get("after").map { Int64($0) }
+            if case .some(nil) = limit {
+                return MirrorResponder.error(.badRequest, "limit takes 1 to \(Self.mostRidesInAPage) rides")
+            }
+            if case .some(nil) = after { return MirrorResponder.error(.badRequest, "after takes a workout's id") }
             return await exchange(request, context).read { store throws(StoreError) in
-                switch RideList.Filter.parse(since: query.get("since"), until: query.get("until"), text: query.get("q"))
-                {
-                case .success(let filter):
-                    let withheld = Self.withheld(context)
-                    return .json(
-                        RideList.json(
-                            try RideList.entries(in: store, filter).map { $0.withholding(withheld) },
-                            ftp: try store.ftpHistory(), overlaps: try store.rideOverlaps()),
-                        pretty: true)
-                case .failure(let error): return .error(.badRequest, error.description)
+                var position: WorkoutStore.ListPosition?
+                if let id = after ?? nil {
+                    // A ride deleted since the last page was fetched: the list is to be read again from the top.
+                    guard let found = try store.listPosition(of: id) else {
+                        return .error(.notFound, Exchange.noSuchRide(String(id)) + ": load the list again")
+                    }
+                    position = found
                 }
+                // One more than the page holds, to know whether another page follows.
+                var page = try RideList.page(in: store, filter, after: position, newest: (limit ?? nil).map { $0 + 1 })
+                let withheld = Self.withheld(context)
+                var headers: HTTPFields = [Self.totalCount: String(page.admitted)]
+                if let limit = limit ?? nil, page.entries.count > limit {
+                    page.entries.removeLast(page.entries.count - limit)
+                    headers[Self.link] = "<\(Self.nextPage(request, after: page.entries[limit - 1].id))>; rel=\"next\""
+                }
+                return .json(
+                    RideList.json(
+                        page.entries.map { $0.withholding(withheld) }, ftp: try store.ftpHistory(),
+                        // Read around the rides shown, not from every ride.
+                        overlaps: try store.rideOverlaps(of: page.entries.map(\.id))),
+                    pretty: true, headers: headers)
             }
         }
         routes.get("workouts/:id") { request, context in
@@ -208,6 +234,22 @@ public struct HistoryAPI: Sendable {
         ChartTheme(query: request.uri.queryParameters.get("theme"))
     }
 
+    /// The most rides a page of `workouts` holds.
+    static let mostRidesInAPage = 1000
+
+    /// How many rides the filter admits, on every page of `workouts`.
+    static let totalCount = HTTPField.Name("X-Total-Count")!
+
+    /// Where the next page of `workouts` is (RFC 8288's `rel="next"`), when another follows.
+    static let link = HTTPField.Name("Link")!
+
+    /// The request's path and query for the page after ride `id`: the same filter and limit, as the request
+    /// spelled them.
+    static func nextPage(_ request: Request, after id: Int64) -> String {
+        let kept = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("after=") && $0 != "after" }
+        return request.uri.path + "?" + (kept + ["after=\(id)"]).joined(separator: "&")
+    }
+
     static let badWindow = MirrorResponder.error(.badRequest, "window takes days (42d), weeks (6w) or a number of days")
 
     /// One request's reading of the database, with what its client already holds.
@@ -277,7 +319,7 @@ public struct HistoryAPI: Sendable {
 
     /// What a history request answers, before its ETag is compared.
     enum Answer: Sendable {
-        case json(JSONValue, pretty: Bool = false)
+        case json(JSONValue, pretty: Bool = false, headers: HTTPFields = [:])
         /// Bytes of a media type; with a name, a download saved under it.
         case file([UInt8], String, name: String?)
         case error(HTTPResponse.Status, String)
@@ -290,7 +332,8 @@ public struct HistoryAPI: Sendable {
             let digest: () -> SHA256.Digest
             switch self {
             case .error(let status, let message): return MirrorResponder.error(status, message)
-            case .json(let value, let pretty):
+            case .json(let value, let pretty, let more):
+                headers.append(contentsOf: more)
                 let buffer = ByteBuffer(string: value.rendered(pretty: pretty) + "\n")
                 headers[.contentType] = "application/json"
                 body = .init(byteBuffer: buffer)

@@ -67,10 +67,14 @@ enum HistoryPage {
         // An FTP from long ago says how long: a value of years ago is not today's.
         const age = t => { const d = when(t); if (!d) return "–"; const days = Math.floor((Date.now() - d) / 864e5);
           return day(t).slice(0, 10) + (days > 42 ? ` (${days >= 730 ? Math.floor(days / 365) + " years" : days >= 60 ? Math.floor(days / 30) + " months" : days + " days"} ago)` : ""); };
-        async function api(path, text) {
+        async function answer(path) {
           const response = await fetch("/api/v1/" + path, {credentials: "same-origin"});
           if (response.status === 401) throw new Error("This screen is not paired: open the link or enter the code of `cyclelog-mirror pair` on the page at /, then come back.");
           if (!response.ok) { let reason = response.statusText; try { reason = (await response.json()).error; } catch (e) {} throw new Error(reason); }
+          return response;
+        }
+        async function api(path, text) {
+          const response = await answer(path);
           return text ? response.text() : response.json();
         }
         function fail(error) { view.innerHTML = `<p class="message" role="alert">${esc(error.message)}</p>`; }
@@ -100,8 +104,16 @@ enum HistoryPage {
             for (const [name, value] of new FormData(event.target)) if (value) form.set(name, value);
             location.hash = "#/?" + form;
           };
-          const list = await api("workouts?" + query);
-          const rows = list.map(ride => {
+          // A page of rides at a time, older ones when asked: a decade of riding is thousands of rows.
+          async function page(after) {
+            const words = new URLSearchParams(query);
+            words.set("limit", "50");
+            if (after != null) words.set("after", after);
+            const response = await answer("workouts?" + words);
+            return {rides: await response.json(), total: Number(response.headers.get("X-Total-Count")),
+              more: /rel="next"/.test(response.headers.get("Link") || "")};
+          }
+          const row = ride => {
             const unfinished = ride.status !== "complete";
             const name = ride.name || ride.source.split("/").pop();
             return `<tr><td class="text">${unfinished ? esc(day(ride.start)) : `<a href="#/ride/${ride.id}">${esc(day(ride.start))}</a>`}</td>
@@ -109,10 +121,24 @@ enum HistoryPage {
               <td>${num("elapsedSeconds", ride.elapsedSeconds, "", clock)}</td><td>${num("distanceMeters", ride.distanceMeters, "km", km)}</td>
               <td>${num("averagePowerWatts", ride.averagePowerWatts, "W")}</td><td>${num("normalizedPowerWatts", ride.normalizedPowerWatts, "W")}</td><td>${num("trainingStressScore", ride.trainingStressScore)}</td>
               <td>${unfinished || ride.averagePowerWatts == null ? "–" : `<img class="spark" loading="lazy" width="120" height="28" src="/api/v1/workouts/${ride.id}/sparkline.svg" alt="Power over the ride, averaging ${ride.averagePowerWatts} W">`}</td></tr>`;
-          }).join("");
-          document.getElementById("list").outerHTML = list.length
-            ? `<div class="scroll"><table id="rides"><caption class="message">${count(list.length, "ride", "rides")}, newest first</caption><thead><tr><th class="text">Date (${esc(zone)})</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th><th>Power</th></tr></thead><tbody>${rows}</tbody></table></div>`
-            : `<p class="message">No rides match.</p>`;
+          };
+          const first = await page(null);
+          if (!first.rides.length) { document.getElementById("list").outerHTML = `<p class="message">No rides match.</p>`; return; }
+          const shown = first.rides.slice();
+          const caption = () => (shown.length < first.total ? `The newest ${shown.length} of ${count(first.total, "ride", "rides")}` : count(shown.length, "ride", "rides")) + ", newest first";
+          document.getElementById("list").outerHTML = `<div class="scroll"><table id="rides"><caption class="message">${esc(caption())}</caption><thead><tr><th class="text">Date (${esc(zone)})</th><th class="text">Name</th><th>Duration</th><th>Distance</th><th>Average power</th><th>NP</th><th>TSS</th><th>Power</th></tr></thead><tbody>${shown.map(row).join("")}</tbody></table></div>`
+            + (first.more ? `<p><button id="older">Older rides</button></p>` : "");
+          const older = document.getElementById("older");
+          if (older) older.onclick = async () => {
+            older.disabled = true;
+            try {
+              const next = await page(shown[shown.length - 1].id);
+              shown.push(...next.rides);
+              document.querySelector("#rides tbody").insertAdjacentHTML("beforeend", next.rides.map(row).join(""));
+              document.querySelector("#rides caption").textContent = caption();
+              if (next.more) older.disabled = false; else older.parentNode.remove();
+            } catch (error) { older.parentNode.outerHTML = `<p class="message" role="alert">${esc(error.message)}</p>`; }
+          };
         }
 
         async function ride(id) {

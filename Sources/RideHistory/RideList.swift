@@ -82,19 +82,30 @@ public enum RideList {
         }
     }
 
-    /// The newest rides the filter admits. The dates are the store's index's to narrow; a text is looked for in every
-    /// ride of those dates (any case, as Swift compares it, which SQLite's `lower` does not for all scripts).
-    public static func page(in store: WorkoutStore, _ filter: Filter, newest limit: Int?) throws(StoreError) -> Page {
+    /// The newest rides the filter admits, or the newest of those after `position` (the next page: older rides);
+    /// `admitted` counts every ride the filter admits. The dates are the store's index's to narrow; a text is looked
+    /// for in every ride of those dates (any case, as Swift compares it, which SQLite's `lower` does not for all
+    /// scripts).
+    public static func page(
+        in store: WorkoutStore, _ filter: Filter, after position: WorkoutStore.ListPosition? = nil, newest limit: Int?
+    ) throws(StoreError) -> Page {
         let since = filter.sinceMicroseconds ?? Int64.min
         let before = filter.beforeMicroseconds ?? Int64.max
         guard since < before else { return Page(entries: [], admitted: 0) }
         guard filter.text == nil else {
             let admitted = try store.list(startedIn: since..<before, newest: nil).filter(filter.admits)
-            return Page(entries: limit.map { Array(admitted.prefix($0)) } ?? admitted, admitted: admitted.count)
+            let after = position.map { position in
+                admitted.filter { ($0.startMicroseconds, $0.id) < (position.startMicroseconds, position.id) }
+            }
+            return Page(
+                entries: limit.map { Array((after ?? admitted).prefix($0)) } ?? after ?? admitted,
+                admitted: admitted.count)
         }
-        let entries = try store.list(startedIn: since..<before, newest: limit)
-        // A page that is not full holds them all; a full one is counted.
-        guard let limit, entries.count == limit else { return Page(entries: entries, admitted: entries.count) }
+        let entries = try store.list(startedIn: since..<before, after: position, newest: limit)
+        // A first page that is not full holds them all; a full one, or a later one, is counted.
+        guard position != nil || (limit != nil && entries.count == limit) else {
+            return Page(entries: entries, admitted: entries.count)
+        }
         return Page(entries: entries, admitted: try store.count(startedIn: since..<before))
     }
 

@@ -17,14 +17,19 @@ public struct UploadStatus: Equatable, Sendable {
 
     /// The rides each service's automatic uploads cover, and every ride with an upload row.
     public static func of(_ store: WorkoutStore, _ folder: AccountFolder) throws -> [UploadStatus] {
-        let rides = try store.uploadableRides()
-        var statuses: [UploadStatus] = []
+        var services: [(service: Service, since: Int64)] = []
         for service in folder.services() {
-            let since: Int64
             switch service {
-            case .intervals: since = try folder.intervals()?.addedMicroseconds ?? .max
-            case .strava: since = try folder.strava()?.addedMicroseconds ?? .max
+            case .intervals: services.append((service, try folder.intervals()?.addedMicroseconds ?? .max))
+            case .strava: services.append((service, try folder.strava()?.addedMicroseconds ?? .max))
             }
+        }
+        // Only the rides named below are read: none without an account.
+        guard let earliest = services.map(\.since).min() else { return [] }
+        let rides = try store.uploadableRides(
+            startedFrom: earliest, orUploadedTo: services.map(\.service.rawValue))
+        var statuses: [UploadStatus] = []
+        for (service, since) in services {
             let rows = Dictionary(
                 try store.remoteUploads(service: service.rawValue).map { ($0.syncIdentifier, $0) },
                 uniquingKeysWith: { first, _ in first })

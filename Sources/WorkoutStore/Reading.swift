@@ -50,18 +50,45 @@ extension WorkoutStore {
         try list(startedIn: nil, newest: nil)
     }
 
+    /// Where a ride stands in the list's order (newest first: by start, then by id): a page goes on after it.
+    public struct ListPosition: Equatable, Sendable {
+        public var startMicroseconds: Int64
+        public var id: Int64
+
+        public init(startMicroseconds: Int64, id: Int64) {
+            self.startMicroseconds = startMicroseconds
+            self.id = id
+        }
+    }
+
+    /// The position of the ride `id` in the list, nil when there is no such ride.
+    public func listPosition(of id: Int64) throws(StoreError) -> ListPosition? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT startMicroseconds FROM workout WHERE id = ?", arguments: [id]).map {
+                ListPosition(startMicroseconds: $0, id: id)
+            }
+        }
+    }
+
     /// The workouts that started in `range` (µs since 1970, UTC; the end excluded), newest first, at most `newest`
-    /// of them: read through the index on the start, so that a page costs what it shows however many are stored.
-    public func list(startedIn range: Range<Int64>?, newest limit: Int?) throws(StoreError) -> [ListEntry] {
+    /// of them, those after `position` alone: read through the index on the start, so that a page costs what it
+    /// shows however many are stored (the next page too: two rides that started at the same microsecond are told
+    /// apart by their ids, so none is shown twice or passed over).
+    public func list(startedIn range: Range<Int64>?, after position: ListPosition? = nil, newest limit: Int?)
+        throws(StoreError) -> [ListEntry]
+    {
         let now = Self.nowMicroseconds()
         return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT * FROM workout WHERE startMicroseconds >= ? AND startMicroseconds < ?
+                    \(position == nil ? "" : "AND (startMicroseconds, id) < (?, ?)")
                     ORDER BY startMicroseconds DESC, id DESC LIMIT ?
                     """,
-                arguments: [range?.lowerBound ?? Int64.min, range?.upperBound ?? Int64.max, limit ?? -1]
+                arguments: StatementArguments(
+                    [range?.lowerBound ?? Int64.min, range?.upperBound ?? Int64.max]
+                        + (position.map { [$0.startMicroseconds, $0.id] } ?? []) + [Int64(limit ?? -1)])
             ).map {
                 let status = WorkoutStatus(stored: try $0.decode(forColumn: "status"))
                 return ListEntry(

@@ -67,13 +67,31 @@ extension WorkoutStore {
     /// The complete rides recorded here (never the ones pulled from another collector, which their own collector
     /// uploads), oldest first.
     public func uploadableRides() throws(StoreError) -> [UploadableRide] {
-        try read { db in
+        try uploadableRides(startedFrom: Int64.min, orUploadedTo: [])
+    }
+
+    /// Those of them that started at or after `startedFrom`, and those with an upload row of one of `services`:
+    /// read through the index on the start and the rows' identifiers, so that a status costs the rides it names
+    /// however many are stored.
+    public func uploadableRides(startedFrom: Int64, orUploadedTo services: [String]) throws(StoreError)
+        -> [UploadableRide]
+    {
+        let columns = "id, syncIdentifier, version, name, startMicroseconds"
+        let complete = "status = 'complete' AND collector IS NULL"
+        let uploaded =
+            services.isEmpty
+            ? ""
+            : """
+            UNION SELECT \(columns) FROM workout WHERE \(complete) AND syncIdentifier IN
+            (SELECT syncIdentifier FROM remoteUpload WHERE service IN (\(services.map { _ in "?" }.joined(separator: ","))))
+            """
+        return try read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, syncIdentifier, version, name, startMicroseconds FROM workout
-                    WHERE status = 'complete' AND collector IS NULL ORDER BY startMicroseconds, id
-                    """
+                    SELECT \(columns) FROM workout WHERE \(complete) AND startMicroseconds >= ? \(uploaded)
+                    ORDER BY startMicroseconds, id
+                    """, arguments: StatementArguments([startedFrom as any DatabaseValueConvertible] + services)
             ).map {
                 UploadableRide(
                     id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],

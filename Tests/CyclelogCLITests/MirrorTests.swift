@@ -1135,6 +1135,95 @@ final class MirrorTests: XCTestCase {
         XCTAssertEqual((report["screenshots"] as? [String])?.count, 17, output)
     }
 
+    /// 54 rides, two of them starting at the same microsecond (the newest: the same ride from two collectors): the
+    /// API gives them a page at a time, each page's Link naming the next, and the pages, whatever their size, are
+    /// `list --all --json` exactly, nothing shown twice or passed over; a text search pages too. The page shows the
+    /// newest 50 and, each time "Older rides" is pressed, the next (a real pointer in Chromium).
+    func testTheRidesComeAPageAtATime() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        let folder = URL(fileURLWithPath: try temporaryDatabase()).deletingLastPathComponent()
+        let database = folder.appendingPathComponent("rides.sqlite").path
+        let formatter = DateFormatter()
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        var journals: [String] = []
+        for day in 0..<54 {
+            let date = formatter.string(
+                from: Date(timeIntervalSince1970: 1_704_067_200 + 86_400 * Double(min(day, 52))))
+            let journal = folder.appendingPathComponent("ride-\(day).journal").path
+            try Journals.power(Array(repeating: Double(100 + day), count: 60), date: date)
+                .write(toFile: journal, atomically: true, encoding: .utf8)
+            journals.append(journal)
+        }
+        let replay = try cyclelog(["replay", "--db", database] + journals)
+        XCTAssertEqual(replay.status, 0, replay.errorOutput)
+        let every = try cyclelog(["list", "--all", "--json", "--db", database]).output
+        let listed = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(every.utf8)) as? [[String: Any]])
+        XCTAssertEqual(listed.count, 54)
+        XCTAssertEqual(listed[0]["start"] as? String, listed[1]["start"] as? String, "two rides start together")
+
+        let bus = try PrivateBus()
+        let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--db", database])
+        defer { mirror.signal(SIGTERM) }
+        let token = try XCTUnwrap(
+            try runMirror(["pair", "--name", "laptop", "--types", "read", "--token", "--json"], bus)
+                .jsonObject["token"] as? String)
+        /// The pages from `first` on, following each Link; the rides of all of them and each page's count.
+        func pages(_ first: String) throws -> (rides: [[String: Any]], counts: [Int]) {
+            var rides: [[String: Any]] = [], counts: [Int] = [], next: String? = first
+            while let path = next, counts.count < 100 {
+                let answer = try get(port, path, token: token)
+                XCTAssertEqual(answer.status, 200, "\(path): \(answer.body)")
+                let page = try XCTUnwrap(
+                    try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [[String: Any]], path)
+                rides += page
+                counts.append(page.count)
+                XCTAssertEqual(answer.headers["x-total-count"], "\(first.contains("q=") ? 11 : 54)", path)
+                next = answer.headers["link"].flatMap { link in
+                    link.hasSuffix(">; rel=\"next\"") && link.hasPrefix("<")
+                        ? String(link.dropFirst().dropLast(">; rel=\"next\"".count)) : nil
+                }
+            }
+            return (rides, counts)
+        }
+        for limit in [1, 20, 53, 54, 1000] {
+            let (rides, counts) = try pages("/api/v1/workouts?limit=\(limit)")
+            XCTAssertEqual(counts, Array(repeating: limit, count: 54 / limit) + (54 % limit == 0 ? [] : [54 % limit]))
+            XCTAssertEqual(rides.map { $0 as NSDictionary }, listed.map { $0 as NSDictionary }, "pages of \(limit)")
+        }
+        // The rides of days 4 and 40 to 49 hold "ride-4" in their source.
+        let found = try XCTUnwrap(
+            try JSONSerialization.jsonObject(
+                with: Data(try cyclelog(["list", "--json", "--search", "RIDE-4", "--db", database]).output.utf8))
+                as? [[String: Any]])
+        XCTAssertEqual(found.count, 11)
+        let searched = try pages("/api/v1/workouts?q=RIDE-4&limit=3")
+        XCTAssertEqual(searched.counts, [3, 3, 3, 2])
+        XCTAssertEqual(searched.rides.map { $0 as NSDictionary }, found.map { $0 as NSDictionary })
+        for (path, status) in [
+            ("limit=0", 400), ("limit=1001", 400), ("limit=many", 400), ("after=last", 400), ("after=99999", 404),
+        ] {
+            XCTAssertEqual(try get(port, "/api/v1/workouts?" + path, token: token).status, status, path)
+        }
+
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "desk", "--types", "read", "--json"], bus).jsonObject["url"] as? String)
+        let (report, output) = try pageCheck(
+            "history_pages_check.py", [url, Self.artefacts], in: folder, seconds: 120)
+        let steps = try XCTUnwrap(report["steps"] as? [[String: Any]], output)
+        XCTAssertEqual(steps.map { $0["rows"] as? Int }, [50, 54], output)
+        XCTAssertEqual(
+            steps.map { $0["caption"] as? String },
+            ["The newest 50 of 54 rides, newest first", "54 rides, newest first"])
+        XCTAssertEqual(steps.map { $0["button"] as? Bool }, [true, false])
+        XCTAssertEqual(
+            (report["ids"] as? [Any])?.map { $0 as? Int }, listed.map { $0["id"] as? Int },
+            "every ride once, newest first")
+    }
+
     // MARK: Helpers
 
     /// Starts `cyclelog-mirror` and reads the port it announced.
@@ -1309,7 +1398,8 @@ final class MirrorTests: XCTestCase {
         ]
         let paths = [
             "/api/v1/workouts/1/chart.svg?from=A&to=B", "/api/v1/workouts/1/range?from=A&to=B",
-            "/api/v1/workouts?since=A&until=B&q=A", "/api/v1/workouts/A", "/api/v1/workouts/A/samples",
+            "/api/v1/workouts?since=A&until=B&q=A", "/api/v1/workouts?limit=A&after=B", "/api/v1/workouts/A",
+            "/api/v1/workouts/A/samples",
             "/api/v1/workouts/1/wprime.svg?from=A", "/api/v1/weekly-load.svg?weeks=A", "/api/v1/weekly-load?weeks=B",
             "/api/v1/ftp?window=A", "/api/v1/power-curve?window=B", "/api/v1/power-curve.svg?window=A",
             "/api/v1/workouts/A/export.fit", "/api/v1/workouts/1/sparkline.svg?from=A", "/api/v1/stream?lastEventId=A",

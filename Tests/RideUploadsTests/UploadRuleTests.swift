@@ -216,6 +216,40 @@ struct UploadRuleTests {
         #expect(await renewals.all.count == 3)
     }
 
+    /// Rides on 1, 2 and 3 January 2024; the intervals.icu account added on the 2nd (its rides from then on), the
+    /// Strava one after the last; the first ride uploaded to intervals.icu on request before that. The status names
+    /// the rides each service covers and every ride with a row, and nothing else; without an account, nothing.
+    @Test("the status names the rides each account covers and those with a row, read alone")
+    func statusRides() throws {
+        let store = try StoredRides.store(
+            journals: (1...3).map { Journals.power(Array(repeating: 150, count: 60), day: $0) })
+        let rides = try store.uploadableRides()
+        #expect(rides.map(\.id) == [1, 2, 3])
+        let folder = AccountFolder(
+            path: FileManager.default.temporaryDirectory.appendingPathComponent("acc-\(UUID())").path)
+        #expect(try UploadStatus.of(store, folder) == [])
+        try folder.save(
+            IntervalsAccount(
+                athlete: "i1", apiKey: "k", address: "https://intervals.icu",
+                addedMicroseconds: rides[1].startMicroseconds))
+        try folder.save(
+            StravaAccount(
+                clientId: "1", clientSecret: "s", refreshToken: "r", accessToken: nil, expiresAt: 0, athlete: nil,
+                address: "https://www.strava.com", addedMicroseconds: rides[2].startMicroseconds + 1))
+        try store.saveRemoteUpload(
+            RemoteUpload(
+                syncIdentifier: rides[0].syncIdentifier.uppercased(), service: "intervals", version: 1,
+                state: .uploaded, remoteId: "i99"))
+        let statuses = try UploadStatus.of(store, folder)
+        #expect(
+            statuses.map { "\($0.service.rawValue) \($0.rideId)" } == ["intervals 1", "intervals 2", "intervals 3"])
+        #expect(statuses.first?.waiting == false && statuses.dropFirst().allSatisfy(\.waiting))
+        #expect(
+            try store.uploadableRides(startedFrom: rides[1].startMicroseconds, orUploadedTo: ["strava"]).map(\.id)
+                == [2, 3])
+        #expect(try store.uploadableRides(startedFrom: Int64.max, orUploadedTo: ["intervals"]).map(\.id) == [1])
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
         let folder = AccountFolder(
