@@ -1,5 +1,6 @@
 import ArgumentParser
 import CyclingSensors
+import Dispatch
 import Formats
 import ProgramMain
 import Workouts
@@ -60,33 +61,79 @@ struct Decode: ParsableCommand {
     /// Standard input, decoded as it arrives: each read takes what is there, and the answers to the lines it
     /// completed are written before the next read. A pipe that pauses (`btmon | … | cyclelog decode`) gets each
     /// answer at once, a file is answered in bulk, and memory holds one read's worth whatever the input's length.
+    /// A read of many lines is decoded in two halves at once, one on each of two cores, and written in order.
     /// Returns whether any value failed to decode.
     static func decodeStandardInput(as characteristic: Characteristic, json: Bool) -> Bool {
         var anyFailed = false
-        let output = OutputBuffer()
+        let outputs = [OutputBuffer(), OutputBuffer()]
         var input = LineReader(descriptor: STDIN_FILENO)
-        var more = true
-        while more {
-            more = input.read { line in
-                guard let text = inputLine(line) else { return }
-                let outcome = decode(HexInput.bytes(from: text), as: characteristic)
-                if case .failure = outcome { anyFailed = true }
-                if json {
-                    JSONLine.write(outcome, into: output)
-                } else {
-                    FieldTable.write(input: text, characteristic, outcome, into: output)
-                }
-                output.append(UInt8(ascii: "\n"))
-            }
-            // Control characters an input line brought in (in an error's reason, in the table's echo, in a
-            // decoded string) are shown escaped, as `print` shows them. Escaping keeps newlines, so the answers
-            // to a whole read are checked, and escaped, at once.
-            if ShownText.needsEscapes(output.bytes, keepingLayout: true) {
-                StandardStream.output.write(ShownText.visible(output.text, keepingLayout: true))
+        while let lines = input.read() {
+            if lines.count < bytesWorthTwoCores {
+                anyFailed = decode(lines, as: characteristic, json: json, into: outputs[0]) || anyFailed
             } else {
-                StandardStream.output.write(output.bytes)
+                // Each half in an array of its own: the two cores then never count references to the same one.
+                let middle = (lines[(lines.count / 2)...].firstIndex(of: UInt8(ascii: "\n")) ?? lines.count - 1) + 1
+                let halves = Halves([Array(lines[..<middle]), Array(lines[middle...])], outputs)
+                DispatchQueue.concurrentPerform(iterations: 2) { part in
+                    halves.failed[part] = decode(
+                        halves.lines[part], as: characteristic, json: json, into: halves.outputs[part])
+                }
+                anyFailed = halves.failed[0] || halves.failed[1] || anyFailed
             }
-            output.removeAll()
+            for output in outputs where output.count > 0 {
+                // Control characters an input line brought in (in an error's reason, in the table's echo, in a
+                // decoded string) are shown escaped, as `print` shows them. Escaping keeps newlines, so the
+                // answers to a whole read are checked, and escaped, at once.
+                if ShownText.needsEscapes(output.bytes, keepingLayout: true) {
+                    StandardStream.output.write(ShownText.visible(output.text, keepingLayout: true))
+                } else {
+                    StandardStream.output.write(output.bytes)
+                }
+                output.removeAll()
+            }
+        }
+        return anyFailed
+    }
+
+    /// A read's lines in two halves, for two cores: part N reads `lines[N]`, and writes only `outputs[N]` and
+    /// `failed[N]`, so the parts never touch the same memory (hence unchecked), and the read waits for both.
+    private final class Halves: @unchecked Sendable {
+        let lines: [[UInt8]]
+        let outputs: [OutputBuffer]
+        let failed = UnsafeMutablePointer<Bool>.allocate(capacity: 2)
+
+        init(_ lines: [[UInt8]], _ outputs: [OutputBuffer]) {
+            self.lines = lines
+            self.outputs = outputs
+            failed.initialize(repeating: false, count: 2)
+        }
+
+        deinit { failed.deallocate() }
+    }
+
+    /// Fewer bytes than this in a read (about a thousand lines) are decoded on one core: the second one's start
+    /// would cost more than it saves (a pipe that pauses brings a few lines at a time).
+    static let bytesWorthTwoCores = 16_384
+
+    /// The answers to the lines of `lines` (each ended by a newline, the last perhaps not), each on a line of its
+    /// own, appended to `output`; whether any value failed.
+    private static func decode(
+        _ lines: [UInt8], as characteristic: Characteristic, json: Bool, into output: OutputBuffer
+    ) -> Bool {
+        var anyFailed = false
+        var start = lines.startIndex
+        while start < lines.endIndex {
+            let end = lines[start...].firstIndex(of: UInt8(ascii: "\n")) ?? lines.endIndex
+            defer { start = end + 1 }
+            guard let text = inputLine(lines[start..<end]) else { continue }
+            let outcome = decode(HexInput.bytes(from: text), as: characteristic)
+            if case .failure = outcome { anyFailed = true }
+            if json {
+                JSONLine.write(outcome, into: output)
+            } else {
+                FieldTable.write(input: text, characteristic, outcome, into: output)
+            }
+            output.append(UInt8(ascii: "\n"))
         }
         return anyFailed
     }
@@ -134,33 +181,27 @@ struct LineReader {
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 
-    /// Reads what is there (waiting only while nothing is) and hands `body` each line it completes, without its
-    /// newline; at the end of the input, the last line even without one. Returns false once the input ended (or
-    /// cannot be read).
-    mutating func read(_ body: (ArraySlice<UInt8>) -> Void) -> Bool {
+    /// Reads what is there (waiting only while nothing is) and returns the lines it completed, each with its
+    /// newline (none when the read ended no line); at the end of the input, the last line even without one. Nil
+    /// once the input ended (or cannot be read).
+    mutating func read() -> [UInt8]? {
         var count: Int
         repeat {
             count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
         } while count < 0 && errno == EINTR
         guard count > 0 else {
-            if !unfinished.isEmpty { body(unfinished[...]) }
-            unfinished = []
-            return false
+            defer { unfinished = [] }
+            return unfinished.isEmpty ? nil : unfinished
         }
         let chunk = buffer[0..<count]
-        var start = chunk.startIndex
-        while let newline = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if unfinished.isEmpty {
-                body(chunk[start..<newline])
-            } else {
-                unfinished += chunk[start..<newline]
-                body(unfinished[...])
-                unfinished.removeAll(keepingCapacity: true)
-            }
-            start = newline + 1
+        guard let newline = chunk.lastIndex(of: UInt8(ascii: "\n")) else {
+            unfinished += chunk
+            return []
         }
-        unfinished += chunk[start...]
-        return true
+        var lines = unfinished
+        lines += chunk[...newline]
+        unfinished = Array(chunk[(newline + 1)...])
+        return lines
     }
 }
 

@@ -42,15 +42,19 @@ func cyclelog(
     _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], prefix: [String] = []
 ) throws -> Run {
     let (process, input, output, errors) = try startCyclelog(arguments, environment: environment, prefix: prefix)
-    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-    try input.fileHandleForWriting.close()
-    // Read both pipes before waiting, so a large output cannot block the child.
+    // Standard input written while both output pipes are read, so that neither a large input nor a large output
+    // can block the child (or this process) when a pipe fills.
+    let writer = Thread {
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try? input.fileHandleForWriting.close()
+    }
+    writer.start()
     let errorData = Collected()
     let errorReader = Thread { errorData.data = errors.fileHandleForReading.readDataToEndOfFile() }
     errorReader.start()
     let out = output.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    while !errorReader.isFinished { usleep(1000) }
+    while !errorReader.isFinished || !writer.isFinished { usleep(1000) }
     return Run(
         status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
         errorOutput: String(decoding: errorData.data, as: UTF8.self))

@@ -105,6 +105,26 @@ final class DecodeCommandTests: XCTestCase {
             ])
     }
 
+    /// Input of many reads (each over a thousand lines, decoded in two halves on two cores): every line answered in
+    /// its order, a value cut by the end of a read whole, escapes shown, and a bad line only in a read's second
+    /// half still sets the status.
+    func testManyLinesAreAnsweredInTheirOrderAndABadOneLateStillCounts() throws {
+        let lines = "00008b00\r\n\u{A0}0000fbff\u{A0}\n\u{1B}[2J\n00008b00\n"
+        let answers = [
+            #"{"flags": 0, "instantaneousPower": 139}"#, #"{"flags": 0, "instantaneousPower": -5}"#,
+            #"{"error": {"field": "input", "offset": 0, "reason": "invalid value: '\u001b[' is not hexadecimal"}}"#,
+            #"{"flags": 0, "instantaneousPower": 139}"#,
+        ]
+        let run = try cyclelog(["decode", "2a63", "--json"], stdin: String(repeating: lines, count: 20_000))
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.lines, Array(Array(repeating: answers, count: 20_000).joined()))
+        let late = try cyclelog(
+            ["decode", "2a63", "--json"], stdin: String(repeating: "00008b00\n", count: 3_000) + "0z\n")
+        XCTAssertEqual(late.status, 1)
+        XCTAssertEqual(late.lines.count, 3_001)
+        XCTAssertEqual(late.lines.last?.hasPrefix(#"{"error": {"field": "input""#), true)
+    }
+
     struct NoAnswer: Error, CustomStringConvertible {
         let limit: Duration
         var description: String { "no answer within \(limit): decode waited for more input before writing" }
