@@ -44,12 +44,9 @@ def main():
     report = {"screenshots": []}
     browser = Browser()
     try:
-        browser.call("Page.enable")
-        browser.call("Runtime.enable")
+        browser.pair(pair_url)
         # A rider in Berlin: the pages show times in the browser's zone, named.
         browser.call("Emulation.setTimezoneOverride", timezoneId="Europe/Berlin")
-        browser.call("Page.navigate", url=pair_url)
-        browser.wait_for("the live page after pairing", "location.pathname === '/'")
         for name, width, height, mobile in SIZES:
             browser.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1,
                          mobile=mobile)

@@ -27,10 +27,7 @@ def main():
     report = {"steps": []}
     browser = Browser()
     try:
-        browser.call("Page.enable")
-        browser.call("Runtime.enable")
-        browser.call("Page.navigate", url=pair_url)
-        browser.wait_for("the live page after pairing", "location.pathname === '/'")
+        browser.pair(pair_url)
         browser.call("Emulation.setDeviceMetricsOverride", width=1440, height=900, deviceScaleFactor=1, mobile=False)
         browser.call("Page.navigate", url=base + "/history#/")
         browser.wait_for("the rides", "document.querySelector('#rides tbody tr') !== null")

@@ -113,6 +113,14 @@ class Browser:
             time.sleep(0.1)
         raise SystemExit(f"the page never showed {what}; it shows: {self.evaluate('document.body.innerText')}")
 
+    def pair(self, pair_url):
+        """Opens the pairing link (the QR code's URL), as a phone's camera would, and waits for the live page it
+        leads to."""
+        self.call("Page.enable")
+        self.call("Runtime.enable")
+        self.call("Page.navigate", url=pair_url)
+        self.wait_for("the live page after pairing", "location.pathname === '/'")
+
     def open_portrait(self, url):
         """Loads `url` on a phone held upright."""
         self.call("Page.enable")
