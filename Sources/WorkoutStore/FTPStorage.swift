@@ -246,15 +246,16 @@ extension WorkoutStore {
     /// The complete rides the FTP history is computed from, and the rider's choices among overlapping ones, in one
     /// line: any save, rebuild, delete or choice changes it.
     static func ftpBasis(_ db: Database) throws -> String {
-        let row = try Row.fetchOne(
-            db,
-            sql: """
-                SELECT count(*), max(id), total(version),
-                    (SELECT count(*) || '/' || total(chosenMicroseconds) FROM countedRide)
-                FROM workout WHERE status = 'complete'
-                """)
+        let row = try Row.fetchOne(db, sql: ftpBasisQuery)
         return [0, 1, 2, 3].map { "\(row?[$0] as DatabaseValue? ?? .null)" }.joined(separator: " ")
     }
+
+    /// Read from the complete rides' versions' index alone (migration v21), not from every ride's row.
+    static let ftpBasisQuery = """
+        SELECT count(*), max(id), total(version),
+            (SELECT count(*) || '/' || total(chosenMicroseconds) FROM countedRide)
+        FROM workout WHERE status = 'complete'
+        """
 
     static func ftpHistoryIsCurrent(_ db: Database) throws -> Bool {
         try String.fetchOne(db, sql: "SELECT basis FROM derivedState WHERE name = 'ftpHistory'") == ftpBasis(db)

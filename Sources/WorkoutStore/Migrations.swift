@@ -463,6 +463,13 @@ extension WorkoutStore {
                     WHERE status = 'complete'
                     """)
         }
+        migrator.registerMigration("v21 the complete rides' versions", foreignKeyChecks: .immediate) { db in
+            // Every writing command checks that the FTP history follows the complete rides (`ftpBasis`: their
+            // count, newest id and versions). This index holds all three, so the check reads it alone instead of
+            // every ride's row: 1 ms rather than 4 at 5 000 rides, for every ride stored.
+            try db.execute(
+                sql: "CREATE INDEX workoutCompleteVersion ON workout (status, version) WHERE status = 'complete'")
+        }
         return migrator
     }
 

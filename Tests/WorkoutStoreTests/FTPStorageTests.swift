@@ -132,6 +132,24 @@ final class FTPStorageTests: XCTestCase {
         XCTAssertEqual(try store.queue.write { db in try WorkoutStore.refreshFTPEstimates(db) }, 0)
     }
 
+    /// The check every writing command makes, that the FTP history follows the complete rides, reads the index
+    /// of their versions alone, not every ride's row; its answer changes with a ride stored or a new version.
+    func testTheHistorysCheckReadsTheVersionsIndexAlone() throws {
+        let store = try WorkoutStore()
+        let plan = try store.queue.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + WorkoutStore.ftpBasisQuery).map { $0["detail"] as String }
+        }
+        XCTAssertTrue(plan.contains { $0.contains("COVERING INDEX workoutCompleteVersion") }, "\(plan)")
+        let empty = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
+        let (id, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "one")
+        let one = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
+        XCTAssertNotEqual(one, empty)
+        try store.queue.write { db in
+            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE id = ?", arguments: [id])
+        }
+        XCTAssertNotEqual(try store.queue.read { db in try WorkoutStore.ftpBasis(db) }, one)
+    }
+
     /// The overlaps a page of rides is listed with (`rideOverlaps(of:)`, read around the page through the ends'
     /// index) are the whole groups of its rides, as the grouping of every ride has them: a chain of three rides,
     /// each overlapping the next, found whole from its last ride alone; a pair; rides that overlap nothing; the
