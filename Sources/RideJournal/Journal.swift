@@ -155,9 +155,12 @@ public enum Journal {
         var lines: [Int] = []
         var problems: [CaptureProblem] = []
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // Split at each newline byte, not at each newline character: "\r\n" is one character, so a journal saved
+        // with Windows line ends would otherwise be one line; and bytes are found without telling characters
+        // apart, a journal being megabytes of lines.
+        for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
+            let line = Substring(rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine)
             if line.isEmpty || line.hasPrefix("#") { continue }
             do {
                 events.append(try event(line))

@@ -197,6 +197,29 @@ final class JournalTests: XCTestCase {
         XCTAssertTrue(read.problems[2].message.contains("unknown event 'jump'"), read.problems[2].message)
     }
 
+    /// A journal saved with Windows line ends (CRLF, which Swift counts as one character), or with a line that
+    /// ends in a lone CR, reads as the same lines: each line's number and event, the CR not part of any value.
+    func testWindowsLineEndsReadAsTheSameLines() {
+        let lines = [
+            "# cyclelog journal 1", "2024-05-01T08:00:00.000000Z connect C0:11:22:33:44:55 Power\\u0020meter",
+            "2024-05-01T08:00:00.000000Z start indoor", "",
+            "2024-05-01T08:00:00.510000Z notify C0:11:22:33:44:55 2a63 2000fa002a000040",
+            "2024-05-01T08:00:02.000000Z end",
+        ]
+        let unix = Journal.read(lines.joined(separator: "\n"))
+        XCTAssertEqual(unix.events.count, 4)
+        XCTAssertEqual(unix.lines, [2, 3, 5, 6])
+        XCTAssertEqual(unix.problems.map(\.record), [])
+        for ending in ["\r\n", "\r\n\r\n"] {
+            let windows = Journal.read(lines.joined(separator: ending) + ending)
+            XCTAssertEqual(windows.events, unix.events, ending.debugDescription)
+            XCTAssertEqual(windows.problems.map(\.record), [], ending.debugDescription)
+        }
+        let mixed = Journal.read(lines.enumerated().map { $1 + ($0 % 2 == 0 ? "\r" : "") }.joined(separator: "\n"))
+        XCTAssertEqual(mixed.events, unix.events)
+        XCTAssertEqual(mixed.lines, unix.lines)
+    }
+
     /// The fuzzer's find: a name starting with a combining accent joined the `=` (or the space) before it into one
     /// character, so the line no longer read back and the ride lost its start.
     func testNamesStartingWithACombiningMarkReadBack() throws {
