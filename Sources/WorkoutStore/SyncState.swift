@@ -132,7 +132,9 @@ extension WorkoutStore {
                     id: nil, version: row["version"], contentDigest: nil, complete: true, deleted: true, collector: nil,
                     syncedVersion: (row["synced"] as Bool) ? row["version"] : nil)
             }
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM workout") {
+            // The columns a copy needs alone: a ride's row also holds its statistics, read here for every ride.
+            let columns = "id, syncIdentifier, version, journalDigest, digestVersion, status, collector, syncedVersion"
+            for row in try Row.fetchAll(db, sql: "SELECT \(columns) FROM workout") {
                 copies[Self.canonical(row["syncIdentifier"])] = LocalCopy(
                     id: row["id"], version: row["version"], contentDigest: Self.contentDigest(row),
                     complete: WorkoutStatus(stored: row["status"]) == .complete, deleted: false,
