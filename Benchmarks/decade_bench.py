@@ -9,8 +9,8 @@ time (about 1.2 hours a ride). At each size, median and peak memory of RUNS whol
 - `list` (its first page), `show last --json`, `ftp`, `upload --status`, `workouts list` (a library of
   LIBRARY_WORKOUTS generated .zwo workouts, imported once);
 - the history in `cyclelog-mirror` (a private session bus, a paired device): the rides page's data
-  (`/api/v1/workouts?limit=50`, what the page asks first) and the newest ride's page (its summary, chart and the 42- and 90-day power curves), the
-  mirror's peak memory after them.
+  (`/api/v1/workouts?limit=50`, what the page asks first) and the newest ride's page (its summary, chart and the
+  42- and 90-day power curves), the mirror's peak memory after them.
 
 A figure that grows with the rides a command does not show is a cost of the history; the database's size per
 ride-hour is printed beside the FIT files the rides came from.

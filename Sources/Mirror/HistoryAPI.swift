@@ -41,17 +41,23 @@ public struct HistoryAPI: Sendable {
             }
             // A page: the newest `limit` rides, or those after ride `after` in the list (older). Without a limit,
             // every ride the filter admits, as `cyclelog list --all --json`.
-            let limit = query.get("limit").map {
-                Int($0).flatMap { (1...Self.mostRidesInAPage).contains($0) ? $0 : nil }
+            var limit: Int?
+            if let word = query.get("limit") {
+                guard let value = Int(word), (1...Self.mostRidesInAPage).contains(value) else {
+                    return MirrorResponder.error(.badRequest, "limit takes 1 to \(Self.mostRidesInAPage) rides")
+                }
+                limit = value
             }
-            let after = query.get("after").map { Int64($0) }
-            if case .some(nil) = limit {
-                return MirrorResponder.error(.badRequest, "limit takes 1 to \(Self.mostRidesInAPage) rides")
+            var after: Int64?
+            if let word = query.get("after") {
+                guard let value = Int64(word) else {
+                    return MirrorResponder.error(.badRequest, "after takes a workout's id")
+                }
+                after = value
             }
-            if case .some(nil) = after { return MirrorResponder.error(.badRequest, "after takes a workout's id") }
-            return await exchange(request, context).read { store throws(StoreError) in
+            return await exchange(request, context).read { [limit, after] store throws(StoreError) in
                 var position: WorkoutStore.ListPosition?
-                if let id = after ?? nil {
+                if let id = after {
                     // A ride deleted since the last page was fetched: the list is to be read again from the top.
                     guard let found = try store.listPosition(of: id) else {
                         return .error(.notFound, Exchange.noSuchRide(String(id)) + ": load the list again")
@@ -59,10 +65,10 @@ public struct HistoryAPI: Sendable {
                     position = found
                 }
                 // One more than the page holds, to know whether another page follows.
-                var page = try RideList.page(in: store, filter, after: position, newest: (limit ?? nil).map { $0 + 1 })
+                var page = try RideList.page(in: store, filter, after: position, newest: limit.map { $0 + 1 })
                 let withheld = Self.withheld(context)
                 var headers: HTTPFields = [Self.totalCount: String(page.admitted)]
-                if let limit = limit ?? nil, page.entries.count > limit {
+                if let limit, page.entries.count > limit {
                     page.entries.removeLast(page.entries.count - limit)
                     headers[Self.link] = "<\(Self.nextPage(request, after: page.entries[limit - 1].id))>; rel=\"next\""
                 }

@@ -94,12 +94,11 @@ public enum RideList {
         guard since < before else { return Page(entries: [], admitted: 0) }
         guard filter.text == nil else {
             let admitted = try store.list(startedIn: since..<before, newest: nil).filter(filter.admits)
-            let after = position.map { position in
-                admitted.filter { ($0.startMicroseconds, $0.id) < (position.startMicroseconds, position.id) }
-            }
-            return Page(
-                entries: limit.map { Array((after ?? admitted).prefix($0)) } ?? after ?? admitted,
-                admitted: admitted.count)
+            let shown =
+                position.map { position in
+                    admitted.filter { ($0.startMicroseconds, $0.id) < (position.startMicroseconds, position.id) }
+                } ?? admitted
+            return Page(entries: limit.map { Array(shown.prefix($0)) } ?? shown, admitted: admitted.count)
         }
         let entries = try store.list(startedIn: since..<before, after: position, newest: limit)
         // A first page that is not full holds them all; a full one, or a later one, is counted.
