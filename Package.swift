@@ -342,7 +342,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .testTarget(
-            name: "RideUploadsTests", dependencies: ["RideUploads", "WorkoutStore", "RideTestSupport", "TestSupport"]),
+            name: "RideUploadsTests",
+            dependencies: [
+                "RideUploads", "WorkoutStore", "RideTestSupport", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "RideWritingTests", dependencies: ["RideWriting", "WorkoutStore", "Workouts", "RideTestSupport"]),
         // GRDB to damage, lock and forge databases the way other programs and failing disks do.

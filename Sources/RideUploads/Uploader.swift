@@ -111,19 +111,28 @@ public struct Uploader: Sendable {
     private func upload(_ service: Service, _ session: Session, choice: Choice, into report: inout Report)
         async throws
     {
-        // The rides and their rows read once (one upload runs at a time per collector: the folder's lock); each call
-        // to the store is a trip to a thread that may block and back.
+        // The rides the run covers and the service's rows, read once (one upload runs at a time per collector: the
+        // folder's lock); each call to the store is a trip to a thread that may block and back. The rule of which
+        // rides an automatic run covers is the store's, the one `UploadStatus` reports.
+        let since = session.since
         let (rides, rows) = try await store.call { store throws(StoreError) in
-            (try store.uploadableRides(), try store.remoteUploads(service: service.rawValue))
+            let rides =
+                switch choice {
+                case .automatic:
+                    try store.uploadableRides(startedFrom: since, orUploadedTo: [service.rawValue])
+                case .rides(let ids): try store.uploadableRides(ids: ids)
+                }
+            return (rides, try store.remoteUploads(service: service.rawValue))
         }
         let records = Dictionary(rows.map { ($0.syncIdentifier, $0) }, uniquingKeysWith: { $1 })
         let chosen: [WorkoutStore.UploadableRide]
         switch choice {
         case .automatic:
-            chosen = rides.filter { $0.startMicroseconds >= session.since || records[$0.syncIdentifier] != nil }
+            chosen = rides
         case .rides(let ids):
+            let found = Dictionary(rides.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             chosen = try ids.map { id in
-                guard let ride = rides.first(where: { $0.id == id }) else {
+                guard let ride = found[id] else {
                     throw UploadError(
                         "workout \(id) is not a complete ride recorded here (a ride recorded elsewhere is uploaded "
                             + "by its own collector)")

@@ -48,16 +48,24 @@ extension WorkoutStore {
         }
         guard let end else { return FTPWindow([], days: days, endingAt: 0) }
         let start = FTPWindow.start(ending: end, days: days)
-        let ids = try Int64.fetchAll(
-            db,
-            sql:
-                "SELECT id FROM workout WHERE status = 'complete' AND startMicroseconds > ? AND startMicroseconds <= ?",
-            arguments: [start, end])
+        let ids = try Int64.fetchAll(db, sql: windowRidesQuery, arguments: [start, end])
         let rides = try rideCurves(
             db, maximumSeconds: maximumSeconds, saving: saving, startedAfter: start,
             setAside: rideOverlaps(db, of: ids).setAside)
         return FTPWindow(rides, days: days, endingAt: end)
     }
+
+    /// The complete rides started in a window (after the first bound, up to the second), by the start's index.
+    static let windowRidesQuery =
+        "SELECT id FROM workout WHERE status = 'complete' AND startMicroseconds > ? AND startMicroseconds <= ?"
+
+    /// The curves of the complete rides started after a time (their first `?` bytes), by the start's index.
+    static let rideCurvesQuery = """
+        SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts,
+            CASE WHEN w.fitnessTest IS NOT NULL THEN w.statistics END AS testStatistics
+        FROM workout w LEFT JOIN powerCurve c ON c.workoutId = w.id
+        WHERE w.status = 'complete' AND w.startMicroseconds > ? ORDER BY w.startMicroseconds, w.id
+        """
 
     /// How many complete rides are stored.
     public func completeRideCount() throws(StoreError) -> Int {
@@ -70,14 +78,7 @@ extension WorkoutStore {
         _ db: Database, maximumSeconds: Int?, saving: Bool, startedAfter: Int64? = nil, setAside: Set<Int64>? = nil
     ) throws -> [RideCurve] {
         let byteLimit = maximumSeconds.map { $0 * 4 } ?? Int(Int32.max)
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts,
-                    CASE WHEN w.fitnessTest IS NOT NULL THEN w.statistics END AS testStatistics
-                FROM workout w LEFT JOIN powerCurve c ON c.workoutId = w.id
-                WHERE w.status = 'complete' AND w.startMicroseconds > ? ORDER BY w.startMicroseconds, w.id
-                """, arguments: [byteLimit, startedAfter ?? Int64.min])
+        let rows = try Row.fetchAll(db, sql: rideCurvesQuery, arguments: [byteLimit, startedAfter ?? Int64.min])
         var rides: [RideCurve] = []
         let setAside = try setAside ?? rideOverlaps(db).setAside
         for row in rows {
@@ -250,7 +251,7 @@ extension WorkoutStore {
         return [0, 1, 2, 3].map { "\(row?[$0] as DatabaseValue? ?? .null)" }.joined(separator: " ")
     }
 
-    /// Read from the complete rides' versions' index alone (migration v21), not from every ride's row.
+    /// Read from the complete rides' versions' index alone (migration v22), not from every ride's row.
     static let ftpBasisQuery = """
         SELECT count(*), max(id), total(version),
             (SELECT count(*) || '/' || total(chosenMicroseconds) FROM countedRide)

@@ -470,6 +470,30 @@ extension WorkoutStore {
             try db.execute(
                 sql: "CREATE INDEX workoutCompleteVersion ON workout (status, version) WHERE status = 'complete'")
         }
+        migrator.registerMigration("v22 the complete rides' versions, not by status", foreignKeyChecks: .immediate) {
+            db in
+            // v21's index led with the status: SQLite, which has no statistics of the table, then took
+            // `status = 'complete'` for the most selective term of every query that has it, and read every complete
+            // ride through it where the start's index reads a window (the FTP history's update, the power curves'
+            // window). This one holds what the check reads (the status too, or SQLite reads each row to test it)
+            // without offering the status to search: it comes second.
+            try db.execute(
+                sql: """
+                    DROP INDEX workoutCompleteVersion;
+                    CREATE INDEX workoutCompleteVersions ON workout (version, status) WHERE status = 'complete';
+                    """)
+        }
+        migrator.registerMigration("v23 the uploadable rides by their identity", foreignKeyChecks: .immediate) { db in
+            // An upload reads the rides it covers: those started since the account was added (by the index on the
+            // start) and those with an upload row (by this), never every ride. Rows hold identities in lower case
+            // (`canonical`); a ride's may be in upper case where v15 found both spellings, and matches as Swift
+            // compares them. The expression and the condition are the query's own, as SQLite needs to use it.
+            try db.execute(
+                sql: """
+                    CREATE INDEX workoutUploadableByIdentity ON workout (lower(syncIdentifier))
+                    WHERE status = 'complete' AND collector IS NULL
+                    """)
+        }
         return migrator
     }
 

@@ -70,34 +70,61 @@ extension WorkoutStore {
         try uploadableRides(startedFrom: Int64.min, orUploadedTo: [])
     }
 
-    /// Those of them that started at or after `startedFrom`, and those with an upload row of one of `services`:
-    /// read through the index on the start and the rows' identifiers, so that a status costs the rides it names
-    /// however many are stored.
+    /// Those of them that started at or after `startedFrom`, and those with an upload row of one of `services`: the
+    /// rides an automatic upload and its status cover. Read through the index on the start and the one on the
+    /// rides' identities (migration v23), so that they cost the rides they name however many are stored. A row
+    /// names a ride whose identity is the same in lower case (`canonical`), as everywhere else.
     public func uploadableRides(startedFrom: Int64, orUploadedTo services: [String]) throws(StoreError)
         -> [UploadableRide]
     {
-        let columns = "id, syncIdentifier, version, name, startMicroseconds"
-        let complete = "status = 'complete' AND collector IS NULL"
-        let uploaded =
-            services.isEmpty
-            ? ""
-            : """
-            UNION SELECT \(columns) FROM workout WHERE \(complete) AND syncIdentifier IN
-            (SELECT syncIdentifier FROM remoteUpload WHERE service IN (\(services.map { _ in "?" }.joined(separator: ","))))
+        try uploadableRides(
+            where: Self.startedFrom(orUploadedTo: services.count),
+            StatementArguments([startedFrom as any DatabaseValueConvertible] + services))
+    }
+
+    /// The condition of `uploadableRides(startedFrom:orUploadedTo:)`, for `services` services. The rows'
+    /// identities are handed over as a JSON array: SQLite, which has no statistics of the tables, takes a table
+    /// for a large one and would rather read every ride in the order asked than look each identity up, but knows
+    /// `json_each` for a short list.
+    static func startedFrom(orUploadedTo services: Int) -> String {
+        guard services > 0 else { return "startMicroseconds >= ?" }
+        return """
+            startMicroseconds >= ? UNION SELECT \(uploadableColumns) FROM workout WHERE \(uploadable) AND
+            lower(syncIdentifier) IN (SELECT value FROM json_each((SELECT json_group_array(syncIdentifier)
+            FROM remoteUpload WHERE service IN (\(Array(repeating: "?", count: services).joined(separator: ","))))))
             """
-        return try read { db in
-            try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(columns) FROM workout WHERE \(complete) AND startMicroseconds >= ? \(uploaded)
-                    ORDER BY startMicroseconds, id
-                    """, arguments: StatementArguments([startedFrom as any DatabaseValueConvertible] + services)
-            ).map {
+    }
+
+    /// Those of them with these workout ids, oldest first; an id that is not one of them is left out.
+    public func uploadableRides(ids: [Int64]) throws(StoreError) -> [UploadableRide] {
+        guard !ids.isEmpty else { return [] }
+        return try uploadableRides(
+            where: "id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))", StatementArguments(ids))
+    }
+
+    /// The newest of them (by its start), if there is one.
+    public func newestUploadableRide() throws(StoreError) -> UploadableRide? {
+        try uploadableRides(where: "1", StatementArguments(), order: "startMicroseconds DESC, id DESC LIMIT 1").first
+    }
+
+    private static let uploadableColumns = "id, syncIdentifier, version, name, startMicroseconds"
+    private static let uploadable = "status = 'complete' AND collector IS NULL"
+
+    /// The uploadable rides that also meet `condition`, in `order`.
+    private func uploadableRides(
+        where condition: String, _ arguments: StatementArguments, order: String = "startMicroseconds, id"
+    ) throws(StoreError) -> [UploadableRide] {
+        try read { db in
+            try Row.fetchAll(db, sql: Self.uploadableQuery(condition, order: order), arguments: arguments).map {
                 UploadableRide(
                     id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
                     name: $0["name"], startMicroseconds: $0["startMicroseconds"])
             }
         }
+    }
+
+    static func uploadableQuery(_ condition: String, order: String = "startMicroseconds, id") -> String {
+        "SELECT \(uploadableColumns) FROM workout WHERE \(uploadable) AND \(condition) ORDER BY \(order)"
     }
 
     public func remoteUpload(_ syncIdentifier: String, service: String) throws(StoreError) -> RemoteUpload? {

@@ -79,7 +79,7 @@ struct Upload: AsyncParsableCommand {
         let choice: Uploader.Choice
         if let ride {
             if ride == "last" {
-                guard let last = try store.uploadableRides().last else {
+                guard let last = try store.newestUploadableRide() else {
                     throw UploadError("there is no complete ride recorded here")
                 }
                 choice = .rides([last.id])
@@ -91,7 +91,7 @@ struct Upload: AsyncParsableCommand {
             guard since.count == 10, let start = Self.localMidnight(since) else {
                 throw ValidationError("--since takes a day as YYYY-MM-DD")
             }
-            choice = .rides(try store.uploadableRides().filter { $0.startMicroseconds >= start }.map(\.id))
+            choice = .rides(try store.uploadableRides(startedFrom: start, orUploadedTo: []).map(\.id))
         } else {
             choice = .automatic
         }

@@ -85,6 +85,31 @@ struct UploadTests {
         #expect(try await rig.sync(["account", "list"]).output.contains("No accounts"))
     }
 
+    /// Rides on 1, 2 and 3 January 2000 at 08:00 UTC; each way of naming rides sends those it names and no other.
+    @Test("`upload last`, `upload --since DAY` and `upload ID` send the rides they name, and no other")
+    func namedRides() async throws {
+        let rig = try await UploadRig.made(rides: 3)
+        try await rig.addIntervals()
+        func uploaded() throws -> Set<String> {
+            Set(try rig.standIn.activities("intervals").compactMap { $0["external_id"] as? String })
+        }
+        let last = try await rig.sync(["upload", "last"])
+        #expect(last.status == 0, "\(last.output)")
+        #expect(try uploaded() == [try rig.externalId(3)])
+        let since = try await runProgram(
+            try builtBinary("cyclelog-sync").path, ["upload", "--since", "2000-01-02", "--db", rig.collector.path],
+            environment: ["TZ": "UTC"])
+        #expect(since.status == 0 && since.output.contains("already on intervals.icu"), "\(since.output)")
+        #expect(try uploaded() == [try rig.externalId(2), try rig.externalId(3)])
+        let missing = try await rig.sync(["upload", "7"])
+        #expect(missing.status != 0 && missing.output.contains("workout 7 is not a complete ride recorded here"))
+        #expect(try uploaded().count == 2)
+        let first = try await rig.sync(["upload", "1"])
+        #expect(first.status == 0, "\(first.output)")
+        #expect(try uploaded() == Set(try (1...3).map { try rig.externalId($0) }))
+        #expect(try rig.standIn.violations() == [])
+    }
+
     @Test("Strava: OAuth through the loopback (a stranger refused), asynchronous upload, details of a newer version")
     func strava() async throws {
         let rig = try await UploadRig.made(rides: 1)

@@ -1,10 +1,11 @@
 import Foundation
+import GRDB
 import RideTestSupport
 import TestSupport
 import Testing
-import WorkoutStore
 
 @testable import RideUploads
+@testable import WorkoutStore
 
 /// The upload's rule, the retries and the pieces of HTTP, without a network: a scripted transport in its place.
 @Suite("the upload rule")
@@ -248,6 +249,24 @@ struct UploadRuleTests {
             try store.uploadableRides(startedFrom: rides[1].startMicroseconds, orUploadedTo: ["strava"]).map(\.id)
                 == [2, 3])
         #expect(try store.uploadableRides(startedFrom: Int64.max, orUploadedTo: ["intervals"]).map(\.id) == [1])
+        // A ride whose identity is stored in upper case (migration v15 left one where both spellings were stored)
+        // is the ride its row names, as identities are compared everywhere else.
+        try store.queue.write { db in
+            try db.execute(sql: "UPDATE workout SET syncIdentifier = upper(syncIdentifier) WHERE id = 1")
+        }
+        #expect(try store.uploadableRides(startedFrom: Int64.max, orUploadedTo: ["intervals"]).map(\.id) == [1])
+        #expect(try UploadStatus.of(store, folder).map(\.rideId) == [1, 2, 3])
+        // Both halves are read through an index (the start's, the identities'), never by reading every ride.
+        let plan = try store.queue.read { db in
+            try Row.fetchAll(
+                db,
+                sql: "EXPLAIN QUERY PLAN " + WorkoutStore.uploadableQuery(WorkoutStore.startedFrom(orUploadedTo: 1)),
+                arguments: [0, "intervals"]
+            ).map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.hasPrefix("SEARCH workout USING INDEX workoutByStart (startMicroseconds>?)") })
+        #expect(plan.contains { $0.hasPrefix("SEARCH workout USING INDEX workoutUploadableByIdentity") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN workout") }, "\(plan)")
     }
 
     @Test("an account file others can read is refused, not used")

@@ -132,6 +132,21 @@ final class FTPStorageTests: XCTestCase {
         XCTAssertEqual(try store.queue.write { db in try WorkoutStore.refreshFTPEstimates(db) }, 0)
     }
 
+    /// A window of rides (the FTP history's update after a new ride, the power curves' 42 and 90 days) is read
+    /// through the start's index, never through an index on the status, which would read every complete ride:
+    /// SQLite has no statistics of the table and takes an equality for the most selective term it can search.
+    func testAWindowOfRidesIsReadByTheStartsIndex() throws {
+        let store = try WorkoutStore()
+        for query in [WorkoutStore.windowRidesQuery, WorkoutStore.rideCurvesQuery] {
+            let plan = try store.queue.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query, arguments: [0, 0]).map {
+                    $0["detail"] as String
+                }
+            }
+            XCTAssertTrue(plan.contains { $0.contains("USING INDEX workoutByStart (startMicroseconds>?") }, "\(plan)")
+        }
+    }
+
     /// The check every writing command makes, that the FTP history follows the complete rides, reads the index
     /// of their versions alone, not every ride's row; its answer changes with a ride stored or a new version.
     func testTheHistorysCheckReadsTheVersionsIndexAlone() throws {
@@ -139,7 +154,7 @@ final class FTPStorageTests: XCTestCase {
         let plan = try store.queue.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + WorkoutStore.ftpBasisQuery).map { $0["detail"] as String }
         }
-        XCTAssertTrue(plan.contains { $0.contains("COVERING INDEX workoutCompleteVersion") }, "\(plan)")
+        XCTAssertTrue(plan.contains { $0.contains("COVERING INDEX workoutCompleteVersions") }, "\(plan)")
         let empty = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
         let (id, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "one")
         let one = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
