@@ -95,11 +95,12 @@ extension WorkoutStore {
             """
     }
 
-    /// Those of them with these workout ids, oldest first; an id that is not one of them is left out.
+    /// Those of them with these workout ids, oldest first; an id that is not one of them is left out. The ids are
+    /// one JSON array, not a variable each: a decade named by `upload --since` is more than a statement takes.
     public func uploadableRides(ids: [Int64]) throws(StoreError) -> [UploadableRide] {
-        guard !ids.isEmpty else { return [] }
-        return try uploadableRides(
-            where: "id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ",")))", StatementArguments(ids))
+        try uploadableRides(
+            where: "id IN (SELECT value FROM json_each(?))",
+            ["[" + ids.map(String.init).joined(separator: ",") + "]"])
     }
 
     /// The newest of them (by its start), if there is one.

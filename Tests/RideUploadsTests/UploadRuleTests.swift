@@ -249,6 +249,11 @@ struct UploadRuleTests {
             try store.uploadableRides(startedFrom: rides[1].startMicroseconds, orUploadedTo: ["strava"]).map(\.id)
                 == [2, 3])
         #expect(try store.uploadableRides(startedFrom: Int64.max, orUploadedTo: ["intervals"]).map(\.id) == [1])
+        // Rides named by id: those that are uploadable, however many ids (more than a statement's variables).
+        #expect(try store.uploadableRides(ids: [3, 1, 99]).map(\.id) == [1, 3])
+        #expect(try store.uploadableRides(ids: []).isEmpty)
+        #expect(try store.uploadableRides(ids: Array(1...40_000)).map(\.id) == [1, 2, 3])
+        #expect(try store.newestUploadableRide()?.id == 3)
         // A ride whose identity is stored in upper case (migration v15 left one where both spellings were stored)
         // is the ride its row names, as identities are compared everywhere else.
         try store.queue.write { db in
