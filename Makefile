@@ -25,8 +25,10 @@ LINK := -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
 # A long-running program's code laid out in the order it runs (the recorder recording, the mirror serving;
 # scripts/order-functions.py writes Benchmarks/layout/PROGRAM.order): the pages it touches stay few.
 LAYOUT = -Xlinker --symbol-ordering-file=$(CURDIR)/Benchmarks/layout/$(1).order -Xlinker --no-warn-symbol-ordering
-# One of the four programs, as it is released.
-PROGRAM = $(SWIFT) build $(RELEASE) $(LINK) $(if $(wildcard Benchmarks/layout/$(1).order),$(call LAYOUT,$(1))) --product $(1)
+# One of the four programs, as it is released: without libdbus among the libraries it loads at its start (it loads
+# it at its first D-Bus call: scripts/unlink-dbus.sh).
+PROGRAM = $(SWIFT) build $(RELEASE) $(LINK) $(if $(wildcard Benchmarks/layout/$(1).order),$(call LAYOUT,$(1))) --product $(1) \
+	&& scripts/unlink-dbus.sh .build/release/$(1)
 
 .PHONY: docs setup all build release demo demo-live man test test-thirdparty test-vm unit-test conformance fuzz fuzz-smoke fuzz-mirror \
 	bench lint fixtures clean install uninstall service-check release-cyclelog

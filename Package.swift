@@ -58,8 +58,10 @@ let package = Package(
         .target(name: "CBluetooth", linkerSettings: [.linkedLibrary("bluetooth")]),
         // libdbus-1, the reference D-Bus library, for talking to BlueZ and for the recorder's control object.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // libdbus loaded at the first D-Bus call, not at every start of a program (most commands never call it).
+        .target(name: "CDBusLoader", dependencies: ["CDBus"]),
         // D-Bus connections as actors: method calls, signals as streams, exported objects; no BlueZ knowledge.
-        .target(name: "DBus", dependencies: ["CDBus", "Concurrency"]),
+        .target(name: "DBus", dependencies: ["CDBus", "CDBusLoader", "Concurrency"]),
         // The org.bluez object model (adapters, devices, GATT, discovery, notify sessions); no cycling knowledge.
         .target(name: "BlueZ", dependencies: ["Concurrency", "ExitStatus", "DBus"]),
         // The cyclelog journal: its text form and its compact stored form (packing, zlib).

@@ -15,8 +15,9 @@ set -euo pipefail
 # certutil) are the HTTPS clients of the mirror's, iproute2 makes the network namespace the sync's network cuts
 # happen in; python3-venv makes the project's own Python environment (below); the desktop item is checked against
 # a real status area and notification daemon (xfce4-panel's, xfce4-notifyd) under Xvfb, clicked with xdotool,
-# photographed with ImageMagick's import (x11-utils: xdpyinfo says when the X server is up).
-packages=(tshark python3 python3-venv libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux
+# photographed with ImageMagick's import (x11-utils: xdpyinfo says when the X server is up); patchelf takes libdbus
+# out of what the release programs load at their start (scripts/unlink-dbus.sh).
+packages=(tshark python3 python3-venv libsqlite3-dev zlib1g-dev librsvg2-bin libdbus-1-dev libbluetooth-dev dbus-daemon tmux patchelf
     systemd udev dbus-bin dbus-system-bus-common desktop-file-utils libglib2.0-bin chromium qrencode postgresql-15
     openssl libnss3-tools iproute2 curl xvfb x11-utils xfce4-panel xfce4-notifyd xdotool imagemagick)
 if [ "${1:-}" = "--vm" ]; then
