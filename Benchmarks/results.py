@@ -37,6 +37,26 @@ def measure(command, runs, source=None, prepare=None):
         return times[0], times[len(times) // 2], peak_megabytes_of(command, stdin)
 
 
+def measure_interleaved(commands, runs):
+    """Best and median seconds of each of `commands` (label, command) as a whole process over `runs` rounds, each
+    round running every command once in turn, so that a drift of the machine's speed falls on all of them alike;
+    and the peak resident memory (MB) of one more run of each. A run that fails ends the benchmark."""
+    times = {label: [] for label, _ in commands}
+    for _ in range(runs):
+        for label, command in commands:
+            start = time.perf_counter()
+            status = subprocess.call(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[label].append(time.perf_counter() - start)
+            if status != 0:
+                sys.exit("%s failed (status %d)" % (command[0], status))
+    figures = {}
+    for label, command in commands:
+        ordered = sorted(times[label])
+        with open(os.devnull, "rb") as stdin:
+            figures[label] = ordered[0], ordered[len(ordered) // 2], peak_megabytes_of(command, stdin)
+    return figures
+
+
 def peak_megabytes_of(command, stdin):
     """The peak resident memory (MB) of one run of `command` reading `stdin`, as GNU time reports it. Not the
     rusage of a child of this process: a child forked from Python starts with Python's pages, and the kernel keeps

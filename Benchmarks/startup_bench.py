@@ -8,10 +8,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-import time
 
 import results
-from results import CYCLELOG, peak_megabytes_of
+from results import CYCLELOG
 
 RUNS = 30
 
@@ -29,21 +28,11 @@ def main():
     subprocess.run([CYCLELOG, "recover", "--db", database], check=True, stdout=subprocess.DEVNULL)
     commands = [("/bin/true (the floor)", ["/bin/true"]), ("cyclelog --version", [CYCLELOG, "--version"]),
                 ("cyclelog list (empty database)", [CYCLELOG, "list", "--db", database])]
-    times = {label: [] for label, _ in commands}
-    for _ in range(RUNS):
-        for label, command in commands:
-            start = time.perf_counter()
-            status = subprocess.call(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            times[label].append(time.perf_counter() - start)
-            if status != 0:
-                raise SystemExit("%s failed (status %d)" % (label, status))
+    figures = results.measure_interleaved(commands, RUNS)
     print("\nStart-up, whole process (%d interleaved runs; best / median, peak memory; binary %.0f MB)"
           % (RUNS, os.path.getsize(CYCLELOG) / 1e6))
     for label, command in commands:
-        runs = sorted(times[label])
-        fastest, median = runs[0], runs[len(runs) // 2]
-        with open(os.devnull, "rb") as stdin:
-            peak = peak_megabytes_of(command, stdin)
+        fastest, median, peak = figures[label]
         print("  %-32s %5.1f ms / %5.1f ms  %5.1f MB" % (label, fastest * 1000, median * 1000, peak))
         floor = command[0] == "/bin/true"
         results.add("start-up", label, fastest, median, peak_mb=peak, target="" if floor else "≤ 5 ms",
