@@ -16,19 +16,30 @@ struct Run {
 func startCyclelog(
     _ arguments: [String], environment: [String: String] = [:], prefix: [String] = []
 ) throws -> (Process, Pipe, Pipe, Pipe) {
-    let process = Process()
-    if let command = prefix.first {
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = Array(prefix.dropFirst()) + [try cyclelogBinary().path] + arguments
-    } else {
-        process.executableURL = try cyclelogBinary()
-        process.arguments = arguments
-    }
-    var merged = ProcessInfo.processInfo.environment
+    var merged = environment
     // Tests never touch the rider's own database.
-    merged["CYCLELOG_DB"] = merged["CYCLELOG_TEST_DB"] ?? NSTemporaryDirectory() + "cyclelog-tests-default.sqlite"
-    for (key, value) in environment { merged[key] = value }
-    process.environment = merged
+    if merged["CYCLELOG_DB"] == nil {
+        merged["CYCLELOG_DB"] =
+            ProcessInfo.processInfo.environment["CYCLELOG_TEST_DB"] ?? NSTemporaryDirectory()
+            + "cyclelog-tests-default.sqlite"
+    }
+    if let command = prefix.first {
+        return try startProgram(
+            URL(fileURLWithPath: command), Array(prefix.dropFirst()) + [try cyclelogBinary().path] + arguments,
+            environment: merged)
+    }
+    return try startProgram(try cyclelogBinary(), arguments, environment: merged)
+}
+
+/// Starts `program` with `arguments` and this process's environment with `environment` over it, each of its three
+/// streams on a pipe.
+func startProgram(
+    _ program: URL, _ arguments: [String], environment: [String: String] = [:]
+) throws -> (Process, Pipe, Pipe, Pipe) {
+    let process = Process()
+    process.executableURL = program
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let input = Pipe(), output = Pipe(), errors = Pipe()
     process.standardInput = input
     process.standardOutput = output
@@ -41,9 +52,18 @@ func startCyclelog(
 func cyclelog(
     _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:], prefix: [String] = []
 ) throws -> Run {
-    let (process, input, output, errors) = try startCyclelog(arguments, environment: environment, prefix: prefix)
-    // Standard input written while both output pipes are read, so that neither a large input nor a large output
-    // can block the child (or this process) when a pipe fills.
+    try finish(try startCyclelog(arguments, environment: environment, prefix: prefix), stdin: stdin)
+}
+
+/// Runs any program (`make`, `readelf`, a script, a copy of `cyclelog`) to the end.
+func runProgram(_ program: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    try finish(try startProgram(program, arguments, environment: environment), stdin: nil)
+}
+
+/// Waits for a started program, its standard input written while both output pipes are read, so that neither a
+/// large input nor a large output can block the child (or this process) when a pipe fills.
+private func finish(_ started: (Process, Pipe, Pipe, Pipe), stdin: String?) -> Run {
+    let (process, input, output, errors) = started
     let writer = Thread {
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try? input.fileHandleForWriting.close()

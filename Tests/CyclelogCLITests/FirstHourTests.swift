@@ -4,22 +4,6 @@ import XCTest
 
 /// A new rider's first hour with a plain clone: the Makefile's targets end in words, never in a traceback.
 final class FirstHourTests: XCTestCase {
-    /// Runs a program to its end: its status, standard output and standard error (small outputs only: each pipe
-    /// is read after the other).
-    static func run(_ program: URL, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = program
-        process.arguments = arguments
-        let (output, errors) = (Pipe(), Pipe())
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, out, err)
-    }
-
     /// A file that is not there is one mistake, said one way with one status wherever it is named: a local file
     /// the program was given and cannot use (2).
     func testAMissingFileIsSaidOneWayWithOneStatus() throws {
@@ -68,7 +52,7 @@ final class FirstHourTests: XCTestCase {
     /// nearest one; a file in a format cyclelog does not write is refused, not made a folder.
     func testVersionsSlipsAndAnOutputOfAnotherFormat() throws {
         let versions = try ["cyclelog", "cyclelog-mirror", "cyclelog-sync"].map {
-            try Self.run(try builtBinary($0), ["--version"]).output
+            try runProgram(try builtBinary($0), ["--version"]).output
         }
         XCTAssertEqual(Set(versions).count, 1, "\(versions)")
         // `record --help` names every dashboard key, the trainer's and the workout's too.
@@ -99,9 +83,10 @@ final class FirstHourTests: XCTestCase {
         try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: root.appendingPathComponent("Makefile"), to: alone.appendingPathComponent("Makefile"))
-        let (status, _, said) = try Self.run(
+        let make = try runProgram(
             URL(fileURLWithPath: "/usr/bin/make"), ["--no-print-directory", "-C", alone.path, "fixtures"])
-        XCTAssertEqual(status, 2, said)
+        let said = make.errorOutput
+        XCTAssertEqual(make.status, 2, said)
         XCTAssertTrue(said.contains("fixtures: no ../shared/data/captures and rides beside this clone"), said)
         XCTAssertFalse(said.contains("Traceback"), said)
     }

@@ -14,44 +14,30 @@ final class LibraryLoadingTests: XCTestCase {
         let unlinked = folder.appendingPathComponent("cyclelog").path
         try FileManager.default.copyItem(atPath: try cyclelogBinary().path, toPath: unlinked)
         let repository = fixturesFolder.deletingLastPathComponent()
-        let unlinking = try run(repository.appendingPathComponent("scripts/unlink-dbus.sh").path, [unlinked])
-        XCTAssertEqual(unlinking.status, 0, unlinking.output)
-        let needed = try run("/usr/bin/readelf", ["--dynamic", unlinked])
+        let unlinking = try runProgram(repository.appendingPathComponent("scripts/unlink-dbus.sh"), [unlinked])
+        XCTAssertEqual(unlinking.status, 0, unlinking.errorOutput)
+        let needed = try runProgram(URL(fileURLWithPath: "/usr/bin/readelf"), ["--dynamic", unlinked])
         XCTAssertFalse(needed.output.contains("libdbus"), needed.output)
 
         // A database with no rides, made by a writing command.
         let database = folder.appendingPathComponent("rides.sqlite").path
-        let made = try run(unlinked, ["recover", "--db", database])
-        XCTAssertEqual(made.status, 0, made.output)
-        let list = try run(unlinked, ["list", "--db", database], environment: ["LD_DEBUG": "files"])
-        XCTAssertEqual(list.status, 0, list.output)
-        XCTAssertTrue(list.output.contains("file=libsqlite3.so.0"), "the loader's report is read: \(list.output)")
-        XCTAssertFalse(list.output.contains("file=libdbus-1.so.3"), list.output)
-        XCTAssertFalse(list.output.contains("file=libsystemd.so.0"), list.output)
+        let made = try runProgram(URL(fileURLWithPath: unlinked), ["recover", "--db", database])
+        XCTAssertEqual(made.status, 0, made.errorOutput)
+        let list = try runProgram(
+            URL(fileURLWithPath: unlinked), ["list", "--db", database], environment: ["LD_DEBUG": "files"])
+        // The dynamic loader reports on standard error.
+        let loaded = list.errorOutput
+        XCTAssertEqual(list.status, 0, loaded)
+        XCTAssertTrue(loaded.contains("file=libsqlite3.so.0"), "the loader's report is read: \(loaded)")
+        XCTAssertFalse(loaded.contains("file=libdbus-1.so.3"), loaded)
+        XCTAssertFalse(loaded.contains("file=libsystemd.so.0"), loaded)
 
         // Asking the recorder on a bus where none runs: libdbus is loaded then, and the answer is the usual one.
         let bus = try PrivateBus()
-        let status = try run(
-            unlinked, ["status"], environment: ["LD_DEBUG": "files", "CYCLELOG_CONTROL_BUS": bus.address])
-        XCTAssertTrue(status.output.contains("file=libdbus-1.so.3"), status.output)
-        XCTAssertTrue(status.output.contains("no ride is being recorded"), status.output)
-    }
-
-    /// Runs `program` to its end, standard output and error together.
-    private func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws
-        -> (status: Int32, output: String)
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let status = try runProgram(
+            URL(fileURLWithPath: unlinked), ["status"],
+            environment: ["LD_DEBUG": "files", "CYCLELOG_CONTROL_BUS": bus.address])
+        XCTAssertTrue(status.errorOutput.contains("file=libdbus-1.so.3"), status.errorOutput)
+        XCTAssertTrue(status.errorOutput.contains("no ride is being recorded"), status.errorOutput)
     }
 }
