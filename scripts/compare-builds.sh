@@ -4,8 +4,9 @@
 # TCX and CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any
 # two databases: the rider's and the collector's random identities (table rider), the change mark, and a
 # workout's claim (token, time) and collector. Then both builds' cyclelog-mirror (beside each cyclelog) serve one
-# database of every fixture, and scripts/compare-http.py compares their answers to every history request. A
-# structural change must leave everything else identical.
+# database of every fixture, and scripts/compare-http.py compares their answers to every history request; and
+# scripts/compare-decode.py what both print for `decode` (every characteristic, real and fuzzed values, as JSON
+# and as the table). A structural change must leave everything else identical.
 #
 #     scripts/compare-builds.sh OLD_CYCLELOG NEW_CYCLELOG
 set -uo pipefail
@@ -53,4 +54,5 @@ for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit
 done
 python3 scripts/compare-http.py "$(dirname "$old")/cyclelog-mirror" "$(dirname "$new")/cyclelog-mirror" \
     "$work/all.sqlite" || differences=$((differences + 1))
+python3 scripts/compare-decode.py "$old" "$new" || differences=$((differences + 1))
 [ $differences -eq 0 ]

@@ -3,7 +3,7 @@
 /// Bit 0 is wheel data, bit 1 crank data (an older OpenTracks had them swapped). The wheel event time
 /// counts 1/1024 s here, unlike Cycling Power's 1/2048 s. Trailing bytes are tolerated and counted
 /// (the GATT Specification Supplement has a receiver ignore them; OpenTracks' vector `02 C8 00 00 00 06 99` carries two).
-public struct CSCMeasurement: EncodableCharacteristicValue {
+public struct CSCMeasurement: EncodableCharacteristicValue, FieldAppending {
     public static let characteristic = Characteristic.cscMeasurement
     /// CSC's wheel event time counts 1/1024 s.
     public static let wheelTicksPerSecond = 1024.0
@@ -65,14 +65,11 @@ public struct CSCMeasurement: EncodableCharacteristicValue {
         return writer.bytes
     }
 
-    public var fields: [DecodedField] {
-        var fields: [DecodedField] = []
-        fields.reserveCapacity(6)
+    public func appendFields(to fields: inout [DecodedField]) {
         fields.append(.flags(flags.rawValue, names: Flags.names))
         wheelRevolutionData?.appendFields(to: &fields, ticksPerSecond: Self.wheelTicksPerSecond)
         crankRevolutionData?.appendFields(to: &fields)
         if trailingByteCount > 0 { fields.append(.unsigned("trailingBytes", trailingByteCount)) }
-        return fields
     }
 }
 

@@ -86,6 +86,18 @@ public enum Characteristic: UInt16, CaseIterable, Sendable {
         self = match
     }
 
+    /// Decodes `bytes` as this characteristic and appends the fields to `fields` (a list the caller reuses: the
+    /// measurements a log is made of then cost no list each).
+    public func decodeFields(_ bytes: [UInt8], into fields: inout [DecodedField]) throws(MalformedPayload) {
+        switch self {
+        case .cyclingPowerMeasurement: try CyclingPowerMeasurement(decoding: bytes).appendFields(to: &fields)
+        case .cscMeasurement: try CSCMeasurement(decoding: bytes).appendFields(to: &fields)
+        case .heartRateMeasurement: try HeartRateMeasurement(decoding: bytes).appendFields(to: &fields)
+        case .indoorBikeData: try IndoorBikeData(decoding: bytes).appendFields(to: &fields)
+        default: fields += try decodeFields(bytes)
+        }
+    }
+
     /// Decodes one value of this characteristic into its fields (what `cyclelog decode` prints).
     public func decodeFields(_ bytes: [UInt8]) throws(MalformedPayload) -> [DecodedField] {
         switch self {

@@ -4,7 +4,7 @@
 /// (power in W, signed; balance in 1/2 %; torque in 1/32 N·m; wheel time 1/2048 s; crank time
 /// 1/1024 s; energy in kJ). Trailing bytes after the last flagged field are tolerated and counted in
 /// `trailingByteCount`, as the GATT Specification Supplement asks receivers to ignore them.
-public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
+public struct CyclingPowerMeasurement: EncodableCharacteristicValue, FieldAppending {
     public static let characteristic = Characteristic.cyclingPowerMeasurement
     /// The wheel event time of Cycling Power counts 1/2048 s (CSC uses 1/1024 s).
     public static let wheelTicksPerSecond = 2048.0
@@ -207,10 +207,7 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
         return writer.bytes
     }
 
-    public var fields: [DecodedField] {
-        var fields: [DecodedField] = []
-        // Room for the usual few fields (a power meter sends 3 to 6); the rare longer value grows the list once.
-        fields.reserveCapacity(8)
+    public func appendFields(to fields: inout [DecodedField]) {
         fields.append(.flags(flags.rawValue, names: Flags.names))
         fields.append(.signed("instantaneousPower", instantaneousPower, unit: "W"))
         if let pedalPowerBalance {
@@ -243,6 +240,5 @@ public struct CyclingPowerMeasurement: EncodableCharacteristicValue {
         if let bottomDeadSpotAngle { fields.append(.unsigned("bottomDeadSpotAngle", bottomDeadSpotAngle, unit: "°")) }
         if let accumulatedEnergy { fields.append(.unsigned("accumulatedEnergy", accumulatedEnergy, unit: "kJ")) }
         if trailingByteCount > 0 { fields.append(.unsigned("trailingBytes", trailingByteCount)) }
-        return fields
     }
 }

@@ -9,7 +9,8 @@ public struct DecodedField: Equatable, Sendable {
         case text(String)
     }
 
-    /// SIG field name in lowerCamelCase: the key in `cyclelog decode --json`.
+    /// SIG field name in lowerCamelCase: the key in `cyclelog decode --json`, written there as it is (a letter,
+    /// then letters and digits: nothing JSON escapes).
     public let key: String
     public let value: Value
     /// Multiply the raw value by this to get `unit` (1 for plain integers).
@@ -104,6 +105,23 @@ public protocol CharacteristicValue: Equatable, Sendable {
     init(decoding bytes: [UInt8]) throws(MalformedPayload)
     /// The decoded fields in wire order, absent fields omitted.
     var fields: [DecodedField] { get }
+}
+
+/// A value decoded by the million (`cyclelog decode` of a long log) appends its fields to a list the caller
+/// reuses, so that a value costs no list of its own; `fields` is that list made fresh.
+public protocol FieldAppending: CharacteristicValue {
+    /// Appends the decoded fields, in wire order, to `fields`.
+    func appendFields(to fields: inout [DecodedField])
+}
+
+extension FieldAppending {
+    public var fields: [DecodedField] {
+        var fields: [DecodedField] = []
+        // Room for the usual few (a power meter sends 3 to 6); the rare longer value grows the list once.
+        fields.reserveCapacity(8)
+        appendFields(to: &fields)
+        return fields
+    }
 }
 
 /// A characteristic value that can also be written back to bytes (the measurements, for emulated

@@ -3,7 +3,7 @@
 /// The heart rate is uint8 or uint16 by flag bit 0; energy expended is in kJ; RR intervals (1/1024 s,
 /// oldest first) fill the rest of the value, so an odd byte at the end is a truncated interval. Without
 /// RR intervals, trailing bytes are tolerated and counted.
-public struct HeartRateMeasurement: EncodableCharacteristicValue {
+public struct HeartRateMeasurement: EncodableCharacteristicValue, FieldAppending {
     public static let characteristic = Characteristic.heartRateMeasurement
     /// RR intervals count 1/1024 s.
     public static let rrTicksPerSecond = 1024.0
@@ -93,17 +93,15 @@ public struct HeartRateMeasurement: EncodableCharacteristicValue {
         return writer.bytes
     }
 
-    public var fields: [DecodedField] {
+    public func appendFields(to fields: inout [DecodedField]) {
         let contact =
             switch sensorContact {
             case .notSupported: "contact not supported"
             case .notDetected: "contact supported, not detected"
             case .detected: "contact detected"
             }
-        var fields: [DecodedField] = [
-            .flags(flags.rawValue, names: Flags.names),
-            .unsigned("heartRate", heartRate, unit: "bpm", meaning: contact),
-        ]
+        fields.append(.flags(flags.rawValue, names: Flags.names))
+        fields.append(.unsigned("heartRate", heartRate, unit: "bpm", meaning: contact))
         if let energyExpended { fields.append(.unsigned("energyExpended", energyExpended, unit: "kJ")) }
         if let rrIntervals {
             fields.append(
@@ -112,6 +110,5 @@ public struct HeartRateMeasurement: EncodableCharacteristicValue {
             )
         }
         if trailingByteCount > 0 { fields.append(.unsigned("trailingBytes", trailingByteCount)) }
-        return fields
     }
 }

@@ -8,7 +8,7 @@
 /// machine with more to say splits its record with More Data, so extra bytes mean the machine's layout
 /// disagrees with its flags and every later field would be misread (a Life Fitness bike sends a cadence
 /// field while bit 2 is clear). Energy fields keep 0xFFFF / 0xFF ("not available") as raw values.
-public struct IndoorBikeData: EncodableCharacteristicValue {
+public struct IndoorBikeData: EncodableCharacteristicValue, FieldAppending {
     public static let characteristic = Characteristic.indoorBikeData
 
     public struct Flags: OptionSet, Equatable, Sendable {
@@ -158,9 +158,7 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
         return writer.bytes
     }
 
-    public var fields: [DecodedField] {
-        var fields: [DecodedField] = []
-        fields.reserveCapacity(8)
+    public func appendFields(to fields: inout [DecodedField]) {
         fields.append(.flags(flags.rawValue, names: Flags.names))
         if let instantaneousSpeed {
             fields.append(.unsigned("instantaneousSpeed", instantaneousSpeed, resolution: 0.01, unit: "km/h"))
@@ -189,7 +187,6 @@ public struct IndoorBikeData: EncodableCharacteristicValue {
         }
         if let elapsedTime { fields.append(.unsigned("elapsedTime", elapsedTime, unit: "s")) }
         if let remainingTime { fields.append(.unsigned("remainingTime", remainingTime, unit: "s")) }
-        return fields
     }
 
     private func energyField(_ key: String, _ raw: UInt64, missing: UInt64, unit: String) -> DecodedField {

@@ -121,12 +121,13 @@ struct Decode: ParsableCommand {
         _ lines: [UInt8], as characteristic: Characteristic, json: Bool, into output: OutputBuffer
     ) -> Bool {
         var anyFailed = false
+        var value = ValueDecoder()
         var start = lines.startIndex
         while start < lines.endIndex {
             let end = lines[start...].firstIndex(of: UInt8(ascii: "\n")) ?? lines.endIndex
             defer { start = end + 1 }
             guard let text = inputLine(lines[start..<end]) else { continue }
-            let outcome = decode(HexInput.bytes(from: text), as: characteristic)
+            let outcome = value.decode(text, as: characteristic)
             if case .failure = outcome { anyFailed = true }
             if json {
                 JSONLine.write(outcome, into: output)
@@ -154,23 +155,37 @@ struct Decode: ParsableCommand {
     }
 
     static func decode(_ input: String, as characteristic: Characteristic) -> Result<[DecodedField], MalformedPayload> {
-        decode(HexInput.bytes(from: Array(input.utf8)[...]), as: characteristic)
+        var value = ValueDecoder()
+        return value.decode(Array(input.utf8)[...], as: characteristic)
+    }
+}
+
+/// Decodes values one after the other into a list of bytes and a list of fields it keeps: a log of a million values
+/// then makes no list per value (each line's answer is written before the next is decoded, and the lists are
+/// emptied, not freed).
+struct ValueDecoder {
+    private var bytes: [UInt8] = []
+    private var fields: [DecodedField] = []
+
+    init() {
+        bytes.reserveCapacity(64)
+        fields.reserveCapacity(16)
     }
 
-    private static func decode(
-        _ hex: Result<[UInt8], MalformedPayload>, as characteristic: Characteristic
+    /// The fields of the value whose hex is `text`, or why there are none.
+    mutating func decode(
+        _ text: ArraySlice<UInt8>, as characteristic: Characteristic
     ) -> Result<[DecodedField], MalformedPayload> {
-        switch hex {
-        case .failure(let error): return .failure(error)
-        case .success(let bytes):
-            do throws(MalformedPayload) {
-                return .success(try characteristic.decodeFields(bytes))
-            } catch {
-                return .failure(error)
-            }
+        bytes.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        if let failure = HexInput.read(text, into: &bytes) { return .failure(failure) }
+        do throws(MalformedPayload) {
+            try characteristic.decodeFields(bytes, into: &fields)
+        } catch {
+            return .failure(error)
         }
+        return .success(fields)
     }
-
 }
 
 /// The lines of a file descriptor as they arrive, holding one read and one unfinished line at most.
@@ -210,7 +225,16 @@ enum HexInput {
     /// `2c008b00` (digit pairs) or `2C 00 8B 00`, `2c-00-8b-00`, `2c:00:8b:00` (each group one byte,
     /// one or two digits, as logs that print bytes with `%x` do). An optional `0x` prefix is allowed.
     static func bytes(from input: ArraySlice<UInt8>) -> Result<[UInt8], MalformedPayload> {
-        if let bytes = plainDigits(input) { return .success(bytes) }
+        var bytes: [UInt8] = []
+        if let failure = read(input, into: &bytes) { return .failure(failure) }
+        return .success(bytes)
+    }
+
+    /// Appends the bytes `input` writes to `bytes` (empty when it is called); nil when the input is hex, else why
+    /// it is not.
+    static func read(_ input: ArraySlice<UInt8>, into bytes: inout [UInt8]) -> MalformedPayload? {
+        if appendPlainDigits(input, to: &bytes) { return nil }
+        bytes.removeAll(keepingCapacity: true)
         let separators: Set<Character> = [" ", "\t", "-", ":", ","]
         var text = Substring(String(decoding: input, as: UTF8.self).trimmingWhitespace())
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text = text.dropFirst(2) }
@@ -218,11 +242,11 @@ enum HexInput {
         if text.contains(where: separators.contains) {
             groups = text.split(whereSeparator: separators.contains)
             if let bad = groups.firstIndex(where: { $0.count > 2 }) {
-                return .failure(inputError(offset: bad, "byte group '\(groups[bad])' has more than two hex digits"))
+                return inputError(offset: bad, "byte group '\(groups[bad])' has more than two hex digits")
             }
         } else {
             guard text.count % 2 == 0 else {
-                return .failure(inputError(offset: text.count / 2, "odd number of hex digits"))
+                return inputError(offset: text.count / 2, "odd number of hex digits")
             }
             var pairs: [Substring] = []
             var index = text.startIndex
@@ -233,42 +257,44 @@ enum HexInput {
             }
             groups = pairs
         }
-        var bytes: [UInt8] = []
         bytes.reserveCapacity(groups.count)
         for (offset, group) in groups.enumerated() {
             guard let byte = UInt8(group, radix: 16) else {
-                return .failure(inputError(offset: offset, "'\(group)' is not hexadecimal"))
+                bytes.removeAll(keepingCapacity: true)
+                return inputError(offset: offset, "'\(group)' is not hexadecimal")
             }
             bytes.append(byte)
         }
-        return .success(bytes)
+        return nil
     }
 
     /// The common case read straight from the UTF-8: an even number of hex digits and nothing else (not even
-    /// `0x`); nil for anything else, which the general reading above handles and explains.
-    private static func plainDigits(_ utf8: ArraySlice<UInt8>) -> [UInt8]? {
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
+    /// `0x`), appended to `bytes`; false for anything else (perhaps with some bytes appended), which the general
+    /// reading above handles and explains.
+    private static func appendPlainDigits(_ utf8: ArraySlice<UInt8>, to bytes: inout [UInt8]) -> Bool {
+        /// A digit's value, or 0xFF for any other byte.
+        @inline(__always) func value(_ digit: UInt8) -> UInt8 {
+            let decimal = digit &- UInt8(ascii: "0")
+            if decimal < 10 { return decimal }
+            let letter = (digit | 0x20) &- UInt8(ascii: "a")
+            return letter < 6 ? letter + 10 : 0xFF
+        }
+        guard !utf8.isEmpty, utf8.count % 2 == 0 else { return false }
+        // Read into memory of the stack, then appended at once: one check of the list's room, not one per byte.
+        return utf8.withUnsafeBufferPointer { digits in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: digits.count / 2) { read in
+                for index in read.indices {
+                    let high = value(digits[2 * index]), low = value(digits[2 * index + 1])
+                    guard high < 16, low < 16 else { return false }
+                    read[index] = high << 4 | low
+                }
+                bytes.append(contentsOf: read)
+                return true
             }
         }
-        guard !utf8.isEmpty, utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(utf8.count / 2)
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            let next = utf8.index(after: index)
-            guard let high = value(utf8[index]), let low = value(utf8[next]) else { return nil }
-            bytes.append(high << 4 | low)
-            index = utf8.index(after: next)
-        }
-        return bytes
     }
 
-    private static func inputError(offset: Int, _ why: String) -> MalformedPayload {
+    private static func inputError(offset: Int, _ why: String) -> MalformedPayload? {
         MalformedPayload(field: "input", offset: offset, reason: .invalidValue(why))
     }
 }
