@@ -129,6 +129,43 @@ public enum ServerSchema {
         Migration(
             name: "v2 a deleted ride stored again by the rider's explicit --undelete",
             statements: [pushRuleV2]),
+        Migration(
+            name: "v3 each ride row marked with the transaction that wrote it, for pulling what changed",
+            statements: [
+                """
+                -- The transaction that wrote the row's current version (PostgreSQL's 64-bit transaction ID, which
+                -- never wraps): a pull reads the rows written since its previous pull's horizon, not every row.
+                -- Rows present now take the migration's own.
+                ALTER TABLE ride ADD COLUMN changed_by xid8 NOT NULL DEFAULT pg_current_xact_id()
+                """,
+                """
+                -- Set on every write whatever the writer sends, so that no row is written behind a pull's back.
+                CREATE FUNCTION cyclelog_ride_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    NEW.changed_by := pg_current_xact_id();
+                    RETURN NEW;
+                END;
+                $$
+                """,
+                """
+                CREATE TRIGGER ride_changed BEFORE INSERT OR UPDATE ON ride
+                FOR EACH ROW EXECUTE FUNCTION cyclelog_ride_changed()
+                """,
+                """
+                CREATE INDEX ride_by_change ON ride (rider_id, changed_by)
+                """,
+                """
+                -- This store's identity, made once: a collector's pull horizon is kept per store, as transaction
+                -- IDs mean nothing in another one.
+                CREATE TABLE cyclelog_store (
+                    id uuid PRIMARY KEY,
+                    one boolean NOT NULL UNIQUE DEFAULT true CHECK (one)
+                )
+                """,
+                """
+                INSERT INTO cyclelog_store (id) VALUES (gen_random_uuid())
+                """,
+            ]),
     ]
 
     /// v1's rule: a tombstone on the server made every later version stale, so a ride stored again on purpose

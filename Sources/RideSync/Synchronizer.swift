@@ -275,20 +275,46 @@ public struct Synchronizer: Sendable {
     }
 
     func pull(as identity: Identity) async throws(SyncError) -> [Pulled] {
+        // The horizon is read before the rows: every transaction below it had ended, so what it wrote is in the rows
+        // read next. Rows written by transactions from the horizon on are read again at the next pull, where a row
+        // this database holds at its version changes nothing.
+        guard
+            let (store, horizon, newest) = try await server.rows(
+                """
+                SELECT id, pg_snapshot_xmin(pg_current_snapshot())::text::bigint,
+                    pg_snapshot_xmax(pg_current_snapshot())::text::bigint FROM cyclelog_store
+                """, as: (UUID, Int64, Int64).self
+            ).first
+        else { throw SyncError(.schema, "the shared store has lost its identity (table cyclelog_store is empty)") }
+        let rider = identity.riderID.lowercased
+        var since = try await localCall { try $0.pullHorizon(store: store.lowercased, rider: rider) } ?? 0
+        // A store restored from a dump into a younger cluster counts transactions from lower down: all is read.
+        if since > newest { since = 0 }
         let rides = try await server.rows(
             """
-            SELECT r.sync_identifier, r.version, r.content_digest, r.deleted, r.collector_id, c.name
-            FROM ride r JOIN collector c ON c.id = r.collector_id WHERE r.rider_id = \(identity.riderID)
+            SELECT r.sync_identifier, r.version, r.content_digest, r.deleted, r.collector_id, c.name,
+                r.changed_by::text::bigint
+            FROM ride r JOIN collector c ON c.id = r.collector_id
+            WHERE r.rider_id = \(identity.riderID) AND r.changed_by >= \(String(since))::xid8
             ORDER BY r.start_time NULLS FIRST, r.sync_identifier
-            """, as: (UUID, Int, String?, Bool, UUID, String).self)
-        let copies = try await localCall { try $0.localCopies() }
+            """, as: (UUID, Int, String?, Bool, UUID, String, Int64).self)
+        // A pull with nothing new reads no ride here either.
+        let copies = rides.isEmpty ? [:] : try await localCall { try $0.localCopies() }
         var report: [Pulled] = []
-        for (sync, version, digest, deleted, collectorID, collectorName) in rides {
+        // The oldest write left for a later pull (a ride being recorded here, one not taken): the horizon stays
+        // below it.
+        var left: Int64?
+        for (sync, version, digest, deleted, collectorID, collectorName, changedBy) in rides {
             let key = sync.lowercased
             let copy = copies[key]
             if let copy {
-                // Being recorded, newer here, or deleted here at this version or later: the push's to send.
-                if !copy.complete || copy.version > version || (copy.deleted && (deleted || copy.version >= version)) {
+                // Being recorded here: what its push meets decides, so the row is read again.
+                if !copy.complete {
+                    left = min(left ?? changedBy, changedBy)
+                    continue
+                }
+                // Newer here, or deleted here at this version or later: the push's to send.
+                if copy.version > version || (copy.deleted && (deleted || copy.version >= version)) {
                     continue
                 }
                 if !copy.deleted && copy.version == version {
@@ -318,9 +344,14 @@ public struct Synchronizer: Sendable {
                         sync, version: version, collector: recordedHere ? nil : collectorName,
                         protecting: heldHere ? copy?.id : nil))
             } catch  where error.kind == .local || error.kind == .refused {
+                left = min(left ?? changedBy, changedBy)
                 report.append(
                     Pulled(syncIdentifier: key, version: version, result: .skipped, problem: error.description))
             }
+        }
+        let reached = min(horizon, left ?? horizon)
+        if reached != since {
+            try await localCall { try $0.setPullHorizon(reached, store: store.lowercased, rider: rider) }
         }
         return report
     }

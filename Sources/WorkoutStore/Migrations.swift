@@ -494,6 +494,21 @@ extension WorkoutStore {
                     WHERE status = 'complete' AND collector IS NULL
                     """)
         }
+        migrator.registerMigration("v24 how far each shared store has been pulled", foreignKeyChecks: .immediate) {
+            db in
+            try db.execute(
+                sql: """
+                    -- Per shared store and rider (cyclelog-sync), the transaction ID below which every ride row has
+                    -- been read: the next pull reads the rows written from there on, not every row.
+                    CREATE TABLE pullHorizon (
+                        store TEXT NOT NULL,
+                        rider TEXT NOT NULL,
+                        horizon INTEGER NOT NULL CHECK (horizon >= 0),
+                        PRIMARY KEY (store, rider)
+                    ) WITHOUT ROWID;
+                    """)
+            try db.execute(sql: markedChanges(of: "pullHorizon"))
+        }
         return migrator
     }
 

@@ -111,6 +111,24 @@ extension WorkoutStore {
         }
     }
 
+    /// The transaction ID of shared store `store` below which every ride row of `rider` has been pulled here; nil
+    /// before the first pull from it. Both are the lowercase UUIDs the store knows them by.
+    public func pullHorizon(store: String, rider: String) throws(StoreError) -> Int64? {
+        try read { db in
+            try Int64.fetchOne(
+                db, sql: "SELECT horizon FROM pullHorizon WHERE store = ? AND rider = ?",
+                arguments: [store, rider])
+        }
+    }
+
+    public func setPullHorizon(_ horizon: Int64, store: String, rider: String) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO pullHorizon (store, rider, horizon) VALUES (?, ?, ?)",
+                arguments: [store, rider, horizon])
+        }
+    }
+
     /// What this database holds of a ride, for deciding what a pull brings.
     public struct LocalCopy: Equatable, Sendable {
         public var id: Int64?

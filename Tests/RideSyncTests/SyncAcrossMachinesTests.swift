@@ -294,6 +294,83 @@ struct SyncAcrossMachinesTests {
             #expect(pulled.map(\.result).sorted { $0.rawValue < $1.rawValue } == [.skipped, .stored])
             #expect(pulled.first { $0.result == .skipped }?.problem?.contains("does not rebuild") == true)
             #expect(try laptop.store.list().count == 1)
+            // The pull's horizon stays below the row not taken: the next pull reads it again and says so again.
+            #expect(try await laptopSync.pull().map(\.result) == [.skipped])
+        }
+    }
+
+    @Test("a pull reads the rows written since its horizon: a write committed late is pulled, an old row is not read")
+    func pullReadsWhatChanged() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        let ids = try [Fixtures.journals[0], Fixtures.journals[1]].map { try box.replay($0) }
+        let (early, late) = (
+            try #require(try box.store.summary(ids[0])).syncIdentifier,
+            try #require(try box.store.summary(ids[1])).syncIdentifier
+        )
+        let laptop = try Collector("laptop")
+        func named(_ sync: String) throws -> String? {
+            try laptop.store.summary(try #require(try laptop.store.workout(syncIdentifier: sync)).id)?.plan.name
+        }
+        try await withConnections { connections in
+            _ = try await connections.sync(box, address).push()
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            #expect(try await laptopSync.pull().map(\.result) == [.stored, .stored])
+            #expect(try await laptopSync.pull().isEmpty)
+            func rename(_ sync: String, _ name: String) -> PostgresQuery {
+                """
+                UPDATE ride SET version = version + 1, summary = jsonb_set(summary, '{name}', to_jsonb(\(name)::text))
+                WHERE sync_identifier = \(UUID(uuidString: sync)!)
+                """
+            }
+            // A write begun before the laptop's pull and committed after it, and a later write committed before it:
+            // an ID counted as writes begin would put the first below what the pull has read, and lose it.
+            let slow = try await connections.server(address)
+            try await slow.execute("BEGIN")
+            try await slow.execute(rename(early, "Committed late"))
+            try await connections.server(address).execute(rename(late, "Committed early"))
+            #expect(try await laptopSync.pull().map(\.syncIdentifier) == [late])
+            try await slow.execute("COMMIT")
+            #expect(try await laptopSync.pull().map(\.syncIdentifier) == [early])
+            #expect(try named(early) == "Committed late" && named(late) == "Committed early")
+            #expect(try await laptopSync.pull().isEmpty)
+            // A row changed under an old mark (its trigger off, which only the table's owner can do) is not read:
+            // the pull reads what was written since its horizon, not every row.
+            let owner = try await connections.server(address)
+            try await owner.execute("ALTER TABLE ride DISABLE TRIGGER ride_changed")
+            try await owner.execute(rename(early, "Under an old mark"))
+            try await owner.execute(
+                "UPDATE ride SET changed_by = '1'::xid8 WHERE sync_identifier = \(UUID(uuidString: early)!)")
+            try await owner.execute("ALTER TABLE ride ENABLE TRIGGER ride_changed")
+            #expect(try await laptopSync.pull().isEmpty)
+            #expect(try named(early) == "Committed late")
+            // A database copied from before its syncs reads every row again, and finds it.
+            try laptop.clearSyncMarks()
+            #expect(try await laptopSync.pull().filter { $0.result == .stored }.map(\.syncIdentifier) == [early])
+            #expect(try named(early) == "Under an old mark")
+        }
+    }
+
+    @Test("the horizon is kept per store: another store on the same PostgreSQL, written to before, is read whole")
+    func horizonPerStore() async throws {
+        let older = try await initializedServer()
+        let newer = try await initializedServer()
+        let box = try Collector("box")
+        let first = try box.replay(Fixtures.journals[0])
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            // The first ride reaches the older store only, by transactions before any on the newer one.
+            _ = try await connections.sync(box, older).push()
+            try box.replay(Fixtures.journals[1])
+            #expect(try await connections.sync(box, newer).push().count == 1)
+            let toNewer = try await connections.sync(laptop, newer)
+            _ = try await toNewer.join(try box.store.rider().name)
+            #expect(try await toNewer.pull().map(\.result) == [.stored])
+            // The same rider on the older store: its rows were written below the newer store's horizon.
+            let pulled = try await connections.sync(laptop, older).pull()
+            #expect(pulled.map(\.syncIdentifier) == [try #require(try box.store.summary(first)).syncIdentifier])
+            #expect(try laptop.store.list().count == 2)
         }
     }
 }

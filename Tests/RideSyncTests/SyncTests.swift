@@ -309,11 +309,13 @@ struct SyncIdentifierCaseTests {
 }
 
 extension Collector {
-    /// Forgets what the shared store acknowledged, as a database copied from before a sync would.
+    /// Forgets what the shared store acknowledged and how far it was pulled, as a database copied from before a
+    /// sync would.
     func clearSyncMarks() throws {
         try DatabaseQueue(path: path).write { db in
             try db.execute(sql: "UPDATE workout SET syncedVersion = NULL, syncedDigest = NULL")
             try db.execute(sql: "UPDATE tombstone SET synced = 0")
+            try db.execute(sql: "DELETE FROM pullHorizon")
         }
     }
 }
