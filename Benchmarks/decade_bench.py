@@ -6,11 +6,19 @@ time (about 1.2 hours a ride). At each size, median and peak memory of RUNS whol
 
 - storing one more ride: the 78-minute ride replayed into a copy of the database, a day after the newest (the FTP
   history brought up to date with it);
-- `list` (its first page), `show last --json`, `ftp`, `upload --status`, `workouts list` (a library of
-  LIBRARY_WORKOUTS generated .zwo workouts, imported once);
+- `list` (its first page), `show --json` of the newest 78-minute ride, `ftp`, `upload --status`, `workouts list` (a
+  library of LIBRARY_WORKOUTS generated .zwo workouts, imported once);
 - the history in `cyclelog-mirror` (a private session bus, a paired device): the rides page's data
-  (`/api/v1/workouts?limit=50`, what the page asks first) and the newest ride's page (its summary, chart and the
-  42- and 90-day power curves), the mirror's peak memory after them.
+  (`/api/v1/workouts?limit=50`, what the page asks first) and a ride's page (its summary, chart and the 42- and
+  90-day power curves; the newest 78-minute ride, the same kind at every size), the mirror's peak
+  memory after them;
+- `cyclelog-sync sync` with nothing to do, against PostgreSQL 15 (sync_bench's server, every ride already pushed),
+  and an upload run with nothing to do, to the intervals.icu stand-in (every ride already uploaded: each size's new
+  rides are pushed and uploaded before the figures).
+
+The rides are a decade's: each has a lap every 15 minutes; every fourth follows a structured workout (its
+`workout` line) on a trainer in ERG (a `trainer erg` line at each of its steps); every tenth is a declared
+20-minute FTP test, which the FTP history (`ftp`, the history's curves) reads.
 
 A figure that grows with the rides a command does not show is a cost of the history; the database's size per
 ride-hour is printed beside the FIT files the rides came from.
@@ -25,7 +33,9 @@ import tempfile
 import time
 
 import results
-from history_bench import DAY_US, parse, request, shifted, timed
+import sync_bench
+import upload_bench
+from history_bench import DAY_US, iso, parse, request, shifted, timed
 from mirror_bench import MIRROR, peak_megabytes
 from results import CYCLELOG, ROOT
 
@@ -42,6 +52,8 @@ FIT = [os.path.join(ROOT, "Fixtures", "rides", "fit", name) for name in (
 FIRST_DAY_US = parse("2016-01-04T06:00:00.000000Z")
 STEP_US = int(0.73 * DAY_US)
 LIBRARY_WORKOUTS = 100
+SYNC_NOTHING = "sync, nothing to do"
+SYNC_EVERY_ROW = "sync, reading every row"
 
 
 def write_library(folder):
@@ -59,15 +71,26 @@ def write_library(folder):
 
 
 def history_figures(database, folder):
-    """Best and median seconds of the rides page's data and of the newest ride's page, and the mirror's peak MB."""
+    """Best and median seconds of the rides page's data and of the newest ride's page, and the mirror's peak MB. The
+    ride is the newest made from the first fixture, so that each size shows the same kind of ride."""
+    ride = newest_of_first_fixture(database)
     with results.history_server(MIRROR, database, folder) as (port, token, mirror):
-        ride = json.loads(request(port, token, "/api/v1/workouts?limit=1")[1])[0]["id"]
         page = ["/api/v1/workouts/%d" % ride, "/api/v1/workouts/%d/chart.svg" % ride,
                 "/api/v1/power-curve?window=42d", "/api/v1/power-curve?window=90d"]
         figures = {"history: rides page data": timed(port, token, ["/api/v1/workouts?limit=50"], runs=RUNS),
-                   "history: newest ride's page": timed(port, token, page, runs=RUNS)}
+                   "history: a ride's page": timed(port, token, page, runs=RUNS)}
         peak = peak_megabytes(mirror.pid)
     return {label: (best, median, peak) for label, (best, median) in figures.items()}
+
+
+def newest_of_first_fixture(database):
+    """The id of the newest ride made from RIDES[0] (ride numbers are multiples of len(RIDES)), found from the
+    starts: the same kind of ride at every size, where the newest ride is of another fixture at each."""
+    with sqlite3.connect(database) as connection:
+        newest = connection.execute(
+            "SELECT id, startMicroseconds FROM workout ORDER BY startMicroseconds DESC LIMIT ?", (len(RIDES),))
+        return next(ride for ride, start_us in newest.fetchall()
+                    if round((start_us - FIRST_DAY_US) / STEP_US) % len(RIDES) == 0)
 
 
 def first_event_us(lines):
@@ -80,15 +103,50 @@ def last_event_us(lines):
                 and line[26] == "Z")
 
 
+# The structured workout every fourth ride follows (its canonical text, escaped onto the `workout` line), and the
+# ERG targets of its steps at FTP 250 W: (seconds into the ride, watts).
+WORKOUT_LINE = "workout ftp=250 " + "\\n".join([
+    "# cyclelog workout 1", "name Decade tempo", "step warmup 600s 50%..75%", "step active 1200s 85%",
+    "step rest 300s 55%", "step active 1200s 85%", "step cooldown 600s 60%..40%"])
+ERG_STEPS = [(0, 125), (600, 213), (1800, 138), (2100, 213), (3300, 150)]
+
+
+def enriched(lines, number):
+    """`lines` as ride `number` of the decade: laps every 15 minutes, the workout and its ERG targets on every fourth
+    ride, `test=20min` on every tenth's start line."""
+    start_line = next(index for index, line in enumerate(lines) if line[27:].startswith(" start "))
+    start_us = parse(lines[start_line][:27])
+    extra = [(start_us + minutes * 60_000_000, "lap") for minutes in range(15, 24 * 60, 15)]
+    if number % 4 == 0:
+        extra.append((start_us, WORKOUT_LINE))
+        extra += [(start_us + seconds * 1_000_000 + 1, "trainer erg %d" % watts) for seconds, watts in ERG_STEPS]
+    out = list(lines)
+    if number % 10 == 0:
+        out[start_line] = out[start_line].replace(" name=", " test=20min name=", 1)
+    end_us = last_event_us(lines)
+    # Each added line after the ride's lines of its moment and before its end; the ride's own lines keep their order.
+    # The times are compared as text (fixed-width UTC, which sorts as the times do): parsing each line's would cost
+    # more than the replay that stores the ride.
+    pending = [(iso(at), text) for at, text in sorted(extra) if at < end_us]
+    merged, next_at = [], 0
+    for line in out[start_line + 1:]:
+        while next_at < len(pending) and len(line) > 27 and line[26] == "Z" and pending[next_at][0] < line[:27]:
+            merged.append(" ".join(pending[next_at]))
+            next_at += 1
+        merged.append(line)
+    return out[:start_line + 1] + merged
+
+
 def write_rides(folder, journals, first, count):
-    """Rides number `first` to `first + count - 1`, each the next fixture moved to its day; their paths and hours."""
+    """Rides number `first` to `first + count - 1`, each the next fixture moved to its day and `enriched`; their
+    paths and hours."""
     paths, hours = [], 0.0
     for number in range(first, first + count):
         lines = journals[number % len(journals)]
         start = first_event_us(lines)
         path = os.path.join(folder, "ride-%05d.journal" % number)
         with open(path, "w") as file:
-            file.write("\n".join(shifted(lines, FIRST_DAY_US + number * STEP_US - start)) + "\n")
+            file.write("\n".join(enriched(shifted(lines, FIRST_DAY_US + number * STEP_US - start), number)) + "\n")
         paths.append(path)
         hours += (last_event_us(lines) - start) / 3.6e9
     return paths, hours
@@ -100,13 +158,28 @@ def main():
             sys.exit("decade bench: %s is not built (make bench builds it)" % program)
     journals = [open(path).read().splitlines() for path in RIDES]
     folder = tempfile.mkdtemp(prefix="cyclelog-decade-bench-")
+    # PostgreSQL runs as nobody, in a folder of this one.
+    os.chmod(folder, 0o755)
     database = os.path.join(folder, "rides.sqlite")
     scratch = os.path.join(folder, "scratch.sqlite")
     rows, stored, hours = [], 0, 0.0
+    server = standin = None
     try:
         write_library(os.path.join(folder, "library"))
         subprocess.run([CYCLELOG, "workouts", "import", "--db", database, os.path.join(folder, "library")],
                        check=True, stdout=subprocess.DEVNULL)
+        server = sync_bench.Server(folder)
+        # Every command below reaches that server (cyclelog-sync reads libpq's variables).
+        os.environ.update({key: server.environment[key] for key in ("PGHOST", "PGUSER", "PGDATABASE")})
+        subprocess.run([SYNC, "init", "--db", database], check=True, stdout=subprocess.DEVNULL)
+        standin = upload_bench.StandIn()
+        key = os.path.join(folder, "key")
+        with open(key, "w") as file:
+            file.write(upload_bench.KEY + "\n")
+        os.chmod(key, 0o600)
+        subprocess.run([SYNC, "account", "add", "intervals", "--db", database, "--athlete", "i1", "--api-key-file",
+                        key, "--address", standin.address, "--since", "1990-01-01"], check=True,
+                       stdout=subprocess.DEVNULL)
         for size in SIZES:
             # A hundred journals at a time (5 000 would be 10 GB), each batch stored by one replay.
             built = 0.0
@@ -118,7 +191,20 @@ def main():
                 for path in paths:
                     os.remove(path)
                 hours += added_hours
-            stored = size
+            stored_before, stored = stored, size
+            # Every ride on the server and uploaded (a sync uploads too), so that the sync and upload figures have
+            # nothing to do.
+            started = time.perf_counter()
+            synced = subprocess.run([SYNC, "sync", "--db", database], check=True, capture_output=True,
+                                    text=True).stdout
+            synced_seconds = time.perf_counter() - started
+            on_server = int(server.query("SELECT count(*) FROM ride WHERE NOT deleted"))
+            if on_server != size:
+                sys.exit("decade bench: %d rides on the server, not %d" % (on_server, size))
+            uploaded = synced + subprocess.run([SYNC, "upload", "--db", database], check=True, capture_output=True,
+                                               text=True).stdout
+            print("decade bench: %d rides pushed and %d uploaded in %.1f s" % (
+                size - stored_before, uploaded.count("uploaded to intervals.icu"), synced_seconds), file=sys.stderr)
             # The next ride, a day after the newest, stored into a fresh copy each run.
             next_ride = write_rides(folder, journals[:1], size, 1)[0][0]
 
@@ -131,10 +217,21 @@ def main():
             figures = {"store one more ride": results.measure(
                 [CYCLELOG, "replay", "--db", scratch, next_ride], RUNS, prepare=fresh_copy)}
             for label, command in (("list (first page)", [CYCLELOG, "list"]),
-                                   ("show last --json", [CYCLELOG, "show", "last", "--json"]),
+                                   ("show --json (78-min ride)",
+                                    [CYCLELOG, "show", str(newest_of_first_fixture(database)), "--json"]),
                                    ("ftp", [CYCLELOG, "ftp"]), ("upload --status", [SYNC, "upload", "--status"]),
-                                   ("workouts list (%d workouts)" % LIBRARY_WORKOUTS, [CYCLELOG, "workouts", "list"])):
+                                   ("workouts list (%d workouts)" % LIBRARY_WORKOUTS, [CYCLELOG, "workouts", "list"]),
+                                   ("upload, nothing to do", [SYNC, "upload"])):
                 figures[label] = results.measure(command + ["--db", database], RUNS)
+
+            def forget_horizon():
+                with sqlite3.connect(database) as connection:
+                    connection.execute("DELETE FROM pullHorizon")
+            # Beside it, the same sync reading every row of the rider's, as a pull without a horizon does (a first
+            # pull, or cyclelog-sync before schema v3): in turn, so that the machine's drift falls on both.
+            figures.update(results.measure_interleaved(
+                [(label, [SYNC, "sync", "--db", database]) for label in (SYNC_NOTHING, SYNC_EVERY_ROW)], RUNS,
+                prepare={SYNC_EVERY_ROW: forget_horizon}))
             figures.update(history_figures(database, folder))
             size_mb = sum(os.path.getsize(database + suffix) for suffix in ("", "-wal")
                           if os.path.exists(database + suffix)) / 1e6
@@ -142,6 +239,10 @@ def main():
             print("decade bench: %d rides (%.0f h), the last %d stored in %.1f s" % (
                 size, hours, size - (rows[-2][0] if len(rows) > 1 else 0), built), file=sys.stderr)
     finally:
+        if standin:
+            standin.stop()
+        if server:
+            server.stop()
         shutil.rmtree(folder, ignore_errors=True)
     fit_mb_per_hour = sum(os.path.getsize(path) for path in FIT) / 1e6 / sum(
         (last_event_us(j) - first_event_us(j)) / 3.6e9 for j in journals)
@@ -154,12 +255,15 @@ def main():
         print("  %-28s%s" % (label, cells))
         smallest = rows[0][3][label][1]
         for size, _, _, figures, _ in rows:
-            # What must not grow with the history: storing one more ride.
-            bounded = label == "store one more ride" and size > rows[0][0]
-            results.add("Decade", "%s, %d rides" % (label, size), figures[label][0], figures[label][1],
-                        peak_mb=round(figures[label][2], 1),
-                        target="≤ 1.5× at %d rides" % rows[0][0] if bounded else "",
-                        met=figures[label][1] <= 1.5 * smallest if bounded else None)
+            median = figures[label][1]
+            target, met = "", None
+            if label == "store one more ride" and size > rows[0][0]:
+                # What must not grow with the history: storing one more ride.
+                target, met = "≤ 1.5× at %d rides" % rows[0][0], median <= 1.5 * smallest
+            elif label == SYNC_NOTHING:
+                target, met = "< 50 ms", median < 0.05
+            results.add("Decade", "%s, %d rides" % (label, size), figures[label][0], median,
+                        peak_mb=round(figures[label][2], 1), target=target, met=met)
     print("  %-28s" % "database MB per ride-hour" + "".join(
         "%22s" % ("%.2f (FIT %.2f)" % (size_mb / hours, fit_mb_per_hour)) for _, hours, _, _, size_mb in rows))
     before = 0

@@ -37,13 +37,17 @@ def measure(command, runs, source=None, prepare=None):
         return times[0], times[len(times) // 2], peak_megabytes_of(command, stdin)
 
 
-def measure_interleaved(commands, runs):
+def measure_interleaved(commands, runs, prepare=None):
     """Best and median seconds of each of `commands` (label, command) as a whole process over `runs` rounds, each
     round running every command once in turn, so that a drift of the machine's speed falls on all of them alike;
-    and the peak resident memory (MB) of one more run of each. A run that fails ends the benchmark."""
+    and the peak resident memory (MB) of one more run of each. `prepare` (label → function) is called before each
+    run of that command, untimed. A run that fails ends the benchmark."""
+    prepare = prepare or {}
     times = {label: [] for label, _ in commands}
     for _ in range(runs):
         for label, command in commands:
+            if label in prepare:
+                prepare[label]()
             start = time.perf_counter()
             status = subprocess.call(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[label].append(time.perf_counter() - start)
@@ -52,6 +56,8 @@ def measure_interleaved(commands, runs):
     figures = {}
     for label, command in commands:
         ordered = sorted(times[label])
+        if label in prepare:
+            prepare[label]()
         with open(os.devnull, "rb") as stdin:
             figures[label] = ordered[0], ordered[len(ordered) // 2], peak_megabytes_of(command, stdin)
     return figures
