@@ -152,6 +152,37 @@ def write_rides(folder, journals, first, count):
     return paths, hours
 
 
+STORE = "store one more ride"
+BASE = "base: "
+# What a later size must cost against the first size's database in the same run: a command that shows the same
+# thing (a first page, one ride, the FTP in force) as much; storing a ride a little more (its FTP update reads the
+# 42 days before it, which a decade fills).
+BOUNDS = {STORE: 1.5}
+READING_BOUND = 1.25
+
+
+def fresh_copy(source, target):
+    """`target` made a copy of database `source` (its WAL included), anew."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(target + suffix):
+            os.remove(target + suffix)
+    with sqlite3.connect(source) as original, sqlite3.connect(target) as copy:
+        original.backup(copy)
+
+
+def reading_commands(database, scratch, next_ride):
+    """(label, command) of each figure that a copy of the first size's database can be measured beside: storing
+    `next_ride` into `scratch` (a fresh copy of `database` each run), and the commands that read `database`."""
+    newest = str(newest_of_first_fixture(database))
+    return [(STORE, [CYCLELOG, "replay", "--db", scratch, next_ride]),
+            ("list (first page)", [CYCLELOG, "list", "--db", database]),
+            ("show --json (78-min ride)", [CYCLELOG, "show", newest, "--json", "--db", database]),
+            ("ftp", [CYCLELOG, "ftp", "--db", database]),
+            ("upload --status", [SYNC, "upload", "--status", "--db", database]),
+            ("workouts list (%d workouts)" % LIBRARY_WORKOUTS, [CYCLELOG, "workouts", "list", "--db", database]),
+            ("upload, nothing to do", [SYNC, "upload", "--db", database])]
+
+
 def main():
     for program in (CYCLELOG, SYNC, MIRROR):
         if not os.access(program, os.X_OK):
@@ -162,6 +193,7 @@ def main():
     os.chmod(folder, 0o755)
     database = os.path.join(folder, "rides.sqlite")
     scratch = os.path.join(folder, "scratch.sqlite")
+    base, base_scratch = os.path.join(folder, "base.sqlite"), os.path.join(folder, "base-scratch.sqlite")
     rows, stored, hours = [], 0, 0.0
     server = standin = None
     try:
@@ -207,22 +239,20 @@ def main():
                 size - stored_before, uploaded.count("uploaded to intervals.icu"), synced_seconds), file=sys.stderr)
             # The next ride, a day after the newest, stored into a fresh copy each run.
             next_ride = write_rides(folder, journals[:1], size, 1)[0][0]
-
-            def fresh_copy():
-                for suffix in ("", "-wal", "-shm"):
-                    if os.path.exists(scratch + suffix):
-                        os.remove(scratch + suffix)
-                with sqlite3.connect(database) as source, sqlite3.connect(scratch) as copy:
-                    source.backup(copy)
-            figures = {"store one more ride": results.measure(
-                [CYCLELOG, "replay", "--db", scratch, next_ride], RUNS, prepare=fresh_copy)}
-            for label, command in (("list (first page)", [CYCLELOG, "list"]),
-                                   ("show --json (78-min ride)",
-                                    [CYCLELOG, "show", str(newest_of_first_fixture(database)), "--json"]),
-                                   ("ftp", [CYCLELOG, "ftp"]), ("upload --status", [SYNC, "upload", "--status"]),
-                                   ("workouts list (%d workouts)" % LIBRARY_WORKOUTS, [CYCLELOG, "workouts", "list"]),
-                                   ("upload, nothing to do", [SYNC, "upload"])):
-                figures[label] = results.measure(command + ["--db", database], RUNS)
+            figures, at_base = {}, {}
+            # Each figure of a later size in turn with the same at the first size's database, kept aside as it was
+            # (`base`): the machine's speed drifts between sizes more than a history should cost.
+            here = reading_commands(database, scratch, next_ride)
+            there = (reading_commands(base, base_scratch, next_ride) if os.path.exists(base)
+                     else [(None, None)] * len(here))
+            for (label, command), (_, at_first) in zip(here, there):
+                commands = [(label, command)] + ([(BASE + label, at_first)] if at_first else [])
+                measured = results.measure_interleaved(commands, RUNS, prepare={
+                    label: lambda: fresh_copy(database, scratch), BASE + label: lambda: fresh_copy(base, base_scratch)}
+                    if label == STORE else None)
+                figures[label] = measured[label]
+                if BASE + label in measured:
+                    at_base[label] = measured[BASE + label]
 
             def forget_horizon():
                 with sqlite3.connect(database) as connection:
@@ -235,7 +265,9 @@ def main():
             figures.update(history_figures(database, folder))
             size_mb = sum(os.path.getsize(database + suffix) for suffix in ("", "-wal")
                           if os.path.exists(database + suffix)) / 1e6
-            rows.append((size, hours, built, figures, size_mb))
+            rows.append((size, hours, built, figures, size_mb, at_base))
+            if not os.path.exists(base):
+                fresh_copy(database, base)
             print("decade bench: %d rides (%.0f h), the last %d stored in %.1f s" % (
                 size, hours, size - (rows[-2][0] if len(rows) > 1 else 0), built), file=sys.stderr)
     finally:
@@ -247,27 +279,33 @@ def main():
     fit_mb_per_hour = sum(os.path.getsize(path) for path in FIT) / 1e6 / sum(
         (last_event_us(j) - first_event_us(j)) / 3.6e9 for j in journals)
     labels = list(rows[0][3])
+    first = rows[0][0]
     print("\nA decade of riding (release; whole processes; median ms / peak MB of %d runs)" % RUNS)
     print("  %-28s" % "" + "".join("%22s" % ("%d rides" % size) for size, *_ in rows))
     for label in labels:
         cells = "".join("%14.1f ms %4.0f MB" % (figures[label][1] * 1000, figures[label][2])
-                        for _, _, _, figures, _ in rows)
+                        for _, _, _, figures, _, _ in rows)
         print("  %-28s%s" % (label, cells))
-        smallest = rows[0][3][label][1]
-        for size, _, _, figures, _ in rows:
+        for size, _, _, figures, _, at_base in rows:
             median = figures[label][1]
             target, met = "", None
-            if label == "store one more ride" and size > rows[0][0]:
-                # What must not grow with the history: storing one more ride.
-                target, met = "≤ 1.5× at %d rides" % rows[0][0], median <= 1.5 * smallest
+            if label in at_base:
+                # Against the first size's database in the same run: what must not grow with the history.
+                bound, ratio = BOUNDS.get(label, READING_BOUND), median / at_base[label][1]
+                target, met = "≤ %.2g× at %d rides in the same run: %.2f×" % (bound, first, ratio), ratio <= bound
             elif label == SYNC_NOTHING:
                 target, met = "< 50 ms", median < 0.05
             results.add("Decade", "%s, %d rides" % (label, size), figures[label][0], median,
                         peak_mb=round(figures[label][2], 1), target=target, met=met)
+    if len(rows) > 1:
+        print("\n  against the %d-ride database, in turn in the same run (ratio of medians)" % first)
+        for label in rows[1][5]:
+            print("  %-28s" % label + "%22s" % "" + "".join(
+                "%21.2f×" % (figures[label][1] / at_base[label][1]) for _, _, _, figures, _, at_base in rows[1:]))
     print("  %-28s" % "database MB per ride-hour" + "".join(
-        "%22s" % ("%.2f (FIT %.2f)" % (size_mb / hours, fit_mb_per_hour)) for _, hours, _, _, size_mb in rows))
+        "%22s" % ("%.2f (FIT %.2f)" % (size_mb / hours, fit_mb_per_hour)) for _, hours, _, _, size_mb, _ in rows))
     before = 0
-    for size, hours, built, _, size_mb in rows:
+    for size, hours, built, _, size_mb, _ in rows:
         results.add("Decade", "database per ride-hour, %d rides" % size, median=round(size_mb / hours, 3),
                     unit="MB", target="≤ %.2f MB (1.4× FIT)" % (1.4 * fit_mb_per_hour),
                     met=size_mb / hours <= 1.4 * fit_mb_per_hour)
