@@ -24,6 +24,19 @@ public enum UploadPlan {
         "\(WorkoutStore.canonical(syncIdentifier))-v\(version)"
     }
 
+    /// Where `step(service:rideVersion:record:)` is `nothing` for an automatic run, as an SQL condition over the
+    /// ride's row of `service` (`u`, a `remoteUpload` row) and the ride (`w`, its `version`): so that a run reads only
+    /// the rides it has something to do for (`unsettledUploadableRides`). The same rule as `step`, written twice;
+    /// UploadRuleTests checks that both agree on every row.
+    public static func settled(_ service: Service) -> String {
+        // Strava keeps its first file: a newer version whose details were set is settled.
+        let detailsSet = service == .strava ? " OR coalesce(u.detailsVersion, u.version) >= w.version" : ""
+        return """
+            (u.state IN ('failed', 'deleted') AND u.version >= w.version)
+            OR (u.state = 'uploaded' AND (u.version >= w.version OR u.remoteId IS NULL\(detailsSet)))
+            """
+    }
+
     /// `again`: the rider named the ride (`upload ID`), so a version the service refused is sent once more.
     public static func step(
         service: Service, rideVersion: Int, record: RemoteUpload?, again: Bool = false

@@ -111,18 +111,24 @@ public struct Uploader: Sendable {
     private func upload(_ service: Service, _ session: Session, choice: Choice, into report: inout Report)
         async throws
     {
-        // The rides the run covers and the service's rows, read once (one upload runs at a time per collector: the
+        // The rides the run covers and their rows, read once (one upload runs at a time per collector: the
         // folder's lock); each call to the store is a trip to a thread that may block and back. The rule of which
-        // rides an automatic run covers is the store's, the one `UploadStatus` reports.
+        // rides an automatic run covers is the store's, the one `UploadStatus` reports; of those, the rides with
+        // nothing to do (most, once a history is uploaded) are left in the database.
         let since = session.since
         let (rides, rows) = try await store.call { store throws(StoreError) in
             let rides =
                 switch choice {
                 case .automatic:
-                    try store.uploadableRides(startedFrom: since, orUploadedTo: [service.rawValue])
+                    try store.unsettledUploadableRides(
+                        startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service))
                 case .rides(let ids): try store.uploadableRides(ids: ids)
                 }
-            return (rides, try store.remoteUploads(service: service.rawValue))
+            var rows: [RemoteUpload] = []
+            for ride in rides {
+                if let row = try store.remoteUpload(ride.syncIdentifier, service: service.rawValue) { rows.append(row) }
+            }
+            return (rides, rows)
         }
         let records = Dictionary(rows.map { ($0.syncIdentifier, $0) }, uniquingKeysWith: { $1 })
         let chosen: [WorkoutStore.UploadableRide]

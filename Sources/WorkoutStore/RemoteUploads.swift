@@ -4,7 +4,7 @@ import GRDB
 /// once, however often the network, the service or the process fails on the way. It is written before each request
 /// that could create an activity, so that a run after a lost answer knows to look the ride up first.
 public struct RemoteUpload: Equatable, Sendable {
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, CaseIterable {
         /// An upload of `version` was sent or is about to be; its answer is not known.
         case sending
         /// The service took the file and is still reading it (Strava: `uploadId`).
@@ -93,6 +93,33 @@ extension WorkoutStore {
             lower(syncIdentifier) IN (SELECT value FROM json_each((SELECT json_group_array(syncIdentifier)
             FROM remoteUpload WHERE service IN (\(Array(repeating: "?", count: services).joined(separator: ","))))))
             """
+    }
+
+    /// Those of `uploadableRides(startedFrom:orUploadedTo:)` for `service` whose row of `service` is not `settled`
+    /// (or who have none), oldest first: what an automatic upload has something to do for, without reading into
+    /// Swift the rides it has nothing to do for. `settled` is an SQL condition over the row, as `u`, and the ride,
+    /// as `w` (the upload rule's "nothing to do": `UploadPlan.settled`).
+    public func unsettledUploadableRides(startedFrom: Int64, service: String, settled: String) throws(StoreError)
+        -> [UploadableRide]
+    {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: Self.unsettledQuery(settled), arguments: [startedFrom, service, service]
+            ).map {
+                UploadableRide(
+                    id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
+                    name: $0["name"], startMicroseconds: $0["startMicroseconds"])
+            }
+        }
+    }
+
+    /// The query of `unsettledUploadableRides`: the covered rides of one service, each row looked up by its key.
+    static func unsettledQuery(_ settled: String) -> String {
+        """
+        SELECT w.* FROM (\(uploadableQuery(startedFrom(orUploadedTo: 1)))) AS w
+        LEFT JOIN remoteUpload u ON u.syncIdentifier = lower(w.syncIdentifier) AND u.service = ?
+        WHERE u.syncIdentifier IS NULL OR NOT (\(settled)) ORDER BY w.startMicroseconds, w.id
+        """
     }
 
     /// Those of them with these workout ids, oldest first; an id that is not one of them is left out. The ids are

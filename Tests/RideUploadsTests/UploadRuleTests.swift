@@ -274,6 +274,60 @@ struct UploadRuleTests {
         #expect(!plan.contains { $0.hasPrefix("SCAN workout") }, "\(plan)")
     }
 
+    @Test("the rule's nothing-to-do in SQL agrees with the rule on every row; the rides it leaves are not read")
+    func settledInSQL() throws {
+        let store = try StoredRides.store(
+            journals: (1...2).map { Journals.power(Array(repeating: 150, count: 60), day: $0) })
+        let rides = try store.uploadableRides()
+        let (ride, before) = (rides[1], rides[0])
+        try store.setVersion(ride.id, 3)
+        for service in Service.allCases {
+            let since = ride.startMicroseconds
+            func unsettled() throws -> [Int64] {
+                try store.unsettledUploadableRides(
+                    startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service)
+                ).map(\.id)
+            }
+            // No row: to be uploaded, if the account covers it (the older ride started before the account).
+            #expect(try unsettled() == [ride.id])
+            for state in RemoteUpload.State.allCases {
+                for version in 2...4 {
+                    for remoteId in [nil, "r1"] {
+                        for details in [nil, 2, 3, 4] {
+                            let row = RemoteUpload(
+                                syncIdentifier: ride.syncIdentifier, service: service.rawValue, version: version,
+                                state: state, remoteId: remoteId, uploadId: "u1", previousRemoteId: "r0",
+                                detailsVersion: details)
+                            try store.saveRemoteUpload(row)
+                            let rule = UploadPlan.step(service: service, rideVersion: 3, record: row) != .nothing
+                            #expect(
+                                try unsettled() == (rule ? [ride.id] : []),
+                                "\(service) \(state) v\(version) \(remoteId ?? "-") details \(details ?? 0)")
+                        }
+                    }
+                }
+            }
+            // A row makes a ride covered whenever it started; settled, it is left out too.
+            try store.saveRemoteUpload(
+                RemoteUpload(
+                    syncIdentifier: before.syncIdentifier, service: service.rawValue, version: 1, state: .sending))
+            #expect(try unsettled() == [before.id])
+        }
+        // Read through the indexes of the covered rides and the rows' key, never by reading every ride.
+        let plan = try store.queue.read { db in
+            try Row.fetchAll(
+                db, sql: "EXPLAIN QUERY PLAN " + WorkoutStore.unsettledQuery(UploadPlan.settled(.strava)),
+                arguments: [0, "strava", "strava"]
+            ).map { $0["detail"] as String }
+        }
+        #expect(!plan.contains { $0.hasPrefix("SCAN workout") }, "\(plan)")
+        #expect(
+            plan.contains {
+                $0.hasPrefix("SEARCH u USING INDEX sqlite_autoindex_remoteUpload_1 (syncIdentifier=? AND service=?)")
+            },
+            "\(plan)")
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
         let folder = AccountFolder(
