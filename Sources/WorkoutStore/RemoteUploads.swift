@@ -102,15 +102,7 @@ extension WorkoutStore {
     public func unsettledUploadableRides(startedFrom: Int64, service: String, settled: String) throws(StoreError)
         -> [UploadableRide]
     {
-        try read { db in
-            try Row.fetchAll(
-                db, sql: Self.unsettledQuery(settled), arguments: [startedFrom, service, service]
-            ).map {
-                UploadableRide(
-                    id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
-                    name: $0["name"], startMicroseconds: $0["startMicroseconds"])
-            }
-        }
+        try uploadableRides(sql: Self.unsettledQuery(settled), [startedFrom, service, service])
     }
 
     /// The query of `unsettledUploadableRides`: the covered rides of one service, each row looked up by its key.
@@ -142,8 +134,13 @@ extension WorkoutStore {
     private func uploadableRides(
         where condition: String, _ arguments: StatementArguments, order: String = "startMicroseconds, id"
     ) throws(StoreError) -> [UploadableRide] {
+        try uploadableRides(sql: Self.uploadableQuery(condition, order: order), arguments)
+    }
+
+    /// The rides `sql` selects with `uploadableColumns`.
+    private func uploadableRides(sql: String, _ arguments: StatementArguments) throws(StoreError) -> [UploadableRide] {
         try read { db in
-            try Row.fetchAll(db, sql: Self.uploadableQuery(condition, order: order), arguments: arguments).map {
+            try Row.fetchAll(db, sql: sql, arguments: arguments).map {
                 UploadableRide(
                     id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
                     name: $0["name"], startMicroseconds: $0["startMicroseconds"])
