@@ -116,20 +116,23 @@ public struct Uploader: Sendable {
         // rides an automatic run covers is the store's, the one `UploadStatus` reports; of those, the rides with
         // nothing to do (most, once a history is uploaded) are left in the database.
         let since = session.since
-        let (rides, rows) = try await store.call { store throws(StoreError) in
-            let rides =
+        let (unsettled, rows) = try await store.call { store throws(StoreError) in
+            let unsettled =
                 switch choice {
                 case .automatic:
                     try store.unsettledUploadableRides(
                         startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service))
-                case .rides(let ids): try store.uploadableRides(ids: ids)
+                case .rides(let ids):
+                    WorkoutStore.UnsettledRides(
+                        rides: try store.uploadableRides(ids: ids), throughChange: 0, markCurrent: true)
                 }
             var rows: [RemoteUpload] = []
-            for ride in rides {
+            for ride in unsettled.rides {
                 if let row = try store.remoteUpload(ride.syncIdentifier, service: service.rawValue) { rows.append(row) }
             }
-            return (rides, rows)
+            return (unsettled, rows)
         }
+        let rides = unsettled.rides
         let records = Dictionary(rows.map { ($0.syncIdentifier, $0) }, uniquingKeysWith: { $1 })
         let chosen: [WorkoutStore.UploadableRide]
         switch choice {
@@ -148,20 +151,32 @@ public struct Uploader: Sendable {
         }
         let explicit: Bool
         if case .rides = choice { explicit = true } else { explicit = false }
+        // Every ride the run read, brought to nothing to do or to a row under way, lets the next automatic run
+        // read only what changes after (`markUploadsSettled`); a run that stops on the way (it throws) keeps none.
+        var allSettled = true
         for ride in chosen {
             let record = records[ride.syncIdentifier]
-            if let outcome = try await upload(ride, service, session, record: record, explicit: explicit) {
-                report.outcomes.append(outcome)
+            let (outcome, last) = try await upload(ride, service, session, record: record, explicit: explicit)
+            if let outcome { report.outcomes.append(outcome) }
+            let step = UploadPlan.step(service: service, rideVersion: ride.version, record: last)
+            if step != .nothing && !(last.map { RemoteUpload.State.underWay.contains($0.state) } ?? false) {
+                allSettled = false
+            }
+        }
+        if !explicit, allSettled, !unsettled.markCurrent {
+            try await store.call { store throws(StoreError) in
+                try store.markUploadsSettled(
+                    service: service.rawValue, since: since, throughChange: unsettled.throughChange)
             }
         }
     }
 
-    /// Brings one ride's upload to its end from its row (`record`); nil when there was nothing to do. `explicit`:
-    /// the rider named it.
+    /// Brings one ride's upload to its end from its row (`record`): what the rider is told (nil when there was nothing
+    /// to do) and the row as it was left. `explicit`: the rider named it.
     private func upload(
         _ ride: WorkoutStore.UploadableRide, _ service: Service, _ session: Session, record: RemoteUpload?,
         explicit: Bool
-    ) async throws -> Outcome? {
+    ) async throws -> (outcome: Outcome?, record: RemoteUpload?) {
         var record = record
         var outcome: Outcome?
         func finish(_ result: Outcome.Result, _ words: String) {
@@ -200,19 +215,19 @@ public struct Uploader: Sendable {
                 if outcome == nil, explicit, let record, record.state == .uploaded {
                     finish(.alreadyThere, "already on \(service.title) as \(record.remoteId ?? "")")
                 }
-                return outcome
+                return (outcome, record)
             case .lookUp(let version):
                 let externalId = UploadPlan.externalIdentifier(ride.syncIdentifier, version: version)
                 if let found = try await session.find(externalId, startMicroseconds: ride.startMicroseconds) {
                     record = try await save(ride, service, version: version, .uploaded, remoteId: found, from: record)
                     finish(.uploaded, "on \(service.title) as \(found) (found by its external id after a lost answer)")
                 } else if try await !sendCurrent() {
-                    return outcome
+                    return (outcome, record)
                 }
             case .upload:
-                if try await !sendCurrent() { return outcome }
+                if try await !sendCurrent() { return (outcome, record) }
             case .poll(let uploadId):
-                guard case .strava(let strava) = session.remote else { return outcome }
+                guard case .strava(let strava) = session.remote else { return (outcome, record) }
                 record = try await poll(uploadId, ride, strava, from: record)
                 switch record?.state {
                 case .uploaded?:
@@ -222,17 +237,17 @@ public struct Uploader: Sendable {
                             + (record?.lastError.map { " (\($0))" } ?? ""))
                 case .failed?:
                     finish(.refused, "REFUSED by Strava: \(record?.lastError ?? "")")
-                    return outcome
+                    return (outcome, record)
                 default: break
                 }
             case .replace(let previous):
-                guard case .intervals(let intervals) = session.remote else { return outcome }
+                guard case .intervals(let intervals) = session.remote else { return (outcome, record) }
                 record = try await save(
                     ride, service, version: ride.version, .replacing, previousRemoteId: previous, from: record)
                 _ = try await intervals.delete(previous)
-                if try await !sendCurrent(replacing: previous) { return outcome }
+                if try await !sendCurrent(replacing: previous) { return (outcome, record) }
             case .updateDetails(let remoteId):
-                guard case .strava(let strava) = session.remote, var updated = record else { return outcome }
+                guard case .strava(let strava) = session.remote, var updated = record else { return (outcome, record) }
                 try await strava.updateDetails(remoteId, name: ride.name, description: description(ride))
                 updated.detailsVersion = ride.version
                 updated.lastError = nil
@@ -244,7 +259,7 @@ public struct Uploader: Sendable {
                         + "file); the name and description of version \(ride.version) are set")
             }
         }
-        return outcome
+        return (outcome, record)
     }
 
     /// Uploads the ride's current version: the row says `sending` before the request leaves; a lost answer is

@@ -509,6 +509,47 @@ extension WorkoutStore {
                     """)
             try db.execute(sql: markedChanges(of: "pullHorizon"))
         }
+        migrator.registerMigration("v25 what the uploads found settled", foreignKeyChecks: .immediate) { db in
+            // A ride's place in the order of changes that matter to an upload: a number above every other ride's,
+            // given by the triggers when the ride is stored and whenever its status, collector, version, identity or
+            // start changes. An upload run that found every ride it covers settled keeps, per service, the number it
+            // saw (`uploadSettled`); its next run reads the rides numbered above it and the rows under way, not every
+            // ride it covers (Docs/reference/storage.md, "Derived data stays true"). The rides stored before take
+            // their id: no run has kept a number yet.
+            try db.execute(
+                sql: """
+                    ALTER TABLE workout ADD COLUMN changeSequence INTEGER NOT NULL DEFAULT 0;
+                    UPDATE workout SET changeSequence = id;
+                    CREATE INDEX workoutByChange ON workout (changeSequence);
+                    CREATE TRIGGER workoutInsertCounted AFTER INSERT ON workout BEGIN
+                        UPDATE workout SET changeSequence = (SELECT max(changeSequence) FROM workout) + 1
+                        WHERE id = NEW.id;
+                    END;
+                    CREATE TRIGGER workoutUpdateCounted
+                    AFTER UPDATE OF status, collector, version, syncIdentifier, startMicroseconds ON workout
+                    WHEN OLD.status IS NOT NEW.status OR OLD.collector IS NOT NEW.collector
+                    OR OLD.version IS NOT NEW.version OR OLD.syncIdentifier IS NOT NEW.syncIdentifier
+                    OR OLD.startMicroseconds IS NOT NEW.startMicroseconds BEGIN
+                        UPDATE workout SET changeSequence = (SELECT max(changeSequence) FROM workout) + 1
+                        WHERE id = NEW.id;
+                    END;
+                    -- Per service, the accounts' start (`since`) and the change number through which every ride
+                    -- an automatic upload covers was settled, but for rows still under way.
+                    CREATE TABLE uploadSettled (
+                        service TEXT PRIMARY KEY NOT NULL,
+                        since INTEGER NOT NULL,
+                        throughChange INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    -- The rows under way (sent, being read, being replaced), which a run reads whatever the mark.
+                    CREATE INDEX remoteUploadUnderWay ON remoteUpload (service)
+                    WHERE state IN ('sending', 'processing', 'replacing');
+                    -- A row gone (none is deleted today) could leave a ride behind the mark: the mark goes too.
+                    CREATE TRIGGER remoteUploadDeleteUnsettles AFTER DELETE ON remoteUpload BEGIN
+                        DELETE FROM uploadSettled WHERE service = OLD.service;
+                    END;
+                    """)
+            try db.execute(sql: markedChanges(of: "uploadSettled"))
+        }
         return migrator
     }
 

@@ -17,6 +17,12 @@ public struct RemoteUpload: Equatable, Sendable {
         case failed
         /// The remote activity was deleted on request (`upload --delete-remote`).
         case deleted
+
+        /// The states in which a row always has a next step (`UploadPlan.step`): a run reads these rows whatever
+        /// its service's mark (`WorkoutStore.unsettledUploadableRides`).
+        public static let underWay: [State] = [.sending, .processing, .replacing]
+        /// `underWay` as SQL, in the words of the index on them (migration v25).
+        static var underWaySQL: String { underWay.map { "'\($0.rawValue)'" }.joined(separator: ", ") }
     }
 
     public var syncIdentifier: String
@@ -95,23 +101,81 @@ extension WorkoutStore {
             """
     }
 
+    /// What an automatic upload of one service has to look at, and the change number it was read at.
+    public struct UnsettledRides: Equatable, Sendable {
+        public var rides: [UploadableRide]
+        /// The highest `changeSequence` when they were read: the mark `markUploadsSettled` keeps once each of
+        /// `rides` is settled or under way.
+        public var throughChange: Int64
+        /// The service's mark already says `throughChange`: there is nothing to write when the run keeps it.
+        public var markCurrent: Bool
+
+        public init(rides: [UploadableRide], throughChange: Int64, markCurrent: Bool) {
+            self.rides = rides
+            self.throughChange = throughChange
+            self.markCurrent = markCurrent
+        }
+    }
+
     /// Those of `uploadableRides(startedFrom:orUploadedTo:)` for `service` whose row of `service` is not `settled`
     /// (or who have none), oldest first: what an automatic upload has something to do for, without reading into
     /// Swift the rides it has nothing to do for. `settled` is an SQL condition over the row, as `u`, and the ride,
-    /// as `w` (the upload rule's "nothing to do": `UploadPlan.settled`).
-    public func unsettledUploadableRides(startedFrom: Int64, service: String, settled: String) throws(StoreError)
-        -> [UploadableRide]
+    /// as `w` (the upload rule's "nothing to do": `UploadPlan.settled`). Once a run of the same `since` kept its
+    /// mark (`markUploadsSettled`), only the rides changed after it and the rows under way are read: a ride
+    /// settled then stays settled until it changes, as only a run writes rows, and writes them for the ride's
+    /// current version.
+    public func unsettledUploadableRides(startedFrom since: Int64, service: String, settled: String)
+        throws(StoreError) -> UnsettledRides
     {
-        try uploadableRides(sql: Self.unsettledQuery(settled), [startedFrom, service, service])
+        try read { db in
+            let latest = try Int64.fetchOne(db, sql: "SELECT max(changeSequence) FROM workout") ?? 0
+            let mark = try Int64.fetchOne(
+                db, sql: "SELECT throughChange FROM uploadSettled WHERE service = ? AND since = ?",
+                arguments: [service, since])
+            let rows =
+                if let mark {
+                    try Row.fetchAll(
+                        db, sql: Self.unsettledQuery(settled, changedAfterMark: true),
+                        arguments: [mark, since, service, service, service])
+                } else {
+                    try Row.fetchAll(
+                        db, sql: Self.unsettledQuery(settled, changedAfterMark: false),
+                        arguments: [since, service, service])
+                }
+            return UnsettledRides(
+                rides: rows.map(Self.uploadableRide), throughChange: latest, markCurrent: mark == latest)
+        }
     }
 
-    /// The query of `unsettledUploadableRides`: the covered rides of one service, each row looked up by its key.
-    static func unsettledQuery(_ settled: String) -> String {
-        """
-        SELECT w.* FROM (\(uploadableQuery(startedFrom(orUploadedTo: 1)))) AS w
-        LEFT JOIN remoteUpload u ON u.syncIdentifier = lower(w.syncIdentifier) AND u.service = ?
-        WHERE u.syncIdentifier IS NULL OR NOT (\(settled)) ORDER BY w.startMicroseconds, w.id
-        """
+    /// Keeps that every ride an automatic upload of `service` from `since` covers, numbered `throughChange` or
+    /// below, is settled or has its row under way.
+    public func markUploadsSettled(service: String, since: Int64, throughChange: Int64) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO uploadSettled (service, since, throughChange) VALUES (?, ?, ?)",
+                arguments: [service, since, throughChange])
+        }
+    }
+
+    /// The query of `unsettledUploadableRides`: the covered rides of one service (since its mark, those changed
+    /// after it and those whose row is under way), each row looked up by its key.
+    static func unsettledQuery(_ settled: String, changedAfterMark: Bool) -> String {
+        let covered =
+            changedAfterMark
+            ? """
+            SELECT \(uploadableColumns) FROM workout WHERE \(uploadable) AND changeSequence > ? AND
+            (startMicroseconds >= ? OR EXISTS (SELECT 1 FROM remoteUpload r
+            WHERE r.syncIdentifier = lower(workout.syncIdentifier) AND r.service = ?))
+            UNION SELECT \(uploadableColumns) FROM workout WHERE \(uploadable) AND
+            lower(syncIdentifier) IN (SELECT value FROM json_each((SELECT json_group_array(syncIdentifier)
+            FROM remoteUpload WHERE service = ? AND state IN (\(RemoteUpload.State.underWaySQL)))))
+            """
+            : uploadableQuery(startedFrom(orUploadedTo: 1))
+        return """
+            SELECT w.* FROM (\(covered)) AS w
+            LEFT JOIN remoteUpload u ON u.syncIdentifier = lower(w.syncIdentifier) AND u.service = ?
+            WHERE u.syncIdentifier IS NULL OR NOT (\(settled)) ORDER BY w.startMicroseconds, w.id
+            """
     }
 
     /// Those of them with these workout ids, oldest first; an id that is not one of them is left out. The ids are
@@ -139,13 +203,13 @@ extension WorkoutStore {
 
     /// The rides `sql` selects with `uploadableColumns`.
     private func uploadableRides(sql: String, _ arguments: StatementArguments) throws(StoreError) -> [UploadableRide] {
-        try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map {
-                UploadableRide(
-                    id: $0["id"], syncIdentifier: Self.canonical($0["syncIdentifier"]), version: $0["version"],
-                    name: $0["name"], startMicroseconds: $0["startMicroseconds"])
-            }
-        }
+        try read { db in try Row.fetchAll(db, sql: sql, arguments: arguments).map(Self.uploadableRide) }
+    }
+
+    private static func uploadableRide(_ row: Row) -> UploadableRide {
+        UploadableRide(
+            id: row["id"], syncIdentifier: canonical(row["syncIdentifier"]), version: row["version"],
+            name: row["name"], startMicroseconds: row["startMicroseconds"])
     }
 
     static func uploadableQuery(_ condition: String, order: String = "startMicroseconds, id") -> String {

@@ -286,7 +286,7 @@ struct UploadRuleTests {
             func unsettled() throws -> [Int64] {
                 try store.unsettledUploadableRides(
                     startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service)
-                ).map(\.id)
+                ).rides.map(\.id)
             }
             // No row: to be uploaded, if the account covers it (the older ride started before the account).
             #expect(try unsettled() == [ride.id])
@@ -316,7 +316,9 @@ struct UploadRuleTests {
         // Read through the indexes of the covered rides and the rows' key, never by reading every ride.
         let plan = try store.queue.read { db in
             try Row.fetchAll(
-                db, sql: "EXPLAIN QUERY PLAN " + WorkoutStore.unsettledQuery(UploadPlan.settled(.strava)),
+                db,
+                sql: "EXPLAIN QUERY PLAN "
+                    + WorkoutStore.unsettledQuery(UploadPlan.settled(.strava), changedAfterMark: false),
                 arguments: [0, "strava", "strava"]
             ).map { $0["detail"] as String }
         }
@@ -326,6 +328,92 @@ struct UploadRuleTests {
                 $0.hasPrefix("SEARCH u USING INDEX sqlite_autoindex_remoteUpload_1 (syncIdentifier=? AND service=?)")
             },
             "\(plan)")
+    }
+
+    @Test("after a run that settled every ride, the next reads the rides changed since and the rows under way")
+    func settledMark() async throws {
+        let (collector, folder) = try oneRideWithAnAccount()
+        for journal in Fixtures.journals[1...2] { try collector.replay(journal) }
+        let store = collector.store
+        let rides = try store.uploadableRides()
+        #expect(rides.count == 3)
+        func unsettled(since: Int64 = 0) throws -> WorkoutStore.UnsettledRides {
+            try store.unsettledUploadableRides(
+                startedFrom: since, service: "intervals", settled: UploadPlan.settled(.intervals))
+        }
+        // The database itself, as SQL (the test's synchronous reads and writes).
+        func number(_ sql: String, _ arguments: StatementArguments = []) throws -> Int64? {
+            try store.queue.read { db in try Int64.fetchOne(db, sql: sql, arguments: arguments) }
+        }
+        func execute(_ sql: String, _ arguments: StatementArguments = []) throws {
+            try store.queue.write { db in try db.execute(sql: sql, arguments: arguments) }
+        }
+        func plan(_ sql: String, _ arguments: StatementArguments) throws -> [String] {
+            try store.queue.read { db in
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] }
+            }
+        }
+        func sequence(_ id: Int64) throws -> Int64 {
+            try #require(try number("SELECT changeSequence FROM workout WHERE id = ?", [id]))
+        }
+        func mark() throws -> Int64? { try number("SELECT throughChange FROM uploadSettled") }
+        // Each ride stored was numbered above every ride before it.
+        let numbers = try rides.map { try sequence($0.id) }
+        #expect(numbers == numbers.sorted() && Set(numbers).count == 3)
+        let created = (1...3).map { ServiceResponse(status: 201, body: Array(#"{"id":"i\#($0)"}"#.utf8)) }
+        let transport = ScriptedTransport(created.map { .response($0) })
+        var uploader = Uploader(store: store, folder: folder)
+        uploader.reach.transport = transport
+        uploader.reach.pause = { _ in }
+        #expect(try await uploader.run([.intervals], choice: .automatic).outcomes.count == 3)
+        #expect(try mark() == numbers.max())
+        #expect(try unsettled() == .init(rides: [], throughChange: numbers.max() ?? 0, markCurrent: true))
+        // The mark is what is read: a row made unsettled behind the runs' back (only a run writes rows) is not
+        // seen while its ride is unchanged, and is seen once the mark is for another start or gone.
+        try execute(
+            "UPDATE remoteUpload SET state = 'failed', version = 0 WHERE syncIdentifier = ?", [rides[0].syncIdentifier])
+        #expect(try unsettled().rides.isEmpty)
+        #expect(try unsettled(since: 1).rides.map(\.id) == [rides[0].id])
+        try execute("UPDATE remoteUpload SET version = 1, state = 'uploaded'")
+        // A change of the ride's version, status, identity or start numbers it again; of its sync marks or its name
+        // alone (the upload rule reads neither), not.
+        let before = try sequence(rides[1].id)
+        try execute("UPDATE workout SET syncedVersion = 7, status = status, name = 'x' WHERE id = ?", [rides[1].id])
+        #expect(try sequence(rides[1].id) == before)
+        try store.setVersion(rides[1].id, 2)
+        #expect(try sequence(rides[1].id) > numbers.max() ?? 0)
+        // A row under way is read whatever the mark.
+        try store.saveRemoteUpload(
+            RemoteUpload(syncIdentifier: rides[2].syncIdentifier, service: "intervals", version: 1, state: .sending))
+        #expect(try unsettled().rides.map(\.id) == [rides[1].id, rides[2].id])
+        // Read through the change numbers' index and the rows under way, never every ride or row.
+        let plan = try plan(
+            WorkoutStore.unsettledQuery(UploadPlan.settled(.intervals), changedAfterMark: true),
+            [0, 0, "intervals", "intervals", "intervals"])
+        #expect(plan.contains { $0.hasPrefix("SEARCH workout USING INDEX workoutByChange (changeSequence>?)") })
+        #expect(plan.contains { $0.hasPrefix("SEARCH remoteUpload USING INDEX remoteUploadUnderWay") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN workout") || $0.hasPrefix("SCAN remoteUpload") }, "\(plan)")
+        // A run that stops on the way (the service out of reach) keeps the mark where it was.
+        let keptMark = try mark()
+        let down = ScriptedTransport([])
+        uploader.reach.transport = down
+        #expect(try await uploader.run([.intervals], choice: .automatic).failures.count == 1)
+        #expect(try mark() == keptMark)
+        // One that settles them moves it on: the new version replaced, the lost answer looked up.
+        let lookedUp = UploadPlan.externalIdentifier(rides[2].syncIdentifier, version: 1)
+        let answers = ScriptedTransport([
+            .response(ServiceResponse(status: 200, body: [])),
+            .response(ServiceResponse(status: 201, body: Array(#"{"id":"i4"}"#.utf8))),
+            .response(ServiceResponse(status: 200, body: Array(#"[{"id":"i3","external_id":"\#(lookedUp)"}]"#.utf8))),
+        ])
+        uploader.reach.transport = answers
+        let settled = try await uploader.run([.intervals], choice: .automatic)
+        #expect(settled.failures.isEmpty, "\(settled.failures)")
+        #expect(try mark() == (try number("SELECT max(changeSequence) FROM workout")))
+        #expect(try unsettled().rides.isEmpty)
+        // A row deleted takes its service's mark with it.
+        try execute("DELETE FROM remoteUpload WHERE syncIdentifier = ?", [rides[0].syncIdentifier])
+        #expect(try mark() == nil)
     }
 
     @Test("an account file others can read is refused, not used")
