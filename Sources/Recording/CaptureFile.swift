@@ -150,6 +150,8 @@ public struct ReplayError: ExplainedError {
         case busy
         /// A workout with nothing stored to rebuild it from, or that vanished.
         case nothingToRebuild
+        /// Not the ride the caller expects (`Replayer.Options.check`, a pull's): nothing was written.
+        case unexpectedRide
     }
 
     public var code: Code

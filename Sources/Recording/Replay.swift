@@ -23,6 +23,11 @@ public struct Replayer: Sendable {
         public var pauseAfterEachChunkMicroseconds: UInt32 = 0
         /// Whether a deleted ride may be stored again (`--undelete`), and a pulled one replaced (a pull).
         public var rules = WorkoutStore.ClaimRules()
+        /// Asked before anything is written, with the ride's identity (in lower case) and digests as the file
+        /// makes them: why the ride must not be stored, or nil. A pull checks here that a row's journal is the ride
+        /// it names with the content it claims, so that the ride is built once, here, and a refused one leaves
+        /// nothing behind (the replay throws `.unexpectedRide` with the reason).
+        public var check: (@Sendable (_ syncIdentifier: String, _ digests: WorkoutStore.Digests) -> String?)?
 
         public init() {}
 
@@ -100,6 +105,9 @@ public struct Replayer: Sendable {
     /// same file right now is waited for (it stores the ride, or is killed and its hold lapses).
     private func claim(_ capture: CaptureFile, digests: WorkoutStore.Digests) throws -> Claiming {
         let syncIdentifier = try syncIdentifier(capture.events, sourceDigest: digests.source!)
+        if let check = options.check, let reason = check(WorkoutStore.canonical(syncIdentifier), digests) {
+            throw ReplayError(.unexpectedRide, reason)
+        }
         let deadline = ContinuousClock.now + .microseconds(WorkoutStore.claimLapseMicroseconds * 2)
         while true {
             switch try store.claimWorkout(

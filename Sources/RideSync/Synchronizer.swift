@@ -389,12 +389,13 @@ public struct Synchronizer: Sendable {
         return report
     }
 
-    /// Stores the server's copy of one ride here at the server's version. It is rebuilt in a scratch database
-    /// first, and stored here only when it is the ride the row names (its identity) with the content the row's
-    /// digest names: anyone who can write the shared table could otherwise put another ride, or an edited one,
-    /// into this database as a ride recorded here. `protecting`, a ride recorded here, is replaced only by another
-    /// version of the same recording (the same notifications replayed with other settings on a copy of this
-    /// database), never by another ride under its identity.
+    /// Stores the server's copy of one ride here at the server's version, only when it is the ride the row names
+    /// (its identity) with the content the row's digest names: anyone who can write the shared table could
+    /// otherwise put another ride, or an edited one, into this database as a ride recorded here. `protecting`, a
+    /// ride recorded here, is replaced only by another version of the same recording (the same notifications
+    /// replayed with other settings on a copy of this database), never by another ride under its identity. A
+    /// journal is checked as its replay here begins, before anything is written, and so built once; a FIT file
+    /// (a ride imported elsewhere, which may hold several sessions) is rebuilt in a scratch database first.
     func fetch(_ sync: UUID, version: Int, collector: String?, protecting: Int64? = nil) async throws(SyncError)
         -> Pulled
     {
@@ -408,72 +409,98 @@ public struct Synchronizer: Sendable {
             ).first
         else { throw SyncError(.refused, "ride \(key) is no longer on the shared store") }
         let label = "shared store (\(collector ?? "this collector")) \(key)"
-        let bytes = file.map { [UInt8]($0.readableBytesView) }
         // Pieces of the row that are only shown, bounded as local input is: a name as `rename` takes it.
         let shownName = name.flatMap { WorkoutPlan.name(String($0.prefix(Self.longestName))) }
-        let shownFileName = fileName.map { String($0.prefix(255)) }
-        @Sendable func store(into store: WorkoutStore) throws -> [Replayer.Outcome] {
-            let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
-            if let journal {
-                var options = Replayer.Options()
-                options.rules = rules
-                return [
-                    try Replayer(store: store, options: options).replay(
-                        CaptureFile.journal(text: journal, label: label))
+        func refused(_ reason: String) -> SyncError {
+            SyncError(.refused, "ride \(key) v\(version) from the shared store was not taken: \(reason)")
+        }
+        // The recording a ride recorded here was made from: the only one its pulled versions may be built from.
+        var recording: String?
+        if let protecting {
+            let ours: WorkoutStore.ExistingWorkout?
+            do throws(StoreError) {
+                ours = try await local.call { (store) throws(StoreError) in try store.workout(syncIdentifier: key) }
+            } catch {
+                throw SyncError.local(error, "ride \(key)")
+            }
+            guard let source = ours?.sourceDigest else { throw refused(Self.anotherRecording(protecting)) }
+            recording = source
+        }
+        let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
+        let outcomes: [Replayer.Outcome]
+        if let journal {
+            var options = Replayer.Options()
+            options.rules = rules
+            options.check = { [recording] identity, digests in
+                if identity != key { return "its journal is another ride's (\(identity))" }
+                if digests.content != digest {
+                    return "it rebuilds to content \(digests.content ?? "unknown"), not the \(digest) the row "
+                        + "claims (an edited row, or a server that lies)"
+                }
+                if let recording, digests.source != recording { return Self.anotherRecording(protecting ?? 0) }
+                return nil
+            }
+            do {
+                outcomes = [
+                    try await WorkoutStore.blocking { [local, options] in
+                        try Replayer(store: local, options: options).replay(
+                            CaptureFile.journal(text: journal, label: label))
+                    }
                 ]
-            } else if let bytes {
+            } catch let error as ReplayError where error.code == .unexpectedRide {
+                throw refused(error.description)
+            } catch let error as ReplayError where error.code != .store && error.code != .busy {
+                throw refused("it does not rebuild (\(ShownText.cut(error.description, to: 300)))")
+            } catch {
+                throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
+            }
+        } else if let file {
+            let bytes = [UInt8](file.readableBytesView)
+            let shownFileName = fileName.map { String($0.prefix(255)) }
+            @Sendable func store(into store: WorkoutStore) throws -> [Replayer.Outcome] {
                 var importer = FITImporter(store: store)
                 importer.rules = rules
                 return try importer.importBytes(bytes, name: shownFileName ?? label)
             }
-            return []
-        }
-        func refused(_ reason: String) -> SyncError {
-            SyncError(.refused, "ride \(key) v\(version) from the shared store was not taken: \(reason)")
-        }
-
-        // Rebuilt where nothing of this database can be touched, and checked.
-        let scratch: WorkoutStore
-        let rebuilt: [Replayer.Outcome]
-        do {
-            scratch = try WorkoutStore()
-            rebuilt = try await WorkoutStore.blocking { [scratch] in try store(into: scratch) }
-        } catch {
-            throw refused("it does not rebuild (\(ShownText.cut("\(error)", to: 300)))")
-        }
-        guard let candidate = rebuilt.first(where: { WorkoutStore.canonical($0.summary.syncIdentifier) == key }) else {
-            throw refused(
-                "its \(journal != nil ? "journal" : "file") is another ride's ("
-                    + (rebuilt.map { WorkoutStore.canonical($0.summary.syncIdentifier) }.first ?? "none")
-                    + (session.map { ", session \($0) of its file" } ?? "") + ")")
-        }
-        guard candidate.summary.contentDigest == digest else {
-            throw refused(
-                "it rebuilds to content \(candidate.summary.contentDigest ?? "unknown"), not the \(digest) the row "
-                    + "claims (an edited row, or a server that lies)")
-        }
-        if let protecting {
-            let ours: WorkoutStore.ExistingWorkout?
-            let theirs: WorkoutStore.ExistingWorkout?
-            do throws(StoreError) {
-                ours = try await local.call { (store) throws(StoreError) in try store.workout(syncIdentifier: key) }
-                theirs = try await scratch.call { (store) throws(StoreError) in try store.workout(syncIdentifier: key) }
+            // Rebuilt where nothing of this database can be touched, and checked.
+            let scratch: WorkoutStore
+            let rebuilt: [Replayer.Outcome]
+            do {
+                scratch = try WorkoutStore()
+                rebuilt = try await WorkoutStore.blocking { [scratch] in try store(into: scratch) }
             } catch {
-                throw SyncError.local(error, "ride \(key)")
+                throw refused("it does not rebuild (\(ShownText.cut("\(error)", to: 300)))")
             }
-            guard let recording = ours?.sourceDigest, recording == theirs?.sourceDigest else {
+            guard let candidate = rebuilt.first(where: { WorkoutStore.canonical($0.summary.syncIdentifier) == key })
+            else {
                 throw refused(
-                    "it was recorded here (workout \(protecting)) and the shared store's version is another "
-                        + "recording under its identity; this one is kept (`cyclelog-sync push` says if the store "
-                        + "holds a newer version)")
+                    "its file is another ride's ("
+                        + (rebuilt.map { WorkoutStore.canonical($0.summary.syncIdentifier) }.first ?? "none")
+                        + (session.map { ", session \($0) of its file" } ?? "") + ")")
             }
-        }
-
-        let outcomes: [Replayer.Outcome]
-        do {
-            outcomes = try await WorkoutStore.blocking { [local] in try store(into: local) }
-        } catch {
-            throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
+            guard candidate.summary.contentDigest == digest else {
+                throw refused(
+                    "it rebuilds to content \(candidate.summary.contentDigest ?? "unknown"), not the \(digest) the "
+                        + "row claims (an edited row, or a server that lies)")
+            }
+            if let recording {
+                let theirs: WorkoutStore.ExistingWorkout?
+                do throws(StoreError) {
+                    theirs = try await scratch.call { (store) throws(StoreError) in
+                        try store.workout(syncIdentifier: key)
+                    }
+                } catch {
+                    throw SyncError.local(error, "ride \(key)")
+                }
+                guard recording == theirs?.sourceDigest else { throw refused(Self.anotherRecording(protecting ?? 0)) }
+            }
+            do {
+                outcomes = try await WorkoutStore.blocking { [local] in try store(into: local) }
+            } catch {
+                throw SyncError(.local, "ride \(key) from the shared store could not be stored here: \(error)")
+            }
+        } else {
+            throw refused("it does not rebuild (it has neither a journal nor a file)")
         }
         guard let outcome = outcomes.first(where: { WorkoutStore.canonical($0.summary.syncIdentifier) == key }) else {
             throw SyncError(.local, "ride \(key) from the shared store rebuilt to another ride here")
@@ -485,6 +512,12 @@ public struct Synchronizer: Sendable {
                 fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
         }
         return Pulled(syncIdentifier: key, version: version, result: .stored, id: id)
+    }
+
+    /// Why a ride recorded here (workout `id`) is not replaced by the shared store's version.
+    static func anotherRecording(_ id: Int64) -> String {
+        "it was recorded here (workout \(id)) and the shared store's version is another recording under its "
+            + "identity; this one is kept (`cyclelog-sync push` says if the store holds a newer version)"
     }
 
     /// The longest ride name taken from the shared store: `rename`'s limit.

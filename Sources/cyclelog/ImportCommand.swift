@@ -155,7 +155,7 @@ struct ImportTally {
         case .notARide: return "damaged or not a ride"
         case .inconsistentTimes: return "times that go back or leap"
         case .busy: return "being stored by another cyclelog"
-        case .nothingToRebuild: return "other"
+        case .nothingToRebuild, .unexpectedRide: return "other"
         case .store:
             return error.storeCode == .deleted
                 ? "deleted before (--undelete stores them again)" : "refused by the database"

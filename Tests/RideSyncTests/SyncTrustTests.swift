@@ -5,10 +5,10 @@ import Recording
 import RideJournal
 import RideTestSupport
 import Testing
-import WorkoutStore
 import Workouts
 
 @testable import RideSync
+@testable import WorkoutStore
 
 /// What a pull takes from a shared store it cannot trust (anyone who may write table `ride`: a club member with the
 /// shared role, the server's operator, a compromised server), and what a second collector may change: a forged or
@@ -104,6 +104,11 @@ struct SyncTrustTests {
                 journal: try Self.journalText(Fixtures.journals[3], naming: own.syncIdentifier), digest: nil)
 
             let countBefore = try laptop.store.list().count
+            // Every workout row, unfinished ones too: a refused ride is checked before anything of it is written.
+            func workoutRows(_ store: WorkoutStore) throws -> Int {
+                try store.queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM workout") ?? -1 }
+            }
+            let (laptopRows, boxRows) = (try workoutRows(laptop.store), try workoutRows(box.store))
             let pulled = try await laptopSync.pull()
             let skipped = pulled.filter { $0.result == .skipped }
             #expect(Set(skipped.map(\.syncIdentifier)) == [edited.lowercased, foreign.lowercased], "\(pulled)")
@@ -115,6 +120,7 @@ struct SyncTrustTests {
             #expect(try laptop.store.list().count == countBefore)
             #expect(try laptop.store.workout(syncIdentifier: edited.lowercased) == nil)
             #expect(try laptop.store.workout(syncIdentifier: foreign.lowercased) == nil)
+            #expect(try workoutRows(laptop.store) == laptopRows)
 
             // The box's own ride is not replaced by the row that names it: refused, its numbers as recorded.
             let boxPulled = try await boxSync.pull()
@@ -125,6 +131,7 @@ struct SyncTrustTests {
             #expect(after.version == own.version && after.contentDigest == own.contentDigest)
             #expect(after.statistics.averagePowerWatts == own.statistics.averagePowerWatts && after.plan.name == nil)
             #expect(try box.store.pendingRides().isEmpty, "nothing forged waits to be pushed as the box's own")
+            #expect(try workoutRows(box.store) == boxRows)
 
             // Put right on the server (the operator removes the forgeries and puts the box's recording back as the
             // next version): both machines take it, and they and the server agree.
