@@ -16,10 +16,11 @@ public struct FTPReport: Sendable {
     }
 
     /// The report of a database, its window of `days` ending with the newest stored ride (whose curves alone are
-    /// read).
-    public init(_ store: WorkoutStore, days: Int) throws(StoreError) {
+    /// read). Without `wholeHistory`, `history` holds the newest automatic value alone: enough for the value in
+    /// force and the one waiting, not for `history.entries` (nor `json`).
+    public init(_ store: WorkoutStore, days: Int, wholeHistory: Bool = true) throws(StoreError) {
         self.init(
-            history: try store.ftpHistory(),
+            history: try store.ftpHistory(newestOnly: !wholeHistory),
             window: try store.curveWindow(days: days, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound),
             rideCount: try store.completeRideCount())
     }

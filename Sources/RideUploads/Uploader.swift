@@ -123,6 +123,7 @@ public struct Uploader: Sendable {
                     try store.unsettledUploadableRides(
                         startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service))
                 case .rides(let ids):
+                    // Rides named by the rider: read whatever their rows say; such a run keeps no mark.
                     WorkoutStore.UnsettledRides(
                         rides: try store.uploadableRides(ids: ids), throughChange: 0, markCurrent: true)
                 }

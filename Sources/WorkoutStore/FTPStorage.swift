@@ -262,8 +262,11 @@ extension WorkoutStore {
         try String.fetchOne(db, sql: "SELECT basis FROM derivedState WHERE name = 'ftpHistory'") == ftpBasis(db)
     }
 
-    /// The automatic values and the rider's settings.
-    public func ftpHistory() throws(StoreError) -> FTPHistory {
+    /// The automatic values and the rider's settings. With `newestOnly`, of the automatic values only the newest
+    /// (the last of them by date, as `FTPHistory` orders them): all that the FTP in force now and a newer value
+    /// waiting to be accepted depend on (`FTPHistory.inForce(at: .max)`, `pending(at: .max)`), so that `cyclelog
+    /// ftp` reads one value, not ten years of them, unless it lists the history.
+    public func ftpHistory(newestOnly: Bool = false) throws(StoreError) -> FTPHistory {
         try read { db in
             let settings = try Row.fetchAll(db, sql: "SELECT * FROM ftpSetting ORDER BY id").map { row -> FTPSetting in
                 try row.decode(forColumn: "kind") == "manual"
@@ -272,7 +275,12 @@ extension WorkoutStore {
                         fromMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
                     : .accept(estimateMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
             }
-            return FTPHistory(estimates: try Self.storedEstimates(db), settings: settings)
+            guard newestOnly else { return FTPHistory(estimates: try Self.storedEstimates(db), settings: settings) }
+            let newest = try Int.fetchOne(
+                db, sql: "SELECT sequence FROM ftpEstimate ORDER BY effectiveMicroseconds DESC, sequence DESC LIMIT 1")
+            return FTPHistory(
+                estimates: try newest.map { try Self.storedEstimates(db, sequences: $0...$0) } ?? [], settings: settings
+            )
         }
     }
 
@@ -338,7 +346,7 @@ extension WorkoutStore {
     /// `cyclelog ftp accept`: the automatic value waiting behind a manual one takes over again. Returns it, or nil
     /// when none is waiting.
     public func acceptPendingFTP(nowMicroseconds: Int64) throws(StoreError) -> FTPEstimate? {
-        guard let pending = try ftpHistory().pending(at: .max) else { return nil }
+        guard let pending = try ftpHistory(newestOnly: true).pending(at: .max) else { return nil }
         try write { db in
             try db.execute(
                 sql:

@@ -236,6 +236,15 @@ final class FTPStorageTests: XCTestCase {
 
     func testManualValuesAndAcceptanceAreKept() throws {
         let store = try WorkoutStore()
+        // The newest automatic value alone (what `cyclelog ftp` reads without --history) says what the whole history
+        // says of the value in force and the one waiting, at every step.
+        func newestAlone(_ step: String) throws {
+            let (whole, newest) = (try store.ftpHistory(), try store.ftpHistory(newestOnly: true))
+            XCTAssertEqual(newest.inForce(at: .max), whole.inForce(at: .max), step)
+            XCTAssertEqual(newest.pending(at: .max), whole.pending(at: .max), step)
+            XCTAssertEqual(newest.estimates, whole.estimates.suffix(1), step)
+        }
+        try newestAlone("nothing stored")
         try store.setManualFTP(watts: 240, fromMicroseconds: 0, nowMicroseconds: 1)
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.watts, 240)
         XCTAssertNil(try store.acceptPendingFTP(nowMicroseconds: 2))
@@ -243,7 +252,15 @@ final class FTPStorageTests: XCTestCase {
         try save(try synthetic(), onDay: 1, in: store, name: "hard")
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .manual)
         XCTAssertEqual(try store.ftpHistory().pending(at: .max)?.method, .criticalPower)
+        try newestAlone("a manual value, newer automatic ones waiting")
         XCTAssertEqual(try store.acceptPendingFTP(nowMicroseconds: 3)?.method, .criticalPower)
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .criticalPower)
+        try newestAlone("accepted")
+        // A harder ride (10 % more power throughout) a few days on: a newer automatic value, now in force.
+        try save(try synthetic().map { $0 * 1.1 }, onDay: 3, in: store, name: "harder")
+        XCTAssertGreaterThan(try store.ftpHistory().estimates.count, 1)
+        try newestAlone("a newer automatic value")
+        try store.setManualFTP(watts: 300, fromMicroseconds: 4, nowMicroseconds: 4)
+        try newestAlone("a later manual value")
     }
 }
