@@ -7,6 +7,8 @@ as an unprivileged user on a Unix socket in a temporary folder (fsync and every 
   run goes into a database of its own on the server, the collector's from a copy of it as replayed; medians of
   SYNC_BENCH_FIRST_RUNS pairs — target ≤ 1.2× COPY;
 - a sync with nothing to do over those 1000 rides, as the timer runs it every 15 minutes — target ≤ 50 ms;
+- a second collector of the same rider (`join`) pulling those 1000 rides, each rebuilt from its journal, and after
+  it psql's `COPY (SELECT journal FROM ride) TO STDOUT` (the floor: the same bytes out) — target ≤ 1.5× COPY out;
 - a saved ride visible on the server: from the moment the ride is stored (its `cyclelog replay` exits, where a
   recorder rewrites its trigger file) to the moment another client sees its row, with `cyclelog-sync sync` started
   at once as `cyclelog-sync.path` starts it — target ≤ 2 s. systemd's own start of the unit is not in this figure:
@@ -34,6 +36,7 @@ RIDES = SIZES[-1]
 RUNS = int(os.environ.get("SYNC_BENCH_RUNS", "5"))
 FIRST_RUNS = int(os.environ.get("SYNC_BENCH_FIRST_RUNS", "3"))
 COPY_BOUND = 1.2
+PULL_BOUND = 1.5
 HOUR_US = 3_600_000_000
 
 
@@ -167,6 +170,20 @@ def main():
 
         nothing = sorted(timed([SYNC, "sync", "--db", database], environment) for _ in range(RUNS))
 
+        # A second collector of the same rider pulling every ride (each rebuilt here from its journal), and beside
+        # it psql's COPY of the same journals out of the server (the floor: the bytes out of the same server).
+        laptop = os.path.join(folder, "laptop.sqlite")
+        timed([SYNC, "join", server.query("SELECT name FROM rider"), "--db", laptop], environment)
+        pull = timed([SYNC, "sync", "--db", laptop], environment)
+        with sqlite3.connect(laptop) as connection:
+            held = connection.execute("SELECT count(*) FROM workout WHERE status = 'complete'").fetchone()[0]
+        if held != RIDES:
+            sys.exit("sync bench: the second collector holds %d rides after its pull, not %d" % (held, RIDES))
+        started = time.perf_counter()
+        subprocess.run(["psql", "-AtXq", "-c", "COPY (SELECT journal FROM ride) TO STDOUT"], env=environment,
+                       check=True, stdout=subprocess.DEVNULL)
+        copy_out = time.perf_counter() - started
+
         visible = []
         for count, path in enumerate(paths[RIDES:], start=RIDES + 1):
             subprocess.run([CYCLELOG, "replay", "--db", database, path], check=True, stdout=subprocess.DEVNULL)
@@ -201,6 +218,15 @@ def main():
                     copies[len(copies) // 2])
         results.add("Sync", "first sync of %d rides against COPY (medians of %d pairs)" % (size, len(syncs)),
                     median=round(ratio, 2), unit="×", target="≤ %.1f×" % COPY_BOUND, met=ratio <= COPY_BOUND)
+    label = "a second collector's first pull of the %d rides" % RIDES
+    print("  %-58s %8.2f s" % (label, pull))
+    print("  %-58s %8.2f s" % ("peer: psql COPY of the same journals out, after it", copy_out))
+    print("  %-58s %19.2f×  target ≤ %.1f×: %s" % ("the pull against COPY out", pull / copy_out, PULL_BOUND,
+                                                 "met" if pull / copy_out <= PULL_BOUND else "MISSED"))
+    results.add("Sync", label, pull, pull)
+    results.add("Sync", "peer: psql COPY of the same %d journals out" % RIDES, copy_out, copy_out)
+    results.add("Sync", "the pull of %d rides against COPY out" % RIDES, median=round(pull / copy_out, 2), unit="×",
+                target="≤ %.1f×" % PULL_BOUND, met=pull / copy_out <= PULL_BOUND)
     label = "a sync with nothing to do (%d rides)" % RIDES
     print("  %-58s %8.3f s / %8.3f s  target ≤ 50 ms: %s" % (label, nothing[0], nothing[middle],
                                                            "met" if nothing[middle] <= 0.05 else "MISSED"))
