@@ -157,7 +157,8 @@ public struct Synchronizer: Sendable {
         }
         var report: [Pushed] = []
         // Each ride is read and its journal written out while the one before it is with the server: the two take
-        // about as long, and so each has a core (a first sync of 200 rides: 1.55× the time of COPY, now 1.12×).
+        // about as long, and so each has a core (a first sync took 1.55× the time of psql COPY one ride after the
+        // other; Benchmarks/results.md has it now).
         var next = await prepare(pending.first)
         for index in pending.indices {
             let current = try next.get()
