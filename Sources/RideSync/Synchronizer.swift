@@ -415,8 +415,9 @@ public struct Synchronizer: Sendable {
         func refused(_ reason: String) -> SyncError {
             SyncError(.refused, "ride \(key) v\(version) from the shared store was not taken: \(reason)")
         }
-        // The recording a ride recorded here was made from: the only one its pulled versions may be built from.
-        var recording: String?
+        // The recording a ride recorded here (workout `protecting`) was made from: the only one its pulled versions
+        // may be built from.
+        var recording: (workout: Int64, source: String)?
         if let protecting {
             let ours: WorkoutStore.ExistingWorkout?
             do throws(StoreError) {
@@ -425,7 +426,7 @@ public struct Synchronizer: Sendable {
                 throw SyncError.local(error, "ride \(key)")
             }
             guard let source = ours?.sourceDigest else { throw refused(Self.anotherRecording(protecting)) }
-            recording = source
+            recording = (protecting, source)
         }
         let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
         let outcomes: [Replayer.Outcome]
@@ -434,11 +435,10 @@ public struct Synchronizer: Sendable {
             options.rules = rules
             options.check = { [recording] identity, digests in
                 if identity != key { return "its journal is another ride's (\(identity))" }
-                if digests.content != digest {
-                    return "it rebuilds to content \(digests.content ?? "unknown"), not the \(digest) the row "
-                        + "claims (an edited row, or a server that lies)"
+                if digests.content != digest { return Self.otherContent(digests.content, claimed: digest) }
+                if let recording, digests.source != recording.source {
+                    return Self.anotherRecording(recording.workout)
                 }
-                if let recording, digests.source != recording { return Self.anotherRecording(protecting ?? 0) }
                 return nil
             }
             do {
@@ -480,9 +480,7 @@ public struct Synchronizer: Sendable {
                         + (session.map { ", session \($0) of its file" } ?? "") + ")")
             }
             guard candidate.summary.contentDigest == digest else {
-                throw refused(
-                    "it rebuilds to content \(candidate.summary.contentDigest ?? "unknown"), not the \(digest) the "
-                        + "row claims (an edited row, or a server that lies)")
+                throw refused(Self.otherContent(candidate.summary.contentDigest, claimed: digest))
             }
             if let recording {
                 let theirs: WorkoutStore.ExistingWorkout?
@@ -493,7 +491,9 @@ public struct Synchronizer: Sendable {
                 } catch {
                     throw SyncError.local(error, "ride \(key)")
                 }
-                guard recording == theirs?.sourceDigest else { throw refused(Self.anotherRecording(protecting ?? 0)) }
+                guard recording.source == theirs?.sourceDigest else {
+                    throw refused(Self.anotherRecording(recording.workout))
+                }
             }
             do {
                 outcomes = try await WorkoutStore.blocking { [local] in try store(into: local) }
@@ -513,6 +513,12 @@ public struct Synchronizer: Sendable {
                 fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
         }
         return Pulled(syncIdentifier: key, version: version, result: .stored, id: id)
+    }
+
+    /// Why a row whose ride rebuilds to `content` is not taken, its digest claiming `claimed`.
+    static func otherContent(_ content: String?, claimed: String) -> String {
+        "it rebuilds to content \(content ?? "unknown"), not the \(claimed) the row claims (an edited row, or a "
+            + "server that lies)"
     }
 
     /// Why a ride recorded here (workout `id`) is not replaced by the shared store's version.
