@@ -116,24 +116,25 @@ public struct Uploader: Sendable {
         // rides an automatic run covers is the store's, the one `UploadStatus` reports; of those, the rides with
         // nothing to do (most, once a history is uploaded) are left in the database.
         let since = session.since
-        let (unsettled, rows) = try await store.call { store throws(StoreError) in
-            let unsettled =
-                switch choice {
-                case .automatic:
-                    try store.unsettledUploadableRides(
-                        startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service))
-                case .rides(let ids):
-                    // Rides named by the rider: read whatever their rows say; such a run keeps no mark.
-                    WorkoutStore.UnsettledRides(
-                        rides: try store.uploadableRides(ids: ids), throughChange: 0, markCurrent: true)
-                }
+        // `unsettled`: what an automatic run read, with the change number it read at; nil for rides named by the
+        // rider, read whatever their rows say (such a run keeps no mark).
+        let (rides, unsettled, rows) = try await store.call { store throws(StoreError) in
+            let rides: [WorkoutStore.UploadableRide]
+            var unsettled: WorkoutStore.UnsettledRides?
+            switch choice {
+            case .automatic:
+                let read = try store.unsettledUploadableRides(
+                    startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service))
+                (rides, unsettled) = (read.rides, read)
+            case .rides(let ids):
+                rides = try store.uploadableRides(ids: ids)
+            }
             var rows: [RemoteUpload] = []
-            for ride in unsettled.rides {
+            for ride in rides {
                 if let row = try store.remoteUpload(ride.syncIdentifier, service: service.rawValue) { rows.append(row) }
             }
-            return (unsettled, rows)
+            return (rides, unsettled, rows)
         }
-        let rides = unsettled.rides
         let records = Dictionary(rows.map { ($0.syncIdentifier, $0) }, uniquingKeysWith: { $1 })
         let chosen: [WorkoutStore.UploadableRide]
         switch choice {
@@ -164,7 +165,7 @@ public struct Uploader: Sendable {
                 allSettled = false
             }
         }
-        if !explicit, allSettled, !unsettled.markCurrent {
+        if let unsettled, allSettled, !unsettled.markCurrent {
             try await store.call { store throws(StoreError) in
                 try store.markUploadsSettled(
                     service: service.rawValue, since: since, throughChange: unsettled.throughChange)

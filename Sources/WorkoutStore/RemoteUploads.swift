@@ -109,12 +109,6 @@ extension WorkoutStore {
         public var throughChange: Int64
         /// The service's mark already says `throughChange`: there is nothing to write when the run keeps it.
         public var markCurrent: Bool
-
-        public init(rides: [UploadableRide], throughChange: Int64, markCurrent: Bool) {
-            self.rides = rides
-            self.throughChange = throughChange
-            self.markCurrent = markCurrent
-        }
     }
 
     /// Those of `uploadableRides(startedFrom:orUploadedTo:)` for `service` whose row of `service` is not `settled`
