@@ -15,8 +15,8 @@ public struct UploadStatus: Equatable, Sendable {
     public var words: String
     public var lastError: String?
 
-    /// The rides each service's automatic uploads cover, and every ride with an upload row.
-    public static func of(_ store: WorkoutStore, _ folder: AccountFolder) throws -> [UploadStatus] {
+    /// The services with an account, each with the start of the rides its automatic uploads cover.
+    static func covered(_ folder: AccountFolder) throws -> [(service: Service, since: Int64)] {
         var services: [(service: Service, since: Int64)] = []
         for service in folder.services() {
             switch service {
@@ -24,6 +24,37 @@ public struct UploadStatus: Equatable, Sendable {
             case .strava: services.append((service, try folder.strava()?.addedMicroseconds ?? .max))
             }
         }
+        return services
+    }
+
+    /// One service's uploads in short: how many of its rows are in each state, and the rides that need a word —
+    /// those that wait, then those it refused, each oldest first.
+    public struct Summary: Equatable, Sendable {
+        public var service: Service
+        public var rows: [RemoteUpload.State: Int]
+        public var rides: [UploadStatus]
+    }
+
+    /// Per service with an account, its `Summary`: what `upload --status` and `status` say without `--all`. The
+    /// rides that wait are read as an automatic upload reads them (`unsettledUploadableRides`, through the mark of
+    /// the last run that settled everything), so a decade of uploaded rides costs no more than a week of them.
+    public static func summaries(_ store: WorkoutStore, _ folder: AccountFolder) throws -> [Summary] {
+        try covered(folder).map { service, since in
+            let waiting = try store.unsettledUploadableRides(
+                startedFrom: since, service: service.rawValue, settled: UploadPlan.settled(service)
+            ).rides
+            let refused = try store.refusedUploadableRides(service: service.rawValue)
+            let rides = try (waiting + refused).map { ride in
+                status(service, ride, try store.remoteUpload(ride.syncIdentifier, service: service.rawValue))
+            }
+            return Summary(
+                service: service, rows: try store.remoteUploadCounts(service: service.rawValue), rides: rides)
+        }
+    }
+
+    /// The rides each service's automatic uploads cover, and every ride with an upload row.
+    public static func of(_ store: WorkoutStore, _ folder: AccountFolder) throws -> [UploadStatus] {
+        let services = try covered(folder)
         // Only the rides named below are read: none without an account.
         guard let earliest = services.map(\.since).min() else { return [] }
         let rides = try store.uploadableRides(

@@ -172,6 +172,33 @@ extension WorkoutStore {
             """
     }
 
+    /// Those of them whose version `service` refused (a `failed` row of that version or a newer one), oldest first:
+    /// settled, so `unsettledUploadableRides` leaves them out, but a rider is told of each. The refused rows are found
+    /// among the service's rows (a few bytes each), their rides by the index of the identities: no ride is read
+    /// that is not shown.
+    public func refusedUploadableRides(service: String) throws(StoreError) -> [UploadableRide] {
+        try uploadableRides(
+            where: """
+                lower(syncIdentifier) IN (SELECT value FROM json_each((SELECT json_group_array(syncIdentifier)
+                FROM remoteUpload WHERE service = ? AND state = 'failed'))) AND version <= (SELECT r.version
+                FROM remoteUpload r WHERE r.syncIdentifier = lower(workout.syncIdentifier) AND r.service = ?)
+                """, [service, service])
+    }
+
+    /// How many rows of `service` are in each state: what `upload --status` sums up without naming each ride.
+    public func remoteUploadCounts(service: String) throws(StoreError) -> [RemoteUpload.State: Int] {
+        try read { db in
+            var counts: [RemoteUpload.State: Int] = [:]
+            for row in try Row.fetchAll(
+                db, sql: "SELECT state, count(*) AS rows FROM remoteUpload WHERE service = ? GROUP BY state",
+                arguments: [service])
+            {
+                counts[RemoteUpload.State(rawValue: row["state"]) ?? .failed, default: 0] += row["rows"] as Int
+            }
+            return counts
+        }
+    }
+
     /// Those of them with these workout ids, oldest first; an id that is not one of them is left out. The ids are
     /// one JSON array, not a variable each: a decade named by `upload --since` is more than a statement takes.
     public func uploadableRides(ids: [Int64]) throws(StoreError) -> [UploadableRide] {

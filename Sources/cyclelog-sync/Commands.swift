@@ -176,8 +176,8 @@ struct Status: SyncCommand {
         let unfinished = try local.unfinishedCount()
         let history = try local.syncHistory()
         let rider = try local.rider()
-        let uploads = try UploadStatus.of(local, places.folder)
         if json {
+            let uploads = try UploadStatus.of(local, places.folder)
             let time = { (microseconds: Int64?) in
                 JSONValue.optionalString(microseconds.map { UTCTime.formatSeconds(microseconds: $0) })
             }
@@ -222,7 +222,7 @@ struct Status: SyncCommand {
                 "Last failure, \(UTCTime.formatSeconds(microseconds: time)) (\(history.failuresInARow) in a row): "
                     + shown(failure))
         }
-        printUploadsWaiting(uploads, services: places.folder.services())
+        printUploadsWaiting(try UploadStatus.summaries(local, places.folder))
     }
 }
 
@@ -343,17 +343,17 @@ func uploadJSON(_ status: UploadStatus) -> JSONValue {
 
 /// The uploads' lines of `status`: per service with an account, how many rides wait, each one with its last
 /// error, and the rides the service refused.
-func printUploadsWaiting(_ statuses: [UploadStatus], services: [Service]) {
-    for service in services {
-        let mine = statuses.filter { $0.service == service }
-        let waiting = mine.filter(\.waiting)
-        print("Waiting to be uploaded to \(service.title): \(waiting.count) ride\(waiting.count == 1 ? "" : "s").")
+func printUploadsWaiting(_ summaries: [UploadStatus.Summary]) {
+    for summary in summaries {
+        let waiting = summary.rides.filter(\.waiting)
+        print(
+            "Waiting to be uploaded to \(summary.service.title): \(waiting.count) ride\(waiting.count == 1 ? "" : "s").")
         for status in waiting {
             print(
                 "  workout \(status.rideId) v\(status.version): \(shown(status.words))"
                     + (status.lastError.map { " (last error: \(shown($0)))" } ?? ""))
         }
-        for status in mine where status.refused {
+        for status in summary.rides where status.refused {
             print("  workout \(status.rideId) v\(status.version): \(shown(status.words))")
         }
     }

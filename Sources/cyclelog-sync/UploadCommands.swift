@@ -57,17 +57,28 @@ struct Upload: AsyncParsableCommand {
     @Option(help: "One service only: intervals or strava.")
     var to: Service?
 
-    @Flag(help: "Says what became of each ride on each service; nothing is sent.")
+    @Flag(
+        help: """
+            Says how many rides each service has, and which wait or were refused; nothing is sent. With --all, \
+            what became of every ride.
+            """)
     var status = false
+
+    @Flag(help: "With --status, every ride on every service, not only those that wait or were refused.")
+    var all = false
 
     @Flag(help: "Also deletes the remote activities of rides deleted here (intervals.icu; Strava's API cannot).")
     var deleteRemote = false
+
+    func validate() throws {
+        if all && !status { throw ValidationError("--all goes with --status") }
+    }
 
     func run() async throws {
         let store = try place.openLocal()
         let folder = place.folder
         if status {
-            try printUploadStatus(store, folder, only: to)
+            try printUploadStatus(store, folder, only: to, all: all)
             return
         }
         let services = to.map { [$0] } ?? folder.services()
@@ -135,8 +146,9 @@ func printUploads(_ report: Uploader.Report) {
     }
 }
 
-func printUploadStatus(_ store: WorkoutStore, _ folder: AccountFolder, only: Service? = nil) throws {
-    let statuses = try UploadStatus.of(store, folder).filter { only == nil || $0.service == only }
+/// `upload --status`: what each service's files leave out, then either every ride (`all`) or, per service, how many
+/// rides it has and the rides that wait or were refused (a decade of uploaded rides in one line).
+func printUploadStatus(_ store: WorkoutStore, _ folder: AccountFolder, only: Service? = nil, all: Bool) throws {
     if folder.services().isEmpty { print("No accounts to upload to (`cyclelog-sync account add intervals|strava`).") }
     // What each service's files leave out, said before its rides.
     let leftOut = [(Service.intervals, try folder.intervals()?.without), (.strava, try folder.strava()?.without)]
@@ -144,11 +156,31 @@ func printUploadStatus(_ store: WorkoutStore, _ folder: AccountFolder, only: Ser
         let words = LeftOut.words(names)
         if !words.isEmpty { print("\(service.title): rides are sent \(words)") }
     }
-    for status in statuses {
-        print(
-            "workout \(status.rideId) v\(status.version) → \(status.service.rawValue): \(shown(status.words))"
-                + (status.waiting && status.lastError != nil ? " (last error: \(shown(status.lastError ?? "")))" : ""))
+    if all {
+        for status in try UploadStatus.of(store, folder) where only == nil || status.service == only {
+            printUploadStatus(status)
+        }
+        return
     }
+    for summary in try UploadStatus.summaries(store, folder) where only == nil || summary.service == only {
+        let (waiting, refused) = (summary.rides.count { $0.waiting }, summary.rides.count { $0.refused })
+        let counts = [
+            (summary.rows[.uploaded] ?? 0, "uploaded"), (summary.rows[.deleted] ?? 0, "deleted on request"),
+            (waiting, waiting == 1 ? "waits" : "wait"), (refused, "refused"),
+        ].filter { $0.0 > 0 || $0.1 == "uploaded" }
+        print(
+            "\(summary.service.title): "
+                + counts.map { "\($0.0) ride\($0.0 == 1 ? "" : "s") \($0.1)" }.joined(separator: ", ")
+                + " (`--all` lists every ride).")
+        for status in summary.rides { printUploadStatus(status) }
+    }
+}
+
+/// One ride on one service, as `upload --status` names it.
+private func printUploadStatus(_ status: UploadStatus) {
+    print(
+        "workout \(status.rideId) v\(status.version) → \(status.service.rawValue): \(shown(status.words))"
+            + (status.waiting && status.lastError != nil ? " (last error: \(shown(status.lastError ?? "")))" : ""))
 }
 
 struct Plans: AsyncParsableCommand {

@@ -43,6 +43,7 @@ struct UploadTests {
 
         let waiting = try await rig.sync(["upload", "--status"])
         #expect(waiting.output.components(separatedBy: "waits to be uploaded").count == 3)
+        #expect(waiting.output.contains("intervals.icu: 0 rides uploaded, 2 rides wait (`--all` lists every ride)."))
         let first = try await rig.sync(["upload"])
         #expect(first.status == 0, "\(first.output)")
         var activities = try rig.standIn.activities("intervals")
@@ -54,6 +55,11 @@ struct UploadTests {
         let again = try await rig.sync(["upload"])
         #expect(again.status == 0 && again.output.contains("Nothing to upload."))
         #expect(try rig.standIn.activities("intervals").count == 2)
+        // In short, the rides that are done are counted, not named; `--all` names each.
+        let done = try await rig.sync(["upload", "--status"]).output
+        #expect(done == "intervals.icu: 2 rides uploaded (`--all` lists every ride).\n", "\(done)")
+        let each = try await rig.sync(["upload", "--status", "--all"]).output
+        #expect(each.components(separatedBy: "→ intervals: uploaded as ").count == 3, "\(each)")
 
         // A renamed ride is its next version: intervals.icu's activity is replaced, not doubled.
         #expect(try rig.collector.store.rename(1, to: "Hill repeats"))
@@ -131,7 +137,7 @@ struct UploadTests {
         #expect(details.output.contains("Strava keeps version 1's file"), "\(details.output)")
         activities = try rig.standIn.activities("strava")
         #expect(activities.count == 1 && activities.first?["name"] as? String == "Tempo")
-        let status = try await rig.sync(["upload", "--status"])
+        let status = try await rig.sync(["upload", "--status", "--all"])
         #expect(status.output.contains("its API cannot replace a file"))
 
         // Uploaded again on request: Strava says it has the ride, which is recorded as that activity.

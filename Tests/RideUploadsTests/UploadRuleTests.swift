@@ -416,6 +416,46 @@ struct UploadRuleTests {
         #expect(try mark() == nil)
     }
 
+    /// Three rides uploaded by one run, the second refused by the service; then the third renamed into a new version
+    /// and a fourth recorded. The summary counts the rows by state and names the rides that wait and the one refused,
+    /// as the full status says of them, while the mark of that run holds.
+    @Test("the status in short counts the rows and names what waits and what was refused, as the full status does")
+    func statusSummary() async throws {
+        let (collector, folder) = try oneRideWithAnAccount()
+        for journal in Fixtures.journals[1...2] { try collector.replay(journal) }
+        let store = collector.store
+        let refusal = ServiceResponse(status: 400, body: Array(#"{"error":"file has no records"}"#.utf8))
+        let created = { (id: Int) in ServiceResponse(status: 201, body: Array(#"{"id":"i\#(id)"}"#.utf8)) }
+        var uploader = Uploader(store: store, folder: folder)
+        uploader.reach.transport = ScriptedTransport([.response(created(1)), .response(refusal), .response(created(3))])
+        uploader.reach.pause = { _ in }
+        let report = try await uploader.run([.intervals], choice: .automatic)
+        #expect(report.outcomes.map(\.result) == [.uploaded, .refused, .uploaded], "\(report.outcomes)")
+        // The refusal settles its ride: the run keeps its mark, through which the summary reads what changed since.
+        func marks() throws -> Int? {
+            try store.queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM uploadSettled") }
+        }
+        #expect(try marks() == 1)
+        let rides = try store.uploadableRides()
+        try store.setVersion(rides[2].id, 2)
+        try collector.replay(Fixtures.journals[3])
+        let newest = try #require(try store.newestUploadableRide())
+        let summaries = try UploadStatus.summaries(store, folder)
+        #expect(summaries.map(\.service) == [.intervals])
+        let summary = try #require(summaries.first)
+        #expect(summary.rows == [.uploaded: 2, .failed: 1])
+        #expect(summary.rides.map(\.rideId) == [rides[2].id, newest.id, rides[1].id])
+        #expect(summary.rides.map(\.waiting) == [true, true, false])
+        #expect(summary.rides.map(\.refused) == [false, false, true])
+        let full = try UploadStatus.of(store, folder)
+        #expect(full.count == 4)
+        #expect(Set(summary.rides.map(\.rideId)) == Set(full.filter { $0.waiting || $0.refused }.map(\.rideId)))
+        for status in summary.rides { #expect(full.contains(status)) }
+        // Without an account, nothing is read and nothing said.
+        let empty = AccountFolder(path: folder.path + "-none")
+        #expect(try UploadStatus.summaries(store, empty).isEmpty)
+    }
+
     @Test("an account file others can read is refused, not used")
     func accountFileMode() throws {
         let folder = AccountFolder(
