@@ -346,8 +346,8 @@ func uploadJSON(_ status: UploadStatus) -> JSONValue {
 func printUploadsWaiting(_ summaries: [UploadStatus.Summary]) {
     for summary in summaries {
         let waiting = summary.rides.filter(\.waiting)
-        print(
-            "Waiting to be uploaded to \(summary.service.title): \(waiting.count) ride\(waiting.count == 1 ? "" : "s").")
+        let rides = "\(waiting.count) ride\(waiting.count == 1 ? "" : "s")"
+        print("Waiting to be uploaded to \(summary.service.title): \(rides).")
         for status in waiting {
             print(
                 "  workout \(status.rideId) v\(status.version): \(shown(status.words))"
