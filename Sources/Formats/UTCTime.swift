@@ -91,8 +91,14 @@ public enum UTCTime {
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`; nil when it is anything else.
     public static func parse(_ text: some StringProtocol) -> Int64? {
-        let bytes = Array(text.utf8)
-        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        if let time = text.utf8.withContiguousStorageIfAvailable({ parse(bytes: $0) }) { return time }
+        return Array(text.utf8).withUnsafeBufferPointer { parse(bytes: $0) }
+    }
+
+    /// The same, of the time's UTF-8 bytes: what a journal's reader calls for each of its lines, so nothing is
+    /// allocated.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard bytes.count >= 20, bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
         func number(_ start: Int, _ count: Int) -> Int64? {
             var value: Int64 = 0
             for index in start..<(start + count) {
@@ -102,16 +108,15 @@ public enum UTCTime {
             }
             return value
         }
-        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
-        for (index, character) in separators where bytes[index] != character.asciiValue { return nil }
-        guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
             let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         // 2024-02-30 is no date (it is not quietly March 1st).
-        let monthDays: [Int64] = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        guard day <= monthDays[Int(month) - 1] + (month == 2 && leap ? 1 : 0) else { return nil }
+        guard day <= daysIn(month: month, leap: leap) else { return nil }
         var micros: Int64 = 0
         let fractionEnd = bytes.count - 1
         if fractionEnd > 19 {
@@ -126,6 +131,15 @@ public enum UTCTime {
         }
         let days = daysFromCivil(year: year, month: month, day: day)
         return ((days * 86_400 + hour * 3600 + minute * 60 + second) * 1_000_000) + micros
+    }
+
+    /// The days of a month (1–12).
+    static func daysIn(month: Int64, leap: Bool) -> Int64 {
+        switch month {
+        case 2: leap ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Reads a date `YYYY-MM-DD` (midnight UTC) or a full time as `parse` does.

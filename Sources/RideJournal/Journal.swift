@@ -165,12 +165,18 @@ public enum Journal {
         // Split at each newline byte, not at each newline character: "\r\n" is one character, so a journal saved
         // with Windows line ends would otherwise be one line; and bytes are found without telling characters
         // apart, a journal being megabytes of lines.
+        var sensors = SensorNames()
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             let line = Substring(rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine)
             if line.isEmpty || line.hasPrefix("#") { continue }
+            if let event = line.utf8.withContiguousStorageIfAvailable({ gattEvent($0, sensors: &sensors) }) ?? nil {
+                events.append(event)
+                lines.append(lineNumber)
+                continue
+            }
             do {
-                events.append(try event(line))
+                events.append(try anyEvent(line))
                 lines.append(lineNumber)
             } catch {
                 if let kept = error.kept {
@@ -199,6 +205,74 @@ public enum Journal {
 
     /// Parses one non-comment line.
     public static func event(_ line: Substring) throws(LineError) -> RideEvent {
+        var sensors = SensorNames()
+        if let event = line.utf8.withContiguousStorageIfAvailable({ gattEvent($0, sensors: &sensors) }) ?? nil {
+            return event
+        }
+        return try anyEvent(line)
+    }
+
+    /// The sensors' names a journal's lines repeat, made into a String once each (an address is too long for a
+    /// String kept inline, so each line would allocate one).
+    struct SensorNames {
+        private var names: [String] = []
+
+        mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+            for name in names where name.utf8.elementsEqual(bytes) { return name }
+            let name = String(decoding: bytes, as: UTF8.self)
+            if names.count < 16 { names.append(name) }
+            return name
+        }
+    }
+
+    /// The lines that are nearly all of a journal — `notify`, `read` and `write` of a sensor named in printable
+    /// ASCII, a characteristic of one to four hex digits and the value's hex bytes — read from their UTF-8 bytes as
+    /// they are, without splitting them into words. Any other line, or one of those written otherwise, is nil: it is
+    /// read by `anyEvent`, which says what is wrong with it. Both read every line this one reads alike (JournalTests).
+    static func gattEvent(_ bytes: UnsafeBufferPointer<UInt8>, sensors: inout SensorNames) -> RideEvent? {
+        let space = UInt8(ascii: " ")
+        // The ends of the time, the verb, the sensor and the characteristic: each up to the next space.
+        func word(from start: Int) -> Range<Int> {
+            var end = start
+            while end < bytes.count && bytes[end] != space { end += 1 }
+            return start..<end
+        }
+        let time = word(from: 0)
+        guard time.upperBound < bytes.count,
+            let microseconds = UTCTime.parse(bytes: UnsafeBufferPointer(rebasing: bytes[time]))
+        else { return nil }
+        let verb = word(from: time.upperBound + 1)
+        guard verb.upperBound < bytes.count else { return nil }
+        let sensor = word(from: verb.upperBound + 1)
+        guard !sensor.isEmpty, sensor.upperBound < bytes.count,
+            bytes[sensor].allSatisfy({ (0x21...0x7E).contains($0) })
+        else { return nil }
+        let characteristic = word(from: sensor.upperBound + 1)
+        guard (1...4).contains(characteristic.count) else { return nil }
+        var uuid: UInt16 = 0
+        for byte in bytes[characteristic] {
+            guard let nibble = hexDigit(byte) else { return nil }
+            uuid = uuid << 4 | UInt16(nibble)
+        }
+        let valueStart = min(characteristic.upperBound + 1, bytes.count)
+        guard let value = parseHex(utf8: bytes[valueStart...]) else { return nil }
+        let name = sensors.name(UnsafeBufferPointer(rebasing: bytes[sensor]))
+        let verbBytes = bytes[verb]
+        let kind: RideEvent.Kind
+        if verbBytes.elementsEqual("notify".utf8) {
+            kind = .notification(sensor: name, characteristic: uuid, value: value)
+        } else if verbBytes.elementsEqual("read".utf8) {
+            kind = .read(sensor: name, characteristic: uuid, value: value)
+        } else if verbBytes.elementsEqual("write".utf8) {
+            kind = .write(sensor: name, characteristic: uuid, value: value)
+        } else {
+            return nil
+        }
+        return RideEvent(timeMicroseconds: microseconds, kind)
+    }
+
+    /// Parses one non-comment line, whatever it is.
+    static func anyEvent(_ line: Substring) throws(LineError) -> RideEvent {
         // Split on the space scalar, not on characters: a name that starts with a combining accent would otherwise
         // join the space before it into one character and hide it.
         var words = Self.words(line, maxSplits: 4)
@@ -411,17 +485,17 @@ public enum Journal {
 
     /// Hex digits, spaces between bytes allowed.
     static func parseHex(_ text: some StringProtocol) -> [UInt8]? {
+        parseHex(utf8: text.utf8)
+    }
+
+    /// The same, of the text's UTF-8 bytes.
+    static func parseHex(utf8 text: some Collection<UInt8>) -> [UInt8]? {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count / 2)
         var high: UInt8?
-        for character in text.utf8 {
+        for character in text {
             if character == UInt8(ascii: " ") { continue }
-            let nibble: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let nibble = hexDigit(character) else { return nil }
             if let first = high {
                 bytes.append(first << 4 | nibble)
                 high = nil
@@ -430,6 +504,16 @@ public enum Journal {
             }
         }
         return high == nil ? bytes : nil
+    }
+
+    /// The value of one hex digit's byte (either case).
+    static func hexDigit(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     static func escaped(_ text: String) -> String { ShownText.lineEscaped(text) }

@@ -346,6 +346,58 @@ final class JournalTests: XCTestCase {
         XCTAssertEqual(try CompactJournal.notifications(packed, of: 0x2A5B) { _ in true }, csc)
         XCTAssertEqual(try CompactJournal.decode(CompactJournal.encode([RideEvent]())), [])
     }
+
+    /// The reader of plain GATT lines (`Journal.gattEvent`, from the bytes) and the reader of every line
+    /// (`anyEvent`, by words) read alike: every line of the fixture journals and lines written every other way. A
+    /// line the first does not take is the second's, which reads it or says what is wrong with it.
+    func testPlainGATTLinesReadAsEveryLineIs() throws {
+        let time = "2024-05-01T08:00:00.250000Z"
+        let written =
+            [
+                "notify C0:11:22:33:44:55 2a63 2000fa002a000040", "read AA 2A19 5F", "write F1:22 2ad9 05 c8 00",
+                "notify AA 2a63", "notify AA 2a63 ", "notify AA 2a63  0102 ", "notify AA 2a6 01", "notify AA 0 01",
+                "notify AA 02a63 01", "notify AA +2a6 01", "notify AA 0x2a63 01", "notify AA 2a63 012",
+                "notify AA 2a63 zz", "notify AA  2a63 01", "notify  AA 2a63 01", "notify capteur-é 2a63 01",
+                "notify A\tB 2a63 01", "Notify AA 2a63 01", "notifyx AA 2a63 01", "indicate AA 2a63 01", "notify",
+                "notify AA", "notify AA 2a63 01\u{7F}", "connect AA Stages", "lap",
+            ].map { "\(time) \($0)" } + [
+                "2024-05-01T08:00:00.25Z notify AA 2a63 01", "2024-05-01T08:00:00Z notify AA 2a63 01",
+                "2024-02-30T08:00:00Z notify AA 2a63 01", "2024-05-01 08:00:00Z notify AA 2a63 01",
+                " \(time) notify AA 2a63 01",
+            ]
+        // The devices' journals, and two real rides' (Fixtures/README.md).
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures")
+        let devices = fixtures.appendingPathComponent("journals")
+        let files =
+            try FileManager.default.contentsOfDirectory(atPath: devices.path).sorted().filter {
+                $0.hasSuffix(".journal")
+            }.map(devices.appendingPathComponent)
+            + [
+                "rides/sweatpy_6449921903_ACTIVITY.journal", "rides/sweatpy_2020-06-01-16-52-40.journal",
+            ].map(fixtures.appendingPathComponent)
+        var fixtureLines: [String] = []
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            fixtureLines += text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        }
+        XCTAssertGreaterThan(fixtureLines.count, 1000)
+        var taken = 0
+        for line in written + fixtureLines {
+            var sensors = Journal.SensorNames()
+            let quick = line.utf8.withContiguousStorageIfAvailable { Journal.gattEvent($0, sensors: &sensors) } ?? nil
+            let whole = Result { () throws(Journal.LineError) in try Journal.anyEvent(Substring(line)) }
+            if let quick {
+                taken += 1
+                XCTAssertEqual(try? whole.get(), quick, line)
+            }
+            XCTAssertEqual(try? Journal.event(Substring(line)), try? whole.get(), line)
+        }
+        // The lines the first reader takes are nearly all of a ride's: its reason to be.
+        let plain = fixtureLines.filter { $0.contains(" notify ") || $0.contains(" read ") || $0.contains(" write ") }
+        XCTAssertGreaterThanOrEqual(taken, plain.count, "every plain GATT line of the fixtures is taken")
+        XCTAssertGreaterThan(plain.count * 10, fixtureLines.count * 9)
+    }
 }
 
 /// A CPM value with power and crank data (flags 0x0020), for volume tests.
