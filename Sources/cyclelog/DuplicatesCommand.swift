@@ -98,7 +98,8 @@ enum OverlapText {
 
     /// The note after storing ride `id`, when it overlaps a stored ride; nil otherwise.
     static func notice(after id: Int64, in store: WorkoutStore) -> String? {
-        guard let group = try? store.rideOverlaps().group(of: id) else { return nil }
+        // The rides around this one alone: its group is whole among them (`rideOverlaps(of:)`).
+        guard let group = try? store.rideOverlaps(of: [id]).group(of: id) else { return nil }
         let others = group.rides.map(\.id).filter { $0 != id }.sorted()
         let same =
             "workout \(id) overlaps \(ids(others, singular: "", plural: "")) in time: the same ride recorded twice"
