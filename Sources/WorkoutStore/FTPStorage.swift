@@ -129,49 +129,69 @@ extension WorkoutStore {
     /// reads the curves of its window, not every ride's. Returns how many rides were scored.
     @discardableResult
     static func refreshFTPEstimates(_ db: Database) throws -> Int {
+        let basis = try ftpBasis(db)
+        let previous = try String.fetchOne(db, sql: "SELECT basis FROM derivedState WHERE name = 'ftpHistory'")
         try db.execute(
-            sql: "INSERT OR REPLACE INTO derivedState (name, basis) VALUES ('ftpHistory', ?)",
-            arguments: [try ftpBasis(db)])
-        let (now, setAside) = try ScoredRide.now(db)
-        let before = try ScoredRide.recorded(db)
-        let changed = Set(now.keys).union(before.keys).filter { now[$0] != before[$0] }
-        let changedStarts = changed.flatMap { [now[$0]?.startMicroseconds, before[$0]?.startMicroseconds] }
+            sql: "INSERT OR REPLACE INTO derivedState (name, basis) VALUES ('ftpHistory', ?)", arguments: [basis])
+        // The rider's choices among overlapping rides unchanged (the basis's last word), the rides that changed are
+        // found without reading every ride into Swift; a new choice (rare) compares every ride.
+        let choicesKept = previous?.split(separator: " ").last == basis.split(separator: " ").last
+        let changes = try choicesKept ? ScoredRide.changes(db) : ScoredRide.everyChange(db)
+        let changedStarts = changes.changed.flatMap {
+            [changes.now[$0]?.startMicroseconds, changes.before[$0]?.startMicroseconds]
+        }
         guard var from = changedStarts.compactMap({ $0 }).min() else { return 0 }
         // The values kept are those of the rides started before `from`, a prefix of the history in its order; a
-        // history that is not (written otherwise) is computed again whole.
-        let stored = try Row.fetchAll(db, sql: "SELECT sequence, workoutId FROM ftpEstimate ORDER BY sequence").map {
-            (sequence: $0[0] as Int, start: before[$0[1] as Int64]?.startMicroseconds)
-        }
-        let firstDropped = stored.firstIndex { ($0.start ?? .min) >= from } ?? stored.count
-        if stored.contains(where: { $0.start == nil })
-            || stored[firstDropped...].contains(where: { ($0.start ?? .min) < from })
-        {
-            from = .min
-        }
-        let kept = from == .min ? 0 : firstDropped
-        let dropFrom = kept < stored.count ? stored[kept].sequence : Int.max
+        // history that is not (written otherwise, or of a ride it has no record of) is computed again whole. Each
+        // value's ride's start as the history saw it is its `ftpScoredRide` row's.
+        let estimates = "ftpEstimate e LEFT JOIN ftpScoredRide s ON s.workoutId = e.workoutId"
+        let firstDropped = try Int.fetchOne(
+            db, sql: "SELECT min(e.sequence) FROM \(estimates) WHERE s.startMicroseconds >= ?", arguments: [from])
+        let disordered =
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM \(estimates) WHERE s.workoutId IS NULL
+                    OR (e.sequence >= ? AND s.startMicroseconds < ?))
+                    """, arguments: [firstDropped ?? Int.max, from]) ?? true
+        if disordered { from = .min }
+        let lastKept =
+            from == .min
+            ? nil
+            : try Int.fetchOne(
+                db, sql: "SELECT max(sequence) FROM ftpEstimate WHERE sequence < ?",
+                arguments: [firstDropped ?? Int.max])
+        let dropFrom = lastKept.map { $0 + 1 } ?? Int.min
         try db.execute(sql: "DELETE FROM ftpEstimate WHERE sequence >= ?", arguments: [dropFrom])
         try db.execute(sql: "DELETE FROM ftpEffort WHERE estimateSequence >= ?", arguments: [dropFrom])
-        let seed = kept > 0 ? try storedEstimates(db, sequences: stored[kept - 1].sequence...Int.max).first : nil
+        let seed = try lastKept.flatMap { try storedEstimates(db, sequences: $0...Int.max).first }
 
-        // The rides scored and every ride of their windows (a window ends with its ride's end).
+        // The rides scored and every ride of their windows (a window ends with its ride's end), the overlaps among
+        // them read around them.
         let estimator = FTPEstimator()
-        let scored = now.values.filter { $0.counted && $0.startMicroseconds >= from }
+        let scoredRows = try completeRides(db, with: ScoredRide.columns, where: "w.startMicroseconds >= ?", [from])
+        let scoredSetAside = try rideOverlaps(db, of: scoredRows.map { try $0.decode(forColumn: "id") }).setAside
+        let scored = try scoredRows.map { row in try ScoredRide(row) { !scoredSetAside.contains($0) } }
+            .filter(\.counted)
         let earliestEnd = min(from, scored.map(\.endMicroseconds).min() ?? from)
         let windowStart = earliestEnd.subtractingReportingOverflow(estimator.windowMicroseconds)
+        let startedAfter = windowStart.overflow ? nil : windowStart.partialValue
+        let windowIds = try Int64.fetchAll(
+            db, sql: "SELECT id FROM workout WHERE status = 'complete' AND startMicroseconds > ?",
+            arguments: [startedAfter ?? Int64.min])
         let rides = try rideCurves(
             db, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound, saving: true,
-            startedAfter: windowStart.overflow ? nil : windowStart.partialValue, setAside: setAside)
-        var sequence = kept > 0 ? stored[kept - 1].sequence + 1 : 0
+            startedAfter: startedAfter, setAside: rideOverlaps(db, of: windowIds).setAside)
+        var sequence = lastKept.map { $0 + 1 } ?? 0
         for estimate in estimator.history(rides, after: seed, scoringFrom: from) {
             try insert(estimate, sequence: sequence, db)
             sequence += 1
         }
 
         // What the history was computed from, for the next change.
-        for id in changed {
+        for id in changes.changed {
             try db.execute(sql: "DELETE FROM ftpScoredRide WHERE workoutId = ?", arguments: [id])
-            if let ride = now[id] { try ride.insert(db) }
+            if let ride = changes.now[id] { try ride.insert(db) }
         }
         return scored.count
     }
@@ -205,22 +225,87 @@ extension WorkoutStore {
         /// Not set aside among rides it overlaps (`RideOverlaps`).
         var counted: Bool
 
-        /// The complete rides now, with the ones set aside among overlapping rides.
-        static func now(_ db: Database) throws -> (rides: [Int64: ScoredRide], setAside: Set<Int64>) {
-            let rows = try completeRides(db, with: "w.version, w.journalDigest AS contentDigest, w.fitnessTest")
-            let setAside = try overlaps(rows).setAside
-            var rides: [Int64: ScoredRide] = [:]
-            for row in rows {
-                let ride = try ScoredRide(row) { !setAside.contains($0) }
-                rides[ride.id] = ride
-            }
-            return (rides, setAside)
+        /// What the history reads of a ride, beside `completeRides`' columns.
+        static let columns = "w.version, w.journalDigest AS contentDigest, w.fitnessTest"
+
+        /// The rides that changed since the history last saw them (`changed`), each as it is now (`now`; none when
+        /// it is no longer a complete ride) and as the history saw it (`before`; none when it is new to it).
+        struct Changes {
+            var now: [Int64: ScoredRide] = [:]
+            var before: [Int64: ScoredRide] = [:]
+            var changed: Set<Int64> = []
         }
 
-        /// The rides as the history last saw them.
-        static func recorded(_ db: Database) throws -> [Int64: ScoredRide] {
+        /// Every ride compared: the complete rides now, with the ones set aside among overlapping rides, against
+        /// every row of the history's record.
+        static func everyChange(_ db: Database) throws -> Changes {
+            let rows = try completeRides(db, with: columns)
+            let setAside = try overlaps(rows).setAside
+            var changes = Changes()
+            for row in rows {
+                let ride = try ScoredRide(row) { !setAside.contains($0) }
+                changes.now[ride.id] = ride
+            }
+            changes.before = try recorded(db, where: "1")
+            changes.changed = Set(changes.now.keys).union(changes.before.keys).filter {
+                changes.now[$0] != changes.before[$0]
+            }
+            return changes
+        }
+
+        /// The same, the rider's choices among overlapping rides being those the history saw: the rides whose own
+        /// columns differ from the record, or that are no longer complete, found by SQL; then whether a ride is
+        /// counted, for the rides that share a group with one of those now or shared one before (the groups around
+        /// them: a group whose rides are all unchanged is the group it was, and counts the ride it counted).
+        static func changes(_ db: Database) throws -> Changes {
+            var changes = Changes()
+            let differing = try Int64.fetchAll(
+                db,
+                sql: """
+                    SELECT w.id FROM workout w LEFT JOIN ftpScoredRide s ON s.workoutId = w.id
+                    WHERE w.status = 'complete' AND (s.workoutId IS NULL OR s.version IS NOT w.version
+                    OR s.contentDigest IS NOT w.journalDigest OR s.startMicroseconds IS NOT w.startMicroseconds
+                    OR s.endMicroseconds IS NOT coalesce(w.endMicroseconds, w.startMicroseconds)
+                    OR s.fitnessTest IS NOT w.fitnessTest)
+                    UNION SELECT s.workoutId FROM ftpScoredRide s WHERE NOT EXISTS
+                    (SELECT 1 FROM workout w WHERE w.id = s.workoutId AND w.status = 'complete')
+                    """)
+            guard !differing.isEmpty else { return changes }
+            let list = "(SELECT value FROM json_each(?))"
+            let ids = "[" + differing.map(String.init).joined(separator: ",") + "]"
+            changes.before = try recorded(db, where: "workoutId IN \(list)", [ids])
+            // The rides that shared a moment with one of them before (it may have moved or gone), and they.
+            var around = Set(differing)
+            for ride in changes.before.values {
+                // A damaged ride may end before it starts.
+                let (start, end) = (ride.startMicroseconds, ride.endMicroseconds)
+                let span = min(start, end)...max(start, end)
+                let rows = try completeRides(db, reachingInto: span)
+                for row in rows { around.insert(try row.decode(forColumn: "id")) }
+            }
+            // Their groups now, whole, and every ride read with them.
+            let neighbourhood = try rideOverlaps(db, of: Array(around))
+            let read = Set(neighbourhood.groups.flatMap { $0.rides.map(\.id) }).union(around)
+            let readList = "[" + read.map(String.init).joined(separator: ",") + "]"
+            for row in try completeRides(db, with: columns, where: "w.id IN \(list)", [readList]) {
+                let ride = try ScoredRide(row) { !neighbourhood.setAside.contains($0) }
+                changes.now[ride.id] = ride
+            }
+            for (id, ride) in try recorded(db, where: "workoutId IN \(list)", [readList]) {
+                changes.before[id] = ride
+            }
+            changes.changed = read.filter { changes.now[$0] != changes.before[$0] }
+            return changes
+        }
+
+        /// The rides as the history last saw them, of the rows that meet `condition`.
+        static func recorded(_ db: Database, where condition: String, _ arguments: StatementArguments = [])
+            throws -> [Int64: ScoredRide]
+        {
             var rides: [Int64: ScoredRide] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT *, workoutId AS id FROM ftpScoredRide") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT *, workoutId AS id FROM ftpScoredRide WHERE \(condition)", arguments: arguments)
+            {
                 let ride = try ScoredRide(row) { _ in try row.decode(forColumn: "counted") }
                 rides[ride.id] = ride
             }

@@ -51,6 +51,19 @@ extension WorkoutStore {
     static func completeRides(
         _ db: Database, with columns: String? = nil, reachingInto span: ClosedRange<Int64>? = nil
     ) throws -> [Row] {
+        // The end's index (migration v20) finds the rides that end within or after the span; the unary plus keeps
+        // SQLite from reading every earlier start through the start's instead.
+        guard let span else { return try completeRides(db, with: columns, where: "1") }
+        return try completeRides(
+            db, with: columns,
+            where: "coalesce(w.endMicroseconds, w.startMicroseconds) >= ? AND +w.startMicroseconds <= ?",
+            [span.lowerBound, span.upperBound])
+    }
+
+    /// The same, of the complete rides that meet `condition` (over `workout w`).
+    static func completeRides(
+        _ db: Database, with columns: String?, where condition: String, _ arguments: StatementArguments = []
+    ) throws -> [Row] {
         // A database read by a command that may not bring it up to date (opened for reading) may predate the
         // rider's choices: then nobody chose yet.
         let chosen =
@@ -61,14 +74,8 @@ extension WorkoutStore {
             sql: """
                 SELECT w.id, w.startMicroseconds, coalesce(w.endMicroseconds, w.startMicroseconds) AS endMicroseconds,
                     \(chosen) AS chosenMicroseconds\(columns.map { ", " + $0 } ?? "")
-                FROM workout w WHERE w.status = 'complete'
-                """
-                    // The end's index (migration v20) finds the rides that end within or after the span; the unary plus
-                    // keeps SQLite from reading every earlier start through the start's instead.
-                    + (span == nil
-                        ? ""
-                        : " AND coalesce(w.endMicroseconds, w.startMicroseconds) >= ? AND +w.startMicroseconds <= ?"),
-            arguments: StatementArguments(span.map { [$0.lowerBound, $0.upperBound] } ?? []))
+                FROM workout w WHERE w.status = 'complete' AND \(condition)
+                """, arguments: arguments)
     }
 
     /// The overlapping rides among rows of `completeRides`.

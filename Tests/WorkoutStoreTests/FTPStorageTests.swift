@@ -94,6 +94,10 @@ final class FTPStorageTests: XCTestCase {
         let whole = FTPEstimator().history(
             try store.rideCurves(maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound))
         XCTAssertEqual(try store.ftpHistory().estimates, whole, step)
+        // The record of what the history saw is every ride as it is: comparing every ride finds nothing the
+        // update after the change (which compares the rides that changed and those around them) left behind.
+        let unseen = try store.queue.read { db in try WorkoutStore.ScoredRide.everyChange(db).changed }
+        XCTAssertEqual(unseen, [], step)
     }
 
     func testTheHistoryIsComputedAgainFromTheEarliestRideThatChanged() throws {
@@ -121,6 +125,16 @@ final class FTPStorageTests: XCTestCase {
         try assertTheStoredHistoryIsTheWholeOne(store, "day 10's second copy counted")
         XCTAssertTrue(try store.delete(try XCTUnwrap(ids[1])))
         try assertTheStoredHistoryIsTheWholeOne(store, "day 1 deleted")
+        // Three copies of day 30 in a chain, each overlapping the one before only: one group, which counts the first
+        // stored; with the middle one deleted the other two overlap nothing and both count.
+        let chain = try [0, 3000, 6000].map { seconds in
+            try save(easy, onDay: 30, afterSeconds: Int64(seconds), in: store, name: "day 30 at \(seconds) s").0
+        }
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 30's chain stored")
+        XCTAssertEqual(try store.rideOverlaps().group(of: chain[2])?.counted, ids[30])
+        XCTAssertTrue(try store.delete(chain[1]))
+        try assertTheStoredHistoryIsTheWholeOne(store, "day 30's middle copy deleted")
+        XCTAssertNil(try store.rideOverlaps().group(of: chain[2]))
 
         // A change to the ride of day 70 scores it and the one after it, and nothing before.
         let scored = try store.queue.write { db in
