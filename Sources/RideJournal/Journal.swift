@@ -162,21 +162,16 @@ public enum Journal {
         var lines: [Int] = []
         var problems: [CaptureProblem] = []
         var lineNumber = 0
+        var sensors = SensorNames()
         // Split at each newline byte, not at each newline character: "\r\n" is one character, so a journal saved
         // with Windows line ends would otherwise be one line; and bytes are found without telling characters
         // apart, a journal being megabytes of lines.
-        var sensors = SensorNames()
         for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             let line = Substring(rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            if let event = line.utf8.withContiguousStorageIfAvailable({ gattEvent($0, sensors: &sensors) }) ?? nil {
-                events.append(event)
-                lines.append(lineNumber)
-                continue
-            }
             do {
-                events.append(try anyEvent(line))
+                events.append(try event(line, sensors: &sensors))
                 lines.append(lineNumber)
             } catch {
                 if let kept = error.kept {
@@ -206,6 +201,12 @@ public enum Journal {
     /// Parses one non-comment line.
     public static func event(_ line: Substring) throws(LineError) -> RideEvent {
         var sensors = SensorNames()
+        return try event(line, sensors: &sensors)
+    }
+
+    /// The same, the sensors' names of the lines read before kept in `sensors`: a plain GATT line from its bytes
+    /// (`gattEvent`), any other by words (`anyEvent`).
+    static func event(_ line: Substring, sensors: inout SensorNames) throws(LineError) -> RideEvent {
         if let event = line.utf8.withContiguousStorageIfAvailable({ gattEvent($0, sensors: &sensors) }) ?? nil {
             return event
         }
