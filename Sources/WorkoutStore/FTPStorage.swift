@@ -272,8 +272,7 @@ extension WorkoutStore {
                     """)
             guard !differing.isEmpty else { return changes }
             let list = "(SELECT value FROM json_each(?))"
-            let ids = "[" + differing.map(String.init).joined(separator: ",") + "]"
-            changes.before = try recorded(db, where: "workoutId IN \(list)", [ids])
+            changes.before = try recorded(db, where: "workoutId IN \(list)", [jsonArray(differing)])
             // The rides that shared a moment with one of them before (it may have moved or gone), and they.
             var around = Set(differing)
             for ride in changes.before.values {
@@ -286,14 +285,13 @@ extension WorkoutStore {
             // Their groups now, whole, and every ride read with them.
             let neighbourhood = try rideOverlaps(db, of: Array(around))
             let read = Set(neighbourhood.groups.flatMap { $0.rides.map(\.id) }).union(around)
-            let readList = "[" + read.map(String.init).joined(separator: ",") + "]"
-            for row in try completeRides(db, with: columns, where: "w.id IN \(list)", [readList]) {
+            for row in try completeRides(db, with: columns, where: "w.id IN \(list)", [jsonArray(read)]) {
                 let ride = try ScoredRide(row) { !neighbourhood.setAside.contains($0) }
                 changes.now[ride.id] = ride
             }
-            for (id, ride) in try recorded(db, where: "workoutId IN \(list)", [readList]) {
-                changes.before[id] = ride
-            }
+            // The differing rides' records are read already.
+            let others = jsonArray(read.subtracting(differing))
+            for (id, ride) in try recorded(db, where: "workoutId IN \(list)", [others]) { changes.before[id] = ride }
             changes.changed = read.filter { changes.now[$0] != changes.before[$0] }
             return changes
         }

@@ -204,7 +204,7 @@ extension WorkoutStore {
     public func uploadableRides(ids: [Int64]) throws(StoreError) -> [UploadableRide] {
         try uploadableRides(
             where: "id IN (SELECT value FROM json_each(?))",
-            ["[" + ids.map(String.init).joined(separator: ",") + "]"])
+            [Self.jsonArray(ids)])
     }
 
     /// The newest of them (by its start), if there is one.

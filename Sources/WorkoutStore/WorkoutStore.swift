@@ -282,6 +282,12 @@ public final class WorkoutStore: Sendable {
         syncIdentifier.lowercased()
     }
 
+    /// Workout ids as one JSON array, for `IN (SELECT value FROM json_each(?))`: one argument however many ids, where
+    /// a variable each would pass the most a statement takes.
+    static func jsonArray(_ ids: some Sequence<Int64>) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
     /// A transaction. Not `durable`, its commit does not wait for the disk (in WAL mode, synchronous NORMAL): the
     /// database is never corrupted, but a power cut may take this transaction back, until the next durable commit
     /// makes it durable with itself (the log is written in order). A replay's 25 journal pieces thus cost one wait
