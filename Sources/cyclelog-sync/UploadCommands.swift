@@ -158,26 +158,25 @@ func printUploadStatus(_ store: WorkoutStore, _ folder: AccountFolder, only: Ser
     }
     if all {
         for status in try UploadStatus.of(store, folder) where only == nil || status.service == only {
-            printUploadStatus(status)
+            printRideStatus(status)
         }
         return
     }
     for summary in try UploadStatus.summaries(store, folder) where only == nil || summary.service == only {
+        func rides(_ count: Int, _ what: String) -> String { "\(count) ride\(count == 1 ? "" : "s") \(what)" }
         let (waiting, refused) = (summary.rides.count { $0.waiting }, summary.rides.count { $0.refused })
-        let counts = [
-            (summary.rows[.uploaded] ?? 0, "uploaded"), (summary.rows[.deleted] ?? 0, "deleted on request"),
-            (waiting, waiting == 1 ? "waits" : "wait"), (refused, "refused"),
-        ].filter { $0.0 > 0 || $0.1 == "uploaded" }
-        print(
-            "\(summary.service.title): "
-                + counts.map { "\($0.0) ride\($0.0 == 1 ? "" : "s") \($0.1)" }.joined(separator: ", ")
-                + " (`--all` lists every ride).")
-        for status in summary.rides { printUploadStatus(status) }
+        // The uploaded always, the others when there are any.
+        var counts = [rides(summary.rows[.uploaded] ?? 0, "uploaded")]
+        if let deleted = summary.rows[.deleted], deleted > 0 { counts.append(rides(deleted, "deleted on request")) }
+        if waiting > 0 { counts.append(rides(waiting, waiting == 1 ? "waits" : "wait")) }
+        if refused > 0 { counts.append(rides(refused, "refused")) }
+        print("\(summary.service.title): \(counts.joined(separator: ", ")) (`--all` lists every ride).")
+        for status in summary.rides { printRideStatus(status) }
     }
 }
 
 /// One ride on one service, as `upload --status` names it.
-private func printUploadStatus(_ status: UploadStatus) {
+private func printRideStatus(_ status: UploadStatus) {
     print(
         "workout \(status.rideId) v\(status.version) → \(status.service.rawValue): \(shown(status.words))"
             + (status.waiting && status.lastError != nil ? " (last error: \(shown(status.lastError ?? "")))" : ""))
