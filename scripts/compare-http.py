@@ -5,7 +5,10 @@ ride, a path that is not one, a bad window, a stranger without a token, a traili
 Content-Type, Cache-Control and body. The ETag is left out (it carries each process's own random number), and the
 private bus's address in a body.
 
-    scripts/compare-http.py OLD_MIRROR NEW_MIRROR DATABASE
+    scripts/compare-http.py OLD_MIRROR NEW_MIRROR DATABASE [NEW_DATABASE]
+
+NEW_DATABASE, when given, is what the new mirror serves: a copy of DATABASE brought up to the new build's schema
+(an older mirror cannot read a database a newer cyclelog has migrated).
 """
 import http.client
 import json
@@ -37,11 +40,12 @@ def answers(mirror, database, paths, folder):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__.splitlines()[-1].strip())
-    old, new, database = sys.argv[1:]
+    if len(sys.argv) not in (4, 5):
+        sys.exit(__doc__.split("\n\n")[1].strip())
+    old, new, database = sys.argv[1:4]
+    new_database = sys.argv[4] if len(sys.argv) == 5 else database
     rides = json.loads(subprocess.run([os.path.join(os.path.dirname(new), "cyclelog"), "list", "--json", "--all",
-                                       "--db", database], check=True, capture_output=True, text=True).stdout)
+                                       "--db", new_database], check=True, capture_output=True, text=True).stdout)
     paths = ["/", "/history", "/api/v1/workouts", "/api/v1/workouts?since=2013-01-01&until=2020-12-31",
              "/api/v1/workouts?q=sweatpy", "/api/v1/workouts?since=yesterday", "/api/v1/workouts?limit=5",
              "/api/v1/workouts?limit=5&after=3", "/api/v1/workouts?limit=0", "/api/v1/ftp",
@@ -60,7 +64,7 @@ def main():
         os.makedirs(os.path.join(folder, "old"))
         os.makedirs(os.path.join(folder, "new"))
         before = answers(old, database, requests, os.path.join(folder, "old"))
-        after = answers(new, database, requests, os.path.join(folder, "new"))
+        after = answers(new, new_database, requests, os.path.join(folder, "new"))
     differences = 0
     for request in requests:
         if before[request] != after[request]:

@@ -20,7 +20,7 @@ public enum PowerCurveChart {
 
         svg.text(
             "Best power, \(window.days) days to \(LocalTime.zoned(microseconds: window.endMicroseconds)) "
-                + "(\(window.rides.count) ride\(window.rides.count == 1 ? "" : "s"))", x: left, y: 24, size: 15,
+                + "(\(window.rideCount) ride\(window.rideCount == 1 ? "" : "s"))", x: left, y: 24, size: 15,
             bold: true)
         var legend = "red: best power"
         if let model = estimate?.criticalPower {

@@ -47,7 +47,7 @@ public struct FTPReport: Sendable {
             ("windowDays", .integer(Int64(window.days))),
             ("windowStart", .string(UTCTime.formatSeconds(microseconds: window.startMicroseconds))),
             ("windowEnd", .string(UTCTime.formatSeconds(microseconds: window.endMicroseconds))),
-            ("windowRides", .integer(Int64(window.rides.count))),
+            ("windowRides", .integer(Int64(window.rideCount))),
             ("efforts", .array(efforts.map(Self.effortJSON))),
             ("pending", history.pending(at: .max).map(Self.entryJSON) ?? .null),
             ("history", .array(history.entries.map(Self.entryJSON))),

@@ -17,9 +17,12 @@ public enum PowerCurveReport {
             ("windowDays", .integer(Int64(window.days))),
             ("windowStart", .string(UTCTime.formatSeconds(microseconds: window.startMicroseconds))),
             ("windowEnd", .string(UTCTime.formatSeconds(microseconds: window.endMicroseconds))),
-            ("windowRides", .integer(Int64(window.rides.count))),
+            ("windowRides", .integer(Int64(window.rideCount))),
             ("watts", .array(window.curve.watts.map { .rounded($0, 1) })),
-            ("workoutIds", .array(window.sources.map { $0 >= 0 ? .integer(window.rides[$0].workoutId) : .null })),
+            (
+                "workoutIds",
+                .array(window.envelope.sources.map { .integer(window.envelope.holders[$0].workoutId) })
+            ),
             ("criticalPowerWatts", .rounded(estimate?.criticalPower?.criticalPowerWatts, 1)),
             ("wPrimeJoules", .rounded(estimate?.criticalPower?.wPrimeJoules, 0)),
         ])

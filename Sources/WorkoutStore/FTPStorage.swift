@@ -48,23 +48,26 @@ extension WorkoutStore {
         }
         guard let end else { return FTPWindow([], days: days, endingAt: 0) }
         let start = FTPWindow.start(ending: end, days: days)
-        let ids = try Int64.fetchAll(db, sql: windowRidesQuery, arguments: [start, end])
-        let rides = try rideCurves(
-            db, maximumSeconds: maximumSeconds, saving: saving, startedAfter: start,
-            setAside: rideOverlaps(db, of: ids).setAside)
-        return FTPWindow(rides, days: days, endingAt: end)
+        let envelope =
+            try CurveWeeks.envelope(db, after: start, upTo: end, maximumSeconds: maximumSeconds, saving: saving)
+            ?? CurveEnvelope(
+                CurveWeeks.countedCurves(
+                    db, after: start, upTo: end, maximumSeconds: maximumSeconds, saving: saving, nil))
+        return FTPWindow(envelope, days: days, startMicroseconds: start, endMicroseconds: end)
     }
 
     /// The complete rides started in a window (after the first bound, up to the second), by the start's index.
     static let windowRidesQuery =
         "SELECT id FROM workout WHERE status = 'complete' AND startMicroseconds > ? AND startMicroseconds <= ?"
 
-    /// The curves of the complete rides started after a time (their first `?` bytes), by the start's index.
+    /// The curves of the complete rides started after a time up to another (their first `?` bytes), by the start's
+    /// index.
     static let rideCurvesQuery = """
         SELECT w.id, w.startMicroseconds, w.endMicroseconds, w.fitnessTest, substr(c.watts, 1, ?) AS watts,
             CASE WHEN w.fitnessTest IS NOT NULL THEN w.statistics END AS testStatistics
         FROM workout w LEFT JOIN powerCurve c ON c.workoutId = w.id
-        WHERE w.status = 'complete' AND w.startMicroseconds > ? ORDER BY w.startMicroseconds, w.id
+        WHERE w.status = 'complete' AND w.startMicroseconds > ? AND w.startMicroseconds <= ?
+        ORDER BY w.startMicroseconds, w.id
         """
 
     /// How many complete rides are stored.
@@ -72,13 +75,15 @@ extension WorkoutStore {
         try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM workout WHERE status = 'complete'") ?? 0 }
     }
 
-    /// The same, of the rides started after `startedAfter` when given; `setAside` when the caller has the
-    /// overlapping rides already.
+    /// The same, of the rides started after `startedAfter` (up to `upTo`) when given; `setAside` when the caller
+    /// has the overlapping rides already.
     static func rideCurves(
-        _ db: Database, maximumSeconds: Int?, saving: Bool, startedAfter: Int64? = nil, setAside: Set<Int64>? = nil
+        _ db: Database, maximumSeconds: Int?, saving: Bool, startedAfter: Int64? = nil, upTo: Int64 = .max,
+        setAside: Set<Int64>? = nil
     ) throws -> [RideCurve] {
         let byteLimit = maximumSeconds.map { $0 * 4 } ?? Int(Int32.max)
-        let rows = try Row.fetchAll(db, sql: rideCurvesQuery, arguments: [byteLimit, startedAfter ?? Int64.min])
+        let rows = try Row.fetchAll(
+            db, sql: rideCurvesQuery, arguments: [byteLimit, startedAfter ?? Int64.min, upTo])
         var rides: [RideCurve] = []
         let setAside = try setAside ?? rideOverlaps(db).setAside
         for row in rows {
@@ -137,6 +142,7 @@ extension WorkoutStore {
         // found without reading every ride into Swift; a new choice (rare) compares every ride.
         let choicesKept = previous?.split(separator: " ").last == basis.split(separator: " ").last
         let changes = try choicesKept ? ScoredRide.changes(db) : ScoredRide.everyChange(db)
+        try CurveWeeks.follow(changes, db)
         let changedStarts = changes.changed.flatMap {
             [changes.now[$0]?.startMicroseconds, changes.before[$0]?.startMicroseconds]
         }

@@ -550,6 +550,27 @@ extension WorkoutStore {
                     """)
             try db.execute(sql: markedChanges(of: "uploadSettled"))
         }
+        migrator.registerMigration("v26 each week's best power", foreignKeyChecks: .immediate) { db in
+            // Per week of 7 days from 1970-01-01, the pointwise maximum of the power curves of the complete rides
+            // started in it that the statistics count, when there are two or more (derived data: no foreign keys):
+            // a window of rides reads its whole weeks from here (`CurveWeeks`). `watts` as `powerCurve`'s;
+            // `sources`, for each duration the ride that holds it, as runs (little-endian UInt32 index in `holders`,
+            // UInt32 count of durations); `holders`, each ride's id and start (little-endian Int64). Empty here: the
+            // next command that writes makes every week, with the FTP history it brings up to date.
+            try db.execute(
+                sql: """
+                    CREATE TABLE powerCurveWeek (
+                        week INTEGER PRIMARY KEY NOT NULL,
+                        rides INTEGER NOT NULL,
+                        poweredRides INTEGER NOT NULL,
+                        watts BLOB NOT NULL,
+                        sources BLOB NOT NULL,
+                        holders BLOB NOT NULL
+                    );
+                    DELETE FROM derivedState WHERE name = 'ftpHistory';
+                    """)
+            try db.execute(sql: markedChanges(of: "powerCurveWeek"))
+        }
         return migrator
     }
 

@@ -301,4 +301,62 @@ enum StoredPacking {
         }
         return PowerCurve(watts: watts)
     }
+
+    /// An envelope's source of each duration as runs: the holder's index and how many durations in a row it holds,
+    /// each a little-endian UInt32 (a week's curve changes hands a few dozen times over hours of durations).
+    static func packSources(_ sources: [Int]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < sources.count {
+            var end = index + 1
+            while end < sources.count, sources[end] == sources[index] { end += 1 }
+            for value in [sources[index], end - index] {
+                withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { bytes += $0 }
+            }
+            index = end
+        }
+        return bytes
+    }
+
+    /// The sources of `packSources`; nil when the blob is not made of whole runs.
+    static func unpackSources(_ blob: Data) -> [Int]? {
+        guard blob.count % 8 == 0 else { return nil }
+        var sources: [Int] = []
+        blob.withUnsafeBytes { raw in
+            for offset in stride(from: 0, to: raw.count, by: 8) {
+                let holder = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+                let count = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                // No curve is longer than a year of seconds: a larger run is a damaged record, not one to make.
+                guard count <= 31_622_400 - sources.count else { sources.removeAll(); return }
+                sources += repeatElement(Int(holder), count: Int(count))
+            }
+        }
+        return sources.isEmpty && !blob.isEmpty ? nil : sources
+    }
+
+    /// An envelope's holders: each ride's id and start, little-endian Int64.
+    static func packHolders(_ holders: [CurveEnvelope.Holder]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(holders.count * 16)
+        for holder in holders {
+            withUnsafeBytes(of: holder.workoutId.littleEndian) { bytes += $0 }
+            withUnsafeBytes(of: holder.startMicroseconds.littleEndian) { bytes += $0 }
+        }
+        return bytes
+    }
+
+    /// The holders of `packHolders`; nil when the blob is not made of whole ones.
+    static func unpackHolders(_ blob: Data) -> [CurveEnvelope.Holder]? {
+        guard blob.count % 16 == 0 else { return nil }
+        return blob.withUnsafeBytes { raw in
+            stride(from: 0, to: raw.count, by: 16).map { offset in
+                let (id, start) = (
+                    raw.loadUnaligned(fromByteOffset: offset, as: Int64.self),
+                    raw.loadUnaligned(fromByteOffset: offset + 8, as: Int64.self)
+                )
+                return CurveEnvelope.Holder(
+                    workoutId: Int64(littleEndian: id), startMicroseconds: Int64(littleEndian: start))
+            }
+        }
+    }
 }

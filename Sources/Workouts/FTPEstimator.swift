@@ -184,11 +184,20 @@ public struct FTPEstimator: Sendable {
 
     /// The guarded critical-power estimate of the rides given (all within one window), effective at `time`.
     public func estimate(_ window: [RideCurve], at time: Int64) -> FTPEstimate? {
-        let withPower = window.filter { ($0.curve.watts.first ?? 0) > 0 }
-        let best = FTPWindow(
-            selected: withPower, days: windowDays, startMicroseconds: time - windowMicroseconds, endMicroseconds: time)
+        let withPower = window.filter { CurveEnvelope.hasPower($0.curve) }
+        return estimate(
+            FTPWindow(
+                CurveEnvelope(withPower), days: windowDays, startMicroseconds: time - windowMicroseconds,
+                endMicroseconds: time))
+    }
+
+    /// The same of a window's envelope. Its rides without power count among its rides but not as the two with power
+    /// a fit needs; they change nothing else: a curve of 0 W never holds a duration a ride with power reaches, and
+    /// the durations beyond every ride with power that they add (at 0 W) pass none of the checks below.
+    func estimate(_ best: FTPWindow) -> FTPEstimate? {
+        let time = best.endMicroseconds
         let curve = best.curve
-        guard withPower.count >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
+        guard best.envelope.poweredRideCount >= 2, let fit = CriticalPowerFit.envelope(curve) else { return nil }
         let model = fit.model
         guard fit.shortEffortPinsWPrime, model.criticalPowerWatts > 100, model.criticalPowerWatts < 1000,
             model.wPrimeJoules > 1000,
@@ -311,16 +320,17 @@ public struct FTPWindow: Sendable {
     public var days: Int
     public var startMicroseconds: Int64
     public var endMicroseconds: Int64
-    public var rides: [RideCurve]
-    public var curve: PowerCurve
-    /// For each duration, the index in `rides` of the ride that holds it.
-    public var sources: [Int]
+    /// The best of the rides started in the window, with the ride holding each duration.
+    public var envelope: CurveEnvelope
+
+    public var curve: PowerCurve { envelope.curve }
+    public var rideCount: Int { envelope.rideCount }
 
     /// The rides started within `days` before `endMicroseconds`.
     public init(_ allRides: [RideCurve], days: Int, endingAt endMicroseconds: Int64) {
         let start = Self.start(ending: endMicroseconds, days: days)
         self.init(
-            selected: allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds },
+            CurveEnvelope(allRides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= endMicroseconds }),
             days: days, startMicroseconds: start, endMicroseconds: endMicroseconds)
     }
 
@@ -338,18 +348,19 @@ public struct FTPWindow: Sendable {
         self.init(allRides, days: days, endingAt: allRides.map(\.endMicroseconds).max() ?? 0)
     }
 
-    init(selected: [RideCurve], days: Int, startMicroseconds: Int64, endMicroseconds: Int64) {
+    /// The window of the rides of `envelope` (those started within it, in date order).
+    public init(_ envelope: CurveEnvelope, days: Int, startMicroseconds: Int64, endMicroseconds: Int64) {
         self.days = days
         self.startMicroseconds = startMicroseconds
         self.endMicroseconds = endMicroseconds
-        rides = selected
-        (curve, sources) = PowerCurve.pointwiseMaximum(selected.map(\.curve))
+        self.envelope = envelope
     }
 
     /// The ride, date and power of the best effort of `seconds`.
     public func effort(seconds: Int) -> FTPEffort? {
-        guard let watts = curve.watts(seconds: seconds), sources[seconds - 1] >= 0 else { return nil }
-        let ride = rides[sources[seconds - 1]]
+        guard let watts = curve.watts(seconds: seconds), let ride = envelope.holder(seconds: seconds) else {
+            return nil
+        }
         return FTPEffort(
             workoutId: ride.workoutId, rideStartMicroseconds: ride.startMicroseconds, durationSeconds: seconds,
             watts: watts)
@@ -357,6 +368,6 @@ public struct FTPWindow: Sendable {
 
     /// The guarded critical-power estimate of this window.
     public var estimate: FTPEstimate? {
-        FTPEstimator(windowDays: days).estimate(rides, at: endMicroseconds)
+        FTPEstimator(windowDays: days).estimate(self)
     }
 }

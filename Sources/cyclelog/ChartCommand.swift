@@ -42,7 +42,7 @@ struct Chart: ParsableCommand {
         let path: String
         if powerCurve {
             let window = try PowerCurveReport.window(store, days: window.days)
-            guard !window.rides.isEmpty else {
+            guard window.rideCount > 0 else {
                 throw CommandFailure("no rides are stored yet; `cyclelog replay` adds some")
             }
             svg = PowerCurveChart.svg(window, estimate: window.estimate, fullCurve: window.curve)

@@ -176,7 +176,7 @@ extension FTPReport {
             (inForceDiffers ? "Newest window: " : "Window: ")
                 + "\(window.days) days, \(SummaryText.dateTime(window.startMicroseconds)) – "
                 + "\(SummaryText.dateTime(window.endMicroseconds)), "
-                + SummaryText.count(window.rides.count, "ride", "rides"))
+                + SummaryText.count(window.rideCount, "ride", "rides"))
         if let model = estimate?.criticalPower {
             lines.append(
                 "  critical power \(SummaryText.fixed(model.criticalPowerWatts, 1)) W, "

@@ -98,6 +98,46 @@ final class FTPStorageTests: XCTestCase {
         // update after the change (which compares the rides that changed and those around them) left behind.
         let unseen = try store.queue.read { db in try WorkoutStore.ScoredRide.everyChange(db).changed }
         XCTAssertEqual(unseen, [], step)
+        try assertTheWeeksAreTheRidesOwn(store, step)
+    }
+
+    /// Every window read through the weeks' envelopes (`CurveWeeks`) is the one made from every ride's curve, ride
+    /// for ride: windows of 7, 42 and 90 days ending at rides' starts and ends and half a week after them (some
+    /// twenty ends spread over the rides), so that they cut weeks everywhere; whole curves and the FTP's 20 minutes,
+    /// with the estimate of these.
+    func assertTheWeeksAreTheRidesOwn(_ store: WorkoutStore, _ step: String) throws {
+        let rides = try store.rideCurves()
+        let halfWeek = WorkoutStore.CurveWeeks.weekMicroseconds / 2
+        let ends = stride(from: rides.count - 1, through: 0, by: -max(2, rides.count / 6)).flatMap {
+            [rides[$0].startMicroseconds, rides[$0].endMicroseconds, rides[$0].endMicroseconds + halfWeek]
+        }
+        for days in [7, 42, 90] {
+            for end in ends {
+                for maximumSeconds in [nil, CriticalPowerFit.aerobicSeconds.upperBound] {
+                    let start = FTPWindow.start(ending: end, days: days)
+                    let fromWeeks = try store.queue.read { db in
+                        try WorkoutStore.CurveWeeks.envelope(
+                            db, after: start, upTo: end, maximumSeconds: maximumSeconds, saving: false)
+                    }
+                    var whole = FTPWindow(rides, days: days, endingAt: end).envelope
+                    if let maximumSeconds { whole = whole.cut(toSeconds: maximumSeconds) }
+                    XCTAssertEqual(fromWeeks, whole, "\(step): \(days) days to \(end)")
+                    // What the window's estimate says is the estimator's, of its rides with power alone (of the
+                    // curves as the FTP reads them: its fit is what costs).
+                    guard let maximumSeconds else { continue }
+                    let inWindow = rides.filter { $0.startMicroseconds > start && $0.startMicroseconds <= end }.map {
+                        var ride = $0
+                        ride.curve.watts = Array(ride.curve.watts.prefix(maximumSeconds))
+                        return ride
+                    }
+                    XCTAssertEqual(
+                        fromWeeks.flatMap {
+                            FTPWindow($0, days: days, startMicroseconds: start, endMicroseconds: end).estimate
+                        },
+                        FTPEstimator(windowDays: days).estimate(inWindow, at: end), "\(step): \(days) days to \(end)")
+                }
+            }
+        }
     }
 
     func testTheHistoryIsComputedAgainFromTheEarliestRideThatChanged() throws {
@@ -151,9 +191,11 @@ final class FTPStorageTests: XCTestCase {
     /// SQLite has no statistics of the table and takes an equality for the most selective term it can search.
     func testAWindowOfRidesIsReadByTheStartsIndex() throws {
         let store = try WorkoutStore()
-        for query in [WorkoutStore.windowRidesQuery, WorkoutStore.rideCurvesQuery] {
+        for (query, arguments) in [
+            (WorkoutStore.windowRidesQuery, [0, 0]), (WorkoutStore.rideCurvesQuery, [0, 0, 0]),
+        ] {
             let plan = try store.queue.read { db in
-                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query, arguments: [0, 0]).map {
+                try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + query, arguments: StatementArguments(arguments)).map {
                     $0["detail"] as String
                 }
             }
@@ -219,7 +261,7 @@ final class FTPStorageTests: XCTestCase {
     /// a year.
     func testTheCurveWindowReadAloneIsTheOneMadeFromEveryRide() throws {
         let store = try WorkoutStore()
-        XCTAssertTrue(try store.curveWindow(days: 42).rides.isEmpty)
+        XCTAssertEqual(try store.curveWindow(days: 42).rideCount, 0)
         let hard = try synthetic()
         for dayNumber: Int64 in [0, 30, 55, 60, 61] {
             try save(
@@ -236,16 +278,94 @@ final class FTPStorageTests: XCTestCase {
                 let whole = FTPWindow(endingWithNewestOf: try store.rideCurves(), days: days)
                 XCTAssertEqual(alone.endMicroseconds, whole.endMicroseconds, "\(label), \(days) days")
                 XCTAssertEqual(alone.startMicroseconds, whole.startMicroseconds, "\(label), \(days) days")
-                XCTAssertEqual(alone.rides.map(\.workoutId), whole.rides.map(\.workoutId), "\(label), \(days) days")
-                XCTAssertEqual(alone.curve, whole.curve, "\(label), \(days) days")
+                XCTAssertEqual(alone.envelope, whole.envelope, "\(label), \(days) days")
+                XCTAssertEqual(alone.estimate, whole.estimate, "\(label), \(days) days")
             }
         }
         try same("the first copy counts")
-        XCTAssertFalse(try store.curveWindow(days: 42).rides.contains { $0.workoutId == copy })
+        XCTAssertFalse(try store.curveWindow(days: 42).envelope.holders.contains { $0.workoutId == copy })
         XCTAssertNotNil(try store.countAmongOverlaps(copy, nowMicroseconds: 1))
         try same("the rider chose the copy")
-        XCTAssertTrue(try store.curveWindow(days: 42).rides.contains { $0.workoutId == copy })
-        XCTAssertEqual(try store.curveWindow(days: 7).rides.count, 3)
+        XCTAssertTrue(try store.curveWindow(days: 42).envelope.holders.contains { $0.workoutId == copy })
+        XCTAssertEqual(try store.curveWindow(days: 7).rideCount, 3)
+    }
+
+    /// Each week's envelope follows its rides as they are stored, deleted, set aside among overlapping ones and
+    /// chosen back; the weeks are made whole where there were none (after the migration that adds them); a window
+    /// reads the rides themselves while the weeks may not follow them (the FTP history not current) or a week's
+    /// record is damaged; and a window that spans whole weeks reads their envelopes.
+    func testEachWeeksBestFollowsItsRides() throws {
+        let store = try WorkoutStore()
+        let hard = Array(try synthetic().prefix(1800))
+        // Sixteen weeks of three rides, each harder or easier, every seventh one without power (a power meter that
+        // said 0 W throughout), every fifth a long easy one that outlasts the hard ones.
+        var ids: [Int64] = []
+        for number in 0..<48 {
+            let factor = 0.9 + Double((number * 7) % 11) / 50
+            let watts: [Double] =
+                number % 7 == 3
+                ? Array(repeating: 0, count: 1200)
+                : number % 5 == 4 ? Array(repeating: 140 * factor, count: 5400) : hard.map { ($0 * factor).rounded() }
+            ids.append(try save(watts, onDay: Int64(number * 7 / 3), in: store, name: "ride \(number)").0)
+        }
+        func weeks() throws -> Int {
+            try store.queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM powerCurveWeek") } ?? 0
+        }
+        XCTAssertGreaterThanOrEqual(try weeks(), 15)
+        try assertTheStoredHistoryIsTheWholeOne(store, "48 rides stored")
+        // The 90 days' window, as the mirror reads it, holds its whole weeks' envelopes.
+        let window = try store.curveWindow(days: 90)
+        XCTAssertEqual(
+            window.rideCount, try store.rideCurves().count { $0.startMicroseconds > window.startMicroseconds })
+
+        XCTAssertTrue(try store.delete(ids[30]))
+        try assertTheStoredHistoryIsTheWholeOne(store, "a ride deleted")
+        let copy = try save(hard.map { $0 * 1.3 }, onDay: 21, afterSeconds: 900, in: store, name: "ride 9 again").0
+        try assertTheStoredHistoryIsTheWholeOne(store, "a ride stored again, later and harder")
+        XCTAssertNotNil(try store.countAmongOverlaps(copy, nowMicroseconds: 1))
+        try assertTheStoredHistoryIsTheWholeOne(store, "the rider chose the copy")
+        try store.setFitnessTest(ids[40], .twentyMinute)
+        try assertTheStoredHistoryIsTheWholeOne(store, "a ride declared a test")
+
+        // No weeks yet, as after the migration: the next update makes every one.
+        let made = try store.queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM powerCurveWeek ORDER BY week")
+        }
+        try store.queue.write { db in
+            try db.execute(sql: "DELETE FROM powerCurveWeek; DELETE FROM derivedState WHERE name = 'powerCurveWeeks'")
+            XCTAssertEqual(try WorkoutStore.refreshFTPEstimates(db), 0)
+        }
+        XCTAssertEqual(
+            try store.queue.read { db in try Row.fetchAll(db, sql: "SELECT * FROM powerCurveWeek ORDER BY week") }, made
+        )
+
+        // A ride stored by a command that leaves the history to be brought up to date (as a batch does until its
+        // end): the weeks are not read until it is.
+        let (end, start) = (window.endMicroseconds, window.startMicroseconds)
+        func fromWeeks() throws -> CurveEnvelope? {
+            try store.queue.read { db in
+                try WorkoutStore.CurveWeeks.envelope(db, after: start, upTo: end, maximumSeconds: nil, saving: false)
+            }
+        }
+        XCTAssertTrue(try fromWeeks() != nil)
+        try store.queue.write { db in
+            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE id = ?", arguments: [ids[44]])
+        }
+        XCTAssertTrue(try fromWeeks() == nil)
+        try store.refreshFTPEstimates()
+        XCTAssertTrue(try fromWeeks() != nil)
+
+        // A damaged week (its sources not whole runs): the window is read from its rides, and is the whole one.
+        try store.queue.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE powerCurveWeek SET sources = substr(sources, 1, 7)
+                    WHERE week = (SELECT max(week) - 2 FROM powerCurveWeek)
+                    """)
+        }
+        XCTAssertTrue(try fromWeeks() == nil)
+        let whole = FTPWindow(endingWithNewestOf: try store.rideCurves(), days: 90)
+        XCTAssertEqual(try store.curveWindow(days: 90).envelope, whole.envelope)
     }
 
     func testManualValuesAndAcceptanceAreKept() throws {

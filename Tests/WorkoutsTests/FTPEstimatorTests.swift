@@ -145,6 +145,47 @@ final class FTPEstimatorTests: XCTestCase {
         XCTAssertEqual(history.entries.map(\.watts), [240, 250, 260, 270])
         XCTAssertEqual(history.criticalPower(at: 5 * day), nil)
     }
+
+    /// The envelopes of consecutive stretches of rides, appended, are the envelope of all of them, holder for holder:
+    /// curves of a few whole watts (ties everywhere), of lengths that differ, without power, and empty, cut at
+    /// every place and in three.
+    func testEnvelopesOfStretchesAppendToTheEnvelopeOfTheirRides() {
+        let curves: [[Double]] = [
+            [5, 4, 4, 2], [5, 5, 3], [], [0, 0, 0, 0, 0, 0], [6, 4, 4, 2, 2], [5, 4, 4, 3], [6], [0, 0],
+            [6, 4, 4, 3, 2, 1, 1],
+        ]
+        let rides = curves.enumerated().map { index, watts in
+            RideCurve(
+                workoutId: Int64(100 + index), startMicroseconds: start + Int64(index) * day,
+                endMicroseconds: start + Int64(index) * day + 1, fitnessTest: nil, curve: PowerCurve(watts: watts))
+        }
+        let whole = CurveEnvelope(rides)
+        XCTAssertEqual(whole.rideCount, 9)
+        XCTAssertEqual(whole.poweredRideCount, 6)
+        XCTAssertEqual(whole.curve.watts, [6, 5, 4, 3, 2, 1, 1])
+        // The first ride to reach each best: 104 (6 W), 101 (5 W), 100 (4 W), 105 (3 W), 104 (2 W), then the
+        // longest.
+        XCTAssertEqual((1...7).map { whole.holder(seconds: $0)?.workoutId }, [104, 101, 100, 105, 104, 108, 108])
+        XCTAssertNil(whole.holder(seconds: 8))
+        for cut in 0...rides.count {
+            for second in cut...rides.count {
+                var appended = CurveEnvelope(Array(rides[..<cut]))
+                appended.append(CurveEnvelope(Array(rides[cut..<second])))
+                appended.append(CurveEnvelope(Array(rides[second...])))
+                XCTAssertEqual(appended, whole, "cut at \(cut) and \(second)")
+            }
+        }
+        XCTAssertEqual(whole.cut(toSeconds: 2).curve.watts, [6, 5])
+        XCTAssertEqual(whole.cut(toSeconds: 2).holder(seconds: 2)?.workoutId, 101)
+        // A kept envelope whose parts disagree is refused.
+        XCTAssertNil(
+            CurveEnvelope(
+                rideCount: 1, poweredRideCount: 1, curve: PowerCurve(watts: [5, 4]), holders: whole.holders,
+                sources: [0]))
+        XCTAssertNil(
+            CurveEnvelope(
+                rideCount: 1, poweredRideCount: 1, curve: PowerCurve(watts: [5]), holders: [], sources: [0]))
+    }
 }
 
 /// An FTP never exceeds the best 20 minutes of its window, and rides that overlap in time count once.
