@@ -48,6 +48,25 @@ extension WorkoutStore {
             for week in Set(starts.compactMap { $0.flatMap(week(startedAt:)) }) { try make(week, setAside: nil, db) }
         }
 
+        /// A week's envelope as its row holds it (the curve cut short as read); nil when a part cannot be read or
+        /// the parts disagree, as in a damaged or foreign record. The curve of a week of rides without power is
+        /// empty, and a part of an empty blob reads as NULL.
+        static func kept(_ row: Row) -> CurveEnvelope? {
+            let wattsValue: DatabaseValue = row["watts"]
+            guard let watts = wattsValue.isNull ? Data() : Data.fromDatabaseValue(wattsValue),
+                let wattsBytes = try? row.decode(Int.self, forColumn: "wattsBytes"),
+                let sources = (try? row.decode(Data.self, forColumn: "sources")).flatMap(StoredPacking.unpackSources),
+                sources.count * 4 == wattsBytes,
+                let holders = (try? row.decode(Data.self, forColumn: "holders")).flatMap(StoredPacking.unpackHolders),
+                let rides = try? row.decode(Int.self, forColumn: "rides"),
+                let poweredRides = try? row.decode(Int.self, forColumn: "poweredRides")
+            else { return nil }
+            let curve = StoredPacking.unpackCurve(watts)
+            return CurveEnvelope(
+                rideCount: rides, poweredRideCount: poweredRides, curve: curve, holders: holders,
+                sources: Array(sources.prefix(curve.watts.count)))
+        }
+
         /// Whether the weeks were made (since the migration that added them).
         static func made(_ db: Database) throws -> Bool {
             try Bool.fetchOne(
@@ -117,18 +136,10 @@ extension WorkoutStore {
                         FROM powerCurveWeek WHERE week BETWEEN ? AND ? ORDER BY week
                         """, arguments: [byteLimit, first, last])
                 {
-                    let week: Int64 = try row.decode(forColumn: "week")
+                    guard let week = try? row.decode(Int64.self, forColumn: "week"), let kept = Self.kept(row) else {
+                        return nil
+                    }
                     try ridesUpTo(week * weekMicroseconds - 1)
-                    let curve = StoredPacking.unpackCurve(try row.decode(forColumn: "watts"))
-                    guard
-                        let sources = StoredPacking.unpackSources(try row.decode(forColumn: "sources")),
-                        sources.count * 4 == (try row.decode(Int.self, forColumn: "wattsBytes")),
-                        let holders = StoredPacking.unpackHolders(try row.decode(forColumn: "holders")),
-                        let kept = CurveEnvelope(
-                            rideCount: try row.decode(forColumn: "rides"),
-                            poweredRideCount: try row.decode(forColumn: "poweredRides"), curve: curve,
-                            holders: holders, sources: Array(sources.prefix(curve.watts.count)))
-                    else { return nil }
                     envelope.append(kept)
                     taken = (week + 1) * weekMicroseconds - 1
                 }

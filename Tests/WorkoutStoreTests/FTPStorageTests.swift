@@ -308,6 +308,29 @@ final class FTPStorageTests: XCTestCase {
                 : number % 5 == 4 ? Array(repeating: 140 * factor, count: 5400) : hard.map { ($0 * factor).rounded() }
             ids.append(try save(watts, onDay: Int64(number * 7 / 3), in: store, name: "ride \(number)").0)
         }
+        // Then a week of two rides without a power meter at all (heart rate alone): its curve is empty (and a part of
+        // it read as NULL).
+        for dayNumber: Int64 in [115, 116] {
+            let start = 1_700_000_000_000_000 + dayNumber * day
+            var builder = WorkoutBuilder()
+            for second in 0..<600 {
+                builder.add(
+                    RideEvent(
+                        timeMicroseconds: start + Int64(second) * 1_000_000,
+                        .notification(sensor: "D4:22:33:44:55:66", characteristic: 0x2A37, value: [0, 140])))
+            }
+            let claim = try store.beginWorkout(
+                syncIdentifier: "heart \(dayNumber)", source: "heart \(dayNumber)", startMicroseconds: start)
+            try store.finish(
+                claim, workout: try XCTUnwrap(builder.finish()),
+                digests: .init(source: nil, content: "heart \(dayNumber)"))
+        }
+        // And a ride the week after, so that windows hold that week whole.
+        ids.append(try save(hard, onDay: 125, in: store, name: "after the heart-rate week").0)
+        let emptyWeek = try store.queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM powerCurveWeek WHERE rides = 2 AND length(watts) = 0")
+        }
+        XCTAssertEqual(emptyWeek, 1)
         func weeks() throws -> Int {
             try store.queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM powerCurveWeek") } ?? 0
         }
@@ -365,6 +388,20 @@ final class FTPStorageTests: XCTestCase {
         }
         XCTAssertTrue(try fromWeeks() == nil)
         let whole = FTPWindow(endingWithNewestOf: try store.rideCurves(), days: 90)
+        XCTAssertEqual(try store.curveWindow(days: 90).envelope, whole.envelope)
+
+        // Made again, then a week's count that is not a number (a foreign record): read from its rides too, never
+        // an error.
+        try store.queue.write { db in
+            try db.execute(sql: "DELETE FROM derivedState WHERE name = 'powerCurveWeeks'")
+            _ = try WorkoutStore.refreshFTPEstimates(db)
+        }
+        XCTAssertTrue(try fromWeeks() != nil)
+        try store.queue.write { db in
+            try db.execute(
+                sql: "UPDATE powerCurveWeek SET rides = 'many' WHERE week = (SELECT max(week) - 3 FROM powerCurveWeek)")
+        }
+        XCTAssertTrue(try fromWeeks() == nil)
         XCTAssertEqual(try store.curveWindow(days: 90).envelope, whole.envelope)
     }
 
