@@ -25,6 +25,11 @@ extension WorkoutStore {
             reach.contains(start) ? start / weekMicroseconds : nil
         }
 
+        /// A week's rides are those started after `after` up to `upTo` (the bounds the window queries take).
+        static func bounds(of week: Int64) -> (after: Int64, upTo: Int64) {
+            (week * weekMicroseconds - 1, (week + 1) * weekMicroseconds - 1)
+        }
+
         /// The weeks brought up to date with the rides that changed for the FTP history (`changes`): theirs,
         /// before and now. Every week when they were never made (after the migration that added them).
         static func follow(_ changes: ScoredRide.Changes, _ db: Database) throws {
@@ -42,10 +47,7 @@ extension WorkoutStore {
                     sql: "INSERT OR REPLACE INTO derivedState (name, basis) VALUES (?, 'made')", arguments: [marker])
                 return
             }
-            let starts = changes.changed.flatMap {
-                [changes.now[$0]?.startMicroseconds, changes.before[$0]?.startMicroseconds]
-            }
-            for week in Set(starts.compactMap { $0.flatMap(week(startedAt:)) }) { try make(week, setAside: nil, db) }
+            for week in Set(changes.starts.compactMap(week(startedAt:))) { try make(week, setAside: nil, db) }
         }
 
         /// A week's envelope as its row holds it (the curve cut short as read); nil when a part cannot be read or
@@ -75,7 +77,7 @@ extension WorkoutStore {
 
         /// A week's envelope made again from its rides; `setAside` when the caller has every ride's.
         static func make(_ week: Int64, setAside: Set<Int64>?, _ db: Database) throws {
-            let (after, upTo) = (week * weekMicroseconds - 1, (week + 1) * weekMicroseconds - 1)
+            let (after, upTo) = bounds(of: week)
             let rides = try countedCurves(db, after: after, upTo: upTo, maximumSeconds: nil, saving: true, setAside)
             guard rides.count >= 2 else {
                 try db.execute(sql: "DELETE FROM powerCurveWeek WHERE week = ?", arguments: [week])
@@ -139,9 +141,10 @@ extension WorkoutStore {
                     guard let week = try? row.decode(Int64.self, forColumn: "week"), let kept = Self.kept(row) else {
                         return nil
                     }
-                    try ridesUpTo(week * weekMicroseconds - 1)
+                    let (after, upTo) = bounds(of: week)
+                    try ridesUpTo(after)
                     envelope.append(kept)
-                    taken = (week + 1) * weekMicroseconds - 1
+                    taken = upTo
                 }
             }
             try ridesUpTo(upTo)

@@ -143,10 +143,7 @@ extension WorkoutStore {
         let choicesKept = previous?.split(separator: " ").last == basis.split(separator: " ").last
         let changes = try choicesKept ? ScoredRide.changes(db) : ScoredRide.everyChange(db)
         try CurveWeeks.follow(changes, db)
-        let changedStarts = changes.changed.flatMap {
-            [changes.now[$0]?.startMicroseconds, changes.before[$0]?.startMicroseconds]
-        }
-        guard var from = changedStarts.compactMap({ $0 }).min() else { return 0 }
+        guard var from = changes.starts.min() else { return 0 }
         // The values kept are those of the rides started before `from`, a prefix of the history in its order; a
         // history that is not (written otherwise, or of a ride it has no record of) is computed again whole. Each
         // value's ride's start as the history saw it is its `ftpScoredRide` row's.
@@ -240,6 +237,12 @@ extension WorkoutStore {
             var now: [Int64: ScoredRide] = [:]
             var before: [Int64: ScoredRide] = [:]
             var changed: Set<Int64> = []
+
+            /// The starts of the changed rides, as they are and as the history saw them: where what follows the rides
+            /// (the history from the earliest, each week's curves) is made again.
+            var starts: [Int64] {
+                changed.flatMap { [now[$0]?.startMicroseconds, before[$0]?.startMicroseconds] }.compactMap { $0 }
+            }
         }
 
         /// Every ride compared: the complete rides now, with the ones set aside among overlapping rides, against
