@@ -17,8 +17,10 @@ public struct Replayer: Sendable {
         public var wheelCircumferenceMillimetres: Int?
         /// Written into the stored journal as its `auto-pause` line.
         public var autoPause: AutoPause?
-        /// Events per transaction.
-        public var eventsPerChunk = 4096
+        /// Events per transaction: each piece (about 50 kB packed) overflows its page, and the last overflow page of
+        /// each is part-empty, so fewer, larger pieces waste less of the file (4 096 left 15 % of the journal's pages
+        /// unused).
+        public var eventsPerChunk = 16384
         /// A pause after each transaction, for tests that interrupt a replay part-way.
         public var pauseAfterEachChunkMicroseconds: UInt32 = 0
         /// Whether a deleted ride may be stored again (`--undelete`), and a pulled one replaced (a pull).

@@ -258,7 +258,8 @@ final class DatabaseSafetyTests: XCTestCase {
         let dir = try folder()
         let path = dir.appendingPathComponent("rides.sqlite").path
         let big = fixturesFolder.appendingPathComponent("rides/sweatpy_4078723797.journal").path
-        let slow = ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "300"]
+        // Its journal's four pieces a second apart: the first replay still writes when the second starts and dies.
+        let slow = ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "1000"]
         let (first, _, firstOut, _) = try startCyclelog(["replay", "--json", "--db", path, big], environment: slow)
         // Wait until the first has claimed the ride and written some of it.
         let deadline = Date().addingTimeInterval(30)

@@ -269,9 +269,10 @@ final class ReplayCommandTests: XCTestCase {
     func testAKilledReplayLeavesAHealthyDatabaseAndARecoverableWorkout() throws {
         let db = try temporaryDatabase()
         let file = rides.appendingPathComponent("sweatpy_4078723797.journal").path
-        // Each transaction is followed by a 300-ms pause, so the kill lands between or inside transactions.
+        // Each transaction is followed by a 1-s pause (the ride's journal is four pieces), so the kill lands after the
+        // first piece and seconds before the last transaction.
         let (process, _, _, _) = try startCyclelog(
-            ["replay", "--db", db, file], environment: ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "300"])
+            ["replay", "--db", db, file], environment: ["CYCLELOG_TEST_PAUSE_PER_CHUNK_MS": "1000"])
         let deadline = Date().addingTimeInterval(60)
         var unfinished: [String: Any]?
         while Date() < deadline, unfinished == nil {
@@ -279,8 +280,8 @@ final class ReplayCommandTests: XCTestCase {
             let list = try cyclelog(["list", "--json", "--db", db])
             let entries = (try? JSONSerialization.jsonObject(with: Data(list.output.utf8))) as? [[String: Any]] ?? []
             if let entry = entries.first, entry["status"] as? String == "recording", entry["elapsedSeconds"] is NSNull {
-                // Wait for a few transactions to land before killing.
-                usleep(1_000_000)
+                // Wait for the first piece to land before killing.
+                usleep(500_000)
                 unfinished = entry
             }
         }
