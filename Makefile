@@ -19,9 +19,11 @@ RELEASE := -c release --static-swift-stdlib \
 # `--static-swift-stdlib` the default link exports every symbol of the binary: the loader then reads megabytes of
 # symbol tables and relocations at each start. Measured in `make bench` (start-up, and the mirror's memory). lld is
 # chosen in RELEASE itself, for every release build, so that the compiler's command lines stay the same from one
-# product to the next and nothing is compiled twice.
+# product to the next and nothing is compiled twice. Nor do they carry SwiftPM's run path `$ORIGIN` (the build
+# folder): they need no library of it, and with it the loader looks for each shared library in a dozen folders of
+# it first.
 RELEASE += -Xswiftc -use-ld=lld
-LINK := -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
+LINK := -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic --disable-local-rpath
 # A long-running program's code laid out in the order it runs (the recorder recording, the mirror serving;
 # scripts/order-functions.py writes Benchmarks/layout/PROGRAM.order): the pages it touches stay few.
 LAYOUT = -Xlinker --symbol-ordering-file=$(CURDIR)/Benchmarks/layout/$(1).order -Xlinker --no-warn-symbol-ordering
