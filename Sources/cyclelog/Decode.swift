@@ -68,23 +68,22 @@ struct Decode: ParsableCommand {
         let outputs = [OutputBuffer(), OutputBuffer()]
         var input = LineReader(descriptor: STDIN_FILENO)
         while let lines = input.read() {
+            let answers: [Answers]
             if lines.count < bytesWorthTwoCores {
-                anyFailed = decode(lines, as: characteristic, json: json, into: outputs[0]) || anyFailed
+                answers = [answer(lines, as: characteristic, json: json, into: outputs[0])]
             } else {
                 // Each half in an array of its own: the two cores then never count references to the same one.
                 let middle = (lines[(lines.count / 2)...].firstIndex(of: UInt8(ascii: "\n")) ?? lines.count - 1) + 1
                 let halves = Halves([Array(lines[..<middle]), Array(lines[middle...])], outputs)
                 DispatchQueue.concurrentPerform(iterations: 2) { part in
-                    halves.failed[part] = decode(
+                    halves.answers[part] = answer(
                         halves.lines[part], as: characteristic, json: json, into: halves.outputs[part])
                 }
-                anyFailed = halves.failed[0] || halves.failed[1] || anyFailed
+                answers = [halves.answers[0], halves.answers[1]]
             }
-            for output in outputs where output.count > 0 {
-                // Control characters an input line brought in (in an error's reason, in the table's echo, in a
-                // decoded string) are shown escaped, as `print` shows them. Escaping keeps newlines, so the
-                // answers to a whole read are checked, and escaped, at once.
-                if ShownText.needsEscapes(output.bytes, keepingLayout: true) {
+            for (output, answered) in zip(outputs, answers) {
+                anyFailed = answered.anyFailed || anyFailed
+                if answered.needsEscapes {
                     StandardStream.output.write(ShownText.visible(output.text, keepingLayout: true))
                 } else {
                     StandardStream.output.write(output.bytes)
@@ -95,20 +94,38 @@ struct Decode: ParsableCommand {
         return anyFailed
     }
 
+    /// What decoding part of a read left in its output.
+    private struct Answers {
+        var anyFailed = false
+        /// Control characters an input line brought in (in an error's reason, in the table's echo, in a decoded
+        /// string) are shown escaped, as `print` shows them. Escaping keeps newlines, so a part's answers are
+        /// checked, and escaped, at once, each by the core that wrote them (the table checked 340 MB for 1 M lines).
+        var needsEscapes = false
+    }
+
+    /// The answers to `lines` in `output`, and what is to know of them.
+    private static func answer(
+        _ lines: [UInt8], as characteristic: Characteristic, json: Bool, into output: OutputBuffer
+    ) -> Answers {
+        let anyFailed = decode(lines, as: characteristic, json: json, into: output)
+        return Answers(
+            anyFailed: anyFailed, needsEscapes: ShownText.needsEscapes(output.bytes, keepingLayout: true))
+    }
+
     /// A read's lines in two halves, for two cores: part N reads `lines[N]`, and writes only `outputs[N]` and
-    /// `failed[N]`, so the parts never touch the same memory (hence unchecked), and the read waits for both.
+    /// `answers[N]`, so the parts never touch the same memory (hence unchecked), and the read waits for both.
     private final class Halves: @unchecked Sendable {
         let lines: [[UInt8]]
         let outputs: [OutputBuffer]
-        let failed = UnsafeMutablePointer<Bool>.allocate(capacity: 2)
+        let answers = UnsafeMutablePointer<Answers>.allocate(capacity: 2)
 
         init(_ lines: [[UInt8]], _ outputs: [OutputBuffer]) {
             self.lines = lines
             self.outputs = outputs
-            failed.initialize(repeating: false, count: 2)
+            answers.initialize(repeating: Answers(), count: 2)
         }
 
-        deinit { failed.deallocate() }
+        deinit { answers.deallocate() }
     }
 
     /// Fewer bytes than this in a read (about a thousand lines) are decoded on one core: the second one's start

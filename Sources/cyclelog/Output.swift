@@ -100,11 +100,13 @@ enum FieldTable {
     private static func writeShown(_ field: DecodedField, into output: OutputBuffer) {
         func writeUnit() {
             guard !field.unit.isEmpty else { return }
-            // Degrees and percent follow the number; every other unit is spaced. (Compared as bytes: a String
-            // comparison with "°" takes Unicode's slow path, once per field.)
-            if !field.unit.utf8.elementsEqual("°".utf8) && !field.unit.utf8.elementsEqual("%".utf8) {
-                output.append(UInt8(ascii: " "))
-            }
+            // Degrees and percent follow the number; every other unit is spaced. (Compared by length and bytes: a
+            // String comparison with "°" takes Unicode's slow path, and a generic comparison of the two views
+            // took 7 % of the table's time.)
+            let unit = field.unit.utf8
+            let degrees = unit.count == 2 && unit.first == 0xC2 && unit.last == 0xB0
+            let percent = unit.count == 1 && unit.first == UInt8(ascii: "%")
+            if !degrees && !percent { output.append(UInt8(ascii: " ")) }
             output.append(text: field.unit)
         }
         func writeScaled(_ raw: Double, appendRaw: () -> Void) {
