@@ -9,9 +9,14 @@ FUZZ_BUILD := .build-fuzz
 # about 5 MB less memory than with the shared libraries (measured by the live-recording benchmark). Their code reaches
 # a generic type's metadata through the type's accessor, not by its mangled name: from a name the runtime checks each
 # of the type's requirements by scanning all of the binary's 7 400 protocol conformances, which cost `cyclelog list`
-# a fifth of its instructions (measured in `make bench`, start-up). The flag applies to every package built.
+# a fifth of its instructions (measured in `make bench`, start-up). Each function is compiled into a section of its
+# own, so that the link can lay out the code a long-running program runs together (LAYOUT, below): otherwise only
+# public functions are, and a source file's other code moves as one block. The flags apply to every package built.
+# The compiler leaves an object alone when the code it makes of a file is unchanged, whatever these flags say: after
+# changing them, remove .build/x86_64-unknown-linux-gnu/release.
 RELEASE := -c release --static-swift-stdlib \
-	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+	-Xswiftc -Xfrontend -Xswiftc -function-sections
 
 # How the four programs are linked, in release builds only (a plain `swift build` or `swift test` needs nothing but
 # the toolchain, and the package's products can be used from another package): by lld (the toolchain's), their
