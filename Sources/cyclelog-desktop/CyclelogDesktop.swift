@@ -22,7 +22,7 @@ struct CyclelogDesktop: AsyncParsableCommand {
         version: ProgramVersion.text,
         subcommands: [Follow.self, AutostartCommand.self], defaultSubcommand: Follow.self)
 
-    static func main() async { await runSaying("cyclelog-desktop") }
+    static func main() { runSaying("cyclelog-desktop") }
 }
 
 /// The options that say what the item shows, shared by `follow` and `autostart` (which writes them into the

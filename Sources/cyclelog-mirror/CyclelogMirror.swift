@@ -22,7 +22,7 @@ struct CyclelogMirror: AsyncParsableCommand {
         subcommands: [Serve.self, Pair.self, Devices.self, Grant.self, Revoke.self], defaultSubcommand: Serve.self)
 
     /// Every message starts "cyclelog-mirror: " (ArgumentParser's would start "Error: ").
-    static func main() async { await runSaying("cyclelog-mirror") }
+    static func main() { runSaying("cyclelog-mirror") }
 }
 
 /// `--control-bus`: the recorder's bus, which the mirror's own object shares.

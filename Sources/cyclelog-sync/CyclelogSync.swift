@@ -24,7 +24,7 @@ struct CyclelogSync: AsyncParsableCommand {
         ], defaultSubcommand: SyncNow.self)
 
     /// Every message starts "cyclelog-sync: " (ArgumentParser's would start "Error: ").
-    static func main() async { await runSaying("cyclelog-sync") }
+    static func main() { runSaying("cyclelog-sync") }
 }
 
 /// Where the rides are and where the shared store is.

@@ -33,7 +33,7 @@ struct Cyclelog: AsyncParsableCommand {
     /// downhill grade (`grade -2`) and an easier workout (`intensity -5`), which take theirs as they come, no
     /// value cyclelog takes is negative, so a
     /// negative number before `--` gets a message of its own.
-    static func main() async {
+    static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let takesNegative = ["target", "grade", "intensity"].contains(arguments.first ?? "")
         for argument in arguments.prefix(while: { $0 != "--" }) where argument.isNegativeNumber && !takesNegative {
@@ -54,7 +54,7 @@ struct Cyclelog: AsyncParsableCommand {
         // heaps: mapping and unmapping each deflate's 270 kB of state took longer than the deflating.
         mallopt(M_MMAP_THRESHOLD, 1024 * 1024)
         Logs.bootstrap()
-        await runSaying("cyclelog", arguments: arguments)
+        runSaying("cyclelog", arguments: arguments)
     }
 }
 
