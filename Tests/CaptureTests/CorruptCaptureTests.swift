@@ -32,6 +32,54 @@ final class CorruptCaptureTests: XCTestCase {
         }
     }
 
+    /// The quick way a notification record is taken (`GATTReplay.quickNotification`) gives what the general way
+    /// (`add`, every record) gives, event for event, record for record, problem for problem: for captures of all
+    /// three datalinks, whole and damaged.
+    func testTheQuickWayReadsEveryCaptureAsTheGeneralWay() throws {
+        let h4 = try [UInt8](Data(contentsOf: rides.appendingPathComponent("sweatpy_4078723797.btsnoop")))
+        var unframed = BtsnoopWriter(datalink: .hciUnframed)
+        _ = try Btsnoop.forEachPacket(in: h4) { _, packet in
+            unframed.append(
+                packet.type, received: packet.received, timeMicroseconds: packet.timeMicroseconds, Array(packet.data))
+        }
+        let captures = [
+            h4, unframed.bytes,
+            try [UInt8](
+                Data(contentsOf: rides.appendingPathComponent("fitparse_Edge810-Vector-2013-08-16-15-35-10.btsnoop"))),
+            try [UInt8](
+                Data(
+                    contentsOf: rides.deletingLastPathComponent().appendingPathComponent(
+                        "realstack/bluez-5.66-btvirt-bumble.btsnoop"))),
+        ]
+        func assertTheSame(_ bytes: [UInt8], _ label: String, map: [UInt16: UInt16] = [:]) throws {
+            let quick = try GATTReplay.read(bytes, explicitMap: map, progress: nil, quickly: true)
+            let general = try GATTReplay.read(bytes, explicitMap: map, progress: nil, quickly: false)
+            XCTAssertEqual(quick.events, general.events, label)
+            XCTAssertEqual(quick.eventRecords, general.eventRecords, label)
+            XCTAssertEqual(quick.problems, general.problems, label)
+            XCTAssertEqual(quick.unmappedHandles, general.unmappedHandles, label)
+        }
+        var random = SplitMix64(seed: 83)
+        for (number, capture) in captures.enumerated() {
+            try assertTheSame(capture, "capture \(number)")
+            // A map given by the user comes before what the capture's discovery learnt.
+            try assertTheSame(capture, "capture \(number) with a map", map: [0x000E: 0x2A37, 0x0012: 0x2A5B])
+            XCTAssertGreaterThan(
+                try GATTReplay.read(capture).events.filter {
+                    if case .notification = $0.kind { true } else { false }
+                }.count, 400, "capture \(number) has notifications to take quickly")
+            let prefix = Array(capture.prefix(40_000))
+            for round in 0..<100 {
+                var damaged = prefix
+                for _ in 0..<Int.random(in: 1...20, using: &random) {
+                    damaged[Int.random(in: 16..<damaged.count, using: &random)] = UInt8.random(
+                        in: 0...255, using: &random)
+                }
+                try assertTheSame(damaged, "capture \(number), damaged \(round)")
+            }
+        }
+    }
+
     func testDamagedJournalsAreReadAroundTheDamage() throws {
         let text = try String(
             contentsOf: rides.appendingPathComponent("sweatpy_2020-06-01-16-52-40.journal"), encoding: .utf8)
