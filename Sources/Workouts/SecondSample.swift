@@ -55,14 +55,17 @@ public struct SecondSample: Equatable, Sendable {
 /// Accumulates held values into 1-s bins: each source's value counts for the time it was held.
 struct SecondBins {
     struct Contribution {
+        var channel: Channel
         var sensorIndex: Int
         var rank: Int
         var weightedSum = 0.0
         var coveredMicroseconds: Int64 = 0
     }
 
+    /// One second's contributions, every channel's in one list (a second has a handful: one per sensor and
+    /// channel), each channel's in the order they came: one allocation a second rather than one per channel.
     struct Bin {
-        var contributions: [[Contribution]] = Array(repeating: [], count: Channel.allCases.count)
+        var contributions: [Contribution] = []
         /// Distance per source: one sensor may count wheel revolutions twice (a power meter with wheel data that
         /// also offers the Cycling Speed and Cadence service), so a source is its sensor and its rank.
         var distance: [(sensorIndex: Int, rank: Int, meters: Double)] = []
@@ -110,15 +113,15 @@ struct SecondBins {
             let duration = end - start
             start = end
             guard let bin = slot(index) else { continue }
-            if let slot = bins[bin].contributions[channel.rawValue].firstIndex(where: {
-                $0.sensorIndex == sensorIndex
+            if let slot = bins[bin].contributions.firstIndex(where: {
+                $0.channel == channel && $0.sensorIndex == sensorIndex
             }) {
-                bins[bin].contributions[channel.rawValue][slot].weightedSum += value * Double(duration)
-                bins[bin].contributions[channel.rawValue][slot].coveredMicroseconds += duration
+                bins[bin].contributions[slot].weightedSum += value * Double(duration)
+                bins[bin].contributions[slot].coveredMicroseconds += duration
             } else {
-                bins[bin].contributions[channel.rawValue].append(
+                bins[bin].contributions.append(
                     Contribution(
-                        sensorIndex: sensorIndex, rank: rank, weightedSum: value * Double(duration),
+                        channel: channel, sensorIndex: sensorIndex, rank: rank, weightedSum: value * Double(duration),
                         coveredMicroseconds: duration))
             }
         }
@@ -131,28 +134,39 @@ struct SecondBins {
     }
 
     /// The sample for bin `index`: per channel the preferred source that covered at least a quarter of the
-    /// second (else the one that covered most), its time-weighted mean; distance from the speed source.
+    /// second (else the one that covered most, the first of equals), its time-weighted mean; distance from the
+    /// speed source.
     func sample(_ index: Int, runningFraction: Double) -> SecondSample {
         var sample = SecondSample(second: index, runningFraction: runningFraction)
         guard index >= firstIndex, index - firstIndex < bins.count else { return sample }
-        let bin = bins[index - firstIndex]
         var speedSource: (sensorIndex: Int, rank: Int)?
-        for channel in Channel.allCases {
-            let candidates = bin.contributions[channel.rawValue]
-            let preferred = candidates.filter { $0.coveredMicroseconds >= 250_000 }.min {
-                ($0.rank, $0.sensorIndex) < ($1.rank, $1.sensorIndex)
+        bins[index - firstIndex].contributions.withUnsafeBufferPointer { contributions in
+            for channel in Channel.allCases {
+                var preferred: Contribution?
+                var most: Contribution?
+                for candidate in contributions where candidate.channel == channel {
+                    if candidate.coveredMicroseconds >= 250_000,
+                        preferred.map({ (candidate.rank, candidate.sensorIndex) < ($0.rank, $0.sensorIndex) }) ?? true
+                    {
+                        preferred = candidate
+                    }
+                    if most.map({ $0.coveredMicroseconds < candidate.coveredMicroseconds }) ?? true {
+                        most = candidate
+                    }
+                }
+                guard let chosen = preferred ?? most else { continue }
+                sample[channel] = chosen.weightedSum / Double(chosen.coveredMicroseconds)
+                sample.sources[channel.rawValue] = Int8(clamping: chosen.sensorIndex)
+                if channel == .speedMetersPerSecond { speedSource = (chosen.sensorIndex, chosen.rank) }
             }
-            guard let chosen = preferred ?? candidates.max(by: { $0.coveredMicroseconds < $1.coveredMicroseconds })
-            else { continue }
-            sample[channel] = chosen.weightedSum / Double(chosen.coveredMicroseconds)
-            sample.sources[channel.rawValue] = Int8(clamping: chosen.sensorIndex)
-            if channel == .speedMetersPerSecond { speedSource = (chosen.sensorIndex, chosen.rank) }
         }
-        if runningFraction > 0, let source = speedSource ?? bin.distance.first.map({ ($0.sensorIndex, $0.rank) }) {
-            sample.distanceMeters = bin.distance.filter {
-                $0.sensorIndex == source.sensorIndex && $0.rank == source.rank
+        let distance = bins[index - firstIndex].distance
+        if runningFraction > 0, let source = speedSource ?? distance.first.map({ ($0.sensorIndex, $0.rank) }) {
+            var meters = 0.0
+            for part in distance where part.sensorIndex == source.sensorIndex && part.rank == source.rank {
+                meters += part.meters
             }
-            .reduce(0) { $0 + $1.meters }
+            sample.distanceMeters = meters
         }
         return sample
     }
