@@ -187,9 +187,11 @@ struct Replay: AsyncParsableCommand {
         }
         let replayer = Replayer(store: store, options: options)
         var failed: ExitStatus?
-        for file in files {
+        for (index, file) in files.enumerated() {
             do {
                 let capture = try first.take()?.get() ?? load(file)
+                // The last capture is not freed: the process ends next.
+                defer { if index == files.count - 1 { KeptUntilExit.keep(capture) } }
                 var outcome = try replayer.replay(capture)
                 if let test = test.flatMap(FitnessTest.init(rawValue:)) {
                     try store.setFitnessTest(outcome.summary.id, test)
