@@ -252,9 +252,9 @@ public struct GATTReplay {
     /// takes `add`: other packets, fragments, a PDU cut short, an unmapped handle, everything that has a problem
     /// to report.
     mutating func quickNotification(
-        _ record: UnsafeBufferPointer<UInt8>, link: Btsnoop.Datalink, flags: UInt32, time: Int64, record number: Int
+        _ packet: UnsafeBufferPointer<UInt8>, link: Btsnoop.Datalink, flags: UInt32, time: Int64, record: Int
     ) -> Bool {
-        var data = record[...]
+        var data = packet[...]
         let controller: UInt16
         switch link {
         case .hciUnframed:
@@ -285,7 +285,7 @@ public struct GATTReplay {
         let handle = UInt16(data[start + 9]) | UInt16(data[start + 10]) << 8
         let explicit = explicitMap.isEmpty ? nil : explicitMap[handle]
         guard let uuid = explicit ?? connection.characteristic(handle) else { return false }
-        currentRecord = number
+        currentRecord = record
         emit(
             RideEvent(
                 timeMicroseconds: time,
