@@ -16,13 +16,26 @@ struct Decode: ParsableCommand {
         abstract: "Decode characteristic values given as hex, one per argument or one per standard-input line.",
         discussion: """
             CHARACTERISTIC is a 16-bit UUID (2a63, 0x2A63), the 128-bit UUID, or a name \
-            (\(Characteristic.allCases.map(\.name).joined(separator: ", "))).
+            (\(characteristicNames)).
             HEX is 2c008b00 or "2C 00 8B 00" (with separators, each group of one or two digits is a byte). \
             On standard input, blank lines and lines starting with # are skipped.
             A value that cannot be decoded prints an error naming the field and byte offset; the others \
             still decode and the exit status is 1.
             """
     )
+
+    /// Every characteristic's name, ", " between them. Written by a loop: `map(\.name).joined(separator:)` ran in
+    /// the standard library's unspecialized generic code, whose first use looks up conformances at run time, and
+    /// this text is made at every start of every command (ArgumentParser reads each command's configuration to
+    /// build its tree).
+    static let characteristicNames: String = {
+        var names = ""
+        for characteristic in Characteristic.allCases {
+            if !names.isEmpty { names += ", " }
+            names += characteristic.name
+        }
+        return names
+    }()
 
     @Argument(help: "The characteristic: 2a63, 0x2A63, its 128-bit UUID, or a name such as cycling-power-measurement.")
     var characteristic: String
@@ -37,7 +50,7 @@ struct Decode: ParsableCommand {
         guard Characteristic(identifier: characteristic) != nil else {
             throw ValidationError(
                 "unknown characteristic '\(characteristic)'; use a 16-bit UUID such as 2a63, a 128-bit UUID, or one of: "
-                    + Characteristic.allCases.map(\.name).joined(separator: ", "))
+                    + Self.characteristicNames)
         }
     }
 
