@@ -175,13 +175,15 @@ enum MirrorPage {
         async function start() {
           let answer;
           try { answer = await api("GET", "/api/v1/status"); } catch (e) { answer = { status: 0 }; }
-          if (answer.status === 401) { $("pair").style.display = "block"; $("ride").classList.add("hidden"); return; }
+          if (answer.status === 401) return askToPair();
           $("pair").style.display = "none";
           $("ride").classList.remove("hidden");
           if (answer.status === 200) show(answer.json); else show(null);
           connect();
           keepScreenOn();
         }
+
+        function askToPair() { $("pair").style.display = "block"; $("ride").classList.add("hidden"); }
 
         // ---- The stream ----
         // `source` is the stream the page reads, or the newest attempt to open one. `patient` is an older attempt
@@ -223,6 +225,17 @@ enum MirrorPage {
           const now = Date.now();
           if ((source.readyState === EventSource.OPEN && liveOnThisStream && now - lastArrival > 2500)
               || (source.readyState === EventSource.CONNECTING && now - openedAt > 1500)) connect();
+          else if (source.readyState === EventSource.CLOSED && now - openedAt > 3000) reopen();
+        }
+        // A stream the mirror answered with an error (503 while too many screens are open, or a proxy's page) is
+        // closed for good by the browser, which never asks again: the page asks every 3 s, and shows the pairing
+        // form once the device is no longer paired.
+        async function reopen() {
+          openedAt = Date.now();
+          let answer = null;
+          try { answer = await api("GET", "/api/v1/status"); } catch (e) {}
+          if (answer && answer.status === 401) { source = null; return askToPair(); }
+          connect();
         }
 
         function banners() {

@@ -1497,6 +1497,36 @@ final class MirrorTests: XCTestCase {
         _ = first
     }
 
+    /// A page whose stream the mirror refused (its one place held by another screen) says it is reconnecting and
+    /// follows the mirror once the place is free, without a reload: a browser never asks again by itself for a
+    /// stream answered with an error; revoked, it offers to pair again (Tests/MirrorPage/refused_stream_check.py).
+    func testAPageRefusedItsStreamAsksAgainOnceAPlaceIsFree() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            XCTFail("Chromium is missing (scripts/setup.sh installs it)")
+            return
+        }
+        let bus = try PrivateBus()
+        let (mirror, port) = try await startMirror(bus: bus, listen: "127.0.0.1:0", extra: ["--max-clients", "1"])
+        defer { mirror.signal(SIGTERM) }
+        let holder = try runMirror(["pair", "--name", "desk", "--token", "--json"], bus)
+        let token = try XCTUnwrap(holder.jsonObject["token"] as? String)
+        let url = try XCTUnwrap(
+            try runMirror(["pair", "--name", "handlebars", "--json"], bus).jsonObject["url"] as? String)
+        let (report, output) = try pageCheck(
+            "refused_stream_check.py", [url, String(port), token, String(mirror.process.pid)], in: bus.folder,
+            seconds: 90)
+        XCTAssertEqual(report["downShownWhileRefused"] as? Bool, true, output)
+        XCTAssertEqual(report["stillDownWhileHeld"] as? Bool, true, output)
+        // The page asks every 3 s: it follows within one interval and the time to open a stream.
+        let seconds = try XCTUnwrap(report["secondsToFollow"] as? Double, output)
+        XCTAssertLessThan(seconds, 5, output)
+        XCTAssertEqual(report["state"] as? String, "no recorder", output)
+        // Revoked, the phone is offered the pairing form (within the stream's retry and the page's 3 s).
+        let toPairing = try XCTUnwrap(report["secondsToPairingForm"] as? Double, output)
+        XCTAssertLessThan(toPairing, 6, output)
+        XCTAssertTrue(mirror.isRunning, mirror.output)
+    }
+
     /// A name a device sends at pairing is outside text: `devices` shows its control characters escaped and the
     /// device's id, by which `revoke` forgets it without anyone typing escape codes.
     func testADevicesNameNeverReachesTheTerminalRaw() async throws {

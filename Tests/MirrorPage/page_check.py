@@ -34,9 +34,10 @@ LANDSCAPE = (844, 390)
 
 
 class Browser:
-    def __init__(self, home=None):
+    def __init__(self, home=None, name="the phone"):
         """`home`: the HOME Chromium runs with, whose `.pki/nssdb` holds the certificate authorities it trusts
-        beside the system's (by default the user's own)."""
+        beside the system's (by default the user's own); `name`: the phone's name in a failure's message."""
+        self.name = name
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
         self.process = subprocess.Popen(
             CHROMIUM + ["--remote-debugging-port=0", f"--user-data-dir={self.profile}", "about:blank"],
@@ -111,7 +112,18 @@ class Browser:
             if self.evaluate(expression):
                 return
             time.sleep(0.1)
-        raise SystemExit(f"the page never showed {what}; it shows: {self.evaluate('document.body.innerText')}")
+        raise SystemExit(f"{self.name}: the page never showed {what} within {seconds} s; {self.state()}")
+
+    def state(self):
+        """What the page shows and holds, for a failure's message: its controls still being sent, its message
+        line, the Undo offered, its stream's state (0 opening, 1 open, 2 closed) and its whole text."""
+        return self.evaluate(
+            "JSON.stringify({pending: document.getElementById('pending')?.textContent,"
+            " info: document.getElementById('info')?.textContent,"
+            " undo: document.getElementById('undoButton')?.textContent,"
+            " undoHidden: document.getElementById('undoButton')?.classList.contains('hidden'),"
+            " stream: typeof source === 'undefined' || !source ? null : source.readyState,"
+            " text: document.body.innerText})")
 
     def pair(self, pair_url):
         """Opens the pairing link (the QR code's URL), as a phone's camera would, and waits for the live page it
@@ -177,6 +189,7 @@ class NamespacedBrowser(Browser):
     targets, attached to as a session that every call names."""
 
     def __init__(self, namespace):
+        self.name = f"the phone in {namespace}"
         self.profile = tempfile.mkdtemp(prefix="cyclelog-chromium-")
         commands, commands_out = os.pipe()
         answers_in, answers = os.pipe()
@@ -249,10 +262,10 @@ KEEP_SAID = ("window.said = []; new MutationObserver(() => said.push(document.ge
 UNDO_SHOWN = "!document.getElementById('undoButton').classList.contains('hidden')"
 
 
-def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
-    """Taps `selector` with the answer to the control it sends lost on the way back (the server carried it out):
-    the page must send it again with the same request id. `meanwhile` runs while the answer is held, before it is
-    lost. True when an answer was lost."""
+def tap_losing_the_first_answer(browser, selector, command, meanwhile=lambda: None):
+    """Taps `selector` with the answer to the control it sends (`command`) lost on the way back (the server carried
+    it out): the page must send it again with the same request id. `meanwhile` runs while the answer is held,
+    before it is lost. Any other control's answer passes. True when an answer was lost."""
     browser.call("Fetch.enable", patterns=[{"urlPattern": "*/api/v1/control", "requestStage": "Response"}])
     browser.tap(selector)
     failed = False
@@ -261,7 +274,8 @@ def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
         for event in list(browser.events):
             if event.get("method") == "Fetch.requestPaused":
                 browser.events.remove(event)
-                if not failed:
+                body = json.loads(event["params"]["request"].get("postData") or "{}")
+                if not failed and body.get("command") == command:
                     meanwhile()
                     browser.call("Fetch.failRequest", requestId=event["params"]["requestId"],
                                  errorReason="ConnectionReset")
@@ -271,6 +285,8 @@ def tap_losing_the_first_answer(browser, selector, meanwhile=lambda: None):
         if not failed:
             browser.pump(0.2)
     browser.call("Fetch.disable")
+    if not failed:
+        raise SystemExit(f"{browser.name}: no answer to {command} came within 10 s of the tap; {browser.state()}")
     return failed
 
 
@@ -286,7 +302,7 @@ def main():
     pair_url, artefacts, mirror_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
     os.makedirs(artefacts, exist_ok=True)
     base = pair_url.split("/pair")[0]
-    browser = Browser()
+    browser = Browser(name="the first phone")
     second = None
     report = {"screenshots": [], "buttonHeights": {}}
     try:
@@ -324,7 +340,7 @@ def main():
 
         # A lap whose answer is lost on the way back: the server applied it, the page sends it again with the
         # same request id and the recorder answers `duplicate` — one lap.
-        report["lostAnswer"] = tap_losing_the_first_answer(browser, "#lapButton")
+        report["lostAnswer"] = tap_losing_the_first_answer(browser, "#lapButton", "lap")
         browser.wait_for("the retried lap answered", "document.getElementById('pending').textContent === ''")
 
         # Ten seconds offline with a lap tapped: "reconnecting", then the lap sent once when back.
@@ -369,10 +385,12 @@ def main():
         # Two phones undo one lap at once: the first phone's undo is carried out, and while its answer is on the way
         # the second phone's undo comes, and is told the lap was already undone; the first's answer is lost, and
         # its undo sent again with the same request id is a duplicate. The lap is undone once.
-        second = Browser()
+        second = Browser(name="the second phone")
         second.open_portrait(pairing_link(report["newMirrorPid"], "pocket"))
         second.wait_for("the ride on the second phone", "document.getElementById('state')?.textContent === 'running'")
         browser.tap("#lapButton")
+        # The lap answered first: the answer lost below is the undo's.
+        browser.wait_for("the new lap answered", "document.getElementById('pending').textContent === ''")
         for phone in (browser, second):
             phone.wait_for("Undo offered for the new lap on each phone",
                            "document.getElementById('undoButton').textContent.startsWith('Undo lap ') && "
@@ -381,7 +399,7 @@ def main():
             phone.evaluate(KEEP_SAID)
         report["twoPhonesUndo"] = [phone.text("undoButton") for phone in (browser, second)]
         report["lostUndoAnswer"] = tap_losing_the_first_answer(
-            browser, "#undoButton", meanwhile=lambda: second.tap("#undoButton"))
+            browser, "#undoButton", "undo", meanwhile=lambda: second.tap("#undoButton"))
         for phone in (browser, second):
             phone.wait_for("the Undo gone once the lap was undone", f"!({UNDO_SHOWN})")
             phone.wait_for("the undo answered", "document.getElementById('pending').textContent === ''")
