@@ -74,7 +74,8 @@ public struct HistoryAPI: Sendable {
                 }
                 return .json(
                     RideList.json(
-                        page.entries.map { $0.withholding(withheld) }, ftp: try store.ftpHistory(),
+                        page.entries.map { $0.withholding(withheld) },
+                        ftp: try store.ftpHistory(asOf: page.entries.map(\.startMicroseconds)),
                         // Read around the rides shown, not from every ride.
                         overlaps: try store.rideOverlaps(of: page.entries.map(\.id))),
                     pretty: true, headers: headers)

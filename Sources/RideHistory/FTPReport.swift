@@ -16,11 +16,11 @@ public struct FTPReport: Sendable {
     }
 
     /// The report of a database, its window of `days` ending with the newest stored ride (whose curves alone are
-    /// read). Without `wholeHistory`, `history` holds the newest automatic value alone: enough for the value in
-    /// force and the one waiting, not for `history.entries` (nor `json`).
+    /// read). Without `wholeHistory`, `history` holds only the automatic values the present depends on: enough
+    /// for the value in force and the one waiting, not for `history.entries` (nor `json`).
     public init(_ store: WorkoutStore, days: Int, wholeHistory: Bool = true) throws(StoreError) {
         self.init(
-            history: try store.ftpHistory(newestOnly: !wholeHistory),
+            history: try store.ftpHistory(asOf: wholeHistory ? nil : [.max]),
             window: try store.curveWindow(days: days, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound),
             rideCount: try store.completeRideCount())
     }

@@ -167,7 +167,7 @@ extension WorkoutStore {
         let dropFrom = lastKept.map { $0 + 1 } ?? Int.min
         try db.execute(sql: "DELETE FROM ftpEstimate WHERE sequence >= ?", arguments: [dropFrom])
         try db.execute(sql: "DELETE FROM ftpEffort WHERE estimateSequence >= ?", arguments: [dropFrom])
-        let seed = try lastKept.flatMap { try storedEstimates(db, sequences: $0...Int.max).first }
+        let seed = try lastKept.flatMap { try storedEstimates(db, from: $0).first }
 
         // The rides scored and every ride of their windows (a window ends with its ride's end), the overlaps among
         // them read around them.
@@ -354,11 +354,12 @@ extension WorkoutStore {
         try String.fetchOne(db, sql: "SELECT basis FROM derivedState WHERE name = 'ftpHistory'") == ftpBasis(db)
     }
 
-    /// The automatic values and the rider's settings. With `newestOnly`, of the automatic values only the newest
-    /// (the last of them by date, as `FTPHistory` orders them): all that the FTP in force now and a newer value
-    /// waiting to be accepted depend on (`FTPHistory.inForce(at: .max)`, `pending(at: .max)`), so that `cyclelog
-    /// ftp` reads one value, not ten years of them, unless it lists the history.
-    public func ftpHistory(newestOnly: Bool = false) throws(StoreError) -> FTPHistory {
+    /// The automatic values and the rider's settings. With `asOf`, of the automatic values only those that what
+    /// `FTPHistory` says at these times depends on: at each, the newest value (`inForce`, `pending`) and the newest
+    /// with a critical-power model (`criticalPower`); asked only at these times, it answers as the whole history
+    /// does. `cyclelog ftp` (at `.max`) and a ride's page (at its start and now) then read a value or two, not ten
+    /// years of them. More times than a page of rides read the whole history once instead.
+    public func ftpHistory(asOf times: [Int64]? = nil) throws(StoreError) -> FTPHistory {
         try read { db in
             let settings = try Row.fetchAll(db, sql: "SELECT * FROM ftpSetting ORDER BY id").map { row -> FTPSetting in
                 try row.decode(forColumn: "kind") == "manual"
@@ -367,26 +368,49 @@ extension WorkoutStore {
                         fromMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
                     : .accept(estimateMicroseconds: try row.decode(forColumn: "effectiveMicroseconds"))
             }
-            guard newestOnly else { return FTPHistory(estimates: try Self.storedEstimates(db), settings: settings) }
-            let newest = try Int.fetchOne(
-                db, sql: "SELECT sequence FROM ftpEstimate ORDER BY effectiveMicroseconds DESC, sequence DESC LIMIT 1")
-            return FTPHistory(
-                estimates: try newest.map { try Self.storedEstimates(db, sequences: $0...$0) } ?? [], settings: settings
-            )
+            guard let times, times.count <= Self.ftpTimesReadApart else {
+                return FTPHistory(estimates: try Self.storedEstimates(db), settings: settings)
+            }
+            var sequences = Set<Int>()
+            for time in times {
+                // The order `FTPHistory` gives values of the same moment: the later stored one last.
+                for onlyWithModel in [false, true] {
+                    let newest = try Int.fetchOne(
+                        db,
+                        sql: """
+                            SELECT sequence FROM ftpEstimate WHERE effectiveMicroseconds <= ?
+                            \(onlyWithModel ? "AND criticalPowerWatts IS NOT NULL" : "")
+                            ORDER BY effectiveMicroseconds DESC, sequence DESC LIMIT 1
+                            """, arguments: [time])
+                    if let newest { sequences.insert(newest) }
+                }
+            }
+            return FTPHistory(estimates: try Self.storedEstimates(db, only: sequences.sorted()), settings: settings)
         }
     }
 
-    /// The automatic values stored, with their efforts, in their order; those of `sequences` when given.
-    static func storedEstimates(_ db: Database, sequences: ClosedRange<Int> = Int.min...Int.max) throws
+    /// Up to how many times `ftpHistory(asOf:)` looks up the values each depends on (two small queries a time) rather
+    /// than reading every value: a page of rides (the history's page shows 50).
+    static let ftpTimesReadApart = 64
+
+    /// The automatic values stored, with their efforts, in their order; those from `fromSequence` on, or those of
+    /// `only`, when given.
+    static func storedEstimates(_ db: Database, from fromSequence: Int = Int.min, only: [Int]? = nil) throws
         -> [FTPEstimate]
     {
-        let range: [any DatabaseValueConvertible] = [sequences.lowerBound, sequences.upperBound]
+        if let only, only.isEmpty { return [] }
+        // Either every sequence from `fromSequence` on, or those listed (a few: one placeholder each).
+        let (condition, arguments): (String, [any DatabaseValueConvertible]) =
+            if let only {
+                ("IN (" + Array(repeating: "?", count: only.count).joined(separator: ", ") + ")", only)
+            } else {
+                (">= ?", [fromSequence])
+            }
         var efforts: [Int: [FTPEffort]] = [:]
         for row in try Row.fetchAll(
             db,
-            sql: """
-                SELECT * FROM ftpEffort WHERE estimateSequence BETWEEN ? AND ? ORDER BY estimateSequence, position
-                """, arguments: StatementArguments(range))
+            sql: "SELECT * FROM ftpEffort WHERE estimateSequence \(condition) ORDER BY estimateSequence, position",
+            arguments: StatementArguments(arguments))
         {
             efforts[try row.decode(forColumn: "estimateSequence"), default: []].append(
                 FTPEffort(
@@ -396,8 +420,8 @@ extension WorkoutStore {
                     watts: try row.decode(forColumn: "watts")))
         }
         return try Row.fetchAll(
-            db, sql: "SELECT * FROM ftpEstimate WHERE sequence BETWEEN ? AND ? ORDER BY sequence",
-            arguments: StatementArguments(range)
+            db, sql: "SELECT * FROM ftpEstimate WHERE sequence \(condition) ORDER BY sequence",
+            arguments: StatementArguments(arguments)
         ).map { row in
             let wPrimeJoules = try row.decode(Double?.self, forColumn: "wPrimeJoules") ?? 0
             let criticalPower = try row.decode(Double?.self, forColumn: "criticalPowerWatts").map {
@@ -438,7 +462,7 @@ extension WorkoutStore {
     /// `cyclelog ftp accept`: the automatic value waiting behind a manual one takes over again. Returns it, or nil
     /// when none is waiting.
     public func acceptPendingFTP(nowMicroseconds: Int64) throws(StoreError) -> FTPEstimate? {
-        guard let pending = try ftpHistory(newestOnly: true).pending(at: .max) else { return nil }
+        guard let pending = try ftpHistory(asOf: [.max]).pending(at: .max) else { return nil }
         try write { db in
             try db.execute(
                 sql:

@@ -175,7 +175,7 @@ extension WorkoutStore {
         }
         summary.damagedParts += damaged.map { "\($0.table): \($0.problem)" }
         if analysed {
-            let history = try ftpHistory()
+            let history = try ftpHistory(asOf: [summary.startMicroseconds, .max])
             summary.analysis = RideAnalysis(
                 samples: samples, statistics: summary.statistics,
                 ftp: history.inForce(at: summary.startMicroseconds),
@@ -190,7 +190,7 @@ extension WorkoutStore {
     /// still recording. It reads the ride's stored statistics and the FTP history, not its samples.
     public func testScore(_ id: Int64) throws(StoreError) -> TestScore? {
         guard let summary = try storedSummary(id) else { return nil }
-        return Self.testScore(summary, try ftpHistory())
+        return Self.testScore(summary, try ftpHistory(asOf: [.max]))
     }
 
     private static func testScore(_ summary: WorkoutSummary, _ history: FTPHistory) -> TestScore? {

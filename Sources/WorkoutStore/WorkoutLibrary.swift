@@ -198,7 +198,7 @@ extension WorkoutStore {
             guard let entry = try libraryWorkout(id) else { throw UnknownWorkout(id: id) }
             workout = entry.workout
         }
-        let ftp = try ftpWatts ?? ftpHistory().inForce(at: time).map { Int($0.watts.rounded()) }
+        let ftp = try ftpWatts ?? ftpHistory(asOf: [time]).inForce(at: time).map { Int($0.watts.rounded()) }
         return PlannedWorkout(workout, ftpWatts: workout.needsFTP ? ftp : nil)
     }
 }

@@ -123,7 +123,7 @@ struct FTPTest: ParsableCommand {
         let store = try database.open()
         let id = try reference.resolve(in: store)
         try store.setFitnessTest(id, FitnessTest(rawValue: protocolName))
-        let inForce = try store.ftpHistory(newestOnly: true).inForce(at: .max)
+        let inForce = try store.ftpHistory(asOf: [.max]).inForce(at: .max)
         sayOnStandardOutput(
             "Workout \(id) is \(protocolName == "none" ? "no longer a test" : "a \(protocolName) test"); FTP in force: "
                 + (inForce.map { "\(Int($0.watts.rounded())) W (\($0.method.rawValue))" } ?? "none"))

@@ -261,7 +261,9 @@ struct List: ParsableCommand {
                 + "`--since 2024-05-01` those from a date on." : nil
         if json {
             sayOnStandardOutput(
-                RideList.json(entries, ftp: try store.ftpHistory(), overlaps: overlaps).rendered(pretty: true))
+                RideList.json(
+                    entries, ftp: try store.ftpHistory(asOf: entries.map(\.startMicroseconds)), overlaps: overlaps
+                ).rendered(pretty: true))
             // A script reading the array is told on standard error, which it does not parse.
             if let more { printError("cyclelog: \(more)") }
             return

@@ -407,13 +407,30 @@ final class FTPStorageTests: XCTestCase {
 
     func testManualValuesAndAcceptanceAreKept() throws {
         let store = try WorkoutStore()
-        // The newest automatic value alone (what `cyclelog ftp` reads without --history) says what the whole history
-        // says of the value in force and the one waiting, at every step.
+        // The values a time's answers depend on, read alone (what `cyclelog ftp` reads without --history at `.max`,
+        // a ride's page at its start and now), say what the whole history says at that time, at every step: at each
+        // value's moment, just before it, and each setting's moment.
         func newestAlone(_ step: String) throws {
-            let (whole, newest) = (try store.ftpHistory(), try store.ftpHistory(newestOnly: true))
-            XCTAssertEqual(newest.inForce(at: .max), whole.inForce(at: .max), step)
-            XCTAssertEqual(newest.pending(at: .max), whole.pending(at: .max), step)
-            XCTAssertEqual(newest.estimates, whole.estimates.suffix(1), step)
+            let whole = try store.ftpHistory()
+            XCTAssertNil(try store.ftpHistory(asOf: []).estimates.first, step)
+            let manual = whole.settings.map { setting in
+                switch setting {
+                case .manual(_, let from): from
+                case .accept(let when): when
+                }
+            }
+            let times =
+                [0, .max] + manual
+                + whole.estimates.flatMap { [$0.effectiveMicroseconds - 1, $0.effectiveMicroseconds] }
+            for time in times {
+                let alone = try store.ftpHistory(asOf: [time, .max])
+                XCTAssertLessThanOrEqual(alone.estimates.count, 4, step)
+                XCTAssertEqual(alone.inForce(at: time), whole.inForce(at: time), "\(step), at \(time)")
+                XCTAssertEqual(alone.pending(at: time), whole.pending(at: time), "\(step), at \(time)")
+                XCTAssertEqual(alone.criticalPower(at: time), whole.criticalPower(at: time), "\(step), at \(time)")
+                XCTAssertEqual(alone.inForce(at: .max), whole.inForce(at: .max), "\(step), at \(time)")
+            }
+            XCTAssertEqual(try store.ftpHistory(asOf: [.max]).estimates.last, whole.estimates.last, step)
         }
         try newestAlone("nothing stored")
         try store.setManualFTP(watts: 240, fromMicroseconds: 0, nowMicroseconds: 1)
@@ -431,6 +448,14 @@ final class FTPStorageTests: XCTestCase {
         try save(try synthetic().map { $0 * 1.1 }, onDay: 3, in: store, name: "harder")
         XCTAssertGreaterThan(try store.ftpHistory().estimates.count, 1)
         try newestAlone("a newer automatic value")
+        // A declared 20-minute test after it: the newest value, without a critical-power model, so that W′ balance
+        // at its time still comes from the one before.
+        let (testId, _) = try save(Array(repeating: 280, count: 1500), onDay: 5, in: store, name: "test")
+        try store.setFitnessTest(testId, .twentyMinute)
+        let newest = try XCTUnwrap(try store.ftpHistory().estimates.last)
+        XCTAssertEqual(newest.method, .best20Minutes)
+        XCTAssertNil(newest.criticalPower)
+        try newestAlone("a declared test")
         try store.setManualFTP(watts: 300, fromMicroseconds: 4, nowMicroseconds: 4)
         try newestAlone("a later manual value")
     }
