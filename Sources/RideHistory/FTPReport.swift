@@ -7,12 +7,13 @@ import Workouts
 public struct FTPReport: Sendable {
     public var history: FTPHistory
     public var window: FTPWindow
-    public var rideCount: Int
+    /// Whether any complete ride is stored ("no rides stored" rather than "no FTP yet").
+    public var hasRides: Bool
 
-    public init(history: FTPHistory, window: FTPWindow, rideCount: Int) {
+    public init(history: FTPHistory, window: FTPWindow, hasRides: Bool) {
         self.history = history
         self.window = window
-        self.rideCount = rideCount
+        self.hasRides = hasRides
     }
 
     /// The report of a database, its window of `days` ending with the newest stored ride (whose curves alone are
@@ -22,7 +23,7 @@ public struct FTPReport: Sendable {
         self.init(
             history: try store.ftpHistory(asOf: wholeHistory ? nil : [.max]),
             window: try store.curveWindow(days: days, maximumSeconds: CriticalPowerFit.aerobicSeconds.upperBound),
-            rideCount: try store.completeRideCount())
+            hasRides: try store.hasCompleteRide())
     }
 
     public var inForce: FTPEstimate? { history.inForce(at: .max) }

@@ -70,9 +70,11 @@ extension WorkoutStore {
         ORDER BY w.startMicroseconds, w.id
         """
 
-    /// How many complete rides are stored.
-    public func completeRideCount() throws(StoreError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM workout WHERE status = 'complete'") ?? 0 }
+    /// Whether a complete ride is stored: the first found, not a count of ten years of them.
+    public func hasCompleteRide() throws(StoreError) -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM workout WHERE status = 'complete')") ?? false
+        }
     }
 
     /// The same, of the rides started after `startedAfter` (up to `upTo`) when given; `setAside` when the caller

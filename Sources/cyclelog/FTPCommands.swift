@@ -141,7 +141,7 @@ extension FTPReport {
             lines.append(
                 "FTP \(SummaryText.whole(inForce.watts)) W — \(Self.methodWords(inForce.method))\(ride), since "
                     + SummaryText.zonedDateTime(inForce.effectiveMicroseconds) + age(of: inForce, now: nowMicroseconds))
-        } else if rideCount == 0 {
+        } else if !hasRides {
             lines.append("No FTP yet: no rides stored.")
         } else {
             lines.append(
