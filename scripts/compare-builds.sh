@@ -4,7 +4,8 @@
 # TCX and CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any
 # two databases: the rider's and the collector's random identities (table rider), the change mark, and a
 # workout's claim (token, time) and collector; of the derived state, the mark that the weeks' power curves were made
-# (migration v26), which a build from before it has no table for. The tables compared are the old build's. Then
+# (migration v26), which a build from before it has no table for, and the basis the FTP history was computed from
+# (the rides' counters since migration v27, the rides' index read before). The tables compared are the old build's. Then
 # both builds' cyclelog-mirror (beside each cyclelog) serve one database of every fixture (the old build's, and
 # its copy opened by the new one), and scripts/compare-http.py compares their answers to every history request; and
 # scripts/compare-decode.py what both print for `decode` (every characteristic, real and fuzzed values, as JSON
@@ -37,7 +38,7 @@ for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit
         sqlite3 "$out/db.sqlite" "$workout" > "$out/table.workout"
         for table in $(sqlite3 "$out/db.sqlite" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN
             ('grdb_migrations', 'workout', 'rider', 'changeMark') AND name NOT LIKE 'sqlite_%'"); do
-            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" | grep -a -v '^powerCurveWeeks|' > "$out/table.$table"
+            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" | grep -a -v -e '^powerCurveWeeks|' -e '^ftpHistory|' > "$out/table.$table"
         done
     done
     for part in "$work/old/$(basename "$file")"/*; do

@@ -203,22 +203,60 @@ final class FTPStorageTests: XCTestCase {
         }
     }
 
-    /// The check every writing command makes, that the FTP history follows the complete rides, reads the index
-    /// of their versions alone, not every ride's row; its answer changes with a ride stored or a new version.
-    func testTheHistorysCheckReadsTheVersionsIndexAlone() throws {
+    /// The check every writing command makes, that the FTP history follows the complete rides, reads one row of
+    /// counters (migration v27), not every ride: its answer changes with a ride stored, a new version, a ride
+    /// deleted and (its last word) a choice among overlapping rides, and not with a ride still recording nor with the
+    /// refresh that stores it. Without the counters' row, it reads the index of the rides' versions alone and
+    /// still changes with a ride stored.
+    func testTheHistorysCheckReadsTheRidesCountersAlone() throws {
         let store = try WorkoutStore()
+        func basis() throws -> String { try store.queue.read { db in try WorkoutStore.ftpBasis(db) } }
+        func current() throws -> Bool { try store.queue.read { db in try WorkoutStore.ftpHistoryIsCurrent(db) } }
+        let empty = try basis()
+        let (id, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "one")
+        let one = try basis()
+        XCTAssertNotEqual(one, empty)
+        XCTAssertTrue(try current(), "the refresh that stored the ride left its basis behind")
+        try store.queue.write { db in
+            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE id = ?", arguments: [id])
+        }
+        let newVersion = try basis()
+        XCTAssertNotEqual(newVersion, one)
+        XCTAssertFalse(try current())
+        XCTAssertEqual(newVersion.split(separator: " ").last, one.split(separator: " ").last, "no choice was made")
+        // A ride recorded again leaves the rides the history is computed from, and its changes while recording
+        // are not theirs, until it is complete again.
+        func execute(_ sql: String) throws {
+            try store.queue.write { db in try db.execute(sql: sql, arguments: [id]) }
+        }
+        try execute("UPDATE workout SET status = 'recording' WHERE id = ?")
+        let recording = try basis()
+        XCTAssertNotEqual(recording, newVersion)
+        try execute("UPDATE workout SET version = version + 1 WHERE id = ?")
+        XCTAssertEqual(try basis(), recording)
+        try execute("UPDATE workout SET status = 'complete' WHERE id = ?")
+        let recorded = try basis()
+        XCTAssertNotEqual(recorded, recording)
+        let (other, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "two")
+        let two = try basis()
+        XCTAssertNotEqual(two, recorded)
+        XCTAssertNotNil(try store.countAmongOverlaps(other, nowMicroseconds: 1))
+        let chosen = try basis()
+        XCTAssertNotEqual(chosen.split(separator: " ").last, two.split(separator: " ").last)
+        XCTAssertTrue(try current())
+        XCTAssertTrue(try store.delete(other))
+        XCTAssertNotEqual(try basis(), chosen)
+        XCTAssertNotEqual(
+            try basis().split(separator: " ").last, chosen.split(separator: " ").last, "the choice went with its ride")
+
+        try store.queue.write { db in try db.execute(sql: "DELETE FROM rideGeneration") }
         let plan = try store.queue.read { db in
             try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + WorkoutStore.ftpBasisQuery).map { $0["detail"] as String }
         }
         XCTAssertTrue(plan.contains { $0.contains("COVERING INDEX workoutCompleteVersions") }, "\(plan)")
-        let empty = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
-        let (id, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "one")
-        let one = try store.queue.read { db in try WorkoutStore.ftpBasis(db) }
-        XCTAssertNotEqual(one, empty)
-        try store.queue.write { db in
-            try db.execute(sql: "UPDATE workout SET version = version + 1 WHERE id = ?", arguments: [id])
-        }
-        XCTAssertNotEqual(try store.queue.read { db in try WorkoutStore.ftpBasis(db) }, one)
+        let withoutCounters = try basis()
+        _ = try save(Array(repeating: 150.0, count: 600), onDay: 3, in: store, name: "three")
+        XCTAssertNotEqual(try basis(), withoutCounters)
     }
 
     /// The overlaps a page of rides is listed with (`rideOverlaps(of:)`, read around the page through the ends'
