@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Compares what two builds of cyclelog make of every ride fixture: each replayed (captures, journals) or imported
-# (FIT files) into a fresh database by both, then the command's output, `show --json`, `show --journal`, the FIT,
-# TCX and CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any
-# two databases: the rider's and the collector's random identities (table rider), the change mark, and a
-# workout's claim (token, time) and collector; of the derived state, the mark that the weeks' power curves were made
-# (migration v26), which a build from before it has no table for, and the basis the FTP history was computed from
-# (the rides' counters since migration v27, the rides' index read before). The tables compared are the old build's. Then
-# both builds' cyclelog-mirror (beside each cyclelog) serve one database of every fixture (the old build's, and
-# its copy opened by the new one), and scripts/compare-http.py compares their answers to every history request; and
-# scripts/compare-decode.py what both print for `decode` (every characteristic, real and fuzzed values, as JSON
-# and as the table). A structural change must leave everything else identical.
+# Compares what two builds of cyclelog make of every ride fixture: each replayed (captures, journals) or imported (FIT
+# files) into a fresh database by both, then the command's output, `show --json`, `show --journal`, the FIT, TCX and
+# CSV exports and every stored table's rows compared byte for byte. Left out, as they differ between any two
+# databases: the rider's and the collector's random identities (table rider), the change mark, and a workout's claim
+# (token, time) and collector; of the derived state, the mark that the weeks' power curves were made (migration v26),
+# which a build from before it has no table for, and the basis the FTP history was computed from (the rides' counters
+# since migration v27, the rides' index read before). The tables compared are the old build's. Then both builds'
+# cyclelog-mirror (beside each cyclelog) serve one database of every fixture (the old build's, and its copy opened by
+# the new one), and scripts/compare-http.py compares their answers to every history request; and
+# scripts/compare-decode.py what both print for `decode` (every characteristic, real and fuzzed values, as JSON and as
+# the table). A structural change must leave everything else identical.
 #
 #     scripts/compare-builds.sh OLD_CYCLELOG NEW_CYCLELOG
 set -uo pipefail

@@ -143,7 +143,11 @@ extension WorkoutStore {
         // The rider's choices among overlapping rides unchanged (the basis's last word), the rides that changed are
         // found without reading every ride into Swift; a new choice (rare) compares every ride.
         let choicesKept = previous?.split(separator: " ").last == basis.split(separator: " ").last
-        let changes = try choicesKept ? ScoredRide.changes(db) : ScoredRide.everyChange(db)
+        // Since a basis of the counters was stored, every ride that changed is in `rideChange` (its triggers came
+        // with the counters); before, or without them, the rides are compared.
+        let tracked = [previous, basis].allSatisfy { $0?.hasPrefix(generationBasis) == true }
+        let changes = try choicesKept ? ScoredRide.changes(db, tracked: tracked) : ScoredRide.everyChange(db)
+        try db.execute(sql: "DELETE FROM rideChange")
         try CurveWeeks.follow(changes, db)
         guard var from = changes.starts.min() else { return 0 }
         // The values kept are those of the rides started before `from`, a prefix of the history in its order; a
@@ -265,14 +269,17 @@ extension WorkoutStore {
         }
 
         /// The same, the rider's choices among overlapping rides being those the history saw: the rides whose own
-        /// columns differ from the record, or that are no longer complete, found by SQL; then whether a ride is
-        /// counted, for the rides that share a group with one of those now or shared one before (the groups around
-        /// them: a group whose rides are all unchanged is the group it was, and counts the ride it counted).
-        static func changes(_ db: Database) throws -> Changes {
+        /// columns differ from the record, or that are no longer complete, found by SQL (`tracked`: those the
+        /// triggers put in `rideChange`, a superset); then whether a ride is counted, for the rides that share a
+        /// group with one of those now or shared one before (the groups around them: a group whose rides are all
+        /// unchanged is the group it was, and counts the ride it counted).
+        static func changes(_ db: Database, tracked: Bool) throws -> Changes {
             var changes = Changes()
             let differing = try Int64.fetchAll(
                 db,
-                sql: """
+                sql: tracked
+                    ? "SELECT workoutId FROM rideChange"
+                    : """
                     SELECT w.id FROM workout w LEFT JOIN ftpScoredRide s ON s.workoutId = w.id
                     WHERE w.status = 'complete' AND (s.workoutId IS NULL OR s.version IS NOT w.version
                     OR s.contentDigest IS NOT w.journalDigest OR s.startMicroseconds IS NOT w.startMicroseconds
@@ -343,11 +350,14 @@ extension WorkoutStore {
     /// triggers of migration v27 raise; without their row (taken out by hand), the rides' index read whole.
     static func ftpBasis(_ db: Database) throws -> String {
         if let row = try Row.fetchOne(db, sql: "SELECT rides, choices FROM rideGeneration") {
-            return "generation \(row[0] as Int64) \(row[1] as Int64)"
+            return "\(generationBasis)\(row[0] as Int64) \(row[1] as Int64)"
         }
         let row = try Row.fetchOne(db, sql: ftpBasisQuery)
         return [0, 1, 2, 3].map { "\(row?[$0] as DatabaseValue? ?? .null)" }.joined(separator: " ")
     }
+
+    /// How a basis of the counters begins.
+    static let generationBasis = "generation "
 
     /// Read from the complete rides' versions' index alone (migration v22), not from every ride's row.
     static let ftpBasisQuery = """

@@ -571,29 +571,37 @@ extension WorkoutStore {
                     """)
             try db.execute(sql: markedChanges(of: "powerCurveWeek"))
         }
-        migrator.registerMigration("v27 the complete rides' generation", foreignKeyChecks: .immediate) { db in
+        migrator.registerMigration("v27 the complete rides' changes", foreignKeyChecks: .immediate) { db in
             // What the FTP history was computed from (`ftpBasis`), kept as two counters that the triggers raise with
-            // every change of a complete ride (stored, deleted, its status or version changed) and of the rider's
-            // choices among overlapping rides, in the same transaction: the check every writing command, the
-            // power curves' window and the ride's page make reads one row instead of every ride's index entry
-            // (4.3 M instructions at 5 000 rides). A count never goes back, so no two states share a basis. The
-            // next command that writes brings the history up to date with the new basis once.
-            let raise = { (counter: String) in "BEGIN UPDATE rideGeneration SET \(counter) = \(counter) + 1; END;" }
+            // every change of a complete ride (stored, deleted, or a column the history reads changed) and of the
+            // rider's choices among overlapping rides, in the same transaction; and which rides changed since
+            // (`rideChange`, emptied by the update of the history). The check every writing command, the power
+            // curves' window and the ride's page make reads one row, and the update reads the rides that changed,
+            // instead of every ride (4.3 M and 30 M instructions at 5 000 rides). A count never goes back, so no
+            // two states share a basis. The next command that writes compares every ride once, with the new basis.
+            let changed = "INSERT OR IGNORE INTO rideChange VALUES"
+            let raise = { (counter: String, rides: String) in
+                "BEGIN UPDATE rideGeneration SET \(counter) = \(counter) + 1; \(rides) END;"
+            }
             try db.execute(
                 sql: """
                     CREATE TABLE rideGeneration (rides INTEGER NOT NULL, choices INTEGER NOT NULL);
                     INSERT INTO rideGeneration VALUES (0, 0);
+                    CREATE TABLE rideChange (workoutId INTEGER PRIMARY KEY NOT NULL);
                     CREATE TRIGGER workoutCompleteInsertCounted AFTER INSERT ON workout
-                    WHEN NEW.status = 'complete' \(raise("rides"))
-                    CREATE TRIGGER workoutCompleteUpdateCounted AFTER UPDATE OF id, status, version ON workout
-                    WHEN NEW.status = 'complete' OR OLD.status = 'complete' \(raise("rides"))
+                    WHEN NEW.status = 'complete' \(raise("rides", "\(changed) (NEW.id);"))
+                    CREATE TRIGGER workoutCompleteUpdateCounted AFTER UPDATE OF
+                    id, status, version, journalDigest, startMicroseconds, endMicroseconds, fitnessTest ON workout
+                    WHEN NEW.status = 'complete' OR OLD.status = 'complete'
+                    \(raise("rides", "\(changed) (OLD.id); \(changed) (NEW.id);"))
                     CREATE TRIGGER workoutCompleteDeleteCounted AFTER DELETE ON workout
-                    WHEN OLD.status = 'complete' \(raise("rides"))
-                    CREATE TRIGGER countedRideInsertCounted AFTER INSERT ON countedRide \(raise("choices"))
-                    CREATE TRIGGER countedRideUpdateCounted AFTER UPDATE ON countedRide \(raise("choices"))
-                    CREATE TRIGGER countedRideDeleteCounted AFTER DELETE ON countedRide \(raise("choices"))
+                    WHEN OLD.status = 'complete' \(raise("rides", "\(changed) (OLD.id);"))
+                    CREATE TRIGGER countedRideInsertCounted AFTER INSERT ON countedRide \(raise("choices", ""))
+                    CREATE TRIGGER countedRideUpdateCounted AFTER UPDATE ON countedRide \(raise("choices", ""))
+                    CREATE TRIGGER countedRideDeleteCounted AFTER DELETE ON countedRide \(raise("choices", ""))
                     """)
             try db.execute(sql: markedChanges(of: "rideGeneration"))
+            try db.execute(sql: markedChanges(of: "rideChange"))
         }
         return migrator
     }

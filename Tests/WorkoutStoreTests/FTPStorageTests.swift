@@ -206,12 +206,15 @@ final class FTPStorageTests: XCTestCase {
     /// The check every writing command makes, that the FTP history follows the complete rides, reads one row of
     /// counters (migration v27), not every ride: its answer changes with a ride stored, a new version, a ride
     /// deleted and (its last word) a choice among overlapping rides, and not with a ride still recording nor with the
-    /// refresh that stores it. Without the counters' row, it reads the index of the rides' versions alone and
+    /// refresh that stores it; the rides changed since are listed for the update of the history, which takes them. Without the counters' row, it reads the index of the rides' versions alone and
     /// still changes with a ride stored.
     func testTheHistorysCheckReadsTheRidesCountersAlone() throws {
         let store = try WorkoutStore()
         func basis() throws -> String { try store.queue.read { db in try WorkoutStore.ftpBasis(db) } }
         func current() throws -> Bool { try store.queue.read { db in try WorkoutStore.ftpHistoryIsCurrent(db) } }
+        func changedRides() throws -> [Int64] {
+            try store.queue.read { db in try Int64.fetchAll(db, sql: "SELECT workoutId FROM rideChange") }
+        }
         let empty = try basis()
         let (id, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "one")
         let one = try basis()
@@ -223,6 +226,7 @@ final class FTPStorageTests: XCTestCase {
         let newVersion = try basis()
         XCTAssertNotEqual(newVersion, one)
         XCTAssertFalse(try current())
+        XCTAssertEqual(try changedRides(), [id], "the update of the history reads this ride alone")
         XCTAssertEqual(newVersion.split(separator: " ").last, one.split(separator: " ").last, "no choice was made")
         // A ride recorded again leaves the rides the history is computed from, and its changes while recording
         // are not theirs, until it is complete again.
@@ -238,6 +242,7 @@ final class FTPStorageTests: XCTestCase {
         let recorded = try basis()
         XCTAssertNotEqual(recorded, recording)
         let (other, _) = try save(Array(repeating: 150.0, count: 600), onDay: 0, in: store, name: "two")
+        XCTAssertEqual(try changedRides(), [], "the update of the history took them")
         let two = try basis()
         XCTAssertNotEqual(two, recorded)
         XCTAssertNotNil(try store.countAmongOverlaps(other, nowMicroseconds: 1))
