@@ -38,7 +38,8 @@ for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit
         sqlite3 "$out/db.sqlite" "$workout" > "$out/table.workout"
         for table in $(sqlite3 "$out/db.sqlite" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN
             ('grdb_migrations', 'workout', 'rider', 'changeMark') AND name NOT LIKE 'sqlite_%'"); do
-            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" | grep -a -v -e '^powerCurveWeeks|' -e '^ftpHistory|' > "$out/table.$table"
+            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" \
+                | grep -a -v -e '^powerCurveWeeks|' -e '^ftpHistory|' > "$out/table.$table"
         done
     done
     for part in "$work/old/$(basename "$file")"/*; do

@@ -173,7 +173,7 @@ extension WorkoutStore {
         let dropFrom = lastKept.map { $0 + 1 } ?? Int.min
         try db.execute(sql: "DELETE FROM ftpEstimate WHERE sequence >= ?", arguments: [dropFrom])
         try db.execute(sql: "DELETE FROM ftpEffort WHERE estimateSequence >= ?", arguments: [dropFrom])
-        let seed = try lastKept.flatMap { try storedEstimates(db, from: $0).first }
+        let seed = try lastKept.flatMap { try storedEstimates(db, only: [$0]).first }
 
         // The rides scored and every ride of their windows (a window ends with its ride's end), the overlaps among
         // them read around them.
@@ -409,18 +409,15 @@ extension WorkoutStore {
     /// than reading every value: a page of rides (the history's page shows 50).
     static let ftpTimesReadApart = 64
 
-    /// The automatic values stored, with their efforts, in their order; those from `fromSequence` on, or those of
-    /// `only`, when given.
-    static func storedEstimates(_ db: Database, from fromSequence: Int = Int.min, only: [Int]? = nil) throws
-        -> [FTPEstimate]
-    {
+    /// The automatic values stored, with their efforts, in their order; those of the sequences `only`, when given.
+    static func storedEstimates(_ db: Database, only: [Int]? = nil) throws -> [FTPEstimate] {
         if let only, only.isEmpty { return [] }
-        // Either every sequence from `fromSequence` on, or those listed (a few: one placeholder each).
+        // Every sequence, or those listed (a few: one placeholder each).
         let (condition, arguments): (String, [any DatabaseValueConvertible]) =
             if let only {
                 ("IN (" + Array(repeating: "?", count: only.count).joined(separator: ", ") + ")", only)
             } else {
-                (">= ?", [fromSequence])
+                ("IS NOT NULL", [])
             }
         var efforts: [Int: [FTPEffort]] = [:]
         for row in try Row.fetchAll(

@@ -206,8 +206,9 @@ final class FTPStorageTests: XCTestCase {
     /// The check every writing command makes, that the FTP history follows the complete rides, reads one row of
     /// counters (migration v27), not every ride: its answer changes with a ride stored, a new version, a ride
     /// deleted and (its last word) a choice among overlapping rides, and not with a ride still recording nor with the
-    /// refresh that stores it; the rides changed since are listed for the update of the history, which takes them. Without the counters' row, it reads the index of the rides' versions alone and
-    /// still changes with a ride stored.
+    /// refresh that stores it; the rides changed since are listed for the update of the history, which takes them.
+    /// Without the counters' row, it reads the index of the rides' versions alone and still changes with a ride
+    /// stored.
     func testTheHistorysCheckReadsTheRidesCountersAlone() throws {
         let store = try WorkoutStore()
         func basis() throws -> String { try store.queue.read { db in try WorkoutStore.ftpBasis(db) } }
@@ -453,7 +454,7 @@ final class FTPStorageTests: XCTestCase {
         // The values a time's answers depend on, read alone (what `cyclelog ftp` reads without --history at `.max`,
         // a ride's page at its start and now), say what the whole history says at that time, at every step: at each
         // value's moment, just before it, and each setting's moment.
-        func newestAlone(_ step: String) throws {
+        func aloneAtTimes(_ step: String) throws {
             let whole = try store.ftpHistory()
             XCTAssertNil(try store.ftpHistory(asOf: []).estimates.first, step)
             let manual = whole.settings.map { setting in
@@ -475,7 +476,7 @@ final class FTPStorageTests: XCTestCase {
             }
             XCTAssertEqual(try store.ftpHistory(asOf: [.max]).estimates.last, whole.estimates.last, step)
         }
-        try newestAlone("nothing stored")
+        try aloneAtTimes("nothing stored")
         try store.setManualFTP(watts: 240, fromMicroseconds: 0, nowMicroseconds: 1)
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.watts, 240)
         XCTAssertNil(try store.acceptPendingFTP(nowMicroseconds: 2))
@@ -483,14 +484,14 @@ final class FTPStorageTests: XCTestCase {
         try save(try synthetic(), onDay: 1, in: store, name: "hard")
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .manual)
         XCTAssertEqual(try store.ftpHistory().pending(at: .max)?.method, .criticalPower)
-        try newestAlone("a manual value, newer automatic ones waiting")
+        try aloneAtTimes("a manual value, newer automatic ones waiting")
         XCTAssertEqual(try store.acceptPendingFTP(nowMicroseconds: 3)?.method, .criticalPower)
         XCTAssertEqual(try store.ftpHistory().inForce(at: .max)?.method, .criticalPower)
-        try newestAlone("accepted")
+        try aloneAtTimes("accepted")
         // A harder ride (10 % more power throughout) a few days on: a newer automatic value, now in force.
         try save(try synthetic().map { $0 * 1.1 }, onDay: 3, in: store, name: "harder")
         XCTAssertGreaterThan(try store.ftpHistory().estimates.count, 1)
-        try newestAlone("a newer automatic value")
+        try aloneAtTimes("a newer automatic value")
         // A declared 20-minute test after it: the newest value, without a critical-power model, so that W′ balance
         // at its time still comes from the one before.
         let (testId, _) = try save(Array(repeating: 280, count: 1500), onDay: 5, in: store, name: "test")
@@ -498,8 +499,8 @@ final class FTPStorageTests: XCTestCase {
         let newest = try XCTUnwrap(try store.ftpHistory().estimates.last)
         XCTAssertEqual(newest.method, .best20Minutes)
         XCTAssertNil(newest.criticalPower)
-        try newestAlone("a declared test")
+        try aloneAtTimes("a declared test")
         try store.setManualFTP(watts: 300, fromMicroseconds: 4, nowMicroseconds: 4)
-        try newestAlone("a later manual value")
+        try aloneAtTimes("a later manual value")
     }
 }
