@@ -158,20 +158,33 @@ public enum Journal {
     /// Reads a journal. Lines that cannot be read are reported with their line number and skipped; the others
     /// are still used.
     public static func read(_ text: String) -> (events: [RideEvent], lines: [Int], problems: [CaptureProblem]) {
+        if let read = text.utf8.withContiguousStorageIfAvailable(read(utf8:)) { return read }
+        return Array(text.utf8).withUnsafeBufferPointer(read(utf8:))
+    }
+
+    /// The same, of the text's UTF-8 bytes. Lines end at each newline byte, not at each newline character: "\r\n"
+    /// is one character, so a journal saved with Windows line ends would otherwise be one line; and a line's end is
+    /// found and a plain GATT line read from the bytes where they are, a journal being megabytes of lines (a
+    /// Substring per line, as `split` makes them, was a quarter of what a pulled ride's rebuilding did).
+    static func read(utf8 text: UnsafeBufferPointer<UInt8>) -> (
+        events: [RideEvent], lines: [Int], problems: [CaptureProblem]
+    ) {
         var events: [RideEvent] = []
         var lines: [Int] = []
         var problems: [CaptureProblem] = []
         var lineNumber = 0
         var sensors = SensorNames()
-        // Split at each newline byte, not at each newline character: "\r\n" is one character, so a journal saved
-        // with Windows line ends would otherwise be one line; and bytes are found without telling characters
-        // apart, a journal being megabytes of lines.
-        for rawLine in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+        var start = 0
+        while start <= text.count {
+            var end = start
+            while end < text.count && text[end] != UInt8(ascii: "\n") { end += 1 }
+            defer { start = end + 1 }
             lineNumber += 1
-            let line = Substring(rawLine.last == UInt8(ascii: "\r") ? rawLine.dropLast() : rawLine)
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            let line = UnsafeBufferPointer(
+                rebasing: text[start..<(end > start && text[end - 1] == UInt8(ascii: "\r") ? end - 1 : end)])
+            if line.isEmpty || line[0] == UInt8(ascii: "#") { continue }
             do {
-                events.append(try event(line, sensors: &sensors))
+                events.append(try event(utf8: line, sensors: &sensors))
                 lines.append(lineNumber)
             } catch {
                 if let kept = error.kept {
@@ -213,15 +226,27 @@ public enum Journal {
         return try anyEvent(line)
     }
 
+    /// The same, of a line's UTF-8 bytes (valid UTF-8: a String's).
+    static func event(utf8 line: UnsafeBufferPointer<UInt8>, sensors: inout SensorNames) throws(LineError)
+        -> RideEvent
+    {
+        if let event = gattEvent(line, sensors: &sensors) { return event }
+        return try anyEvent(Substring(decoding: line, as: UTF8.self))
+    }
+
     /// The sensors' names a journal's lines repeat, made into a String once each (an address is too long for a
     /// String kept inline, so each line would allocate one).
     struct SensorNames {
-        private var names: [String] = []
+        /// Each name with its bytes, which are compared as they are (a String's UTF8View compares a byte at a time
+        /// through its index).
+        private var names: [(bytes: [UInt8], name: String)] = []
 
         mutating func name(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-            for name in names where name.utf8.elementsEqual(bytes) { return name }
+            for known in names where known.bytes.withUnsafeBufferPointer({ $0.elementsEqual(bytes) }) {
+                return known.name
+            }
             let name = String(decoding: bytes, as: UTF8.self)
-            if names.count < 16 { names.append(name) }
+            if names.count < 16 { names.append((Array(bytes), name)) }
             return name
         }
     }
