@@ -334,7 +334,9 @@ public struct Synchronizer: Sendable {
             """, as: (UUID, Int, String?, Bool, UUID, String, Int64).self)
         // A pull with nothing new reads no ride here either.
         let copies = rides.isEmpty ? [:] : try await localCall { try $0.localCopies() }
-        var report: [Pulled] = []
+        // What each row asks of this database, decided from the copies read once (what is done to one ride changes
+        // no other's copy).
+        var steps: [PullStep] = []
         // The oldest write left for a later pull (a ride being recorded here, one not taken): the horizon stays
         // below it.
         var left: Int64?
@@ -356,38 +358,146 @@ public struct Synchronizer: Sendable {
                     if let id = copy.id, let digest, !deleted, copy.contentDigest == digest,
                         copy.syncedVersion != version
                     {
-                        try await localCall { try $0.markSynced(id, version: version, digest: digest) }
-                        report.append(Pulled(syncIdentifier: key, version: version, result: .acknowledged, id: id))
+                        steps.append(.acknowledge(id, key: key, version: version, digest: digest))
                     }
                     continue
                 }
             }
             if deleted {
-                if let copy, !copy.deleted {
-                    try await localCall { try $0.deletePulled(key, version: version) }
-                    report.append(Pulled(syncIdentifier: key, version: version, result: .deleted, id: copy.id))
-                }
+                if let copy, !copy.deleted { steps.append(.delete(key: key, version: version, id: copy.id)) }
                 continue
             }
             // A ride recorded here too (the same capture replayed on two machines) stays this collector's.
             let heldHere = copy.map { !$0.deleted && $0.collector == nil } ?? false
             let recordedHere = collectorID == identity.collectorID || heldHere
-            do {
-                report.append(
-                    try await fetch(
-                        sync, version: version, collector: recordedHere ? nil : collectorName,
-                        protecting: heldHere ? copy?.id : nil))
-            } catch  where error.kind == .local || error.kind == .refused {
-                left = min(left ?? changedBy, changedBy)
-                report.append(
-                    Pulled(syncIdentifier: key, version: version, result: .skipped, problem: error.description))
-            }
+            steps.append(
+                .bring(
+                    Bringing(
+                        sync: sync, version: version, collector: recordedHere ? nil : collectorName,
+                        protecting: heldHere ? copy?.id : nil, changedBy: changedBy)))
         }
+        let bringing = steps.compactMap { step -> Bringing? in
+            if case .bring(let ride) = step { return ride }
+            return nil
+        }
+        var report: [Pulled] = []
+        // The rides brought are read from the server one ahead of the one being stored: the next one's row travels
+        // and its journal is parsed on one core while this one is rebuilt and written (a replay's serial parts
+        // leave the other core idle): two rides' journals in memory at most.
+        let failure: SyncError? = await withTaskGroup(of: Result<ServerRide, SyncError>.self) { group in
+            var ahead = bringing.makeIterator()
+            func readAhead() {
+                guard let ride = ahead.next() else { return }
+                group.addTask {
+                    do throws(SyncError) {
+                        return .success(try await serverRide(ride.sync, ride.collector))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            readAhead()
+            for step in steps {
+                do throws(SyncError) {
+                    switch step {
+                    case .acknowledge(let id, let key, let version, let digest):
+                        try await localCall { try $0.markSynced(id, version: version, digest: digest) }
+                        report.append(Pulled(syncIdentifier: key, version: version, result: .acknowledged, id: id))
+                    case .delete(let key, let version, let id):
+                        try await localCall { try $0.deletePulled(key, version: version) }
+                        report.append(Pulled(syncIdentifier: key, version: version, result: .deleted, id: id))
+                    case .bring(let ride):
+                        guard let read = await group.next() else { preconditionFailure("each ride brought is read") }
+                        readAhead()
+                        do throws(SyncError) {
+                            report.append(
+                                try await take(
+                                    read.get(), sync: ride.sync, version: ride.version, collector: ride.collector,
+                                    protecting: ride.protecting))
+                        } catch  where error.kind == .local || error.kind == .refused {
+                            left = min(left ?? ride.changedBy, ride.changedBy)
+                            report.append(
+                                Pulled(
+                                    syncIdentifier: ride.sync.lowercased, version: ride.version, result: .skipped,
+                                    problem: error.description))
+                        }
+                    }
+                } catch {
+                    return error
+                }
+            }
+            return nil
+        }
+        if let failure { throw failure }
         let reached = min(horizon, left ?? horizon)
         if reached != since {
             try await localCall { try $0.setPullHorizon(reached, store: store.lowercased, rider: rider) }
         }
         return report
+    }
+
+    /// What the pull does with one row of the server's, in the order of the rows.
+    enum PullStep {
+        /// The same content here, now known to be on the server at that version.
+        case acknowledge(Int64, key: String, version: Int, digest: String)
+        case delete(key: String, version: Int, id: Int64?)
+        case bring(Bringing)
+    }
+
+    /// A ride to bring from the server: its version there, the collector it is shown as recorded by (nil: this
+    /// one), and the ride recorded here that it may only replace with another version of the same recording.
+    struct Bringing: Sendable {
+        var sync: UUID
+        var version: Int
+        var collector: String?
+        var protecting: Int64?
+        var changedBy: Int64
+    }
+
+    /// One ride's row as the shared store holds it, its journal already read into events: what `take` checks
+    /// and rebuilds.
+    struct ServerRide: Sendable {
+        var digest: String
+        var journal: CaptureFile?
+        var file: ByteBuffer?
+        var fileName: String?
+        var session: Int?
+        var fitnessTest: String?
+        var name: String?
+    }
+
+    /// Stores the server's copy of one ride here at the server's version (`serverRide`, then `take`).
+    func fetch(_ sync: UUID, version: Int, collector: String?, protecting: Int64? = nil) async throws(SyncError)
+        -> Pulled
+    {
+        try await take(
+            serverRide(sync, collector), sync: sync, version: version, collector: collector, protecting: protecting)
+    }
+
+    /// One ride's row, its journal read (on a thread that may block: a journal is megabytes of lines).
+    func serverRide(_ sync: UUID, _ collector: String?) async throws(SyncError) -> ServerRide {
+        guard
+            let (digest, journal, file, fileName, session, fitnessTest, name) = try await server.rows(
+                """
+                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test, summary ->> 'name'
+                FROM ride WHERE sync_identifier = \(sync) AND NOT deleted
+                """, as: (String, String?, ByteBuffer?, String?, Int?, String?, String?).self
+            ).first
+        else { throw SyncError(.refused, "ride \(sync.lowercased) is no longer on the shared store") }
+        var ride = ServerRide(
+            digest: digest, file: file, fileName: fileName, session: session, fitnessTest: fitnessTest, name: name)
+        if let journal {
+            let label = Self.label(sync, collector)
+            ride.journal = await WorkoutStore.blocking { () -> CaptureFile in
+                CaptureFile.journal(text: journal, label: label)
+            }
+        }
+        return ride
+    }
+
+    /// How a ride from the shared store is named in what its replay says.
+    static func label(_ sync: UUID, _ collector: String?) -> String {
+        "shared store (\(collector ?? "this collector")) \(sync.lowercased)"
     }
 
     /// Stores the server's copy of one ride here at the server's version, only when it is the ride the row names
@@ -397,19 +507,14 @@ public struct Synchronizer: Sendable {
     /// replayed with other settings on a copy of this database), never by another ride under its identity. A
     /// journal is checked as its replay here begins, before anything is written, and so built once; a FIT file
     /// (a ride imported elsewhere, which may hold several sessions) is rebuilt in a scratch database first.
-    func fetch(_ sync: UUID, version: Int, collector: String?, protecting: Int64? = nil) async throws(SyncError)
-        -> Pulled
+    func take(_ ride: ServerRide, sync: UUID, version: Int, collector: String?, protecting: Int64?)
+        async throws(SyncError) -> Pulled
     {
         let key = sync.lowercased
-        guard
-            let (digest, journal, file, fileName, session, fitnessTest, name) = try await server.rows(
-                """
-                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test, summary ->> 'name'
-                FROM ride WHERE sync_identifier = \(sync) AND NOT deleted
-                """, as: (String, String?, ByteBuffer?, String?, Int?, String?, String?).self
-            ).first
-        else { throw SyncError(.refused, "ride \(key) is no longer on the shared store") }
-        let label = "shared store (\(collector ?? "this collector")) \(key)"
+        let (digest, file, fileName, session, fitnessTest, name) = (
+            ride.digest, ride.file, ride.fileName, ride.session, ride.fitnessTest, ride.name
+        )
+        let label = Self.label(sync, collector)
         // Pieces of the row that are only shown, bounded as local input is: a name as `rename` takes it.
         let shownName = name.flatMap { WorkoutPlan.name(String($0.prefix(Self.longestName))) }
         func refused(_ reason: String) -> SyncError {
@@ -430,7 +535,7 @@ public struct Synchronizer: Sendable {
         }
         let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
         let outcomes: [Replayer.Outcome]
-        if let journal {
+        if let journal = ride.journal {
             var options = Replayer.Options()
             options.rules = rules
             options.check = { [recording] identity, digests in
@@ -444,8 +549,7 @@ public struct Synchronizer: Sendable {
             do {
                 outcomes = [
                     try await WorkoutStore.blocking { [local, options] in
-                        try Replayer(store: local, options: options).replay(
-                            CaptureFile.journal(text: journal, label: label))
+                        try Replayer(store: local, options: options).replay(journal)
                     }
                 ]
             } catch let error as ReplayError where error.code == .unexpectedRide {

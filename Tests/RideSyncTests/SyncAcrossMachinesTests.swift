@@ -299,6 +299,55 @@ struct SyncAcrossMachinesTests {
         }
     }
 
+    @Test("rides read one ahead are stored in the server's order, each as its own row; one refused between them")
+    func pullReadsAhead() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        for fixture in Fixtures.journals { try box.replay(fixture) }
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            let boxSync = try await connections.sync(box, address)
+            _ = try await boxSync.push()
+            // A row whose content is not the one its digest names, dated an hour before the last ride: the rides read
+            // ahead of it and the one read while it is refused are each still the ride of their own row.
+            let starts = try await serverRows(
+                address, "SELECT start_time FROM ride ORDER BY start_time, sync_identifier", as: Date.self)
+            try #require(starts.count == Fixtures.journals.count)
+            let edited = UUID()
+            let text = try SyncTrustTests.journalText(Fixtures.journals[3], naming: edited.uuidString.lowercased())
+            let rider = try #require(UUID(uuidString: try box.store.rider().uuid))
+            let collector = try #require(UUID(uuidString: try box.store.rider().collectorUUID))
+            let between = starts[starts.count - 1].addingTimeInterval(-3600)
+            try #require(starts[starts.count - 2] < between)
+            // Written as anyone who can write the table could (the server's own function checks the digest).
+            try await connections.server(address).execute(
+                """
+                INSERT INTO ride (sync_identifier, rider_id, version, content_digest, collector_id, journal, summary,
+                    start_time, end_time)
+                VALUES (\(edited), \(rider), 1, \(String(repeating: "b", count: 64)), \(collector), \(text)::text,
+                    '{}'::jsonb, \(between), \(between))
+                """)
+
+            let laptopSync = try await connections.sync(laptop, address)
+            _ = try await laptopSync.join(try box.store.rider().name)
+            let pulled = try await laptopSync.pull()
+            let order = try await serverRows(
+                address, "SELECT sync_identifier FROM ride ORDER BY start_time NULLS FIRST, sync_identifier",
+                as: UUID.self)
+            #expect(pulled.map(\.syncIdentifier) == order.map(\.lowercased))
+            #expect(order.firstIndex(of: edited) == starts.count - 1)
+            #expect(pulled.map(\.result) == order.map { $0 == edited ? .skipped : .stored })
+            #expect(pulled[starts.count - 1].problem?.contains("not the \(String(repeating: "b", count: 64))") == true)
+            for ride in pulled where ride.result == .stored {
+                let copy = try #require(try laptop.store.workout(syncIdentifier: ride.syncIdentifier))
+                let original = try #require(try box.store.workout(syncIdentifier: ride.syncIdentifier))
+                #expect(copy.id == ride.id)
+                #expect(copy.contentDigest == original.contentDigest && copy.sourceDigest == original.sourceDigest)
+            }
+            #expect(try laptop.store.workout(syncIdentifier: edited.lowercased) == nil)
+        }
+    }
+
     @Test("a pull reads the rows written since its horizon: a write committed late is pulled, an old row is not read")
     func pullReadsWhatChanged() async throws {
         let address = try await initializedServer()
