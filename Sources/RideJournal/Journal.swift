@@ -158,8 +158,8 @@ public enum Journal {
     /// Reads a journal. Lines that cannot be read are reported with their line number and skipped; the others
     /// are still used.
     public static func read(_ text: String) -> (events: [RideEvent], lines: [Int], problems: [CaptureProblem]) {
-        if let read = text.utf8.withContiguousStorageIfAvailable(read(utf8:)) { return read }
-        return Array(text.utf8).withUnsafeBufferPointer(read(utf8:))
+        var text = text
+        return text.withUTF8 { read(utf8: $0) }
     }
 
     /// The same, of the text's UTF-8 bytes. Lines end at each newline byte, not at each newline character: "\r\n"
