@@ -415,14 +415,28 @@ extension ControlCommand {
     }
 
     /// Sends `command` and prints what it did, in words (a control that answers nothing looks like it failed).
+    /// `applied` tells the status after the command from one read before the recorder has applied it.
     static func callAndSay(
         _ command: RecorderCommand, bus: BusAddress, noRecorder: ExitStatus = .failed,
+        applied: (RecorderStatus) -> Bool = { _ in true },
         _ said: (_ before: RecorderStatus?, _ after: RecorderStatus?) -> String
     ) async throws {
         let before = await statusIfAny(bus)
         try await call(command, bus: bus, noRecorder: noRecorder)
-        let said = said(before, await statusIfAny(bus))
+        let said = said(before, await status(bus, once: applied))
         sayOnStandardOutput(said.prefix(1).uppercased() + said.dropFirst())
+    }
+
+    /// The status once `applied` holds of it, read again every 50 ms for at most 2 s (nil: nobody answers). An
+    /// End is applied after its reply has gone, so that the caller hears the answer before a recorder that
+    /// finishes leaves the bus; a status read at once may still show the ride before it.
+    static func status(_ bus: BusAddress, once applied: (RecorderStatus) -> Bool) async -> RecorderStatus? {
+        let deadline = ContinuousClock.now + .seconds(2)
+        while true {
+            let status = await statusIfAny(bus)
+            guard let status, !applied(status), ContinuousClock.now < deadline else { return status }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
     }
 }
 
@@ -486,7 +500,9 @@ struct End: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
-        try await ControlCommand.callAndSay(now ? .endNow : .control(.end), bus: control.address) { before, after in
+        try await ControlCommand.callAndSay(
+            now ? .endNow : .control(.end), bus: control.address, applied: { now || $0.state == .ended }
+        ) { before, after in
             let workout = ControlCommand.workout(before)
             guard !now, let left = after?.undoSecondsLeft, after?.state == .ended else {
                 return "\(workout) is ended and saved (`cyclelog show last`)."
