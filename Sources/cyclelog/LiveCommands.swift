@@ -418,12 +418,12 @@ extension ControlCommand {
     /// `applied` tells the status after the command from one read before the recorder has applied it.
     static func callAndSay(
         _ command: RecorderCommand, bus: BusAddress, noRecorder: ExitStatus = .failed,
-        applied: (RecorderStatus) -> Bool = { _ in true },
+        applied: (_ before: RecorderStatus?, _ after: RecorderStatus) -> Bool = { _, _ in true },
         _ said: (_ before: RecorderStatus?, _ after: RecorderStatus?) -> String
     ) async throws {
         let before = await statusIfAny(bus)
         try await call(command, bus: bus, noRecorder: noRecorder)
-        let said = said(before, await status(bus, once: applied))
+        let said = said(before, await status(bus) { applied(before, $0) })
         sayOnStandardOutput(said.prefix(1).uppercased() + said.dropFirst())
     }
 
@@ -500,8 +500,10 @@ struct End: AsyncParsableCommand {
     @OptionGroup var control: ControlBusOptions
 
     func run() async throws {
+        // A first End leaves the ride ended for 30 s; a second one saves it (the recorder then waits, or exits).
         try await ControlCommand.callAndSay(
-            now ? .endNow : .control(.end), bus: control.address, applied: { now || $0.state == .ended }
+            now ? .endNow : .control(.end), bus: control.address,
+            applied: { before, after in now || (before?.state == .ended) != (after.state == .ended) }
         ) { before, after in
             let workout = ControlCommand.workout(before)
             guard !now, let left = after?.undoSecondsLeft, after?.state == .ended else {

@@ -146,9 +146,14 @@ final class RecordCommandTests: XCTestCase {
         let undo = try Cyclelog(["undo"], standIn: standIn)
         XCTAssertEqual(undo.wait(seconds: 20), 0, undo.output)
         XCTAssertEqual(undo.output, "Undone: end.\n")
-        let endNow = try Cyclelog(["end", "--now"], standIn: standIn)
-        XCTAssertEqual(endNow.wait(seconds: 20), 0, endNow.output)
-        XCTAssertEqual(endNow.output, "Workout 1 is ended and saved (`cyclelog show last`).\n")
+        // Each End says what the recorder made of it, which it applies once its answer has gone: the first leaves
+        // the ride ended for 30 s, a second saves it at once.
+        let endAgain = try Cyclelog(["end"], standIn: standIn)
+        XCTAssertEqual(endAgain.wait(seconds: 20), 0, endAgain.output)
+        XCTAssertTrue(endAgain.output.hasPrefix("Workout 1 is ended: it is saved in "), endAgain.output)
+        let secondEnd = try Cyclelog(["end"], standIn: standIn)
+        XCTAssertEqual(secondEnd.wait(seconds: 20), 0, secondEnd.output)
+        XCTAssertEqual(secondEnd.output, "Workout 1 is ended and saved (`cyclelog show last`).\n")
         XCTAssertEqual(record.wait(seconds: 20), 0, record.output)
         XCTAssertEqual(
             controls(try WorkoutStore(path: database).journal(1)),
