@@ -30,6 +30,9 @@ public struct Replayer: Sendable {
         /// it names with the content it claims, so that the ride is built once, here, and a refused one leaves
         /// nothing behind (the replay throws `.unexpectedRide` with the reason).
         public var check: (@Sendable (_ syncIdentifier: String, _ digests: WorkoutStore.Digests) -> String?)?
+        /// A pulled ride's marks (its version on the shared store, its collector, name and fitness test's mark),
+        /// taken in the transaction that stores it. A ride found stored already is not marked here.
+        public var pulled: WorkoutStore.PulledMarks?
 
         public init() {}
 
@@ -88,7 +91,7 @@ public struct Replayer: Sendable {
             let events = settings.isEmpty ? capture.events : settings + capture.events
             let result = try build(
                 events, origins: Array(repeating: 0, count: settings.count) + capture.origins,
-                originWord: capture.recordWord, writeJournal: true, label: capture.path
+                originWord: capture.recordWord, writeJournal: true, label: capture.path, pulled: options.pulled
             ) { digests in
                 try claim(capture, digests: digests)
             }
@@ -183,10 +186,11 @@ public struct Replayer: Sendable {
     /// pieces of `eventsPerChunk` events. The time-jump rule first; then the workout is built on one core while
     /// the other hashes the journal's text into its digests, asks `claiming` what they decide (the ride already
     /// stored, or a claim to write it) and writes the journal's pieces in order, each in its own transaction;
-    /// the pieces are packed by whichever core is free. The workout goes in the last transaction. A ride found
-    /// stored already costs a build thrown away.
+    /// the pieces are packed by whichever core is free. The workout goes in the last transaction, with a pulled
+    /// ride's marks. A ride found stored already costs a build thrown away.
     private func build(
         _ events: [RideEvent], origins: [Int], originWord: String, writeJournal: Bool, label: String,
+        pulled: WorkoutStore.PulledMarks? = nil,
         claiming: @escaping @Sendable (WorkoutStore.Digests) throws -> Claiming
     ) throws -> (summary: WorkoutSummary, alreadyStored: Bool, problems: [String]) {
         // Origin 0: a setting from the command line, not from the file.
@@ -272,7 +276,9 @@ public struct Replayer: Sendable {
         }
         do {
             defer { Stages.mark("stored") }
-            return (try writer.finish(prepared, digests: digests), false, built.problems.messages)
+            return (
+                try writer.finish(prepared, digests: digests, pulled: pulled), false, built.problems.messages
+            )
         } catch {
             throw Self.unfinished(error, writer.claim, label)
         }

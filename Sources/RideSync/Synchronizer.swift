@@ -534,10 +534,14 @@ public struct Synchronizer: Sendable {
             recording = (protecting, source)
         }
         let rules = WorkoutStore.ClaimRules(undelete: true, replacePulled: true)
+        let marks = WorkoutStore.PulledMarks(
+            version: version, digest: digest, collector: collector,
+            fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
         let outcomes: [Replayer.Outcome]
         if let journal = ride.journal {
             var options = Replayer.Options()
             options.rules = rules
+            options.pulled = marks
             options.check = { [recording] identity, digests in
                 if identity != key { return "its journal is another ride's (\(identity))" }
                 if digests.content != digest { return Self.otherContent(digests.content, claimed: digest) }
@@ -611,10 +615,9 @@ public struct Synchronizer: Sendable {
             throw SyncError(.local, "ride \(key) from the shared store rebuilt to another ride here")
         }
         let id = outcome.summary.id
-        try await localCall {
-            try $0.adoptPulled(
-                id, version: version, digest: digest, collector: collector,
-                fitnessTest: fitnessTest.flatMap { FitnessTest(rawValue: $0)?.rawValue }, name: shownName)
+        // A replayed journal's ride took the marks as it was stored; one stored already, or a file's, takes them now.
+        if ride.journal == nil || outcome.alreadyStored {
+            try await localCall { try $0.adoptPulled(id, marks) }
         }
         return Pulled(syncIdentifier: key, version: version, result: .stored, id: id)
     }

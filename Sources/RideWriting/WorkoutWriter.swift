@@ -93,11 +93,13 @@ public struct WorkoutWriter: Sendable {
         try store.finish(claim, workout: finished.workout, digests: finished.digests)
     }
 
-    /// The same with the workout's stored parts made beforehand (`WorkoutStore.PreparedWorkout`).
-    public func finish(_ prepared: WorkoutStore.PreparedWorkout, digests: WorkoutStore.Digests) throws(StoreError)
-        -> WorkoutSummary
-    {
-        try store.finish(claim, prepared: prepared, digests: digests)
+    /// The same with the workout's stored parts made beforehand (`WorkoutStore.PreparedWorkout`), and a pulled
+    /// ride's marks taken in the same transaction.
+    public func finish(
+        _ prepared: WorkoutStore.PreparedWorkout, digests: WorkoutStore.Digests,
+        pulled: WorkoutStore.PulledMarks? = nil
+    ) throws(StoreError) -> WorkoutSummary {
+        try store.finish(claim, prepared: prepared, digests: digests, pulled: pulled)
     }
 
     /// No measurement came: the workout row goes; a ride that had no version before leaves no deletion behind.

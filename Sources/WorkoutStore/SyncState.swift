@@ -162,23 +162,48 @@ extension WorkoutStore {
         }
     }
 
-    /// A ride just stored from the shared store's copy: it takes the store's version, name and marks, and is
-    /// acknowledged at that version. `collector` is nil for a ride that was recorded here.
-    public func adoptPulled(
-        _ id: Int64, version: Int, digest: String, collector: String?, fitnessTest: String?, name: String?
-    ) throws(StoreError) {
-        let testChanged = try write { db in
-            let before = try String.fetchOne(db, sql: "SELECT fitnessTest FROM workout WHERE id = ?", arguments: [id])
-            // The name as the recording collector has it, which may be the rider's rename of the recorded one.
-            try db.execute(
-                sql: """
-                    UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, name = ?,
-                    renamed = (name IS NOT ?), syncedVersion = ?, syncedDigest = ? WHERE id = ?
-                    """, arguments: [version, collector, fitnessTest, name, name, version, digest, id])
-            return before != fitnessTest
+    /// What a ride brought from the shared store takes from its row: the store's version (acknowledged at it,
+    /// with the content digest), the collector that recorded it (nil: this one), its fitness test's mark and its
+    /// name.
+    public struct PulledMarks: Sendable, Equatable {
+        public var version: Int
+        public var digest: String
+        public var collector: String?
+        public var fitnessTest: String?
+        public var name: String?
+
+        public init(version: Int, digest: String, collector: String?, fitnessTest: String?, name: String?) {
+            self.version = version
+            self.digest = digest
+            self.collector = collector
+            self.fitnessTest = fitnessTest
+            self.name = name
         }
+    }
+
+    /// A ride just stored from the shared store's copy (when its replay found it stored already, or it came as a
+    /// file): it takes the row's marks. A replay's own ride takes them in its last transaction
+    /// (`finish(_:prepared:digests:pulled:)`).
+    public func adoptPulled(_ id: Int64, _ marks: PulledMarks) throws(StoreError) {
+        let testChanged = try write { db in try Self.mark(id, pulled: marks, db) }
         // Storing the ride brought the FTP history up to date already; only a fitness test's mark changes it again.
         if testChanged { try refreshFTPEstimates() }
+    }
+
+    /// Marks workout `id` with a pulled row's marks; whether its fitness test's mark changed.
+    static func mark(_ id: Int64, pulled marks: PulledMarks, _ db: Database) throws -> Bool {
+        let before = try String.fetchOne(db, sql: "SELECT fitnessTest FROM workout WHERE id = ?", arguments: [id])
+        // The name as the recording collector has it, which may be the rider's rename of the recorded one.
+        try db.execute(
+            sql: """
+                UPDATE workout SET version = ?, collector = ?, fitnessTest = ?, name = ?,
+                renamed = (name IS NOT ?), syncedVersion = ?, syncedDigest = ? WHERE id = ?
+                """,
+            arguments: [
+                marks.version, marks.collector, marks.fitnessTest, marks.name, marks.name, marks.version, marks.digest,
+                id,
+            ])
+        return before != marks.fitnessTest
     }
 
     /// Sets a ride recorded here to `version` (a conflict settled by keeping this copy: the version after the

@@ -337,15 +337,17 @@ extension WorkoutStore {
         }
     }
 
-    /// The same, prepared beforehand.
+    /// The same, prepared beforehand; a ride brought from the shared store takes its row's marks in the same
+    /// transaction (a pull cut short after it leaves no pulled ride that looks recorded here).
     @discardableResult
-    public func finish(_ claim: Claim, prepared: PreparedWorkout, digests: Digests) throws(StoreError)
-        -> WorkoutSummary
+    public func finish(_ claim: Claim, prepared: PreparedWorkout, digests: Digests, pulled: PulledMarks? = nil)
+        throws(StoreError) -> WorkoutSummary
     {
         let built = prepared.built
         try write { db in
             try Self.renew(claim, db, clearing: true)
             try Self.insert(built, claim.workoutId, digests: digests, db)
+            if let pulled { _ = try Self.mark(claim.workoutId, pulled: pulled, db) }
             try Self.refreshFTPEstimates(db)
         }
         return try saved(claim.workoutId, refreshingFTP: false, samplesJustStored: built.storedSamples)

@@ -348,6 +348,49 @@ struct SyncAcrossMachinesTests {
         }
     }
 
+    @Test("a pulled journal's ride takes its row's marks as it is stored: the same row and FTP as marked after it")
+    func pulledMarksInTheRidesTransaction() throws {
+        let fixture = "rides/sweatpy_4078723797.journal"
+        let marks = WorkoutStore.PulledMarks(
+            version: 3, digest: String(repeating: "c", count: 64), collector: "box", fitnessTest: "ramp",
+            name: "Tuesday ramp")
+        // As a pull stores a journal's ride now: the marks in the replay's last transaction.
+        let together = try Collector("together")
+        var options = Replayer.Options()
+        options.pulled = marks
+        let id = try together.replay(fixture, options: options)
+        // As it did before, and still does for a file's ride or one stored already: replayed, then marked.
+        let after = try Collector("after")
+        let otherID = try after.replay(fixture)
+        try after.store.adoptPulled(otherID, marks)
+
+        func row(_ collector: Collector, _ id: Int64) throws -> [String] {
+            try DatabaseQueue(path: collector.path).read { db in
+                let row = try #require(
+                    try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT version, collector, fitnessTest, name, renamed, syncedVersion, syncedDigest,
+                                journalDigest FROM workout WHERE id = ?
+                            """, arguments: [id]))
+                return row.databaseValues.map(\.description)
+            }
+        }
+        let marked = try row(together, id)
+        #expect(marked == (try row(after, otherID)))
+        #expect(Array(marked.prefix(4)) == ["3", "\"box\"", "\"ramp\"", "\"Tuesday ramp\""], "\(marked)")
+        #expect(marked[5] == "3" && marked[6] == "\"\(marks.digest)\"", "\(marked)")
+        let estimates = { (store: WorkoutStore) in
+            try store.ftpHistory().estimates.map { "\($0.method) \($0.watts) \($0.effectiveMicroseconds)" }
+        }
+        #expect(try estimates(together.store) == estimates(after.store))
+        #expect(try estimates(together.store).contains { $0.hasPrefix("ramp") }, "the ramp test's mark gives an FTP")
+        // Replayed again (stored already), the ride is not marked by the replay: its marks stay as they are.
+        options.pulled?.version = 9
+        #expect(try together.replay(fixture, options: options) == id)
+        #expect(try row(together, id) == marked)
+    }
+
     @Test("a pull reads the rows written since its horizon: a write committed late is pulled, an old row is not read")
     func pullReadsWhatChanged() async throws {
         let address = try await initializedServer()
