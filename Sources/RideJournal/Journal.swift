@@ -211,22 +211,18 @@ public enum Journal {
         }
     }
 
-    /// Parses one non-comment line.
+    /// Parses one non-comment line: a plain GATT line from its bytes (`gattEvent`), any other by words
+    /// (`anyEvent`).
     public static func event(_ line: Substring) throws(LineError) -> RideEvent {
         var sensors = SensorNames()
-        return try event(line, sensors: &sensors)
-    }
-
-    /// The same, the sensors' names of the lines read before kept in `sensors`: a plain GATT line from its bytes
-    /// (`gattEvent`), any other by words (`anyEvent`).
-    static func event(_ line: Substring, sensors: inout SensorNames) throws(LineError) -> RideEvent {
         if let event = line.utf8.withContiguousStorageIfAvailable({ gattEvent($0, sensors: &sensors) }) ?? nil {
             return event
         }
         return try anyEvent(line)
     }
 
-    /// The same, of a line's UTF-8 bytes (valid UTF-8: a String's).
+    /// The same, of a line's UTF-8 bytes (valid UTF-8: a String's), the sensors' names of the lines read before
+    /// kept in `sensors`.
     static func event(utf8 line: UnsafeBufferPointer<UInt8>, sensors: inout SensorNames) throws(LineError)
         -> RideEvent
     {
