@@ -156,9 +156,9 @@ public struct Synchronizer: Sendable {
             !skipping.contains(Pushed.attempt($0.syncIdentifier, $0.version))
         }
         var report: [Pushed] = []
-        // Each ride is read and its journal written out while the one before it is with the server: the two take
-        // about as long, and so each has a core (a first sync took 1.55× the time of psql COPY one ride after the
-        // other; Benchmarks/results.md has it now).
+        if !pending.isEmpty { try await server.preferFastCompression() }
+        // Each ride is read and its journal written out while the one before it is with the server, each on a core
+        // (a first sync took 1.55× the time of psql COPY one ride after the other; Benchmarks/results.md has it now).
         var next = await prepare(pending.first)
         for index in pending.indices {
             let current = try next.get()

@@ -134,6 +134,41 @@ struct SyncTests {
         }
     }
 
+    @Test("a pushed journal is stored compressed with LZ4, the server's cheaper compression, and reads back whole")
+    func pushCompressesWithLZ4() async throws {
+        let address = try await initializedServer()
+        // Debian's PostgreSQL, which the tests start, is built with LZ4 (a server without it keeps its default).
+        let methods = try await serverRows(
+            address, "SELECT array_to_string(enumvals, ' ') FROM pg_settings WHERE name = 'default_toast_compression'",
+            as: String.self)
+        try #require(methods.first?.split(separator: " ").contains("lz4") == true, "the test server has no LZ4")
+        // A real 5-minute ride (155 kB of journal) and a short one (387 bytes: its row is too small to compress).
+        let collector = try Collector()
+        let ride = try collector.replay("rides/sweatpy_6449921903_ACTIVITY.journal")
+        let short = try collector.replay(Fixtures.journals[0])
+        try await withConnections { connections in
+            _ = try await connections.sync(collector, address).push()
+        }
+        // Another session, with the server's default compression, reads the same text.
+        for id in [ride, short] {
+            let summary = try #require(try collector.store.summary(id))
+            let rows = try await serverRows(
+                address,
+                """
+                SELECT coalesce(pg_column_compression(journal), 'none'), octet_length(journal), pg_column_size(journal),
+                    journal
+                FROM ride WHERE sync_identifier = '\(summary.syncIdentifier)'
+                """, as: (String, Int, Int, String).self)
+            let row = try #require(rows.first)
+            #expect(row.3 == Journal.text(try collector.store.journal(id)))
+            if id == ride {
+                #expect(row.0 == "lz4" && row.2 < row.1 / 2, "\(row.1) bytes stored in \(row.2), \(row.0)")
+            } else {
+                #expect(row.0 != "pglz")
+            }
+        }
+    }
+
     @Test("a ride saved while a sync runs goes in the same run; a refused ride is tried once per run")
     func savedDuringSync() async throws {
         let address = try await initializedServer()
