@@ -200,7 +200,7 @@ let package = Package(
             dependencies: [
                 "Formats",
                 "ExitStatus",
-                "WorkoutStore", "Recording", "RideHistory", "Workouts", "RideJournal",
+                "WorkoutStore", "Recording", "RideHistory", "Workouts", "RideJournal", "StructuredWorkouts",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

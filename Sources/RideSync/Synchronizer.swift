@@ -3,6 +3,7 @@ import Foundation
 import PostgresNIO
 import Recording
 import RideJournal
+import StructuredWorkouts
 import WorkoutStore
 import Workouts
 
@@ -13,11 +14,22 @@ import Workouts
 public struct Synchronizer: Sendable {
     public let local: WorkoutStore
     public let server: SharedStore
+    /// The largest journal or file a ride pulled from the shared store may carry (`defaultLargestPulledRideBytes`).
+    public var largestPulledRideBytes: Int
 
-    public init(local: WorkoutStore, server: SharedStore) {
+    public init(
+        local: WorkoutStore, server: SharedStore, largestPulledRideBytes: Int = Self.defaultLargestPulledRideBytes
+    ) {
         self.local = local
         self.server = server
+        self.largestPulledRideBytes = largestPulledRideBytes
     }
+
+    /// 100 MB: about 58 hours of a ride's journal with power, speed and heart rate (1.7 MB an hour), or a FIT file
+    /// many times that. Anyone who can write the shared table could put a row there that no ride needs, and a pull
+    /// reads each ride whole and parses it in memory: a larger row is refused, before its content is sent, and
+    /// the other rides go on (Docs/guide/sync.md).
+    public static let defaultLargestPulledRideBytes = 100_000_000
 
     // MARK: The schema
 
@@ -474,16 +486,30 @@ public struct Synchronizer: Sendable {
             serverRide(sync, collector), sync: sync, version: version, collector: collector, protecting: protecting)
     }
 
-    /// One ride's row, its journal read (on a thread that may block: a journal is megabytes of lines).
+    /// One ride's row, its journal read (on a thread that may block: a journal is megabytes of lines). A journal
+    /// or file larger than `largestPulledRideBytes` is not sent by the server: the ride is refused by its size.
     func serverRide(_ sync: UUID, _ collector: String?) async throws(SyncError) -> ServerRide {
+        let largest = largestPulledRideBytes
         guard
-            let (digest, journal, file, fileName, session, fitnessTest, name) = try await server.rows(
-                """
-                SELECT content_digest, journal, fit_file, fit_file_name, fit_session, fitness_test, summary ->> 'name'
-                FROM ride WHERE sync_identifier = \(sync) AND NOT deleted
-                """, as: (String, String?, ByteBuffer?, String?, Int?, String?, String?).self
-            ).first
+            let (digest, journalBytes, fileBytes, journal, file, fileName, session, fitnessTest, name) =
+                try await server.rows(
+                    """
+                    SELECT content_digest, octet_length(journal)::bigint, octet_length(fit_file)::bigint,
+                        CASE WHEN octet_length(journal) <= \(largest) THEN journal END,
+                        CASE WHEN octet_length(fit_file) <= \(largest) THEN fit_file END,
+                        fit_file_name, fit_session, fitness_test, summary ->> 'name'
+                    FROM ride WHERE sync_identifier = \(sync) AND NOT deleted
+                    """, as: (String, Int64?, Int64?, String?, ByteBuffer?, String?, Int?, String?, String?).self
+                ).first
         else { throw SyncError(.refused, "ride \(sync.lowercased) is no longer on the shared store") }
+        for (what, bytes) in [("journal", journalBytes), ("file", fileBytes)] {
+            guard let bytes, bytes > largest else { continue }
+            throw SyncError(
+                .refused,
+                "ride \(sync.lowercased) from the shared store was not taken: its \(what) is "
+                    + "\(StructuredWorkout.byteCount(Int(bytes))), more than the "
+                    + "\(StructuredWorkout.byteCount(largest)) a ride from the shared store may be")
+        }
         var ride = ServerRide(
             digest: digest, file: file, fileName: fileName, session: session, fitnessTest: fitnessTest, name: name)
         if let journal {

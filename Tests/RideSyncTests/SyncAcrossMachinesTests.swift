@@ -348,6 +348,48 @@ struct SyncAcrossMachinesTests {
         }
     }
 
+    @Test("a ride larger than a pulled ride may be is refused by its size, the others pulled; taken once it may be")
+    func pullRefusesTooLargeRides() async throws {
+        let address = try await initializedServer()
+        let box = try Collector("box")
+        for fixture in Fixtures.journals { try box.replay(fixture) }
+        // A real 5-minute ride: its journal, 155 kB, is the only one over the limit set below.
+        let large = try #require(try box.store.summary(try box.replay("rides/sweatpy_6449921903_ACTIVITY.journal")))
+        let laptop = try Collector("laptop")
+        try await withConnections { connections in
+            _ = try await connections.sync(box, address).push()
+            let sizes = try await serverRows(
+                address, "SELECT sync_identifier::text, octet_length(journal) FROM ride ORDER BY 2",
+                as: (String, Int).self)
+            try #require(sizes.last?.0 == large.syncIdentifier && sizes.dropLast().allSatisfy { $0.1 < 100_000 })
+            let bytes = try #require(sizes.last?.1)
+
+            var laptopSync = try await connections.sync(laptop, address)
+            laptopSync.largestPulledRideBytes = 100_000
+            _ = try await laptopSync.join(try box.store.rider().name)
+            let pulled = try await laptopSync.pull()
+            #expect(pulled.count == sizes.count)
+            for ride in pulled {
+                #expect(ride.result == (ride.syncIdentifier == large.syncIdentifier ? .skipped : .stored))
+            }
+            let refused = try #require(pulled.first { $0.syncIdentifier == large.syncIdentifier })
+            // The size in kilobytes with one decimal, rounded down, as the server counts the journal's bytes.
+            let shown = "\(bytes / 1_000).\(bytes % 1_000 / 100) KB"
+            #expect(
+                refused.problem?.contains(
+                    "its journal is \(shown), more than the 100.0 KB a ride from the shared store")
+                    == true, "\(refused.problem ?? "no problem")")
+            #expect(try laptop.store.workout(syncIdentifier: large.syncIdentifier) == nil)
+
+            // The limit allowing it, the next pull takes it (the horizon stayed below the ride refused).
+            laptopSync.largestPulledRideBytes = Synchronizer.defaultLargestPulledRideBytes
+            let again = try await laptopSync.pull()
+            #expect(again.map(\.syncIdentifier) == [large.syncIdentifier] && again.first?.result == .stored)
+            let copy = try #require(try laptop.store.workout(syncIdentifier: large.syncIdentifier))
+            #expect(copy.contentDigest == large.contentDigest)
+        }
+    }
+
     @Test("a pulled journal's ride takes its row's marks as it is stored: the same row and FTP as marked after it")
     func pulledMarksInTheRidesTransaction() throws {
         let fixture = "rides/sweatpy_4078723797.journal"
