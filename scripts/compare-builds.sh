@@ -5,7 +5,8 @@
 # databases: the rider's and the collector's random identities (table rider), the change mark, and a workout's claim
 # (token, time) and collector; of the derived state, the mark that the weeks' power curves were made (migration v26),
 # which a build from before it has no table for, and the basis the FTP history was computed from (the rides' counters
-# since migration v27, the rides' index read before). The tables compared are the old build's. Then both builds'
+# since migration v27, the rides' index read before). The tables compared are the old build's, read from a copy of
+# its database that the new build has migrated (the power curves are packed anew since migration v28). Then both builds'
 # cyclelog-mirror (beside each cyclelog) serve one database of every fixture (the old build's, and its copy opened by
 # the new one), and scripts/compare-http.py compares their answers to every history request; and
 # scripts/compare-decode.py what both print for `decode` (every characteristic, real and fuzzed values, as JSON and as
@@ -35,10 +36,19 @@ for file in Fixtures/rides/*.btsnoop Fixtures/rides/*.journal Fixtures/rides/fit
         for format in fit tcx csv; do
             "$program" export last --format $format --db "$out/db.sqlite" --output "$out/export.$format" > /dev/null 2>&1
         done
-        sqlite3 "$out/db.sqlite" "$workout" > "$out/table.workout"
-        for table in $(sqlite3 "$out/db.sqlite" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN
+        # The old build's tables as the new build reads them: a copy its replay or import of the same file (which
+        # finds the ride stored and changes nothing) has migrated, where the new build's layout is newer.
+        tables="$out/db.sqlite"
+        if [ $build = old ]; then
+            tables="$work/migrated.sqlite"
+            rm -f "$tables" "$tables-wal" "$tables-shm"
+            sqlite3 "$out/db.sqlite" ".backup '$tables'"
+            "$new" $verb --db "$tables" "$file" > /dev/null 2>&1
+        fi
+        sqlite3 "$tables" "$workout" > "$out/table.workout"
+        for table in $(sqlite3 "$tables" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN
             ('grdb_migrations', 'workout', 'rider', 'changeMark') AND name NOT LIKE 'sqlite_%'"); do
-            sqlite3 "$out/db.sqlite" "SELECT * FROM \"$table\"" \
+            sqlite3 "$tables" "SELECT * FROM \"$table\"" \
                 | grep -a -v -e '^powerCurveWeeks|' -e '^ftpHistory|' > "$out/table.$table"
         done
     done

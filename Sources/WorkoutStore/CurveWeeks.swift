@@ -50,20 +50,20 @@ extension WorkoutStore {
             for week in Set(changes.starts.compactMap(week(startedAt:))) { try make(week, setAside: nil, db) }
         }
 
-        /// A week's envelope as its row holds it (the curve cut short as read); nil when a part cannot be read or
+        /// A week's envelope as its row holds it, its curve's first `durations` durations (each when nil, the row's
+        /// `watts` then whole); nil when a part cannot be read or
         /// the parts disagree, as in a damaged or foreign record. The curve of a week of rides without power is
         /// empty, and a part of an empty blob reads as NULL.
-        static func kept(_ row: Row) -> CurveEnvelope? {
+        static func kept(_ row: Row, durations: Int?) -> CurveEnvelope? {
             let wattsValue: DatabaseValue = row["watts"]
             guard let watts = wattsValue.isNull ? Data() : Data.fromDatabaseValue(wattsValue),
-                let wattsBytes = try? row.decode(Int.self, forColumn: "wattsBytes"),
                 let sources = (try? row.decode(Data.self, forColumn: "sources")).flatMap(StoredPacking.unpackSources),
-                sources.count * 4 == wattsBytes,
+                StoredPacking.curveCount(watts) == sources.count,
+                let curve = StoredPacking.unpackCurve(watts, durations: durations),
                 let holders = (try? row.decode(Data.self, forColumn: "holders")).flatMap(StoredPacking.unpackHolders),
                 let rides = try? row.decode(Int.self, forColumn: "rides"),
                 let poweredRides = try? row.decode(Int.self, forColumn: "poweredRides")
             else { return nil }
-            let curve = StoredPacking.unpackCurve(watts)
             return CurveEnvelope(
                 rideCount: rides, poweredRideCount: poweredRides, curve: curve, holders: holders,
                 sources: Array(sources.prefix(curve.watts.count)))
@@ -129,16 +129,17 @@ extension WorkoutStore {
             let last =
                 upTo >= reach.upperBound ? reach.upperBound / weekMicroseconds - 1 : (upTo + 1) / weekMicroseconds - 1
             if first <= last {
-                let byteLimit = maximumSeconds.map { $0 * 4 } ?? Int(Int32.max)
+                let byteLimit = maximumSeconds.map(StoredPacking.curveBytes(durations:)) ?? Int(Int32.max)
                 for row in try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT week, rides, poweredRides, substr(watts, 1, ?) AS watts, length(watts) AS wattsBytes,
-                            sources, holders
+                        SELECT week, rides, poweredRides, substr(watts, 1, ?) AS watts, sources, holders
                         FROM powerCurveWeek WHERE week BETWEEN ? AND ? ORDER BY week
                         """, arguments: [byteLimit, first, last])
                 {
-                    guard let week = try? row.decode(Int64.self, forColumn: "week"), let kept = Self.kept(row) else {
+                    guard let week = try? row.decode(Int64.self, forColumn: "week"),
+                        let kept = Self.kept(row, durations: maximumSeconds)
+                    else {
                         return nil
                     }
                     let (after, upTo) = bounds(of: week)

@@ -83,7 +83,7 @@ extension WorkoutStore {
         _ db: Database, maximumSeconds: Int?, saving: Bool, startedAfter: Int64? = nil, upTo: Int64 = .max,
         setAside: Set<Int64>? = nil
     ) throws -> [RideCurve] {
-        let byteLimit = maximumSeconds.map { $0 * 4 } ?? Int(Int32.max)
+        let byteLimit = maximumSeconds.map(StoredPacking.curveBytes(durations:)) ?? Int(Int32.max)
         let rows = try Row.fetchAll(
             db, sql: rideCurvesQuery, arguments: [byteLimit, startedAfter ?? Int64.min, upTo])
         var rides: [RideCurve] = []
@@ -93,9 +93,12 @@ extension WorkoutStore {
             if setAside.contains(id) { continue }
             let start = try row.decode(Int64.self, forColumn: "startMicroseconds")
             var curve: PowerCurve
-            if let blob = try row.decode(Data?.self, forColumn: "watts") {
-                curve = StoredPacking.unpackCurve(blob)
+            if let blob = try row.decode(Data?.self, forColumn: "watts"),
+                let stored = StoredPacking.unpackCurve(blob, durations: maximumSeconds)
+            {
+                curve = stored
             } else {
+                // None stored, or a damaged one: made again from the ride's samples.
                 curve = WorkoutStatistics.powerCurve(try samples(id, db).0)
                 if saving {
                     try db.execute(

@@ -280,14 +280,67 @@ enum StoredPacking {
 
     /// A power curve as little-endian Float32 watts, one per second of duration (a tenth of a milliwatt of
     /// rounding at 300 W, far below what a power meter resolves).
+    /// A power curve (a ride's, or a week's envelope): its number of durations, then each duration's watts as a
+    /// Float32 whose bit pattern is written as the zig-zag varint of its difference from the one before (the first
+    /// from zero). A curve never rises, so neighbouring durations share their exponent and leading mantissa bits and
+    /// most differences take two or three bytes: half the Float32s themselves (migration v28), read back to the
+    /// same bits. An empty curve (a ride without power) is an empty blob.
     static func packCurve(_ curve: PowerCurve) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(curve.watts.count * 4)
-        for watts in curve.watts { withUnsafeBytes(of: Float(watts).bitPattern.littleEndian) { bytes += $0 } }
-        return bytes
+        guard !curve.watts.isEmpty else { return [] }
+        var writer = PackedWriter()
+        writer.unsigned(UInt64(curve.watts.count))
+        var previous: Int64 = 0
+        for watts in curve.watts {
+            let pattern = Int64(Float(watts).bitPattern)
+            writer.signed(pattern - previous)
+            previous = pattern
+        }
+        return writer.bytes
     }
 
-    static func unpackCurve(_ blob: Data) -> PowerCurve {
+    /// The most bytes `packCurve` writes for a curve's first `durations` durations, its count included (a varint
+    /// of 33 bits or fewer takes at most 5): what a query reads of a curve to unpack that many.
+    static func curveBytes(durations: Int) -> Int {
+        min(Int(Int32.max), 5 * (min(max(durations, 0), 1 << 28) + 1))
+    }
+
+    /// The number of durations a packed curve holds, from its first bytes; nil when they cannot be a count.
+    static func curveCount(_ blob: Data) -> Int? {
+        guard !blob.isEmpty else { return 0 }
+        var reader = PackedReader([UInt8](blob.prefix(10)))
+        guard let count = try? reader.unsigned(), count <= 1 << 40 else { return nil }
+        return Int(count)
+    }
+
+    /// A curve's first `limit` durations (every one when nil) from what `packCurve` wrote, whole or cut after
+    /// `curveBytes(durations: limit)` bytes; nil when it cannot be one (a damaged or foreign value), which the
+    /// caller computes again from the ride's samples.
+    static func unpackCurve(_ blob: Data, durations limit: Int? = nil) -> PowerCurve? {
+        guard !blob.isEmpty else { return PowerCurve(watts: []) }
+        let bytes = [UInt8](blob)
+        var reader = PackedReader(bytes)
+        guard let count = try? reader.unsigned() else { return nil }
+        // Each duration takes a byte at least, so a count the bytes cannot hold is damage, found before allocating.
+        let wanted = Int(min(count, UInt64(max(limit ?? Int.max, 0))))
+        guard wanted <= bytes.count else { return nil }
+        var watts: [Double] = []
+        watts.reserveCapacity(wanted)
+        var pattern: Int64 = 0
+        for _ in 0..<wanted {
+            guard let difference = try? reader.signed() else { return nil }
+            let (next, overflow) = pattern.addingReportingOverflow(difference)
+            guard !overflow, let bits = UInt32(exactly: next) else { return nil }
+            pattern = next
+            watts.append(Double(Float(bitPattern: bits)))
+        }
+        // A whole curve ends with its last duration (a part read for `limit` durations goes on after it).
+        if limit == nil, !reader.atEnd { return nil }
+        return PowerCurve(watts: watts)
+    }
+
+    /// A curve as migrations before v28 stored it: each duration's watts a little-endian Float32, bytes past the
+    /// last whole one ignored.
+    static func unpackFloatCurve(_ blob: Data) -> PowerCurve {
         var watts: [Double] = []
         watts.reserveCapacity(blob.count / 4)
         blob.withUnsafeBytes { raw in
