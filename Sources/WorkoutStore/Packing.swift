@@ -278,13 +278,12 @@ enum StoredPacking {
         ]
     }
 
-    /// A power curve as little-endian Float32 watts, one per second of duration (a tenth of a milliwatt of
-    /// rounding at 300 W, far below what a power meter resolves).
     /// A power curve (a ride's, or a week's envelope): its number of durations, then each duration's watts as a
-    /// Float32 whose bit pattern is written as the zig-zag varint of its difference from the one before (the first
-    /// from zero). A curve never rises, so neighbouring durations share their exponent and leading mantissa bits and
-    /// most differences take two or three bytes: half the Float32s themselves (migration v28), read back to the
-    /// same bits. An empty curve (a ride without power) is an empty blob.
+    /// Float32 (a tenth of a milliwatt of rounding at 300 W, far below what a power meter resolves) whose bit
+    /// pattern is written as the zig-zag varint of its difference from the one before (the first from zero). A
+    /// curve never rises, so neighbouring durations share their exponent and leading mantissa bits and most
+    /// differences take two or three bytes: half the Float32s themselves (migration v28), read back to the same
+    /// bits. An empty curve (a ride without power) is an empty blob.
     static func packCurve(_ curve: PowerCurve) -> [UInt8] {
         guard !curve.watts.isEmpty else { return [] }
         var writer = PackedWriter()
